@@ -1,0 +1,38 @@
+import { resolve } from 'node:path'
+import vue from '@vitejs/plugin-vue'
+import { defineConfig } from 'electron-vite'
+
+// Custom folders (DESIGN.md layout), so every entry is named explicitly (electron-vite only looks
+// in src/<scope> by default). Main, worker and CLI are separate entries that share code via chunks.
+export default defineConfig({
+  main: {
+    build: {
+      rolldownOptions: {
+        input: {
+          index: resolve(__dirname, 'src-main/app/main.ts'),
+          worker: resolve(__dirname, 'src-main/worker/index.ts'),
+          cli: resolve(__dirname, 'src-main/cli/index.ts'),
+        },
+      },
+    },
+  },
+  preload: {
+    // A sandboxed preload may only require electron/events/timers/url: bundle everything else.
+    build: {
+      externalizeDeps: false,
+      rolldownOptions: {
+        input: { index: resolve(__dirname, 'src-preload/index.ts') },
+        output: { format: 'cjs' },
+      },
+    },
+  },
+  renderer: {
+    root: resolve(__dirname, 'src-renderer'),
+    build: {
+      rolldownOptions: {
+        input: { index: resolve(__dirname, 'src-renderer/index.html') },
+      },
+    },
+    plugins: [vue()],
+  },
+})

@@ -1,0 +1,56 @@
+// Events the service streams to a shell (IPC in Electron, WebSocket in browser mode, the CLI's
+// progress bar). Progress is coalesced to at most 20 per second per run before it leaves the service.
+import type { BenchConfig } from './config'
+import type { Measurement, MeasurementKey, RunResult } from './result'
+import type { BackendCapability } from './worker-messages'
+
+export const PROGRESS_MIN_INTERVAL_MS = 50
+
+export type RunPhase = 'probing' | 'starting' | 'warming' | 'measuring' | 'finishing'
+
+export interface WorkerLane {
+  worker: number
+  /** model indices the worker is training right now (empty when idle) */
+  modelIndices: number[]
+  epoch: number
+  epochs: number
+  batch: number
+  batchesPerEpoch: number
+  loss: number | null
+}
+
+export interface ModelCell {
+  /** 0..1 of this model's training steps done in the current measurement */
+  fraction: number
+  loss: number | null
+  done: boolean
+}
+
+export type RunEvent =
+  | { type: 'run-started'; runId: string; config: BenchConfig; plan: MeasurementKey[]; startedAt: string }
+  | { type: 'phase'; runId: string; phase: RunPhase; index: number | null; key: MeasurementKey | null; message: string }
+  | {
+      type: 'progress'
+      runId: string
+      index: number
+      key: MeasurementKey
+      elapsedMs: number
+      modelsDone: number
+      lanes: WorkerLane[]
+      models: ModelCell[]
+    }
+  | { type: 'measurement'; runId: string; index: number; measurement: Measurement }
+  | { type: 'run-finished'; runId: string; result: RunResult }
+
+export interface Capabilities {
+  backends: BackendCapability[]
+  /** the backend `auto` resolves to here */
+  autoBackend: string
+  cpu: string
+  cpuCount: number
+  memoryBytes: number
+  freeMemoryBytes: number
+  os: string
+  versions: Record<string, string>
+  shell: 'electron' | 'browser' | 'cli'
+}

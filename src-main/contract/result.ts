@@ -1,0 +1,116 @@
+// The stored/exported result of one run (schema version 1; DESIGN.md "Result JSON").
+// Validated when read back from disk so a damaged file is reported, never trusted.
+import { z } from 'zod'
+import { BenchConfigSchema, CONCRETE_BACKENDS, STRATEGIES } from './config'
+
+export const SCHEMA_VERSION = 1
+
+export const RUN_STATUSES = ['running', 'ok', 'failed', 'cancelled', 'interrupted'] as const
+export type RunStatus = (typeof RUN_STATUSES)[number]
+
+export const PerModelSchema = z.object({
+  index: z.number().int().min(0),
+  seed: z.number().int().min(1),
+  trainMs: z.number().min(0),
+  testMse: z.number(),
+  finalLoss: z.number().nullable(),
+  worker: z.number().int().min(0),
+})
+export type PerModel = z.infer<typeof PerModelSchema>
+
+export const WorkerFailureSchema = z.object({
+  worker: z.number().int().min(0),
+  modelIndices: z.array(z.number().int().min(0)),
+  reason: z.string(),
+  exitCode: z.number().nullable(),
+  signal: z.string().nullable(),
+  stderrTail: z.string(),
+})
+export type WorkerFailure = z.infer<typeof WorkerFailureSchema>
+
+export const MeasurementKeySchema = z.object({
+  size: z.number().int(),
+  models: z.number().int(),
+  workers: z.number().int(),
+  strategy: z.enum(STRATEGIES),
+  repeat: z.number().int().min(0),
+})
+export type MeasurementKey = z.infer<typeof MeasurementKeySchema>
+
+export const MeasurementSchema = MeasurementKeySchema.extend({
+  status: z.enum(['ok', 'failed', 'cancelled']),
+  wallMs: z.number().min(0),
+  /** process start-up paid before this measurement (0 when the workers were reused) */
+  startupMs: z.number().min(0),
+  /** warm-up (data generation/upload + one compile step) paid before this measurement */
+  warmupMs: z.number().min(0),
+  modelsTrained: z.number().int().min(0),
+  /** floating-point operations of the training steps (forward + backward GEMMs), all models */
+  trainFlops: z.number().min(0),
+  perModel: z.array(PerModelSchema),
+  failures: z.array(WorkerFailureSchema),
+  /** peak resident set size per worker, bytes, as last reported */
+  peakRssBytes: z.array(z.number().min(0)),
+})
+export type Measurement = z.infer<typeof MeasurementSchema>
+
+export const SummaryEntrySchema = z.object({
+  size: z.number().int(),
+  models: z.number().int(),
+  workers: z.number().int(),
+  strategy: z.enum(STRATEGIES),
+  repeats: z.number().int(),
+  medianMs: z.number(),
+  minMs: z.number(),
+  maxMs: z.number(),
+  speedupVsSequential: z.number().nullable(),
+  efficiency: z.number().nullable(),
+  gflops: z.number(),
+  warnings: z.array(z.string()),
+})
+export type SummaryEntry = z.infer<typeof SummaryEntrySchema>
+
+export const VerificationSchema = z.object({
+  sameWork: z.boolean(),
+  maxRelMseDiff: z.number(),
+  tolerance: z.number(),
+  /** per strategy: the fewest models any of its measurements trained */
+  modelsTrained: z.record(z.string(), z.number()),
+  problems: z.array(z.string()),
+})
+export type Verification = z.infer<typeof VerificationSchema>
+
+export const EnvironmentSchema = z.object({
+  backend: z.enum(CONCRETE_BACKENDS),
+  device: z.string(),
+  cpu: z.string(),
+  cpuCount: z.number().int(),
+  memoryBytes: z.number(),
+  os: z.string(),
+  node: z.string(),
+  versions: z.record(z.string(), z.string()),
+  backendFlags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+})
+export type Environment = z.infer<typeof EnvironmentSchema>
+
+export const RunResultSchema = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  runId: z.string(),
+  name: z.string().optional(),
+  tags: z.array(z.string()).optional(),
+  status: z.enum(RUN_STATUSES),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  config: BenchConfigSchema,
+  environment: EnvironmentSchema.nullable(),
+  measurements: z.array(MeasurementSchema),
+  summary: z.array(SummaryEntrySchema),
+  verification: VerificationSchema,
+  warnings: z.array(z.string()),
+  error: z.string().nullable(),
+})
+export type RunResult = z.infer<typeof RunResultSchema>
+
+export function measurementKeyString(k: MeasurementKey): string {
+  return `${k.size}/${k.models}/${k.strategy}/W${k.workers}/r${k.repeat}`
+}

@@ -1,0 +1,52 @@
+// Messages between the pool (main side) and a worker process. Same shapes over Electron's
+// parentPort and Node's child_process IPC channel.
+import type { BackendName, ConcreteBackend } from './config'
+import type { PerModel } from './result'
+import type { Workload } from './workload'
+
+export interface BackendCapability {
+  name: ConcreteBackend
+  available: boolean
+  /** device when available (GPU/adapter name or CPU model), otherwise why not */
+  detail: string
+}
+
+export type ToWorker =
+  | { type: 'init'; backend: BackendName; workerIndex: number }
+  | { type: 'warmup'; workload: Workload; modelIndices: number[] }
+  | { type: 'job'; jobId: number; workload: Workload; modelIndices: number[] }
+  | { type: 'cancel' }
+  | { type: 'memory' }
+  | { type: 'probe' }
+  | { type: 'shutdown' }
+
+export type FromWorker =
+  | {
+      type: 'ready'
+      backend: ConcreteBackend
+      device: string
+      flags: Record<string, string | number | boolean>
+      versions: Record<string, string>
+      initMs: number
+    }
+  | { type: 'init-failed'; backend: BackendName; reason: string }
+  | { type: 'warm'; ms: number }
+  | {
+      type: 'progress'
+      jobId: number
+      /** models advancing in this step (one for sequential/pool, the whole group for batched) */
+      modelIndices: number[]
+      epoch: number
+      epochs: number
+      batch: number
+      batchesPerEpoch: number
+      /** mean per-model training loss of the last finished epoch, null before the first */
+      loss: number | null
+    }
+  | { type: 'model-done'; jobId: number; model: Omit<PerModel, 'worker'> }
+  | { type: 'job-done'; jobId: number; wallMs: number; rssBytes: number }
+  | { type: 'job-failed'; jobId: number; message: string }
+  | { type: 'cancelled'; jobId: number | null }
+  | { type: 'memory'; numTensors: number; numBytes: number; rssBytes: number }
+  | { type: 'capabilities'; backends: BackendCapability[] }
+  | { type: 'heartbeat' }
