@@ -5,7 +5,7 @@ import type { TrainpoolErrorShape } from './errors'
 import type { Capabilities, RunEvent } from './events'
 import type { RunResult, RunStatus } from './result'
 
-import type { Method } from './channels'
+import type { MenuCommand, Method } from './channels'
 
 export { CHANNELS, type Method } from './channels'
 
@@ -64,4 +64,6 @@ export interface TrainpoolApi {
   getRun(runId: string): Promise<RunResult>
   currentRun(): Promise<{ runId: string; events: RunEvent[] } | null>
   onEvent(listener: (event: RunEvent) => void): () => void
+  /** Electron only (the preload): application-menu commands; absent in browser mode */
+  onMenuCommand?(listener: (command: MenuCommand) => void): () => void
 }
