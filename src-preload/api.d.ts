@@ -1,0 +1,11 @@
+// Type-only: what the preload puts on the page (the renderer's tsconfig includes this file).
+import type { TrainpoolApi } from '../src-main/contract/api'
+
+declare global {
+  interface Window {
+    /** present in the Electron app (preload); absent in browser mode */
+    trainpool?: TrainpoolApi
+  }
+}
+
+export {}

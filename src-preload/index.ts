@@ -1,0 +1,77 @@
+// The sandboxed preload: exposes window.trainpool, one typed method per contract channel, and
+// nothing raw (no ipcRenderer, no event objects). A sandboxed preload may only require
+// `electron` (plus events/timers/url), so everything else here is either import-free
+// (contract/channels.ts, bundled) or type-only.
+import { contextBridge, ipcRenderer } from 'electron'
+import type { IpcRendererEvent } from 'electron'
+import { CHANNELS, MENU_CHANNEL, MENU_COMMANDS } from '../src-main/contract/channels'
+import type { Method, MenuCommand } from '../src-main/contract/channels'
+import type { ApiResponses, Envelope, TrainpoolApi } from '../src-main/contract/api'
+import type { RunEvent } from '../src-main/contract/events'
+import type { TrainpoolErrorShape } from '../src-main/contract/errors'
+
+/**
+ * What a failed call rejects with. A plain object on purpose: contextBridge copies Error instances
+ * with their message only, so an Error's `code`/`issues` would not reach the page.
+ */
+export interface BridgeError extends TrainpoolErrorShape {
+  name: 'TrainpoolError'
+}
+
+function bridgeError(shape: TrainpoolErrorShape): BridgeError {
+  return {
+    name: 'TrainpoolError',
+    code: shape.code,
+    message: shape.message,
+    ...(shape.issues ? { issues: shape.issues.map((i) => ({ field: i.field, message: i.message })) } : {}),
+  }
+}
+
+function isEnvelope(value: unknown): value is Envelope<unknown> {
+  if (value === null || typeof value !== 'object') return false
+  const v = value as { ok?: unknown; error?: unknown }
+  if (v.ok === true) return 'value' in v
+  if (v.ok === false) {
+    const e = v.error as { code?: unknown; message?: unknown } | null
+    return e !== null && typeof e === 'object' && typeof e.code === 'string' && typeof e.message === 'string'
+  }
+  return false
+}
+
+async function call<M extends Method>(method: M, payload: unknown): Promise<ApiResponses[M]> {
+  let reply: unknown
+  try {
+    reply = await ipcRenderer.invoke(CHANNELS[method], payload)
+  } catch (err) {
+    throw bridgeError({ code: 'internal', message: `IPC ${method} failed: ${(err as Error)?.message ?? String(err)}` })
+  }
+  if (!isEnvelope(reply)) throw bridgeError({ code: 'internal', message: `IPC ${method}: malformed reply from main` })
+  if (reply.ok) return reply.value as ApiResponses[M]
+  throw bridgeError(reply.error)
+}
+
+function subscribe<T>(channel: string, listener: (value: T) => void, accept: (value: unknown) => boolean = () => true) {
+  if (typeof listener !== 'function') throw new TypeError('listener must be a function')
+  // The IpcRendererEvent (with its `sender` ipcRenderer) never reaches the page.
+  const wrapped = (_event: IpcRendererEvent, value: unknown) => {
+    if (accept(value)) listener(value as T)
+  }
+  ipcRenderer.on(channel, wrapped)
+  return () => {
+    ipcRenderer.removeListener(channel, wrapped)
+  }
+}
+
+export const api: Required<TrainpoolApi> = {
+  capabilities: () => call('capabilities', undefined),
+  start: (config) => call('start', { config }),
+  cancel: (runId) => call('cancel', runId === undefined ? {} : { runId }),
+  listRuns: () => call('listRuns', undefined),
+  getRun: (runId) => call('getRun', { runId }),
+  currentRun: () => call('currentRun', undefined),
+  onEvent: (listener) => subscribe<RunEvent>(CHANNELS.event, listener),
+  onMenuCommand: (listener) =>
+    subscribe<MenuCommand>(MENU_CHANNEL, listener, (v) => (MENU_COMMANDS as readonly unknown[]).includes(v)),
+}
+
+contextBridge.exposeInMainWorld('trainpool', api)
