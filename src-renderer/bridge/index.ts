@@ -1,0 +1,33 @@
+// The renderer's one door to the backend. In Electron the preload exposes window.trainpool; in
+// browser mode a WebSocket bridge implementing the same TrainpoolApi is injected with setBridge().
+// Stores call useBridge(); views never touch it, and nothing here knows which shell it runs under.
+import type { TrainpoolApi } from '../../src-main/contract/api'
+
+export type Bridge = TrainpoolApi
+
+let injected: Bridge | null = null
+
+/** Installs a bridge (the WebSocket bridge, or a fake in tests); null removes it. */
+export function setBridge(bridge: Bridge | null): void {
+  injected = bridge
+}
+
+/** The injected bridge, else window.trainpool (preload); throws a clear error when neither exists. */
+export function chooseBridge(): Bridge {
+  if (injected) return injected
+  const preload = (globalThis as { trainpool?: Bridge }).trainpool
+  if (preload) return preload
+  throw new Error(
+    'Trainpool backend not connected: window.trainpool (Electron preload) is missing and no browser-mode bridge was installed',
+  )
+}
+
+/** True when a bridge is available without throwing. */
+export function hasBridge(): boolean {
+  try {
+    chooseBridge()
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,171 @@
+// Chart.js used directly: the instance lives in a plain variable (never reactive), is updated in
+// place with update('none'), and destroyed on unmount. Where a canvas has no 2-D context (happy-dom,
+// print), no chart is created and the HTML data tables next to it carry the numbers.
+import {
+  Chart,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  LogarithmicScale,
+  PointElement,
+  Title,
+  Tooltip,
+  type ChartDataset,
+  type ChartOptions,
+} from 'chart.js'
+import { onBeforeUnmount, onMounted, watch, type Ref } from 'vue'
+import type { Point, Series } from '../lib/chartSeries'
+import { STRATEGY_STYLE } from '../lib/chartSeries'
+
+Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Title, Tooltip, Legend)
+
+export interface LineChartInput {
+  title: string
+  series: Series[]
+  xLabel: string
+  yLabel: string
+  xLog?: boolean
+  yMin?: number
+  /** extra highlighted points (e.g. the best worker count), drawn as stars */
+  marks?: { label: string; points: Point[] }
+  /** x values are counts (workers): integer ticks */
+  integerX?: boolean
+}
+
+type LineDataset = ChartDataset<'line', Point[]>
+
+const EXTRA_DASH = [[], [8, 3, 2, 3], [1, 2], [10, 4]]
+const EXTRA_POINTS = ['circle', 'rectRot', 'crossRot', 'star'] as const
+
+/** Pure: the datasets a chart receives for some series (one per series, plus marks). */
+export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks'>): LineDataset[] {
+  const perStrategyCount = new Map<string, number>()
+  const sets: LineDataset[] = input.series.map((s) => {
+    const st = STRATEGY_STYLE[s.strategy]
+    const nth = perStrategyCount.get(s.strategy) ?? 0
+    perStrategyCount.set(s.strategy, nth + 1)
+    // a second W of the same strategy keeps the colour but changes dash and point style
+    const dash = nth === 0 ? st.dash : EXTRA_DASH[nth % EXTRA_DASH.length]
+    const point = nth === 0 ? st.point : EXTRA_POINTS[nth % EXTRA_POINTS.length]
+    return {
+      label: s.label,
+      data: s.points.map((p) => ({ x: p.x, y: p.y })),
+      borderColor: st.color,
+      backgroundColor: st.color,
+      borderDash: dash,
+      borderWidth: 2,
+      pointStyle: point,
+      pointRadius: 4,
+      pointHoverRadius: 6,
+      tension: 0,
+    }
+  })
+  if (input.marks && input.marks.points.length) {
+    sets.push({
+      label: input.marks.label,
+      data: input.marks.points.map((p) => ({ x: p.x, y: p.y })),
+      borderColor: '#16a34a',
+      backgroundColor: '#16a34a',
+      pointStyle: 'star',
+      pointRadius: 10,
+      borderWidth: 2,
+      showLine: false,
+    })
+  }
+  return sets
+}
+
+function prefersDark(): boolean {
+  return typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches
+}
+
+function options(input: LineChartInput): ChartOptions<'line'> {
+  const dark = prefersDark()
+  const text = dark ? '#d1d5db' : '#374151'
+  const grid = dark ? 'rgba(255,255,255,0.08)' : 'rgba(0,0,0,0.08)'
+  return {
+    animation: false,
+    responsive: true,
+    maintainAspectRatio: false,
+    parsing: false,
+    normalized: true,
+    color: text,
+    plugins: {
+      title: { display: true, text: input.title, color: text, font: { size: 13, weight: 'bold' } },
+      legend: { labels: { color: text, usePointStyle: true } },
+      tooltip: { mode: 'nearest', intersect: false },
+    },
+    scales: {
+      x: {
+        type: input.xLog ? 'logarithmic' : 'linear',
+        title: { display: true, text: input.xLabel, color: text },
+        ticks: { color: text, ...(input.integerX ? { stepSize: 1, precision: 0 } : {}) },
+        grid: { color: grid },
+      },
+      y: {
+        type: 'linear',
+        min: input.yMin,
+        title: { display: true, text: input.yLabel, color: text },
+        ticks: { color: text },
+        grid: { color: grid },
+      },
+    },
+  }
+}
+
+/**
+ * Draws `source()` into the canvas and keeps it current. Returns whether a real chart exists
+ * (false where the canvas has no 2-D context) and the last datasets handed to Chart.js.
+ */
+export function useLineChart(canvas: Ref<HTMLCanvasElement | null>, source: () => LineChartInput) {
+  let chart: Chart<'line', Point[]> | null = null
+  const state = { drawn: false, lastDatasets: [] as LineDataset[], updates: 0 }
+
+  function create() {
+    const el = canvas.value
+    if (!el || chart) return
+    let ctx: CanvasRenderingContext2D | null = null
+    try {
+      ctx = el.getContext('2d')
+    } catch {
+      ctx = null
+    }
+    if (!ctx) return
+    const input = source()
+    state.lastDatasets = toDatasets(input)
+    try {
+      chart = new Chart(ctx, { type: 'line', data: { datasets: state.lastDatasets }, options: options(input) })
+      state.drawn = true
+    } catch {
+      chart = null
+    }
+  }
+
+  function update(input: LineChartInput) {
+    state.lastDatasets = toDatasets(input)
+    state.updates++
+    if (!chart) return
+    const old = chart.data.datasets
+    // mutate in place so Chart.js keeps its element state; replace only when the series set changes
+    if (old.length === state.lastDatasets.length && old.every((d, i) => d.label === state.lastDatasets[i].label)) {
+      old.forEach((d, i) => (d.data = state.lastDatasets[i].data))
+    } else {
+      chart.data.datasets = state.lastDatasets
+    }
+    const opts = options(input)
+    chart.options.plugins!.title = opts.plugins!.title
+    chart.options.scales = opts.scales
+    chart.update('none')
+  }
+
+  onMounted(create)
+  watch(source, update)
+  onBeforeUnmount(() => {
+    chart?.destroy()
+    chart = null
+    state.drawn = false
+  })
+
+  return state
+}

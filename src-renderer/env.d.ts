@@ -1,0 +1,11 @@
+/// <reference types="vite/client" />
+import type { TrainpoolApi } from '../src-main/contract/api'
+
+declare global {
+  interface Window {
+    /** exposed by the preload script (Electron); absent in browser mode */
+    trainpool?: TrainpoolApi
+  }
+}
+
+export {}

@@ -1,0 +1,161 @@
+// Pure derivation of what the three charts draw, from the measurements received so far. Charts,
+// HTML data tables and tests all read this, so a point appears as soon as its measurement arrives.
+import type { Strategy } from '../../src-main/contract/config'
+import { STRATEGIES } from '../../src-main/contract/config'
+import type { Measurement } from '../../src-main/contract/result'
+
+export interface Point {
+  x: number
+  y: number
+}
+
+export interface Series {
+  /** stable id, e.g. "pool/W5" */
+  id: string
+  label: string
+  strategy: Strategy
+  workers: number | null
+  points: Point[]
+}
+
+export interface ChartData {
+  /** model count the charts show (the largest present unless asked otherwise) */
+  models: number | null
+  modelCounts: number[]
+  /** total time (median ms) vs data size */
+  time: Series[]
+  /** speedup vs sequential, per data size */
+  speedup: Series[]
+  /** time vs worker count at `sweepSize`; empty unless several worker counts exist */
+  sweep: Series[]
+  sweepSize: number | null
+  /** best worker count per strategy in the sweep */
+  bestWorkers: { strategy: Strategy; workers: number; ms: number }[]
+}
+
+export function median(values: readonly number[]): number {
+  if (!values.length) return NaN
+  const s = [...values].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+
+function seriesId(strategy: Strategy, workers: number | null): string {
+  return workers == null ? strategy : `${strategy}/W${workers}`
+}
+
+function seriesLabel(strategy: Strategy, workers: number | null): string {
+  return workers == null ? strategy : `${strategy} (W=${workers})`
+}
+
+/** Groups ok measurements of one model count into medians keyed by strategy/W/size. */
+function medians(ms: readonly Measurement[]) {
+  const groups = new Map<string, { strategy: Strategy; workers: number; size: number; walls: number[] }>()
+  for (const m of ms) {
+    const k = `${m.strategy}|${m.workers}|${m.size}`
+    let g = groups.get(k)
+    if (!g) groups.set(k, (g = { strategy: m.strategy, workers: m.workers, size: m.size, walls: [] }))
+    g.walls.push(m.wallMs)
+  }
+  return [...groups.values()].map((g) => ({ ...g, ms: median(g.walls) }))
+}
+
+const strategyOrder = (s: Strategy) => STRATEGIES.indexOf(s)
+
+function sortSeries(list: Series[]): Series[] {
+  for (const s of list) s.points.sort((a, b) => a.x - b.x)
+  return list.sort(
+    (a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || (a.workers ?? 0) - (b.workers ?? 0),
+  )
+}
+
+export function chartSeries(measurements: readonly Measurement[], opts: { models?: number } = {}): ChartData {
+  const ok = measurements.filter((m) => m.status === 'ok' && Number.isFinite(m.wallMs))
+  const modelCounts = [...new Set(ok.map((m) => m.models))].sort((a, b) => a - b)
+  const models =
+    opts.models != null && modelCounts.includes(opts.models)
+      ? opts.models
+      : modelCounts.length
+        ? modelCounts[modelCounts.length - 1]
+        : null
+  const empty: ChartData = { models, modelCounts, time: [], speedup: [], sweep: [], sweepSize: null, bestWorkers: [] }
+  if (models == null) return empty
+  const meds = medians(ok.filter((m) => m.models === models))
+
+  // Sequential runs in one worker whatever W is: one series, all its measurements pooled per size.
+  const seqBySize = new Map<number, number[]>()
+  for (const m of ok) {
+    if (m.models !== models || m.strategy !== 'sequential') continue
+    const list = seqBySize.get(m.size) ?? []
+    list.push(m.wallMs)
+    seqBySize.set(m.size, list)
+  }
+  const seqMedian = new Map([...seqBySize].map(([size, walls]) => [size, median(walls)]))
+
+  const time = new Map<string, Series>()
+  const speedup = new Map<string, Series>()
+  const add = (map: Map<string, Series>, strategy: Strategy, workers: number | null, p: Point) => {
+    const id = seriesId(strategy, workers)
+    let s = map.get(id)
+    if (!s) map.set(id, (s = { id, label: seriesLabel(strategy, workers), strategy, workers, points: [] }))
+    s.points.push(p)
+  }
+  for (const [size, ms] of seqMedian) add(time, 'sequential', null, { x: size, y: ms })
+  for (const g of meds) {
+    if (g.strategy === 'sequential') continue
+    add(time, g.strategy, g.workers, { x: g.size, y: g.ms })
+    const seq = seqMedian.get(g.size)
+    if (seq != null && g.ms > 0) add(speedup, g.strategy, g.workers, { x: g.size, y: seq / g.ms })
+  }
+
+  // Worker sweep: only meaningful with two or more worker counts for a parallel strategy.
+  const parallel = meds.filter((g) => g.strategy !== 'sequential')
+  const workerCounts = new Set(parallel.map((g) => g.workers))
+  let sweep: Series[] = []
+  let sweepSize: number | null = null
+  const bestWorkers: ChartData['bestWorkers'] = []
+  if (workerCounts.size >= 2) {
+    // the largest size that has results for at least two worker counts
+    const sizes = [...new Set(parallel.map((g) => g.size))].sort((a, b) => b - a)
+    sweepSize =
+      sizes.find((size) => new Set(parallel.filter((g) => g.size === size).map((g) => g.workers)).size >= 2) ?? null
+    if (sweepSize != null) {
+      const map = new Map<string, Series>()
+      for (const g of parallel) if (g.size === sweepSize) add(map, g.strategy, null, { x: g.workers, y: g.ms })
+      const seq = seqMedian.get(sweepSize)
+      if (seq != null) {
+        const ws = [...workerCounts].sort((a, b) => a - b)
+        map.set('sequential', {
+          id: 'sequential',
+          label: 'sequential',
+          strategy: 'sequential',
+          workers: null,
+          points: ws.map((w) => ({ x: w, y: seq })),
+        })
+      }
+      sweep = sortSeries([...map.values()])
+      for (const s of sweep) {
+        if (s.strategy === 'sequential' || !s.points.length) continue
+        const best = s.points.reduce((a, b) => (b.y < a.y ? b : a))
+        bestWorkers.push({ strategy: s.strategy, workers: best.x, ms: best.y })
+      }
+    }
+  }
+
+  return {
+    models,
+    modelCounts,
+    time: sortSeries([...time.values()]),
+    speedup: sortSeries([...speedup.values()]),
+    sweep,
+    sweepSize,
+    bestWorkers,
+  }
+}
+
+/** Distinct visual encodings per strategy: colour AND dash pattern AND point style. */
+export const STRATEGY_STYLE: Record<Strategy, { color: string; dash: number[]; point: 'circle' | 'rect' | 'triangle' }> = {
+  sequential: { color: '#6b7280', dash: [6, 4], point: 'rect' },
+  pool: { color: '#2563eb', dash: [], point: 'circle' },
+  batched: { color: '#d97706', dash: [2, 3], point: 'triangle' },
+}

@@ -1,0 +1,76 @@
+import { defineStore } from 'pinia'
+import { computed, ref, shallowRef } from 'vue'
+import type { BackendName, ConcreteBackend } from '../../src-main/contract/config'
+import { BACKENDS } from '../../src-main/contract/config'
+import type { Capabilities } from '../../src-main/contract/events'
+import { chooseBridge } from '../bridge'
+import { asErrorShape } from '../lib/errors'
+
+export interface BackendOption {
+  value: BackendName
+  label: string
+  available: boolean
+  /** device when available, otherwise why not */
+  detail: string
+}
+
+export const useCapabilitiesStore = defineStore('capabilities', () => {
+  const caps = shallowRef<Capabilities | null>(null)
+  const loading = ref(false)
+  const error = ref<string | null>(null)
+
+  async function load(): Promise<void> {
+    loading.value = true
+    error.value = null
+    try {
+      caps.value = await chooseBridge().capabilities()
+    } catch (err) {
+      error.value = asErrorShape(err).message
+    } finally {
+      loading.value = false
+    }
+  }
+
+  /** What `auto` resolves to here, when known. */
+  const autoBackend = computed<ConcreteBackend | null>(() => {
+    const a = caps.value?.autoBackend
+    return a && a !== 'auto' && (BACKENDS as readonly string[]).includes(a) ? (a as ConcreteBackend) : null
+  })
+
+  const backendOptions = computed<BackendOption[]>(() => {
+    const c = caps.value
+    const auto = autoBackend.value
+    const autoCap = c?.backends.find((b) => b.name === auto)
+    const opts: BackendOption[] = [
+      {
+        value: 'auto',
+        label: auto ? `auto → ${auto}` : 'auto',
+        available: !c || c.backends.some((b) => b.available),
+        detail: autoCap ? autoCap.detail : c ? 'no backend is available' : 'capabilities not loaded yet',
+      },
+    ]
+    for (const name of BACKENDS) {
+      if (name === 'auto') continue
+      const cap = c?.backends.find((b) => b.name === name)
+      opts.push({
+        value: name,
+        label: name,
+        // unknown until capabilities arrive: let the service decide rather than block the user
+        available: cap ? cap.available : !c,
+        detail: cap ? cap.detail : c ? 'not reported by this build' : 'capabilities not loaded yet',
+      })
+    }
+    return opts
+  })
+
+  /** The concrete backend a config's backend choice runs on here, when known. */
+  function resolve(backend: BackendName): ConcreteBackend | null {
+    return backend === 'auto' ? autoBackend.value : backend
+  }
+
+  function option(backend: BackendName): BackendOption | undefined {
+    return backendOptions.value.find((o) => o.value === backend)
+  }
+
+  return { caps, loading, error, load, autoBackend, backendOptions, resolve, option }
+})

@@ -1,0 +1,151 @@
+// The editable run configuration, validated inline against the shared BenchConfigSchema.
+import { defineStore } from 'pinia'
+import { computed, reactive, ref } from 'vue'
+import type { BenchConfig, PresetName } from '../../src-main/contract/config'
+import { BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESETS, presetConfig } from '../../src-main/contract/config'
+import type { FieldIssue } from '../../src-main/contract/errors'
+import { fieldIssues } from '../../src-main/contract/errors'
+import { estimateRun, type Estimate } from '../lib/estimate'
+import { useCapabilitiesStore } from './capabilities'
+import { useRunStore } from './run'
+
+export type ListField = 'models' | 'workers' | 'hidden'
+const LIST_FIELDS: ListField[] = ['models', 'workers', 'hidden']
+
+function clone(c: BenchConfig): BenchConfig {
+  return JSON.parse(JSON.stringify(c)) as BenchConfig
+}
+
+/** "50, 100" → [50, 100]; anything not a number becomes NaN so validation names the field. */
+export function parseList(text: string): number[] {
+  return text
+    .split(/[\s,;]+/)
+    .filter((t) => t.length > 0)
+    .map((t) => (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t) ? Number(t) : NaN))
+}
+
+function sameConfig(a: BenchConfig, b: BenchConfig): boolean {
+  const { preset: _a, ...ra } = a
+  const { preset: _b, ...rb } = b
+  return JSON.stringify(ra) === JSON.stringify(rb)
+}
+
+export const useConfigStore = defineStore('config', () => {
+  const draft = reactive<BenchConfig>(clone(DEFAULT_CONFIG))
+  const listText = reactive<Record<ListField, string>>({ models: '', workers: '', hidden: '' })
+  /** issues the service reported for the last start attempt; cleared on the next edit */
+  const serverIssues = ref<FieldIssue[]>([])
+
+  function syncText() {
+    for (const f of LIST_FIELDS) listText[f] = draft[f].join(', ')
+  }
+  syncText()
+
+  function replace(c: BenchConfig) {
+    Object.assign(draft, clone(c))
+    syncText()
+    serverIssues.value = []
+  }
+
+  function applyPreset(name: PresetName) {
+    replace(presetConfig(name, { backend: draft.backend }))
+  }
+
+  function reset() {
+    replace(DEFAULT_CONFIG)
+  }
+
+  function setList(field: ListField, text: string) {
+    listText[field] = text
+    draft[field] = parseList(text)
+    touched()
+  }
+
+  function addSize() {
+    const last = draft.sizes[draft.sizes.length - 1]
+    draft.sizes.push(Number.isFinite(last) && last > 0 ? Math.min(last * 2, LIMITS.size.max) : 10_000)
+    touched()
+  }
+
+  function removeSize(i: number) {
+    draft.sizes.splice(i, 1)
+    touched()
+  }
+
+  function toggleStrategy(s: BenchConfig['strategies'][number], on: boolean) {
+    const has = draft.strategies.includes(s)
+    if (on && !has) draft.strategies.push(s)
+    if (!on && has) draft.strategies.splice(draft.strategies.indexOf(s), 1)
+    touched()
+  }
+
+  function touched() {
+    if (serverIssues.value.length) serverIssues.value = []
+  }
+
+  const parsed = computed(() => BenchConfigSchema.safeParse(draft))
+
+  const issues = computed<FieldIssue[]>(() => {
+    const list = parsed.value.success ? [] : fieldIssues(parsed.value.error, draft)
+    const caps = useCapabilitiesStore()
+    const opt = caps.option(draft.backend)
+    if (caps.caps && opt && !opt.available) {
+      list.push({ field: 'backend', message: `backend ${draft.backend} is not available here: ${opt.detail}` })
+    }
+    return [...list, ...serverIssues.value]
+  })
+
+  /** Messages for a field, including its list items ("sizes" covers "sizes.2"). */
+  function messagesFor(field: string): string[] {
+    return issues.value.filter((i) => i.field === field || i.field.startsWith(`${field}.`)).map((i) => i.message)
+  }
+
+  /** Messages for one list item only, e.g. itemMessages("sizes", 1). */
+  function itemMessages(field: string, index: number): string[] {
+    return issues.value.filter((i) => i.field === `${field}.${index}`).map((i) => i.message)
+  }
+
+  const valid = computed(() => issues.value.length === 0)
+
+  /** The config to send: preset becomes "custom" once anything differs from the named preset. */
+  const config = computed<BenchConfig | null>(() => {
+    if (!parsed.value.success) return null
+    const c = clone(parsed.value.data)
+    if (c.preset !== 'custom' && !sameConfig(c, presetConfig(c.preset))) c.preset = 'custom'
+    return c
+  })
+
+  const estimate = computed<Estimate | null>(() => {
+    const c = config.value
+    if (!c) return null
+    const caps = useCapabilitiesStore()
+    return estimateRun(c, caps.resolve(c.backend) ?? 'cpu')
+  })
+
+  /** Run is allowed: the config is valid and no run is starting or running. */
+  const canRun = computed(() => valid.value && !useRunStore().busy)
+
+  const presets = Object.entries(PRESETS).map(([name, p]) => ({ name: name as PresetName, ...p }))
+
+  return {
+    draft,
+    listText,
+    serverIssues,
+    applyPreset,
+    reset,
+    replace,
+    setList,
+    addSize,
+    removeSize,
+    toggleStrategy,
+    touched,
+    issues,
+    messagesFor,
+    itemMessages,
+    valid,
+    canRun,
+    config,
+    estimate,
+    presets,
+  }
+})

@@ -1,0 +1,298 @@
+// The current run: applies the RunEvent stream (lanes, model cells, measurements, status, timing,
+// loss history) and starts/cancels runs through the bridge. High-rate data sits in shallowRefs that
+// are replaced per event, never deep-proxied.
+import { defineStore } from 'pinia'
+import { computed, ref, shallowRef } from 'vue'
+import type { BenchConfig } from '../../src-main/contract/config'
+import type { TrainpoolErrorShape } from '../../src-main/contract/errors'
+import type { ModelCell, RunEvent, RunPhase, WorkerLane } from '../../src-main/contract/events'
+import type { Measurement, MeasurementKey, RunResult, RunStatus } from '../../src-main/contract/result'
+import { chooseBridge } from '../bridge'
+import { asErrorShape } from '../lib/errors'
+import { useConfigStore } from './config'
+
+export type RunUiStatus = 'idle' | 'starting' | 'running' | Exclude<RunStatus, 'running'> | 'error'
+
+export const LOSS_HISTORY_MAX = 300
+
+export const useRunStore = defineStore('run', () => {
+  const status = ref<RunUiStatus>('idle')
+  const runId = ref<string | null>(null)
+  const config = shallowRef<BenchConfig | null>(null)
+  const plan = shallowRef<MeasurementKey[]>([])
+  const startedAtMs = ref<number | null>(null)
+  const finishedAtMs = ref<number | null>(null)
+  const phase = ref<RunPhase | null>(null)
+  const phaseMessage = ref('')
+  const currentIndex = ref<number | null>(null)
+  const currentKey = shallowRef<MeasurementKey | null>(null)
+  const measurementElapsedMs = ref(0)
+  const modelsDone = ref(0)
+  const lanes = shallowRef<WorkerLane[]>([])
+  const models = shallowRef<ModelCell[]>([])
+  const measurements = shallowRef<Measurement[]>([])
+  const lossHistory = shallowRef<number[]>([])
+  const result = shallowRef<RunResult | null>(null)
+  const error = shallowRef<TrainpoolErrorShape | null>(null)
+  const cancelling = ref(false)
+  /** wall clock, advanced by a ticker while running and on every event */
+  const now = ref(Date.now())
+  let ticker: ReturnType<typeof setInterval> | null = null
+  let unsubscribe: (() => void) | null = null
+
+  const busy = computed(() => status.value === 'starting' || status.value === 'running')
+
+  function startTicker() {
+    if (ticker == null) ticker = setInterval(() => (now.value = Date.now()), 500)
+  }
+  function stopTicker() {
+    if (ticker != null) clearInterval(ticker)
+    ticker = null
+  }
+
+  function clearLive() {
+    phase.value = null
+    phaseMessage.value = ''
+    currentIndex.value = null
+    currentKey.value = null
+    measurementElapsedMs.value = 0
+    modelsDone.value = 0
+    lanes.value = []
+    models.value = []
+    lossHistory.value = []
+  }
+
+  function reset() {
+    stopTicker()
+    status.value = 'idle'
+    runId.value = null
+    config.value = null
+    plan.value = []
+    startedAtMs.value = null
+    finishedAtMs.value = null
+    measurements.value = []
+    result.value = null
+    error.value = null
+    cancelling.value = false
+    clearLive()
+  }
+
+  function enterMeasurement(index: number, key: MeasurementKey | null) {
+    if (currentIndex.value === index) return
+    currentIndex.value = index
+    if (key) currentKey.value = key
+    lossHistory.value = []
+    modelsDone.value = 0
+    measurementElapsedMs.value = 0
+    models.value = []
+    lanes.value = []
+  }
+
+  function applyEvent(e: RunEvent): void {
+    if (e.type !== 'run-started' && runId.value != null && e.runId !== runId.value) return
+    now.value = Date.now()
+    switch (e.type) {
+      case 'run-started': {
+        clearLive()
+        runId.value = e.runId
+        config.value = e.config
+        plan.value = e.plan
+        const t = Date.parse(e.startedAt)
+        startedAtMs.value = Number.isFinite(t) ? t : Date.now()
+        finishedAtMs.value = null
+        measurements.value = []
+        result.value = null
+        error.value = null
+        status.value = 'running'
+        startTicker()
+        break
+      }
+      case 'phase':
+        phase.value = e.phase
+        phaseMessage.value = e.message
+        if (e.index != null) enterMeasurement(e.index, e.key)
+        break
+      case 'progress': {
+        enterMeasurement(e.index, e.key)
+        currentKey.value = e.key
+        measurementElapsedMs.value = e.elapsedMs
+        modelsDone.value = e.modelsDone
+        lanes.value = e.lanes
+        models.value = e.models
+        const loss = currentLoss(e.models, e.lanes)
+        if (loss != null) {
+          const h = lossHistory.value
+          const next = h.length >= LOSS_HISTORY_MAX ? h.slice(h.length - LOSS_HISTORY_MAX + 1) : h.slice()
+          next.push(loss)
+          lossHistory.value = next
+        }
+        if (status.value === 'idle' || status.value === 'starting') status.value = 'running'
+        break
+      }
+      case 'measurement': {
+        measurements.value = [...measurements.value, e.measurement]
+        if (currentIndex.value === e.index) {
+          modelsDone.value = e.measurement.modelsTrained
+          models.value = models.value.map((m) => ({ ...m, fraction: 1, done: true }))
+        }
+        break
+      }
+      case 'run-finished': {
+        const r = e.result
+        result.value = r
+        measurements.value = r.measurements
+        config.value = r.config
+        status.value = r.status === 'running' ? 'interrupted' : r.status
+        const t = r.finishedAt ? Date.parse(r.finishedAt) : NaN
+        finishedAtMs.value = Number.isFinite(t) ? t : Date.now()
+        if (r.error) error.value = { code: 'internal', message: r.error }
+        cancelling.value = false
+        lanes.value = lanes.value.map((l) => ({ ...l, modelIndices: [] }))
+        stopTicker()
+        break
+      }
+    }
+  }
+
+  /** Subscribes to the bridge's event stream (once) and re-attaches to a run already in progress. */
+  async function connect(): Promise<void> {
+    const bridge = chooseBridge()
+    if (!unsubscribe) unsubscribe = bridge.onEvent(applyEvent)
+    try {
+      const current = await bridge.currentRun()
+      if (current && current.runId !== runId.value) for (const e of current.events) applyEvent(e)
+    } catch {
+      // no run in progress to re-attach to; not an error for the UI
+    }
+  }
+
+  function disconnect() {
+    unsubscribe?.()
+    unsubscribe = null
+    stopTicker()
+  }
+
+  async function start(cfg: BenchConfig): Promise<boolean> {
+    if (busy.value) return false
+    status.value = 'starting'
+    error.value = null
+    cancelling.value = false
+    try {
+      const { runId: id } = await chooseBridge().start(cfg as unknown as Record<string, unknown>)
+      if (runId.value !== id) {
+        // run-started not seen yet: show the run as started with what we know
+        if (status.value === 'starting') {
+          clearLive()
+          runId.value = id
+          config.value = cfg
+          plan.value = []
+          measurements.value = []
+          result.value = null
+          startedAtMs.value = Date.now()
+          finishedAtMs.value = null
+        }
+      }
+      if (status.value === 'starting') status.value = 'running'
+      startTicker()
+      return true
+    } catch (err) {
+      const shape = asErrorShape(err)
+      error.value = shape
+      status.value = 'error'
+      if (shape.issues?.length) useConfigStore().serverIssues = shape.issues
+      return false
+    }
+  }
+
+  async function cancel(): Promise<void> {
+    if (!busy.value || cancelling.value) return
+    cancelling.value = true
+    try {
+      const r = await chooseBridge().cancel(runId.value ?? undefined)
+      if (!r.cancelled) cancelling.value = false
+    } catch (err) {
+      cancelling.value = false
+      error.value = asErrorShape(err)
+    }
+  }
+
+  const elapsedMs = computed(() => {
+    if (startedAtMs.value == null) return null
+    return Math.max(0, (finishedAtMs.value ?? now.value) - startedAtMs.value)
+  })
+
+  /** 0..1 of the whole plan: finished measurements plus the current one's model fractions. */
+  const overallFraction = computed(() => {
+    if (result.value) return 1
+    const total = plan.value.length
+    if (!total) return 0
+    const done = measurements.value.length
+    const cells = models.value
+    const inCurrent =
+      cells.length && currentIndex.value != null && currentIndex.value >= done
+        ? cells.reduce((a, c) => a + c.fraction, 0) / cells.length
+        : 0
+    return Math.min(1, (done + inCurrent) / total)
+  })
+
+  const etaMs = computed(() => {
+    if (!busy.value || elapsedMs.value == null) return null
+    const f = overallFraction.value
+    if (f < 0.02) return null
+    return (elapsedMs.value * (1 - f)) / f
+  })
+
+  return {
+    status,
+    runId,
+    config,
+    plan,
+    startedAtMs,
+    finishedAtMs,
+    phase,
+    phaseMessage,
+    currentIndex,
+    currentKey,
+    measurementElapsedMs,
+    modelsDone,
+    lanes,
+    models,
+    measurements,
+    lossHistory,
+    result,
+    error,
+    cancelling,
+    now,
+    busy,
+    elapsedMs,
+    overallFraction,
+    etaMs,
+    applyEvent,
+    connect,
+    disconnect,
+    start,
+    cancel,
+    reset,
+  }
+})
+
+/** Mean loss of the models being trained right now (lanes), falling back to the model cells. */
+export function currentLoss(cells: readonly ModelCell[], lanes: readonly WorkerLane[]): number | null {
+  let sum = 0
+  let n = 0
+  for (const l of lanes) {
+    if (l.modelIndices.length && l.loss != null && Number.isFinite(l.loss)) {
+      sum += l.loss
+      n++
+    }
+  }
+  if (!n) {
+    for (const c of cells) {
+      if (c.loss != null && Number.isFinite(c.loss)) {
+        sum += c.loss
+        n++
+      }
+    }
+  }
+  return n ? sum / n : null
+}
