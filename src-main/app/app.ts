@@ -1,0 +1,119 @@
+// The desktop shell's lifecycle: single instance, hardened web contents, the service over
+// utility-process workers, IPC, menu, the window, and an orderly shutdown on quit.
+import { join } from 'node:path'
+import { app, nativeTheme, session, utilityProcess } from 'electron'
+import type { BrowserWindow } from 'electron'
+import { MENU_CHANNEL } from '../contract/channels'
+import type { MenuCommand } from '../contract/channels'
+import { ElectronLauncher } from '../pool/electron-launcher'
+import type { BenchServiceApi } from '../service/types'
+import { resolveAppPage, type AppPage } from './app-page'
+import { installCsp } from './csp'
+import { registerIpc } from './ipc'
+import { installMenu } from './menu'
+import { hardenSession, hardenWebContents } from './security'
+import type { ServiceFactory } from './service-factory'
+import { createMainWindow } from './window'
+
+export interface AppOptions {
+  createService: ServiceFactory
+  /** folder of the main bundle (out/main); worker.js sits here, preload and renderer beside it */
+  mainDir: string
+  env?: NodeJS.ProcessEnv
+  /** how long quitting waits for the service to stop its workers */
+  shutdownTimeoutMs?: number
+}
+
+export interface AppContext {
+  service: BenchServiceApi
+  page: AppPage
+  getWindow(): BrowserWindow | null
+  sendMenuCommand(command: MenuCommand): void
+}
+
+/** Starts the app; resolves once the service and the first window exist (null if another instance runs). */
+export async function runApp(options: AppOptions): Promise<AppContext | null> {
+  const env = options.env ?? process.env
+  app.enableSandbox() // every renderer sandboxed, whatever its options say
+  if (!app.requestSingleInstanceLock()) {
+    app.quit()
+    return null
+  }
+  app.on('web-contents-created', (_event, contents) => hardenWebContents(contents))
+
+  await app.whenReady()
+  nativeTheme.themeSource = 'system'
+
+  const page = resolveAppPage({
+    rendererDir: join(options.mainDir, '..', 'renderer'),
+    devServerUrl: env.ELECTRON_RENDERER_URL,
+    allowDevServer: !app.isPackaged,
+  })
+  const launcher = new ElectronLauncher({ utilityProcess, workerPath: join(options.mainDir, 'worker.js') })
+  const service = await options.createService({ launcher, storeDir: env.TRAINPOOL_STORE || undefined })
+
+  hardenSession(session.defaultSession)
+  installCsp(session.defaultSession, page)
+
+  let window: BrowserWindow | null = null
+  const getWindow = () => (window && !window.isDestroyed() ? window : null)
+  registerIpc({ service, getWindow, page })
+
+  const sendMenuCommand = (command: MenuCommand) => {
+    const win = getWindow()
+    if (!win) return
+    if (win.isMinimized()) win.restore()
+    win.focus()
+    win.webContents.send(MENU_CHANNEL, command)
+  }
+  installMenu({
+    command: sendMenuCommand,
+    cancel: () => {
+      service.cancel().catch((err: unknown) => console.warn(`trainpool: cancel failed: ${(err as Error)?.message ?? err}`))
+    },
+  })
+
+  const openWindow = () => {
+    window = createMainWindow({
+      page,
+      preloadPath: join(options.mainDir, '..', 'preload', 'index.js'),
+      stateFile: join(app.getPath('userData'), 'window-state.json'),
+    })
+    window.on('closed', () => {
+      window = null
+    })
+    return window
+  }
+  openWindow()
+
+  app.on('second-instance', () => {
+    const win = getWindow() ?? openWindow()
+    if (win.isMinimized()) win.restore()
+    win.focus()
+  })
+  app.on('activate', () => {
+    if (!getWindow()) openWindow()
+  })
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit()
+  })
+
+  // Quit waits (bounded) for the service to cancel any run and stop its worker processes.
+  let stopped = false
+  let stopping = false
+  app.on('before-quit', (event) => {
+    if (stopped) return
+    event.preventDefault()
+    if (stopping) return
+    stopping = true
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownTimeoutMs ?? 5000).unref())
+    Promise.race([service.shutdown(), timeout])
+      .catch((err: unknown) => console.warn(`trainpool: shutdown failed: ${(err as Error)?.message ?? err}`))
+      .finally(() => {
+        stopped = true
+        app.quit()
+      })
+  })
+
+  return { service, page, getWindow, sendMenuCommand }
+}

@@ -1,0 +1,28 @@
+import { vi } from 'vitest'
+import type { RunEvent } from '../../contract'
+import type { BenchServiceApi } from '../../service/types'
+
+export interface FakeService extends BenchServiceApi {
+  emit(event: RunEvent): void
+  listenerCount(): number
+}
+
+export function fakeService(): FakeService & { [K in keyof BenchServiceApi]: ReturnType<typeof vi.fn> & BenchServiceApi[K] } {
+  const listeners = new Set<(e: RunEvent) => void>()
+  const service = {
+    capabilities: vi.fn(async () => ({ shell: 'electron' }) as never),
+    start: vi.fn(async (_raw: unknown) => ({ runId: 'run-1' })),
+    cancel: vi.fn(async (_runId?: string) => ({ cancelled: true })),
+    listRuns: vi.fn(async () => []),
+    getRun: vi.fn(async (_runId: string) => ({ runId: 'run-1' }) as never),
+    currentRun: vi.fn(async () => null),
+    onEvent: vi.fn((l: (e: RunEvent) => void) => {
+      listeners.add(l)
+      return () => listeners.delete(l)
+    }),
+    shutdown: vi.fn(async () => {}),
+    emit: (e: RunEvent) => listeners.forEach((l) => l(e)),
+    listenerCount: () => listeners.size,
+  }
+  return service as never
+}
