@@ -1,0 +1,159 @@
+import { flushPromises, mount } from '@vue/test-utils'
+import { createPinia, setActivePinia } from 'pinia'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { PRESETS } from '../../src-main/contract/config'
+import { setBridge } from '../bridge'
+import { useCapabilitiesStore } from '../stores/capabilities'
+import { useConfigStore } from '../stores/config'
+import { useRunStore } from '../stores/run'
+import { fakeBridge, type FakeBridge } from '../test/fixtures'
+import ConfigPanel from './ConfigPanel.vue'
+
+let bridge: FakeBridge
+
+function setup() {
+  const pinia = createPinia()
+  setActivePinia(pinia)
+  return mount(ConfigPanel, { global: { plugins: [pinia] } })
+}
+
+beforeEach(() => {
+  bridge = fakeBridge()
+  setBridge(bridge)
+})
+afterEach(() => setBridge(null))
+
+describe('ConfigPanel validation', () => {
+  it('starts valid with Run enabled and an estimate', () => {
+    const w = setup()
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeUndefined()
+    expect(w.get('[data-test=estimate]').text()).toMatch(/Rough estimate/)
+    expect(w.find('.field-error').exists()).toBe(false)
+  })
+
+  it('models 0 → message naming models next to the field, Run disabled', async () => {
+    const w = setup()
+    await w.get('[data-test=models]').setValue('0')
+    const err = w.get('#err-models')
+    expect(err.text()).toMatch(/models/)
+    expect(err.text()).toMatch(/from 1 to 1000/)
+    expect(w.get('[data-test=models]').attributes('aria-invalid')).toBe('true')
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+    expect(w.get('[data-test=estimate]').text()).toMatch(/Fix the fields/)
+
+    await w.get('[data-test=models]').setValue('8')
+    expect(w.find('#err-models').exists()).toBe(false)
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeUndefined()
+  })
+
+  it('workers above models → message on workers', async () => {
+    const w = setup()
+    await w.get('[data-test=models]').setValue('4')
+    await w.get('[data-test=workers]').setValue('2, 8')
+    expect(w.get('#err-workers').text()).toMatch(/workers 8 is more than models 4/)
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+  })
+
+  it('a non-number in a list and an empty epoch field are named', async () => {
+    const w = setup()
+    await w.get('[data-test=hidden]').setValue('64, abc')
+    expect(w.get('#err-hidden').text()).toMatch(/hidden/)
+    await w.get('[data-test=epochs]').setValue('')
+    expect(w.get('#err-epochs').text()).toMatch(/epochs/)
+  })
+
+  it('no strategy checked → strategies message', async () => {
+    const w = setup()
+    for (const s of ['sequential', 'pool', 'batched']) await w.get(`[data-test=strategy-${s}]`).setValue(false)
+    expect(w.get('#err-strategies').text()).toMatch(/strategies needs at least one/)
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+  })
+
+  it('data sizes can be added, edited and removed; a bad size is flagged on its row', async () => {
+    const w = setup()
+    const cfg = useConfigStore()
+    await w.get('[data-test=add-size]').trigger('click')
+    expect(cfg.draft.sizes).toEqual([10_000, 20_000])
+    await w.get('[data-test=size-1]').setValue('1')
+    expect(w.get('[data-test=size-1]').attributes('aria-invalid')).toBe('true')
+    expect(w.get('#err-sizes').text()).toMatch(/sizes/)
+    await w.get('[data-test=remove-size-1]').trigger('click')
+    expect(cfg.draft.sizes).toEqual([10_000])
+    expect(w.find('#err-sizes').exists()).toBe(false)
+  })
+
+  it('an unavailable backend is shown with its reason and blocks Run', async () => {
+    const w = setup()
+    await useCapabilitiesStore().load()
+    await flushPromises()
+    const opt = w.get('[data-test=backend] option[value=tensorflow]')
+    expect(opt.text()).toMatch(/unavailable/)
+    expect(opt.attributes('title')).toMatch(/cuDNN/)
+    expect(w.get('[data-test=backend] option[value=auto]').text()).toMatch(/auto → webgpu/)
+    await w.get('[data-test=backend]').setValue('tensorflow')
+    expect(w.get('[data-test=backend-detail]').text()).toMatch(/libcudnn/)
+    expect(w.get('#err-backend').text()).toMatch(/not available here/)
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+  })
+})
+
+describe('presets', () => {
+  it('the article preset applies 10k/50k/100k/200k × 50 models × 5 workers', async () => {
+    const w = setup()
+    const labels = w.findAll('[data-test=preset] option').map((o) => o.text())
+    expect(labels).toContain(PRESETS.article.label)
+    await w.get('[data-test=preset]').setValue('article')
+    const cfg = useConfigStore()
+    expect(cfg.draft.sizes).toEqual([10_000, 50_000, 100_000, 200_000])
+    expect(cfg.draft.models).toEqual([50])
+    expect(cfg.draft.workers).toEqual([5])
+    expect(cfg.config?.preset).toBe('article')
+    expect((w.get('[data-test=models]').element as HTMLInputElement).value).toBe('50')
+    expect(w.findAll('[data-test^=size-]')).toHaveLength(4)
+  })
+
+  it('editing after a preset marks the sent config custom', async () => {
+    const w = setup()
+    await w.get('[data-test=preset]').setValue('smoke')
+    expect(useConfigStore().config?.preset).toBe('smoke')
+    await w.get('[data-test=epochs]').setValue('5')
+    expect(useConfigStore().config?.preset).toBe('custom')
+  })
+})
+
+describe('Run button', () => {
+  it('sends the validated config through the bridge and is disabled while running', async () => {
+    const w = setup()
+    let resolve!: (v: { runId: string }) => void
+    bridge.startImpl = () => new Promise((r) => (resolve = r))
+    await w.get('[data-test=models]').setValue('8')
+    await w.get('form').trigger('submit')
+    expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(1)
+    expect((bridge.calls[0].args[0] as { models: number[] }).models).toEqual([8])
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+    expect(w.get('[data-test=run]').text()).toMatch(/Starting/)
+    resolve({ runId: 'r1' })
+    await flushPromises()
+    expect(useRunStore().status).toBe('running')
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+  })
+
+  it('shows the start error and the field issues the service returned', async () => {
+    const w = setup()
+    bridge.startImpl = async () => {
+      throw {
+        code: 'insufficient-memory',
+        message: 'the run needs about 40 GiB, more than the 12 GiB free',
+        issues: [{ field: 'sizes', message: 'sizes 2000000 needs about 40 GiB' }],
+      }
+    }
+    await w.get('form').trigger('submit')
+    await flushPromises()
+    expect(w.get('[data-test=start-error]').text()).toMatch(/needs about 40 GiB, more than the 12 GiB free/)
+    expect(w.get('#err-sizes').text()).toMatch(/40 GiB/)
+    // editing clears the service's verdict
+    await w.get('[data-test=size-0]').setValue('20000')
+    expect(w.find('#err-sizes').exists()).toBe(false)
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeUndefined()
+  })
+})

@@ -1,0 +1,173 @@
+import { flushPromises, mount } from '@vue/test-utils'
+import { createPinia, setActivePinia } from 'pinia'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { RunEvent } from '../../src-main/contract/events'
+import { setBridge } from '../bridge'
+import { useRunStore } from '../stores/run'
+import { fakeBridge, scriptedRun, type FakeBridge } from '../test/fixtures'
+import LiveRun from './LiveRun.vue'
+
+let bridge: FakeBridge
+
+function setup() {
+  const pinia = createPinia()
+  setActivePinia(pinia)
+  const w = mount(LiveRun, { global: { plugins: [pinia] } })
+  return { w, run: useRunStore() }
+}
+
+beforeEach(() => {
+  bridge = fakeBridge()
+  setBridge(bridge)
+})
+afterEach(() => {
+  useRunStore().disconnect()
+  setBridge(null)
+})
+
+const events = scriptedRun({ models: 4, workers: [2], strategies: ['sequential', 'pool', 'batched'] })
+const upTo = (pred: (e: RunEvent, i: number) => boolean) => events.slice(0, events.findIndex(pred) + 1)
+
+describe('LiveRun with a scripted 4 models × 2 workers stream', () => {
+  it('shows one lane per worker with current model, epoch, batch and loss', async () => {
+    const { w } = setup()
+    await useRunStore().connect()
+    // first half of the pool measurement (index 1)
+    const poolProgress = events.filter((e) => e.type === 'progress' && e.index === 1)
+    for (const e of upTo((e) => e === poolProgress[2])) bridge.emit(e)
+    await flushPromises()
+    const lanes = w.findAll('[data-test=lanes] tbody tr')
+    expect(lanes).toHaveLength(2)
+    expect(w.get('[data-test=lane-0]').text()).toMatch(/W0/)
+    expect(w.get('[data-test=lane-0] [data-test=lane-models]').text()).toMatch(/#\d/)
+    expect(w.get('[data-test=lane-1] [data-test=lane-models]').text()).not.toBe(
+      w.get('[data-test=lane-0] [data-test=lane-models]').text(),
+    )
+    expect(w.get('[data-test=measurement-of]').text()).toBe('measurement 2 of 3')
+    expect(w.get('[data-test=current-key]').text()).toMatch(/pool W=2 · 2k rows · 4 models/)
+    expect(w.get('[data-test=run-status]').text()).toBe('Running')
+  })
+
+  it('fills the model grid as progress events arrive and counts models done', async () => {
+    const { w, run } = setup()
+    const seq = events.filter((e) => e.type === 'progress' && e.index === 0)
+    bridge.emit(events[0])
+    run.applyEvent(events[0])
+    const fractions = () => w.findAll('[data-test=model-grid] li').map((li) => Number(li.attributes('data-fraction')))
+    run.applyEvent(seq[0])
+    await flushPromises()
+    expect(w.findAll('[data-test=model-grid] li')).toHaveLength(4)
+    const first = fractions()
+    expect(first[0]).toBeGreaterThan(0)
+    expect(first[3]).toBe(0)
+    run.applyEvent(seq[seq.length - 1])
+    await flushPromises()
+    expect(fractions()).toEqual([1, 1, 1, 1])
+    expect(w.get('[data-test=models-done]').text()).toBe('4/4')
+    expect(w.findAll('[data-test=model-grid] li.done')).toHaveLength(4)
+  })
+
+  it('the batched lanes each carry a contiguous group of models', async () => {
+    const { w, run } = setup()
+    const batched = events.filter((e) => e.type === 'progress' && e.index === 2)
+    run.applyEvent(events[0])
+    run.applyEvent(batched[1])
+    await flushPromises()
+    expect(w.get('[data-test=lane-0] [data-test=lane-models]').text()).toBe('#0, #1')
+    expect(w.get('[data-test=lane-1] [data-test=lane-models]').text()).toBe('#2, #3')
+  })
+
+  it('records a loss history for the sparkline, reset per measurement', async () => {
+    const { w, run } = setup()
+    for (const e of upTo((e) => e.type === 'measurement' && e.index === 0)) run.applyEvent(e)
+    const n = run.lossHistory.length
+    expect(n).toBeGreaterThan(2)
+    await flushPromises()
+    expect(w.find('.sparkline polyline').exists()).toBe(true)
+    expect(w.get('[data-test=loss-latest]').text()).toMatch(/^0\.\d{4}$/)
+    const next = events.find((e) => e.type === 'progress' && e.index === 1)!
+    run.applyEvent(next)
+    expect(run.lossHistory.length).toBeLessThanOrEqual(1)
+  })
+
+  it('elapsed and ETA: ETA shrinks as the plan progresses and disappears when finished', async () => {
+    const { w, run } = setup()
+    run.applyEvent(events[0])
+    const t0 = Date.parse('2026-12-02T09:00:00.000Z')
+    const progress = events.filter((e) => e.type === 'progress')
+    run.applyEvent(progress[2])
+    run.now = t0 + 10_000
+    const f1 = run.overallFraction
+    const eta1 = run.etaMs!
+    expect(run.elapsedMs).toBe(10_000)
+    expect(eta1).toBeCloseTo((10_000 * (1 - f1)) / f1)
+    for (const e of events.slice(events.indexOf(progress[2]) + 1, events.indexOf(progress[12]) + 1)) run.applyEvent(e)
+    run.now = t0 + 20_000
+    expect(run.overallFraction).toBeGreaterThan(f1)
+    expect(run.etaMs!).toBeLessThan(eta1)
+    await flushPromises()
+    expect(w.get('[data-test=elapsed]').text()).toBe('20.0 s')
+    expect(w.get('[data-test=eta]').text()).toMatch(/s$/)
+    run.applyEvent(events[events.length - 1])
+    await flushPromises()
+    expect(w.find('[data-test=eta]').exists()).toBe(false)
+    expect(w.get('[data-test=run-status]').text()).toBe('Finished')
+    expect(w.get('[data-test=elapsed]').text()).toBe('1 min 0 s')
+    expect(w.find('[data-test=cancel]').exists()).toBe(false)
+  })
+
+  it('ignores events of another run once a run is known', () => {
+    const { run } = setup()
+    run.applyEvent(events[0])
+    const stray = { ...(events.find((e) => e.type === 'progress') as Extract<RunEvent, { type: 'progress' }>), runId: 'other' }
+    run.applyEvent(stray)
+    expect(run.models).toHaveLength(0)
+  })
+})
+
+describe('cancel flow', () => {
+  it('Cancel calls the bridge with the run id, shows Cancelling…, then Cancelled', async () => {
+    const { w, run } = setup()
+    await run.connect()
+    for (const e of events.slice(0, 8)) bridge.emit(e)
+    await flushPromises()
+    await w.get('[data-test=cancel]').trigger('click')
+    await flushPromises()
+    expect(bridge.calls.filter((c) => c.method === 'cancel')).toEqual([{ method: 'cancel', args: ['run-1'] }])
+    expect(w.get('[data-test=cancel]').text()).toBe('Cancelling…')
+    expect(w.get('[data-test=cancel]').attributes('disabled')).toBeDefined()
+    // a second click does not send a second cancel
+    await w.get('[data-test=cancel]').trigger('click')
+    expect(bridge.calls.filter((c) => c.method === 'cancel')).toHaveLength(1)
+
+    const finished = events[events.length - 1] as Extract<RunEvent, { type: 'run-finished' }>
+    bridge.emit({ ...finished, result: { ...finished.result, status: 'cancelled', measurements: [] } })
+    await flushPromises()
+    expect(run.status).toBe('cancelled')
+    expect(w.get('[data-test=run-status]').text()).toBe('Cancelled')
+    expect(w.find('[data-test=cancel]').exists()).toBe(false)
+  })
+
+  it('a cancel the service refuses re-enables the button', async () => {
+    const { w, run } = setup()
+    bridge.cancel = async (runId) => {
+      bridge.calls.push({ method: 'cancel', args: [runId] })
+      return { cancelled: false }
+    }
+    run.applyEvent(events[0])
+    await flushPromises()
+    await w.get('[data-test=cancel]').trigger('click')
+    await flushPromises()
+    expect(run.cancelling).toBe(false)
+    expect(w.get('[data-test=cancel]').attributes('disabled')).toBeUndefined()
+  })
+
+  it('re-attaches to a run already in progress (currentRun) on connect', async () => {
+    const { w, run } = setup()
+    bridge.current = { runId: 'run-1', events: events.slice(0, 10) }
+    await run.connect()
+    await flushPromises()
+    expect(run.status).toBe('running')
+    expect(w.findAll('[data-test=lanes] tbody tr').length).toBeGreaterThan(0)
+  })
+})

@@ -1,0 +1,60 @@
+import { mount } from '@vue/test-utils'
+import { describe, expect, it } from 'vitest'
+import { defineComponent, h, nextTick, ref } from 'vue'
+import type { Series } from '../lib/chartSeries'
+import { toDatasets, useLineChart, type LineChartInput } from './useChart'
+
+const series = (strategy: Series['strategy'], workers: number | null, ys: number[]): Series => ({
+  id: `${strategy}/${workers}`,
+  label: workers == null ? strategy : `${strategy} (W=${workers})`,
+  strategy,
+  workers,
+  points: ys.map((y, i) => ({ x: (i + 1) * 1000, y })),
+})
+
+describe('toDatasets', () => {
+  it('distinguishes strategies by dash pattern and point style, not only colour', () => {
+    const sets = toDatasets({ series: [series('sequential', null, [1]), series('pool', 2, [1]), series('batched', 2, [1])] })
+    const dashes = sets.map((s) => JSON.stringify(s.borderDash))
+    const points = sets.map((s) => s.pointStyle)
+    expect(new Set(dashes).size).toBe(3)
+    expect(new Set(points).size).toBe(3)
+  })
+
+  it('a second worker count of the same strategy gets its own dash and point style', () => {
+    const sets = toDatasets({ series: [series('pool', 2, [1]), series('pool', 5, [1])] })
+    expect(sets[0].borderColor).toBe(sets[1].borderColor)
+    expect(JSON.stringify(sets[0].borderDash)).not.toBe(JSON.stringify(sets[1].borderDash))
+    expect(sets[0].pointStyle).not.toBe(sets[1].pointStyle)
+  })
+
+  it('adds marks as a separate star dataset without a line', () => {
+    const sets = toDatasets({ series: [series('pool', 2, [1])], marks: { label: 'best W', points: [{ x: 2, y: 1 }] } })
+    expect(sets).toHaveLength(2)
+    expect(sets[1]).toMatchObject({ label: 'best W', pointStyle: 'star', showLine: false })
+  })
+})
+
+describe('useLineChart', () => {
+  it('tolerates a canvas without a 2-D context and still tracks the data it would draw', async () => {
+    const input = ref<LineChartInput>({ title: 't', series: [], xLabel: 'x', yLabel: 'y' })
+    let state: ReturnType<typeof useLineChart> | undefined
+    const C = defineComponent({
+      setup() {
+        const canvas = ref<HTMLCanvasElement | null>(null)
+        state = useLineChart(canvas, () => input.value)
+        return () => h('canvas', { ref: canvas })
+      },
+    })
+    const w = mount(C)
+    expect(state!.drawn).toBe(false)
+    input.value = { ...input.value, series: [series('pool', 2, [5, 6])] }
+    await nextTick()
+    expect(state!.updates).toBe(1)
+    expect(state!.lastDatasets[0].data).toEqual([
+      { x: 1000, y: 5 },
+      { x: 2000, y: 6 },
+    ])
+    w.unmount()
+  })
+})

@@ -1,0 +1,325 @@
+// A realistic scripted RunEvent stream (what the service emits, coalesced), and a fake Bridge that
+// records calls. Shared by the component tests and the UI jank benchmark.
+import type { BenchConfig, Strategy } from '../../src-main/contract/config'
+import { presetConfig } from '../../src-main/contract/config'
+import type { Capabilities, ModelCell, RunEvent, WorkerLane } from '../../src-main/contract/events'
+import type { Measurement, MeasurementKey, RunResult, SummaryEntry, Verification } from '../../src-main/contract/result'
+import type { RunListEntry } from '../../src-main/contract/api'
+import type { Bridge } from '../bridge'
+
+export interface ScriptOptions {
+  sizes?: number[]
+  models?: number
+  workers?: number[]
+  strategies?: Strategy[]
+  epochs?: number
+  batchesPerEpoch?: number
+  repeats?: number
+  /** progress events per measurement (coalesced upstream at ≤ 20 Hz) */
+  progressPerMeasurement?: number
+  runId?: string
+  /** make batched disagree: verification fails */
+  disagree?: boolean
+}
+
+/** Synthetic but plausible wall time: sequential ∝ N, pool ∝ N/W, batched ∝ groups. */
+export function fakeWallMs(size: number, models: number, workers: number, strategy: Strategy, repeat: number): number {
+  const perModel = 20 + size / 200
+  const jitter = 1 + ((repeat * 7) % 5) / 100
+  if (strategy === 'sequential') return perModel * models * jitter
+  if (strategy === 'pool') return ((perModel * models) / Math.min(workers, models)) * 1.15 * jitter
+  return perModel * Math.ceil(models / workers) * 0.12 * workers * jitter + 30
+}
+
+export function mse(index: number, size: number): number {
+  return 0.08 + index * 0.001 + 100 / size
+}
+
+function lanesFor(
+  strategy: Strategy,
+  models: number,
+  workers: number,
+  step: number,
+  steps: number,
+  epochs: number,
+  batchesPerEpoch: number,
+): { lanes: WorkerLane[]; cells: ModelCell[]; done: number } {
+  const cells: ModelCell[] = Array.from({ length: models }, () => ({ fraction: 0, loss: null, done: false }))
+  const lanes: WorkerLane[] = []
+  const t = (step + 1) / steps // 0..1 of the measurement
+  const lossAt = (f: number, i: number) => (f < 1 / epochs ? null : 0.5 * Math.exp(-3 * f) + 0.08 + i * 0.001)
+  const lane = (worker: number, indices: number[], f: number, loss: number | null): WorkerLane => {
+    const totalBatches = epochs * batchesPerEpoch
+    const b = Math.min(totalBatches - 1, Math.floor(f * totalBatches))
+    return {
+      worker,
+      modelIndices: indices,
+      epoch: Math.floor(b / batchesPerEpoch),
+      epochs,
+      batch: (b % batchesPerEpoch) + 1,
+      batchesPerEpoch,
+      loss,
+    }
+  }
+  if (strategy === 'batched') {
+    const W = Math.min(workers, models)
+    const per = Math.ceil(models / W)
+    for (let w = 0; w < W; w++) {
+      const idx = Array.from({ length: models }, (_, i) => i).slice(w * per, (w + 1) * per)
+      for (const i of idx) cells[i] = { fraction: t, loss: lossAt(t, i), done: t >= 1 }
+      lanes.push(lane(w, t >= 1 ? [] : idx, t, lossAt(t, idx[0] ?? 0)))
+    }
+  } else {
+    const W = strategy === 'sequential' ? 1 : Math.min(workers, models)
+    // models progress in FIFO order over W lanes; total progress t spread over ceil(N/W) rounds
+    const rounds = Math.ceil(models / W)
+    const pos = t * rounds
+    for (let i = 0; i < models; i++) {
+      const round = Math.floor(i / W)
+      const f = Math.max(0, Math.min(1, pos - round))
+      cells[i] = { fraction: f, loss: f > 0 ? lossAt(f, i) : null, done: f >= 1 }
+    }
+    for (let w = 0; w < W; w++) {
+      const round = Math.min(rounds - 1, Math.floor(pos))
+      const i = round * W + w
+      const f = i < models ? cells[i].fraction : 1
+      lanes.push(lane(w, i < models && f < 1 ? [i] : [], f, i < models ? lossAt(f, i) : null))
+    }
+  }
+  return { lanes, cells, done: cells.filter((c) => c.done).length }
+}
+
+export function measurementFor(key: MeasurementKey, disagree = false): Measurement {
+  const wallMs = fakeWallMs(key.size, key.models, key.workers, key.strategy, key.repeat)
+  const W = key.strategy === 'sequential' ? 1 : Math.min(key.workers, key.models)
+  return {
+    ...key,
+    status: 'ok',
+    wallMs,
+    startupMs: key.repeat === 0 ? 400 : 0,
+    warmupMs: 120,
+    modelsTrained: key.models,
+    trainFlops: 6 * key.size * 0.8 * 6529 * 3 * key.models,
+    perModel: Array.from({ length: key.models }, (_, i) => ({
+      index: i,
+      seed: 42 + i + 1,
+      trainMs: wallMs / key.models,
+      testMse: mse(i, key.size) * (disagree && key.strategy === 'batched' ? 1.01 : 1 + 1e-7),
+      finalLoss: 0.09,
+      worker: i % W,
+    })),
+    failures: [],
+    peakRssBytes: Array.from({ length: W }, () => 300 * 1024 * 1024),
+  }
+}
+
+export function planFor(config: BenchConfig): MeasurementKey[] {
+  const plan: MeasurementKey[] = []
+  for (const size of config.sizes)
+    for (const models of config.models)
+      for (const workers of config.workers)
+        for (let repeat = 0; repeat < config.repeats; repeat++)
+          for (const strategy of config.strategies) {
+            // sequential runs once per size/models whatever the worker list is
+            if (strategy === 'sequential' && workers !== config.workers[0]) continue
+            plan.push({ size, models, workers: strategy === 'sequential' ? 1 : workers, strategy, repeat })
+          }
+  return plan
+}
+
+export function summarize(ms: Measurement[]): SummaryEntry[] {
+  const groups = new Map<string, Measurement[]>()
+  for (const m of ms) {
+    const k = `${m.size}|${m.models}|${m.workers}|${m.strategy}`
+    groups.set(k, [...(groups.get(k) ?? []), m])
+  }
+  const med = (v: number[]) => {
+    const s = [...v].sort((a, b) => a - b)
+    return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+  }
+  const out: SummaryEntry[] = []
+  for (const g of groups.values()) {
+    const m0 = g[0]
+    const walls = g.map((m) => m.wallMs)
+    const seq = ms.filter((m) => m.strategy === 'sequential' && m.size === m0.size && m.models === m0.models)
+    const medianMs = med(walls)
+    const speedup = seq.length ? med(seq.map((m) => m.wallMs)) / medianMs : null
+    out.push({
+      size: m0.size,
+      models: m0.models,
+      workers: m0.workers,
+      strategy: m0.strategy,
+      repeats: g.length,
+      medianMs,
+      minMs: Math.min(...walls),
+      maxMs: Math.max(...walls),
+      speedupVsSequential: speedup,
+      efficiency: speedup == null ? null : speedup / m0.workers,
+      gflops: m0.trainFlops / medianMs / 1e6,
+      warnings: [],
+    })
+  }
+  return out
+}
+
+export function verificationFor(config: BenchConfig, disagree = false): Verification {
+  return {
+    sameWork: !disagree,
+    maxRelMseDiff: disagree ? 0.0099 : 2.1e-7,
+    tolerance: 1e-4,
+    modelsTrained: Object.fromEntries(config.strategies.map((s) => [s, Math.min(...config.models)])),
+    problems: disagree ? ['model 3: batched test MSE 0.0931 differs from sequential 0.0922 by 9.9e-3 (tolerance 1e-4)'] : [],
+  }
+}
+
+export const ENVIRONMENT = {
+  backend: 'webgpu' as const,
+  device: 'NVIDIA H200 (Vulkan)',
+  cpu: 'AMD EPYC 9654',
+  cpuCount: 16,
+  memoryBytes: 128 * 1024 ** 3,
+  os: 'Linux 6.8 x64',
+  node: 'v20.20.2',
+  versions: { '@tensorflow/tfjs-core': '4.22.0', electron: '45.5.0' },
+  backendFlags: { WEBGPU_CPU_FORWARD: true },
+}
+
+export function resultFor(
+  config: BenchConfig,
+  measurements: Measurement[],
+  opts: { runId?: string; status?: RunResult['status']; disagree?: boolean } = {},
+): RunResult {
+  return {
+    schemaVersion: 1,
+    runId: opts.runId ?? 'run-1',
+    status: opts.status ?? (opts.disagree ? 'failed' : 'ok'),
+    startedAt: '2026-12-02T09:00:00.000Z',
+    finishedAt: '2026-12-02T09:01:00.000Z',
+    config,
+    environment: ENVIRONMENT,
+    measurements,
+    summary: summarize(measurements),
+    verification: verificationFor(config, opts.disagree),
+    warnings: [],
+    error: null,
+  }
+}
+
+/** The whole stream of one run: run-started, phases, progress (coalesced), measurements, run-finished. */
+export function scriptedRun(opts: ScriptOptions = {}): RunEvent[] {
+  const runId = opts.runId ?? 'run-1'
+  const models = opts.models ?? 4
+  const epochs = opts.epochs ?? 2
+  const batchesPerEpoch = opts.batchesPerEpoch ?? 4
+  const steps = opts.progressPerMeasurement ?? 6
+  const config: BenchConfig = presetConfig('smoke', {
+    sizes: opts.sizes ?? [2000],
+    models: [models],
+    workers: opts.workers ?? [2],
+    strategies: opts.strategies ?? ['sequential', 'pool', 'batched'],
+    epochs,
+    repeats: opts.repeats ?? 1,
+  })
+  const plan = planFor(config)
+  const events: RunEvent[] = [
+    { type: 'run-started', runId, config, plan, startedAt: '2026-12-02T09:00:00.000Z' },
+    { type: 'phase', runId, phase: 'probing', index: null, key: null, message: 'probing backends' },
+  ]
+  const measurements: Measurement[] = []
+  plan.forEach((key, index) => {
+    events.push({ type: 'phase', runId, phase: 'starting', index, key, message: `starting ${key.workers} worker(s)` })
+    events.push({ type: 'phase', runId, phase: 'warming', index, key, message: 'compiling kernels' })
+    events.push({ type: 'phase', runId, phase: 'measuring', index, key, message: `${key.strategy}: training` })
+    const wall = fakeWallMs(key.size, key.models, key.workers, key.strategy, key.repeat)
+    for (let s = 0; s < steps; s++) {
+      const { lanes, cells, done } = lanesFor(key.strategy, models, key.workers, s, steps, epochs, batchesPerEpoch)
+      events.push({
+        type: 'progress',
+        runId,
+        index,
+        key,
+        elapsedMs: (wall * (s + 1)) / steps,
+        modelsDone: done,
+        lanes,
+        models: cells,
+      })
+    }
+    const m = measurementFor(key, opts.disagree)
+    measurements.push(m)
+    events.push({ type: 'measurement', runId, index, measurement: m })
+  })
+  events.push({ type: 'phase', runId, phase: 'finishing', index: null, key: null, message: 'verifying' })
+  events.push({ type: 'run-finished', runId, result: resultFor(config, measurements, { runId, disagree: opts.disagree }) })
+  return events
+}
+
+export const CAPABILITIES: Capabilities = {
+  backends: [
+    { name: 'tensorflow', available: false, detail: 'libcudnn.so.8 not found (needs CUDA 11.2 + cuDNN 8.1)' },
+    { name: 'webgpu', available: true, detail: 'NVIDIA H200 (Vulkan)' },
+    { name: 'wasm', available: true, detail: 'AMD EPYC 9654 (SIMD, 16 threads)' },
+    { name: 'cpu', available: true, detail: 'AMD EPYC 9654' },
+  ],
+  autoBackend: 'webgpu',
+  cpu: 'AMD EPYC 9654',
+  cpuCount: 16,
+  memoryBytes: 128 * 1024 ** 3,
+  freeMemoryBytes: 100 * 1024 ** 3,
+  os: 'Linux 6.8 x64',
+  versions: { node: 'v20.20.2' },
+  shell: 'electron',
+}
+
+export interface FakeBridge extends Bridge {
+  calls: { method: string; args: unknown[] }[]
+  emit(e: RunEvent): void
+  listeners: Set<(e: RunEvent) => void>
+  startImpl: (config: Record<string, unknown>) => Promise<{ runId: string }>
+  runs: RunListEntry[]
+  results: Map<string, RunResult>
+  current: { runId: string; events: RunEvent[] } | null
+}
+
+export function fakeBridge(): FakeBridge {
+  const listeners = new Set<(e: RunEvent) => void>()
+  const b: FakeBridge = {
+    calls: [],
+    listeners,
+    runs: [],
+    results: new Map(),
+    current: null,
+    emit: (e) => listeners.forEach((l) => l(e)),
+    startImpl: async () => ({ runId: 'run-1' }),
+    async capabilities() {
+      b.calls.push({ method: 'capabilities', args: [] })
+      return CAPABILITIES
+    },
+    start(config) {
+      b.calls.push({ method: 'start', args: [config] })
+      return b.startImpl(config)
+    },
+    async cancel(runId) {
+      b.calls.push({ method: 'cancel', args: [runId] })
+      return { cancelled: true }
+    },
+    async listRuns() {
+      b.calls.push({ method: 'listRuns', args: [] })
+      return b.runs
+    },
+    async getRun(runId) {
+      b.calls.push({ method: 'getRun', args: [runId] })
+      const r = b.results.get(runId)
+      if (!r) throw { code: 'not-found', message: `run ${runId} not found` }
+      return r
+    },
+    async currentRun() {
+      b.calls.push({ method: 'currentRun', args: [] })
+      return b.current
+    },
+    onEvent(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+  return b
+}
