@@ -62,7 +62,7 @@ function subscribe<T>(channel: string, listener: (value: T) => void, accept: (va
   }
 }
 
-export const api: Required<TrainpoolApi> = {
+const api: Required<TrainpoolApi> = {
   capabilities: () => call('capabilities', undefined),
   start: (config) => call('start', { config }),
   cancel: (runId) => call('cancel', runId === undefined ? {} : { runId }),

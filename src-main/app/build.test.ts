@@ -1,0 +1,47 @@
+// Checks the electron-vite output when there is one (`npm test` builds before running vitest).
+import { existsSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const root = resolve(__dirname, '..', '..')
+const out = join(root, 'out')
+const built = existsSync(join(out, 'main', 'index.js'))
+
+if (!built) console.warn(`[build.test] skipped: no electron-vite output in ${out} (run \`npm run build\` first)`)
+
+/** What a sandboxed preload may require (Electron docs, tutorial/sandbox.md "Preload scripts"). */
+const SANDBOX_REQUIRABLE = new Set(['electron', 'events', 'timers', 'url'])
+
+export function requiredModules(source: string): string[] {
+  return [...source.matchAll(/\brequire\(\s*(["'`])([^"'`]+)\1\s*\)/g)].map((m) => m[2])
+}
+
+describe.skipIf(!built)('electron-vite build output', () => {
+  it('has the main, worker, CLI, preload and renderer entries', () => {
+    for (const f of ['main/index.js', 'main/worker.js', 'main/cli.js', 'preload/index.js', 'renderer/index.html']) {
+      expect(existsSync(join(out, f)), `out/${f}`).toBe(true)
+    }
+  })
+
+  it('the preload bundle requires nothing a sandboxed preload cannot load', () => {
+    const source = readFileSync(join(out, 'preload', 'index.js'), 'utf8')
+    const required = requiredModules(source)
+    expect(required).toContain('electron')
+    expect(required.filter((m) => !SANDBOX_REQUIRABLE.has(m.replace(/^node:/, '')))).toEqual([])
+    expect(source).not.toMatch(/\bimport\s*\(|^\s*import\s/m) // CJS only: sandboxed preloads cannot use ESM
+    expect(source).toContain('trainpool:start') // the channel names are bundled in
+  })
+
+  it('the main bundle loads the built worker and preload from out/', () => {
+    const source = readFileSync(join(out, 'main', 'index.js'), 'utf8')
+    expect(source).toContain('worker.js')
+    expect(source).toMatch(/preload/)
+    expect(requiredModules(source)).toContain('electron')
+  })
+})
+
+describe('requiredModules', () => {
+  it('finds require() calls with any quote style', () => {
+    expect(requiredModules(`const a=require("electron");const b = require( 'events' );require(\`url\`)`)).toEqual(['electron', 'events', 'url'])
+  })
+})
