@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 
 const root = resolve(__dirname, '..', '..')
 const out = join(root, 'out')
-const built = existsSync(join(out, 'main', 'index.js'))
+const built = existsSync(out)
 
 if (!built) console.warn(`[build.test] skipped: no electron-vite output in ${out} (run \`npm run build\` first)`)
 
