@@ -1,0 +1,40 @@
+import { mount } from '@vue/test-utils'
+import { describe, expect, it } from 'vitest'
+import { presetConfig } from '../../src-main/contract/config'
+import { verificationFor } from '../test/fixtures'
+import VerificationBadge from './VerificationBadge.vue'
+
+const config = presetConfig('article')
+
+describe('VerificationBadge', () => {
+  it('green: same work, models per strategy and max Δ', () => {
+    const w = mount(VerificationBadge, { props: { verification: verificationFor(config), expectedModels: 50 } })
+    const badge = w.get('[data-test=verification]')
+    expect(badge.classes()).toContain('verify-ok')
+    expect(badge.text()).toContain('same work: 50/50 models per strategy, per-model MSE agree (max Δ 2.1e-7)')
+  })
+
+  it('red: lists the problems', () => {
+    const w = mount(VerificationBadge, { props: { verification: verificationFor(config, true), expectedModels: 50 } })
+    const badge = w.get('[data-test=verification]')
+    expect(badge.classes()).toContain('verify-failed')
+    expect(badge.text()).toMatch(/verification failed/)
+    expect(w.findAll('.verify-problems li').map((l) => l.text())).toEqual([
+      'model 3: batched test MSE 0.0931 differs from sequential 0.0922 by 9.9e-3 (tolerance 1e-4)',
+    ])
+  })
+
+  it('red when a strategy trained fewer models, even before problems are written', () => {
+    const v = { ...verificationFor(config), sameWork: false, modelsTrained: { sequential: 50, pool: 47, batched: 50 } }
+    const w = mount(VerificationBadge, { props: { verification: v, expectedModels: 50 } })
+    expect(w.get('[data-test=verification]').classes()).toContain('verify-failed')
+    expect(w.text()).toMatch(/47\/50 models per strategy/)
+    expect(w.text()).toMatch(/did not do the same work/)
+  })
+
+  it('pending while the run is going', () => {
+    const w = mount(VerificationBadge, { props: { verification: null, expectedModels: 4, status: 'running' } })
+    expect(w.get('[data-test=verification]').classes()).toContain('verify-pending')
+    expect(w.text()).toMatch(/pending/)
+  })
+})
