@@ -14,8 +14,8 @@ export interface BackendCapability {
 export type ToWorker =
   | { type: 'init'; backend: BackendName; workerIndex: number }
   | { type: 'warmup'; workload: Workload; modelIndices: number[] }
-  | { type: 'job'; jobId: number; workload: Workload; modelIndices: number[] }
-  | { type: 'cancel' }
+  | { type: 'job'; jobId: number; workload: Workload; modelIndices: number[]; /** all models in one fused program (batched) */ fused: boolean }
+  | { type: 'cancel'; jobId: number }
   | { type: 'memory' }
   | { type: 'probe' }
   | { type: 'shutdown' }
@@ -46,7 +46,7 @@ export type FromWorker =
   | { type: 'model-done'; jobId: number; model: Omit<PerModel, 'worker'> }
   | { type: 'job-done'; jobId: number; wallMs: number; rssBytes: number }
   | { type: 'job-failed'; jobId: number; message: string }
-  | { type: 'cancelled'; jobId: number | null }
+  | { type: 'cancelled'; jobId: number }
   | { type: 'memory'; numTensors: number; numBytes: number; rssBytes: number }
   | { type: 'capabilities'; backends: BackendCapability[] }
   | { type: 'heartbeat' }

@@ -1,0 +1,191 @@
+// Runs a plan: for each (size, models, strategy, workers) group it starts and warms a pool (clock
+// stopped), then times each repeat from dispatching the first job to receiving the last result.
+import os from 'node:os'
+import {
+  type BenchConfig,
+  type ConcreteBackend,
+  type Environment,
+  type Measurement,
+  type MeasurementKey,
+  type PerModel,
+  type WorkerFailure,
+  workloadFor,
+} from '../contract'
+import { trainingFlops } from '../engine/trainer'
+import type { WorkerLauncher } from '../pool/launcher'
+import { type JobSpec, type ProgressMessage, WorkerPool } from '../pool/worker-pool'
+import { contiguousGroups, expandPlan, groupKey } from './plan'
+
+export interface RunnerHooks {
+  onPhase?: (phase: 'starting' | 'warming' | 'measuring', index: number, key: MeasurementKey) => void
+  onDispatch?: (index: number, worker: number, job: JobSpec) => void
+  onProgress?: (index: number, worker: number, progress: ProgressMessage) => void
+  onModelDone?: (index: number, model: PerModel) => void
+  onFailure?: (index: number, failure: WorkerFailure) => void
+  onMeasurement?: (index: number, measurement: Measurement) => void
+  onEnvironment?: (environment: Environment) => void
+}
+
+export interface RunnerOutcome {
+  status: 'ok' | 'failed' | 'cancelled'
+  measurements: Measurement[]
+  environment: Environment | null
+  error: string | null
+}
+
+export interface RunnerOptions {
+  graceMs?: number
+  heartbeatTimeoutMs?: number
+  /** trainpool's own version, recorded in the environment */
+  appVersion?: string
+  /** extra environment variables for every worker (tests use them to inject faults) */
+  workerEnv?: Record<string, string>
+}
+
+export class BenchRunner {
+  readonly plan: MeasurementKey[]
+  private pool: WorkerPool | null = null
+  private cancelled = false
+
+  constructor(
+    private readonly launcher: WorkerLauncher,
+    private readonly config: BenchConfig,
+    private readonly hooks: RunnerHooks = {},
+    private readonly options: RunnerOptions = {},
+  ) {
+    this.plan = expandPlan(config)
+  }
+
+  /** Live worker process ids (tests check none survive). */
+  get pids(): number[] {
+    return this.pool?.pids ?? []
+  }
+
+  async cancel(): Promise<void> {
+    this.cancelled = true
+    await this.pool?.cancel()
+  }
+
+  async run(): Promise<RunnerOutcome> {
+    const measurements: Measurement[] = []
+    let environment: Environment | null = null
+    let backend: ConcreteBackend | null = null
+    let index = 0
+    try {
+      while (index < this.plan.length && !this.cancelled) {
+        const first = this.plan[index]
+        const group: number[] = []
+        for (let k = index; k < this.plan.length && groupKey(this.plan[k]) === groupKey(first); k++) group.push(k)
+        const workload = workloadFor(this.config, first.size)
+        const jobs = jobsFor(first, workload)
+        const poolSize = first.strategy === 'sequential' ? 1 : Math.min(first.workers, jobs.length)
+        this.hooks.onPhase?.('starting', index, first)
+        const pool: WorkerPool = new WorkerPool(this.launcher, {
+          size: poolSize,
+          backend: backend ?? this.config.backend,
+          failurePolicy: this.config.failurePolicy,
+          graceMs: this.options.graceMs,
+          heartbeatTimeoutMs: this.options.heartbeatTimeoutMs,
+          env: this.options.workerEnv,
+        })
+        this.pool = pool
+        try {
+          let startupMs = await pool.start()
+          const info: NonNullable<WorkerPool["workerInfo"]> = pool.workerInfo!
+          backend = info.backend
+          if (!environment) {
+            environment = describeEnvironment(info, this.options.appVersion)
+            this.hooks.onEnvironment?.(environment)
+          }
+          if (this.cancelled) break
+          this.hooks.onPhase?.('warming', index, first)
+          const warmShapes = first.strategy === 'batched' ? jobs.map((j) => j.modelIndices) : jobs.slice(0, poolSize).map(() => [0])
+          let warmupMs = await pool.warmup(workload, warmShapes)
+          for (const k of group) {
+            if (this.cancelled) break
+            const key = this.plan[k]
+            this.hooks.onPhase?.('measuring', k, key)
+            const started = performance.now()
+            const outcomes = await pool.run(jobs, {
+              onDispatch: (w, job) => this.hooks.onDispatch?.(k, w, job),
+              onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),
+              onModelDone: (m) => this.hooks.onModelDone?.(k, m),
+              onFailure: (f) => this.hooks.onFailure?.(k, f),
+            })
+            const wallMs = performance.now() - started
+            const perModel = outcomes.flatMap((o) => o.models).sort((a, b) => a.index - b.index)
+            const failures = outcomes.flatMap((o) => (o.failure ? [o.failure] : []))
+            const status: Measurement['status'] = outcomes.some((o) => o.status === 'failed')
+              ? 'failed'
+              : this.cancelled || outcomes.some((o) => o.status !== 'done')
+                ? 'cancelled'
+                : 'ok'
+            const measurement: Measurement = {
+              ...key,
+              status,
+              wallMs,
+              startupMs,
+              warmupMs,
+              modelsTrained: new Set(perModel.map((m) => m.index)).size,
+              trainFlops: trainingFlops(workload, 1) * key.models,
+              perModel,
+              failures,
+              peakRssBytes: pool.rssBytes,
+            }
+            startupMs = 0
+            warmupMs = 0
+            measurements.push(measurement)
+            this.hooks.onMeasurement?.(k, measurement)
+            if (status === 'failed' && this.config.failurePolicy === 'stop') {
+              return { status: 'failed', measurements, environment, error: failures.map((f) => f.reason).join('; ') }
+            }
+          }
+        } finally {
+          await pool.shutdown()
+          this.pool = null
+        }
+        index = group[group.length - 1] + 1
+      }
+    } catch (err) {
+      if (this.cancelled) return { status: 'cancelled', measurements, environment, error: null }
+      return { status: 'failed', measurements, environment, error: err instanceof Error ? err.message : String(err) }
+    }
+    if (this.cancelled) return { status: 'cancelled', measurements, environment, error: null }
+    const failed = measurements.some((m) => m.status !== 'ok')
+    return { status: failed ? 'failed' : 'ok', measurements, environment, error: null }
+  }
+}
+
+/** The jobs of one measurement: what makes the three strategies different. */
+export function jobsFor(key: MeasurementKey, workload: ReturnType<typeof workloadFor>): JobSpec[] {
+  const all = Array.from({ length: key.models }, (_, i) => i)
+  switch (key.strategy) {
+    case 'sequential':
+      return [{ workload, modelIndices: all, fused: false }]
+    case 'pool':
+      return all.map((i) => ({ workload, modelIndices: [i], fused: false }))
+    case 'batched':
+      return contiguousGroups(key.models, key.workers).map((g) => ({ workload, modelIndices: g, fused: true }))
+  }
+}
+
+export function describeEnvironment(
+  info: { backend: ConcreteBackend; device: string; flags: Record<string, string | number | boolean>; versions: Record<string, string> },
+  appVersion = 'dev',
+): Environment {
+  const cpus = os.cpus()
+  const versions: Record<string, string> = { trainpool: appVersion, ...info.versions }
+  if (process.versions.electron) versions.electron = process.versions.electron
+  if (process.versions.chrome) versions.chrome = process.versions.chrome
+  return {
+    backend: info.backend,
+    device: info.device,
+    cpu: cpus[0]?.model?.trim() || os.arch(),
+    cpuCount: cpus.length,
+    memoryBytes: os.totalmem(),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.versions.node,
+    versions,
+    backendFlags: info.flags,
+  }
+}

@@ -1,0 +1,51 @@
+// Same work, proven: every strategy trained every model, and model i's final test MSE agrees
+// across strategies (model i is the same computation everywhere: same init seed, same data, same
+// batch order). A disagreement fails the run, loudly.
+import type { BenchConfig, Measurement, Verification } from '../contract'
+
+/** Relative tolerance on the same backend (DESIGN.md: measured agreement is ≤ 3e-7). */
+export const SAME_BACKEND_TOLERANCE = 1e-4
+
+export function verify(config: BenchConfig, measurements: readonly Measurement[], tolerance = SAME_BACKEND_TOLERANCE): Verification {
+  const problems: string[] = []
+  const modelsTrained: Record<string, number> = {}
+  let maxRel = 0
+  for (const size of config.sizes) {
+    for (const models of config.models) {
+      const here = measurements.filter((m) => m.size === size && m.models === models)
+      const reference =
+        here.find((m) => m.status === 'ok' && m.strategy === 'sequential') ?? here.find((m) => m.status === 'ok')
+      const refMse = new Map(reference?.perModel.map((p) => [p.index, p.testMse]) ?? [])
+      for (const m of here) {
+        const where = `${m.strategy} W=${m.workers} repeat ${m.repeat} at ${size} rows × ${models} models`
+        modelsTrained[m.strategy] = Math.min(modelsTrained[m.strategy] ?? Infinity, m.modelsTrained)
+        if (m.status !== 'ok') problems.push(`${where}: ${m.status}`)
+        if (m.modelsTrained !== models) problems.push(`${where}: trained ${m.modelsTrained} of ${models} models`)
+        const seen = new Set(m.perModel.map((p) => p.index))
+        if (m.status === 'ok' && seen.size !== models) problems.push(`${where}: results for ${seen.size} distinct models, expected ${models}`)
+        for (const p of m.perModel) {
+          if (!Number.isFinite(p.testMse)) {
+            problems.push(`${where}: model ${p.index} test MSE is ${p.testMse}`)
+            continue
+          }
+          const ref = refMse.get(p.index)
+          if (ref === undefined) continue
+          const rel = Math.abs(p.testMse - ref) / Math.max(Math.abs(ref), 1e-12)
+          if (rel > maxRel) maxRel = rel
+          if (rel > tolerance) {
+            problems.push(
+              `${where}: model ${p.index} test MSE ${p.testMse.toPrecision(7)} differs from ${reference!.strategy}'s ${ref.toPrecision(7)} by ${rel.toExponential(2)} (tolerance ${tolerance})`,
+            )
+          }
+        }
+      }
+      for (const strategy of config.strategies) {
+        if (!here.some((m) => m.strategy === strategy && m.status === 'ok')) {
+          problems.push(`${strategy} has no finished measurement at ${size} rows × ${models} models`)
+        }
+      }
+    }
+  }
+  for (const k of Object.keys(modelsTrained)) if (!Number.isFinite(modelsTrained[k])) modelsTrained[k] = 0
+  return { sameWork: problems.length === 0, maxRelMseDiff: maxRel, tolerance, modelsTrained, problems }
+}

@@ -1,0 +1,128 @@
+// `trainpool bench`: validate flags (exit 2, nothing started), run through the BenchService,
+// progress bar on stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
+import { writeFileSync } from 'node:fs'
+import { SingleBar } from 'cli-progress'
+import { type RunResult, TrainpoolError } from '../contract'
+import { formatMs, toCsv } from '../bench/export'
+import { NodeLauncher } from '../pool/node-launcher'
+import { BenchService } from '../service/bench-service'
+import { RunStore, defaultStoreDir } from '../store/run-store'
+import { type BenchFlags, UsageError, configFromFlags } from './options'
+
+export interface BenchCommandFlags extends BenchFlags {
+  json?: string
+  csv?: string
+  store?: string
+  save?: boolean
+}
+
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
+
+export async function benchCommand(flags: BenchCommandFlags, version: string): Promise<number> {
+  let config
+  try {
+    config = configFromFlags(flags)
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`trainpool bench: ${err.message}\n`)
+      return EXIT.usage
+    }
+    throw err
+  }
+  const store = flags.save === false ? null : new RunStore(flags.store ?? defaultStoreDir())
+  const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'cli', appVersion: version })
+  await store?.markInterrupted().catch(() => [])
+  let runId: string
+  try {
+    ;({ runId } = await service.start(config))
+  } catch (err) {
+    if (err instanceof TrainpoolError && err.code !== 'internal') {
+      const field = err.issues?.[0]?.field
+      const flag = field === 'backend' ? '--backend' : field === 'sizes' ? '--sizes' : ''
+      process.stderr.write(`trainpool bench: ${flag ? `${flag}: ` : ''}${err.message}\n`)
+      return EXIT.usage
+    }
+    throw err
+  }
+  const bar = process.stderr.isTTY ? progressBar(service, runId) : null
+  if (!bar) logPhases(service)
+  let interrupted = false
+  const onSignal = () => {
+    if (interrupted) process.exit(EXIT.failed)
+    interrupted = true
+    process.stderr.write('\ntrainpool bench: cancelling (Ctrl+C again to force)…\n')
+    void service.cancel(runId)
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  const result = await service.waitForRun(runId)
+  bar?.stop()
+  process.off('SIGINT', onSignal)
+  process.off('SIGTERM', onSignal)
+  process.stdout.write(summaryTable(result))
+  if (flags.json) writeFileSync(flags.json, JSON.stringify(result, null, 2))
+  if (flags.csv) writeFileSync(flags.csv, toCsv(result))
+  if (store) process.stderr.write(`saved run ${result.runId} in ${store.dir}${result.warnings.some((w) => w.startsWith('could not save')) ? ' (FAILED: see warnings)' : ''}\n`)
+  return result.status === 'ok' ? EXIT.ok : EXIT.failed
+}
+
+function progressBar(service: BenchService, runId: string): SingleBar {
+  const bar = new SingleBar(
+    { format: ' {bar} {percentage}% | {value}/{total} model trainings | {phase}', stream: process.stderr, hideCursor: true, clearOnComplete: true, fps: 10 },
+  )
+  let total = 0
+  let doneBefore = 0
+  let current = 0
+  service.onEvent((e) => {
+    if (e.runId !== runId) return
+    if (e.type === 'run-started') {
+      total = e.plan.reduce((s, k) => s + k.models, 0)
+      bar.start(total, 0, { phase: 'starting' })
+    } else if (e.type === 'phase') {
+      bar.update(doneBefore + current, { phase: e.message })
+    } else if (e.type === 'progress') {
+      current = e.modelsDone
+      bar.update(doneBefore + current)
+    } else if (e.type === 'measurement') {
+      doneBefore += e.measurement.models
+      current = 0
+      bar.update(doneBefore)
+    }
+  })
+  return bar
+}
+
+function logPhases(service: BenchService): void {
+  service.onEvent((e) => {
+    if (e.type === 'phase' && e.phase !== 'measuring') process.stderr.write(`${e.message}\n`)
+    if (e.type === 'measurement') {
+      const m = e.measurement
+      process.stderr.write(`  ${m.strategy} W=${m.workers} · ${m.size} rows × ${m.models} models, repeat ${m.repeat + 1}: ${formatMs(m.wallMs)} (${m.status})\n`)
+    }
+  })
+}
+
+export function summaryTable(run: RunResult): string {
+  const env = run.environment
+  const out: string[] = []
+  out.push(`Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()}`)
+  const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', 'GFLOP/s']
+  const rows = run.summary.map((s) => [
+    String(s.size), String(s.models), s.strategy, String(s.workers), formatMs(s.medianMs), formatMs(s.minMs), formatMs(s.maxMs),
+    s.speedupVsSequential === null ? '–' : `${s.speedupVsSequential.toFixed(2)}×`,
+    s.efficiency === null ? '–' : `${(s.efficiency * 100).toFixed(0)}%`,
+    s.gflops.toFixed(2),
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
+  const line = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
+  out.push(line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line))
+  const v = run.verification
+  out.push(
+    v.sameWork
+      ? `same work: ${Object.entries(v.modelsTrained).map(([s, n]) => `${s} ${n}/${run.config.models.join('/')}`).join(', ')} models; per-model test MSE agree (max rel. Δ ${v.maxRelMseDiff.toExponential(1)}, tolerance ${v.tolerance})`
+      : `SAME-WORK CHECK FAILED:\n${v.problems.map((p) => `  - ${p}`).join('\n')}`,
+  )
+  for (const w of run.warnings) out.push(`warning: ${w}`)
+  if (run.error) out.push(`error: ${run.error}`)
+  return out.join('\n') + '\n'
+}

@@ -1,0 +1,59 @@
+// `trainpool` command line: bench (and, as they land, serve and report).
+import { Command, CommanderError, Option } from 'commander'
+import { BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '../contract'
+import { EXIT, benchCommand } from './bench-command'
+
+declare const __TRAINPOOL_VERSION__: string | undefined
+const version = typeof __TRAINPOOL_VERSION__ === 'string' ? __TRAINPOOL_VERSION__ : (process.env.npm_package_version ?? 'dev')
+
+export function buildProgram(): Command {
+  const program = new Command('trainpool')
+    .description('Train many models at once and measure honestly how much faster each strategy is.')
+    .version(version)
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+  program
+    .command('bench')
+    .description('run the benchmark headless: sequential vs pool vs batched')
+    .addOption(new Option('--preset <name>', `preset: ${PRESET_NAMES.join(' | ')}`))
+    .option('--sizes <list>', 'data sizes (rows), e.g. 10000,50000')
+    .option('--models <list>', 'model counts, e.g. 50')
+    .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
+    .option('--strategies <list>', `comma-separated: ${STRATEGIES.join(',')}`)
+    .option('--backend <name>', `${BACKENDS.join(' | ')} (auto = tensorflow → webgpu → wasm → cpu)`)
+    .option('--epochs <n>', 'training epochs per model')
+    .option('--batch-size <n>', 'mini-batch rows')
+    .option('--hidden <list>', 'hidden layer widths, e.g. 64 or 64,32')
+    .option('--lr <x>', 'Adam learning rate')
+    .option('--repeats <n>', 'repeats per measurement (median reported)')
+    .option('--seed <n>', 'data seed; model i uses seed + i + 1')
+    .option('--target <name>', `${TARGETS.join(' | ')}`)
+    .option('--features <n>', 'input features')
+    .option('--test-split <x>', 'fraction of rows held out for test MSE')
+    .option('--on-failure <policy>', 'stop | continue when a worker dies')
+    .option('--json <file>', 'write the full result JSON')
+    .option('--csv <file>', 'write one CSV row per measurement')
+    .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
+    .option('--no-save', 'do not keep this run in the history')
+    .action(async (flags) => {
+      process.exitCode = await benchCommand(flags, version)
+    })
+  return program
+}
+
+export async function main(argv = process.argv): Promise<void> {
+  const program = buildProgram()
+  try {
+    await program.parseAsync(argv)
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // help and --version exit 0; unknown flags, missing values: bad input
+      process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage
+      return
+    }
+    process.stderr.write(`trainpool: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    process.exitCode = EXIT.failed
+  }
+}
+
+void main()

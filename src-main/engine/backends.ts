@@ -1,0 +1,273 @@
+// Backend selection inside a worker process. `auto` = tensorflow → webgpu → wasm → cpu, where the
+// GPU backends count only on real GPU hardware (tfjs-node-gpu silently falls back to the CPU, and
+// WebGPU on Linux without a GPU is Mesa's lavapipe); those stay reachable by asking for them by name.
+// Asking for a backend that is not available is an error with the reason, never a silent fallback.
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import type * as TF from '@tensorflow/tfjs-core'
+import type { BackendCapability, BackendName, ConcreteBackend } from '../contract'
+
+type Tf = typeof TF
+const require = createRequire(__filename)
+
+export interface SelectedBackend {
+  backend: ConcreteBackend
+  device: string
+  /** GPU backends: true on real GPU hardware */
+  hardware: boolean
+  flags: Record<string, string | number | boolean>
+  versions: Record<string, string>
+}
+
+export class BackendUnavailableError extends Error {
+  constructor(
+    readonly backend: BackendName,
+    readonly reason: string,
+  ) {
+    super(`backend ${backend} is not available here: ${reason}`)
+    this.name = 'BackendUnavailableError'
+  }
+}
+
+export function cpuModel(): string {
+  const cpus = os.cpus()
+  return `${cpus[0]?.model?.trim() || os.arch()} (${cpus.length} cores)`
+}
+
+export const AUTO_ORDER: ConcreteBackend[] = ['tensorflow', 'webgpu', 'wasm', 'cpu']
+
+/** Loads tfjs-core and initialises the requested backend in this process. */
+export async function selectBackend(name: BackendName): Promise<{ tf: Tf; selected: SelectedBackend }> {
+  const tf: Tf = require('@tensorflow/tfjs-core')
+  if (name !== 'auto') return { tf, selected: await initBackend(tf, name) }
+  const reasons: string[] = []
+  for (const candidate of AUTO_ORDER) {
+    try {
+      const selected = await initBackend(tf, candidate)
+      if ((candidate === 'tensorflow' || candidate === 'webgpu') && !selected.hardware) {
+        reasons.push(`${candidate}: ${selected.device} is not a GPU`)
+        continue
+      }
+      selected.flags.autoSkipped = reasons.join('; ')
+      return { tf, selected }
+    } catch (err) {
+      reasons.push(`${candidate}: ${err instanceof Error ? err.message : String(err)}`)
+    }
+  }
+  throw new BackendUnavailableError('auto', reasons.join('; '))
+}
+
+async function initBackend(tf: Tf, name: ConcreteBackend): Promise<SelectedBackend> {
+  const versions: Record<string, string> = { 'tfjs-core': tf.version_core }
+  switch (name) {
+    case 'tensorflow':
+      return initTensorflow(tf, versions)
+    case 'webgpu':
+      return initWebgpu(tf, versions)
+    case 'wasm': {
+      await loadOptional('@tensorflow/tfjs-backend-wasm', 'wasm')
+      await activate(tf, 'wasm')
+      const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')
+      const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT')
+      return {
+        backend: 'wasm',
+        device: `${cpuModel()}, wasm${simd ? ' SIMD' : ''}, ${threads ? 'multi-threaded' : '1 thread'}`,
+        hardware: false,
+        flags: { WASM_HAS_SIMD_SUPPORT: Boolean(simd), WASM_HAS_MULTITHREAD_SUPPORT: Boolean(threads) },
+        versions: { ...versions, 'tfjs-backend-wasm': packageVersion('@tensorflow/tfjs-backend-wasm') },
+      }
+    }
+    case 'cpu': {
+      await loadOptional('@tensorflow/tfjs-backend-cpu', 'cpu')
+      await activate(tf, 'cpu')
+      return {
+        backend: 'cpu',
+        device: `${cpuModel()}, plain JavaScript`,
+        hardware: false,
+        flags: {},
+        versions: { ...versions, 'tfjs-backend-cpu': packageVersion('@tensorflow/tfjs-backend-cpu') },
+      }
+    }
+  }
+}
+
+async function initTensorflow(tf: Tf, versions: Record<string, string>): Promise<SelectedBackend> {
+  polyfillNodeUtilForTfjsNode()
+  let binding: { isUsingGpuDevice?: () => boolean } | undefined
+  try {
+    require.resolve('@tensorflow/tfjs-node-gpu')
+  } catch {
+    throw new BackendUnavailableError(
+      'tensorflow',
+      '@tensorflow/tfjs-node-gpu is not installed (an optional dependency: it needs Linux x64, CUDA 11.2 + cuDNN 8.1, and network access during npm install to fetch libtensorflow)',
+    )
+  }
+  try {
+    require('@tensorflow/tfjs-node-gpu')
+  } catch (err) {
+    throw new BackendUnavailableError('tensorflow', `@tensorflow/tfjs-node-gpu failed to load: ${(err as Error).message}`)
+  }
+  await activate(tf, 'tensorflow')
+  binding = (tf.backend() as unknown as { binding?: typeof binding }).binding
+  const gpu = Boolean(binding?.isUsingGpuDevice?.())
+  return {
+    backend: 'tensorflow',
+    device: gpu
+      ? `CUDA GPU ${process.env.CUDA_VISIBLE_DEVICES ? `(CUDA_VISIBLE_DEVICES=${process.env.CUDA_VISIBLE_DEVICES})` : ''}`.trim()
+      : `${cpuModel()} (libtensorflow CPU: no usable CUDA device)`,
+    hardware: gpu,
+    flags: { TF_FORCE_GPU_ALLOW_GROWTH: process.env.TF_FORCE_GPU_ALLOW_GROWTH ?? '' },
+    versions: { ...versions, 'tfjs-node-gpu': packageVersion('@tensorflow/tfjs-node-gpu') },
+  }
+}
+
+/** tfjs-node 4.22 calls util.isNullOrUndefined, removed in Node 23 (Electron 45 runs Node 24). */
+function polyfillNodeUtilForTfjsNode(): void {
+  const util = require('node:util') as Record<string, unknown>
+  if (typeof util.isNullOrUndefined !== 'function') util.isNullOrUndefined = (v: unknown) => v === null || v === undefined
+  if (typeof util.isArray !== 'function') util.isArray = Array.isArray
+}
+
+interface GpuAdapterLike {
+  info?: { vendor?: string; architecture?: string; device?: string; description?: string }
+  isFallbackAdapter?: boolean
+}
+
+let webgpuGlobalsInstalled = false
+
+/** Installs navigator.gpu from Dawn (the `webgpu` package) — must happen before tfjs-backend-webgpu loads. */
+async function installWebgpuGlobals(): Promise<void> {
+  if (webgpuGlobalsInstalled) return
+  let dawn: { create: (flags: string[]) => unknown; globals: Record<string, unknown> }
+  try {
+    dawn = (await import('webgpu')) as unknown as typeof dawn
+  } catch (err) {
+    throw new BackendUnavailableError('webgpu', `the webgpu package (Dawn) failed to load: ${(err as Error).message}`)
+  }
+  Object.assign(globalThis, dawn.globals)
+  const g = globalThis as unknown as { navigator?: Record<string, unknown> }
+  if (!g.navigator) (globalThis as Record<string, unknown>).navigator = {}
+  g.navigator!.gpu = dawn.create([])
+  webgpuGlobalsInstalled = true
+}
+
+/** Lets the process exit: Dawn keeps Node alive while navigator.gpu exists. */
+export function releaseWebgpu(): void {
+  const g = globalThis as unknown as { navigator?: Record<string, unknown> }
+  if (g.navigator && 'gpu' in g.navigator) delete g.navigator.gpu
+}
+
+function describeAdapter(adapter: GpuAdapterLike): { device: string; hardware: boolean } {
+  const info = adapter.info ?? {}
+  const description = info.description || [info.vendor, info.architecture, info.device].filter(Boolean).join(' ') || 'unknown adapter'
+  const software =
+    Boolean(adapter.isFallbackAdapter) ||
+    /llvmpipe|lavapipe|swiftshader|software|microsoft basic render/i.test(`${description} ${info.architecture ?? ''}`)
+  return { device: software ? `${description} (software adapter, runs on the CPU)` : description, hardware: !software }
+}
+
+async function requestAdapter(): Promise<GpuAdapterLike> {
+  await installWebgpuGlobals()
+  const gpu = (globalThis as unknown as { navigator: { gpu: { requestAdapter: (o?: object) => Promise<GpuAdapterLike | null> } } })
+    .navigator.gpu
+  const adapter = (await gpu.requestAdapter({ powerPreference: 'high-performance' })) ?? null
+  if (!adapter) {
+    throw new BackendUnavailableError(
+      'webgpu',
+      'Dawn found no WebGPU adapter (no Vulkan/Metal/D3D12 device; on Debian without a GPU, install mesa-vulkan-drivers from bookworm-backports for lavapipe)',
+    )
+  }
+  return adapter
+}
+
+async function initWebgpu(tf: Tf, versions: Record<string, string>): Promise<SelectedBackend> {
+  const adapter = await requestAdapter()
+  await import('@tensorflow/tfjs-backend-webgpu')
+  await activate(tf, 'webgpu')
+  const { device, hardware } = describeAdapter(adapter)
+  const flags: Record<string, string | number | boolean> = {}
+  for (const flag of ['WEBGPU_CPU_FORWARD', 'WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD', 'WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE']) {
+    try {
+      flags[flag] = tf.env().get(flag) as string | number | boolean
+    } catch {
+      /* flag unknown in this tfjs version */
+    }
+  }
+  return {
+    backend: 'webgpu',
+    device,
+    hardware,
+    flags,
+    versions: {
+      ...versions,
+      'tfjs-backend-webgpu': packageVersion('@tensorflow/tfjs-backend-webgpu'),
+      webgpu: packageVersion('webgpu'),
+    },
+  }
+}
+
+async function loadOptional(pkg: string, name: ConcreteBackend): Promise<void> {
+  try {
+    require(pkg)
+  } catch (err) {
+    throw new BackendUnavailableError(name, `${pkg} failed to load: ${(err as Error).message}`)
+  }
+}
+
+async function activate(tf: Tf, name: string): Promise<void> {
+  let ok = false
+  try {
+    ok = await tf.setBackend(name)
+  } catch (err) {
+    throw new BackendUnavailableError(name as ConcreteBackend, `initialisation failed: ${(err as Error).message}`)
+  }
+  if (!ok) throw new BackendUnavailableError(name as ConcreteBackend, 'initialisation failed (tf.setBackend returned false)')
+  await tf.ready()
+}
+
+export function packageVersion(pkg: string): string {
+  try {
+    return (require(`${pkg}/package.json`) as { version: string }).version
+  } catch {
+    return 'unknown'
+  }
+}
+
+/** What this machine offers, checked without training (used for the capabilities card and `auto`). */
+export async function probeBackends(): Promise<BackendCapability[]> {
+  const out: BackendCapability[] = []
+  // tensorflow: loading the native binding is the only real check
+  try {
+    require.resolve('@tensorflow/tfjs-node-gpu')
+    out.push({ name: 'tensorflow', available: true, detail: 'installed (@tensorflow/tfjs-node-gpu); GPU use is checked when a worker starts' })
+  } catch {
+    out.push({
+      name: 'tensorflow',
+      available: false,
+      detail: 'not installed: @tensorflow/tfjs-node-gpu is optional and needs Linux x64 with CUDA 11.2 + cuDNN 8.1 (its install downloads libtensorflow)',
+    })
+  }
+  try {
+    const { device, hardware } = describeAdapter(await requestAdapter())
+    out.push({ name: 'webgpu', available: true, detail: hardware ? device : device })
+  } catch (err) {
+    out.push({ name: 'webgpu', available: false, detail: err instanceof BackendUnavailableError ? err.reason : String(err) })
+  } finally {
+    releaseWebgpu()
+    webgpuGlobalsInstalled = false
+  }
+  out.push({ name: 'wasm', available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object', detail: `${cpuModel()}, WebAssembly (XNNPACK)` })
+  out.push({ name: 'cpu', available: true, detail: `${cpuModel()}, plain JavaScript` })
+  return out
+}
+
+/** The backend `auto` picks, from probe results (GPU backends only on GPU hardware). */
+export function autoBackendFrom(capabilities: BackendCapability[]): ConcreteBackend {
+  for (const name of AUTO_ORDER) {
+    const c = capabilities.find((b) => b.name === name)
+    if (!c?.available) continue
+    if (name === 'webgpu' && /software adapter/.test(c.detail)) continue
+    return name
+  }
+  return 'cpu'
+}

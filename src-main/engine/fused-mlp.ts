@@ -1,0 +1,259 @@
+// N independent MLP regressors fused into one tensor program: every step advances all N models in
+// the same kernels. N = 1 is one ordinary MLP, so `sequential` and `pool` run this very program
+// with one model at a time and the comparison measures fusion, not different code.
+//
+// Shapes are chosen for the backends' fast paths (wasm's XNNPACK only takes plain, untransposed
+// 2-D products): the first layer — the heavy one — is ONE GEMM of the shared input batch X[B,F]
+// against all models' weights side by side W1[F, N·H1]; its weight gradient is X^T[F,B]·dZ1[B,N·H1]
+// with X^T materialised once per epoch, again a plain GEMM. Later hidden layers are per-model
+// batched products; the output layer (width 1) is a multiply-and-sum. Gradients are written out by
+// hand (no tape), and the loss is the SUM of per-model mean squared errors, so no model's gradient
+// is divided by N.
+import type * as TF from '@tensorflow/tfjs-core'
+import { initialWeights } from './data'
+
+type Tf = typeof TF
+
+export interface AdamSettings {
+  lr: number
+  beta1: number
+  beta2: number
+  epsilon: number
+}
+
+export const ADAM_DEFAULTS = { beta1: 0.9, beta2: 0.999, epsilon: 1e-7 } as const
+
+interface Param {
+  value: TF.Variable
+  m: TF.Variable
+  v: TF.Variable
+}
+
+export interface FusedMlpOptions {
+  features: number
+  hidden: readonly number[]
+  /** per-model initialisation seeds, one per fused model */
+  seeds: readonly number[]
+  adam: AdamSettings
+}
+
+/** Rows of the test set evaluated per chunk, bounded so N·H activations stay small. */
+const EVAL_ELEMENTS_PER_CHUNK = 8 * 1024 * 1024
+
+export class FusedMlp {
+  readonly n: number
+  readonly features: number
+  readonly hidden: readonly number[]
+  private readonly params: Param[]
+  private step = 0
+
+  constructor(
+    private readonly tf: Tf,
+    private readonly options: FusedMlpOptions,
+  ) {
+    this.n = options.seeds.length
+    this.features = options.features
+    this.hidden = [...options.hidden]
+    this.params = this.initialParams().map((t) => this.param(t))
+  }
+
+  /** Floating-point operations of one training step on a batch of `rows` rows (all fused models). */
+  static stepFlops(rows: number, n: number, features: number, hidden: readonly number[]): number {
+    let flops = 4 * rows * features * n * hidden[0] // X·W1 and X^T·dZ1
+    for (let k = 1; k < hidden.length; k++) flops += 6 * rows * n * hidden[k - 1] * hidden[k] // fwd, dW, dA
+    flops += 6 * rows * n * hidden[hidden.length - 1] // output layer fwd, dw, dA
+    return flops
+  }
+
+  private initialParams(): TF.Tensor[] {
+    const { tf, n, features, hidden } = this
+    const L = hidden.length
+    const perModel = this.options.seeds.map((seed) => initialWeights(features, hidden, seed))
+    const tensors: TF.Tensor[] = []
+    // W1 [F, n·H1]: model i's [F, H1] block sits in columns i·H1 … (i+1)·H1
+    const h1 = hidden[0]
+    const w1 = new Float32Array(features * n * h1)
+    for (let i = 0; i < n; i++) {
+      const src = perModel[i][0]
+      for (let f = 0; f < features; f++) w1.set(src.subarray(f * h1, (f + 1) * h1), f * n * h1 + i * h1)
+    }
+    tensors.push(tf.tensor2d(w1, [features, n * h1]), tf.zeros([n * h1]))
+    for (let k = 1; k < L; k++) {
+      const hin = hidden[k - 1]
+      const hout = hidden[k]
+      const w = new Float32Array(n * hin * hout)
+      for (let i = 0; i < n; i++) w.set(perModel[i][k], i * hin * hout)
+      tensors.push(tf.tensor3d(w, [n, hin, hout]), tf.zeros([n, 1, hout]))
+    }
+    const hl = hidden[L - 1]
+    const wo = new Float32Array(n * hl)
+    for (let i = 0; i < n; i++) wo.set(perModel[i][L], i * hl)
+    tensors.push(tf.tensor2d(wo, [n, hl]), tf.zeros([n]))
+    return tensors
+  }
+
+  private param(initial: TF.Tensor): Param {
+    const { tf } = this
+    const zeros = tf.zerosLike(initial)
+    const p = {
+      value: tf.variable(initial, false),
+      m: tf.variable(zeros, false),
+      v: tf.variable(zeros, false),
+    }
+    // variables hold their own references: the source tensors can go
+    initial.dispose()
+    zeros.dispose()
+    return p
+  }
+
+  /**
+   * One Adam step on a batch. x [B,F], xT [F,B], y [B,1]. Returns the per-model mean squared error
+   * of this batch (shape [n], before the update); the caller owns it.
+   */
+  trainStep(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D): TF.Tensor1D {
+    return this.tf.tidy(() => {
+      const { loss, grads } = this.lossAndGradients(x, xT, y)
+      this.applyAdam(grads)
+      return loss
+    })
+  }
+
+  private lossAndGradients(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D): { loss: TF.Tensor1D; grads: TF.Tensor[] } {
+    const { tf, n, hidden } = this
+    const L = hidden.length
+    const rows = x.shape[0]
+    const vals = this.params.map((p) => p.value)
+    const h1 = hidden[0]
+    // ---- forward
+    const z1 = tf.add(tf.matMul(x, vals[0] as TF.Tensor2D), vals[1]) // [B, n·H1]
+    const a1 = tf.relu(z1)
+    const zs: TF.Tensor[] = [] // pre-activations of layers 2..L, layout [n, B, H]
+    const as: TF.Tensor[] = [] // their inputs, layout [n, B, H]
+    let last: TF.Tensor // activations feeding the output layer
+    let lastLayoutModelsFirst = false
+    if (L === 1) {
+      last = tf.reshape(a1, [rows, n, h1])
+    } else {
+      let a: TF.Tensor = tf.transpose(tf.reshape(a1, [rows, n, h1]), [1, 0, 2]) // [n, B, H1]
+      for (let k = 1; k < L; k++) {
+        as.push(a)
+        const z = tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k] as TF.Tensor3D), vals[2 * k + 1])
+        zs.push(z)
+        a = tf.relu(z)
+      }
+      last = a
+      lastLayoutModelsFirst = true
+    }
+    const wo = vals[2 * L] as TF.Tensor2D // [n, HL]
+    const bo = vals[2 * L + 1] as TF.Tensor1D // [n]
+    const hl = hidden[L - 1]
+    let err: TF.Tensor // prediction − target, [B, n] or [n, B]
+    if (!lastLayoutModelsFirst) {
+      const pred = tf.add(tf.sum(tf.mul(last, tf.reshape(wo, [1, n, hl])), 2), bo) // [B, n]
+      err = tf.sub(pred, y) // y [B,1] broadcasts over models
+    } else {
+      const pred = tf.add(tf.sum(tf.mul(last, tf.reshape(wo, [n, 1, hl])), 2), tf.reshape(bo, [n, 1])) // [n, B]
+      err = tf.sub(pred, tf.reshape(y, [1, rows]))
+    }
+    const modelAxisRows = lastLayoutModelsFirst ? 1 : 0
+    const loss = tf.div(tf.sum(tf.square(err), modelAxisRows), rows) as TF.Tensor1D // [n]
+    // ---- backward: d(sum of per-model means)/dpred = 2·err / B
+    const dPred = tf.mul(err, 2 / rows)
+    const grads: TF.Tensor[] = new Array(2 * L + 2)
+    let dLast: TF.Tensor
+    if (!lastLayoutModelsFirst) {
+      const dPred3 = tf.reshape(dPred, [rows, n, 1])
+      grads[2 * L + 1] = tf.sum(dPred, 0)
+      grads[2 * L] = tf.sum(tf.mul(dPred3, last), 0) // [n, HL]
+      dLast = tf.mul(dPred3, tf.reshape(wo, [1, n, hl])) // [B, n, HL]
+    } else {
+      const dPred3 = tf.reshape(dPred, [n, rows, 1])
+      grads[2 * L + 1] = tf.sum(dPred, 1)
+      grads[2 * L] = tf.sum(tf.mul(dPred3, last), 1) // [n, HL]
+      dLast = tf.mul(dPred3, tf.reshape(wo, [n, 1, hl])) // [n, B, HL]
+      for (let k = L - 1; k >= 1; k--) {
+        const dz = tf.mul(dLast, tf.step(zs[k - 1]))
+        grads[2 * k] = tf.matMul(as[k - 1] as TF.Tensor3D, dz as TF.Tensor3D, true, false) // [n, Hin, Hout]
+        grads[2 * k + 1] = tf.sum(dz, 1, true) // [n, 1, Hout]
+        dLast = tf.matMul(dz as TF.Tensor3D, vals[2 * k] as TF.Tensor3D, false, true) // [n, B, Hin]
+      }
+      dLast = tf.transpose(dLast, [1, 0, 2]) // [B, n, H1]
+    }
+    const dz1 = tf.mul(tf.reshape(dLast, [rows, n * h1]), tf.step(z1)) // [B, n·H1]
+    grads[0] = tf.matMul(xT, dz1 as TF.Tensor2D) // [F, n·H1]: plain GEMM, fast path
+    grads[1] = tf.sum(dz1, 0)
+    return { loss, grads }
+  }
+
+  private applyAdam(grads: TF.Tensor[]): void {
+    const { tf } = this
+    const { lr, beta1, beta2, epsilon } = this.options.adam
+    this.step += 1
+    const c1 = 1 - beta1 ** this.step
+    const c2 = 1 - beta2 ** this.step
+    this.params.forEach((p, i) => {
+      const g = grads[i]
+      const m = tf.add(tf.mul(p.m, beta1), tf.mul(g, 1 - beta1))
+      const v = tf.add(tf.mul(p.v, beta2), tf.mul(tf.square(g), 1 - beta2))
+      const update = tf.div(tf.mul(m, lr / c1), tf.add(tf.sqrt(tf.div(v, c2)), epsilon))
+      p.m.assign(m)
+      p.v.assign(v)
+      p.value.assign(tf.sub(p.value, update))
+    })
+  }
+
+  /** Per-model mean squared error on a data set (x [rows,F], y [rows,1]), evaluated in chunks. */
+  evaluate(x: TF.Tensor2D, y: TF.Tensor2D): TF.Tensor1D {
+    const { tf, n, hidden } = this
+    const rows = x.shape[0]
+    const widest = Math.max(...hidden)
+    const chunk = Math.max(1, Math.min(rows, Math.floor(EVAL_ELEMENTS_PER_CHUNK / (n * widest))))
+    if (chunk >= rows) {
+      return tf.tidy(() => tf.div(tf.sum(tf.square(tf.sub(this.predict(x), y)), 0), rows) as TF.Tensor1D)
+    }
+    let total: TF.Tensor1D = tf.zeros([n])
+    for (let start = 0; start < rows; start += chunk) {
+      const size = Math.min(chunk, rows - start)
+      const next = tf.tidy(() => {
+        const xs = tf.slice(x, [start, 0], [size, -1])
+        const ys = tf.slice(y, [start, 0], [size, -1])
+        const pred = this.predict(xs) // [size, n]
+        return tf.add(total, tf.sum(tf.square(tf.sub(pred, ys)), 0)) as TF.Tensor1D
+      })
+      total.dispose()
+      total = next
+    }
+    const mse = tf.div(total, rows) as TF.Tensor1D
+    total.dispose()
+    return mse
+  }
+
+  /** Predictions [rows, n] of every fused model. */
+  predict(x: TF.Tensor2D): TF.Tensor2D {
+    const { tf, n, hidden } = this
+    return tf.tidy(() => {
+      const L = hidden.length
+      const rows = x.shape[0]
+      const vals = this.params.map((p) => p.value)
+      let a: TF.Tensor = tf.relu(tf.add(tf.matMul(x, vals[0] as TF.Tensor2D), vals[1]))
+      a = tf.transpose(tf.reshape(a, [rows, n, hidden[0]]), [1, 0, 2]) // [n, rows, H1]
+      for (let k = 1; k < L; k++) {
+        a = tf.relu(tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k] as TF.Tensor3D), vals[2 * k + 1]))
+      }
+      const hl = hidden[L - 1]
+      const out = tf.add(
+        tf.sum(tf.mul(a, tf.reshape(vals[2 * L], [n, 1, hl])), 2),
+        tf.reshape(vals[2 * L + 1], [n, 1]),
+      ) // [n, rows]
+      return tf.transpose(out) as TF.Tensor2D
+    })
+  }
+
+  dispose(): void {
+    for (const p of this.params) {
+      p.value.dispose()
+      p.m.dispose()
+      p.v.dispose()
+    }
+  }
+}

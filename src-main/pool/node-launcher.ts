@@ -1,0 +1,58 @@
+// Node launcher: child_process.fork of the worker entry (CLI, tests, browser mode). From the built
+// bundle it forks out/main/worker.js; from sources (tests, tsx) it forks the TypeScript entry
+// through tsx.
+import { fork } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import type { FromWorker } from '../contract'
+import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
+
+export interface WorkerEntry {
+  path: string
+  execArgv: string[]
+}
+
+export function resolveWorkerEntry(): WorkerEntry {
+  const override = process.env.TRAINPOOL_WORKER_ENTRY
+  if (override) return { path: override, execArgv: override.endsWith('.ts') ? ['--import', 'tsx'] : [] }
+  // built: this code sits in out/main/ or out/main/chunks/, next to out/main/worker.js
+  for (const candidate of [join(__dirname, 'worker.js'), join(__dirname, '..', 'worker.js')]) {
+    if (existsSync(candidate)) return { path: candidate, execArgv: [] }
+  }
+  const source = resolve(__dirname, '../worker/index.ts')
+  if (existsSync(source)) return { path: source, execArgv: ['--import', 'tsx'] }
+  throw new Error(`trainpool: worker entry not found next to ${__dirname}; run \`npm run build\` first`)
+}
+
+export class NodeLauncher implements WorkerLauncher {
+  readonly kind = 'node' as const
+  constructor(private readonly entry: WorkerEntry = resolveWorkerEntry()) {}
+
+  launch(options: LaunchOptions): WorkerHandle {
+    const child = fork(this.entry.path, [], {
+      env: { ...options.env, TRAINPOOL_SERVICE_NAME: options.serviceName },
+      execArgv: this.entry.execArgv,
+      // stdout is piped too: native libraries (Dawn, libtensorflow) print there, and the CLI's
+      // stdout is reserved for the summary table
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      serialization: 'advanced',
+    })
+    return {
+      get pid() {
+        return child.pid
+      },
+      send: (message) => {
+        if (child.connected) child.send(message)
+      },
+      onMessage: (listener) => child.on('message', (m) => listener(m as FromWorker)),
+      onStderr: (listener) => {
+        child.stderr?.setEncoding('utf8').on('data', listener)
+        child.stdout?.setEncoding('utf8').on('data', listener)
+      },
+      onExit: (listener) => child.once('exit', (code, signal) => listener({ code, signal } satisfies WorkerExit)),
+      kill: (signal) => {
+        if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      },
+    }
+  }
+}

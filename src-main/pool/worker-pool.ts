@@ -1,0 +1,362 @@
+// WorkerPool: W pre-started, warmed workers over a WorkerLauncher; one FIFO job queue; a free
+// worker takes the next job. A worker that dies mid-job fails that job (exit code/signal and the
+// tail of its stderr) without losing the models it already finished; the rest goes on or stops
+// per policy. Cancel = a graceful message, then SIGKILL after a grace period.
+import type { BackendName, ConcreteBackend, FromWorker, PerModel, ToWorker, WorkerFailure, Workload } from '../contract'
+import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
+import { workerEnv } from './launcher'
+
+const STDERR_TAIL_CHARS = 2000
+
+export interface PoolOptions {
+  size: number
+  backend: BackendName
+  /** ms between a graceful cancel/shutdown and SIGKILL */
+  graceMs?: number
+  /** a busy worker silent for this long is declared hung, killed and reported */
+  heartbeatTimeoutMs?: number
+  failurePolicy?: 'stop' | 'continue'
+  env?: Record<string, string>
+}
+
+export interface WorkerInfo {
+  backend: ConcreteBackend
+  device: string
+  flags: Record<string, string | number | boolean>
+  versions: Record<string, string>
+  initMs: number
+}
+
+export interface JobSpec {
+  workload: Workload
+  modelIndices: number[]
+  fused: boolean
+}
+
+export interface JobOutcome {
+  job: JobSpec
+  status: 'done' | 'failed' | 'cancelled' | 'not-run'
+  worker: number | null
+  models: PerModel[]
+  failure: WorkerFailure | null
+}
+
+export type ProgressMessage = Extract<FromWorker, { type: 'progress' }>
+
+export interface RunHooks {
+  onDispatch?: (worker: number, job: JobSpec) => void
+  onProgress?: (worker: number, progress: ProgressMessage) => void
+  onModelDone?: (model: PerModel) => void
+  onFailure?: (failure: WorkerFailure) => void
+}
+
+export class BackendInitError extends Error {
+  constructor(
+    readonly backend: BackendName,
+    readonly reason: string,
+  ) {
+    super(`backend ${backend} is not available: ${reason}`)
+    this.name = 'BackendInitError'
+  }
+}
+
+interface Slot {
+  index: number
+  handle: WorkerHandle
+  alive: boolean
+  exit: WorkerExit | null
+  stderrTail: string
+  lastHeard: number
+  rssBytes: number
+  /** the job this worker is running, if any */
+  jobId: number | null
+  listeners: Set<(m: FromWorker) => void>
+  exitListeners: Set<(e: WorkerExit) => void>
+}
+
+export class WorkerPool {
+  private slots: Slot[] = []
+  private info: WorkerInfo | null = null
+  private cancelling = false
+  private readonly graceMs: number
+  private readonly heartbeatTimeoutMs: number
+  private nextJobId = 1
+
+  constructor(
+    private readonly launcher: WorkerLauncher,
+    private readonly options: PoolOptions,
+  ) {
+    this.graceMs = options.graceMs ?? 1500
+    this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 120_000
+  }
+
+  get workerInfo(): WorkerInfo | null {
+    return this.info
+  }
+
+  get pids(): number[] {
+    return this.slots.map((s) => s.handle.pid).filter((p): p is number => typeof p === 'number')
+  }
+
+  get size(): number {
+    return this.options.size
+  }
+
+  /** peak RSS each worker reported with its last finished job */
+  get rssBytes(): number[] {
+    return this.slots.map((s) => s.rssBytes)
+  }
+
+  /** Launches every worker and initialises its backend. Resolves with the start-up time. */
+  async start(): Promise<number> {
+    const started = performance.now()
+    const env = workerEnv(this.options.env)
+    for (let i = 0; i < this.options.size; i++) {
+      const handle = this.launcher.launch({ workerIndex: i, serviceName: `trainpool-worker-${i}`, env })
+      const slot: Slot = {
+        index: i,
+        handle,
+        alive: true,
+        exit: null,
+        stderrTail: '',
+        lastHeard: performance.now(),
+        rssBytes: 0,
+        jobId: null,
+        listeners: new Set(),
+        exitListeners: new Set(),
+      }
+      handle.onMessage((m) => {
+        slot.lastHeard = performance.now()
+        for (const l of [...slot.listeners]) l(m)
+      })
+      handle.onStderr((chunk) => {
+        slot.stderrTail = (slot.stderrTail + chunk).slice(-STDERR_TAIL_CHARS)
+      })
+      handle.onExit((exit) => {
+        slot.alive = false
+        slot.exit = exit
+        for (const l of [...slot.exitListeners]) l(exit)
+      })
+      this.slots.push(slot)
+    }
+    const ready = await Promise.all(
+      this.slots.map((slot) =>
+        this.request(slot, { type: 'init', backend: this.options.backend, workerIndex: slot.index }, (m) =>
+          m.type === 'ready' || m.type === 'init-failed' ? m : undefined,
+        ),
+      ),
+    )
+    const failed = ready.find((m) => m.type === 'init-failed')
+    if (failed && failed.type === 'init-failed') {
+      await this.shutdown()
+      throw new BackendInitError(failed.backend, failed.reason)
+    }
+    const first = ready[0]
+    if (first.type === 'ready') {
+      this.info = { backend: first.backend, device: first.device, flags: first.flags, versions: first.versions, initMs: first.initMs }
+    }
+    return performance.now() - started
+  }
+
+  /** Warms every worker on the real shapes (data generated + uploaded, kernels compiled). */
+  async warmup(workload: Workload, modelIndicesPerWorker: number[][]): Promise<number> {
+    const started = performance.now()
+    await Promise.all(
+      this.slots.map((slot, i) =>
+        this.request(slot, { type: 'warmup', workload, modelIndices: modelIndicesPerWorker[i] ?? [0] }, (m) =>
+          m.type === 'warm' ? m : m.type === 'job-failed' ? m : undefined,
+        ).then((m) => {
+          if (m.type === 'job-failed') throw new Error(`warm-up failed on worker ${slot.index}: ${m.message}`)
+        }),
+      ),
+    )
+    return performance.now() - started
+  }
+
+  /** Runs the jobs FIFO on the free workers. Never rejects: each job gets an outcome. */
+  run(jobs: JobSpec[], hooks: RunHooks = {}): Promise<JobOutcome[]> {
+    this.cancelling = false
+    const outcomes: JobOutcome[] = jobs.map((job) => ({ job, status: 'not-run', worker: null, models: [], failure: null }))
+    let next = 0
+    let stopped = false
+    const policy = this.options.failurePolicy ?? 'stop'
+
+    return new Promise((resolve) => {
+      let active = 0
+      const finishIfDone = () => {
+        if (active === 0 && (next >= jobs.length || stopped || this.cancelling || !this.slots.some((s) => s.alive))) {
+          clearInterval(watchdog)
+          resolve(outcomes)
+        }
+      }
+      const stopAll = () => {
+        stopped = true
+        for (const s of this.slots) if (s.alive && s.jobId !== null) s.handle.send({ type: 'cancel', jobId: s.jobId })
+      }
+      const watchdog = setInterval(() => {
+        const now = performance.now()
+        for (const s of this.slots) {
+          if (s.alive && s.jobId !== null && now - s.lastHeard > this.heartbeatTimeoutMs) {
+            s.stderrTail += `\n[trainpool] no heartbeat for ${Math.round((now - s.lastHeard) / 1000)} s: killed as hung`
+            s.handle.kill('SIGKILL')
+          }
+        }
+      }, Math.min(1000, this.heartbeatTimeoutMs / 2))
+
+      const dispatch = (slot: Slot) => {
+        if (stopped || this.cancelling || next >= jobs.length || !slot.alive) return
+        const k = next++
+        const outcome = outcomes[k]
+        const jobId = this.nextJobId++
+        outcome.worker = slot.index
+        active++
+        slot.jobId = jobId
+        slot.lastHeard = performance.now()
+        const settle = (status: JobOutcome['status']) => {
+          slot.listeners.delete(onMessage)
+          slot.exitListeners.delete(onExit)
+          slot.jobId = null
+          outcome.status = status
+          active--
+          if (status === 'done') dispatch(slot)
+          finishIfDone()
+        }
+        const onMessage = (m: FromWorker) => {
+          if (!('jobId' in m) || m.jobId !== jobId) return
+          switch (m.type) {
+            case 'progress':
+              hooks.onProgress?.(slot.index, m)
+              break
+            case 'model-done': {
+              const model: PerModel = { ...m.model, worker: slot.index }
+              outcome.models.push(model)
+              hooks.onModelDone?.(model)
+              break
+            }
+            case 'job-done':
+              slot.rssBytes = Math.max(slot.rssBytes, m.rssBytes)
+              settle('done')
+              break
+            case 'cancelled':
+              settle('cancelled')
+              break
+            case 'job-failed':
+              outcome.failure = this.failure(slot, outcome, `training failed: ${m.message}`)
+              hooks.onFailure?.(outcome.failure)
+              settle('failed')
+              if (policy === 'stop') stopAll()
+              break
+          }
+        }
+        const onExit = (exit: WorkerExit) => {
+          outcome.failure = this.failure(slot, outcome, describeExit(exit), exit)
+          hooks.onFailure?.(outcome.failure)
+          settle(this.cancelling ? 'cancelled' : 'failed')
+          if (policy === 'stop' && !this.cancelling) stopAll()
+        }
+        slot.listeners.add(onMessage)
+        slot.exitListeners.add(onExit)
+        hooks.onDispatch?.(slot.index, outcome.job)
+        slot.handle.send({ type: 'job', jobId, ...outcome.job })
+      }
+
+      for (const slot of this.slots) dispatch(slot)
+      finishIfDone()
+    })
+  }
+
+  private failure(slot: Slot, outcome: JobOutcome, reason: string, exit?: WorkerExit): WorkerFailure {
+    const done = new Set(outcome.models.map((m) => m.index))
+    return {
+      worker: slot.index,
+      modelIndices: outcome.job.modelIndices.filter((i) => !done.has(i)),
+      reason,
+      exitCode: exit?.code ?? null,
+      signal: exit?.signal ?? null,
+      stderrTail: slot.stderrTail.trim().slice(-STDERR_TAIL_CHARS),
+    }
+  }
+
+  /** Asks running jobs to stop; workers that do not stop within the grace period are killed. */
+  async cancel(): Promise<void> {
+    this.cancelling = true
+    const busy = this.slots.filter((s) => s.alive && s.jobId !== null)
+    await Promise.all(
+      busy.map((s) => {
+        const jobId = s.jobId!
+        const ended = this.waitFor(
+          s,
+          (m) => ((m.type === 'cancelled' || m.type === 'job-done' || m.type === 'job-failed') && m.jobId === jobId ? m : undefined),
+          this.graceMs,
+        )
+        s.handle.send({ type: 'cancel', jobId })
+        return ended.catch(() => s.handle.kill('SIGKILL'))
+      }),
+    )
+  }
+
+  /** Graceful shutdown; SIGKILL for any worker still alive after the grace period. Idempotent. */
+  async shutdown(): Promise<void> {
+    await Promise.all(
+      this.slots.map(async (s) => {
+        if (!s.alive) return
+        const exited = new Promise<void>((resolve) => s.exitListeners.add(() => resolve()))
+        s.handle.send({ type: 'shutdown' })
+        const timer = setTimeout(() => s.handle.kill('SIGKILL'), this.graceMs)
+        await exited
+        clearTimeout(timer)
+      }),
+    )
+  }
+
+  /** Tensor count and RSS of one worker (tests and leak checks). */
+  memory(worker = 0): Promise<Extract<FromWorker, { type: 'memory' }>> {
+    return this.request(this.slots[worker], { type: 'memory' }, (m) => (m.type === 'memory' ? m : undefined))
+  }
+
+  private request<T>(slot: Slot, message: ToWorker, pick: (m: FromWorker) => T | undefined): Promise<T> {
+    const reply = this.waitFor(slot, pick)
+    slot.handle.send(message)
+    return reply
+  }
+
+  private waitFor<T>(slot: Slot, pick: (m: FromWorker) => T | undefined, timeoutMs?: number): Promise<T> {
+    return new Promise((resolve, reject) => {
+      if (!slot.alive) {
+        reject(new Error(`worker ${slot.index} is not running (${describeExit(slot.exit)}): ${slot.stderrTail.slice(-500)}`))
+        return
+      }
+      let timer: NodeJS.Timeout | undefined
+      const cleanup = () => {
+        slot.listeners.delete(onMessage)
+        slot.exitListeners.delete(onExit)
+        if (timer) clearTimeout(timer)
+      }
+      const onMessage = (m: FromWorker) => {
+        const v = pick(m)
+        if (v !== undefined) {
+          cleanup()
+          resolve(v)
+        }
+      }
+      const onExit = (exit: WorkerExit) => {
+        cleanup()
+        reject(new Error(`worker ${slot.index} exited (${describeExit(exit)}): ${slot.stderrTail.slice(-500)}`))
+      }
+      slot.listeners.add(onMessage)
+      slot.exitListeners.add(onExit)
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          cleanup()
+          reject(new Error(`worker ${slot.index} did not answer within ${timeoutMs} ms`))
+        }, timeoutMs)
+      }
+    })
+  }
+}
+
+export function describeExit(exit: WorkerExit | null): string {
+  if (!exit) return 'still running'
+  if (exit.signal) return `worker process killed by ${exit.signal}`
+  return `worker process exited with code ${exit.code}`
+}

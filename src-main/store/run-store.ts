@@ -1,0 +1,167 @@
+// Run store: one folder per run holding run.json (DESIGN.md schema, versioned), rewritten
+// atomically (temp file, fsync, rename, fsync of the folder) after every finished measurement, so
+// a crash or kill -9 loses at most the measurement in flight. Damaged or unknown-version files are
+// listed as damaged with the reason; they never break the list.
+import { randomBytes } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import os from 'node:os'
+import { join, resolve, sep } from 'node:path'
+import { RunResultSchema, SCHEMA_VERSION, TrainpoolError, type RunListEntry, type RunResult } from '../contract'
+
+export const RUN_FILE = 'run.json'
+const RUN_ID = /^[A-Za-z0-9_-]{1,64}$/
+
+export function defaultStoreDir(): string {
+  return process.env.TRAINPOOL_STORE ?? join(os.homedir(), '.trainpool', 'runs')
+}
+
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
+  return `${stamp}-${randomBytes(3).toString('hex')}`
+}
+
+export class RunStore {
+  readonly dir: string
+
+  constructor(dir: string = defaultStoreDir()) {
+    this.dir = resolve(dir)
+  }
+
+  /** The folder of a run; refuses ids that could escape the store (../, separators, …). */
+  runDir(runId: string): string {
+    if (typeof runId !== 'string' || !RUN_ID.test(runId)) {
+      throw new TrainpoolError('invalid-input', `runId ${JSON.stringify(runId)} is not valid: letters, digits, - and _ only (1–64)`)
+    }
+    const dir = resolve(this.dir, runId)
+    if (!dir.startsWith(this.dir + sep)) throw new TrainpoolError('invalid-input', `runId ${JSON.stringify(runId)} escapes the store`)
+    return dir
+  }
+
+  async save(run: RunResult): Promise<void> {
+    const dir = this.runDir(run.runId)
+    await fs.mkdir(dir, { recursive: true })
+    const target = join(dir, RUN_FILE)
+    const temp = join(dir, `.${RUN_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+    const handle = await fs.open(temp, 'w')
+    try {
+      await handle.writeFile(JSON.stringify(run, null, 1))
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    try {
+      await fs.rename(temp, target)
+    } catch (err) {
+      await fs.rm(temp, { force: true })
+      throw err
+    }
+    await syncDir(dir)
+  }
+
+  async get(runId: string): Promise<RunResult> {
+    const file = join(this.runDir(runId), RUN_FILE)
+    let text: string
+    try {
+      text = await fs.readFile(file, 'utf8')
+    } catch {
+      throw new TrainpoolError('not-found', `no run ${runId} in ${this.dir}`)
+    }
+    return parseRun(text, runId)
+  }
+
+  async list(): Promise<RunListEntry[]> {
+    let names: string[]
+    try {
+      names = await fs.readdir(this.dir)
+    } catch {
+      return []
+    }
+    const entries: RunListEntry[] = []
+    for (const name of names) {
+      if (!RUN_ID.test(name)) continue
+      try {
+        entries.push(listEntry(await this.get(name)))
+      } catch (err) {
+        if (err instanceof TrainpoolError && err.code === 'not-found') continue
+        entries.push({
+          runId: name,
+          status: 'damaged',
+          startedAt: null,
+          preset: null,
+          backend: null,
+          device: null,
+          sizes: [],
+          models: [],
+          bestSpeedup: null,
+          problem: err instanceof Error ? err.message : String(err),
+        })
+      }
+    }
+    return entries.sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? '') || b.runId.localeCompare(a.runId))
+  }
+
+  async delete(runId: string): Promise<void> {
+    await fs.rm(this.runDir(runId), { recursive: true, force: true })
+  }
+
+  /** Runs left `running` by a process that died are marked `interrupted` (their measurements stay). */
+  async markInterrupted(activeRunId: string | null = null): Promise<string[]> {
+    const marked: string[] = []
+    for (const entry of await this.list()) {
+      if (entry.status !== 'running' || entry.runId === activeRunId) continue
+      const run = await this.get(entry.runId)
+      await this.save({ ...run, status: 'interrupted', error: run.error ?? 'the process running it stopped before it finished' })
+      marked.push(entry.runId)
+    }
+    return marked
+  }
+}
+
+export function parseRun(text: string, runId = '?'): RunResult {
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch (err) {
+    throw new TrainpoolError('damaged', `run ${runId}: not valid JSON (${(err as Error).message})`)
+  }
+  const version = (raw as { schemaVersion?: unknown } | null)?.schemaVersion
+  if (version !== SCHEMA_VERSION) {
+    throw new TrainpoolError('damaged', `run ${runId}: schemaVersion ${JSON.stringify(version)} is not supported (expected ${SCHEMA_VERSION})`)
+  }
+  const parsed = RunResultSchema.safeParse(raw)
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]
+    throw new TrainpoolError('damaged', `run ${runId}: ${first.path.join('.') || 'file'}: ${first.message}`)
+  }
+  return parsed.data
+}
+
+export function listEntry(run: RunResult): RunListEntry {
+  const speedups = run.summary.map((s) => s.speedupVsSequential).filter((v): v is number => v !== null && Number.isFinite(v))
+  return {
+    runId: run.runId,
+    status: run.status,
+    startedAt: run.startedAt,
+    preset: run.config.preset,
+    backend: run.environment?.backend ?? null,
+    device: run.environment?.device ?? null,
+    sizes: run.config.sizes,
+    models: run.config.models,
+    bestSpeedup: speedups.length ? Math.max(...speedups) : null,
+    ...(run.name ? { name: run.name } : {}),
+    ...(run.tags ? { tags: run.tags } : {}),
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const h = await fs.open(dir, 'r')
+    try {
+      await h.sync()
+    } finally {
+      await h.close()
+    }
+  } catch {
+    /* some filesystems refuse fsync on directories; the rename is still atomic */
+  }
+}

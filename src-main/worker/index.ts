@@ -1,0 +1,136 @@
+// Worker process entry (Electron utility process and Node child_process alike): a message loop
+// around engine/. One job at a time; progress throttled here so it costs nothing measurable.
+import type { FromWorker, ToWorker, Workload } from '../contract'
+import { probeBackends, releaseWebgpu, selectBackend } from '../engine/backends'
+import { CancelledError, dataKey, disposeData, trainModels, uploadData, type DataTensors } from '../engine/trainer'
+import { connectToParent } from './transport'
+
+type Tf = typeof import('@tensorflow/tfjs-core')
+
+const PROGRESS_INTERVAL_MS = 50
+const HEARTBEAT_INTERVAL_MS = 1000
+
+const parent = connectToParent()
+const post = (m: FromWorker) => parent.post(m)
+
+let tf: Tf | null = null
+let data: DataTensors | null = null
+let busy: Promise<void> = Promise.resolve()
+/** jobs asked to stop (a cancel may overtake the job it names) */
+const cancelledJobs = new Set<number>()
+let currentJob: number | null = null
+
+function exit(code: number): never {
+  releaseWebgpu()
+  process.exit(code)
+}
+
+parent.onParentGone(() => exit(0))
+setInterval(() => post({ type: 'heartbeat' }), HEARTBEAT_INTERVAL_MS).unref()
+
+parent.onMessage((message) => {
+  // cancel and shutdown act now; everything else runs in order
+  if (message.type === 'cancel') {
+    cancelledJobs.add(message.jobId)
+    return
+  }
+  if (message.type === 'shutdown') exit(0)
+  busy = busy.then(() => handle(message)).catch((err) => {
+    post({ type: 'job-failed', jobId: currentJob ?? -1, message: errorText(err) })
+  })
+})
+
+async function handle(message: ToWorker): Promise<void> {
+  switch (message.type) {
+    case 'init': {
+      const started = performance.now()
+      try {
+        const result = await selectBackend(message.backend)
+        tf = result.tf
+        const { backend, device, flags, versions } = result.selected
+        post({ type: 'ready', backend, device, flags, versions, initMs: performance.now() - started })
+      } catch (err) {
+        post({ type: 'init-failed', backend: message.backend, reason: errorText(err) })
+      }
+      return
+    }
+    case 'probe':
+      post({ type: 'capabilities', backends: await probeBackends() })
+      return
+    case 'memory': {
+      const mem = tf?.memory()
+      post({ type: 'memory', numTensors: mem?.numTensors ?? 0, numBytes: mem?.numBytes ?? 0, rssBytes: process.memoryUsage.rss() })
+      return
+    }
+    case 'warmup': {
+      const started = performance.now()
+      const engine = requireTf()
+      const d = ensureData(engine, message.workload)
+      // one short training pass on the real shapes so kernels/shaders compile before the clock
+      const warm: Workload = { ...message.workload, epochs: 1 }
+      const rows = Math.min(d.dataset.train, message.workload.batchSize)
+      await trainModels(engine, d, { ...warm, size: message.workload.size }, message.modelIndices, true, {
+        shouldStop: stopAfter(Math.max(1, Math.ceil(rows / message.workload.batchSize))),
+      }).catch((err) => {
+        if (!(err instanceof CancelledError)) throw err
+      })
+      post({ type: 'warm', ms: performance.now() - started })
+      return
+    }
+    case 'job':
+      await runJob(message)
+      return
+  }
+}
+
+/** A stop condition that lets `steps` training steps run (warm-up needs one, not an epoch). */
+function stopAfter(steps: number): () => boolean {
+  let seen = 0
+  return () => seen++ >= steps
+}
+
+async function runJob(job: Extract<ToWorker, { type: 'job' }>): Promise<void> {
+  const engine = requireTf()
+  currentJob = job.jobId
+  const started = performance.now()
+  let lastProgress = 0
+  try {
+    const d = ensureData(engine, job.workload)
+    await trainModels(engine, d, job.workload, job.modelIndices, job.fused, {
+      shouldStop: () => cancelledJobs.has(job.jobId),
+      onProgress: (p) => {
+        const now = performance.now()
+        const lastStep = p.batch === p.batchesPerEpoch && p.epoch === p.epochs - 1
+        if (now - lastProgress < PROGRESS_INTERVAL_MS && !lastStep) return
+        lastProgress = now
+        post({ type: 'progress', jobId: job.jobId, ...p })
+      },
+      onModelDone: (model) => post({ type: 'model-done', jobId: job.jobId, model }),
+    })
+    post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.memoryUsage.rss() })
+  } catch (err) {
+    if (err instanceof CancelledError) post({ type: 'cancelled', jobId: job.jobId })
+    else post({ type: 'job-failed', jobId: job.jobId, message: errorText(err) })
+  } finally {
+    currentJob = null
+    cancelledJobs.delete(job.jobId)
+  }
+}
+
+function requireTf(): Tf {
+  if (!tf) throw new Error('worker not initialised: send init first')
+  return tf
+}
+
+/** The data set is generated once per worker from the seed and kept while the shape stays. */
+function ensureData(engine: Tf, workload: Workload): DataTensors {
+  const key = dataKey(workload)
+  if (data?.key === key) return data
+  if (data) disposeData(data)
+  data = uploadData(engine, workload)
+  return data
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.message}` : String(err)
+}
