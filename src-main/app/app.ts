@@ -50,7 +50,7 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
     allowDevServer: !app.isPackaged,
   })
   const launcher = new ElectronLauncher({ utilityProcess, workerPath: join(options.mainDir, 'worker.js') })
-  const service = await options.createService({ launcher, storeDir: env.TRAINPOOL_STORE || undefined })
+  const service = await options.createService({ launcher, storeDir: env.TRAINPOOL_STORE || undefined, appVersion: app.getVersion() })
 
   hardenSession(session.defaultSession)
   installCsp(session.defaultSession, page)

@@ -1,15 +1,22 @@
-// The one place the desktop shell builds the real service (tests inject a fake instead).
+// The one place the desktop shell builds the real service (tests inject a fake instead). Runs go
+// to the same store as the CLI's (~/.trainpool/runs, or TRAINPOOL_STORE), so both see one history.
 import { BenchService } from '../service/bench-service'
 import type { BenchServiceApi } from '../service/types'
 import type { WorkerLauncher } from '../pool/launcher'
+import { RunStore, defaultStoreDir } from '../store/run-store'
 
 export interface ServiceFactoryContext {
   launcher: WorkerLauncher
-  /** run store folder; undefined → the service's default (shared with the CLI) */
+  /** run store folder; undefined → the default shared with the CLI */
   storeDir?: string
+  appVersion?: string
 }
 
 export type ServiceFactory = (context: ServiceFactoryContext) => BenchServiceApi | Promise<BenchServiceApi>
 
-export const createBenchService: ServiceFactory = ({ launcher, storeDir }) =>
-  new BenchService({ launcher, shell: 'electron', ...(storeDir ? { store: { dir: storeDir } } : {}) })
+export const createBenchService: ServiceFactory = ({ launcher, storeDir, appVersion }) => {
+  const store = new RunStore(storeDir ?? defaultStoreDir())
+  // runs a crashed process left "running" are marked interrupted (as the CLI does); never blocks start-up
+  store.markInterrupted().catch((err: unknown) => console.warn(`trainpool: could not check ${store.dir}: ${(err as Error)?.message ?? err}`))
+  return new BenchService({ launcher, store, shell: 'electron', ...(appVersion ? { appVersion } : {}) })
+}

@@ -106,6 +106,9 @@ class FakeApp extends EventEmitter {
   whenReady(): Promise<void> {
     return Promise.resolve()
   }
+  getVersion(): string {
+    return '0.1.0'
+  }
   getPath(_name: string): string {
     return this.userData
   }
