@@ -21,6 +21,8 @@ export interface AppPageOptions {
   /** ELECTRON_RENDERER_URL; honoured only when `allowDevServer` */
   devServerUrl?: string
   allowDevServer: boolean
+  /** defaults to process.platform */
+  platform?: NodeJS.Platform
 }
 
 function parse(url: string): URL | null {
@@ -43,6 +45,7 @@ export function resolveAppPage(options: AppPageOptions): AppPage {
       isAppUrl: (url) => parse(url)?.origin === origin,
     }
   }
+  const win32 = (options.platform ?? process.platform) === 'win32'
   const filePath = join(options.rendererDir, 'index.html')
   // every page we ship sits in the renderer folder; nothing else on disk is ours
   const dirPath = new URL(pathToFileURL(options.rendererDir.endsWith(sep) ? options.rendererDir : options.rendererDir + sep).href).pathname
@@ -53,7 +56,9 @@ export function resolveAppPage(options: AppPageOptions): AppPage {
     devOrigin: null,
     isAppUrl: (url) => {
       const u = parse(url)
-      return !!u && u.protocol === 'file:' && (u.host === '' || u.host === 'localhost') && u.pathname.startsWith(dirPath)
+      if (!u || u.protocol !== 'file:' || (u.host !== '' && u.host !== 'localhost')) return false
+      // Windows paths are case-insensitive (drive letters especially)
+      return win32 ? u.pathname.toLowerCase().startsWith(dirPath.toLowerCase()) : u.pathname.startsWith(dirPath)
     },
   }
 }
