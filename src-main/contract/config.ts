@@ -82,6 +82,11 @@ export const BenchConfigSchema = z
   })
   .strict()
   .superRefine((c, ctx) => {
+    // cross-field checks only once the fields themselves are valid
+    const valid = (xs: unknown, lim: { min: number; max: number }) =>
+      Array.isArray(xs) && xs.length > 0 && xs.every((v) => Number.isInteger(v) && v >= lim.min && v <= lim.max)
+    if (!valid(c.models, LIMITS.models) || !valid(c.workers, LIMITS.workers) || !valid(c.sizes, LIMITS.size)) return
+    if (!(c.testSplit >= LIMITS.testSplit.min && c.testSplit <= LIMITS.testSplit.max)) return
     const minModels = Math.min(...c.models)
     for (const w of c.workers) {
       if (w > minModels) {

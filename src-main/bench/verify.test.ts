@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest'
+import { type Measurement, type Strategy, presetConfig } from '../contract'
+import { verify } from './verify'
+
+const config = presetConfig('smoke') // 2000 rows × 4 models, all strategies
+function m(strategy: Strategy, mses: number[], extra: Partial<Measurement> = {}): Measurement {
+  return {
+    size: 2000, models: 4, workers: strategy === 'sequential' ? 1 : 2, strategy, repeat: 0, status: 'ok', wallMs: 1,
+    startupMs: 0, warmupMs: 0, modelsTrained: mses.length, trainFlops: 1, failures: [], peakRssBytes: [],
+    perModel: mses.map((testMse, index) => ({ index, seed: 43 + index, trainMs: 1, testMse, finalLoss: null, worker: 0 })),
+    ...extra,
+  }
+}
+
+describe('verify', () => {
+  const mses = [0.5, 0.6, 0.7, 0.8]
+  it('passes when every strategy trained all models and the MSEs agree within tolerance', () => {
+    const v = verify(config, [m('sequential', mses), m('pool', mses), m('batched', mses.map((x) => x * (1 + 3e-7)))])
+    expect(v.sameWork).toBe(true)
+    expect(v.maxRelMseDiff).toBeCloseTo(3e-7, 9)
+    expect(v.modelsTrained).toEqual({ sequential: 4, pool: 4, batched: 4 })
+  })
+
+  it('fails loudly when a model disagrees beyond the tolerance', () => {
+    const v = verify(config, [m('sequential', mses), m('pool', mses), m('batched', [0.5, 0.6, 0.71, 0.8])])
+    expect(v.sameWork).toBe(false)
+    expect(v.problems.join('\n')).toMatch(/batched .* model 2 test MSE 0\.7100000 differs from sequential's 0\.7000000/)
+  })
+
+  it('fails when a strategy trained fewer models or is missing', () => {
+    const v = verify(config, [m('sequential', mses), m('pool', mses.slice(0, 3))])
+    expect(v.sameWork).toBe(false)
+    expect(v.modelsTrained.pool).toBe(3)
+    expect(v.problems.some((p) => /trained 3 of 4 models/.test(p))).toBe(true)
+    expect(v.problems.some((p) => /batched has no finished measurement/.test(p))).toBe(true)
+  })
+
+  it('fails on a non-finite MSE and on a failed measurement', () => {
+    const v = verify(config, [m('sequential', mses), m('pool', [0.5, NaN, 0.7, 0.8]), m('batched', mses, { status: 'failed' })])
+    expect(v.sameWork).toBe(false)
+    expect(v.problems.some((p) => /model 1 test MSE is NaN/.test(p))).toBe(true)
+    expect(v.problems.some((p) => /batched .*: failed/.test(p))).toBe(true)
+  })
+})

@@ -1,0 +1,75 @@
+import { spawnSync } from 'node:child_process'
+import { resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { configFromFlags, UsageError } from './options'
+
+function usage(flags: Parameters<typeof configFromFlags>[0]): string {
+  try {
+    configFromFlags(flags)
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError)
+    return (err as Error).message
+  }
+  throw new Error(`expected ${JSON.stringify(flags)} to be refused`)
+}
+
+describe('bench flags', () => {
+  it('applies a preset, then explicit flags', () => {
+    const c = configFromFlags({ preset: 'smoke', backend: 'wasm', models: '6', workers: '1,3' })
+    expect(c).toMatchObject({ preset: 'smoke', sizes: [2000], models: [6], workers: [1, 3], epochs: 1, repeats: 1, backend: 'wasm' })
+    expect(configFromFlags({ preset: 'article' })).toMatchObject({ sizes: [10000, 50000, 100000, 200000], models: [50], workers: [5] })
+  })
+
+  it.each([
+    [{ models: '0' }, /^--models: --models must be an integer from 1 to 1000 \(got 0\)$/],
+    [{ models: '-3' }, /--models/],
+    [{ models: 'abc' }, /--models "abc".*not an integer/],
+    [{ sizes: '0' }, /--sizes.*2 to 2000000/],
+    [{ sizes: '1.5' }, /--sizes "1.5".*not an integer/],
+    [{ sizes: '2' }, /--sizes: --sizes 2 leaves 2 training and 0 test rows.*at least one of each/],
+    [{ sizes: '10', testSplit: '0.01' }, /--test-split.*0.05 to 0.5/],
+    [{ workers: '0' }, /--workers/],
+    [{ preset: 'smoke', workers: '5' }, /--workers: --workers 5 is more than models 4/],
+    [{ strategies: 'sequential,turbo' }, /--strategies.*sequential, pool, batched/],
+    [{ strategies: 'pool,pool' }, /--strategies.*twice/],
+    [{ backend: 'cuda' }, /--backend.*auto, tensorflow, webgpu, wasm, cpu/],
+    [{ epochs: '0' }, /--epochs.*1 to 1000/],
+    [{ epochs: '2.5' }, /--epochs "2.5" is not an integer/],
+    [{ batchSize: '0' }, /--batch-size.*1 to 65536/],
+    [{ hidden: '64,0' }, /--hidden.*1 to 4096/],
+    [{ lr: 'NaN' }, /--lr "NaN" is not a number/],
+    [{ lr: '0' }, /--lr.*from 0.000001 to 1|--lr.*1e-6/],
+    [{ lr: 'Infinity' }, /--lr/],
+    [{ repeats: '0' }, /--repeats.*1 to 100/],
+    [{ seed: '-1' }, /--seed.*0 to 2000000000/],
+    [{ target: 'random' }, /--target.*teacher, noise/],
+    [{ preset: 'huge' }, /--preset "huge".*smoke, quick, article/],
+  ])('refuses %j with a message naming the flag and the accepted range', (flags, pattern) => {
+    expect(usage(flags)).toMatch(pattern)
+  })
+})
+
+describe('trainpool bench process', () => {
+  const cli = resolve(__dirname, 'index.ts')
+  it('exits 2 on --models 0 with a message naming --models, starting nothing', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'bench', '--preset', 'smoke', '--models', '0', '--no-save'], { encoding: 'utf8', timeout: 60_000 })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/--models/)
+    expect(r.stdout).toBe('')
+  })
+
+  it('exits 2 on an unknown flag and on an unavailable backend', () => {
+    const unknown = spawnSync(process.execPath, ['--import', 'tsx', cli, 'bench', '--modles', '4'], { encoding: 'utf8', timeout: 60_000 })
+    expect(unknown.status).toBe(2)
+    expect(unknown.stderr).toMatch(/unknown option '--modles'/)
+    const tensorflow = spawnSync(process.execPath, ['--import', 'tsx', cli, 'bench', '--preset', 'smoke', '--backend', 'tensorflow', '--no-save'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    // tfjs-node-gpu is optional: when it is installed and loads, this machine has it
+    if (tensorflow.status !== 0) {
+      expect(tensorflow.status).toBe(2)
+      expect(tensorflow.stderr).toMatch(/--backend: backend tensorflow is not available here: .+/)
+    }
+  })
+})

@@ -1,0 +1,63 @@
+// In-process checks of the fused program on the cpu backend (real worker processes are covered by
+// pool/pool.integration.test.ts).
+import * as tf from '@tensorflow/tfjs-core'
+import '@tensorflow/tfjs-backend-cpu'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Workload } from '../contract'
+import { disposeData, trainModels, uploadData } from './trainer'
+
+const workload: Workload = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 }
+
+beforeAll(async () => {
+  await tf.setBackend('cpu')
+})
+
+describe('fused N-model program', () => {
+  for (const hidden of [[16], [16, 8]]) {
+    for (const placement of ['host', 'device'] as const) {
+      it(`matches one-model-at-a-time training per model (hidden ${hidden}, ${placement} batches)`, async () => {
+        const w = { ...workload, hidden }
+        const data = uploadData(tf, w, placement)
+        const fused = await trainModels(tf, data, w, [0, 1, 2, 3], true)
+        const single = await trainModels(tf, data, w, [0, 1, 2, 3], false)
+        disposeData(data)
+        expect(fused.map((m) => m.index)).toEqual([0, 1, 2, 3])
+        for (let i = 0; i < 4; i++) {
+          expect(Math.abs(fused[i].testMse - single[i].testMse) / single[i].testMse).toBeLessThan(1e-5)
+          expect(fused[i].seed).toBe(workload.seed + i + 1)
+        }
+        // different seeds → different models
+        expect(new Set(fused.map((m) => m.testMse.toFixed(7))).size).toBe(4)
+      })
+    }
+  }
+
+  it('host and device batch placement give the same models', async () => {
+    const host = uploadData(tf, workload, 'host')
+    const device = uploadData(tf, workload, 'device')
+    const a = await trainModels(tf, host, workload, [0, 1], true)
+    const b = await trainModels(tf, device, workload, [0, 1], true)
+    disposeData(host)
+    disposeData(device)
+    expect(a.map((m) => m.testMse)).toEqual(b.map((m) => m.testMse))
+  })
+
+  it('learns the teacher: loss falls and test MSE ends well below the target variance', async () => {
+    const w = { ...workload, size: 2000, epochs: 8 }
+    const data = uploadData(tf, w)
+    const one = await trainModels(tf, data, { ...w, epochs: 1 }, [0], true)
+    const many = await trainModels(tf, data, w, [0], true)
+    disposeData(data)
+    expect(many[0].finalLoss!).toBeLessThan(one[0].finalLoss!)
+    expect(many[0].testMse).toBeLessThan(0.9)
+  })
+
+  it('returns tf.memory().numTensors to baseline after a job', async () => {
+    const before = tf.memory().numTensors
+    const data = uploadData(tf, workload)
+    await trainModels(tf, data, workload, [0, 1, 2], true)
+    await trainModels(tf, data, workload, [0, 1], false)
+    disposeData(data)
+    expect(tf.memory().numTensors).toBe(before)
+  })
+})

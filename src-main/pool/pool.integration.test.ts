@@ -1,0 +1,129 @@
+// Real worker processes (Node launcher) on wasm and cpu at smoke sizes.
+import { afterEach, describe, expect, it } from 'vitest'
+import { type BenchConfig, presetConfig, workloadFor } from '../contract'
+import { BenchRunner } from '../bench/runner'
+import { verify } from '../bench/verify'
+import { processAlive, waitUntil } from '../testing/capability'
+import { NodeLauncher } from './node-launcher'
+import { WorkerPool } from './worker-pool'
+
+const launcher = new NodeLauncher()
+const pools: WorkerPool[] = []
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.shutdown()))
+})
+
+for (const backend of ['wasm', 'cpu'] as const) {
+  describe(`three strategies on ${backend}`, () => {
+    it('each strategy trains exactly N models and per-model test MSE agree (pool W=2)', async () => {
+      const config: BenchConfig = presetConfig('smoke', { backend, workers: [2] })
+      const outcome = await new BenchRunner(launcher, config).run()
+      expect(outcome.status).toBe('ok')
+      expect(outcome.environment?.backend).toBe(backend)
+      for (const strategy of ['sequential', 'pool', 'batched'] as const) {
+        const m = outcome.measurements.find((x) => x.strategy === strategy)!
+        expect(m.modelsTrained).toBe(4)
+        expect(m.perModel.map((p) => p.index)).toEqual([0, 1, 2, 3])
+      }
+      const pool = outcome.measurements.find((x) => x.strategy === 'pool')!
+      expect(new Set(pool.perModel.map((p) => p.worker))).toEqual(new Set([0, 1]))
+      const v = verify(config, outcome.measurements)
+      expect(v.problems).toEqual([])
+      expect(v.sameWork).toBe(true)
+      expect(v.maxRelMseDiff).toBeLessThan(1e-4)
+    })
+  })
+}
+
+describe('pool lifecycle', () => {
+  const workload = workloadFor(presetConfig('smoke', { epochs: 50 }), 4000)
+
+  it('cancel mid-measurement stops every worker, leaving no process alive', async () => {
+    const pool = new WorkerPool(launcher, { size: 2, backend: 'wasm', graceMs: 1000 })
+    pools.push(pool)
+    await pool.start()
+    const pids = pool.pids
+    expect(pids).toHaveLength(2)
+    let progressed = 0
+    const running = pool.run([0, 1, 2, 3].map((i) => ({ workload, modelIndices: [i], fused: false })), { onProgress: () => progressed++ })
+    await waitUntil(() => progressed > 2, 30_000)
+    const t0 = Date.now()
+    await pool.cancel()
+    const outcomes = await running
+    expect(Date.now() - t0).toBeLessThan(2000)
+    expect(outcomes.some((o) => o.status === 'cancelled')).toBe(true)
+    await pool.shutdown()
+    expect(await waitUntil(() => pids.every((p) => !processAlive(p)), 3000)).toBe(true)
+  })
+
+  it('a worker killed with SIGKILL mid-job is reported, and models finished before are kept', async () => {
+    const pool = new WorkerPool(launcher, { size: 1, backend: 'wasm', failurePolicy: 'stop' })
+    pools.push(pool)
+    await pool.start()
+    const [pid] = pool.pids
+    const small = { ...workload, epochs: 2 }
+    let finished = 0
+    const running = pool.run([{ workload: small, modelIndices: [0, 1, 2, 3, 4, 5, 6, 7], fused: false }], {
+      onModelDone: () => {
+        if (++finished === 2) process.kill(pid, 'SIGKILL')
+      },
+    })
+    const [outcome] = await running
+    expect(outcome.status).toBe('failed')
+    expect(outcome.models.map((m) => m.index)).toEqual([0, 1])
+    expect(outcome.failure).toMatchObject({ worker: 0, signal: 'SIGKILL', exitCode: null })
+    expect(outcome.failure!.reason).toMatch(/killed by SIGKILL/)
+    expect(outcome.failure!.modelIndices).toEqual([2, 3, 4, 5, 6, 7])
+    expect(processAlive(pid)).toBe(false)
+  })
+
+  it('a run whose worker is killed ends failed with its finished measurements and the failure named', async () => {
+    const config = presetConfig('smoke', { backend: 'wasm', sizes: [3000], epochs: 6, strategies: ['sequential', 'pool'] })
+    let killed = false
+    const runner: BenchRunner = new BenchRunner(launcher, config, {
+      onModelDone: (index, model) => {
+        if (runner.plan[index].strategy === 'pool' && !killed && model.index >= 0) {
+          killed = true
+          process.kill(runner.pids[1 - model.worker] ?? runner.pids[0], 'SIGKILL')
+        }
+      },
+    })
+    const outcome = await runner.run()
+    expect(outcome.status).toBe('failed')
+    const seq = outcome.measurements.find((m) => m.strategy === 'sequential')!
+    expect(seq).toMatchObject({ status: 'ok', modelsTrained: 4 })
+    const pool = outcome.measurements.find((m) => m.strategy === 'pool')!
+    expect(pool.status).toBe('failed')
+    expect(pool.failures[0].reason).toMatch(/SIGKILL/)
+    expect(pool.perModel.length).toBeGreaterThanOrEqual(1)
+    expect(runner.pids).toEqual([])
+  })
+
+  it('tf.memory().numTensors returns to baseline after each job', async () => {
+    const pool = new WorkerPool(launcher, { size: 1, backend: 'wasm' })
+    pools.push(pool)
+    await pool.start()
+    const small = { ...workload, epochs: 1 }
+    await pool.warmup(small, [[0, 1]])
+    const baseline = (await pool.memory()).numTensors
+    for (const fused of [true, false]) {
+      const [o] = await pool.run([{ workload: small, modelIndices: [0, 1, 2], fused }])
+      expect(o.status).toBe('done')
+      expect((await pool.memory()).numTensors).toBe(baseline)
+    }
+  })
+
+  it('an unavailable backend fails at start with the reason, and leaves no process', async () => {
+    const pool = new WorkerPool(launcher, { size: 1, backend: 'tensorflow' })
+    pools.push(pool)
+    const started = pool.start().then(
+      () => null,
+      (e: Error) => e,
+    )
+    const err = await started
+    if (err) {
+      expect(err.message).toMatch(/backend tensorflow is not available: .*tfjs-node-gpu/)
+      expect(await waitUntil(() => pool.pids.every((p) => !processAlive(p)), 3000)).toBe(true)
+    }
+  })
+})

@@ -1,0 +1,39 @@
+// Tests skip only for a missing capability, and say so. CI lists what it must test in
+// TRAINPOOL_REQUIRE (e.g. "chromium,webgpu"): there, a missing capability is a failure instead.
+export function required(capability: string): boolean {
+  return (process.env.TRAINPOOL_REQUIRE ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .includes(capability.toLowerCase())
+}
+
+/**
+ * Returns true when tests needing `capability` should be skipped (with a message on stderr);
+ * throws when the capability is missing but TRAINPOOL_REQUIRE demands it.
+ */
+export function skipWithout(capability: string, available: boolean, why: string): boolean {
+  if (available) return false
+  if (required(capability)) {
+    throw new Error(`TRAINPOOL_REQUIRE includes ${capability}, but it is not available here: ${why}`)
+  }
+  process.stderr.write(`[trainpool tests] SKIPPED ${capability} tests: ${why} (set up the capability, or see .ci/run)\n`)
+  return true
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+export async function waitUntil(predicate: () => boolean, timeoutMs: number, stepMs = 25): Promise<boolean> {
+  const end = Date.now() + timeoutMs
+  while (Date.now() < end) {
+    if (predicate()) return true
+    await new Promise((r) => setTimeout(r, stepMs))
+  }
+  return predicate()
+}
