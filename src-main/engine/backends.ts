@@ -93,7 +93,6 @@ async function initBackend(tf: Tf, name: ConcreteBackend): Promise<SelectedBacke
 
 async function initTensorflow(tf: Tf, versions: Record<string, string>): Promise<SelectedBackend> {
   polyfillNodeUtilForTfjsNode()
-  let binding: { isUsingGpuDevice?: () => boolean } | undefined
   try {
     require.resolve('@tensorflow/tfjs-node-gpu')
   } catch {
@@ -108,7 +107,7 @@ async function initTensorflow(tf: Tf, versions: Record<string, string>): Promise
     throw new BackendUnavailableError('tensorflow', `@tensorflow/tfjs-node-gpu failed to load: ${(err as Error).message}`)
   }
   await activate(tf, 'tensorflow')
-  binding = (tf.backend() as unknown as { binding?: typeof binding }).binding
+  const binding = (tf.backend() as unknown as { binding?: { isUsingGpuDevice?: () => boolean } }).binding
   const gpu = Boolean(binding?.isUsingGpuDevice?.())
   return {
     backend: 'tensorflow',
