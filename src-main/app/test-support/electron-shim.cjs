@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS preload for `node -r` */
 // Preloaded with `node -r` to run the BUILT main bundle (out/main/index.js) without the Electron
 // binary: `require('electron')` gets a minimal stand-in, and utilityProcess.fork is emulated with
 // child_process.fork (the worker entry falls back to process.send). The test drives the real
