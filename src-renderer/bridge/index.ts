@@ -2,6 +2,7 @@
 // browser mode a WebSocket bridge implementing the same TrainpoolApi is injected with setBridge().
 // Stores call useBridge(); views never touch it, and nothing here knows which shell it runs under.
 import type { TrainpoolApi } from '../../src-main/contract/api'
+import { bridgeForLocation } from './websocket'
 
 export type Bridge = TrainpoolApi
 
@@ -30,4 +31,14 @@ export function hasBridge(): boolean {
   } catch {
     return false
   }
+}
+
+/**
+ * Browser mode (`trainpool serve`): when there is no preload (window.trainpool) and nothing was
+ * injected, install the WebSocket bridge to the server that served this page (token from ?token=).
+ */
+export function installBrowserBridge(loc: Pick<Location, 'protocol' | 'host' | 'search'> = globalThis.location): void {
+  if (injected || (globalThis as { trainpool?: Bridge }).trainpool) return
+  if (loc.protocol !== 'http:' && loc.protocol !== 'https:') return
+  injected = bridgeForLocation(loc)
 }
