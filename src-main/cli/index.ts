@@ -2,6 +2,7 @@
 import { Command, CommanderError, Option } from 'commander'
 import { BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '../contract'
 import { EXIT, benchCommand } from './bench-command'
+import { serveCommand } from './serve-command'
 
 declare const __TRAINPOOL_VERSION__: string | undefined
 const version = typeof __TRAINPOOL_VERSION__ === 'string' ? __TRAINPOOL_VERSION__ : (process.env.npm_package_version ?? 'dev')
@@ -37,6 +38,15 @@ export function buildProgram(): Command {
     .option('--no-save', 'do not keep this run in the history')
     .action(async (flags) => {
       process.exitCode = await benchCommand(flags, version)
+    })
+  program
+    .command('serve')
+    .description('browser mode: serve the UI on 127.0.0.1 with a token-locked URL (as Jupyter does)')
+    .option('--port <n>', 'port (0 picks a free one)', '7878')
+    .option('--host <addr>', 'address to bind; 0.0.0.0 exposes it to other machines (a warning is printed)', '127.0.0.1')
+    .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
+    .action(async (flags) => {
+      process.exitCode = await serveCommand(flags, version)
     })
   return program
 }

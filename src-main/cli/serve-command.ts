@@ -1,0 +1,93 @@
+// `trainpool serve`: browser mode. Validates the flags (exit 2, nothing started), starts the server
+// on the shared BenchService + Node launcher, prints the URL with its token, and on Ctrl+C
+// (SIGINT/SIGTERM) cancels any run, stops the workers and closes the server.
+import { isIP } from 'node:net'
+import { NodeLauncher } from '../pool/node-launcher'
+import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../server/server'
+import { BenchService } from '../service/bench-service'
+import { RunStore, defaultStoreDir } from '../store/run-store'
+import { EXIT } from './bench-command'
+
+export interface ServeFlags {
+  port?: string
+  host?: string
+  store?: string
+}
+
+export interface ParsedServeFlags {
+  port: number
+  host: string
+  store: string
+}
+
+export function parseServeFlags(flags: ServeFlags): ParsedServeFlags | string {
+  const portText = flags.port ?? String(DEFAULT_PORT)
+  if (!/^\d+$/.test(portText.trim()) || Number(portText) > 65535) {
+    return `--port: ${JSON.stringify(portText)} is not a port: use an integer from 0 to 65535 (0 picks a free port)`
+  }
+  const host = (flags.host ?? DEFAULT_HOST).trim()
+  if (!host || !(isIP(host) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(host))) {
+    return `--host: ${JSON.stringify(flags.host)} is not an IP address or host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)`
+  }
+  return { port: Number(portText), host, store: flags.store ?? defaultStoreDir() }
+}
+
+export async function serveCommand(flags: ServeFlags, version: string): Promise<number> {
+  const parsed = parseServeFlags(flags)
+  if (typeof parsed === 'string') {
+    process.stderr.write(`trainpool serve: ${parsed}\n`)
+    return EXIT.usage
+  }
+  const store = new RunStore(parsed.store)
+  await store.markInterrupted().catch(() => [])
+  const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'browser', appVersion: version })
+  let server
+  try {
+    server = await startServer({ service, host: parsed.host, port: parsed.port })
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    if (e.code === 'EADDRINUSE') {
+      process.stderr.write(`trainpool serve: --port: ${parsed.port} is already in use on ${parsed.host}: pick another, or --port 0 for a free one\n`)
+      return EXIT.usage
+    }
+    if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND' || e.code === 'EACCES') {
+      process.stderr.write(`trainpool serve: --host/--port: cannot listen on ${parsed.host}:${parsed.port} (${e.code})\n`)
+      return EXIT.usage
+    }
+    throw err
+  }
+  if (server.exposed) {
+    process.stderr.write(
+      `trainpool serve: WARNING: listening on ${parsed.host}, reachable from other machines. The token is the only lock ` +
+        'and traffic is not encrypted (plain HTTP): prefer the default 127.0.0.1 with an SSH tunnel (ssh -L 7878:127.0.0.1:7878 host).\n',
+    )
+  }
+  process.stderr.write(`trainpool serve: runs are kept in ${store.dir}\n`)
+  process.stdout.write(`\n  Trainpool is running. Open this URL in a browser:\n\n    ${server.url}\n\n  Press Ctrl+C to stop.\n\n`)
+
+  return new Promise<number>((resolve) => {
+    let stopping = false
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        process.stderr.write('trainpool serve: forced exit\n')
+        process.exit(EXIT.failed)
+      }
+      stopping = true
+      process.stderr.write(`\ntrainpool serve: ${signal}: stopping workers and closing the server (Ctrl+C again to force)…\n`)
+      server
+        .close()
+        .then(() => {
+          process.off('SIGINT', stop)
+          process.off('SIGTERM', stop)
+          process.stderr.write('trainpool serve: stopped\n')
+          resolve(EXIT.ok)
+        })
+        .catch((err: unknown) => {
+          process.stderr.write(`trainpool serve: error while stopping: ${(err as Error)?.message ?? String(err)}\n`)
+          resolve(EXIT.failed)
+        })
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}

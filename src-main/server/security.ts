@@ -1,0 +1,124 @@
+// Browser mode's locks: a random token (as Jupyter does) in the URL or a cookie set on the first
+// authorized load, Host/Origin checks (foreign origins and DNS-rebinding hosts are refused), and the
+// security headers every response carries.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import { isIP } from 'node:net'
+
+export const TOKEN_QUERY = 'token'
+
+export function newToken(): string {
+  return randomBytes(24).toString('hex')
+}
+
+/** Cookies are not port-scoped: one name per port, so two servers on one host do not clobber each other. */
+export function cookieName(port: number): string {
+  return `trainpool-token-${port}`
+}
+
+export function tokenCookie(token: string, port: number): string {
+  return `${cookieName(port)}=${token}; Path=/; HttpOnly; SameSite=Strict`
+}
+
+/** Constant-time comparison (hashing first makes the lengths equal). */
+export function tokenMatches(given: string | null | undefined, token: string): boolean {
+  if (typeof given !== 'string' || !given) return false
+  const a = createHash('sha256').update(given).digest()
+  const b = createHash('sha256').update(token).digest()
+  return timingSafeEqual(a, b)
+}
+
+export function parseCookies(header: string | undefined): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=')
+    if (eq <= 0) continue
+    const name = part.slice(0, eq).trim()
+    const value = part.slice(eq + 1).trim()
+    if (name && !out.has(name)) out.set(name, value)
+  }
+  return out
+}
+
+export type TokenSource = 'query' | 'cookie' | null
+
+/** Where the request proved it knows the token, or null when it did not. */
+export function tokenSource(req: IncomingMessage, url: URL, token: string, port: number): TokenSource {
+  if (tokenMatches(url.searchParams.get(TOKEN_QUERY), token)) return 'query'
+  if (tokenMatches(parseCookies(req.headers.cookie).get(cookieName(port)), token)) return 'cookie'
+  return null
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase()
+  return LOOPBACK_NAMES.has(h) || h.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(h)
+}
+
+/** Host name without the port ("[::1]:7878" → "[::1]", "a:1" → "a"). */
+export function hostName(hostHeader: string): string {
+  if (hostHeader.startsWith('[')) {
+    const end = hostHeader.indexOf(']')
+    return end > 0 ? hostHeader.slice(0, end + 1) : hostHeader
+  }
+  const colon = hostHeader.lastIndexOf(':')
+  return colon > 0 ? hostHeader.slice(0, colon) : hostHeader
+}
+
+/** host for a URL: IPv6 literals get brackets. */
+export function urlHost(host: string): string {
+  return isIP(host) === 6 ? `[${host}]` : host
+}
+
+/**
+ * The Host header must name this server: when bound to loopback only loopback names are accepted
+ * (a DNS-rebinding page reaches us under its own name); when bound to all interfaces any name is,
+ * and the token is the lock.
+ */
+export function hostAllowed(hostHeader: string | undefined, boundHost: string, port: number): boolean {
+  if (!hostHeader || !/^[A-Za-z0-9.\-[\]:]+$/.test(hostHeader)) return false
+  const name = hostName(hostHeader)
+  const portPart = hostHeader.slice(name.length)
+  if (portPart !== '' && portPart !== `:${port}`) return false
+  if (isLoopbackHost(boundHost)) return isLoopbackHost(name)
+  return true
+}
+
+/** Requests without an Origin (curl, a raw WebSocket client) pass; a browser's Origin must be this server. */
+export function originAllowed(origin: string | undefined, hostHeader: string | undefined): boolean {
+  if (origin === undefined) return true
+  if (!hostHeader) return false
+  let u: URL
+  try {
+    u = new URL(origin)
+  } catch {
+    return false
+  }
+  return u.protocol === 'http:' && u.host.toLowerCase() === hostHeader.toLowerCase()
+}
+
+/** CSP for the app's page: nothing from outside this server (offline by design). */
+export function contentSecurityPolicy(hostHeader: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    `connect-src 'self' ws://${hostHeader}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ')
+}
+
+/** Headers on every response. */
+export const BASE_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+}
