@@ -15,6 +15,7 @@ function setup() {
   return mount(App, { global: { plugins: [pinia] }, attachTo: document.body })
 }
 beforeEach(() => {
+  localStorage.clear()
   bridge = fakeBridge()
   setBridge(bridge)
 })

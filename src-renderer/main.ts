@@ -1,8 +1,9 @@
 import { createPinia } from 'pinia'
 import { createApp } from 'vue'
 import App from './App.vue'
-import { installBrowserBridge } from './bridge'
 import './styles.css'
 
-installBrowserBridge()
+// The backend is reached through bridge/: window.trainpool in Electron (preload). Browser mode's
+// WebSocket bridge installs itself with setBridge() before this mount; App shows a clear error when
+// neither exists.
 createApp(App).use(createPinia()).mount('#app')

@@ -18,6 +18,7 @@ function setup() {
 }
 
 beforeEach(() => {
+  localStorage.clear()
   bridge = fakeBridge()
   setBridge(bridge)
 })

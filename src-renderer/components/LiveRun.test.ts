@@ -17,6 +17,7 @@ function setup() {
 }
 
 beforeEach(() => {
+  localStorage.clear()
   bridge = fakeBridge()
   setBridge(bridge)
 })

@@ -1,6 +1,6 @@
 // The editable run configuration, validated inline against the shared BenchConfigSchema.
 import { defineStore } from 'pinia'
-import { computed, reactive, ref } from 'vue'
+import { computed, reactive, ref, watch } from 'vue'
 import type { BenchConfig, PresetName } from '../../src-main/contract/config'
 import { BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESETS, presetConfig } from '../../src-main/contract/config'
 import type { FieldIssue } from '../../src-main/contract/errors'
@@ -30,8 +30,22 @@ function sameConfig(a: BenchConfig, b: BenchConfig): boolean {
   return JSON.stringify(ra) === JSON.stringify(rb)
 }
 
+export const STORAGE_KEY = 'trainpool.config.v1'
+
+/** The last config the user edited, if it is still valid under the current schema. */
+function restore(): BenchConfig | null {
+  try {
+    const raw = globalThis.localStorage?.getItem(STORAGE_KEY)
+    if (!raw) return null
+    const r = BenchConfigSchema.safeParse(JSON.parse(raw))
+    return r.success ? r.data : null
+  } catch {
+    return null
+  }
+}
+
 export const useConfigStore = defineStore('config', () => {
-  const draft = reactive<BenchConfig>(clone(DEFAULT_CONFIG))
+  const draft = reactive<BenchConfig>(clone(restore() ?? DEFAULT_CONFIG))
   const listText = reactive<Record<ListField, string>>({ models: '', workers: '', hidden: '' })
   /** issues the service reported for the last start attempt; cleared on the next edit */
   const serverIssues = ref<FieldIssue[]>([])
@@ -40,6 +54,19 @@ export const useConfigStore = defineStore('config', () => {
     for (const f of LIST_FIELDS) listText[f] = draft[f].join(', ')
   }
   syncText()
+
+  // remember valid edits across restarts (invalid drafts are not saved, so a restart never shows them)
+  watch(
+    () => JSON.stringify(draft),
+    (json) => {
+      if (!BenchConfigSchema.safeParse(draft).success) return
+      try {
+        globalThis.localStorage?.setItem(STORAGE_KEY, json)
+      } catch {
+        // storage full or disabled: not worth bothering the user
+      }
+    },
+  )
 
   function replace(c: BenchConfig) {
     Object.assign(draft, clone(c))

@@ -11,6 +11,7 @@ import { useRunStore } from './run'
 
 let bridge: FakeBridge
 beforeEach(() => {
+  localStorage.clear()
   setActivePinia(createPinia())
   bridge = fakeBridge()
   setBridge(bridge)
@@ -150,5 +151,27 @@ describe('history store', () => {
     await flushPromises()
     expect(h.selected).toBeNull()
     expect(h.selectedError).toMatch(/not found/)
+  })
+})
+
+describe('config persistence', () => {
+  it('remembers the last valid config and ignores a stored invalid one', async () => {
+    const { STORAGE_KEY } = await import('./config')
+    localStorage.removeItem(STORAGE_KEY)
+    const cfg = useConfigStore()
+    cfg.setList('models', '12')
+    await flushPromises()
+    expect(JSON.parse(localStorage.getItem(STORAGE_KEY)!).models).toEqual([12])
+    cfg.setList('models', '0')
+    await flushPromises()
+    expect(JSON.parse(localStorage.getItem(STORAGE_KEY)!).models).toEqual([12])
+
+    setActivePinia(createPinia())
+    expect(useConfigStore().draft.models).toEqual([12])
+
+    localStorage.setItem(STORAGE_KEY, JSON.stringify({ models: 'x' }))
+    setActivePinia(createPinia())
+    expect(useConfigStore().draft.models).toEqual([50])
+    localStorage.removeItem(STORAGE_KEY)
   })
 })
