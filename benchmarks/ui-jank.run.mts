@@ -87,7 +87,7 @@ it('50 models × 5 workers × 3 strategies: per-update time stays under one 50 m
       `trial ${i + 1} (wall time per update):`,
       row('all', t.all),
       ...Object.entries(t.byType).map(([k, v]) => row(k, v)),
-      `  process CPU time per update (immune to other processes' load):`,
+      `  process CPU time per update (all threads of this process, GC helpers included):`,
       row('all (cpu)', t.cpu),
     )
   })
@@ -101,9 +101,10 @@ it('50 models × 5 workers × 3 strategies: per-update time stays under one 50 m
     '',
   )
   console.log(lines.join('\n'))
-  // Wall time on a loaded machine includes time spent descheduled; the CPU time this process used
-  // for an update is what the UI itself costs. Both are printed; the gate uses CPU time.
-  expect(medOf(cpuMaxes)).toBeLessThan(FRAME_BUDGET_MS)
+  // The gate is wall time (what a user sees), median over trials of each trial's longest update.
+  // On a heavily loaded machine wall time includes time spent descheduled; process CPU time is
+  // printed as a cross-check (it counts every thread, GC helpers included, so it can exceed wall).
+  expect(medOf(maxes)).toBeLessThan(FRAME_BUDGET_MS)
   w.unmount()
   run.disconnect()
   setBridge(null)
