@@ -100,8 +100,37 @@ export class RunStore {
     return entries.sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? '') || b.runId.localeCompare(a.runId))
   }
 
+  /** Deletes a run's folder; an unknown id is 'not-found', an id that could escape the store is refused. */
   async delete(runId: string): Promise<void> {
-    await fs.rm(this.runDir(runId), { recursive: true, force: true })
+    const dir = this.runDir(runId)
+    try {
+      await fs.access(dir)
+    } catch {
+      throw new TrainpoolError('not-found', `no run ${runId} in ${this.dir}`)
+    }
+    await fs.rm(dir, { recursive: true, force: true })
+  }
+
+  /** Gives a run a display name (trimmed; empty removes it). Rewritten atomically like every save. */
+  async rename(runId: string, name: string): Promise<RunResult> {
+    const clean = cleanName(name)
+    const run = await this.get(runId)
+    const next: RunResult = { ...run }
+    if (clean) next.name = clean
+    else delete next.name
+    await this.save(next)
+    return next
+  }
+
+  /** Replaces a run's tags (trimmed, de-duplicated, empty ones dropped). */
+  async tag(runId: string, tags: readonly string[]): Promise<RunResult> {
+    const clean = cleanTags(tags)
+    const run = await this.get(runId)
+    const next: RunResult = { ...run }
+    if (clean.length) next.tags = clean
+    else delete next.tags
+    await this.save(next)
+    return next
   }
 
   /** Runs left `running` by a process that died are marked `interrupted` (their measurements stay). */
@@ -115,6 +144,41 @@ export class RunStore {
     }
     return marked
   }
+}
+
+export const MAX_NAME_LENGTH = 120
+export const MAX_TAGS = 20
+export const MAX_TAG_LENGTH = 40
+
+export function cleanName(name: string): string {
+  if (typeof name !== 'string') throw new TrainpoolError('invalid-input', 'name must be a string', [{ field: 'name', message: 'must be a string' }])
+  const clean = name.replace(/\s+/g, ' ').trim()
+  if (clean.length > MAX_NAME_LENGTH) {
+    throw new TrainpoolError('invalid-input', `name is ${clean.length} characters long; at most ${MAX_NAME_LENGTH} are accepted`, [
+      { field: 'name', message: `at most ${MAX_NAME_LENGTH} characters (got ${clean.length})` },
+    ])
+  }
+  return clean
+}
+
+export function cleanTags(tags: readonly string[]): string[] {
+  if (!Array.isArray(tags)) throw new TrainpoolError('invalid-input', 'tags must be a list of strings', [{ field: 'tags', message: 'must be a list of strings' }])
+  const out: string[] = []
+  for (const [i, t] of tags.entries()) {
+    if (typeof t !== 'string') throw new TrainpoolError('invalid-input', `tags.${i} must be a string`, [{ field: `tags.${i}`, message: 'must be a string' }])
+    const clean = t.replace(/\s+/g, ' ').trim()
+    if (!clean) continue
+    if (clean.length > MAX_TAG_LENGTH) {
+      throw new TrainpoolError('invalid-input', `tag ${JSON.stringify(clean)} is too long: at most ${MAX_TAG_LENGTH} characters`, [
+        { field: `tags.${i}`, message: `at most ${MAX_TAG_LENGTH} characters (got ${clean.length})` },
+      ])
+    }
+    if (!out.includes(clean)) out.push(clean)
+  }
+  if (out.length > MAX_TAGS) {
+    throw new TrainpoolError('invalid-input', `${out.length} tags given; at most ${MAX_TAGS} are accepted`, [{ field: 'tags', message: `at most ${MAX_TAGS} tags` }])
+  }
+  return out
 }
 
 export function parseRun(text: string, runId = '?'): RunResult {

@@ -1,0 +1,64 @@
+// Synthetic, schema-valid runs for store/export/report tests (no training involved).
+import { presetConfig, SCHEMA_VERSION, type BenchConfig, type Measurement, type MeasurementKey, type RunResult } from '../../contract'
+import { expandPlan } from '../../bench/plan'
+import { summarize } from '../../bench/stats'
+import { verify } from '../../bench/verify'
+
+/** Deterministic wall time: batched fastest, pool in between, with a little per-repeat jitter. */
+export function fakeWall(k: MeasurementKey): number {
+  const base = (k.size / 1000) * k.models * 3.7
+  const factor = k.strategy === 'sequential' ? 1 : k.strategy === 'pool' ? 1 / Math.min(k.workers, 3) + 0.05 : 0.18 + 0.02 * k.workers
+  return base * factor * (1 + 0.013 * k.repeat) + 0.123456
+}
+
+export function fakeMeasurement(k: MeasurementKey): Measurement {
+  return {
+    ...k,
+    status: 'ok',
+    wallMs: fakeWall(k),
+    startupMs: k.repeat === 0 ? 151.25 : 0,
+    warmupMs: 42.5,
+    modelsTrained: k.models,
+    trainFlops: k.size * k.models * 1e5,
+    perModel: Array.from({ length: k.models }, (_, i) => ({
+      index: i,
+      seed: 43 + i,
+      trainMs: fakeWall(k) / k.models,
+      testMse: 0.0812345 + i * 1e-3,
+      finalLoss: 0.09 + i * 1e-3,
+      worker: k.strategy === 'sequential' ? 0 : i % k.workers,
+    })),
+    failures: [],
+    peakRssBytes: [123_456_789],
+  }
+}
+
+export function fakeRun(overrides: Partial<BenchConfig> = {}, runId = '20250101-120000-abcdef', count?: number): RunResult {
+  const config = presetConfig('quick', { backend: 'wasm', workers: [1, 2, 4], repeats: 3, ...overrides })
+  const plan = expandPlan(config)
+  const measurements = plan.slice(0, count ?? plan.length).map(fakeMeasurement)
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    runId,
+    status: 'ok',
+    startedAt: '2025-01-01T12:00:00.000Z',
+    finishedAt: '2025-01-01T12:05:00.000Z',
+    config,
+    environment: {
+      backend: 'wasm',
+      device: 'WebAssembly SIMD (4 threads)',
+      cpu: 'Test CPU @ 3.0GHz',
+      cpuCount: 8,
+      memoryBytes: 16 * 2 ** 30,
+      os: 'Linux 6.1 x64',
+      node: '22.0.0',
+      versions: { trainpool: '0.1.0', tfjs: '4.22.0' },
+      backendFlags: { WASM_HAS_SIMD_SUPPORT: true },
+    },
+    measurements,
+    summary: summarize(measurements),
+    verification: verify(config, measurements),
+    warnings: [],
+    error: null,
+  }
+}
