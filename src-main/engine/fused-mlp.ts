@@ -3,9 +3,11 @@
 // with one model at a time and the comparison measures fusion, not different code.
 //
 // Shapes are chosen for the backends' fast paths (wasm's XNNPACK only takes plain, untransposed
-// 2-D products): the first layer — the heavy one — is ONE GEMM of the shared input batch X[B,F]
-// against all models' weights side by side W1[F, N·H1]; its weight gradient is X^T[F,B]·dZ1[B,N·H1]
-// with X^T materialised once per epoch, again a plain GEMM. Later hidden layers are per-model
+// 2-D products): the first layer — the heavy one — is ONE GEMM of the shared input batch X[B,F+1]
+// against all models' weights side by side W1[F+1, N·H1]; its weight gradient is
+// X^T[F+1,B]·dZ1[B,N·H1], again a plain GEMM. The inputs carry a constant 1 in their last column,
+// so W1's last row is the first layer's bias: its gradient comes out of the same GEMM instead of a
+// reduction over the batch (reductions over rows are slow on wasm). Later hidden layers are per-model
 // batched products; the output layer (width 1) is a multiply-and-sum. Gradients are written out by
 // hand (no tape), and the loss is the SUM of per-model mean squared errors, so no model's gradient
 // is divided by N.
@@ -46,6 +48,8 @@ export class FusedMlp {
   readonly hidden: readonly number[]
   private readonly params: Param[]
   private step = 0
+  /** [1, rows] of ones: sums over the batch rows are GEMMs with it (reductions over axis 0 are slow on wasm) */
+  private readonly onesByRows = new Map<number, TF.Tensor2D>()
 
   constructor(
     private readonly tf: Tf,
@@ -59,7 +63,7 @@ export class FusedMlp {
 
   /** Floating-point operations of one training step on a batch of `rows` rows (all fused models). */
   static stepFlops(rows: number, n: number, features: number, hidden: readonly number[]): number {
-    let flops = 4 * rows * features * n * hidden[0] // X·W1 and X^T·dZ1
+    let flops = 4 * rows * (features + 1) * n * hidden[0] // X·W1 and X^T·dZ1 (bias row included)
     for (let k = 1; k < hidden.length; k++) flops += 6 * rows * n * hidden[k - 1] * hidden[k] // fwd, dW, dA
     flops += 6 * rows * n * hidden[hidden.length - 1] // output layer fwd, dw, dA
     return flops
@@ -70,14 +74,15 @@ export class FusedMlp {
     const L = hidden.length
     const perModel = this.options.seeds.map((seed) => initialWeights(features, hidden, seed))
     const tensors: TF.Tensor[] = []
-    // W1 [F, n·H1]: model i's [F, H1] block sits in columns i·H1 … (i+1)·H1
+    // W1 [F+1, n·H1]: model i's [F, H1] block sits in columns i·H1 … (i+1)·H1; the last row is
+    // the bias, which starts at zero
     const h1 = hidden[0]
-    const w1 = new Float32Array(features * n * h1)
+    const w1 = new Float32Array((features + 1) * n * h1)
     for (let i = 0; i < n; i++) {
       const src = perModel[i][0]
       for (let f = 0; f < features; f++) w1.set(src.subarray(f * h1, (f + 1) * h1), f * n * h1 + i * h1)
     }
-    tensors.push(tf.tensor2d(w1, [features, n * h1]), tf.zeros([n * h1]))
+    tensors.push(tf.tensor2d(w1, [features + 1, n * h1]))
     for (let k = 1; k < L; k++) {
       const hin = hidden[k - 1]
       const hout = hidden[k]
@@ -107,7 +112,7 @@ export class FusedMlp {
   }
 
   /**
-   * One Adam step on a batch. x [B,F], xT [F,B], y [B,1]. Returns the per-model mean squared error
+   * One Adam step on a batch. x [B,F+1] and xT [F+1,B] (last column/row all ones), y [B,1]. Returns the per-model mean squared error
    * of this batch (shape [n], before the update); the caller owns it.
    */
   trainStep(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D): TF.Tensor1D {
@@ -118,6 +123,21 @@ export class FusedMlp {
     })
   }
 
+  private ones(rows: number): TF.Tensor2D {
+    let ones = this.onesByRows.get(rows)
+    if (!ones) {
+      ones = this.tf.keep(this.tf.ones([1, rows]) as TF.Tensor2D)
+      this.onesByRows.set(rows, ones)
+    }
+    return ones
+  }
+
+  /** Σ over rows of a [rows, cols] matrix, as the plain GEMM ones[1,rows]·m → [cols]. */
+  private sumRows(m: TF.Tensor, rows: number, cols: number): TF.Tensor1D {
+    const { tf } = this
+    return tf.reshape(tf.matMul(this.ones(rows), tf.reshape(m, [rows, cols]) as TF.Tensor2D), [cols]) as TF.Tensor1D
+  }
+
   private lossAndGradients(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D): { loss: TF.Tensor1D; grads: TF.Tensor[] } {
     const { tf, n, hidden } = this
     const L = hidden.length
@@ -125,7 +145,7 @@ export class FusedMlp {
     const vals = this.params.map((p) => p.value)
     const h1 = hidden[0]
     // ---- forward
-    const z1 = tf.add(tf.matMul(x, vals[0] as TF.Tensor2D), vals[1]) // [B, n·H1]
+    const z1 = tf.matMul(x, vals[0] as TF.Tensor2D) // [B, n·H1], bias included
     const a1 = tf.relu(z1)
     const zs: TF.Tensor[] = [] // pre-activations of layers 2..L, layout [n, B, H]
     const as: TF.Tensor[] = [] // their inputs, layout [n, B, H]
@@ -137,15 +157,15 @@ export class FusedMlp {
       let a: TF.Tensor = tf.transpose(tf.reshape(a1, [rows, n, h1]), [1, 0, 2]) // [n, B, H1]
       for (let k = 1; k < L; k++) {
         as.push(a)
-        const z = tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k] as TF.Tensor3D), vals[2 * k + 1])
+        const z = tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k - 1] as TF.Tensor3D), vals[2 * k])
         zs.push(z)
         a = tf.relu(z)
       }
       last = a
       lastLayoutModelsFirst = true
     }
-    const wo = vals[2 * L] as TF.Tensor2D // [n, HL]
-    const bo = vals[2 * L + 1] as TF.Tensor1D // [n]
+    const wo = vals[2 * L - 1] as TF.Tensor2D // [n, HL]
+    const bo = vals[2 * L] as TF.Tensor1D // [n]
     const hl = hidden[L - 1]
     let err: TF.Tensor // prediction − target, [B, n] or [n, B]
     if (!lastLayoutModelsFirst) {
@@ -155,33 +175,34 @@ export class FusedMlp {
       const pred = tf.add(tf.sum(tf.mul(last, tf.reshape(wo, [n, 1, hl])), 2), tf.reshape(bo, [n, 1])) // [n, B]
       err = tf.sub(pred, tf.reshape(y, [1, rows]))
     }
-    const modelAxisRows = lastLayoutModelsFirst ? 1 : 0
-    const loss = tf.div(tf.sum(tf.square(err), modelAxisRows), rows) as TF.Tensor1D // [n]
+    const loss = tf.div(
+      lastLayoutModelsFirst ? tf.sum(tf.square(err), 1) : this.sumRows(tf.square(err), rows, n),
+      rows,
+    ) as TF.Tensor1D // [n]
     // ---- backward: d(sum of per-model means)/dpred = 2·err / B
     const dPred = tf.mul(err, 2 / rows)
-    const grads: TF.Tensor[] = new Array(2 * L + 2)
+    const grads: TF.Tensor[] = new Array(2 * L + 1)
     let dLast: TF.Tensor
     if (!lastLayoutModelsFirst) {
       const dPred3 = tf.reshape(dPred, [rows, n, 1])
-      grads[2 * L + 1] = tf.sum(dPred, 0)
-      grads[2 * L] = tf.sum(tf.mul(dPred3, last), 0) // [n, HL]
+      grads[2 * L] = this.sumRows(dPred, rows, n)
+      grads[2 * L - 1] = tf.reshape(this.sumRows(tf.mul(dPred3, last), rows, n * hl), [n, hl]) // [n, HL]
       dLast = tf.mul(dPred3, tf.reshape(wo, [1, n, hl])) // [B, n, HL]
     } else {
       const dPred3 = tf.reshape(dPred, [n, rows, 1])
-      grads[2 * L + 1] = tf.sum(dPred, 1)
-      grads[2 * L] = tf.sum(tf.mul(dPred3, last), 1) // [n, HL]
+      grads[2 * L] = tf.sum(dPred, 1)
+      grads[2 * L - 1] = tf.sum(tf.mul(dPred3, last), 1) // [n, HL]
       dLast = tf.mul(dPred3, tf.reshape(wo, [n, 1, hl])) // [n, B, HL]
       for (let k = L - 1; k >= 1; k--) {
         const dz = tf.mul(dLast, tf.step(zs[k - 1]))
-        grads[2 * k] = tf.matMul(as[k - 1] as TF.Tensor3D, dz as TF.Tensor3D, true, false) // [n, Hin, Hout]
-        grads[2 * k + 1] = tf.sum(dz, 1, true) // [n, 1, Hout]
-        dLast = tf.matMul(dz as TF.Tensor3D, vals[2 * k] as TF.Tensor3D, false, true) // [n, B, Hin]
+        grads[2 * k - 1] = tf.matMul(as[k - 1] as TF.Tensor3D, dz as TF.Tensor3D, true, false) // [n, Hin, Hout]
+        grads[2 * k] = tf.sum(dz, 1, true) // [n, 1, Hout]
+        dLast = tf.matMul(dz as TF.Tensor3D, vals[2 * k - 1] as TF.Tensor3D, false, true) // [n, B, Hin]
       }
       dLast = tf.transpose(dLast, [1, 0, 2]) // [B, n, H1]
     }
     const dz1 = tf.mul(tf.reshape(dLast, [rows, n * h1]), tf.step(z1)) // [B, n·H1]
-    grads[0] = tf.matMul(xT, dz1 as TF.Tensor2D) // [F, n·H1]: plain GEMM, fast path
-    grads[1] = tf.sum(dz1, 0)
+    grads[0] = tf.matMul(xT, dz1 as TF.Tensor2D) // [F+1, n·H1]: plain GEMM, fast path; last row = bias gradient
     return { loss, grads }
   }
 
@@ -202,7 +223,7 @@ export class FusedMlp {
     })
   }
 
-  /** Per-model mean squared error on a data set (x [rows,F], y [rows,1]), evaluated in chunks. */
+  /** Per-model mean squared error on a data set (x [rows,F+1], ones last; y [rows,1]), evaluated in chunks. */
   evaluate(x: TF.Tensor2D, y: TF.Tensor2D): TF.Tensor1D {
     const { tf, n, hidden } = this
     const rows = x.shape[0]
@@ -228,28 +249,30 @@ export class FusedMlp {
     return mse
   }
 
-  /** Predictions [rows, n] of every fused model. */
+  /** Predictions [rows, n] of every fused model; x [rows, F+1] with a last column of ones. */
   predict(x: TF.Tensor2D): TF.Tensor2D {
     const { tf, n, hidden } = this
     return tf.tidy(() => {
       const L = hidden.length
       const rows = x.shape[0]
       const vals = this.params.map((p) => p.value)
-      let a: TF.Tensor = tf.relu(tf.add(tf.matMul(x, vals[0] as TF.Tensor2D), vals[1]))
+      let a: TF.Tensor = tf.relu(tf.matMul(x, vals[0] as TF.Tensor2D))
       a = tf.transpose(tf.reshape(a, [rows, n, hidden[0]]), [1, 0, 2]) // [n, rows, H1]
       for (let k = 1; k < L; k++) {
-        a = tf.relu(tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k] as TF.Tensor3D), vals[2 * k + 1]))
+        a = tf.relu(tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k - 1] as TF.Tensor3D), vals[2 * k]))
       }
       const hl = hidden[L - 1]
       const out = tf.add(
-        tf.sum(tf.mul(a, tf.reshape(vals[2 * L], [n, 1, hl])), 2),
-        tf.reshape(vals[2 * L + 1], [n, 1]),
+        tf.sum(tf.mul(a, tf.reshape(vals[2 * L - 1], [n, 1, hl])), 2),
+        tf.reshape(vals[2 * L], [n, 1]),
       ) // [n, rows]
       return tf.transpose(out) as TF.Tensor2D
     })
   }
 
   dispose(): void {
+    for (const ones of this.onesByRows.values()) ones.dispose()
+    this.onesByRows.clear()
     for (const p of this.params) {
       p.value.dispose()
       p.m.dispose()

@@ -20,7 +20,7 @@ export interface DataTensors {
   key: string
   placement: Placement
   dataset: Dataset
-  /** device placement only */
+  /** device placement only; every X carries a last column of ones (the first layer's bias input) */
   xTrain: TF.Tensor2D | null
   yTrain: TF.Tensor2D | null
   xTest: TF.Tensor2D
@@ -76,11 +76,21 @@ export function uploadData(tf: Tf, workload: Workload, placement: Placement = pl
     key: dataKey(workload),
     placement,
     dataset,
-    xTrain: onDevice ? tf.tensor2d(dataset.xTrain, [train, F]) : null,
+    xTrain: onDevice ? tf.tensor2d(withOnesColumn(dataset.xTrain, train, F), [train, F + 1]) : null,
     yTrain: onDevice ? tf.tensor2d(dataset.yTrain, [train, 1]) : null,
-    xTest: tf.tensor2d(dataset.xTest, [test, F]),
+    xTest: tf.tensor2d(withOnesColumn(dataset.xTest, test, F), [test, F + 1]),
     yTest: tf.tensor2d(dataset.yTest, [test, 1]),
   }
+}
+
+/** [rows, F] → [rows, F+1] with a last column of ones. */
+function withOnesColumn(x: Float32Array, rows: number, F: number): Float32Array {
+  const out = new Float32Array(rows * (F + 1))
+  for (let r = 0; r < rows; r++) {
+    out.set(x.subarray(r * F, r * F + F), r * (F + 1))
+    out[r * (F + 1) + F] = 1
+  }
+  return out
 }
 
 export function disposeData(data: DataTensors): void {
@@ -123,17 +133,19 @@ function epochBatches(tf: Tf, data: DataTensors, order: Int32Array): EpochBatche
   return {
     batch: (start, rows) => {
       // fresh arrays: the cpu backend keeps a reference to the values it is given
-      const x = new Float32Array(rows * F)
-      const xT = new Float32Array(rows * F)
+      const x = new Float32Array(rows * (F + 1))
+      const xT = new Float32Array(rows * (F + 1))
       const y = new Float32Array(rows)
       for (let r = 0; r < rows; r++) {
         const src = order[start + r]
         const row = xTrain.subarray(src * F, src * F + F)
-        x.set(row, r * F)
+        x.set(row, r * (F + 1))
+        x[r * (F + 1) + F] = 1
         for (let f = 0; f < F; f++) xT[f * rows + r] = row[f]
+        xT[F * rows + r] = 1
         y[r] = yTrain[src]
       }
-      return { x: tf.tensor2d(x, [rows, F]), xT: tf.tensor2d(xT, [F, rows]), y: tf.tensor2d(y, [rows, 1]) }
+      return { x: tf.tensor2d(x, [rows, F + 1]), xT: tf.tensor2d(xT, [F + 1, rows]), y: tf.tensor2d(y, [rows, 1]) }
     },
     dispose: () => {},
   }
