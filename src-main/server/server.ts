@@ -67,7 +67,9 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
   const rendererDir = options.rendererDir ?? resolveRendererDir()
   let port = options.port ?? DEFAULT_PORT
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: HARD_MAX_PAYLOAD, perMessageDeflate: false })
+  const wss = new WebSocketServer({ noServer: true, maxPayload: HARD_MAX_PAYLOAD, perMessageDeflate: false, clientTracking: false })
+  /** authorized sockets only (an unauthorized one is closed before it is counted) */
+  const clients = new Set<WebSocket>()
   const alive = new WeakMap<WebSocket, boolean>()
 
   const http: Server = createServer((req, res) => {
@@ -130,6 +132,8 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
   })
 
   wss.on('connection', (ws: WebSocket) => {
+    clients.add(ws)
+    ws.on('close', () => clients.delete(ws))
     alive.set(ws, true)
     ws.on('pong', () => alive.set(ws, true))
     ws.on('error', () => ws.terminate())
@@ -168,7 +172,7 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
 
   const offEvents = service.onEvent((event: RunEvent) => {
     let frame: string | null = null
-    for (const ws of wss.clients) {
+    for (const ws of clients) {
       if (ws.readyState !== WebSocket.OPEN) continue
       if (event.type === 'progress' && ws.bufferedAmount > SLOW_CLIENT_BYTES) continue
       frame ??= JSON.stringify({ event })
@@ -177,7 +181,7 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
   })
 
   const heartbeat = setInterval(() => {
-    for (const ws of wss.clients) {
+    for (const ws of clients) {
       if (alive.get(ws) === false) {
         ws.terminate()
         continue
@@ -210,7 +214,7 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
     url: `${baseUrl}?token=${token}`,
     wsUrl: `ws://${shownHost}:${port}${WS_PATH}`,
     exposed: !isLoopbackHost(host),
-    connections: () => wss.clients.size,
+    connections: () => clients.size,
     close() {
       closing ??= (async () => {
         clearInterval(heartbeat)
@@ -218,11 +222,11 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
           if (options.shutdownService !== false) await service.shutdown()
         } finally {
           offEvents()
-          for (const ws of wss.clients) ws.close(WS_CLOSE.goingAway, 'server stopping')
+          for (const ws of clients) ws.close(WS_CLOSE.goingAway, 'server stopping')
           await new Promise<void>((resolve) => wss.close(() => resolve()))
           // give the close frames a moment, then drop whatever is still open
           await new Promise((r) => setTimeout(r, 50))
-          for (const ws of wss.clients) ws.terminate()
+          for (const ws of clients) ws.terminate()
           await new Promise<void>((resolve) => {
             http.close(() => resolve())
             http.closeAllConnections()
