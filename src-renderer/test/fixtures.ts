@@ -282,7 +282,44 @@ export interface FakeBridge extends Bridge {
 
 export function fakeBridge(): FakeBridge {
   const listeners = new Set<(e: RunEvent) => void>()
+  // run-management methods (rename/tag/delete/export/report): spread in so the fake satisfies the
+  // TrainpoolApi whether or not a given checkout of the contract has them yet
+  const entry = (runId: string): RunListEntry =>
+    b.runs.find((r) => r.runId === runId) ?? {
+      runId,
+      status: 'ok',
+      startedAt: null,
+      preset: null,
+      backend: null,
+      device: null,
+      sizes: [],
+      models: [],
+      bestSpeedup: null,
+    }
+  const management = {
+    async renameRun(runId: string, name: string) {
+      b.calls.push({ method: 'renameRun', args: [runId, name] })
+      return { ...entry(runId), name }
+    },
+    async tagRun(runId: string, tags: string[]) {
+      b.calls.push({ method: 'tagRun', args: [runId, tags] })
+      return { ...entry(runId), tags }
+    },
+    async deleteRun(runId: string) {
+      b.calls.push({ method: 'deleteRun', args: [runId] })
+      return { deleted: true as const }
+    },
+    async exportRun(runId: string, format: string) {
+      b.calls.push({ method: 'exportRun', args: [runId, format] })
+      return { fileName: `${runId}.${format}`, mimeType: 'text/plain', content: '' }
+    },
+    async reportPdf(runId: string) {
+      b.calls.push({ method: 'reportPdf', args: [runId] })
+      return { fileName: `${runId}.pdf`, sizeBytes: 0 }
+    },
+  }
   const b: FakeBridge = {
+    ...management,
     calls: [],
     listeners,
     runs: [],
