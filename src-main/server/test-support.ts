@@ -45,6 +45,21 @@ export class FakeService implements BenchServiceApi {
   async currentRun(): Promise<{ runId: string; events: RunEvent[] } | null> {
     return null
   }
+  async renameRun(runId: string): Promise<never> {
+    throw new TrainpoolError('not-found', `no run ${runId}`)
+  }
+  async tagRun(runId: string): Promise<never> {
+    throw new TrainpoolError('not-found', `no run ${runId}`)
+  }
+  async deleteRun(runId: string): Promise<never> {
+    throw new TrainpoolError('not-found', `no run ${runId}`)
+  }
+  async exportRun(runId: string): Promise<never> {
+    throw new TrainpoolError('not-found', `no run ${runId}`)
+  }
+  async reportPdf(runId: string): Promise<never> {
+    throw new TrainpoolError('not-found', `no run ${runId}`)
+  }
   onEvent(listener: (e: RunEvent) => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)

@@ -103,8 +103,8 @@ export function createWebSocketBridge(options: WebSocketBridgeOptions): WebSocke
       for (const q of toSend) ws.send(q.frame)
       if (reconnected) void reconcile()
     }
-    ws.onmessage = (ev: MessageEvent) => onFrame(ev.data)
-    ws.onclose = (ev: CloseEvent) => {
+    ws.onmessage = (ev: { data: unknown }) => onFrame(ev.data)
+    ws.onclose = (ev: CloseInfo) => {
       if (socket !== ws) return
       socket = null
       const why = describeClose(ev)
@@ -234,6 +234,11 @@ export function createWebSocketBridge(options: WebSocketBridgeOptions): WebSocke
     listRuns: () => call('listRuns', undefined),
     getRun: (runId) => call('getRun', { runId }),
     currentRun: () => call('currentRun', undefined),
+    renameRun: (runId, name) => call('renameRun', { runId, name }),
+    tagRun: (runId, tags) => call('tagRun', { runId, tags }),
+    deleteRun: (runId) => call('deleteRun', { runId }),
+    exportRun: (runId, format) => call('exportRun', { runId, format }),
+    reportPdf: (runId) => call('reportPdf', { runId }),
     onEvent(listener) {
       eventListeners.add(listener)
       return () => {
@@ -243,12 +248,25 @@ export function createWebSocketBridge(options: WebSocketBridgeOptions): WebSocke
   }
 }
 
-function describeClose(ev: CloseEvent): string {
+/** what a close event carries (structural: the DOM's CloseEvent and ws's both fit) */
+interface CloseInfo {
+  code: number
+  reason: string
+}
+
+function describeClose(ev: CloseInfo): string {
   return `code ${ev.code}${ev.reason ? `: ${ev.reason}` : ''}`
 }
 
+/** the parts of window.location the bridge needs */
+export interface PageLocation {
+  protocol: string
+  host: string
+  search: string
+}
+
 /** The bridge for a page served by `trainpool serve`: same host, /ws, token from ?token=. */
-export function bridgeForLocation(loc: Pick<Location, 'protocol' | 'host' | 'search'>, extra: Partial<WebSocketBridgeOptions> = {}): WebSocketBridge {
+export function bridgeForLocation(loc: PageLocation, extra: Partial<WebSocketBridgeOptions> = {}): WebSocketBridge {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:'
   const token = new URLSearchParams(loc.search).get('token')
   return createWebSocketBridge({ url: `${scheme}//${loc.host}${WS_PATH}`, token, ...extra })
