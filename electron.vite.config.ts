@@ -7,6 +7,8 @@ import { defineConfig } from 'electron-vite'
 export default defineConfig({
   main: {
     build: {
+      // the PDF renderer drives a system Chromium through playwright-core: load it from node_modules
+      externalizeDeps: { include: ['playwright-core'] },
       rolldownOptions: {
         input: {
           index: resolve(__dirname, 'src-main/app/main.ts'),
@@ -30,7 +32,11 @@ export default defineConfig({
     root: resolve(__dirname, 'src-renderer'),
     build: {
       rolldownOptions: {
-        input: { index: resolve(__dirname, 'src-renderer/index.html') },
+        input: {
+          index: resolve(__dirname, 'src-renderer/index.html'),
+          // the printable report (PDF): Electron's hidden window and headless Chromium load it
+          report: resolve(__dirname, 'src-renderer/report.html'),
+        },
       },
     },
     plugins: [vue()],

@@ -1,6 +1,7 @@
-// Exports of a run: CSV (one row per measurement; header documented in README) and a Markdown
-// summary table with a "relative" column like hyperfine's.
-import type { RunResult } from '../contract'
+// Exports of a run: the full JSON, CSV (one row per measurement; header documented in README
+// "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's.
+// Numbers are written at full precision so JSON and CSV round-trip them exactly.
+import type { ExportedFile, ExportFormat, RunResult, SummaryEntry } from '../contract'
 
 export const CSV_COLUMNS = [
   'runId', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
@@ -9,43 +10,117 @@ export const CSV_COLUMNS = [
 
 function csvCell(v: unknown): string {
   const s = v === null || v === undefined ? '' : String(v)
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+}
+
+/** Mean test MSE of a measurement's models, or null when none finished. */
+export function meanTestMse(perModel: readonly { testMse: number }[]): number | null {
+  return perModel.length ? perModel.reduce((s, p) => s + p.testMse, 0) / perModel.length : null
+}
+
+/** Training throughput in GFLOP/s (trainFlops over wall time), or null for a zero wall time. */
+export function trainGflops(m: { trainFlops: number; wallMs: number }): number | null {
+  return m.wallMs > 0 ? m.trainFlops / m.wallMs / 1e6 : null
 }
 
 export function toCsv(run: RunResult): string {
-  const rows = run.measurements.map((m) => {
-    const mse = m.perModel.length ? m.perModel.reduce((s, p) => s + p.testMse, 0) / m.perModel.length : null
-    return [
+  const rows = run.measurements.map((m) =>
+    [
       run.runId, run.environment?.backend ?? '', run.environment?.device ?? '', m.size, m.models, m.workers, m.strategy,
-      m.repeat, m.status, m.wallMs.toFixed(3), m.startupMs.toFixed(3), m.warmupMs.toFixed(3), m.modelsTrained,
-      m.wallMs > 0 ? (m.trainFlops / m.wallMs / 1e6).toFixed(4) : '', mse === null ? '' : mse.toPrecision(9),
-    ].map(csvCell).join(',')
-  })
+      m.repeat, m.status, m.wallMs, m.startupMs, m.warmupMs, m.modelsTrained, trainGflops(m), meanTestMse(m.perModel),
+    ].map(csvCell).join(','),
+  )
   return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n'
+}
+
+/** Minimal RFC 4180 reader (quoted cells, doubled quotes, commas and newlines in quotes). */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let cell = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"'
+        i++
+      } else if (c === '"') quoted = false
+      else cell += c
+    } else if (c === '"') quoted = true
+    else if (c === ',') {
+      row.push(cell)
+      cell = ''
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++
+      row.push(cell)
+      rows.push(row)
+      row = []
+      cell = ''
+    } else cell += c
+  }
+  if (cell !== '' || row.length) {
+    row.push(cell)
+    rows.push(row)
+  }
+  return rows
 }
 
 export function formatMs(ms: number): string {
   return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`
 }
 
-/** Markdown table per (size, models): strategy, median ± range, relative to the fastest, speedup. */
-export function toMarkdown(run: RunResult): string {
-  const lines: string[] = [
-    `| rows | models | strategy | workers | median | min | max | relative | speedup vs sequential |`,
-    `|---:|---:|:---|---:|---:|---:|---:|---:|---:|`,
-  ]
-  const groups = new Map<string, typeof run.summary>()
-  for (const s of run.summary) {
+/** Milliseconds for a Markdown cell: one decimal, thousands separated (hyperfine's "Mean [ms]"). */
+export function mdMs(ms: number): string {
+  return ms.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })
+}
+
+export const MARKDOWN_HEADER = ['rows', 'models', 'strategy', 'workers', 'median [ms]', 'min [ms]', 'max [ms]', 'relative', 'speedup vs sequential'] as const
+
+/** Summary entries grouped by (size, models), each group sorted fastest first. */
+export function summaryGroups(summary: readonly SummaryEntry[]): SummaryEntry[][] {
+  const groups = new Map<string, SummaryEntry[]>()
+  for (const s of summary) {
     const k = `${s.size}/${s.models}`
     groups.set(k, [...(groups.get(k) ?? []), s])
   }
-  for (const entries of groups.values()) {
-    const fastest = Math.min(...entries.map((e) => e.medianMs))
-    for (const e of [...entries].sort((a, b) => a.medianMs - b.medianMs)) {
+  return [...groups.values()].map((g) => [...g].sort((a, b) => a.medianMs - b.medianMs))
+}
+
+/** One Markdown table: per (size, models), strategies fastest first; relative = median / fastest median. */
+export function toMarkdown(run: RunResult): string {
+  const lines: string[] = [`| ${MARKDOWN_HEADER.join(' | ')} |`, `|---:|---:|:---|---:|---:|---:|---:|---:|---:|`]
+  for (const entries of summaryGroups(run.summary)) {
+    const fastest = entries[0].medianMs
+    for (const e of entries) {
+      const relative = fastest > 0 ? (e.medianMs / fastest).toFixed(2) : '–'
+      const speedup = e.speedupVsSequential === null ? '–' : `${e.speedupVsSequential.toFixed(2)}×`
       lines.push(
-        `| ${e.size} | ${e.models} | ${e.strategy} | ${e.workers} | ${formatMs(e.medianMs)} | ${formatMs(e.minMs)} | ${formatMs(e.maxMs)} | ${(e.medianMs / fastest).toFixed(2)} | ${e.speedupVsSequential === null ? '–' : `${e.speedupVsSequential.toFixed(2)}×`} |`,
+        `| ${e.size.toLocaleString('en-US')} | ${e.models} | ${e.strategy} | ${e.workers} | ${mdMs(e.medianMs)} | ${mdMs(e.minMs)} | ${mdMs(e.maxMs)} | ${relative} | ${speedup} |`,
       )
     }
   }
   return lines.join('\n') + '\n'
+}
+
+/** Markdown with a one-line heading naming the run, backend and device, then the table. */
+export function toMarkdownDocument(run: RunResult): string {
+  const env = run.environment
+  const head = `**Trainpool run ${run.name ? `${run.name} (${run.runId})` : run.runId}** — ${run.status}` +
+    (env ? ` · ${env.backend} on ${env.device}` : '') +
+    ` · ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'}, median shown`
+  return `${head}\n\n${toMarkdown(run)}`
+}
+
+const MIME: Record<ExportFormat, string> = { json: 'application/json', csv: 'text/csv', md: 'text/markdown' }
+
+/** A file name safe on every OS: trainpool-<name or id>.<ext>. */
+export function exportFileName(run: Pick<RunResult, 'runId' | 'name'>, ext: string): string {
+  const base = (run.name ? `${run.name}-${run.runId}` : run.runId).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100)
+  return `trainpool-${base || 'run'}.${ext}`
+}
+
+export function exportRun(run: RunResult, format: ExportFormat): ExportedFile {
+  const content = format === 'json' ? JSON.stringify(run, null, 2) + '\n' : format === 'csv' ? toCsv(run) : toMarkdownDocument(run)
+  return { fileName: exportFileName(run, format), mimeType: MIME[format], content }
 }

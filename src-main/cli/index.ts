@@ -2,6 +2,7 @@
 import { Command, CommanderError, Option } from 'commander'
 import { BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '../contract'
 import { EXIT, benchCommand } from './bench-command'
+import { reportCommand } from './report-command'
 import { serveCommand } from './serve-command'
 
 declare const __TRAINPOOL_VERSION__: string | undefined
@@ -47,6 +48,18 @@ export function buildProgram(): Command {
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .action(async (flags) => {
       process.exitCode = await serveCommand(flags, version)
+    })
+  program
+    .command('report')
+    .description('a stored run (RUN_ID) or a result file (FILE.json) as a PDF report, a Markdown table, JSON or CSV')
+    .argument('<run>', 'run id in the store, or a result JSON file')
+    .option('--pdf <file>', 'write the PDF report (renders in headless Chromium; TRAINPOOL_CHROMIUM picks the browser)')
+    .option('--md', 'print the Markdown summary table (hyperfine-style, with a relative column)')
+    .option('--json <file>', 'write the full result JSON')
+    .option('--csv <file>', 'write one CSV row per measurement')
+    .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
+    .action(async (target: string, flags) => {
+      process.exitCode = await reportCommand(target, flags)
     })
   return program
 }

@@ -7,6 +7,11 @@ export const CHANNELS = {
   listRuns: 'trainpool:list-runs',
   getRun: 'trainpool:get-run',
   currentRun: 'trainpool:current-run',
+  renameRun: 'trainpool:rename-run',
+  tagRun: 'trainpool:tag-run',
+  deleteRun: 'trainpool:delete-run',
+  exportRun: 'trainpool:export-run',
+  reportPdf: 'trainpool:report-pdf',
   event: 'trainpool:event',
 } as const
 

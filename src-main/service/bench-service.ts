@@ -8,11 +8,14 @@ import {
   type BenchConfig,
   type Capabilities,
   type Environment,
+  type ExportedFile,
+  type ExportFormat,
   invalidInput,
   type Measurement,
   type MeasurementKey,
   type ModelCell,
   PROGRESS_MIN_INTERVAL_MS,
+  type PdfReport,
   type RunEvent,
   type RunListEntry,
   type RunResult,
@@ -21,13 +24,14 @@ import {
   type WorkerLane,
 } from '../contract'
 import { estimateRunPeakBytes } from '../bench/estimate'
+import { exportFileName, exportRun } from '../bench/export'
 import { BenchRunner, type RunnerOptions } from '../bench/runner'
 import { summarize } from '../bench/stats'
 import { verify } from '../bench/verify'
 import { autoBackendFrom } from '../engine/backends'
 import type { WorkerLauncher } from '../pool/launcher'
 import { workerEnv } from '../pool/launcher'
-import { listEntry, newRunId, type RunStore } from '../store/run-store'
+import { cleanName, cleanTags, listEntry, newRunId, type RunStore } from '../store/run-store'
 import type { BenchServiceApi } from './types'
 
 export interface BenchServiceOptions {
@@ -39,6 +43,12 @@ export interface BenchServiceOptions {
   runner?: RunnerOptions
   /** overrides the worker-process probe (tests) */
   probe?: () => Promise<BackendCapability[]>
+  /**
+   * Renders a run's PDF report. Default: headless Chromium via playwright-core
+   * (src-main/report/render-pdf.ts, loaded on first use). The Electron shell prints in its own
+   * hidden window instead (app/report-window.ts) and never calls this.
+   */
+  renderPdf?: (run: RunResult) => Promise<Buffer>
 }
 
 interface LiveRun {
@@ -324,6 +334,66 @@ export class BenchService implements BenchServiceApi {
     const live = this.live
     if (!live) return null
     return { runId: live.runId, events: live.lastProgress ? [...live.events, live.lastProgress] : [...live.events] }
+  }
+
+  async renameRun(runId: string, name: string): Promise<RunListEntry> {
+    const clean = cleanName(name)
+    return this.update(runId, (run) => {
+      if (clean) run.name = clean
+      else delete run.name
+    })
+  }
+
+  async tagRun(runId: string, tags: string[]): Promise<RunListEntry> {
+    const clean = cleanTags(tags)
+    return this.update(runId, (run) => {
+      if (clean.length) run.tags = clean
+      else delete run.tags
+    })
+  }
+
+  /** Applies a change to a run wherever it lives (live, in memory, stored) and saves it. */
+  private async update(runId: string, change: (run: RunResult) => void): Promise<RunListEntry> {
+    if (this.live?.runId === runId) {
+      change(this.live.result)
+      await this.persist(this.live)
+      return listEntry(this.live.result)
+    }
+    const memory = this.finished.get(runId)
+    if (memory) {
+      change(memory)
+      if (this.options.store) await this.options.store.save(memory)
+      return listEntry(memory)
+    }
+    if (!this.options.store) throw new TrainpoolError('not-found', `no run ${runId}`)
+    const run = await this.options.store.get(runId)
+    change(run)
+    await this.options.store.save(run)
+    return listEntry(run)
+  }
+
+  async deleteRun(runId: string): Promise<{ deleted: true }> {
+    if (this.live?.runId === runId) throw new TrainpoolError('busy', `run ${runId} is still running: cancel it before deleting it`)
+    const inMemory = this.finished.delete(runId)
+    if (this.options.store) {
+      try {
+        await this.options.store.delete(runId)
+      } catch (err) {
+        if (!(inMemory && err instanceof TrainpoolError && err.code === 'not-found')) throw err
+      }
+    } else if (!inMemory) throw new TrainpoolError('not-found', `no run ${runId}`)
+    return { deleted: true }
+  }
+
+  async exportRun(runId: string, format: ExportFormat): Promise<ExportedFile> {
+    return exportRun(await this.getRun(runId), format)
+  }
+
+  async reportPdf(runId: string): Promise<PdfReport> {
+    const run = await this.getRun(runId)
+    const render = this.options.renderPdf ?? (async (r: RunResult) => (await import('../report/render-pdf')).renderReportPdf(r))
+    const pdf = await render(run)
+    return { fileName: exportFileName(run, 'pdf'), sizeBytes: pdf.length, base64: pdf.toString('base64') }
   }
 
   async shutdown(): Promise<void> {

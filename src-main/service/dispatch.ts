@@ -1,7 +1,7 @@
 // One request path for every shell: validate the payload against the contract schema, call the
 // service, and wrap the outcome in an Envelope. Invalid input is a typed error, never a throw.
 import { REQUEST_SCHEMAS, TrainpoolError, invalidInput, toErrorShape } from '../contract'
-import type { ApiResponses, Envelope, Method } from '../contract'
+import type { ApiResponses, Envelope, ExportFormat, Method } from '../contract'
 import type { BenchServiceApi } from './types'
 
 export const METHODS = Object.keys(REQUEST_SCHEMAS) as Method[]
@@ -42,5 +42,21 @@ function call(service: BenchServiceApi, method: Method, data: unknown): Promise<
       return service.getRun((data as { runId: string }).runId)
     case 'currentRun':
       return service.currentRun()
+    case 'renameRun': {
+      const d = data as { runId: string; name: string }
+      return service.renameRun(d.runId, d.name)
+    }
+    case 'tagRun': {
+      const d = data as { runId: string; tags: string[] }
+      return service.tagRun(d.runId, d.tags)
+    }
+    case 'deleteRun':
+      return service.deleteRun((data as { runId: string }).runId)
+    case 'exportRun': {
+      const d = data as { runId: string; format: ExportFormat }
+      return service.exportRun(d.runId, d.format)
+    }
+    case 'reportPdf':
+      return service.reportPdf((data as { runId: string }).runId)
   }
 }

@@ -16,6 +16,11 @@ export function fakeService(): FakeService & { [K in keyof BenchServiceApi]: Ret
     listRuns: vi.fn(async () => []),
     getRun: vi.fn(async (_runId: string) => ({ runId: 'run-1' }) as never),
     currentRun: vi.fn(async () => null),
+    renameRun: vi.fn(async (runId: string, name: string) => ({ runId, name }) as never),
+    tagRun: vi.fn(async (runId: string, tags: string[]) => ({ runId, tags }) as never),
+    deleteRun: vi.fn(async (_runId: string) => ({ deleted: true as const })),
+    exportRun: vi.fn(async (runId: string, format: string) => ({ fileName: `trainpool-${runId}.${format}`, mimeType: 'text/plain', content: 'x' })),
+    reportPdf: vi.fn(async (runId: string) => ({ fileName: `trainpool-${runId}.pdf`, sizeBytes: 4, base64: 'JVBERg==' })),
     onEvent: vi.fn((l: (e: RunEvent) => void) => {
       listeners.add(l)
       return () => listeners.delete(l)

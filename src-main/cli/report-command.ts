@@ -1,0 +1,67 @@
+// `trainpool report RUN_ID|FILE.json [--pdf out.pdf] [--md] [--json FILE] [--csv FILE] [--store DIR]`:
+// a stored run (by id) or an exported result file, as a PDF report (headless Chromium), the
+// Markdown summary table on stdout, or JSON/CSV files. Without an output flag: the verdict and the table.
+import { existsSync, promises as fs } from 'node:fs'
+import { TrainpoolError, type RunResult } from '../contract'
+import { exportRun, toMarkdownDocument } from '../bench/export'
+import { renderReportPdf } from '../report/render-pdf'
+import { RunStore, defaultStoreDir, parseRun } from '../store/run-store'
+import { verdictFor, verdictText } from '../../src-renderer/report/verdict'
+import { EXIT } from './bench-command'
+
+export interface ReportFlags {
+  pdf?: string
+  md?: boolean
+  json?: string
+  csv?: string
+  store?: string
+}
+
+const RUN_ID = /^[A-Za-z0-9_-]{1,64}$/
+
+/** A path to a result file (exists, or looks like one), else a run id in the store. */
+export async function loadRun(target: string, storeDir?: string): Promise<RunResult> {
+  const looksLikeFile = target.endsWith('.json') || target.includes('/') || target.includes('\\') || !RUN_ID.test(target)
+  if (looksLikeFile || existsSync(target)) {
+    let text: string
+    try {
+      text = await fs.readFile(target, 'utf8')
+    } catch (err) {
+      throw new TrainpoolError('not-found', `cannot read ${target}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    }
+    return parseRun(text, target)
+  }
+  return new RunStore(storeDir ?? defaultStoreDir()).get(target)
+}
+
+export async function reportCommand(target: string, flags: ReportFlags): Promise<number> {
+  let run: RunResult
+  try {
+    run = await loadRun(target, flags.store)
+  } catch (err) {
+    if (err instanceof TrainpoolError) {
+      process.stderr.write(`trainpool report: ${err.message}\n`)
+      return EXIT.usage
+    }
+    throw err
+  }
+  const any = flags.pdf || flags.md || flags.json || flags.csv
+  if (flags.md) process.stdout.write(toMarkdownDocument(run))
+  if (!any) process.stdout.write(`${verdictText(verdictFor(run))}\n\n${toMarkdownDocument(run)}`)
+  if (flags.json) await fs.writeFile(flags.json, exportRun(run, 'json').content)
+  if (flags.csv) await fs.writeFile(flags.csv, exportRun(run, 'csv').content)
+  if (flags.pdf) {
+    const started = performance.now()
+    let pdf: Buffer
+    try {
+      pdf = await renderReportPdf(run)
+    } catch (err) {
+      process.stderr.write(`trainpool report: ${err instanceof Error ? err.message : String(err)}\n`)
+      return EXIT.failed
+    }
+    await fs.writeFile(flags.pdf, pdf)
+    const secs = ((performance.now() - started) / 1000).toFixed(1)
+    process.stderr.write(`wrote ${flags.pdf} (${Math.max(1, Math.round(pdf.length / 1024))} KiB, ${secs} s)\n`)
+  }
+  return EXIT.ok
+}

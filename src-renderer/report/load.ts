@@ -1,0 +1,69 @@
+// How the report page gets its run, and how it says it is done. One protocol for every printer:
+// - headless Chromium (playwright-core): an init script sets window.__TRAINPOOL_REPORT__ before load;
+// - Electron's hidden window: main calls window.__TRAINPOOL_RENDER__(run) (executeJavaScript) after load;
+// - by hand: report.html#run=<base64url JSON> (small runs).
+// When the page is drawn (charts included, fonts loaded) it sets document.body.dataset.ready = 'true'
+// and window.__REPORT_READY__ = true; on failure, dataset.error and window.__REPORT_ERROR__.
+import type { RunResult } from '../../src-main/contract/result'
+
+declare global {
+  interface Window {
+    __TRAINPOOL_REPORT__?: unknown
+    __TRAINPOOL_RENDER__?: (run: unknown) => void
+    __REPORT_READY__?: boolean
+    __REPORT_ERROR__?: string
+  }
+}
+
+/** The minimal shape check the page needs before rendering (the stored file was validated by zod already). */
+export function asRun(value: unknown): RunResult {
+  const r = value as Partial<RunResult> | null
+  if (!r || typeof r !== 'object' || typeof r.runId !== 'string' || !Array.isArray(r.measurements) || !Array.isArray(r.summary) || !r.config) {
+    throw new Error('the report data is not a Trainpool run (runId, config, measurements and summary are required)')
+  }
+  return r as RunResult
+}
+
+export function runFromHash(hash: string): unknown {
+  const m = /^#run=(.+)$/.exec(hash)
+  if (!m) return undefined
+  const b64 = m[1].replace(/-/g, '+').replace(/_/g, '/')
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))
+  return JSON.parse(new TextDecoder().decode(bytes))
+}
+
+/** Resolves with the run as soon as one of the three sources provides it. */
+export function waitForRun(win: Window = window): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const take = (value: unknown) => {
+      try {
+        resolve(asRun(value))
+      } catch (err) {
+        reject(err)
+      }
+    }
+    win.__TRAINPOOL_RENDER__ = take
+    if (win.__TRAINPOOL_REPORT__ !== undefined) return take(win.__TRAINPOOL_REPORT__)
+    try {
+      const fromHash = runFromHash(win.location.hash)
+      if (fromHash !== undefined) take(fromHash)
+    } catch (err) {
+      reject(new Error(`could not read the run from the URL: ${(err as Error).message}`))
+    }
+  })
+}
+
+export async function signalReady(doc: Document = document, win: Window = window): Promise<void> {
+  try {
+    await doc.fonts?.ready
+  } catch {
+    /* fonts are bundled; a failure here must not block printing */
+  }
+  doc.body.dataset.ready = 'true'
+  win.__REPORT_READY__ = true
+}
+
+export function signalError(message: string, doc: Document = document, win: Window = window): void {
+  doc.body.dataset.error = message
+  win.__REPORT_ERROR__ = message
+}

@@ -1,0 +1,134 @@
+// The report's plain-language verdict, derived from a run's summary alone (pure; the PDF test and
+// the report page both call it): the fastest strategy per data size, the best worker count, the
+// speedups, whether every strategy did the same work, and any timing warnings.
+import type { Strategy } from '../../src-main/contract/config'
+import type { RunResult, SummaryEntry } from '../../src-main/contract/result'
+
+/** Durations as the report prints them: "812 ms", "1.23 s", "12.3 s" (ms below 1 s keep one decimal under 10 ms). */
+export function reportMs(ms: number): string {
+  if (!Number.isFinite(ms)) return '—'
+  if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`
+  if (ms >= 10) return `${Math.round(ms)} ms`
+  return `${ms.toFixed(1)} ms`
+}
+
+export function reportRows(n: number): string {
+  return n.toLocaleString('en-US')
+}
+
+export function speedupText(x: number): string {
+  return `${x >= 10 ? x.toFixed(1) : x.toFixed(2)}×`
+}
+
+/** "batched (W=2)", or just "sequential". */
+export function strategyLabel(s: { strategy: Strategy; workers: number }): string {
+  return s.strategy === 'sequential' ? 'sequential' : `${s.strategy} (W=${s.workers})`
+}
+
+export interface Verdict {
+  /** one sentence: the answer a reader wants first */
+  headline: string
+  /** the fastest strategy for each (size, models) */
+  perSize: string[]
+  /** best worker count per parallel strategy */
+  workers: string[]
+  /** same work proven, or not */
+  verification: string
+  /** timing warnings and run-level warnings, in plain words */
+  warnings: string[]
+}
+
+function groups(summary: readonly SummaryEntry[]): SummaryEntry[][] {
+  const map = new Map<string, SummaryEntry[]>()
+  for (const s of summary) {
+    const k = `${s.size}/${s.models}`
+    map.set(k, [...(map.get(k) ?? []), s])
+  }
+  return [...map.values()]
+    .map((g) => [...g].sort((a, b) => a.medianMs - b.medianMs))
+    .sort((a, b) => a[0].models - b[0].models || a[0].size - b[0].size)
+}
+
+export function verdictFor(run: RunResult): Verdict {
+  const summary = run.summary.filter((s) => Number.isFinite(s.medianMs))
+  const gs = groups(summary)
+  const manyModelCounts = new Set(summary.map((s) => s.models)).size > 1
+
+  const perSize = gs.map((g) => {
+    const best = g[0]
+    const where = `At ${reportRows(best.size)} rows${manyModelCounts ? ` × ${best.models} models` : ''}`
+    const seq = g.find((s) => s.strategy === 'sequential')
+    if (g.length === 1) return `${where}, only ${strategyLabel(best)} was measured: ${reportMs(best.medianMs)}.`
+    const runnerUp = g[1]
+    let text = `${where}, ${strategyLabel(best)} was fastest: ${reportMs(best.medianMs)}`
+    if (best.strategy !== 'sequential' && seq && best.speedupVsSequential != null) {
+      text += `, ${speedupText(best.speedupVsSequential)} faster than sequential (${reportMs(seq.medianMs)})`
+    } else if (best.strategy === 'sequential') {
+      text += `; no parallel strategy beat it (next: ${strategyLabel(runnerUp)}, ${reportMs(runnerUp.medianMs)})`
+    }
+    if (runnerUp && runnerUp !== seq && best.strategy !== 'sequential') {
+      text += `; next was ${strategyLabel(runnerUp)} at ${reportMs(runnerUp.medianMs)}`
+    }
+    return text + '.'
+  })
+
+  // Best worker count per parallel strategy: at the largest size where it was measured with ≥ 2 W.
+  const workers: string[] = []
+  for (const strategy of ['pool', 'batched'] as const) {
+    const mine = summary.filter((s) => s.strategy === strategy)
+    const sizes = [...new Set(mine.map((s) => `${s.size}/${s.models}`))]
+    const swept = sizes
+      .map((k) => mine.filter((s) => `${s.size}/${s.models}` === k))
+      .filter((list) => new Set(list.map((s) => s.workers)).size >= 2)
+      .sort((a, b) => b[0].models - a[0].models || b[0].size - a[0].size)
+    if (!swept.length) continue
+    const list = swept[0]
+    const best = list.reduce((a, b) => (b.medianMs < a.medianMs ? b : a))
+    const ws = [...list].sort((a, b) => a.workers - b.workers).map((s) => s.workers)
+    let text = `Best worker count for ${strategy}: W=${best.workers} (${reportMs(best.medianMs)} at ${reportRows(best.size)} rows, tried W=${ws.join(', ')})`
+    if (best.efficiency != null && best.speedupVsSequential != null) {
+      text += `; speedup ${speedupText(best.speedupVsSequential)}, efficiency ${Math.round(best.efficiency * 100)}%`
+    }
+    workers.push(text + '.')
+  }
+
+  const parallel = summary.filter((s) => s.strategy !== 'sequential' && s.speedupVsSequential != null)
+  let headline: string
+  if (run.status !== 'ok' && run.status !== 'running') {
+    headline = `This run ${run.status === 'failed' ? 'FAILED' : `was ${run.status}`}${run.error ? `: ${run.error}` : ''}.${summary.length ? ' The numbers below cover what finished.' : ''}`
+  } else if (!summary.length) {
+    headline = 'No measurement finished, so there is nothing to compare.'
+  } else if (!parallel.length) {
+    headline = `Only ${[...new Set(summary.map((s) => s.strategy))].join(', ')} was measured: no speedup to report.`
+  } else {
+    const best = parallel.reduce((a, b) => ((b.speedupVsSequential ?? 0) > (a.speedupVsSequential ?? 0) ? b : a))
+    const winners = new Set(gs.map((g) => strategyLabel(g[0])))
+    const overall = winners.size === 1 ? `${[...winners][0]} was the fastest at every data size` : `the fastest strategy depends on the data size`
+    headline =
+      (best.speedupVsSequential ?? 0) > 1
+        ? `${overall[0].toUpperCase()}${overall.slice(1)}; the best speedup over sequential was ${speedupText(best.speedupVsSequential!)} (${strategyLabel(best)} at ${reportRows(best.size)} rows).`
+        : `No parallel strategy beat sequential: the best was ${strategyLabel(best)} at ${speedupText(best.speedupVsSequential!)}.`
+  }
+
+  const v = run.verification
+  const trained = Object.entries(v.modelsTrained)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')
+  const verification = v.sameWork
+    ? `Same work verified: every strategy trained every model (${trained}) and each model's test MSE agrees across strategies to ${v.maxRelMseDiff.toExponential(1)} relative (tolerance ${v.tolerance}).`
+    : `Same work NOT verified: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}${v.problems.length ? ` — ${v.problems.slice(0, 3).join('; ')}${v.problems.length > 3 ? '; …' : ''}` : ''}. Do not trust the speedups.`
+
+  const warnings: string[] = []
+  for (const s of summary) for (const w of s.warnings) warnings.push(`${strategyLabel(s)} at ${reportRows(s.size)} rows: ${w}.`)
+  for (const w of run.warnings) if (!warnings.some((x) => x.startsWith(w)) && !summary.some((s) => s.warnings.some((sw) => w.endsWith(sw)))) warnings.push(w)
+  if (run.config.repeats < 3 && summary.length) {
+    warnings.push(`Only ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'} per measurement: medians are indicative, not robust (3 or more recommended).`)
+  }
+  return { headline, perSize, workers, verification, warnings }
+}
+
+/** The verdict as plain text paragraphs (CLI, tests). */
+export function verdictText(v: Verdict): string {
+  return [v.headline, ...v.perSize, ...v.workers, v.verification, ...v.warnings.map((w) => `Warning: ${w}`)].join('\n')
+}
