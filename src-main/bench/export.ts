@@ -116,7 +116,7 @@ const MIME: Record<ExportFormat, string> = { json: 'application/json', csv: 'tex
 
 /** A file name safe on every OS: trainpool-<name or id>.<ext>. */
 export function exportFileName(run: Pick<RunResult, 'runId' | 'name'>, ext: string): string {
-  const base = (run.name ? `${run.name}-${run.runId}` : run.runId).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100)
+  const base = (run.name ? `${run.name}-${run.runId}` : run.runId).replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100)
   return `trainpool-${base || 'run'}.${ext}`
 }
 

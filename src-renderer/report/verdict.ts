@@ -104,10 +104,13 @@ export function verdictFor(run: RunResult): Verdict {
   } else {
     const best = parallel.reduce((a, b) => ((b.speedupVsSequential ?? 0) > (a.speedupVsSequential ?? 0) ? b : a))
     const winners = new Set(gs.map((g) => strategyLabel(g[0])))
-    const overall = winners.size === 1 ? `${[...winners][0]} was the fastest at every data size` : `the fastest strategy depends on the data size`
+    const overall =
+      winners.size === 1
+        ? `${gs.length > 1 ? 'At every data size' : `At ${reportRows(gs[0][0].size)} rows`}, the fastest was ${[...winners][0]}`
+        : 'The fastest strategy depends on the data size'
     headline =
       (best.speedupVsSequential ?? 0) > 1
-        ? `${overall[0].toUpperCase()}${overall.slice(1)}; the best speedup over sequential was ${speedupText(best.speedupVsSequential!)} (${strategyLabel(best)} at ${reportRows(best.size)} rows).`
+        ? `${overall}; the best speedup over sequential was ${speedupText(best.speedupVsSequential!)} (${strategyLabel(best)} at ${reportRows(best.size)} rows).`
         : `No parallel strategy beat sequential: the best was ${strategyLabel(best)} at ${speedupText(best.speedupVsSequential!)}.`
   }
 

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest'
+import { RunResultSchema } from '../contract'
+import { fakeRun } from '../store/test-support/fixtures'
+import { CSV_COLUMNS, MARKDOWN_HEADER, exportFileName, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown, trainGflops } from './export'
+
+describe('exports', () => {
+  const run = fakeRun({ sizes: [2000, 5000], models: [4, 8], workers: [1, 2] })
+  run.environment!.device = 'GPU "Fancy", rev 2\nsecond line'
+
+  it('JSON round-trips the whole run exactly', () => {
+    const file = exportRun(run, 'json')
+    expect(file.mimeType).toBe('application/json')
+    const back = RunResultSchema.parse(JSON.parse(file.content))
+    expect(back).toEqual(run)
+  })
+
+  it('CSV: the documented header, one row per measurement, numbers round-trip exactly', () => {
+    const rows = parseCsv(toCsv(run))
+    expect(rows[0]).toEqual([...CSV_COLUMNS])
+    expect(rows.length - 1).toBe(run.measurements.length)
+    const col = (name: (typeof CSV_COLUMNS)[number]) => CSV_COLUMNS.indexOf(name)
+    run.measurements.forEach((m, i) => {
+      const r = rows[i + 1]
+      expect(r).toHaveLength(CSV_COLUMNS.length)
+      expect(r[col('runId')]).toBe(run.runId)
+      expect(r[col('device')]).toBe(run.environment!.device) // quotes, commas and newlines survive
+      expect(Number(r[col('size')])).toBe(m.size)
+      expect(Number(r[col('models')])).toBe(m.models)
+      expect(Number(r[col('workers')])).toBe(m.workers)
+      expect(r[col('strategy')]).toBe(m.strategy)
+      expect(Number(r[col('repeat')])).toBe(m.repeat)
+      expect(r[col('status')]).toBe(m.status)
+      expect(Number(r[col('wallMs')])).toBe(m.wallMs)
+      expect(Number(r[col('startupMs')])).toBe(m.startupMs)
+      expect(Number(r[col('warmupMs')])).toBe(m.warmupMs)
+      expect(Number(r[col('modelsTrained')])).toBe(m.modelsTrained)
+      expect(Number(r[col('trainGflops')])).toBe(trainGflops(m))
+      expect(Number(r[col('meanTestMse')])).toBe(meanTestMse(m.perModel))
+    })
+  })
+
+  it('README documents exactly the CSV columns', async () => {
+    const { readFileSync } = await import('node:fs')
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const documented = /One row per measurement: `([^`]+)`/.exec(readme.replace(/\n/g, ' '))?.[1].split(/,\s*/)
+    expect(documented).toEqual([...CSV_COLUMNS])
+  })
+
+  it('Markdown table matches the summary: one row per entry, fastest first, relative and speedup', () => {
+    const md = toMarkdown(run)
+    const lines = md.trim().split('\n')
+    expect(lines[0]).toBe(`| ${MARKDOWN_HEADER.join(' | ')} |`)
+    const rows = lines.slice(2).map((l) => l.slice(2, -2).split(' | '))
+    expect(rows).toHaveLength(run.summary.length)
+    const expected = summaryGroups(run.summary).flat()
+    rows.forEach((r, i) => {
+      const s = expected[i]
+      const fastest = Math.min(...run.summary.filter((x) => x.size === s.size && x.models === s.models).map((x) => x.medianMs))
+      expect(Number(r[0].replace(/,/g, ''))).toBe(s.size)
+      expect(Number(r[1])).toBe(s.models)
+      expect(r[2]).toBe(s.strategy)
+      expect(Number(r[3])).toBe(s.workers)
+      expect(r[4]).toBe(mdMs(s.medianMs))
+      expect(Number(r[4].replace(/,/g, ''))).toBeCloseTo(s.medianMs, 1)
+      expect(Number(r[5].replace(/,/g, ''))).toBeCloseTo(s.minMs, 1)
+      expect(Number(r[6].replace(/,/g, ''))).toBeCloseTo(s.maxMs, 1)
+      expect(Number(r[7])).toBeCloseTo(s.medianMs / fastest, 2)
+      expect(r[8]).toBe(s.speedupVsSequential === null ? '–' : `${s.speedupVsSequential.toFixed(2)}×`)
+    })
+    // each group starts with its fastest entry at relative 1.00
+    for (const g of summaryGroups(run.summary)) expect(rows.find((r) => Number(r[0].replace(/,/g, '')) === g[0].size && Number(r[1]) === g[0].models)?.[7]).toBe('1.00')
+  })
+
+  it('export files are named safely after the run', () => {
+    expect(exportFileName({ runId: 'abc', name: '../my run: wasm/cpu' }, 'csv')).toBe('trainpool-my-run-wasm-cpu-abc.csv')
+    expect(exportRun(run, 'md').content).toContain(toMarkdown(run))
+    expect(exportRun(run, 'csv').mimeType).toBe('text/csv')
+  })
+})
