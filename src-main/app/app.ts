@@ -1,7 +1,7 @@
 // The desktop shell's lifecycle: single instance, hardened web contents, the service over
 // utility-process workers, IPC, menu, the window, and an orderly shutdown on quit.
 import { join } from 'node:path'
-import { app, nativeTheme, session, utilityProcess } from 'electron'
+import { BrowserWindow as ElectronWindow, app, dialog, nativeTheme, session, utilityProcess } from 'electron'
 import type { BrowserWindow } from 'electron'
 import { MENU_CHANNEL } from '../contract/channels'
 import type { MenuCommand } from '../contract/channels'
@@ -10,6 +10,7 @@ import type { BenchServiceApi } from '../service/types'
 import { resolveAppPage, type AppPage } from './app-page'
 import { installCsp } from './csp'
 import { registerIpc } from './ipc'
+import { printReportPdf, withDesktopSaving } from './report-window'
 import { installMenu } from './menu'
 import { hardenSession, hardenWebContents } from './security'
 import type { ServiceFactory } from './service-factory'
@@ -57,7 +58,14 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
 
   let window: BrowserWindow | null = null
   const getWindow = () => (window && !window.isDestroyed() ? window : null)
-  registerIpc({ service, getWindow, page })
+  // exports and PDF reports are saved where the user picks (save dialog); the PDF prints in a hidden window
+  const desktopService = withDesktopSaving(service, {
+    dialog: () => dialog,
+    getWindow,
+    print: (run) => printReportPdf(run, { BrowserWindow: ElectronWindow, page }),
+    defaultDir: () => app.getPath('documents'),
+  })
+  registerIpc({ service: desktopService, getWindow, page })
 
   const sendMenuCommand = (command: MenuCommand) => {
     const win = getWindow()
