@@ -15,7 +15,7 @@ class FakeReportWindow {
   loadURL = vi.fn(async (_u: string) => {})
   printed: Record<string, unknown> | null = null
   webContents = {
-    executeJavaScript: vi.fn(async (code: string) => {
+    executeJavaScript: vi.fn(async (code: string): Promise<unknown> => {
       if (code.includes('__TRAINPOOL_REPORT__ = run')) {
         this.injected = JSON.parse(/const run = (.*); window\.__TRAINPOOL_REPORT__/s.exec(code)![1])
         return true
@@ -57,7 +57,7 @@ describe('desktop PDF report', () => {
     class Failing extends FakeReportWindow {
       constructor(o: Record<string, unknown>) {
         super(o)
-        this.webContents.executeJavaScript = vi.fn(async (code: string) => (code.includes('__REPORT_READY__') ? 'error: bad data' : true))
+        this.webContents.executeJavaScript = vi.fn(async (code: string): Promise<unknown> => (code.includes('__REPORT_READY__') ? 'error: bad data' : true))
       }
     }
     await expect(printReportPdf(fakeRun(), { BrowserWindow: Failing as never, page, pollMs: 1 })).rejects.toThrow(/could not draw run .*bad data/)
