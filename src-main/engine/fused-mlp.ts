@@ -256,16 +256,17 @@ export class FusedMlp {
       const L = hidden.length
       const rows = x.shape[0]
       const vals = this.params.map((p) => p.value)
-      let a: TF.Tensor = tf.relu(tf.matMul(x, vals[0] as TF.Tensor2D))
-      a = tf.transpose(tf.reshape(a, [rows, n, hidden[0]]), [1, 0, 2]) // [n, rows, H1]
+      const a1 = tf.reshape(tf.relu(tf.matMul(x, vals[0] as TF.Tensor2D)), [rows, n, hidden[0]])
+      const hl = hidden[L - 1]
+      if (L === 1) {
+        // [rows, n, H] · wo[1, n, H] summed over H: no transpose (transposes are slow on wasm)
+        return tf.add(tf.sum(tf.mul(a1, tf.reshape(vals[1], [1, n, hl])), 2), vals[2]) as TF.Tensor2D
+      }
+      let a: TF.Tensor = tf.transpose(a1, [1, 0, 2]) // [n, rows, H1]
       for (let k = 1; k < L; k++) {
         a = tf.relu(tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k - 1] as TF.Tensor3D), vals[2 * k]))
       }
-      const hl = hidden[L - 1]
-      const out = tf.add(
-        tf.sum(tf.mul(a, tf.reshape(vals[2 * L - 1], [n, 1, hl])), 2),
-        tf.reshape(vals[2 * L], [n, 1]),
-      ) // [n, rows]
+      const out = tf.add(tf.sum(tf.mul(a, tf.reshape(vals[2 * L - 1], [n, 1, hl])), 2), tf.reshape(vals[2 * L], [n, 1])) // [n, rows]
       return tf.transpose(out) as TF.Tensor2D
     })
   }
