@@ -2,8 +2,8 @@
 // sequential vs pool (W = 1..cores) vs batched (W = 1 and cores), medians of 3 repeats, ratios
 // and training GFLOP/s next to the backend's own large-GEMM GFLOP/s measured in the same run.
 // Timing is a benchmark, not a test: this machine is shared and noisy, so read the ratios.
-// Options (env): BENCH_SIZES (default 10000), BENCH_BACKEND (wasm), BENCH_REPEATS (3), BENCH_MODELS (50),
-// BENCH_WEBGPU_SIZE (2000; 0 skips the webgpu pass).
+// Options (env): BENCH_SIZES (default 10000,50000), BENCH_BACKEND (wasm), BENCH_REPEATS (3), BENCH_MODELS (50),
+// BENCH_WEBGPU_SIZE (2000; 0 skips the webgpu pass), BENCH_RSS_SIZE (200000; 0 skips the peak-RSS pass).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -15,7 +15,7 @@ const outDir = join(root, 'bench-results')
 mkdirSync(outDir, { recursive: true })
 const cores = os.cpus().length
 const backend = process.env.BENCH_BACKEND ?? 'wasm'
-const sizes = process.env.BENCH_SIZES ?? '10000'
+const sizes = process.env.BENCH_SIZES ?? '10000,50000'
 const models = process.env.BENCH_MODELS ?? '50'
 const repeats = process.env.BENCH_REPEATS ?? '3'
 const webgpuSize = Number(process.env.BENCH_WEBGPU_SIZE ?? 2000)
@@ -78,6 +78,14 @@ if (webgpuSize > 0) {
   } catch (err) {
     text += `\nwebgpu pass skipped: ${err.message.split('\n')[0]}`
   }
+}
+const rssSize = Number(process.env.BENCH_RSS_SIZE ?? 200000)
+if (rssSize > 0) {
+  // peak RSS per worker at a large size (target ≤ 400 MB): one epoch, one repeat is enough
+  const big = bench('bench-rss', ['--backend', backend, '--sizes', String(rssSize), '--models', models, '--workers', String(cores), '--strategies', 'pool,batched', '--repeats', '1', '--epochs', '1'])
+  const peaks = big.measurements.map((m) => `${m.strategy} W=${m.workers}: ${m.peakRssBytes.map((b) => `${(b / 2 ** 20).toFixed(0)} MiB`).join(', ')}`)
+  out.rss = big.measurements.map((m) => ({ strategy: m.strategy, workers: m.workers, size: m.size, peakRssBytes: m.peakRssBytes, wallMs: m.wallMs }))
+  text += `\n\npeak RSS per worker at ${rssSize} rows (target ≤ 400 MiB): ${peaks.join('; ')}`
 }
 writeFileSync(join(outDir, 'summary.json'), JSON.stringify(out, null, 2))
 process.stdout.write(text + `\n\n(JSON: ${join(outDir, 'summary.json')})\n`)

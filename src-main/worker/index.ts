@@ -107,7 +107,8 @@ async function runJob(job: Extract<ToWorker, { type: 'job' }>): Promise<void> {
       },
       onModelDone: (model) => post({ type: 'model-done', jobId: job.jobId, model }),
     })
-    post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.memoryUsage.rss() })
+    // peak resident set size of this process so far (maxRSS is in KiB)
+    post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024 })
   } catch (err) {
     if (err instanceof CancelledError) post({ type: 'cancelled', jobId: job.jobId })
     else post({ type: 'job-failed', jobId: job.jobId, message: errorText(err) })
