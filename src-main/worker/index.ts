@@ -8,6 +8,27 @@ import { connectToParent } from './transport'
 type Tf = typeof import('@tensorflow/tfjs-core')
 
 const PROGRESS_INTERVAL_MS = 50
+
+/**
+ * Fault injection for the reliability tests only: TRAINPOOL_TEST_FAULT="hang-at-step:N" blocks the
+ * event loop forever (no heartbeats, no messages) at training step N of a job; "exit-at-step:N"
+ * exits with code 70 there. Unset in normal use.
+ */
+const injectedFault = parseFault(process.env.TRAINPOOL_TEST_FAULT)
+
+function parseFault(text: string | undefined): { kind: 'hang' | 'exit'; step: number } | null {
+  const m = /^(hang|exit)-at-step:(\d+)$/.exec(text ?? '')
+  return m ? { kind: m[1] as 'hang' | 'exit', step: Number(m[2]) } : null
+}
+
+function maybeInjectFault(step: number): void {
+  if (!injectedFault || step !== injectedFault.step) return
+  process.stderr.write(`trainpool worker: injected fault ${injectedFault.kind} at step ${step}\n`)
+  if (injectedFault.kind === 'exit') process.exit(70)
+  for (;;) {
+    /* hang: a stuck native call, as far as the pool can tell */
+  }
+}
 const HEARTBEAT_INTERVAL_MS = 1000
 
 const parent = connectToParent()
@@ -94,11 +115,13 @@ async function runJob(job: Extract<ToWorker, { type: 'job' }>): Promise<void> {
   currentJob = job.jobId
   const started = performance.now()
   let lastProgress = 0
+  let steps = 0
   try {
     const d = ensureData(engine, job.workload)
     await trainModels(engine, d, job.workload, job.modelIndices, job.fused, {
       shouldStop: () => cancelledJobs.has(job.jobId),
       onProgress: (p) => {
+        maybeInjectFault(++steps)
         const now = performance.now()
         const lastStep = p.batch === p.batchesPerEpoch && p.epoch === p.epochs - 1
         if (now - lastProgress < PROGRESS_INTERVAL_MS && !lastStep) return
