@@ -96,7 +96,11 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
     }
     if (url.pathname === WS_PATH) return send(res, 426, 'this endpoint speaks WebSocket', { Upgrade: 'websocket' })
     const found = await lookupStatic(rendererDir, url.pathname)
-    if (!found.ok) return send(res, found.status, found.status === 404 ? 'not found' : 'bad path')
+    if (!found.ok) {
+      // browsers ask for a favicon on their own; the app has none: no content rather than a logged 404
+      if (url.pathname === '/favicon.ico') return void res.writeHead(204, { 'Cache-Control': 'max-age=86400' }).end()
+      return send(res, found.status, found.status === 404 ? 'not found' : 'bad path')
+    }
     if (source === 'query') res.setHeader('Set-Cookie', tokenCookie(token, port))
     const isHtml = found.contentType.startsWith('text/html')
     res.writeHead(200, {

@@ -1,0 +1,115 @@
+// Browser-mode E2E: Debian's Chromium driven by playwright-core, against `trainpool serve`'s server
+// started in-process (port 0, a temp run store, the real BenchService and Node launcher). The
+// launcher records every worker it starts so specs can check that none outlives a run.
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { type Browser, type Page, chromium } from 'playwright-core'
+import type { LaunchOptions, WorkerHandle, WorkerLauncher } from '../../src-main/pool/launcher'
+import { NodeLauncher } from '../../src-main/pool/node-launcher'
+import { type TrainpoolServer, startServer } from '../../src-main/server/server'
+import { BenchService } from '../../src-main/service/bench-service'
+import { RunStore } from '../../src-main/store/run-store'
+import { processAlive, skipWithout } from '../../src-main/testing/capability'
+
+export const repoRoot = resolve(__dirname, '..', '..')
+export const CHROMIUM_PATH = process.env.TRAINPOOL_CHROMIUM ?? '/usr/bin/chromium'
+export const ARTIFACTS = join(repoRoot, 'test-artifacts', 'e2e')
+const RENDERER = join(repoRoot, 'out', 'renderer', 'index.html')
+const BUILT_WORKER = join(repoRoot, 'out', 'main', 'worker.js')
+
+/** true: skip the browser specs (the reason is printed); throws under TRAINPOOL_REQUIRE=chromium. */
+export function skipBrowserSpecs(): boolean {
+  return skipWithout('chromium', existsSync(CHROMIUM_PATH), `no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set TRAINPOOL_CHROMIUM)`)
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    timeout: 60_000,
+  })
+}
+
+/** Wraps the Node launcher and remembers every worker process it started. */
+export class RecordingLauncher implements WorkerLauncher {
+  readonly kind = 'node' as const
+  readonly pids: number[] = []
+  private readonly inner: NodeLauncher
+  constructor() {
+    // the built worker when there is one (what `trainpool serve` runs), else the sources via tsx
+    this.inner = existsSync(BUILT_WORKER) ? new NodeLauncher({ path: BUILT_WORKER, execArgv: [] }) : new NodeLauncher()
+  }
+  launch(options: LaunchOptions): WorkerHandle {
+    const handle = this.inner.launch(options)
+    if (handle.pid !== undefined) this.pids.push(handle.pid)
+    return handle
+  }
+  alive(): number[] {
+    return this.pids.filter(processAlive)
+  }
+}
+
+export interface E2eServer {
+  server: TrainpoolServer
+  service: BenchService
+  store: RunStore
+  launcher: RecordingLauncher
+  close(): Promise<void>
+}
+
+export async function startE2eServer(): Promise<E2eServer> {
+  if (!existsSync(RENDERER)) {
+    throw new Error(`the renderer is not built (${RENDERER} missing): run \`npx electron-vite build\` (npm test does it first)`)
+  }
+  const store = new RunStore(mkdtempSync(join(tmpdir(), 'trainpool-e2e-browser-')))
+  const launcher = new RecordingLauncher()
+  const service = new BenchService({ launcher, store, shell: 'browser', appVersion: 'e2e' })
+  const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer') })
+  return { server, service, store, launcher, close: () => server.close() }
+}
+
+/** Saves a full-page screenshot as test-artifacts/e2e/<name>.png. */
+export async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true })
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
+}
+
+/** Opens the app with the token and waits until the capabilities arrived (backend list filled). */
+export async function openApp(page: Page, server: TrainpoolServer): Promise<void> {
+  const response = await page.goto(server.url)
+  if (response?.status() !== 200) throw new Error(`GET ${server.url} → ${response?.status()}`)
+  await page.locator('[data-test="backend"] option[value="wasm"]').waitFor({ state: 'attached', timeout: 60_000 })
+}
+
+/** Smoke preset on wasm, as a user would pick them. */
+export async function chooseSmokeOnWasm(page: Page): Promise<void> {
+  await page.locator('[data-test="preset"]').selectOption('smoke')
+  await page.locator('[data-test="backend"]').selectOption('wasm')
+}
+
+/** Collects, inside the page, what the live view showed over time (lanes and model cells). */
+export async function recordLiveView(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const w = globalThis as unknown as { __seen: { lanes: string[]; done: string[]; fractions: string[] } }
+    w.__seen = { lanes: [], done: [], fractions: [] }
+    const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ textContent: string | null; getAttribute(a: string): string | null }>; body: unknown } }).document
+    const note = (list: string[], v: string | null) => {
+      if (v != null && list[list.length - 1] !== v) list.push(v)
+    }
+    const sample = () => {
+      const lanes = Array.from(doc.querySelectorAll('[data-test="lane-models"]')).map((e) => e.textContent?.trim() ?? '')
+      if (lanes.length) note(w.__seen.lanes, lanes.join(' | '))
+      const done = doc.querySelectorAll('[data-test="models-done"]')[0]
+      if (done) note(w.__seen.done, done.textContent?.trim() ?? null)
+      const cells = Array.from(doc.querySelectorAll('[data-test="model-grid"] li')).map((e) => e.getAttribute('data-fraction') ?? '')
+      if (cells.length) note(w.__seen.fractions, cells.join(','))
+    }
+    const Observer = (globalThis as unknown as { MutationObserver: new (cb: () => void) => { observe(t: unknown, o: object): void } }).MutationObserver
+    new Observer(sample).observe(doc.body, { subtree: true, childList: true, characterData: true, attributes: true })
+  })
+}
+
+export function seenLiveView(page: Page): Promise<{ lanes: string[]; done: string[]; fractions: string[] }> {
+  return page.evaluate(() => (globalThis as unknown as { __seen: { lanes: string[]; done: string[]; fractions: string[] } }).__seen)
+}
