@@ -115,11 +115,12 @@ export class BenchRunner {
             const wallMs = performance.now() - started
             const perModel = outcomes.flatMap((o) => o.models).sort((a, b) => a.index - b.index)
             const failures = outcomes.flatMap((o) => (o.failure ? [o.failure] : []))
-            const status: Measurement['status'] = outcomes.some((o) => o.status === 'failed')
-              ? 'failed'
-              : this.cancelled || outcomes.some((o) => o.status !== 'done')
-                ? 'cancelled'
-                : 'ok'
+            // jobs left unrun without a cancel mean the workers died: that is a failure
+            const status: Measurement['status'] = this.cancelled
+              ? 'cancelled'
+              : outcomes.every((o) => o.status === 'done')
+                ? 'ok'
+                : 'failed'
             const measurement: Measurement = {
               ...key,
               status,
