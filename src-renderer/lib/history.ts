@@ -1,0 +1,86 @@
+// Pure helpers of the History view: filtering and sorting the run list, and comparing two runs
+// measurement by measurement (Δ% of the median, as pytest-benchmark compare does).
+import type { RunListEntry } from '../../src-main/contract/api'
+import type { RunResult, SummaryEntry } from '../../src-main/contract/result'
+
+export type SortKey = 'date' | 'speedup' | 'status' | 'name'
+export type StatusFilter = 'all' | RunListEntry['status']
+
+export interface HistoryQuery {
+  /** free text over name, id, preset, backend, device, tags, sizes */
+  text: string
+  status: StatusFilter
+  sort: SortKey
+  descending: boolean
+}
+
+export const DEFAULT_QUERY: HistoryQuery = { text: '', status: 'all', sort: 'date', descending: true }
+
+function haystack(r: RunListEntry): string {
+  return [r.name, r.runId, r.preset, r.backend, r.device, ...(r.tags ?? []), ...r.sizes.map(String), r.status].filter(Boolean).join(' ').toLowerCase()
+}
+
+export function filterRuns(runs: readonly RunListEntry[], q: HistoryQuery): RunListEntry[] {
+  const words = q.text.toLowerCase().split(/\s+/).filter(Boolean)
+  const kept = runs.filter((r) => (q.status === 'all' || r.status === q.status) && words.every((w) => haystack(r).includes(w)))
+  const key = (r: RunListEntry): string | number => {
+    switch (q.sort) {
+      case 'speedup':
+        return r.bestSpeedup ?? -1
+      case 'status':
+        return r.status
+      case 'name':
+        return (r.name ?? r.preset ?? r.runId).toLowerCase()
+      default:
+        return r.startedAt ?? ''
+    }
+  }
+  const dir = q.descending ? -1 : 1
+  return [...kept].sort((a, b) => {
+    const ka = key(a)
+    const kb = key(b)
+    const c = typeof ka === 'number' && typeof kb === 'number' ? ka - kb : String(ka).localeCompare(String(kb))
+    return c * dir || b.runId.localeCompare(a.runId)
+  })
+}
+
+export interface CompareRow {
+  key: string
+  size: number
+  models: number
+  strategy: SummaryEntry['strategy']
+  workers: number
+  aMs: number | null
+  bMs: number | null
+  /** (b − a) / a × 100: negative means run B was faster */
+  deltaPct: number | null
+}
+
+/** One row per (size, models, strategy, W) present in either run; Δ% where both have it. */
+export function compareRuns(a: RunResult, b: RunResult): CompareRow[] {
+  const k = (s: SummaryEntry) => `${s.size}/${s.models}/${s.strategy}/${s.workers}`
+  const rows = new Map<string, CompareRow>()
+  for (const [side, run] of [['a', a], ['b', b]] as const) {
+    for (const s of run.summary) {
+      const row = rows.get(k(s)) ?? { key: k(s), size: s.size, models: s.models, strategy: s.strategy, workers: s.workers, aMs: null, bMs: null, deltaPct: null }
+      if (side === 'a') row.aMs = s.medianMs
+      else row.bMs = s.medianMs
+      rows.set(k(s), row)
+    }
+  }
+  const order = ['sequential', 'pool', 'batched']
+  return [...rows.values()]
+    .map((r) => ({ ...r, deltaPct: r.aMs != null && r.bMs != null && r.aMs > 0 ? ((r.bMs - r.aMs) / r.aMs) * 100 : null }))
+    .sort((x, y) => x.models - y.models || x.size - y.size || order.indexOf(x.strategy) - order.indexOf(y.strategy) || x.workers - y.workers)
+}
+
+export function formatDelta(pct: number | null): string {
+  if (pct == null || !Number.isFinite(pct)) return '—'
+  const sign = pct > 0 ? '+' : pct < 0 ? '−' : '±'
+  return `${sign}${Math.abs(pct).toFixed(1)}%`
+}
+
+/** Tags typed as "a, b ,c" → ["a","b","c"]. */
+export function parseTags(text: string): string[] {
+  return [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))]
+}

@@ -1,0 +1,81 @@
+// Run management from the History view: rename, tag, delete, export (JSON/CSV/MD), Save PDF, and
+// loading two runs for a side-by-side comparison. Each action reports one line of status.
+import { defineStore } from 'pinia'
+import { ref, shallowRef } from 'vue'
+import type { ExportFormat } from '../../src-main/contract/api'
+import type { RunResult } from '../../src-main/contract/result'
+import { chooseBridge } from '../bridge'
+import { asErrorShape } from '../lib/errors'
+import { deliverExport, deliverPdf } from '../lib/saveFile'
+import { useHistoryStore } from './history'
+
+export const useRunActionsStore = defineStore('runActions', () => {
+  const busy = ref<string | null>(null)
+  const message = ref<string | null>(null)
+  const error = ref<string | null>(null)
+  const compared = shallowRef<[RunResult, RunResult] | null>(null)
+
+  async function act<T>(label: string, fn: () => Promise<T>): Promise<T | null> {
+    busy.value = label
+    error.value = null
+    message.value = null
+    try {
+      return await fn()
+    } catch (err) {
+      error.value = `${label} failed: ${asErrorShape(err).message}`
+      return null
+    } finally {
+      busy.value = null
+    }
+  }
+
+  async function afterChange(runId: string) {
+    const history = useHistoryStore()
+    await history.refresh()
+    if (history.selectedId === runId) await history.open(runId)
+  }
+
+  async function rename(runId: string, name: string) {
+    if ((await act('Rename', () => chooseBridge().renameRun(runId, name))) !== null) {
+      message.value = name.trim() ? `Renamed to “${name.trim()}”` : 'Name removed'
+      await afterChange(runId)
+    }
+  }
+
+  async function tag(runId: string, tags: string[]) {
+    if ((await act('Tag', () => chooseBridge().tagRun(runId, tags))) !== null) {
+      message.value = tags.length ? `Tags: ${tags.join(', ')}` : 'Tags removed'
+      await afterChange(runId)
+    }
+  }
+
+  async function remove(runId: string) {
+    if ((await act('Delete', () => chooseBridge().deleteRun(runId))) !== null) {
+      const history = useHistoryStore()
+      if (history.selectedId === runId) history.close()
+      message.value = `Deleted run ${runId}`
+      await history.refresh()
+    }
+  }
+
+  async function exportRun(runId: string, format: ExportFormat) {
+    const file = await act(`Export ${format.toUpperCase()}`, () => chooseBridge().exportRun(runId, format))
+    if (file) message.value = deliverExport(file)
+  }
+
+  async function savePdf(runId: string) {
+    const report = await act('Save PDF', () => chooseBridge().reportPdf(runId))
+    if (report) message.value = deliverPdf(report)
+  }
+
+  async function compare(a: string, b: string) {
+    const runs = await act('Compare', () => Promise.all([chooseBridge().getRun(a), chooseBridge().getRun(b)]))
+    if (runs) compared.value = runs as [RunResult, RunResult]
+  }
+
+  function closeCompare() {
+    compared.value = null
+  }
+
+  return { busy, message, error, compared, rename, tag, remove, exportRun, savePdf, compare, closeCompare }
+})

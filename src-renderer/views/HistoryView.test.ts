@@ -1,0 +1,141 @@
+import { flushPromises, mount } from '@vue/test-utils'
+import { createPinia, setActivePinia } from 'pinia'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import type { MenuCommand } from '../../src-main/contract/channels'
+import type { RunResult } from '../../src-main/contract/result'
+import App from '../App.vue'
+import { setBridge } from '../bridge'
+import { useConfigStore } from '../stores/config'
+import { useRunStore } from '../stores/run'
+import { fakeBridge, scriptedRun, type FakeBridge } from '../test/fixtures'
+
+let bridge: FakeBridge
+function setup() {
+  const pinia = createPinia()
+  setActivePinia(pinia)
+  return mount(App, { global: { plugins: [pinia] }, attachTo: document.body })
+}
+function resultOf(runId: string, scale = 1): RunResult {
+  const r = (scriptedRun({ runId }).at(-1) as { result: RunResult }).result
+  return { ...r, runId, summary: r.summary.map((s) => ({ ...s, medianMs: s.medianMs * scale })) }
+}
+beforeEach(() => {
+  localStorage.clear()
+  bridge = fakeBridge()
+  setBridge(bridge)
+  bridge.runs = [
+    { runId: 'r-a', status: 'ok', startedAt: '2026-01-02T00:00:00Z', preset: 'smoke', backend: 'wasm', device: 'cpu', sizes: [2000], models: [4], bestSpeedup: 2, tags: ['laptop'] },
+    { runId: 'r-b', status: 'ok', startedAt: '2026-01-03T00:00:00Z', preset: 'quick', backend: 'webgpu', device: 'H200', sizes: [5000], models: [16], bestSpeedup: 7 },
+  ]
+  bridge.results.set('r-a', resultOf('r-a'))
+  bridge.results.set('r-b', resultOf('r-b', 0.5))
+})
+afterEach(() => {
+  useRunStore().disconnect()
+  setBridge(null)
+  document.body.innerHTML = ''
+})
+
+async function toHistory(w: ReturnType<typeof setup>) {
+  await flushPromises()
+  await w.get('[data-test=nav-history]').trigger('click')
+  await flushPromises()
+}
+
+describe('History view', () => {
+  it('filters and sorts the list', async () => {
+    const w = setup()
+    await toHistory(w)
+    const ids = () => w.findAll('[data-test=history-table] tbody tr').map((tr) => tr.attributes('data-test'))
+    expect(ids()).toEqual(['history-r-b', 'history-r-a'])
+    await w.get('[data-test=history-filter]').setValue('laptop')
+    expect(ids()).toEqual(['history-r-a'])
+    await w.get('[data-test=history-filter]').setValue('')
+    await w.get('[data-test=history-sort]').setValue('speedup')
+    expect(ids()).toEqual(['history-r-b', 'history-r-a'])
+    w.unmount()
+  })
+
+  it('compares two runs with Δ% per measurement', async () => {
+    const w = setup()
+    await toHistory(w)
+    await w.get('[data-test=pick-r-a]').setValue(true)
+    await w.get('[data-test=pick-r-b]').setValue(true)
+    await w.get('[data-test=compare]').trigger('click')
+    await flushPromises()
+    const table = w.get('[data-test=compare-table]')
+    const rows = table.findAll('tbody tr')
+    expect(rows.length).toBe(bridge.results.get('r-a')!.summary.length)
+    for (const r of rows) expect(r.text()).toContain('−50.0%')
+    await w.get('[data-test=close-compare]').trigger('click')
+    expect(w.find('[data-test=history-table]').exists()).toBe(true)
+    w.unmount()
+  })
+
+  it('opens a run: rename, tag, export (download in the browser), Save PDF, run again, delete', async () => {
+    const w = setup()
+    await toHistory(w)
+    await w.get('[data-test=history-r-a] button').trigger('click')
+    await flushPromises()
+    expect(w.find('[data-test=run-report]').exists()).toBe(true)
+
+    await w.get('[data-test=run-name]').setValue('baseline')
+    await (w.get('[data-test=run-name]').element as HTMLInputElement).form!.dispatchEvent(new Event('submit'))
+    await flushPromises()
+    expect(bridge.calls.find((c) => c.method === 'renameRun')?.args).toEqual(['r-a', 'baseline'])
+    await w.get('[data-test=run-tags]').setValue('wasm, laptop, wasm')
+    await (w.get('[data-test=run-tags]').element as HTMLInputElement).form!.dispatchEvent(new Event('submit'))
+    await flushPromises()
+    expect(bridge.calls.find((c) => c.method === 'tagRun')?.args).toEqual(['r-a', ['wasm', 'laptop']])
+
+    const createObjectURL = vi.fn(() => 'blob:x')
+    Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() })
+    await w.get('[data-test=export-csv]').trigger('click')
+    await flushPromises()
+    expect(bridge.calls.find((c) => c.method === 'exportRun')?.args).toEqual(['r-a', 'csv'])
+    expect(createObjectURL).toHaveBeenCalled()
+    expect(w.get('[data-test=action-message]').text()).toBe('Downloaded r-a.csv')
+
+    await w.get('[data-test=save-pdf]').trigger('click')
+    await flushPromises()
+    expect(bridge.calls.find((c) => c.method === 'reportPdf')?.args).toEqual(['r-a'])
+
+    await w.get('[data-test=delete]').trigger('click')
+    await w.get('[data-test=confirm-delete]').trigger('click')
+    await flushPromises()
+    expect(bridge.calls.find((c) => c.method === 'deleteRun')?.args).toEqual(['r-a'])
+    expect(w.find('[data-test=history-table]').exists()).toBe(true)
+    w.unmount()
+  })
+
+  it('"run again" loads the run\'s config into the form and shows the Run view', async () => {
+    const w = setup()
+    await toHistory(w)
+    await w.get('[data-test=history-r-b] button').trigger('click')
+    await flushPromises()
+    await w.get('[data-test=run-again]').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test=nav-run]').attributes('aria-current')).toBe('page')
+    expect(useConfigStore().draft.sizes).toEqual(bridge.results.get('r-b')!.config.sizes)
+    w.unmount()
+  })
+
+  it('the menu\'s Save Report… prints the newest stored run when none is open', async () => {
+    let menu: ((c: MenuCommand) => void) | undefined
+    bridge.onMenuCommand = (l) => {
+      menu = l
+      return () => (menu = undefined)
+    }
+    bridge.reportPdf = async (runId: string) => {
+      bridge.calls.push({ method: 'reportPdf', args: [runId] })
+      return { fileName: `${runId}.pdf`, sizeBytes: 10, savedPath: `/home/u/${runId}.pdf` }
+    }
+    const w = setup()
+    await flushPromises()
+    menu!('save-report')
+    await flushPromises()
+    expect(bridge.calls.find((c) => c.method === 'reportPdf')?.args).toEqual(['r-b'])
+    expect(w.get('[data-test=app-action-status]').text()).toBe('Saved PDF report /home/u/r-b.pdf')
+    w.unmount()
+  })
+})
