@@ -2,6 +2,7 @@
 // progress bar). Progress is coalesced to at most 20 per second per run before it leaves the service.
 import type { BenchConfig } from './config'
 import type { Measurement, MeasurementKey, RunResult } from './result'
+import type { GpuTelemetryStatus, TelemetrySample } from './telemetry'
 import type { BackendCapability } from './worker-messages'
 
 export const PROGRESS_MIN_INTERVAL_MS = 50
@@ -41,6 +42,11 @@ export type RunEvent =
     }
   | { type: 'measurement'; runId: string; index: number; measurement: Measurement }
   | { type: 'run-finished'; runId: string; result: RunResult }
+  /**
+   * Telemetry, at most one event per second while a run is live: the new samples (on re-attach,
+   * all of them so far) and the GPU reader's status.
+   */
+  | { type: 'telemetry'; runId: string; gpu: GpuTelemetryStatus; samples: TelemetrySample[] }
 
 export interface Capabilities {
   backends: BackendCapability[]

@@ -2,6 +2,7 @@
 // Validated when read back from disk so a damaged file is reported, never trusted.
 import { z } from 'zod'
 import { BenchConfigSchema, CONCRETE_BACKENDS, STRATEGIES } from './config'
+import { RunTelemetrySchema } from './telemetry'
 
 export const SCHEMA_VERSION = 1
 
@@ -108,6 +109,8 @@ export const RunResultSchema = z.object({
   verification: VerificationSchema,
   warnings: z.array(z.string()),
   error: z.string().nullable(),
+  /** GPU (nvidia-smi) and worker CPU/RSS samples, ≤ 1 Hz, bounded; absent in older files */
+  telemetry: RunTelemetrySchema.optional(),
 })
 export type RunResult = z.infer<typeof RunResultSchema>
 
