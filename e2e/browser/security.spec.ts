@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type WebSocket from 'ws'
 import { WS_CLOSE } from '../../src-main/contract/websocket'
 import { openWs, roundTrip } from '../../src-main/server/test-support'
-import { type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../support/browser'
+import { type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer, waitForCapabilities } from '../support/browser'
 
 const skip = skipBrowserSpecs()
 
@@ -50,7 +50,7 @@ describe.skipIf(skip)('browser mode: token, origin and bad messages', () => {
     expect(cookies.find((c) => c.name === `trainpool-token-${env.server.port}`)).toMatchObject({ httpOnly: true, sameSite: 'Strict' })
     const plain = await page.goto(env.server.baseUrl) // no ?token=: the cookie unlocks it
     expect(plain?.status()).toBe(200)
-    await page.locator('[data-test="backend"] option[value="wasm"]').waitFor({ state: 'attached', timeout: 60_000 })
+    await waitForCapabilities(page)
     await context.close()
   })
 

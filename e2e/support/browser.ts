@@ -79,7 +79,20 @@ export async function shot(page: Page, name: string): Promise<void> {
 export async function openApp(page: Page, server: TrainpoolServer): Promise<void> {
   const response = await page.goto(server.url)
   if (response?.status() !== 200) throw new Error(`GET ${server.url} → ${response?.status()}`)
-  await page.locator('[data-test="backend"] option[value="wasm"]').waitFor({ state: 'attached', timeout: 60_000 })
+  await waitForCapabilities(page)
+}
+
+/** The backend probe (a short-lived worker) answered: the backend detail names a device, not "not loaded". */
+export async function waitForCapabilities(page: Page, timeoutMs = 60_000): Promise<void> {
+  // polled from here: the page's CSP (script-src 'self') rightly refuses string-evaluated predicates
+  const detail = page.locator('[data-test="backend-detail"]')
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const text = ((await detail.textContent().catch(() => null)) ?? '').trim()
+    if (text && !/not loaded/i.test(text)) return
+    if (Date.now() > end) throw new Error(`capabilities did not load within ${timeoutMs} ms (backend detail: ${JSON.stringify(text)})`)
+    await page.waitForTimeout(100)
+  }
 }
 
 /** Smoke preset on wasm, as a user would pick them. */
