@@ -32,6 +32,7 @@ import { autoBackendFrom } from '../engine/backends'
 import type { WorkerLauncher } from '../pool/launcher'
 import { workerEnv } from '../pool/launcher'
 import { cleanName, cleanTags, listEntry, newRunId, type RunStore } from '../store/run-store'
+import { type TelemetryContext, TelemetrySession, type TelemetrySessionOptions } from '../telemetry/session'
 import type { BenchServiceApi } from './types'
 
 export interface BenchServiceOptions {
@@ -49,6 +50,11 @@ export interface BenchServiceOptions {
    * hidden window instead (app/report-window.ts) and never calls this.
    */
   renderPdf?: (run: RunResult) => Promise<Buffer>
+  /**
+   * GPU (nvidia-smi -l 1) and worker CPU/RSS telemetry, sampled at 1 Hz while a run is live and
+   * stored with it; false turns it off. Default: on.
+   */
+  telemetry?: false | Omit<TelemetrySessionOptions, 'pids' | 'context' | 'onSample'>
 }
 
 interface LiveRun {
@@ -64,6 +70,9 @@ interface LiveRun {
   progressTimer: NodeJS.Timeout | null
   lastProgressSent: number
   done: Promise<RunResult>
+  telemetry: TelemetrySession | null
+  /** what the run is doing right now, stamped on each telemetry sample */
+  context: TelemetryContext
 }
 
 export class BenchService implements BenchServiceApi {
@@ -80,7 +89,7 @@ export class BenchService implements BenchServiceApi {
   }
 
   private emit(event: RunEvent): void {
-    if (this.live && event.runId === this.live.runId && event.type !== 'progress') this.live.events.push(event)
+    if (this.live && event.runId === this.live.runId && event.type !== 'progress' && event.type !== 'telemetry') this.live.events.push(event)
     for (const l of [...this.listeners]) {
       try {
         l(event)
@@ -174,16 +183,35 @@ export class BenchService implements BenchServiceApi {
       progressTimer: null,
       lastProgressSent: 0,
       done: Promise.resolve(result),
+      telemetry: null,
+      context: { index: null, strategy: null, workerCount: null, phase: null },
     }
     live.runner = new BenchRunner(this.options.launcher, config, this.runnerHooks(live), {
       appVersion: this.options.appVersion,
       ...this.options.runner,
     })
     this.live = live
+    live.telemetry = this.startTelemetry(live)
     this.emit({ type: 'run-started', runId, config, plan: live.runner.plan, startedAt })
     await this.persist(live)
     live.done = this.execute(live)
     return { runId }
+  }
+
+  /** Starts sampling GPUs and workers for this run; the samples live on the result, events go out at 1 Hz. */
+  private startTelemetry(live: LiveRun): TelemetrySession | null {
+    if (this.options.telemetry === false) return null
+    const session = new TelemetrySession({
+      ...this.options.telemetry,
+      pids: () => live.runner.pids,
+      context: () => ({ ...live.context }),
+      onSample: (sample, gpu) => {
+        if (this.live === live) this.emit({ type: 'telemetry', runId: live.runId, gpu: { ...gpu }, samples: [sample] })
+      },
+    })
+    live.result.telemetry = session.data
+    session.start()
+    return session
   }
 
   /** Resolves with the finished run (CLI and tests wait on it). */
@@ -205,6 +233,7 @@ export class BenchService implements BenchServiceApi {
         live.result.environment = environment
       },
       onPhase: (phase: 'starting' | 'warming' | 'measuring', index: number, key: MeasurementKey) => {
+        live.context = { index, strategy: key.strategy, workerCount: key.workers, phase }
         if (phase === 'measuring') {
           live.measurementStarted = performance.now()
           live.models = Array.from({ length: key.models }, () => ({ fraction: 0, loss: null, done: false }))
@@ -237,6 +266,7 @@ export class BenchService implements BenchServiceApi {
       },
       onMeasurement: (index: number, measurement: Measurement) => {
         this.flushProgress(live)
+        live.context = { ...live.context, phase: null }
         live.result.measurements.push(measurement)
         live.result.summary = summarize(live.result.measurements)
         this.emit({ type: 'measurement', runId: live.runId, index, measurement })
@@ -281,6 +311,13 @@ export class BenchService implements BenchServiceApi {
     }
     this.flushProgress(live)
     if (live.progressTimer) clearTimeout(live.progressTimer)
+    if (live.telemetry) {
+      try {
+        await live.telemetry.stop()
+      } catch {
+        /* telemetry never fails a run */
+      }
+    }
     const result = live.result
     result.environment = outcome.environment ?? result.environment
     result.summary = summarize(result.measurements)
@@ -333,7 +370,10 @@ export class BenchService implements BenchServiceApi {
   async currentRun(): Promise<{ runId: string; events: RunEvent[] } | null> {
     const live = this.live
     if (!live) return null
-    return { runId: live.runId, events: live.lastProgress ? [...live.events, live.lastProgress] : [...live.events] }
+    const events = live.lastProgress ? [...live.events, live.lastProgress] : [...live.events]
+    const t = live.telemetry?.data
+    if (t?.samples.length) events.push({ type: 'telemetry', runId: live.runId, gpu: { ...t.gpu }, samples: [...t.samples] })
+    return { runId: live.runId, events }
   }
 
   async renameRun(runId: string, name: string): Promise<RunListEntry> {
