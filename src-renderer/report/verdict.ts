@@ -7,6 +7,7 @@ import type { RunResult, SummaryEntry } from '../../src-main/contract/result'
 /** Durations as the report prints them: "812 ms", "1.23 s", "12.3 s" (ms below 1 s keep one decimal under 10 ms). */
 export function reportMs(ms: number): string {
   if (!Number.isFinite(ms)) return '—'
+  if (ms === 0) return '0'
   if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`
   if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`
   if (ms >= 10) return `${Math.round(ms)} ms`
