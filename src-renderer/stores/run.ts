@@ -9,6 +9,7 @@ import type { ModelCell, RunEvent, RunPhase, WorkerLane } from '../../src-main/c
 import type { Measurement, MeasurementKey, RunResult, RunStatus } from '../../src-main/contract/result'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
+import { appendSamples, type TelemetryView } from '../lib/telemetry'
 import { useConfigStore } from './config'
 
 export type RunUiStatus = 'idle' | 'starting' | 'running' | Exclude<RunStatus, 'running'> | 'error'
@@ -34,6 +35,8 @@ export const useRunStore = defineStore('run', () => {
   const lossHistory = shallowRef<number[]>([])
   const result = shallowRef<RunResult | null>(null)
   const error = shallowRef<TrainpoolErrorShape | null>(null)
+  /** GPU and worker telemetry of the whole run (null: none received / an older run) */
+  const telemetry = shallowRef<TelemetryView | null>(null)
   const cancelling = ref(false)
   /** wall clock, advanced by a ticker while running and on every event */
   const now = ref(Date.now())
@@ -60,6 +63,7 @@ export const useRunStore = defineStore('run', () => {
     lanes.value = []
     models.value = []
     lossHistory.value = []
+    telemetry.value = null
   }
 
   function reset() {
@@ -137,9 +141,13 @@ export const useRunStore = defineStore('run', () => {
         }
         break
       }
+      case 'telemetry':
+        telemetry.value = { gpu: e.gpu, samples: appendSamples(telemetry.value?.samples ?? [], e.samples) }
+        break
       case 'run-finished': {
         const r = e.result
         result.value = r
+        if (r.telemetry) telemetry.value = { gpu: r.telemetry.gpu, samples: r.telemetry.samples }
         measurements.value = r.measurements
         config.value = r.config
         status.value = r.status === 'running' ? 'interrupted' : r.status
@@ -261,6 +269,7 @@ export const useRunStore = defineStore('run', () => {
     lossHistory,
     result,
     error,
+    telemetry,
     cancelling,
     now,
     busy,
