@@ -1,12 +1,15 @@
 // `trainpool serve` as a process (from sources via tsx): prints the token URL, serves it, warns on
 // 0.0.0.0, refuses bad flags with exit 2, and stops cleanly on SIGINT/SIGTERM.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { type RunEvent, presetConfig } from '../contract'
 import { fakeRendererDir } from '../server/test-support'
-import { waitUntil } from '../testing/capability'
+import { RunStore } from '../store/run-store'
+import { processAlive, waitUntil } from '../testing/capability'
 import { parseServeFlags } from './serve-command'
 
 const cliEntry = resolve(__dirname, 'index.ts')
@@ -15,8 +18,23 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
 })
 
-function serve(args: string[]) {
-  const store = mkdtempSync(join(tmpdir(), 'trainpool-serve-store-'))
+/** Linux: direct children of a process (the serve process's workers). */
+function childrenOf(pid: number): number[] {
+  if (process.platform !== 'linux') return []
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .filter((n) => {
+      try {
+        const stat = readFileSync(`/proc/${n}/stat`, 'utf8')
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+function serve(args: string[], store = mkdtempSync(join(tmpdir(), 'trainpool-serve-store-'))) {
   const child = spawn(process.execPath, ['--import', 'tsx', cliEntry, 'serve', '--store', store, ...args], {
     env: { ...process.env, TRAINPOOL_RENDERER_DIR: fakeRendererDir().dir },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,6 +62,36 @@ describe('trainpool serve', () => {
     expect(Date.now() - t0).toBeLessThan(10_000)
     expect(out.stderr).toMatch(/SIGINT: stopping workers/)
     expect(out.stderr).toMatch(/stopped/)
+  })
+
+  it('Ctrl+C during a run cancels it, stops every worker and exits 0', async () => {
+    const storeDir = mkdtempSync(join(tmpdir(), 'trainpool-serve-store-'))
+    const { child, out, exited } = serve(['--port', '0'], storeDir)
+    expect(await waitUntil(() => /\?token=/.test(out.stdout), 30_000)).toBe(true)
+    const url = new URL(out.stdout.match(/http:\/\/\S+/)![0])
+    const ws = new WebSocket(`ws://${url.host}/ws?token=${url.searchParams.get('token')}`)
+    const events: RunEvent[] = []
+    const replies: { id: unknown; ok: boolean }[] = []
+    ws.on('message', (d) => {
+      const m = JSON.parse(d.toString())
+      if (m.event) events.push(m.event)
+      else replies.push(m)
+    })
+    await new Promise((r) => ws.once('open', r))
+    const config = presetConfig('smoke', { backend: 'wasm', sizes: [50_000], models: [8], workers: [2], epochs: 5 })
+    ws.send(JSON.stringify({ id: 1, method: 'start', payload: { config } }))
+    expect(await waitUntil(() => events.some((e) => e.type === 'progress'), 90_000), JSON.stringify({ replies, events: events.map((e) => e.type), stderr: out.stderr.slice(-2000) })).toBe(true)
+    expect(replies[0]).toMatchObject({ id: 1, ok: true })
+    const workers = childrenOf(child.pid!)
+    if (process.platform === 'linux') expect(workers.length).toBeGreaterThan(0)
+    const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)))
+    child.kill('SIGINT')
+    expect(await exited).toEqual({ code: 0, signal: null })
+    expect(await closed).toBe(1001)
+    expect(events.some((e) => e.type === 'run-finished' && e.result.status === 'cancelled')).toBe(true)
+    expect(workers.filter(processAlive)).toEqual([])
+    const runs = await new RunStore(storeDir).list()
+    expect(runs.map((r) => r.status)).toEqual(['cancelled'])
   })
 
   it('warns when bound to 0.0.0.0, and stops on SIGTERM', async () => {
