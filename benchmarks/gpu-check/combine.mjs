@@ -1,0 +1,154 @@
+// Combines what benchmarks/gpu-check.sh collected in one folder into ONE JSON object on stdout:
+// adapter probe, nvidia-smi, the trainpool result (compact: summary, verification, GPU busy per
+// strategy from its telemetry), the PyTorch reference, and the ratios between them.
+// Usage: node combine.mjs DIR   (files it reads, all optional: meta.json, adapter.json,
+// nvidia-smi-L.txt, nvidia-smi-query.txt, trainpool.json, trainpool.exit, trainpool.wall_s,
+// trainpool.log, torch.json, torch.skipped, torch.log)
+import { existsSync, readFileSync } from 'node:fs'
+import os from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const STRATEGIES = ['sequential', 'pool', 'batched']
+
+function text(dir, name) {
+  const p = join(dir, name)
+  return existsSync(p) ? readFileSync(p, 'utf8') : null
+}
+
+function json(dir, name) {
+  const t = text(dir, name)
+  if (t == null) return null
+  try {
+    return JSON.parse(t)
+  } catch (err) {
+    // the last line that parses (a tool may print warnings first)
+    for (const line of t.trim().split('\n').reverse()) {
+      try {
+        return JSON.parse(line)
+      } catch {
+        /* keep looking */
+      }
+    }
+    return { ok: false, error: `unreadable ${name}: ${err.message}` }
+  }
+}
+
+function tail(t, n = 20) {
+  return t == null ? null : t.trim().split('\n').slice(-n).join('\n')
+}
+
+/** Mean utilization.gpu per strategy over measuring samples (same rule as contract/telemetry.ts). */
+export function gpuBusy(samples) {
+  const acc = new Map()
+  for (const s of samples ?? []) {
+    if (s.phase !== 'measuring' || !s.strategy) continue
+    const u = (s.gpus ?? []).map((g) => g.util).filter((x) => x != null && Number.isFinite(x))
+    if (!u.length) continue
+    const a = acc.get(s.strategy) ?? { sum: 0, n: 0 }
+    a.sum += u.reduce((x, y) => x + y, 0) / u.length
+    a.n += 1
+    acc.set(s.strategy, a)
+  }
+  return STRATEGIES.filter((s) => acc.has(s)).map((s) => ({ strategy: s, meanUtil: acc.get(s).sum / acc.get(s).n, samples: acc.get(s).n }))
+}
+
+function peakGpuMemMiB(samples) {
+  let peak = null
+  for (const s of samples ?? []) for (const g of s.gpus ?? []) if (g.memUsedMiB != null) peak = Math.max(peak ?? 0, g.memUsedMiB)
+  return peak
+}
+
+function compactTrainpool(dir) {
+  const r = json(dir, 'trainpool.json')
+  const exit = text(dir, 'trainpool.exit')
+  const wall = text(dir, 'trainpool.wall_s')
+  const base = { exitCode: exit == null ? null : Number(exit.trim()), wallS: wall == null ? null : Number(wall.trim()) }
+  if (!r || r.ok === false) return { ...base, ok: false, error: r?.error ?? 'no result JSON', logTail: tail(text(dir, 'trainpool.log')) }
+  const samples = r.telemetry?.samples ?? []
+  const busy = gpuBusy(samples)
+  return {
+    ...base,
+    ok: r.status === 'ok',
+    runId: r.runId,
+    status: r.status,
+    error: r.error ?? null,
+    backend: r.environment?.backend ?? null,
+    device: r.environment?.device ?? null,
+    backendFlags: r.environment?.backendFlags ?? null,
+    config: r.config && { sizes: r.config.sizes, models: r.config.models, workers: r.config.workers, strategies: r.config.strategies, epochs: r.config.epochs, batchSize: r.config.batchSize, hidden: r.config.hidden, repeats: r.config.repeats },
+    verification: r.verification && { sameWork: r.verification.sameWork, maxRelMseDiff: r.verification.maxRelMseDiff, tolerance: r.verification.tolerance, problems: r.verification.problems },
+    summary: (r.summary ?? []).map((s) => ({
+      size: s.size, models: s.models, strategy: s.strategy, workers: s.workers,
+      medianMs: s.medianMs, minMs: s.minMs, maxMs: s.maxMs, speedupVsSequential: s.speedupVsSequential, gflops: s.gflops, warnings: s.warnings,
+    })),
+    startupWarmupMs: (r.measurements ?? []).filter((m) => m.startupMs || m.warmupMs).map((m) => ({ strategy: m.strategy, workers: m.workers, startupMs: m.startupMs, warmupMs: m.warmupMs })),
+    gpuTelemetry: r.telemetry ? { gpu: r.telemetry.gpu, samples: samples.length, intervalMs: r.telemetry.intervalMs, peakMemUsedMiB: peakGpuMemMiB(samples) } : null,
+    gpuBusy: busy,
+    gpuBusyLine: busy.length ? `GPU busy ${busy.map((b) => `${Math.round(b.meanUtil)} % in ${b.strategy}`).join(', ')}` : null,
+    warnings: r.warnings ?? [],
+  }
+}
+
+function comparison(tp, torch) {
+  const rows = tp.summary ?? []
+  const best = (strategy) => rows.filter((s) => s.strategy === strategy).sort((a, b) => a.medianMs - b.medianMs)[0] ?? null
+  const seq = best('sequential')
+  const batched = best('batched')
+  const pool = best('pool')
+  const ratio = (a, b) => (a != null && b != null && b > 0 ? a / b : null)
+  const out = {
+    trainpoolSequentialMs: seq?.medianMs ?? null,
+    trainpoolBestPoolMs: pool?.medianMs ?? null,
+    trainpoolBestPoolWorkers: pool?.workers ?? null,
+    trainpoolBestBatchedMs: batched?.medianMs ?? null,
+    trainpoolBestBatchedWorkers: batched?.workers ?? null,
+    trainpoolBatchedSpeedup: ratio(seq?.medianMs, batched?.medianMs),
+  }
+  if (torch?.ok) {
+    Object.assign(out, {
+      torchLoopMs: torch.loop.medianMs,
+      torchVmapMs: torch.vmap.medianMs,
+      torchVmapSpeedup: torch.speedupVmapVsLoop,
+      /** > 1: trainpool's batched is that many times slower than the torch.func vmap ensemble */
+      trainpoolBatchedVsTorchVmap: ratio(batched?.medianMs, torch.vmap.medianMs),
+      trainpoolSequentialVsTorchLoop: ratio(seq?.medianMs, torch.loop.medianMs),
+    })
+  }
+  return out
+}
+
+export function combine(dir) {
+  const meta = json(dir, 'meta.json') ?? {}
+  const probe = json(dir, 'adapter.json')
+  const adapter = probe && { ...probe, software: meta.softwareAdapter ?? null }
+  const list = text(dir, 'nvidia-smi-L.txt')
+  const query = text(dir, 'nvidia-smi-query.txt')
+  const trainpool = existsSync(join(dir, 'trainpool.exit')) || existsSync(join(dir, 'trainpool.json')) ? compactTrainpool(dir) : null
+  const skipped = text(dir, 'torch.skipped')
+  let torch = skipped != null ? { skipped: skipped.trim() } : json(dir, 'torch.json')
+  if (torch && torch.ok === false) torch = { ...torch, logTail: tail(text(dir, 'torch.log')) }
+  return {
+    kind: 'trainpool-gpu-check',
+    version: 1,
+    startedAt: meta.startedAt ?? null,
+    finishedAt: new Date().toISOString(),
+    host: { hostname: os.hostname(), os: `${os.type()} ${os.release()} ${os.arch()}`, cpu: os.cpus()[0]?.model?.trim() ?? null, cpuCount: os.cpus().length, memoryBytes: os.totalmem(), node: process.versions.node },
+    options: meta.options ?? null,
+    vulkan: meta.vulkan ?? null,
+    adapter,
+    nvidiaSmi: list == null && query == null ? null : { list: list?.trim().split('\n').filter(Boolean) ?? [], gpus: query?.trim().split('\n').filter(Boolean) ?? [] },
+    trainpool,
+    torch: torch ?? null,
+    comparison: trainpool ? comparison(trainpool, torch) : null,
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const dir = process.argv[2]
+  if (!dir) {
+    process.stderr.write('usage: node combine.mjs DIR\n')
+    process.exit(2)
+  }
+  process.stdout.write(`${JSON.stringify(combine(dir), null, 2)}\n`)
+}
