@@ -37,4 +37,35 @@ describe('VerificationBadge', () => {
     expect(w.get('[data-test=verification]').classes()).toContain('verify-pending')
     expect(w.text()).toMatch(/pending/)
   })
+
+  it('grey, not red, for a cancelled run: "not verified: run cancelled", problems only in the details', () => {
+    const v = {
+      ...verificationFor(config),
+      sameWork: false,
+      modelsTrained: { sequential: 8, pool: 1, batched: 0 },
+      problems: ['pool trained 1 of 8 models', 'batched trained 0 of 8 models'],
+    }
+    const w = mount(VerificationBadge, { props: { verification: v, expectedModels: 8, status: 'cancelled' } })
+    const badge = w.get('[data-test=verification]')
+    expect(badge.classes()).toContain('verify-unverified')
+    expect(badge.classes()).not.toContain('verify-failed')
+    expect(w.get('.verify-text').text()).toBe('not verified: run cancelled')
+    expect(w.text()).not.toMatch(/verification failed/)
+    expect(w.find('.verify-problems').exists()).toBe(false)
+    const detail = w.get('[data-test=verification-partial]')
+    expect(detail.element.tagName).toBe('DETAILS')
+    expect(detail.text()).toMatch(/0\/8 models per strategy/)
+    expect(detail.text()).toMatch(/pool trained 1 of 8 models/)
+  })
+
+  it('grey for an interrupted run, even without a verification', () => {
+    const w = mount(VerificationBadge, { props: { verification: null, expectedModels: 8, status: 'interrupted' } })
+    expect(w.get('[data-test=verification]').classes()).toContain('verify-unverified')
+    expect(w.get('.verify-text').text()).toBe('not verified: run interrupted')
+  })
+
+  it('still red for a finished (failed) run whose strategies disagree', () => {
+    const w = mount(VerificationBadge, { props: { verification: verificationFor(config, true), expectedModels: 50, status: 'failed' } })
+    expect(w.get('[data-test=verification]').classes()).toContain('verify-failed')
+  })
 })
