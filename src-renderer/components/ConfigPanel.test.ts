@@ -119,6 +119,61 @@ describe('presets', () => {
     expect(useConfigStore().config?.preset).toBe('smoke')
     await w.get('[data-test=epochs]').setValue('5')
     expect(useConfigStore().config?.preset).toBe('custom')
+    expect((w.get('[data-test=preset]').element as HTMLSelectElement).value).toBe('')
+    // back to the preset's workload: it is the preset again
+    await w.get('[data-test=epochs]').setValue('1')
+    expect(useConfigStore().config?.preset).toBe('smoke')
+    expect((w.get('[data-test=preset]').element as HTMLSelectElement).value).toBe('smoke')
+  })
+
+  it('picking the backend after a preset keeps the preset name (backend is not workload)', async () => {
+    const w = setup()
+    await useCapabilitiesStore().load()
+    await flushPromises()
+    await w.get('[data-test=preset]').setValue('smoke')
+    await w.get('[data-test=backend]').setValue('wasm')
+    const cfg = useConfigStore()
+    expect(cfg.draft.backend).toBe('wasm')
+    expect(cfg.config?.preset).toBe('smoke')
+    expect(cfg.config?.backend).toBe('wasm')
+    expect((w.get('[data-test=preset]').element as HTMLSelectElement).value).toBe('smoke')
+    // what Run sends, hence what History shows
+    await w.get('form').trigger('submit')
+    await flushPromises()
+    const sent = bridge.calls.find((c) => c.method === 'start')?.args[0] as { preset: string; backend: string }
+    expect(sent.preset).toBe('smoke')
+    expect(sent.backend).toBe('wasm')
+  })
+
+  it('a failure policy change keeps the preset; a workload change (models, workers, sizes, repeats) makes it custom', async () => {
+    setup()
+    const cfg = useConfigStore()
+    cfg.applyPreset('quick')
+    cfg.draft.failurePolicy = 'continue'
+    expect(cfg.config?.preset).toBe('quick')
+    for (const edit of [
+      () => cfg.setList('models', '8'),
+      () => cfg.setList('workers', '1'),
+      () => cfg.addSize(),
+      () => (cfg.draft.repeats = 5),
+      () => (cfg.draft.target = 'noise'),
+    ]) {
+      cfg.applyPreset('quick')
+      expect(cfg.config?.preset).toBe('quick')
+      edit()
+      expect(cfg.config?.preset).toBe('custom')
+    }
+  })
+
+  it('applying a preset keeps the chosen backend and failure policy', () => {
+    setup()
+    const cfg = useConfigStore()
+    cfg.draft.backend = 'cpu'
+    cfg.draft.failurePolicy = 'continue'
+    cfg.applyPreset('smoke')
+    expect(cfg.draft.backend).toBe('cpu')
+    expect(cfg.draft.failurePolicy).toBe('continue')
+    expect(cfg.config?.preset).toBe('smoke')
   })
 })
 

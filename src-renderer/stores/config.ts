@@ -24,10 +24,26 @@ export function parseList(text: string): number[] {
     .map((t) => (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t) ? Number(t) : NaN))
 }
 
-function sameConfig(a: BenchConfig, b: BenchConfig): boolean {
-  const { preset: _a, ...ra } = a
-  const { preset: _b, ...rb } = b
-  return JSON.stringify(ra) === JSON.stringify(rb)
+/**
+ * Fields that say where and how to run, not what to train: changing them keeps a preset's name
+ * (smoke on wasm is still "smoke"); any other field is the workload and makes the config custom.
+ */
+export const NON_WORKLOAD_FIELDS = ['backend', 'failurePolicy'] as const satisfies readonly (keyof BenchConfig)[]
+
+/** Same workload: every field but the preset name and the non-workload fields agrees. */
+function sameWorkload(a: BenchConfig, b: BenchConfig): boolean {
+  const strip = (c: BenchConfig) => {
+    const r: Partial<BenchConfig> = { ...c }
+    delete r.preset
+    for (const f of NON_WORKLOAD_FIELDS) delete r[f]
+    return JSON.stringify(r)
+  }
+  return strip(a) === strip(b)
+}
+
+/** The preset a config still is ("custom" once its workload differs from the named preset's). */
+export function effectivePreset(c: BenchConfig): BenchConfig['preset'] {
+  return c.preset !== 'custom' && sameWorkload(c, presetConfig(c.preset)) ? c.preset : 'custom'
 }
 
 export const STORAGE_KEY = 'trainpool.config.v1'
@@ -74,8 +90,9 @@ export const useConfigStore = defineStore('config', () => {
     serverIssues.value = []
   }
 
+  /** A preset's workload; where and how to run (backend, failure policy) stay as they were. */
   function applyPreset(name: PresetName) {
-    replace(presetConfig(name, { backend: draft.backend }))
+    replace(presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy }))
   }
 
   function reset() {
@@ -134,12 +151,18 @@ export const useConfigStore = defineStore('config', () => {
 
   const valid = computed(() => issues.value.length === 0)
 
-  /** The config to send: preset becomes "custom" once anything differs from the named preset. */
+  /** The config to send: preset becomes "custom" once the workload differs from the named preset. */
   const config = computed<BenchConfig | null>(() => {
     if (!parsed.value.success) return null
     const c = clone(parsed.value.data)
-    if (c.preset !== 'custom' && !sameConfig(c, presetConfig(c.preset))) c.preset = 'custom'
+    c.preset = effectivePreset(c)
     return c
+  })
+
+  /** What the preset picker shows: the draft's preset while its workload still matches, else custom. */
+  const shownPreset = computed<BenchConfig['preset']>(() => {
+    if (draft.preset === 'custom') return 'custom'
+    return config.value ? config.value.preset : 'custom'
   })
 
   const estimate = computed<Estimate | null>(() => {
@@ -172,6 +195,7 @@ export const useConfigStore = defineStore('config', () => {
     valid,
     canRun,
     config,
+    shownPreset,
     estimate,
     presets,
   }
