@@ -265,7 +265,7 @@ export class BenchService implements BenchServiceApi {
         this.scheduleProgress(live)
       },
       onMeasurement: (index: number, measurement: Measurement) => {
-        this.flushProgress(live)
+        this.flushProgress(live, true)
         live.context = { ...live.context, phase: null }
         live.result.measurements.push(measurement)
         live.result.summary = summarize(live.result.measurements)
@@ -282,9 +282,14 @@ export class BenchService implements BenchServiceApi {
     live.progressTimer = setTimeout(() => this.flushProgress(live), wait)
   }
 
-  private flushProgress(live: LiveRun): void {
+  /**
+   * Sends the progress snapshot now. `ifDue`: only when the interval since the last one has passed
+   * (before a measurement or the end of a run; those events mark the models done themselves).
+   */
+  private flushProgress(live: LiveRun, ifDue = false): void {
     if (live.progressTimer) clearTimeout(live.progressTimer)
     live.progressTimer = null
+    if (ifDue && performance.now() - live.lastProgressSent < PROGRESS_MIN_INTERVAL_MS) return
     live.lastProgressSent = performance.now()
     const key = live.runner.plan[live.measurementIndex]
     if (!key) return
@@ -309,7 +314,7 @@ export class BenchService implements BenchServiceApi {
     } catch (err) {
       outcome = { status: 'failed' as const, measurements: live.result.measurements, environment: live.result.environment, error: String(err) }
     }
-    this.flushProgress(live)
+    this.flushProgress(live, true)
     if (live.progressTimer) clearTimeout(live.progressTimer)
     if (live.telemetry) {
       try {
