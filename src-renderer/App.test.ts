@@ -49,6 +49,47 @@ describe('App', () => {
     w.unmount()
   })
 
+  it('a tab that joins mid-run shows the running run\'s config in the config panel, with a note', async () => {
+    const events = scriptedRun({ runId: 'r-live', sizes: [3000, 6000], models: 6, workers: [3], epochs: 2 })
+    const started = events[0] as Extract<(typeof events)[number], { type: 'run-started' }>
+    const firstProgress = events.findIndex((e) => e.type === 'progress')
+    bridge.current = { runId: 'r-live', events: events.slice(0, firstProgress + 1) }
+    const w = setup()
+    await flushPromises()
+    expect(w.get('[data-test=run-status]').text()).toBe('Running')
+    const value = (sel: string) => (w.get(sel).element as HTMLInputElement).value
+    expect(value('[data-test=size-0]')).toBe('3000')
+    expect(value('[data-test=size-1]')).toBe('6000')
+    expect(value('[data-test=models]')).toBe('6')
+    expect(value('[data-test=workers]')).toBe('3')
+    expect(value('[data-test=epochs]')).toBe(String(started.config.epochs))
+    expect(value('[data-test=backend]')).toBe(started.config.backend)
+    expect(w.get('[data-test=joined-config]').text()).toMatch(/configuration of the run in progress/)
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+    // the note goes once the run ends; the config stays for a re-run
+    for (const e of events.slice(firstProgress + 1)) bridge.emit(e)
+    await flushPromises()
+    expect(w.find('[data-test=joined-config]').exists()).toBe(false)
+    expect(value('[data-test=models]')).toBe('6')
+    w.unmount()
+  })
+
+  it('a run started from this tab keeps the draft as is and shows no joined note', async () => {
+    const w = setup()
+    await flushPromises()
+    await w.get('[data-test=models]').setValue('4')
+    await w.get('[data-test=workers]').setValue('2')
+    bridge.startImpl = async () => {
+      for (const e of scriptedRun({ runId: 'mine', models: 4, workers: [2] }).slice(0, 3)) bridge.emit(e)
+      return { runId: 'mine' }
+    }
+    await w.get('[data-test=run]').trigger('click')
+    await flushPromises()
+    expect(useRunStore().runId).toBe('mine')
+    expect(w.find('[data-test=joined-config]').exists()).toBe(false)
+    w.unmount()
+  })
+
   it('History lists runs; opening one shows the same charts and the badge; damaged runs show why', async () => {
     bridge.runs = [
       { runId: 'r-ok', status: 'ok', startedAt: '2026-01-01T00:00:00Z', preset: 'smoke', backend: 'webgpu', device: 'H200', sizes: [2000], models: [4], bestSpeedup: 3.2 },

@@ -38,6 +38,8 @@ export const useRunStore = defineStore('run', () => {
   /** GPU and worker telemetry of the whole run (null: none received / an older run) */
   const telemetry = shallowRef<TelemetryView | null>(null)
   const cancelling = ref(false)
+  /** the current run was started elsewhere (another tab/window, or before this page loaded) and joined here */
+  const joined = ref(false)
   /** wall clock, advanced by a ticker while running and on every event */
   const now = ref(Date.now())
   let ticker: ReturnType<typeof setInterval> | null = null
@@ -78,6 +80,7 @@ export const useRunStore = defineStore('run', () => {
     result.value = null
     error.value = null
     cancelling.value = false
+    joined.value = false
     clearLive()
   }
 
@@ -97,6 +100,11 @@ export const useRunStore = defineStore('run', () => {
     now.value = Date.now()
     switch (e.type) {
       case 'run-started': {
+        // a run this page did not start (re-attached on load, or started in another tab): show its
+        // config in the config panel, so the panel describes what is running
+        const ours = status.value === 'starting' || e.runId === runId.value
+        joined.value = !ours
+        if (!ours) useConfigStore().replace(e.config)
         clearLive()
         runId.value = e.runId
         config.value = e.config
@@ -185,6 +193,7 @@ export const useRunStore = defineStore('run', () => {
     status.value = 'starting'
     error.value = null
     cancelling.value = false
+    joined.value = false
     try {
       const { runId: id } = await chooseBridge().start(cfg as unknown as Record<string, unknown>)
       if (runId.value !== id) {
@@ -271,6 +280,7 @@ export const useRunStore = defineStore('run', () => {
     error,
     telemetry,
     cancelling,
+    joined,
     now,
     busy,
     elapsedMs,
