@@ -68,6 +68,27 @@ describe('LiveRun with a scripted 4 models × 2 workers stream', () => {
     expect(w.findAll('[data-test=model-grid] li.done')).toHaveLength(4)
   })
 
+  it('lanes show epoch and batch 1-based (engine epoch is 0-based, batch 1-based)', async () => {
+    const { w, run } = setup()
+    run.applyEvent(events[0])
+    const base = events.find((e) => e.type === 'progress' && e.index === 1) as Extract<RunEvent, { type: 'progress' }>
+    const lane = (worker: number, epoch: number, batch: number, batchesPerEpoch = 16) => ({
+      worker, modelIndices: [worker], epoch, epochs: 3, batch, batchesPerEpoch, loss: null,
+    })
+    run.applyEvent({ ...base, lanes: [lane(0, 0, 5), lane(1, 2, 16)] })
+    await flushPromises()
+    expect(w.get('[data-test=lane-0] [data-test=lane-epoch]').text()).toBe('1/3')
+    expect(w.get('[data-test=lane-0] [data-test=lane-batch]').text()).toBe('5/16')
+    expect(w.get('[data-test=lane-1] [data-test=lane-epoch]').text()).toBe('3/3')
+    expect(w.get('[data-test=lane-1] [data-test=lane-batch]').text()).toBe('16/16')
+    // a job just handed out, before its first step: no "0/0"
+    run.applyEvent({ ...base, lanes: [lane(0, 0, 0, 0), { ...lane(1, 0, 0, 0), modelIndices: [] }] })
+    await flushPromises()
+    expect(w.get('[data-test=lane-0] [data-test=lane-epoch]').text()).toBe('1/3')
+    expect(w.get('[data-test=lane-0] [data-test=lane-batch]').text()).toBe('starting')
+    expect(w.get('[data-test=lane-1] [data-test=lane-batch]').text()).toBe('—')
+  })
+
   it('the batched lanes each carry a contiguous group of models', async () => {
     const { w, run } = setup()
     const batched = events.filter((e) => e.type === 'progress' && e.index === 2)

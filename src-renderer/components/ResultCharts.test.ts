@@ -47,6 +47,18 @@ describe('ResultCharts', () => {
     }
   })
 
+  it('titles have no dangling separators before any measurement or backend is known', () => {
+    const none = mount(ResultCharts, { props: { measurements: [], backend: null, device: null } })
+    expect(none.get('[data-test=chart-time] figcaption').text()).toBe('Total time vs data size')
+    const wasm = mount(ResultCharts, { props: { measurements: [], backend: 'wasm', device: null } })
+    expect(wasm.get('[data-test=chart-time] figcaption').text()).toBe('Total time vs data size — wasm')
+    const dev = mount(ResultCharts, { props: { measurements: [], backend: 'wasm', device: 'AMD EPYC 9654' } })
+    expect(dev.get('[data-test=chart-time] figcaption').text()).toBe('Total time vs data size — wasm on AMD EPYC 9654')
+    for (const w of [none, wasm, dev]) expect(w.text()).not.toMatch(/— ·|· —|pending/)
+    const full = mount(ResultCharts, { props: { measurements: finished, backend: 'cpu', device: null } })
+    expect(full.get('[data-test=chart-time] figcaption').text()).toMatch(/^Total time vs data size — \d+ models · cpu$/)
+  })
+
   it('shows the worker sweep with the best W when several worker counts exist', () => {
     const w = mount(ResultCharts, { props: { measurements: finished, backend: 'cpu', device: null } })
     expect(w.get('[data-test=chart-sweep] figcaption').text()).toMatch(/Worker sweep at 8k rows/)

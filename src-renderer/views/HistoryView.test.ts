@@ -138,4 +138,47 @@ describe('History view', () => {
     expect(w.get('[data-test=app-action-status]').text()).toBe('Saved PDF report /home/u/r-b.pdf')
     w.unmount()
   })
+
+  it('the backend cell keeps backend and device apart (backend bold, device on its own line)', async () => {
+    const w = setup()
+    await toHistory(w)
+    const cell = w.get('[data-test=history-r-b] [data-test=history-backend]')
+    expect(cell.get('strong').text()).toBe('webgpu')
+    expect(cell.get('.device').text()).toBe('H200')
+    expect(cell.get('.device').attributes('title')).toBe('H200')
+    w.unmount()
+  })
+
+  it("an opened run shows its stored telemetry (GPU busy line), and none when the run has no telemetry", async () => {
+    const withTelemetry: RunResult = {
+      ...resultOf('r-b', 0.5),
+      telemetry: {
+        intervalMs: 1000,
+        maxSamples: 3600,
+        gpu: { state: 'ok', message: 'nvidia-smi: 1 GPU' },
+        samples: (['sequential', 'batched'] as const).map((strategy, i) => ({
+          t: i * 1000,
+          gpus: [{ index: 0, name: 'NVIDIA H200', util: strategy === 'batched' ? 95 : 30, memUsedMiB: 1000, memTotalMiB: 143771, tempC: 50, powerW: 300, powerLimitW: 700 }],
+          workers: [{ pid: 11, cpuPercent: 99, rssBytes: 2 ** 28 }],
+          index: i,
+          strategy,
+          workerCount: 1,
+          phase: 'measuring' as const,
+        })),
+      },
+    }
+    bridge.results.set('r-b', withTelemetry)
+    const w = setup()
+    await toHistory(w)
+    await w.get('[data-test=history-r-b] button').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test=run-report] [data-test=gpu-busy]').text()).toBe('GPU busy 30 % in sequential, 95 % in batched')
+    await w.get('[data-test=back]').trigger('click')
+    await flushPromises()
+    await w.get('[data-test=history-r-a] button').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test=run-report]').exists()).toBe(true)
+    expect(w.find('[data-test=telemetry]').exists()).toBe(false)
+    w.unmount()
+  })
 })
