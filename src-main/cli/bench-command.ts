@@ -2,7 +2,7 @@
 // progress bar on stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { type RunResult, TrainpoolError } from '../contract'
+import { type RunResult, TrainpoolError, gpuBusyLine } from '../contract'
 import { formatMs, toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -117,12 +117,27 @@ export function summaryTable(run: RunResult): string {
   const line = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
   out.push(line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line))
   const v = run.verification
+  const stopped = run.status === 'cancelled' || run.status === 'interrupted'
   out.push(
-    v.sameWork
+    v.sameWork && v.problems.length === 0
       ? `same work: ${Object.entries(v.modelsTrained).map(([s, n]) => `${s} ${n}/${run.config.models.join('/')}`).join(', ')} models; per-model test MSE agree (max rel. Δ ${v.maxRelMseDiff.toExponential(1)}, tolerance ${v.tolerance})`
-      : `SAME-WORK CHECK FAILED:\n${v.problems.map((p) => `  - ${p}`).join('\n')}`,
+      : stopped
+        ? `not verified: run ${run.status} before every strategy finished`
+        : `SAME-WORK CHECK FAILED:\n${v.problems.map((p) => `  - ${p}`).join('\n')}`,
   )
+  const gpu = telemetryLine(run)
+  if (gpu) out.push(gpu)
   for (const w of run.warnings) out.push(`warning: ${w}`)
   if (run.error) out.push(`error: ${run.error}`)
   return out.join('\n') + '\n'
+}
+
+/**
+ * "GPU busy 23 % in sequential, 96 % in batched" when the run's telemetry has GPU utilisation
+ * samples; otherwise "GPU telemetry: <status>" if the run has telemetry at all; null without.
+ */
+export function telemetryLine(run: RunResult): string | null {
+  const t = run.telemetry
+  if (!t) return null
+  return gpuBusyLine(t.samples) ?? `GPU telemetry: ${t.gpu.message || t.gpu.state}`
 }

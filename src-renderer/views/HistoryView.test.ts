@@ -177,7 +177,7 @@ describe('History view', () => {
     await flushPromises()
     await w.get('[data-test=history-r-a] button').trigger('click')
     await flushPromises()
-    expect(w.get('[data-test=run-report]').exists()).toBe(true)
+    expect(w.find('[data-test=run-report]').exists()).toBe(true)
     expect(w.find('[data-test=telemetry]').exists()).toBe(false)
     w.unmount()
   })
