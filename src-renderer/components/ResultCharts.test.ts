@@ -47,16 +47,22 @@ describe('ResultCharts', () => {
     }
   })
 
-  it('titles have no dangling separators before any measurement or backend is known', () => {
-    const none = mount(ResultCharts, { props: { measurements: [], backend: null, device: null } })
-    expect(none.get('[data-test=chart-time] figcaption').text()).toBe('Total time vs data size')
-    const wasm = mount(ResultCharts, { props: { measurements: [], backend: 'wasm', device: null } })
-    expect(wasm.get('[data-test=chart-time] figcaption').text()).toBe('Total time vs data size — wasm')
-    const dev = mount(ResultCharts, { props: { measurements: [], backend: 'wasm', device: 'AMD EPYC 9654' } })
-    expect(dev.get('[data-test=chart-time] figcaption').text()).toBe('Total time vs data size — wasm on AMD EPYC 9654')
-    for (const w of [none, wasm, dev]) expect(w.text()).not.toMatch(/— ·|· —|pending/)
-    const full = mount(ResultCharts, { props: { measurements: finished, backend: 'cpu', device: null } })
-    expect(full.get('[data-test=chart-time] figcaption').text()).toMatch(/^Total time vs data size — \d+ models · cpu$/)
+  it('titles have no dangling separators while backend or device are not known', () => {
+    const one = finished.slice(0, 1)
+    const cap = (backend: string | null, device: string | null) =>
+      mount(ResultCharts, { props: { measurements: one, backend, device } }).get('[data-test=chart-time] figcaption').text()
+    expect(cap(null, null)).toBe('Total time vs data size — 4 models')
+    expect(cap('wasm', null)).toBe('Total time vs data size — 4 models · wasm')
+    expect(cap('wasm', 'AMD EPYC 9654')).toBe('Total time vs data size — 4 models · wasm on AMD EPYC 9654')
+    for (const t of [cap(null, null), cap('wasm', null)]) expect(t).not.toMatch(/— ·|· —|·\s*$|—\s*$|pending/)
+  })
+
+  it('no empty chart frame without measurements; the message says why once the run is over', () => {
+    const live = mount(ResultCharts, { props: { measurements: [], backend: 'wasm', device: null, status: 'running' } })
+    expect(live.find('figure.chart-panel').exists()).toBe(false)
+    expect(live.get('[data-test=charts-empty]').text()).toBe('Charts fill in as measurements finish.')
+    const cancelled = mount(ResultCharts, { props: { measurements: [], backend: 'wasm', device: null, status: 'cancelled' } })
+    expect(cancelled.get('[data-test=charts-empty]').text()).toBe('No measurement finished before the run was cancelled.')
   })
 
   it('shows the worker sweep with the best W when several worker counts exist', () => {
