@@ -7,6 +7,8 @@ import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 import { workerEnv } from './launcher'
 
 const STDERR_TAIL_CHARS = 2000
+/** cancel during start-up or warm-up: nothing to keep, and a worker generating data cannot read messages */
+const PREPARE_CANCEL_GRACE_MS = 250
 
 export interface PoolOptions {
   size: number
@@ -66,6 +68,8 @@ interface Slot {
   alive: boolean
   exit: WorkerExit | null
   stderrTail: string
+  /** set when the watchdog killed this worker for missing heartbeats */
+  hung: string | null
   lastHeard: number
   rssBytes: number
   /** the job this worker is running, if any */
@@ -78,6 +82,8 @@ export class WorkerPool {
   private slots: Slot[] = []
   private info: WorkerInfo | null = null
   private cancelling = false
+  /** start() or warmup() in progress: their requests are not jobs and do not answer a cancel */
+  private preparing = 0
   private readonly graceMs: number
   private readonly heartbeatTimeoutMs: number
   private nextJobId = 1
@@ -109,6 +115,15 @@ export class WorkerPool {
 
   /** Launches every worker and initialises its backend. Resolves with the start-up time. */
   async start(): Promise<number> {
+    this.preparing++
+    try {
+      return await this.startWorkers()
+    } finally {
+      this.preparing--
+    }
+  }
+
+  private async startWorkers(): Promise<number> {
     const started = performance.now()
     const env = workerEnv(this.options.env)
     for (let i = 0; i < this.options.size; i++) {
@@ -119,6 +134,7 @@ export class WorkerPool {
         alive: true,
         exit: null,
         stderrTail: '',
+        hung: null,
         lastHeard: performance.now(),
         rssBytes: 0,
         jobId: null,
@@ -161,6 +177,16 @@ export class WorkerPool {
   /** Warms every worker on the real shapes (data generated + uploaded, kernels compiled). */
   async warmup(workload: Workload, modelIndicesPerWorker: number[][]): Promise<number> {
     const started = performance.now()
+    this.preparing++
+    try {
+      await this.warmAll(workload, modelIndicesPerWorker)
+    } finally {
+      this.preparing--
+    }
+    return performance.now() - started
+  }
+
+  private async warmAll(workload: Workload, modelIndicesPerWorker: number[][]): Promise<void> {
     await Promise.all(
       this.slots.map((slot, i) =>
         this.request(slot, { type: 'warmup', workload, modelIndices: modelIndicesPerWorker[i] ?? [0] }, (m) =>
@@ -170,7 +196,6 @@ export class WorkerPool {
         }),
       ),
     )
-    return performance.now() - started
   }
 
   /** Runs the jobs FIFO on the free workers. Never rejects: each job gets an outcome. */
@@ -197,7 +222,8 @@ export class WorkerPool {
         const now = performance.now()
         for (const s of this.slots) {
           if (s.alive && s.jobId !== null && now - s.lastHeard > this.heartbeatTimeoutMs) {
-            s.stderrTail += `\n[trainpool] no heartbeat for ${Math.round((now - s.lastHeard) / 1000)} s: killed as hung`
+            s.hung = `no heartbeat for ${Math.round((now - s.lastHeard) / 1000)} s (timeout ${this.heartbeatTimeoutMs / 1000} s): killed as hung`
+            s.stderrTail += `\n[trainpool] ${s.hung}`
             s.handle.kill('SIGKILL')
           }
         }
@@ -249,7 +275,7 @@ export class WorkerPool {
           }
         }
         const onExit = (exit: WorkerExit) => {
-          outcome.failure = this.failure(slot, outcome, describeExit(exit), exit)
+          outcome.failure = this.failure(slot, outcome, slot.hung ? `${slot.hung} (${describeExit(exit)})` : describeExit(exit), exit)
           hooks.onFailure?.(outcome.failure)
           settle(this.cancelling ? 'cancelled' : 'failed')
           if (policy === 'stop' && !this.cancelling) stopAll()
@@ -280,6 +306,9 @@ export class WorkerPool {
   /** Asks running jobs to stop; workers that do not stop within the grace period are killed. */
   async cancel(): Promise<void> {
     this.cancelling = true
+    // starting or warming up: no result to keep, and a worker busy generating data cannot read a
+    // message, so stop the workers now (start()/warmup() then reject and the runner reports cancelled)
+    if (this.preparing > 0) return this.shutdown(PREPARE_CANCEL_GRACE_MS)
     const busy = this.slots.filter((s) => s.alive && s.jobId !== null)
     await Promise.all(
       busy.map((s) => {
@@ -296,13 +325,13 @@ export class WorkerPool {
   }
 
   /** Graceful shutdown; SIGKILL for any worker still alive after the grace period. Idempotent. */
-  async shutdown(): Promise<void> {
+  async shutdown(graceMs = this.graceMs): Promise<void> {
     await Promise.all(
       this.slots.map(async (s) => {
         if (!s.alive) return
         const exited = new Promise<void>((resolve) => s.exitListeners.add(() => resolve()))
         s.handle.send({ type: 'shutdown' })
-        const timer = setTimeout(() => s.handle.kill('SIGKILL'), this.graceMs)
+        const timer = setTimeout(() => s.handle.kill('SIGKILL'), graceMs)
         await exited
         clearTimeout(timer)
       }),
