@@ -24,6 +24,20 @@ export function resolveWorkerEntry(): WorkerEntry {
   throw new Error(`trainpool: worker entry not found next to ${__dirname}; run \`npm run build\` first`)
 }
 
+/**
+ * TRAINPOOL_WORKER_MAX_MEMORY_MB=N (in the worker's environment) caps a worker's memory: the JS heap
+ * (--max-old-space-size) and the wasm heap (--wasm-max-mem-pages, 64 KiB pages), where the wasm
+ * backend keeps its tensors. A job that needs more fails with an out-of-memory error instead of
+ * taking the machine's memory. Unset: no cap beyond Node's own.
+ */
+export function memoryCapArgs(env: Record<string, string | undefined>): string[] {
+  const text = env.TRAINPOOL_WORKER_MAX_MEMORY_MB
+  if (text === undefined || text === '') return []
+  const mb = Number(text)
+  if (!Number.isInteger(mb) || mb < 16) throw new Error(`TRAINPOOL_WORKER_MAX_MEMORY_MB ${JSON.stringify(text)} is not valid: an integer number of MB, at least 16`)
+  return [`--max-old-space-size=${mb}`, `--wasm-max-mem-pages=${mb * 16}`]
+}
+
 export class NodeLauncher implements WorkerLauncher {
   readonly kind = 'node' as const
   constructor(private readonly entry: WorkerEntry = resolveWorkerEntry()) {}
@@ -31,7 +45,7 @@ export class NodeLauncher implements WorkerLauncher {
   launch(options: LaunchOptions): WorkerHandle {
     const child = fork(this.entry.path, [], {
       env: { ...options.env, TRAINPOOL_SERVICE_NAME: options.serviceName },
-      execArgv: this.entry.execArgv,
+      execArgv: [...this.entry.execArgv, ...memoryCapArgs(options.env)],
       // stdout is piped too: native libraries (Dawn, libtensorflow) print there, and the CLI's
       // stdout is reserved for the summary table
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

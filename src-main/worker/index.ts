@@ -155,6 +155,24 @@ function ensureData(engine: Tf, workload: Workload): DataTensors {
   return data
 }
 
+const MEMORY_CAP_MB = process.env.TRAINPOOL_WORKER_MAX_MEMORY_MB
+const WASM_MAX_BYTES = 4294901760
+
+/** the wasm backend's heap (null on other backends) */
+function wasmHeapBytes(engine: Tf | null): number | null {
+  const heap = (engine?.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } } | undefined)?.wasm?.HEAPU8
+  return heap ? heap.byteLength : null
+}
+
 function errorText(err: unknown): string {
-  return err instanceof Error ? `${err.message}` : String(err)
+  const text = err instanceof Error ? `${err.message}` : String(err)
+  const heap = wasmHeapBytes(tf)
+  const limit = MEMORY_CAP_MB ? Number(MEMORY_CAP_MB) * 2 ** 20 : WASM_MAX_BYTES
+  // a trap with the wasm heap close to its limit is an allocation that failed inside a kernel
+  const oom =
+    /out of memory|allocation failed|Invalid typed array length|Array buffer allocation|Maximum memory size/i.test(text) ||
+    (/memory access out of bounds/.test(text) && heap !== null && heap > 0.75 * limit)
+  if (!oom) return text
+  const cap = MEMORY_CAP_MB ? `the worker memory cap is ${MEMORY_CAP_MB} MB (TRAINPOOL_WORKER_MAX_MEMORY_MB)` : 'the worker ran out of memory'
+  return `${text.startsWith('out of memory') ? text : `out of memory: ${text}`}; ${cap}: use fewer rows or models per worker`
 }
