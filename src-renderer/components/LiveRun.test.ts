@@ -170,6 +170,18 @@ describe('cancel flow', () => {
     expect(w.find('[data-test=cancel]').exists()).toBe(false)
   })
 
+  it('a cancelled run\'s progress bar stays where the run stopped, not at 100 %', async () => {
+    const { w, run } = setup()
+    const finished = events.at(-1) as Extract<RunEvent, { type: 'run-finished' }>
+    const firstMeasurement = events.findIndex((e) => e.type === 'measurement')
+    for (const e of events.slice(0, firstMeasurement + 1)) run.applyEvent(e)
+    const kept = finished.result.measurements.slice(0, 1)
+    run.applyEvent({ ...finished, result: { ...finished.result, status: 'cancelled', measurements: kept } })
+    await flushPromises()
+    expect(run.overallFraction).toBeCloseTo(1 / 3, 5)
+    expect(w.get('[role=progressbar]').attributes('aria-valuenow')).toBe('33')
+  })
+
   it('a cancel the service refuses re-enables the button', async () => {
     const { w, run } = setup()
     bridge.cancel = async (runId) => {

@@ -238,12 +238,15 @@ export const useRunStore = defineStore('run', () => {
     return Math.max(0, (finishedAtMs.value ?? now.value) - startedAtMs.value)
   })
 
-  /** 0..1 of the whole plan: finished measurements plus the current one's model fractions. */
+  /**
+   * 0..1 of the whole plan: finished measurements plus the current one's model fractions. A run
+   * that finished is full; a cancelled/interrupted one stays where it stopped.
+   */
   const overallFraction = computed(() => {
-    if (result.value) return 1
+    if (result.value?.status === 'ok' || result.value?.status === 'failed') return 1
     const total = plan.value.length
-    if (!total) return 0
-    const done = measurements.value.length
+    if (!total) return result.value ? 1 : 0
+    const done = measurements.value.filter((m) => m.status !== 'cancelled').length
     const cells = models.value
     const inCurrent =
       cells.length && currentIndex.value != null && currentIndex.value >= done
