@@ -46,9 +46,13 @@ export class RunStore {
     try {
       await handle.writeFile(JSON.stringify(run, null, 1))
       await handle.sync()
-    } finally {
-      await handle.close()
+    } catch (err) {
+      // disk full / file too large: leave no partial temp file behind (run.json is untouched)
+      await handle.close().catch(() => undefined)
+      await fs.rm(temp, { force: true })
+      throw err
     }
+    await handle.close()
     try {
       await fs.rename(temp, target)
     } catch (err) {
