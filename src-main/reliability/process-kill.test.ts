@@ -1,0 +1,119 @@
+// The serving process itself dies or its disk fills: `trainpool bench` (from sources via tsx) is
+// SIGKILLed after its first measurement is stored — its workers exit on their own (they watch the
+// IPC channel), and the next start-up (`trainpool serve`) lists the run as interrupted with every
+// finished measurement intact. And with a file-size limit (prlimit --fsize, as a full disk does)
+// the run still finishes, the CLI says it could not be saved, and nothing stored is corrupted.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import type { RunResult } from '../contract'
+import { fakeRendererDir } from '../server/test-support'
+import { RunStore } from '../store/run-store'
+import { fakeRun } from '../store/test-support/fixtures'
+import { processAlive, skipWithout, waitUntil } from '../testing/capability'
+import { childrenOf, tempDir } from './support/helpers'
+
+const cli = resolve(__dirname, '..', 'cli', 'index.ts')
+const children: ChildProcess[] = []
+let faults = 0
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+})
+afterAll(() => console.log(`[reliability] faults injected in process-kill.test.ts: ${faults}`))
+
+function start(command: string, args: string[], prefix: string[] = []) {
+  const argv = [...prefix, process.execPath, '--import', 'tsx', cli, command, ...args]
+  const child = spawn(argv[0], argv.slice(1), {
+    env: { ...process.env, TRAINPOOL_RENDERER_DIR: fakeRendererDir().dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.push(child)
+  const out = { stdout: '', stderr: '' }
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out.stdout += c))
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (out.stderr += c))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })))
+  return { child, out, exited }
+}
+
+function readRun(dir: string): RunResult | null {
+  try {
+    const [id] = readdirSync(dir)
+    return JSON.parse(readFileSync(join(dir, id, 'run.json'), 'utf8')) as RunResult
+  } catch {
+    return null
+  }
+}
+
+const linux = process.platform === 'linux'
+
+describe.skipIf(!linux)('the serving process is SIGKILLed mid-run', () => {
+  it('orphaned workers exit on their own; on restart the run is interrupted with its measurements intact', async () => {
+    const dir = tempDir('killed-cli')
+    const bench = start('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential,pool,batched', '--workers', '2', '--epochs', '60', '--repeats', '2', '--store', dir])
+    // wait until the first measurement is on disk
+    let snapshot: RunResult | null = null
+    const stored = await waitUntil(() => {
+      snapshot = readRun(dir)
+      return (snapshot?.measurements.length ?? 0) >= 1
+    }, 90_000, 50)
+    expect(stored, bench.out.stderr).toBe(true)
+    const workers = childrenOf(bench.child.pid!)
+    expect(workers.length).toBeGreaterThan(0)
+    faults++
+    bench.child.kill('SIGKILL')
+    expect(await bench.exited).toEqual({ code: null, signal: 'SIGKILL' })
+    const t0 = Date.now()
+    expect(await waitUntil(() => workers.every((p) => !processAlive(p)), 5000)).toBe(true)
+    console.log(`[reliability] ${workers.length} orphaned worker(s) exited ${Date.now() - t0} ms after their parent was SIGKILLed`)
+    const before = readRun(dir)!
+    expect(before.status).toBe('running')
+    expect(before.measurements.length).toBeGreaterThanOrEqual(snapshot!.measurements.length)
+
+    // restart: `trainpool serve` on the same store marks it interrupted at start-up
+    const serve = start('serve', ['--port', '0', '--store', dir])
+    expect(await waitUntil(() => /\?token=/.test(serve.out.stdout), 30_000), serve.out.stderr).toBe(true)
+    const store = new RunStore(dir)
+    const [entry] = await store.list()
+    expect(entry.status).toBe('interrupted')
+    const after = await store.get(entry.runId)
+    expect(after.measurements).toEqual(before.measurements)
+    expect(after.measurements.every((m) => m.status === 'ok')).toBe(true)
+    expect(after.error).toMatch(/stopped before it finished/)
+    serve.child.kill('SIGINT')
+    expect((await serve.exited).code).toBe(0)
+  })
+})
+
+const prlimit = linux && spawnSync('prlimit', ['--version']).status === 0
+
+describe('the disk fills up mid-run', () => {
+  it.skipIf(skipWithout('prlimit', prlimit, 'util-linux prlimit is not installed'))(
+    'the run finishes, the CLI says it could not be saved, the stored files stay valid and no temp file is left',
+    async () => {
+      const dir = tempDir('full-disk')
+      // an earlier run already in the store
+      const earlier = fakeRun({}, '20240101-000000-aaaaaa')
+      await new RunStore(dir).save(earlier)
+      // the first save (run started, ~2 KB) fits; a save with a measurement does not: EFBIG
+      faults++
+      const bench = start('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential', '--store', dir], ['prlimit', '--fsize=2600'])
+      const exit = await bench.exited
+      expect(exit.code, bench.out.stderr).toBe(0)
+      expect(bench.out.stdout).toMatch(/status OK/)
+      expect(bench.out.stdout).toMatch(/warning: could not save the run to .*(EFBIG|too large).*kept in memory/)
+      expect(bench.out.stderr).toMatch(/FAILED: see warnings/)
+      const store = new RunStore(dir)
+      expect(await store.get(earlier.runId)).toEqual(earlier)
+      const entries = await store.list()
+      expect(entries).toHaveLength(2)
+      expect(entries.every((e) => e.status !== 'damaged')).toBe(true)
+      const id = entries.find((e) => e.runId !== earlier.runId)!.runId
+      // its last good save: started, no measurement (the later ones did not fit), still valid JSON
+      expect((await store.get(id)).status).toBe('running')
+      expect(readdirSync(join(dir, id))).toEqual(['run.json'])
+      expect(existsSync(join(dir, earlier.runId, 'run.json'))).toBe(true)
+    },
+  )
+})
+
