@@ -64,6 +64,15 @@ describe('verdictFor', () => {
     expect(bad.headline).toBe('This run FAILED: strategies disagree. The numbers below cover what finished.')
     expect(bad.verification).toBe('Same work NOT verified: 1 problem — pool W=2: model 1 differs. Do not trust the speedups.')
     expect(verdictFor(runWith([])).headline).toBe('No measurement finished, so there is nothing to compare.')
+    const cancelled = verdictFor(
+      runWith(slow, {
+        status: 'cancelled',
+        verification: { sameWork: false, maxRelMseDiff: 0, tolerance: 1e-4, modelsTrained: { sequential: 8, pool: 1 }, problems: ['pool trained 1 of 8 models'] },
+      }),
+    )
+    expect(cancelled.verification).toBe(
+      'Not verified: the run was cancelled before every strategy trained every model (sequential 8, pool 1); the numbers cover only the measurements that finished.',
+    )
   })
 
   it('formats durations the way the report tables do', () => {
