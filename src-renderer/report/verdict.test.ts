@@ -71,7 +71,7 @@ describe('verdictFor', () => {
       }),
     )
     expect(cancelled.verification).toBe(
-      'Not verified: the run was cancelled before every strategy trained every model (sequential 8, pool 1); the numbers cover only the measurements that finished.',
+      'Not verified: the run was cancelled before every strategy trained every model (models trained: sequential 8, pool 1); the numbers cover only the measurements that finished.',
     )
   })
 

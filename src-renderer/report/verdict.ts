@@ -121,7 +121,7 @@ export function verdictFor(run: RunResult): Verdict {
     .join(', ')
   const stopped = run.status === 'cancelled' || run.status === 'interrupted'
   const verification = stopped
-    ? `Not verified: the run was ${run.status} before every strategy trained every model${trained ? ` (${trained})` : ''}; the numbers cover only the measurements that finished.`
+    ? `Not verified: the run was ${run.status} before every strategy trained every model${trained ? ` (models trained: ${trained})` : ''}; the numbers cover only the measurements that finished.`
     : v.sameWork
     ? `Same work verified: every strategy trained every model (${trained}) and each model's test MSE agrees across strategies to ${v.maxRelMseDiff.toExponential(1)} relative (tolerance ${v.tolerance}).`
     : `Same work NOT verified: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}${v.problems.length ? ` — ${v.problems.slice(0, 3).join('; ')}${v.problems.length > 3 ? '; …' : ''}` : ''}. Do not trust the speedups.`
