@@ -170,7 +170,8 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
     if (extra.length) {
       return reply(ws, { id, ok: false, error: { code: 'invalid-input', message: `unknown request field${extra.length > 1 ? 's' : ''} ${extra.join(', ')}: a request is {id, method, payload}` } })
     }
-    const envelope = await dispatch(service, typeof m.method === 'string' ? m.method : String(m.method), m.payload)
+    // not String(m.method): ["getRun"] would become "getRun"; dispatch refuses anything but a method name
+    const envelope = await dispatch(service, m.method as string, m.payload)
     reply(ws, { id, ...envelope })
   }
 
