@@ -51,12 +51,15 @@ export class NodeLauncher implements WorkerLauncher {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
     })
+    // A worker that dies while a message is on its way makes the send fail (EPIPE). Without these
+    // handlers that error is thrown in the parent; the death itself is reported through 'exit'.
+    child.on('error', () => {})
     return {
       get pid() {
         return child.pid
       },
       send: (message) => {
-        if (child.connected) child.send(message)
+        if (child.connected) child.send(message, (err) => void err)
       },
       onMessage: (listener) => child.on('message', (m) => listener(m as FromWorker)),
       onStderr: (listener) => {

@@ -127,3 +127,28 @@ describe('pool lifecycle', () => {
     }
   })
 })
+
+describe('node launcher', () => {
+  it('a message sent to a worker that just died does not throw in the parent', async () => {
+    const handle = launcher.launch({ workerIndex: 0, serviceName: 'trainpool-test', env: { ...process.env } as Record<string, string> })
+    const exited = new Promise<void>((resolve) => handle.onExit(() => resolve()))
+    const errors: unknown[] = []
+    const onUncaught = (err: unknown) => errors.push(err)
+    process.on('uncaughtException', onUncaught)
+    try {
+      await waitUntil(() => handle.pid !== undefined, 5000)
+      handle.kill('SIGKILL')
+      // keep sending while the channel goes down
+      for (let i = 0; i < 50; i++) {
+        handle.send({ type: 'memory' })
+        await new Promise((r) => setImmediate(r))
+      }
+      await exited
+      handle.send({ type: 'shutdown' })
+      await new Promise((r) => setTimeout(r, 100))
+    } finally {
+      process.off('uncaughtException', onUncaught)
+    }
+    expect(errors).toEqual([])
+  })
+})
