@@ -2,7 +2,7 @@ import { mount } from '@vue/test-utils'
 import { describe, expect, it } from 'vitest'
 import { defineComponent, h, nextTick, ref } from 'vue'
 import type { Series } from '../lib/chartSeries'
-import { toDatasets, useLineChart, type LineChartInput } from './useChart'
+import { singleXAxis, toDatasets, useLineChart, type LineChartInput } from './useChart'
 
 const series = (strategy: Series['strategy'], workers: number | null, ys: number[]): Series => ({
   id: `${strategy}/${workers}`,
@@ -56,5 +56,14 @@ describe('useLineChart', () => {
       { x: 2000, y: 6 },
     ])
     w.unmount()
+  })
+})
+
+describe('singleXAxis', () => {
+  it('centres a lone x value (one data size) and leaves several alone', () => {
+    const one: Series[] = [{ id: 'sequential/1', label: 'a', strategy: 'sequential', workers: 1, points: [{ x: 2000, y: 1 }] }]
+    expect(singleXAxis(one)).toEqual({ min: 1000, max: 3000, value: 2000 })
+    const two = [{ ...one[0], points: [{ x: 2000, y: 1 }, { x: 5000, y: 2 }] }]
+    expect(singleXAxis(two)).toBeNull()
   })
 })

@@ -80,8 +80,18 @@ function prefersDark(): boolean {
   return typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches
 }
 
+/** A single x value (one data size, one W) gets a centred axis with that one tick, not 1 900…2 100. */
+export function singleXAxis(series: Series[]): { min: number; max: number; value: number } | null {
+  const xs = new Set(series.flatMap((s) => s.points.map((p) => p.x)))
+  if (xs.size !== 1) return null
+  const [value] = xs
+  const pad = Math.max(Math.abs(value) * 0.5, 1)
+  return { min: value - pad, max: value + pad, value }
+}
+
 function options(input: LineChartInput): ChartOptions<'line'> {
   const dark = prefersDark()
+  const single = input.xLog ? null : singleXAxis(input.series)
   const text = dark ? '#d1d5db' : '#374151'
   const grid = dark ? 'rgba(255,255,255,0.08)' : 'rgba(0,0,0,0.08)'
   return {
@@ -99,6 +109,15 @@ function options(input: LineChartInput): ChartOptions<'line'> {
     scales: {
       x: {
         type: input.xLog ? 'logarithmic' : 'linear',
+        ...(single
+          ? {
+              min: single.min,
+              max: single.max,
+              afterBuildTicks: (axis: { ticks: { value: number }[] }) => {
+                axis.ticks = [{ value: single.value }]
+              },
+            }
+          : {}),
         title: { display: true, text: input.xLabel, color: text },
         ticks: { color: text, ...(input.integerX ? { stepSize: 1, precision: 0 } : {}) },
         grid: { color: grid },
