@@ -3,33 +3,17 @@
 // downloads its binary on install, and require('electron') from Node would start a download, so
 // the binary is looked for on disk only. Without it we say how to get it, and what works anyway.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { electronExecutablePath } from './electron-binary.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(join(root, 'package.json'))
 
 /** Path of the Electron executable if it is on disk, else null (never downloads). */
-function electronExecutable() {
-  let dir
-  try {
-    dir = dirname(require.resolve('electron/package.json'))
-  } catch {
-    return null
-  }
-  const pathTxt = join(dir, 'path.txt')
-  const exe = existsSync(pathTxt) ? readFileSync(pathTxt, 'utf8').trim() : ''
-  const override = process.env.ELECTRON_OVERRIDE_DIST_PATH
-  if (override) {
-    const p = join(override, exe || (process.platform === 'win32' ? 'electron.exe' : 'electron'))
-    return existsSync(p) ? p : null
-  }
-  if (!exe) return null
-  const p = join(dir, 'dist', exe)
-  return existsSync(p) ? p : null
-}
+const electronExecutable = () => electronExecutablePath(root)
 
 /** electron-vite's CLI script (its package "exports" hide bin/, so walk up from its entry). */
 function electronViteCli() {

@@ -1,30 +1,14 @@
 // Finding the Electron binary for the Electron e2e specs WITHOUT require('electron'): since
 // Electron 42 that require downloads the binary when it is missing (node_modules/electron/index.js).
-import { existsSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { dirname, join, resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { electronExecutablePath as electronExecutableAt } from '../../scripts/electron-binary.mjs'
 
 export const repoRoot = resolve(__dirname, '..', '..')
-const req = createRequire(join(repoRoot, 'package.json'))
 
 /** The Electron executable on disk, or null. Honours ELECTRON_OVERRIDE_DIST_PATH like the package does. */
 export function electronExecutablePath(): string | null {
-  let dir: string
-  try {
-    dir = dirname(req.resolve('electron/package.json'))
-  } catch {
-    return null
-  }
-  const pathTxt = join(dir, 'path.txt')
-  const exe = existsSync(pathTxt) ? readFileSync(pathTxt, 'utf8').trim() : ''
-  const override = process.env.ELECTRON_OVERRIDE_DIST_PATH
-  if (override) {
-    const p = join(override, exe || (process.platform === 'win32' ? 'electron.exe' : 'electron'))
-    return existsSync(p) ? p : null
-  }
-  if (!exe) return null
-  const p = join(dir, 'dist', exe)
-  return existsSync(p) ? p : null
+  return electronExecutableAt(repoRoot)
 }
 
 export function electronBinaryPresent(): boolean {
