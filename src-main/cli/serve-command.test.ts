@@ -1,50 +1,20 @@
 // `trainpool serve` as a process (from sources via tsx): prints the token URL, serves it, warns on
 // 0.0.0.0, refuses bad flags with exit 2, and stops cleanly on SIGINT/SIGTERM.
-import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { type RunEvent, presetConfig } from '../contract'
-import { fakeRendererDir } from '../server/test-support'
 import { RunStore } from '../store/run-store'
 import { processAlive, waitUntil } from '../testing/capability'
+import { childrenOf, killAll, spawnCli } from '../testing/cli-process'
 import { parseServeFlags } from './serve-command'
 
-const cliEntry = resolve(__dirname, 'index.ts')
-const children: ChildProcess[] = []
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-})
-
-/** Linux: direct children of a process (the serve process's workers). */
-function childrenOf(pid: number): number[] {
-  if (process.platform !== 'linux') return []
-  return readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .filter((n) => {
-      try {
-        const stat = readFileSync(`/proc/${n}/stat`, 'utf8')
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid
-      } catch {
-        return false
-      }
-    })
-    .map(Number)
-}
+afterEach(killAll)
 
 function serve(args: string[], store = mkdtempSync(join(tmpdir(), 'trainpool-serve-store-'))) {
-  const child = spawn(process.execPath, ['--import', 'tsx', cliEntry, 'serve', '--store', store, ...args], {
-    env: { ...process.env, TRAINPOOL_RENDERER_DIR: fakeRendererDir().dir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.push(child)
-  const out = { stdout: '', stderr: '' }
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out.stdout += c))
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (out.stderr += c))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })))
-  return { child, out, exited }
+  return spawnCli('serve', ['--store', store, ...args])
 }
 
 describe('trainpool serve', () => {

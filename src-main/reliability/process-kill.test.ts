@@ -3,38 +3,20 @@
 // IPC channel), and the next start-up (`trainpool serve`) lists the run as interrupted with every
 // finished measurement intact. And with a file-size limit (prlimit --fsize, as a full disk does)
 // the run still finishes, the CLI says it could not be saved, and nothing stored is corrupted.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { RunResult } from '../contract'
-import { fakeRendererDir } from '../server/test-support'
 import { RunStore } from '../store/run-store'
 import { fakeRun } from '../store/test-support/fixtures'
 import { processAlive, skipWithout, waitUntil } from '../testing/capability'
+import { killAll, spawnCli } from '../testing/cli-process'
 import { childrenOf, tempDir } from './support/helpers'
 
-const cli = resolve(__dirname, '..', 'cli', 'index.ts')
-const children: ChildProcess[] = []
 let faults = 0
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-})
+afterEach(killAll)
 afterAll(() => console.log(`[reliability] faults injected in process-kill.test.ts: ${faults}`))
-
-function start(command: string, args: string[], prefix: string[] = []) {
-  const argv = [...prefix, process.execPath, '--import', 'tsx', cli, command, ...args]
-  const child = spawn(argv[0], argv.slice(1), {
-    env: { ...process.env, TRAINPOOL_RENDERER_DIR: fakeRendererDir().dir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.push(child)
-  const out = { stdout: '', stderr: '' }
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out.stdout += c))
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (out.stderr += c))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })))
-  return { child, out, exited }
-}
 
 function readRun(dir: string): RunResult | null {
   try {
@@ -50,7 +32,7 @@ const linux = process.platform === 'linux'
 describe.skipIf(!linux)('the serving process is SIGKILLed mid-run', () => {
   it('orphaned workers exit on their own; on restart the run is interrupted with its measurements intact', async () => {
     const dir = tempDir('killed-cli')
-    const bench = start('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential,pool,batched', '--workers', '2', '--epochs', '60', '--repeats', '2', '--store', dir])
+    const bench = spawnCli('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential,pool,batched', '--workers', '2', '--epochs', '60', '--repeats', '2', '--store', dir])
     // wait until the first measurement is on disk
     let snapshot: RunResult | null = null
     const stored = await waitUntil(() => {
@@ -71,7 +53,7 @@ describe.skipIf(!linux)('the serving process is SIGKILLed mid-run', () => {
     expect(before.measurements.length).toBeGreaterThanOrEqual(snapshot!.measurements.length)
 
     // restart: `trainpool serve` on the same store marks it interrupted at start-up
-    const serve = start('serve', ['--port', '0', '--store', dir])
+    const serve = spawnCli('serve', ['--port', '0', '--store', dir])
     expect(await waitUntil(() => /\?token=/.test(serve.out.stdout), 30_000), serve.out.stderr).toBe(true)
     const store = new RunStore(dir)
     const [entry] = await store.list()
@@ -97,7 +79,7 @@ describe('the disk fills up mid-run', () => {
       await new RunStore(dir).save(earlier)
       // the first save (run started, ~2 KB) fits; a save with a measurement does not: EFBIG
       faults++
-      const bench = start('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential', '--store', dir], ['prlimit', '--fsize=2600'])
+      const bench = spawnCli('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential', '--store', dir], ['prlimit', '--fsize=2600'])
       const exit = await bench.exited
       expect(exit.code, bench.out.stderr).toBe(0)
       expect(bench.out.stdout).toMatch(/status OK/)

@@ -1,6 +1,6 @@
 // Shared by the reliability tests: a launcher that records every worker it starts (so a test can
 // kill one and check none survive), temp stores, /proc lookups, and a service with a fixed probe.
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BackendCapability, RunEvent } from '../../contract'
@@ -66,21 +66,7 @@ export function makeService(opts: { store?: RunStore | null; runner?: RunnerOpti
   return { service, launcher, store, events }
 }
 
-/** Linux: direct children of a process. */
-export function childrenOf(pid: number): number[] {
-  if (process.platform !== 'linux') return []
-  const out: number[] = []
-  for (const n of readdirSync('/proc')) {
-    if (!/^\d+$/.test(n)) continue
-    try {
-      const stat = readFileSync(`/proc/${n}/stat`, 'utf8')
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(n))
-    } catch {
-      /* gone */
-    }
-  }
-  return out
-}
+export { childrenOf } from '../../testing/cli-process'
 
 /** A small deterministic PRNG (mulberry32) so "random" choices repeat run to run. */
 export function seededRandom(seed: number): () => number {
