@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs-core'
 import '@tensorflow/tfjs-backend-cpu'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Workload } from '../contract'
-import { disposeData, trainModels, uploadData } from './trainer'
+import { disposeData, trainModels, uploadData, warmUp } from './trainer'
 
 const workload: Workload = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 }
 
@@ -59,5 +59,13 @@ describe('fused N-model program', () => {
     await trainModels(tf, data, workload, [0, 1], false)
     disposeData(data)
     expect(tf.memory().numTensors).toBe(before)
+  })
+
+  it('warm-up (one step and one evaluation on the real shapes) leaves no tensor behind', async () => {
+    const data = uploadData(tf, workload)
+    const before = tf.memory().numTensors
+    await warmUp(tf, data, workload, [0, 1, 2])
+    expect(tf.memory().numTensors).toBe(before)
+    disposeData(data)
   })
 })

@@ -166,6 +166,34 @@ export function trainingFlops(workload: Workload, n: number): number {
   return perEpoch * workload.epochs
 }
 
+/**
+ * Warm-up on the real shapes, before the clock: one training step on the first batch and one
+ * evaluation of the test set, so every kernel (and, on GPU backends, every shader) the job will
+ * use is compiled. Leaves no tensor behind.
+ */
+export async function warmUp(tf: Tf, data: DataTensors, workload: Workload, modelIndices: readonly number[]): Promise<void> {
+  const model = new FusedMlp(tf, {
+    features: workload.features,
+    hidden: workload.hidden,
+    seeds: modelIndices.map((i) => modelSeed(workload.seed, i)),
+    adam: { lr: workload.lr, ...ADAM_DEFAULTS },
+  })
+  const batches = epochBatches(tf, data, epochOrder(data.dataset.train, workload.seed, 0))
+  try {
+    const rows = Math.min(workload.batchSize, data.dataset.train)
+    const loss = tf.tidy(() => {
+      const { x, xT, y } = batches.batch(0, rows)
+      return model.trainStep(x, xT, y)
+    })
+    const mse = model.evaluate(data.xTest, data.yTest)
+    await Promise.all([loss.data(), mse.data()])
+    tf.dispose([loss, mse])
+  } finally {
+    batches.dispose()
+    model.dispose()
+  }
+}
+
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /**

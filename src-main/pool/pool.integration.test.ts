@@ -152,3 +152,20 @@ describe('node launcher', () => {
     expect(errors).toEqual([])
   })
 })
+
+describe('a worker stuck before any job', () => {
+  it('a worker that hangs in warm-up is killed by the heartbeat watchdog and the warm-up fails with that reason', async () => {
+    const pool = new WorkerPool(launcher, { size: 1, backend: 'wasm', prepareTimeoutMs: 1500, env: { TRAINPOOL_TEST_FAULT: 'hang-in-warmup' } })
+    pools.push(pool)
+    await pool.start()
+    const [pid] = pool.pids
+    const t0 = Date.now()
+    const err = await pool.warmup(workloadFor(presetConfig('smoke'), 2000), [[0]]).then(
+      () => null,
+      (e: Error) => e,
+    )
+    expect(err?.message).toMatch(/no heartbeat for \d+ s \(timeout 1\.5 s\) during warmup: killed as hung/)
+    expect(Date.now() - t0).toBeLessThan(6000)
+    expect(await waitUntil(() => !processAlive(pid), 3000)).toBe(true)
+  })
+})

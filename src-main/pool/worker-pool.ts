@@ -17,6 +17,11 @@ export interface PoolOptions {
   graceMs?: number
   /** a busy worker silent for this long is declared hung, killed and reported */
   heartbeatTimeoutMs?: number
+  /**
+   * the same during start-up and warm-up, where one native call may legitimately block for long
+   * (CUDA's PTX JIT on a GPU newer than libtensorflow's kernels can take many minutes)
+   */
+  prepareTimeoutMs?: number
   failurePolicy?: 'stop' | 'continue'
   env?: Record<string, string>
 }
@@ -86,6 +91,7 @@ export class WorkerPool {
   private preparing = 0
   private readonly graceMs: number
   private readonly heartbeatTimeoutMs: number
+  private readonly prepareTimeoutMs: number
   private nextJobId = 1
 
   constructor(
@@ -94,6 +100,7 @@ export class WorkerPool {
   ) {
     this.graceMs = options.graceMs ?? 1500
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 120_000
+    this.prepareTimeoutMs = options.prepareTimeoutMs ?? 30 * 60_000
   }
 
   get workerInfo(): WorkerInfo | null {
@@ -343,10 +350,25 @@ export class WorkerPool {
     return this.request(this.slots[worker], { type: 'memory' }, (m) => (m.type === 'memory' ? m : undefined))
   }
 
+  /**
+   * Sends a request and waits for its answer. A worker that falls silent meanwhile (no heartbeat
+   * or other message for prepareTimeoutMs, e.g. stuck in start-up or warm-up) is killed and the
+   * request fails with that reason, so a run never waits forever.
+   */
   private request<T>(slot: Slot, message: ToWorker, pick: (m: FromWorker) => T | undefined): Promise<T> {
+    const limitMs = this.prepareTimeoutMs
     const reply = this.waitFor(slot, pick)
+    slot.lastHeard = performance.now()
     slot.handle.send(message)
-    return reply
+    const watchdog = setInterval(() => {
+      const silentMs = performance.now() - slot.lastHeard
+      if (slot.alive && silentMs > limitMs) {
+        slot.hung = `no heartbeat for ${Math.round(silentMs / 1000)} s (timeout ${limitMs / 1000} s) during ${message.type}: killed as hung`
+        slot.stderrTail += `\n[trainpool] ${slot.hung}`
+        slot.handle.kill('SIGKILL')
+      }
+    }, Math.min(1000, limitMs / 2))
+    return reply.finally(() => clearInterval(watchdog))
   }
 
   private waitFor<T>(slot: Slot, pick: (m: FromWorker) => T | undefined, timeoutMs?: number): Promise<T> {
@@ -370,7 +392,8 @@ export class WorkerPool {
       }
       const onExit = (exit: WorkerExit) => {
         cleanup()
-        reject(new Error(`worker ${slot.index} exited (${describeExit(exit)}): ${slot.stderrTail.slice(-500)}`))
+        const why = slot.hung ? `${slot.hung} (${describeExit(exit)})` : describeExit(exit)
+        reject(new Error(`worker ${slot.index} exited (${why}): ${slot.stderrTail.slice(-500)}`))
       }
       slot.listeners.add(onMessage)
       slot.exitListeners.add(onExit)

@@ -2,7 +2,7 @@
 // around engine/. One job at a time; progress throttled here so it costs nothing measurable.
 import type { FromWorker, ToWorker, Workload } from '../contract'
 import { probeBackends, releaseWebgpu, selectBackend } from '../engine/backends'
-import { CancelledError, dataKey, disposeData, trainModels, uploadData, type DataTensors } from '../engine/trainer'
+import { CancelledError, dataKey, disposeData, trainModels, uploadData, warmUp, type DataTensors } from '../engine/trainer'
 import { connectToParent } from './transport'
 
 type Tf = typeof import('@tensorflow/tfjs-core')
@@ -12,11 +12,13 @@ const PROGRESS_INTERVAL_MS = 50
 /**
  * Fault injection for the reliability tests only: TRAINPOOL_TEST_FAULT="hang-at-step:N" blocks the
  * event loop forever (no heartbeats, no messages) at training step N of a job; "exit-at-step:N"
- * exits with code 70 there. Unset in normal use.
+ * exits with code 70 there; "hang-in-warmup" hangs at the start of the warm-up. Unset in normal use.
  */
 const injectedFault = parseFault(process.env.TRAINPOOL_TEST_FAULT)
 
 function parseFault(text: string | undefined): { kind: 'hang' | 'exit'; step: number } | null {
+  // "hang-in-warmup" is step 0: the warm-up, before any job
+  if (text === 'hang-in-warmup') return { kind: 'hang', step: 0 }
   const m = /^(hang|exit)-at-step:(\d+)$/.exec(text ?? '')
   return m ? { kind: m[1] as 'hang' | 'exit', step: Number(m[2]) } : null
 }
@@ -84,17 +86,11 @@ async function handle(message: ToWorker): Promise<void> {
       return
     }
     case 'warmup': {
+      maybeInjectFault(0)
       const started = performance.now()
       const engine = requireTf()
       const d = ensureData(engine, message.workload)
-      // one short training pass on the real shapes so kernels/shaders compile before the clock
-      const warm: Workload = { ...message.workload, epochs: 1 }
-      const rows = Math.min(d.dataset.train, message.workload.batchSize)
-      await trainModels(engine, d, { ...warm, size: message.workload.size }, message.modelIndices, true, {
-        shouldStop: stopAfter(Math.max(1, Math.ceil(rows / message.workload.batchSize))),
-      }).catch((err) => {
-        if (!(err instanceof CancelledError)) throw err
-      })
+      await warmUp(engine, d, message.workload, message.modelIndices)
       post({ type: 'warm', ms: performance.now() - started })
       return
     }
@@ -102,12 +98,6 @@ async function handle(message: ToWorker): Promise<void> {
       await runJob(message)
       return
   }
-}
-
-/** A stop condition that lets `steps` training steps run (warm-up needs one, not an epoch). */
-function stopAfter(steps: number): () => boolean {
-  let seen = 0
-  return () => seen++ >= steps
 }
 
 async function runJob(job: Extract<ToWorker, { type: 'job' }>): Promise<void> {
