@@ -9,6 +9,7 @@ import type { Method, MenuCommand } from '../src-main/contract/channels'
 import type { ApiResponses, Envelope, TrainpoolApi } from '../src-main/contract/api'
 import type { RunEvent } from '../src-main/contract/events'
 import type { TrainpoolErrorShape } from '../src-main/contract/errors'
+import { requestMethods } from '../src-main/contract/request-methods'
 
 /**
  * What a failed call rejects with. A plain object on purpose: contextBridge copies Error instances
@@ -63,17 +64,7 @@ function subscribe<T>(channel: string, listener: (value: T) => void, accept: (va
 }
 
 const api: Required<TrainpoolApi> = {
-  capabilities: () => call('capabilities', undefined),
-  start: (config) => call('start', { config }),
-  cancel: (runId) => call('cancel', runId === undefined ? {} : { runId }),
-  listRuns: () => call('listRuns', undefined),
-  getRun: (runId) => call('getRun', { runId }),
-  currentRun: () => call('currentRun', undefined),
-  renameRun: (runId, name) => call('renameRun', { runId, name }),
-  tagRun: (runId, tags) => call('tagRun', { runId, tags }),
-  deleteRun: (runId) => call('deleteRun', { runId }),
-  exportRun: (runId, format) => call('exportRun', { runId, format }),
-  reportPdf: (runId) => call('reportPdf', { runId }),
+  ...requestMethods(call),
   onEvent: (listener) => subscribe<RunEvent>(CHANNELS.event, listener),
   onMenuCommand: (listener) =>
     subscribe<MenuCommand>(MENU_CHANNEL, listener, (v) => (MENU_COMMANDS as readonly unknown[]).includes(v)),

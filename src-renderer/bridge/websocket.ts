@@ -6,6 +6,7 @@
 import type { ApiResponses, Envelope, Method, TrainpoolApi } from '../../src-main/contract/api'
 import type { TrainpoolErrorShape } from '../../src-main/contract/errors'
 import type { RunEvent } from '../../src-main/contract/events'
+import { requestMethods } from '../../src-main/contract/request-methods'
 import { WS_CLOSE, WS_PATH, type WsRequest } from '../../src-main/contract/websocket'
 
 export interface BridgeError extends TrainpoolErrorShape {
@@ -228,17 +229,7 @@ export function createWebSocketBridge(options: WebSocketBridgeOptions): WebSocke
       ws?.close(1000, 'bridge closed')
       setState('closed')
     },
-    capabilities: () => call('capabilities', undefined),
-    start: (config) => call('start', { config }),
-    cancel: (runId) => call('cancel', runId === undefined ? {} : { runId }),
-    listRuns: () => call('listRuns', undefined),
-    getRun: (runId) => call('getRun', { runId }),
-    currentRun: () => call('currentRun', undefined),
-    renameRun: (runId, name) => call('renameRun', { runId, name }),
-    tagRun: (runId, tags) => call('tagRun', { runId, tags }),
-    deleteRun: (runId) => call('deleteRun', { runId }),
-    exportRun: (runId, format) => call('exportRun', { runId, format }),
-    reportPdf: (runId) => call('reportPdf', { runId }),
+    ...requestMethods(call),
     onEvent(listener) {
       eventListeners.add(listener)
       return () => {
