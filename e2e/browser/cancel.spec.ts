@@ -1,31 +1,24 @@
 // Cancelling a run mid-way from the browser: a second tab that joins mid-run sees the live state
 // (currentRun replay), both tabs say Cancelled, the stored run is cancelled, and no worker process
 // outlives it.
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitUntil } from '../../src-main/testing/capability'
+import { childrenOf } from '../../src-main/testing/cli-process'
 import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../support/browser'
 
 const skip = skipBrowserSpecs()
 
 /** Child processes of this test process that run a Trainpool worker entry (Linux: /proc). */
 function workerChildren(): number[] {
-  if (process.platform !== 'linux') return []
-  const out: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
+  return childrenOf(process.pid).filter((pid) => {
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (ppid !== process.pid) continue
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8')
-      if (/worker(\.js|[/\\]index\.ts)/.test(cmd)) out.push(Number(name))
+      return /worker(\.js|[/\\]index\.ts)/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))
     } catch {
-      /* gone meanwhile */
+      return false /* gone meanwhile */
     }
-  }
-  return out
+  })
 }
 
 describe.skipIf(skip)('browser mode: cancel a run mid-way', () => {

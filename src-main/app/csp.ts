@@ -1,23 +1,12 @@
 // Content-Security-Policy for the app's own pages, sent as a response header (the renderer's
 // <meta> tag is a second line of defence). Offline by design: no remote origin anywhere.
 import type { Session } from 'electron'
+import { offlineContentSecurityPolicy } from '../contract/csp'
 import type { AppPage } from './app-page'
 
 export function contentSecurityPolicy(page: AppPage): string {
   // The Vite dev server needs its HMR WebSocket; production needs nothing outside 'self'.
-  const hmr = page.devOrigin ? ` ${page.devOrigin.replace(/^http/, 'ws')}` : ''
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob:",
-    "font-src 'self' data:",
-    `connect-src 'self'${hmr}`,
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ')
+  return offlineContentSecurityPolicy(page.devOrigin ? [page.devOrigin.replace(/^http/, 'ws')] : [])
 }
 
 type HeadersSession = Pick<Session, 'webRequest'>

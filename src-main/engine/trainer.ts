@@ -2,7 +2,7 @@
 // No host reads inside an epoch; one `await data()` per epoch (the loss, which also closes the
 // clock on asynchronous backends), and a yield per step so cancel/shutdown messages get through.
 import type * as TF from '@tensorflow/tfjs-core'
-import { modelSeed, splitRows, type Workload } from '../contract'
+import { type FromWorker, modelSeed, splitRows, type Workload } from '../contract'
 import { epochOrder, generateDataset, type Dataset } from './data'
 import { ADAM_DEFAULTS, FusedMlp } from './fused-mlp'
 
@@ -27,14 +27,8 @@ export interface DataTensors {
   yTest: TF.Tensor2D
 }
 
-export interface StepProgress {
-  modelIndices: number[]
-  epoch: number
-  epochs: number
-  batch: number
-  batchesPerEpoch: number
-  loss: number | null
-}
+/** what the worker posts as a 'progress' message, minus the envelope */
+export type StepProgress = Omit<Extract<FromWorker, { type: 'progress' }>, 'type' | 'jobId'>
 
 export interface TrainedModel {
   index: number
@@ -239,6 +233,8 @@ async function trainGroup(
     const { train } = data.dataset
     const batches = Math.ceil(train / workload.batchSize)
     let epochLoss: Float32Array | null = null
+    /** mean over the models of the last finished epoch's loss (what progress reports) */
+    let lastEpochMeanLoss: number | null = null
     for (let epoch = 0; epoch < workload.epochs; epoch++) {
       const batchesOfEpoch = epochBatches(tf, data, epochOrder(train, workload.seed, epoch))
       let lossSum: TF.Tensor1D = tf.zeros([indices.length])
@@ -260,13 +256,14 @@ async function trainGroup(
             epochs: workload.epochs,
             batch: b + 1,
             batchesPerEpoch: batches,
-            loss: epochLoss ? mean(epochLoss) : null,
+            loss: lastEpochMeanLoss,
           })
           await yieldToEventLoop()
         }
         // the epoch's per-model mean training loss; reading it syncs the device
         epochLoss = (await lossSum.data()) as Float32Array
         for (let i = 0; i < epochLoss.length; i++) epochLoss[i] /= train
+        lastEpochMeanLoss = mean(epochLoss)
       } finally {
         lossSum.dispose()
         batchesOfEpoch.dispose()

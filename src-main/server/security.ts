@@ -4,6 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { isIP } from 'node:net'
+import { offlineContentSecurityPolicy } from '../contract/csp'
 
 export const TOKEN_QUERY = 'token'
 
@@ -100,18 +101,7 @@ export function originAllowed(origin: string | undefined, hostHeader: string | u
 
 /** CSP for the app's page: nothing from outside this server (offline by design). */
 export function contentSecurityPolicy(hostHeader: string): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob:",
-    "font-src 'self' data:",
-    `connect-src 'self' ws://${hostHeader}`,
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ')
+  return offlineContentSecurityPolicy([`ws://${hostHeader}`])
 }
 
 /** Headers on every response. */
