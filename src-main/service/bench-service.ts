@@ -221,13 +221,6 @@ export class BenchService implements BenchServiceApi {
   }
 
   private runnerHooks(live: LiveRun) {
-    const resetMeasurement = (index: number, key: MeasurementKey) => {
-      if (live.measurementIndex !== index || live.models.length !== key.models) {
-        live.measurementIndex = index
-        live.models = Array.from({ length: key.models }, () => ({ fraction: 0, loss: null, done: false }))
-        live.lanes = []
-      }
-    }
     return {
       onEnvironment: (environment: Environment) => {
         live.result.environment = environment
@@ -242,8 +235,8 @@ export class BenchService implements BenchServiceApi {
         }
         this.emit({ type: 'phase', runId: live.runId, phase, index, key, message: phaseMessage(phase, key) })
       },
-      onDispatch: (index: number, worker: number, job: { modelIndices: number[]; workload: { epochs: number } }) => {
-        resetMeasurement(index, live.runner.plan[index])
+      // the runner announces 'measuring' (which resets lanes and cells) before it dispatches a job
+      onDispatch: (_index: number, worker: number, job: { modelIndices: number[]; workload: { epochs: number } }) => {
         live.lanes[worker] = { worker, modelIndices: job.modelIndices, epoch: 0, epochs: job.workload.epochs, batch: 0, batchesPerEpoch: 0, loss: null }
         this.scheduleProgress(live)
       },
