@@ -4,8 +4,12 @@ import { defineConfig } from 'electron-vite'
 
 // Custom folders (DESIGN.md layout), so every entry is named explicitly (electron-vite only looks
 // in src/<scope> by default). Main, worker and CLI are separate entries that share code via chunks.
+// src-shared/ (contract, verdict, formatters, estimate) is the one folder both sides import, as @shared.
+const resolveShared = { alias: { '@shared': resolve(__dirname, 'src-shared') } }
+
 export default defineConfig({
   main: {
+    resolve: resolveShared,
     build: {
       // the PDF renderer drives a system Chromium through playwright-core: load it from node_modules
       externalizeDeps: { include: ['playwright-core'] },
@@ -19,6 +23,7 @@ export default defineConfig({
     },
   },
   preload: {
+    resolve: resolveShared,
     // A sandboxed preload may only require electron/events/timers/url: bundle everything else.
     build: {
       externalizeDeps: false,
@@ -29,6 +34,7 @@ export default defineConfig({
     },
   },
   renderer: {
+    resolve: resolveShared,
     root: resolve(__dirname, 'src-renderer'),
     build: {
       rolldownOptions: {

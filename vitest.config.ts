@@ -1,15 +1,19 @@
+import { resolve } from 'node:path'
 import vue from '@vitejs/plugin-vue'
 import { defineConfig } from 'vitest/config'
 
 // Three projects: Node-side unit/integration tests (real worker processes), renderer component
 // tests in happy-dom, and end-to-end specs (Chromium via playwright-core; Electron when present).
+const resolveShared = { alias: { '@shared': resolve(__dirname, 'src-shared') } }
+
 export default defineConfig({
   test: {
     projects: [
       {
+        resolve: resolveShared,
         test: {
           name: 'node',
-          include: ['src-main/**/*.test.ts', 'benchmarks/**/*.test.ts'],
+          include: ['src-main/**/*.test.ts', 'src-shared/**/*.test.ts', 'benchmarks/**/*.test.ts'],
           environment: 'node',
           testTimeout: 120_000,
           hookTimeout: 120_000,
@@ -18,6 +22,7 @@ export default defineConfig({
       },
       {
         plugins: [vue()],
+        resolve: resolveShared,
         test: {
           name: 'web',
           include: ['src-renderer/**/*.test.ts'],
@@ -25,6 +30,7 @@ export default defineConfig({
         },
       },
       {
+        resolve: resolveShared,
         test: {
           name: 'e2e',
           include: ['e2e/**/*.spec.ts'],

@@ -1,5 +1,5 @@
 // Type-only: what the preload puts on the page (the renderer's tsconfig includes this file).
-import type { TrainpoolApi } from '../src-main/contract/api'
+import type { TrainpoolApi } from '@shared/contract/api'
 
 declare global {
   interface Window {

@@ -4,12 +4,12 @@
 // (contract/channels.ts, bundled) or type-only.
 import { contextBridge, ipcRenderer } from 'electron'
 import type { IpcRendererEvent } from 'electron'
-import { CHANNELS, MENU_CHANNEL, MENU_COMMANDS } from '../src-main/contract/channels'
-import type { Method, MenuCommand } from '../src-main/contract/channels'
-import type { ApiResponses, Envelope, TrainpoolApi } from '../src-main/contract/api'
-import type { RunEvent } from '../src-main/contract/events'
-import type { TrainpoolErrorShape } from '../src-main/contract/errors'
-import { requestMethods } from '../src-main/contract/request-methods'
+import { CHANNELS, MENU_CHANNEL, MENU_COMMANDS } from '@shared/contract/channels'
+import type { Method, MenuCommand } from '@shared/contract/channels'
+import type { ApiResponses, Envelope, TrainpoolApi } from '@shared/contract/api'
+import type { RunEvent } from '@shared/contract/events'
+import type { TrainpoolErrorShape } from '@shared/contract/errors'
+import { requestMethods } from '@shared/contract/request-methods'
 
 /**
  * What a failed call rejects with. A plain object on purpose: contextBridge copies Error instances

@@ -1,5 +1,5 @@
 /// <reference types="vite/client" />
-import type { TrainpoolApi } from '../src-main/contract/api'
+import type { TrainpoolApi } from '@shared/contract/api'
 
 declare global {
   interface Window {

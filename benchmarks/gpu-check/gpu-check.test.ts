@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import os from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { gpuBusyByStrategy, type TelemetrySample } from '../../src-main/contract'
+import { gpuBusyByStrategy, type TelemetrySample } from '@shared/contract'
 import { skipWithout } from '../../src-main/testing/capability'
 // @ts-expect-error plain ESM script without types
 import { combine } from './combine.mjs'

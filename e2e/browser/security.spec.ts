@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type WebSocket from 'ws'
-import { WS_CLOSE } from '../../src-main/contract/websocket'
+import { WS_CLOSE } from '@shared/contract/websocket'
 import { openWs, roundTrip } from '../../src-main/server/test-support'
 import { type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer, waitForCapabilities } from '../support/browser'
 

@@ -3,8 +3,8 @@
 // summary table equal to the stored run JSON, and the run in History after a reload.
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunResult } from '../../src-main/contract'
-import { formatMs, formatNumber } from '../../src-renderer/lib/format'
+import type { RunResult } from '@shared/contract'
+import { formatMs, formatNumber } from '@shared/format'
 import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, recordLiveView, seenLiveView, shot, skipBrowserSpecs, startE2eServer } from '../support/browser'
 
 const skip = skipBrowserSpecs()

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { presetConfig } from '../contract/config'
+import { presetConfig } from '@shared/contract/config'
 
 const root = resolve(__dirname, '..', '..')
 const mainJs = join(root, 'out', 'main', 'index.js')

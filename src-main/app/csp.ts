@@ -1,7 +1,7 @@
 // Content-Security-Policy for the app's own pages, sent as a response header (the renderer's
 // <meta> tag is a second line of defence). Offline by design: no remote origin anywhere.
 import type { Session } from 'electron'
-import { offlineContentSecurityPolicy } from '../contract/csp'
+import { offlineContentSecurityPolicy } from '@shared/contract/csp'
 import type { AppPage } from './app-page'
 
 export function contentSecurityPolicy(page: AppPage): string {

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { CHANNELS } from '../contract/channels'
-import type { RunEvent } from '../contract'
+import { CHANNELS } from '@shared/contract/channels'
+import type { RunEvent } from '@shared/contract'
 import { METHODS } from '../service/dispatch'
 import { resolveAppPage } from './app-page'
 import { BrowserWindow, FakeFrame, FakeWebContents, ipcMain, resetFakeElectron } from './test-support/fake-electron'

@@ -4,8 +4,8 @@
 // Service events go to the app window only.
 import { ipcMain } from 'electron'
 import type { BrowserWindow, IpcMainInvokeEvent } from 'electron'
-import { CHANNELS } from '../contract/channels'
-import type { Envelope } from '../contract/api'
+import { CHANNELS } from '@shared/contract/channels'
+import type { Envelope } from '@shared/contract/api'
 import { dispatch, METHODS } from '../service/dispatch'
 import type { BenchServiceApi } from '../service/types'
 import type { AppPage } from './app-page'

@@ -3,7 +3,7 @@
 // page is busy. Edit/View/Window are Electron's standard roles (copy/paste, zoom, full screen…).
 import { Menu } from 'electron'
 import type { MenuItemConstructorOptions } from 'electron'
-import type { MenuCommand } from '../contract/channels'
+import type { MenuCommand } from '@shared/contract/channels'
 
 export interface MenuActions {
   command(command: MenuCommand): void

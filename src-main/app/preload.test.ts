@@ -1,7 +1,7 @@
 // The preload lives in src-preload/; its test sits here because the vitest node project covers src-main/**.
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { CHANNELS, MENU_CHANNEL } from '../contract/channels'
-import type { TrainpoolApi } from '../contract/api'
+import { CHANNELS, MENU_CHANNEL } from '@shared/contract/channels'
+import type { TrainpoolApi } from '@shared/contract/api'
 import { METHODS } from '../service/dispatch'
 
 type Listener = (event: unknown, ...args: unknown[]) => void

@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { BrowserWindow as BrowserWindowType, BrowserWindowConstructorOptions, Dialog, SaveDialogOptions } from 'electron'
-import { TrainpoolError, type ExportedFile, type ExportFormat, type PdfReport, type RunResult } from '../contract'
+import { TrainpoolError, type ExportedFile, type ExportFormat, type PdfReport, type RunResult } from '@shared/contract'
 import { exportFileName } from '../bench/export'
 import { PDF_MARGINS_MM, footerTemplate } from '../report/render-pdf'
 import type { BenchServiceApi } from '../service/types'

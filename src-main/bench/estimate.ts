@@ -1,5 +1,5 @@
 // A conservative estimate of a run's peak memory, checked before anything starts.
-import { type BenchConfig, splitRows } from '../contract'
+import { type BenchConfig, splitRows } from '@shared/contract'
 import { contiguousGroups } from './plan'
 
 const PROCESS_BASE_BYTES = 150 * 1024 * 1024

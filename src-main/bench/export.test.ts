@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RunResultSchema } from '../contract'
+import { RunResultSchema } from '@shared/contract'
 import { fakeRun } from '../store/test-support/fixtures'
 import { CSV_COLUMNS, MARKDOWN_HEADER, exportFileName, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown, trainGflops } from './export'
 

@@ -1,7 +1,7 @@
 // Exports of a run: the full JSON, CSV (one row per measurement; header documented in README
 // "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's.
 // Numbers are written at full precision so JSON and CSV round-trip them exactly.
-import type { ExportedFile, ExportFormat, RunResult, SummaryEntry } from '../contract'
+import type { ExportedFile, ExportFormat, RunResult, SummaryEntry } from '@shared/contract'
 
 export const CSV_COLUMNS = [
   'runId', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',

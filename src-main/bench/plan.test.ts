@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { presetConfig } from '../contract'
+import { presetConfig } from '@shared/contract'
 import { contiguousGroups, expandPlan, groupKey } from './plan'
 
 describe('expandPlan', () => {

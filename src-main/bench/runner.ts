@@ -10,7 +10,7 @@ import {
   type PerModel,
   type WorkerFailure,
   workloadFor,
-} from '../contract'
+} from '@shared/contract'
 import { trainingFlops } from '../engine/trainer'
 import type { WorkerLauncher } from '../pool/launcher'
 import { type JobSpec, type ProgressMessage, WorkerPool } from '../pool/worker-pool'

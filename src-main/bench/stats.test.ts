@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Measurement, Strategy } from '../contract'
+import type { Measurement, Strategy } from '@shared/contract'
 import { median, summarize, timingWarnings } from './stats'
 
 function m(strategy: Strategy, workers: number, repeat: number, wallMs: number, status: Measurement['status'] = 'ok'): Measurement {

@@ -1,5 +1,5 @@
 // Medians, spreads, speedups, efficiency and hyperfine-style timing warnings.
-import type { Measurement, SummaryEntry } from '../contract'
+import type { Measurement, SummaryEntry } from '@shared/contract'
 
 export const FIRST_REPEAT_SLOW_FACTOR = 1.5
 export const WIDE_SPREAD_FRACTION = 0.25

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type Measurement, type Strategy, presetConfig } from '../contract'
+import { type Measurement, type Strategy, presetConfig } from '@shared/contract'
 import { verify } from './verify'
 
 const config = presetConfig('smoke') // 2000 rows × 4 models, all strategies

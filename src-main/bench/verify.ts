@@ -1,7 +1,7 @@
 // Same work, proven: every strategy trained every model, and model i's final test MSE agrees
 // across strategies (model i is the same computation everywhere: same init seed, same data, same
 // batch order). A disagreement fails the run, loudly.
-import type { BenchConfig, Measurement, Verification } from '../contract'
+import type { BenchConfig, Measurement, Verification } from '@shared/contract'
 
 /** Relative tolerance on the same backend (DESIGN.md: measured agreement is ≤ 3e-7). */
 export const SAME_BACKEND_TOLERANCE = 1e-4

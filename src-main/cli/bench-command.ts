@@ -2,7 +2,7 @@
 // progress bar on stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { type RunResult, TrainpoolError, gpuBusyLine } from '../contract'
+import { type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { formatMs, toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'

@@ -1,6 +1,6 @@
 // `trainpool` command line: bench (and, as they land, serve and report).
 import { Command, CommanderError, Option } from 'commander'
-import { BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '../contract'
+import { BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '@shared/contract'
 import { EXIT, benchCommand } from './bench-command'
 import { reportCommand } from './report-command'
 import { serveCommand } from './serve-command'

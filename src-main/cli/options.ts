@@ -3,7 +3,7 @@
 import {
   BACKENDS, type BenchConfig, BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESET_NAMES, type PresetName, presetConfig,
   STRATEGIES, TARGETS, fieldIssues,
-} from '../contract'
+} from '@shared/contract'
 
 export class UsageError extends Error {
   constructor(message: string) {

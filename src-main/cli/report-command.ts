@@ -2,11 +2,11 @@
 // a stored run (by id) or an exported result file, as a PDF report (headless Chromium), the
 // Markdown summary table on stdout, or JSON/CSV files. Without an output flag: the verdict and the table.
 import { existsSync, promises as fs } from 'node:fs'
-import { TrainpoolError, type RunResult } from '../contract'
+import { TrainpoolError, type RunResult } from '@shared/contract'
 import { exportRun, toMarkdownDocument } from '../bench/export'
 import { renderReportPdf } from '../report/render-pdf'
 import { RunStore, defaultStoreDir, parseRun } from '../store/run-store'
-import { verdictFor, verdictText } from '../../src-renderer/report/verdict'
+import { verdictFor, verdictText } from '@shared/verdict'
 import { EXIT } from './bench-command'
 
 export interface ReportFlags {

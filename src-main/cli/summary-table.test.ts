@@ -1,6 +1,6 @@
 // The bench command's stdout summary: table, verification line, and the GPU telemetry line.
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_CONFIG, NVIDIA_SMI_ABSENT_MESSAGE, type RunResult, type TelemetrySample } from '../contract'
+import { DEFAULT_CONFIG, NVIDIA_SMI_ABSENT_MESSAGE, type RunResult, type TelemetrySample } from '@shared/contract'
 import { summaryTable, telemetryLine } from './bench-command'
 
 const sample = (t: number, strategy: TelemetrySample['strategy'], util: number | null, phase: TelemetrySample['phase'] = 'measuring'): TelemetrySample => ({

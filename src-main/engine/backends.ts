@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import type * as TF from '@tensorflow/tfjs-core'
-import type { BackendCapability, BackendName, ConcreteBackend } from '../contract'
+import type { BackendCapability, BackendName, ConcreteBackend } from '@shared/contract'
 
 type Tf = typeof TF
 const require = createRequire(__filename)

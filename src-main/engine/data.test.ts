@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { modelSeed } from '../contract'
+import { modelSeed } from '@shared/contract'
 import { epochOrder, generateDataset, initialWeights } from './data'
 
 const spec = { size: 1000, features: 20, seed: 7, target: 'teacher' as const, testSplit: 0.2 }

@@ -1,7 +1,7 @@
 // Synthetic regression data from the data seed alone. X ~ U(0,1). The default target is a fixed
 // seeded "teacher" (a random one-hidden-layer tanh network) plus noise, standardised, so models
 // learn and test MSE means something; `noise` reproduces the article's pure-noise target.
-import { splitRows, type Target } from '../contract'
+import { splitRows, type Target } from '@shared/contract'
 import { Rng, mixSeed, permutation } from './random'
 
 export interface DatasetSpec {

@@ -3,7 +3,7 @@
 import * as tf from '@tensorflow/tfjs-core'
 import '@tensorflow/tfjs-backend-cpu'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { Workload } from '../contract'
+import type { Workload } from '@shared/contract'
 import { disposeData, trainModels, uploadData, warmUp } from './trainer'
 
 const workload: Workload = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 }

@@ -1,7 +1,7 @@
 // WebGPU through Dawn: on a machine without a GPU, Mesa's lavapipe (CI installs Mesa 25 from
 // bookworm-backports and sets TRAINPOOL_REQUIRE=webgpu, so this cannot skip there).
 import { beforeAll, describe, expect, it } from 'vitest'
-import { presetConfig } from '../contract'
+import { presetConfig } from '@shared/contract'
 import { BenchRunner } from '../bench/runner'
 import { verify } from '../bench/verify'
 import { NodeLauncher } from '../pool/node-launcher'

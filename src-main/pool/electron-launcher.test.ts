@@ -1,6 +1,6 @@
 import { EventEmitter, PassThrough } from 'node:stream'
 import { describe, expect, it, vi } from 'vitest'
-import type { FromWorker, ToWorker } from '../contract'
+import type { FromWorker, ToWorker } from '@shared/contract'
 import { ElectronLauncher, type UtilityChild, type UtilityForkOptions, type UtilityProcessModule } from './electron-launcher'
 import type { WorkerExit } from './launcher'
 

@@ -14,7 +14,7 @@
 //   so the pool must treat any exit it did not ask for as a worker death, whatever the code.
 // - child.kill() sends SIGTERM only; a hard kill is process.kill(pid, 'SIGKILL').
 import { join } from 'node:path'
-import type { FromWorker, ToWorker } from '../contract'
+import type { FromWorker, ToWorker } from '@shared/contract'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 
 /** The part of Electron's UtilityProcess instance this launcher uses. */

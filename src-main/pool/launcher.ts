@@ -1,7 +1,7 @@
 // How a worker process is started. The pool knows only this interface; the Node launcher
 // (child_process.fork: CLI, tests, browser mode) and the Electron launcher (utilityProcess.fork:
 // the desktop app) implement it. Both run the same worker entry (src-main/worker/index.ts).
-import type { FromWorker, ToWorker } from '../contract'
+import type { FromWorker, ToWorker } from '@shared/contract'
 
 export interface WorkerExit {
   code: number | null

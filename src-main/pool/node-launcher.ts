@@ -4,7 +4,7 @@
 import { fork } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import type { FromWorker } from '../contract'
+import type { FromWorker } from '@shared/contract'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 
 export interface WorkerEntry {

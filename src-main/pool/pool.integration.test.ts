@@ -1,6 +1,6 @@
 // Real worker processes (Node launcher) on wasm and cpu at smoke sizes.
 import { afterEach, describe, expect, it } from 'vitest'
-import { type BenchConfig, presetConfig, workloadFor } from '../contract'
+import { type BenchConfig, presetConfig, workloadFor } from '@shared/contract'
 import { BenchRunner } from '../bench/runner'
 import { verify } from '../bench/verify'
 import { processAlive, waitUntil } from '../testing/capability'

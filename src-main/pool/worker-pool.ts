@@ -2,7 +2,7 @@
 // worker takes the next job. A worker that dies mid-job fails that job (exit code/signal and the
 // tail of its stderr) without losing the models it already finished; the rest goes on or stops
 // per policy. Cancel = a graceful message, then SIGKILL after a grace period.
-import type { BackendName, ConcreteBackend, FromWorker, PerModel, ToWorker, WorkerFailure, Workload } from '../contract'
+import type { BackendName, ConcreteBackend, FromWorker, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
 import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 import { workerEnv } from './launcher'
 

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { type BenchConfig, type RunEvent, type RunResult, type Strategy, TrainpoolError, presetConfig } from '../contract'
+import { type BenchConfig, type RunEvent, type RunResult, type Strategy, TrainpoolError, presetConfig } from '@shared/contract'
 import { dispatch } from '../service/dispatch'
 import { RunStore } from '../store/run-store'
 import { processAlive } from '../testing/capability'

@@ -3,7 +3,7 @@
 // and RSS may not keep growing: after the first run (allocator and kernel caches settle) it stays
 // within RSS_BOUND_MB of that run's value, and is flat (≤ RSS_PLATEAU_MB) over the last five.
 import { afterAll, describe, expect, it } from 'vitest'
-import { presetConfig, workloadFor } from '../contract'
+import { presetConfig, workloadFor } from '@shared/contract'
 import { jobsFor } from '../bench/runner'
 import { NodeLauncher } from '../pool/node-launcher'
 import { WorkerPool } from '../pool/worker-pool'

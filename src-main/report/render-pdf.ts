@@ -4,8 +4,8 @@
 // the run injected before load, printed once the page says it is ready (charts drawn, fonts loaded).
 import { existsSync, promises as fs } from 'node:fs'
 import { extname, join, normalize, resolve, sep } from 'node:path'
-import type { RunResult } from '../contract'
-import { TrainpoolError } from '../contract'
+import type { RunResult } from '@shared/contract'
+import { TrainpoolError } from '@shared/contract'
 
 /** The report page's private origin: requests to it are answered from out/renderer; all others are aborted. */
 const ORIGIN = 'http://trainpool.report'

@@ -6,10 +6,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunResult } from '../contract'
+import type { RunResult } from '@shared/contract'
 import { RunStore } from '../store/run-store'
 import { skipWithout } from '../testing/capability'
-import { reportMs, reportRows, strategyLabel, verdictFor } from '../../src-renderer/report/verdict'
+import { reportMs, reportRows, strategyLabel, verdictFor } from '@shared/verdict'
 import { findChromium } from './render-pdf'
 
 const ROOT = resolve(__dirname, '..', '..')

@@ -4,7 +4,7 @@
 // and a refused token stops reconnecting.
 import { afterEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import type { RunEvent, RunResult } from '../contract'
+import type { RunEvent, RunResult } from '@shared/contract'
 import { waitUntil } from '../testing/capability'
 import { createWebSocketBridge, type WebSocketBridge } from '../../src-renderer/bridge/websocket'
 import { type TrainpoolServer, startServer } from './server'

@@ -4,7 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { isIP } from 'node:net'
-import { offlineContentSecurityPolicy } from '../contract/csp'
+import { offlineContentSecurityPolicy } from '@shared/contract/csp'
 
 export const TOKEN_QUERY = 'token'
 

@@ -6,8 +6,8 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { type RawData, WebSocket, WebSocketServer } from 'ws'
-import type { RunEvent } from '../contract'
-import { WS_CLOSE, WS_MAX_MESSAGE_BYTES, WS_PATH, type WsReply, type WsRequestId } from '../contract/websocket'
+import type { RunEvent } from '@shared/contract'
+import { WS_CLOSE, WS_MAX_MESSAGE_BYTES, WS_PATH, type WsReply, type WsRequestId } from '@shared/contract/websocket'
 import { dispatch } from '../service/dispatch'
 import type { BenchServiceApi } from '../service/types'
 import {

@@ -5,7 +5,7 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import WebSocket from 'ws'
-import { TrainpoolError, type Capabilities, type RunEvent, type RunListEntry, type RunResult } from '../contract'
+import { TrainpoolError, type Capabilities, type RunEvent, type RunListEntry, type RunResult } from '@shared/contract'
 import type { BenchServiceApi } from '../service/types'
 
 export class FakeService implements BenchServiceApi {

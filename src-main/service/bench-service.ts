@@ -22,7 +22,7 @@ import {
   SCHEMA_VERSION,
   TrainpoolError,
   type WorkerLane,
-} from '../contract'
+} from '@shared/contract'
 import { estimateRunPeakBytes } from '../bench/estimate'
 import { exportFileName, exportRun } from '../bench/export'
 import { BenchRunner, type RunnerOptions } from '../bench/runner'

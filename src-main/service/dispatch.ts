@@ -1,7 +1,7 @@
 // One request path for every shell: validate the payload against the contract schema, call the
 // service, and wrap the outcome in an Envelope. Invalid input is a typed error, never a throw.
-import { REQUEST_SCHEMAS, TrainpoolError, invalidInput, toErrorShape } from '../contract'
-import type { ApiResponses, Envelope, ExportFormat, Method } from '../contract'
+import { REQUEST_SCHEMAS, TrainpoolError, invalidInput, toErrorShape } from '@shared/contract'
+import type { ApiResponses, Envelope, ExportFormat, Method } from '@shared/contract'
 import type { BenchServiceApi } from './types'
 
 export const METHODS = Object.keys(REQUEST_SCHEMAS) as Method[]

@@ -1,5 +1,5 @@
 // The façade both shells call (Electron's ipcMain handlers, the browser-mode WebSocket, the CLI).
-import type { Capabilities, ExportedFile, ExportFormat, PdfReport, RunEvent, RunListEntry, RunResult } from '../contract'
+import type { Capabilities, ExportedFile, ExportFormat, PdfReport, RunEvent, RunListEntry, RunResult } from '@shared/contract'
 
 export interface BenchServiceApi {
   capabilities(): Promise<Capabilities>

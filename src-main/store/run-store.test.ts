@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { RunResultSchema, SCHEMA_VERSION, TrainpoolError } from '../contract'
+import { RunResultSchema, SCHEMA_VERSION, TrainpoolError } from '@shared/contract'
 import { RUN_FILE, RunStore, parseRun } from './run-store'
 import { fakeRun } from './test-support/fixtures'
 

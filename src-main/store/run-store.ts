@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import os from 'node:os'
 import { join, resolve, sep } from 'node:path'
-import { RunResultSchema, SCHEMA_VERSION, TrainpoolError, type RunListEntry, type RunResult } from '../contract'
+import { RunResultSchema, SCHEMA_VERSION, TrainpoolError, type RunListEntry, type RunResult } from '@shared/contract'
 
 export const RUN_FILE = 'run.json'
 const RUN_ID = /^[A-Za-z0-9_-]{1,64}$/

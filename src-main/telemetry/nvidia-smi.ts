@@ -6,7 +6,7 @@
 // A missing nvidia-smi (ENOENT) or one that dies is a status, never a crash.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { type GpuSample, type GpuTelemetryStatus, NVIDIA_SMI_ABSENT_MESSAGE } from '../contract/telemetry'
+import { type GpuSample, type GpuTelemetryStatus, NVIDIA_SMI_ABSENT_MESSAGE } from '@shared/contract/telemetry'
 
 /** The fields asked for, in order; parsing goes by these positions. */
 export const NVIDIA_SMI_FIELDS = [

@@ -5,7 +5,7 @@
 // Processes that exited (or never existed) are simply left out.
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
-import type { WorkerSample } from '../contract/telemetry'
+import type { WorkerSample } from '@shared/contract/telemetry'
 
 export type ProcessStatsMode = 'proc' | 'ps' | 'none'
 

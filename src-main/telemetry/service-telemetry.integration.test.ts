@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { presetConfig, type RunEvent, RunResultSchema } from '../contract'
+import { presetConfig, type RunEvent, RunResultSchema } from '@shared/contract'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
 import { processAlive } from '../testing/capability'

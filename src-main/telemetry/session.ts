@@ -2,7 +2,7 @@
 // workers' CPU%/RSS, and once per interval combines the latest GPU tick, the worker stats and the
 // measurement in progress into one sample. Samples are kept bounded: when the cap is reached,
 // every other sample is dropped and the interval doubles, so a long run keeps its whole span.
-import type { GpuSample, GpuTelemetryStatus, RunTelemetry, TelemetrySample } from '../contract/telemetry'
+import type { GpuSample, GpuTelemetryStatus, RunTelemetry, TelemetrySample } from '@shared/contract/telemetry'
 import { NvidiaSmiReader, type NvidiaSmiReaderOptions } from './nvidia-smi'
 import { ProcessStats, type ProcessStatsOptions } from './process-stats'
 

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { gpuBusyByStrategy, gpuBusyLine, NVIDIA_SMI_ABSENT_MESSAGE, RunResultSchema, type TelemetrySample } from '../contract'
+import { gpuBusyByStrategy, gpuBusyLine, NVIDIA_SMI_ABSENT_MESSAGE, RunResultSchema, type TelemetrySample } from '@shared/contract'
 import { processAlive, waitUntil } from '../testing/capability'
 import { NvidiaSmiReader, type NvidiaSmiTick, nvidiaSmiArgs, parseNvidiaSmiLine, parseNumberField } from './nvidia-smi'
 import { parseProcStatCpuTicks, parseProcStatusRss, parsePsOutput, ProcessStats } from './process-stats'

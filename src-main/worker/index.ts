@@ -1,6 +1,6 @@
 // Worker process entry (Electron utility process and Node child_process alike): a message loop
 // around engine/. One job at a time; progress throttled here so it costs nothing measurable.
-import type { FromWorker, ToWorker, Workload } from '../contract'
+import type { FromWorker, ToWorker, Workload } from '@shared/contract'
 import { probeBackends, releaseWebgpu, selectBackend } from '../engine/backends'
 import { CancelledError, dataKey, disposeData, trainModels, uploadData, warmUp, type DataTensors } from '../engine/trainer'
 import { connectToParent } from './transport'

@@ -1,6 +1,6 @@
 // The worker's side of the channel: Electron's utility process (process.parentPort) or a Node
 // child_process with an IPC channel (process.send). Same messages either way.
-import type { FromWorker, ToWorker } from '../contract'
+import type { FromWorker, ToWorker } from '@shared/contract'
 
 export interface ParentChannel {
   post(message: FromWorker): void

@@ -3,11 +3,11 @@
 // The socket reconnects with backoff; requests in flight when it drops are rejected with a clear
 // error. After a reconnect it re-attaches to the live run (currentRun), or, when the run ended
 // while the socket was down, delivers its run-finished from getRun, so stores never go stale.
-import type { ApiResponses, Envelope, Method, TrainpoolApi } from '../../src-main/contract/api'
-import type { TrainpoolErrorShape } from '../../src-main/contract/errors'
-import type { RunEvent } from '../../src-main/contract/events'
-import { requestMethods } from '../../src-main/contract/request-methods'
-import { WS_CLOSE, WS_PATH, type WsRequest } from '../../src-main/contract/websocket'
+import type { ApiResponses, Envelope, Method, TrainpoolApi } from '@shared/contract/api'
+import type { TrainpoolErrorShape } from '@shared/contract/errors'
+import type { RunEvent } from '@shared/contract/events'
+import { requestMethods } from '@shared/contract/request-methods'
+import { WS_CLOSE, WS_PATH, type WsRequest } from '@shared/contract/websocket'
 
 export interface BridgeError extends TrainpoolErrorShape {
   name: 'TrainpoolError'

@@ -1,7 +1,7 @@
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { PRESETS } from '../../src-main/contract/config'
+import { PRESETS } from '@shared/contract/config'
 import { setBridge } from '../bridge'
 import { useCapabilitiesStore } from '../stores/capabilities'
 import { useConfigStore } from '../stores/config'

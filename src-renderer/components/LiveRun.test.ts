@@ -1,7 +1,7 @@
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { RunEvent } from '../../src-main/contract/events'
+import type { RunEvent } from '@shared/contract/events'
 import { setBridge } from '../bridge'
 import { useRunStore } from '../stores/run'
 import { fakeBridge, scriptedRun, type FakeBridge } from '../test/fixtures'

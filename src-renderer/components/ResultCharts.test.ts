@@ -1,6 +1,6 @@
 import { flushPromises, mount } from '@vue/test-utils'
 import { describe, expect, it } from 'vitest'
-import type { Measurement } from '../../src-main/contract/result'
+import type { Measurement } from '@shared/contract/result'
 import { measurementFor, scriptedRun } from '../test/fixtures'
 import ResultCharts from './ResultCharts.vue'
 

@@ -1,6 +1,6 @@
 import { mount } from '@vue/test-utils'
 import { describe, expect, it } from 'vitest'
-import { presetConfig } from '../../src-main/contract/config'
+import { presetConfig } from '@shared/contract/config'
 import { verificationFor } from '../test/fixtures'
 import VerificationBadge from './VerificationBadge.vue'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Measurement } from '../../src-main/contract/result'
+import type { Measurement } from '@shared/contract/result'
 import { measurementFor } from '../test/fixtures'
 import { chartSeries, median } from './chartSeries'
 

@@ -1,8 +1,8 @@
 // Pure derivation of what the three charts draw, from the measurements received so far. Charts,
 // HTML data tables and tests all read this, so a point appears as soon as its measurement arrives.
-import type { Strategy } from '../../src-main/contract/config'
-import { STRATEGIES } from '../../src-main/contract/config'
-import type { Measurement } from '../../src-main/contract/result'
+import type { Strategy } from '@shared/contract/config'
+import { STRATEGIES } from '@shared/contract/config'
+import type { Measurement } from '@shared/contract/result'
 
 export interface Point {
   x: number

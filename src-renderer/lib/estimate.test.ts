@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { presetConfig } from '../../src-main/contract/config'
+import { presetConfig } from '@shared/contract/config'
 import {
   PROCESS_BASE_BYTES,
   estimateRun,

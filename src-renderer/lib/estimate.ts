@@ -1,7 +1,7 @@
 // A rough, pure estimate of a run's memory and duration, shown before the user presses Run.
 // Deliberately simple: it is labelled "rough estimate" in the UI and never blocks a run by itself.
-import type { BenchConfig, ConcreteBackend, Strategy } from '../../src-main/contract/config'
-import { splitRows } from '../../src-main/contract/config'
+import type { BenchConfig, ConcreteBackend, Strategy } from '@shared/contract/config'
+import { splitRows } from '@shared/contract/config'
 
 export const PROCESS_BASE_BYTES = 150 * 1024 * 1024
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
-import type { RunListEntry } from '../../src-main/contract/api'
-import type { RunResult } from '../../src-main/contract/result'
+import type { RunListEntry } from '@shared/contract/api'
+import type { RunResult } from '@shared/contract/result'
 import { DEFAULT_QUERY, compareRuns, filterRuns, formatDelta, parseTags } from './history'
 import { deliverExport, deliverPdf } from './saveFile'
 

@@ -1,7 +1,7 @@
 // Pure helpers of the History view: filtering and sorting the run list, and comparing two runs
 // measurement by measurement (Δ% of the median, as pytest-benchmark compare does).
-import type { RunListEntry } from '../../src-main/contract/api'
-import type { RunResult, SummaryEntry } from '../../src-main/contract/result'
+import type { RunListEntry } from '@shared/contract/api'
+import type { RunResult, SummaryEntry } from '@shared/contract/result'
 
 export type SortKey = 'date' | 'speedup' | 'status' | 'name'
 export type StatusFilter = 'all' | RunListEntry['status']

@@ -1,6 +1,6 @@
 // Delivering exports and PDFs to the user. Electron's main process already saved them through a
 // save dialog (savedPath set, or null when cancelled); in the browser the content is downloaded.
-import type { ExportedFile, PdfReport } from '../../src-main/contract/api'
+import type { ExportedFile, PdfReport } from '@shared/contract/api'
 
 export function downloadBlob(blob: Blob, fileName: string, doc: Document = document): void {
   const url = URL.createObjectURL(blob)

@@ -1,6 +1,6 @@
 // Helpers for the telemetry panel: the live series kept in the run store (bounded, thinned like
 // the stored one), per-GPU and per-worker series, and fixed-scale sparkline points.
-import type { GpuSample, GpuTelemetryStatus, TelemetrySample, WorkerSample } from '../../src-main/contract/telemetry'
+import type { GpuSample, GpuTelemetryStatus, TelemetrySample, WorkerSample } from '@shared/contract/telemetry'
 
 export interface TelemetryView {
   gpu: GpuTelemetryStatus

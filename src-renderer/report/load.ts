@@ -4,7 +4,7 @@
 // - by hand: report.html#run=<base64url JSON> (small runs).
 // When the page is drawn (charts included, fonts loaded) it sets document.body.dataset.ready = 'true'
 // and window.__REPORT_READY__ = true; on failure, dataset.error and window.__REPORT_ERROR__.
-import type { RunResult } from '../../src-main/contract/result'
+import type { RunResult } from '@shared/contract/result'
 
 declare global {
   interface Window {

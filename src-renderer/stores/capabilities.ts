@@ -1,8 +1,8 @@
 import { defineStore } from 'pinia'
 import { computed, ref, shallowRef } from 'vue'
-import type { BackendName, ConcreteBackend } from '../../src-main/contract/config'
-import { BACKENDS } from '../../src-main/contract/config'
-import type { Capabilities } from '../../src-main/contract/events'
+import type { BackendName, ConcreteBackend } from '@shared/contract/config'
+import { BACKENDS } from '@shared/contract/config'
+import type { Capabilities } from '@shared/contract/events'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
 

@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
-import type { RunListEntry } from '../../src-main/contract/api'
-import type { RunResult } from '../../src-main/contract/result'
+import type { RunListEntry } from '@shared/contract/api'
+import type { RunResult } from '@shared/contract/result'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
 

@@ -2,8 +2,8 @@
 // loading two runs for a side-by-side comparison. Each action reports one line of status.
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
-import type { ExportFormat } from '../../src-main/contract/api'
-import type { RunResult } from '../../src-main/contract/result'
+import type { ExportFormat } from '@shared/contract/api'
+import type { RunResult } from '@shared/contract/result'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
 import { deliverExport, deliverPdf } from '../lib/saveFile'

@@ -1,10 +1,10 @@
 // A realistic scripted RunEvent stream (what the service emits, coalesced), and a fake Bridge that
 // records calls. Shared by the component tests and the UI jank benchmark.
-import type { BenchConfig, Strategy } from '../../src-main/contract/config'
-import { presetConfig } from '../../src-main/contract/config'
-import type { Capabilities, ModelCell, RunEvent, WorkerLane } from '../../src-main/contract/events'
-import type { Measurement, MeasurementKey, RunResult, SummaryEntry, Verification } from '../../src-main/contract/result'
-import type { RunListEntry } from '../../src-main/contract/api'
+import type { BenchConfig, Strategy } from '@shared/contract/config'
+import { presetConfig } from '@shared/contract/config'
+import type { Capabilities, ModelCell, RunEvent, WorkerLane } from '@shared/contract/events'
+import type { Measurement, MeasurementKey, RunResult, SummaryEntry, Verification } from '@shared/contract/result'
+import type { RunListEntry } from '@shared/contract/api'
 import type { Bridge } from '../bridge'
 
 export interface ScriptOptions {

@@ -1,5 +1,5 @@
 import { vi } from 'vitest'
-import type { RunEvent } from '../../contract'
+import type { RunEvent } from '@shared/contract'
 import type { BenchServiceApi } from '../../service/types'
 
 export interface FakeService extends BenchServiceApi {

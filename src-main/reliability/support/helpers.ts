@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { BackendCapability, RunEvent } from '../../contract'
+import type { BackendCapability, RunEvent } from '@shared/contract'
 import type { RunnerOptions } from '../../bench/runner'
 import type { LaunchOptions, WorkerHandle, WorkerLauncher } from '../../pool/launcher'
 import { NodeLauncher } from '../../pool/node-launcher'

@@ -2,7 +2,7 @@
 // unknown fields, huge arrays and strings, NaN/Infinity, negative and zero values, prototype-pollution
 // keys, path-traversal run ids, unknown methods. Every generated request is invalid by construction.
 import fc from 'fast-check'
-import { type BenchConfig, presetConfig } from '../../contract'
+import { type BenchConfig, presetConfig } from '@shared/contract'
 import { METHODS } from '../../service/dispatch'
 
 export interface BadRequest {

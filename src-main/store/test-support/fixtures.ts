@@ -1,5 +1,5 @@
 // Synthetic, schema-valid runs for store/export/report tests (no training involved).
-import { presetConfig, SCHEMA_VERSION, type BenchConfig, type Measurement, type MeasurementKey, type RunResult } from '../../contract'
+import { presetConfig, SCHEMA_VERSION, type BenchConfig, type Measurement, type MeasurementKey, type RunResult } from '@shared/contract'
 import { expandPlan } from '../../bench/plan'
 import { summarize } from '../../bench/stats'
 import { verify } from '../../bench/verify'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { RunResult, SummaryEntry } from '../../src-main/contract/result'
+import type { RunResult, SummaryEntry } from './contract/result'
 import { reportMs, verdictFor, verdictText } from './verdict'
 
 function entry(size: number, strategy: SummaryEntry['strategy'], workers: number, medianMs: number, seqMs: number, warnings: string[] = []): SummaryEntry {

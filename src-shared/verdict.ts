@@ -1,8 +1,8 @@
 // The report's plain-language verdict, derived from a run's summary alone (pure; the PDF test and
 // the report page both call it): the fastest strategy per data size, the best worker count, the
 // speedups, whether every strategy did the same work, and any timing warnings.
-import type { Strategy } from '../../src-main/contract/config'
-import type { RunResult, SummaryEntry } from '../../src-main/contract/result'
+import type { Strategy } from './contract/config'
+import type { RunResult, SummaryEntry } from './contract/result'
 
 /** Durations as the report prints them: "812 ms", "1.23 s", "12.3 s" (ms below 1 s keep one decimal under 10 ms). */
 export function reportMs(ms: number): string {
