@@ -4,12 +4,12 @@ import { reportMs, verdictFor, verdictText } from './verdict'
 
 function entry(size: number, strategy: SummaryEntry['strategy'], workers: number, medianMs: number, seqMs: number, warnings: string[] = []): SummaryEntry {
   const speedup = seqMs / medianMs
-  return { size, models: 8, workers, strategy, repeats: 3, medianMs, minMs: medianMs * 0.95, maxMs: medianMs * 1.05, speedupVsSequential: speedup, efficiency: speedup / workers, gflops: 1, warnings }
+  return { size, models: 8, workers, strategy, repeats: 3, medianMs, minMs: medianMs * 0.95, maxMs: medianMs * 1.05, speedupVsSequential: speedup, efficiency: speedup / workers, workRate: 1, warnings }
 }
 
 function runWith(summary: SummaryEntry[], extra: Partial<RunResult> = {}): RunResult {
   return {
-    schemaVersion: 1,
+    schemaVersion: 2,
     runId: 'r1',
     status: 'ok',
     startedAt: '2025-01-01T00:00:00Z',

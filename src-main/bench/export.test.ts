@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { RunResultSchema } from '@shared/contract'
 import { fakeRun } from '../store/test-support/fixtures'
-import { CSV_COLUMNS, MARKDOWN_HEADER, exportFileName, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown, trainGflops } from './export'
+import { CSV_COLUMNS, MARKDOWN_HEADER, exportFileName, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
 
 describe('exports', () => {
   const run = fakeRun({ sizes: [2000, 5000], models: [4, 8], workers: [1, 2] })
@@ -34,7 +34,9 @@ describe('exports', () => {
       expect(Number(r[col('startupMs')])).toBe(m.startupMs)
       expect(Number(r[col('warmupMs')])).toBe(m.warmupMs)
       expect(Number(r[col('modelsTrained')])).toBe(m.modelsTrained)
-      expect(Number(r[col('trainGflops')])).toBe(trainGflops(m))
+      expect(Number(r[col('work')])).toBe(m.work)
+      expect(Number(r[col('workRate')])).toBe(m.work / (m.wallMs / 1000) / 1e9)
+      expect(r[col('workRateUnit')]).toBe('GFLOP/s')
       expect(Number(r[col('meanTestMse')])).toBe(meanTestMse(m.perModel))
     })
   })

@@ -2,10 +2,11 @@
 // "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's.
 // Numbers are written at full precision so JSON and CSV round-trip them exactly.
 import type { ExportedFile, ExportFormat, RunResult, SummaryEntry } from '@shared/contract'
+import { familyOf, workRate } from '@shared/families'
 
 export const CSV_COLUMNS = [
-  'runId', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
-  'wallMs', 'startupMs', 'warmupMs', 'modelsTrained', 'trainGflops', 'meanTestMse',
+  'runId', 'family', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
+  'wallMs', 'startupMs', 'warmupMs', 'modelsTrained', 'work', 'workRate', 'workRateUnit', 'meanTestMse',
 ] as const
 
 function csvCell(v: unknown): string {
@@ -18,16 +19,13 @@ export function meanTestMse(perModel: readonly { testMse: number }[]): number | 
   return perModel.length ? perModel.reduce((s, p) => s + p.testMse, 0) / perModel.length : null
 }
 
-/** Training throughput in GFLOP/s (trainFlops over wall time), or null for a zero wall time. */
-export function trainGflops(m: { trainFlops: number; wallMs: number }): number | null {
-  return m.wallMs > 0 ? m.trainFlops / m.wallMs / 1e6 : null
-}
-
 export function toCsv(run: RunResult): string {
+  const family = familyOf(run.config.model)
   const rows = run.measurements.map((m) =>
     [
-      run.runId, run.environment?.backend ?? '', run.environment?.device ?? '', m.size, m.models, m.workers, m.strategy,
-      m.repeat, m.status, m.wallMs, m.startupMs, m.warmupMs, m.modelsTrained, trainGflops(m), meanTestMse(m.perModel),
+      run.runId, family.kind, run.environment?.backend ?? '', run.environment?.device ?? '', m.size, m.models, m.workers, m.strategy,
+      m.repeat, m.status, m.wallMs, m.startupMs, m.warmupMs, m.modelsTrained, m.work, m.wallMs > 0 ? workRate(family, m.work, m.wallMs) : null,
+      family.work.rateLabel, meanTestMse(m.perModel),
     ].map(csvCell).join(','),
   )
   return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n'

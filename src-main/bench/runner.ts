@@ -11,10 +11,10 @@ import {
   type WorkerFailure,
   workloadFor,
 } from '@shared/contract'
-import { trainingFlops } from '../engine/trainer'
+import { familyOf } from '@shared/families'
 import type { WorkerLauncher } from '../pool/launcher'
 import { type JobSpec, type ProgressMessage, WorkerPool } from '../pool/worker-pool'
-import { contiguousGroups, expandPlan, groupKey } from './plan'
+import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
 
 export interface RunnerHooks {
   onPhase?: (phase: 'starting' | 'warming' | 'measuring', index: number, key: MeasurementKey) => void
@@ -82,6 +82,7 @@ export class BenchRunner {
         this.hooks.onPhase?.('starting', index, first)
         const pool: WorkerPool = new WorkerPool(this.launcher, {
           size: poolSize,
+          family: this.config.model.kind,
           backend: backend ?? this.config.backend,
           failurePolicy: this.config.failurePolicy,
           graceMs: this.options.graceMs,
@@ -128,7 +129,7 @@ export class BenchRunner {
               startupMs,
               warmupMs,
               modelsTrained: new Set(perModel.map((m) => m.index)).size,
-              trainFlops: trainingFlops(workload, 1) * key.models,
+              work: familyOf(workload.model).workCount(workload, key.models),
               perModel,
               failures,
               peakRssBytes: pool.rssBytes,

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import type { Measurement, Strategy } from '@shared/contract'
-import { median, summarize, timingWarnings } from './stats'
+import { mlpFamily } from '@shared/families'
+import { median, summarize as summarizeFor, timingWarnings } from './stats'
+
+const summarize = (ms: Measurement[]) => summarizeFor(ms, mlpFamily)
 
 function m(strategy: Strategy, workers: number, repeat: number, wallMs: number, status: Measurement['status'] = 'ok'): Measurement {
   return {
     size: 1000, models: 4, workers, strategy, repeat, status, wallMs, startupMs: 0, warmupMs: 0, modelsTrained: 4,
-    trainFlops: 4e9, perModel: [], failures: [], peakRssBytes: [],
+    work: 4e9, perModel: [], failures: [], peakRssBytes: [],
   }
 }
 
@@ -30,7 +33,7 @@ describe('stats', () => {
     expect(pool.speedupVsSequential).toBeCloseTo(1100 / 580)
     expect(pool.efficiency).toBeCloseTo(1100 / 580 / 2)
     expect(batched.speedupVsSequential).toBeCloseTo(11)
-    expect(batched.gflops).toBeCloseTo(4e9 / 100 / 1e6)
+    expect(batched.workRate).toBeCloseTo(4e9 / 100 / 1e6)
   })
 
   it('leaves failed measurements out and has no speedup without a sequential baseline', () => {

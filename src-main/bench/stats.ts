@@ -1,5 +1,6 @@
 // Medians, spreads, speedups, efficiency and hyperfine-style timing warnings.
 import type { Measurement, SummaryEntry } from '@shared/contract'
+import { type ModelFamily, workRate } from '@shared/families'
 
 export const FIRST_REPEAT_SLOW_FACTOR = 1.5
 export const WIDE_SPREAD_FRACTION = 0.25
@@ -11,7 +12,8 @@ export function median(values: readonly number[]): number {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
 }
 
-export function summarize(measurements: readonly Measurement[]): SummaryEntry[] {
+/** Per (size, models, strategy, W): timing statistics, speedups and the work rate in the family's unit. */
+export function summarize(measurements: readonly Measurement[], family: Pick<ModelFamily, 'work'>): SummaryEntry[] {
   const groups = new Map<string, Measurement[]>()
   for (const m of measurements) {
     if (m.status !== 'ok') continue
@@ -38,7 +40,7 @@ export function summarize(measurements: readonly Measurement[]): SummaryEntry[] 
       maxMs: max,
       speedupVsSequential: null,
       efficiency: null,
-      gflops: med > 0 ? list[0].trainFlops / med / 1e6 : 0,
+      workRate: workRate(family, list[0].work, med),
       warnings: timingWarnings([...list].sort((a, b) => a.repeat - b.repeat).map((m) => m.wallMs)),
     })
   }

@@ -6,8 +6,8 @@ const config = presetConfig('smoke') // 2000 rows × 4 models, all strategies
 function m(strategy: Strategy, mses: number[], extra: Partial<Measurement> = {}): Measurement {
   return {
     size: 2000, models: 4, workers: strategy === 'sequential' ? 1 : 2, strategy, repeat: 0, status: 'ok', wallMs: 1,
-    startupMs: 0, warmupMs: 0, modelsTrained: mses.length, trainFlops: 1, failures: [], peakRssBytes: [],
-    perModel: mses.map((testMse, index) => ({ index, seed: 43 + index, trainMs: 1, testMse, finalLoss: null, worker: 0 })),
+    startupMs: 0, warmupMs: 0, modelsTrained: mses.length, work: 1, failures: [], peakRssBytes: [],
+    perModel: mses.map((testMse, index) => ({ index, seed: 43 + index, trainMs: 1, groupTrainMs: null, testMse, finalLoss: null, worker: 0 })),
     ...extra,
   }
 }

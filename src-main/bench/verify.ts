@@ -1,12 +1,11 @@
 // Same work, proven: every strategy trained every model, and model i's final test MSE agrees
 // across strategies (model i is the same computation everywhere: same init seed, same data, same
-// batch order). A disagreement fails the run, loudly.
+// batch order). Where a family's training is exact (trees), model i's fingerprint must match too.
+// The tolerance is the family's. A disagreement fails the run, loudly.
 import type { BenchConfig, Measurement, Verification } from '@shared/contract'
+import { familyOf } from '@shared/families'
 
-/** Relative tolerance on the same backend (DESIGN.md: measured agreement is ≤ 3e-7). */
-export const SAME_BACKEND_TOLERANCE = 1e-4
-
-export function verify(config: BenchConfig, measurements: readonly Measurement[], tolerance = SAME_BACKEND_TOLERANCE): Verification {
+export function verify(config: BenchConfig, measurements: readonly Measurement[], tolerance = familyOf(config.model).sameWorkTolerance): Verification {
   const problems: string[] = []
   const modelsTrained: Record<string, number> = {}
   let maxRel = 0
@@ -16,6 +15,7 @@ export function verify(config: BenchConfig, measurements: readonly Measurement[]
       const reference =
         here.find((m) => m.status === 'ok' && m.strategy === 'sequential') ?? here.find((m) => m.status === 'ok')
       const refMse = new Map(reference?.perModel.map((p) => [p.index, p.testMse]) ?? [])
+      const refFingerprint = new Map(reference?.perModel.map((p) => [p.index, p.fingerprint]) ?? [])
       for (const m of here) {
         const where = `${m.strategy} W=${m.workers} repeat ${m.repeat} at ${size} rows × ${models} models`
         modelsTrained[m.strategy] = Math.min(modelsTrained[m.strategy] ?? Infinity, m.modelsTrained)
@@ -27,6 +27,10 @@ export function verify(config: BenchConfig, measurements: readonly Measurement[]
           if (!Number.isFinite(p.testMse)) {
             problems.push(`${where}: model ${p.index} test MSE is ${p.testMse}`)
             continue
+          }
+          const fingerprint = refFingerprint.get(p.index)
+          if (fingerprint !== undefined && p.fingerprint !== fingerprint) {
+            problems.push(`${where}: model ${p.index} differs from ${reference!.strategy}'s (fingerprint ${p.fingerprint ?? 'missing'} vs ${fingerprint})`)
           }
           const ref = refMse.get(p.index)
           if (ref === undefined) continue

@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
 import { type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { familyOf } from '@shared/families'
 import { formatMs, toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -34,7 +35,7 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   await store?.markInterrupted().catch(() => [])
   let runId: string
   try {
-    ;({ runId } = await service.start(config))
+    ;({ runId } = await service.start({ config }))
   } catch (err) {
     if (err instanceof TrainpoolError && err.code !== 'internal') {
       const field = err.issues?.[0]?.field
@@ -51,7 +52,7 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
     if (interrupted) process.exit(EXIT.failed)
     interrupted = true
     process.stderr.write('\ntrainpool bench: cancelling (Ctrl+C again to force)…\n')
-    void service.cancel(runId)
+    void service.cancel({ runId })
   }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
@@ -105,13 +106,16 @@ function logPhases(service: BenchService): void {
 export function summaryTable(run: RunResult): string {
   const env = run.environment
   const out: string[] = []
-  out.push(`Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()}`)
-  const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', 'GFLOP/s']
+  const family = familyOf(run.config.model)
+  out.push(
+    `Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}`,
+  )
+  const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
   const rows = run.summary.map((s) => [
     String(s.size), String(s.models), s.strategy, String(s.workers), formatMs(s.medianMs), formatMs(s.minMs), formatMs(s.maxMs),
     s.speedupVsSequential === null ? '–' : `${s.speedupVsSequential.toFixed(2)}×`,
     s.efficiency === null ? '–' : `${(s.efficiency * 100).toFixed(0)}%`,
-    s.gflops.toFixed(2),
+    s.workRate.toFixed(2),
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
   const line = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')

@@ -1,6 +1,7 @@
 // `trainpool` command line: bench (and, as they land, serve and report).
 import { Command, CommanderError, Option } from 'commander'
 import { BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '@shared/contract'
+import { acceptedText, allFamilies, familyKinds } from '@shared/families'
 import { EXIT, benchCommand } from './bench-command'
 import { reportCommand } from './report-command'
 import { serveCommand } from './serve-command'
@@ -14,7 +15,7 @@ export function buildProgram(): Command {
     .version(version)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
-  program
+  const bench = program
     .command('bench')
     .description('run the benchmark headless: sequential vs pool vs batched')
     .addOption(new Option('--preset <name>', `preset: ${PRESET_NAMES.join(' | ')}`))
@@ -23,10 +24,6 @@ export function buildProgram(): Command {
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
     .option('--strategies <list>', `comma-separated: ${STRATEGIES.join(',')}`)
     .option('--backend <name>', `${BACKENDS.join(' | ')} (auto = tensorflow → webgpu → wasm → cpu)`)
-    .option('--epochs <n>', 'training epochs per model')
-    .option('--batch-size <n>', 'mini-batch rows')
-    .option('--hidden <list>', 'hidden layer widths, e.g. 64 or 64,32')
-    .option('--lr <x>', 'Adam learning rate')
     .option('--repeats <n>', 'repeats per measurement (median reported)')
     .option('--seed <n>', 'data seed; model i uses seed + i + 1')
     .option('--target <name>', `${TARGETS.join(' | ')}`)
@@ -37,9 +34,19 @@ export function buildProgram(): Command {
     .option('--csv <file>', 'write one CSV row per measurement')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .option('--no-save', 'do not keep this run in the history')
-    .action(async (flags) => {
-      process.exitCode = await benchCommand(flags, version)
-    })
+    .option('--model <kind>', `model family: ${familyKinds().join(' | ')}`)
+  // each model family's hyperparameters, from its field specs
+  const seen = new Set<string>()
+  for (const family of allFamilies()) {
+    for (const f of family.fields) {
+      if (seen.has(f.flag)) continue
+      seen.add(f.flag)
+      bench.option(`${f.flag} <${f.type === 'intList' ? 'list' : 'n'}>`, `${f.help} (${family.shortLabel}; ${acceptedText(f)})`)
+    }
+  }
+  bench.action(async (flags) => {
+    process.exitCode = await benchCommand(flags, version)
+  })
   program
     .command('serve')
     .description('browser mode: serve the UI on 127.0.0.1 with a token-locked URL (as Jupyter does)')

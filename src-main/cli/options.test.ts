@@ -16,7 +16,7 @@ function usage(flags: Parameters<typeof configFromFlags>[0]): string {
 describe('bench flags', () => {
   it('applies a preset, then explicit flags', () => {
     const c = configFromFlags({ preset: 'smoke', backend: 'wasm', models: '6', workers: '1,3' })
-    expect(c).toMatchObject({ preset: 'smoke', sizes: [2000], models: [6], workers: [1, 3], epochs: 1, repeats: 1, backend: 'wasm' })
+    expect(c).toMatchObject({ preset: 'smoke', sizes: [2000], models: [6], workers: [1, 3], model: { kind: 'mlp', epochs: 1 }, repeats: 1, backend: 'wasm' })
     expect(configFromFlags({ preset: 'article' })).toMatchObject({ sizes: [10000, 50000, 100000, 200000], models: [50], workers: [5] })
   })
 

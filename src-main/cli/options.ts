@@ -1,9 +1,11 @@
 // Flag parsing for `trainpool bench`: flags → a raw config, and config errors → messages that name
-// the flag, the value and the accepted range.
+// the flag, the value and the accepted range. A model family's flags come from its field specs
+// (families/), so a new family needs no change here.
 import {
   BACKENDS, type BenchConfig, BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESET_NAMES, type PresetName, presetConfig,
   STRATEGIES, TARGETS, fieldIssues,
 } from '@shared/contract'
+import { acceptedText, allFamilies, familyKinds, findFamily, type ModelFamily, type ParamField } from '@shared/families'
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -12,30 +14,19 @@ export class UsageError extends Error {
   }
 }
 
-/** config field → the flag that sets it */
+/** config field → the flag that sets it (the model's fields come from its family) */
 export const FLAG_FOR_FIELD: Record<string, string> = {
   sizes: '--sizes', models: '--models', workers: '--workers', strategies: '--strategies', backend: '--backend',
-  epochs: '--epochs', batchSize: '--batch-size', hidden: '--hidden', lr: '--lr', repeats: '--repeats', seed: '--seed',
-  target: '--target', preset: '--preset', features: '--features', testSplit: '--test-split', failurePolicy: '--on-failure',
+  repeats: '--repeats', seed: '--seed', target: '--target', preset: '--preset', features: '--features',
+  testSplit: '--test-split', failurePolicy: '--on-failure', model: '--model',
 }
 
-export interface BenchFlags {
-  preset?: string
-  sizes?: string
-  models?: string
-  workers?: string
-  strategies?: string
-  backend?: string
-  epochs?: string
-  batchSize?: string
-  hidden?: string
-  lr?: string
-  repeats?: string
-  seed?: string
-  target?: string
-  features?: string
-  testSplit?: string
-  onFailure?: string
+/** Parsed command-line options, keyed as commander names them (--batch-size → batchSize). */
+export type BenchFlags = Record<string, string | boolean | undefined>
+
+/** commander's option key for a flag: "--batch-size" → "batchSize" */
+export function optionKey(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
 }
 
 function numberList(flag: string, text: string, range: { min: number; max: number }): number[] {
@@ -61,41 +52,86 @@ function integerValue(flag: string, text: string, range: { min: number; max: num
   return v
 }
 
+function fieldValue(f: ParamField, text: string): number | number[] {
+  switch (f.type) {
+    case 'int':
+      return integerValue(f.flag, text, f.range)
+    case 'real':
+      return numberValue(f.flag, text, acceptedText(f))
+    case 'intList':
+      return numberList(f.flag, text, f.range)
+  }
+}
+
+function text(flags: BenchFlags, key: string): string | undefined {
+  const v = flags[key]
+  return typeof v === 'string' ? v : undefined
+}
+
+/** The model family the flags ask for (--model), else the base config's. */
+function chosenFamily(flags: BenchFlags, base: BenchConfig): ModelFamily {
+  const kind = text(flags, 'model') ?? base.model.kind
+  const family = findFamily(kind)
+  if (!family) throw new UsageError(`--model ${JSON.stringify(kind)} is not a model family; accepted: ${familyKinds().join(', ')}`)
+  return family
+}
+
 /** Flags → the full config (preset, then explicit flags), validated. Throws UsageError. */
 export function configFromFlags(flags: BenchFlags): BenchConfig {
-  let base: BenchConfig = { ...DEFAULT_CONFIG }
-  if (flags.preset !== undefined) {
-    if (!(PRESET_NAMES as readonly string[]).includes(flags.preset)) {
-      throw new UsageError(`--preset ${JSON.stringify(flags.preset)} is not a preset; accepted: ${PRESET_NAMES.join(', ')}`)
+  let base: BenchConfig = structuredClone(DEFAULT_CONFIG)
+  const preset = text(flags, 'preset')
+  if (preset !== undefined) {
+    if (!(PRESET_NAMES as readonly string[]).includes(preset)) {
+      throw new UsageError(`--preset ${JSON.stringify(preset)} is not a preset; accepted: ${PRESET_NAMES.join(', ')}`)
     }
-    base = presetConfig(flags.preset as PresetName)
+    base = presetConfig(preset as PresetName)
   }
+  const family = chosenFamily(flags, base)
   const raw: Record<string, unknown> = { ...base }
   const explicit = (field: string, value: unknown) => {
     raw[field] = value
-    if (flags.preset === undefined) raw.preset = 'custom'
+    if (preset === undefined) raw.preset = 'custom'
   }
-  if (flags.sizes !== undefined) explicit('sizes', numberList('--sizes', flags.sizes, LIMITS.size))
-  if (flags.models !== undefined) explicit('models', numberList('--models', flags.models, LIMITS.models))
-  if (flags.workers !== undefined) explicit('workers', numberList('--workers', flags.workers, LIMITS.workers))
-  if (flags.hidden !== undefined) explicit('hidden', numberList('--hidden', flags.hidden, LIMITS.hidden))
-  if (flags.strategies !== undefined) explicit('strategies', flags.strategies.split(',').map((s) => s.trim()))
-  if (flags.backend !== undefined) explicit('backend', flags.backend)
-  if (flags.target !== undefined) explicit('target', flags.target)
-  if (flags.onFailure !== undefined) explicit('failurePolicy', flags.onFailure)
-  if (flags.epochs !== undefined) explicit('epochs', integerValue('--epochs', flags.epochs, LIMITS.epochs))
-  if (flags.batchSize !== undefined) explicit('batchSize', integerValue('--batch-size', flags.batchSize, LIMITS.batchSize))
-  if (flags.repeats !== undefined) explicit('repeats', integerValue('--repeats', flags.repeats, LIMITS.repeats))
-  if (flags.seed !== undefined) explicit('seed', integerValue('--seed', flags.seed, LIMITS.seed))
-  if (flags.features !== undefined) explicit('features', integerValue('--features', flags.features, LIMITS.features))
-  if (flags.lr !== undefined) explicit('lr', numberValue('--lr', flags.lr, `a number from ${LIMITS.lr.min} to ${LIMITS.lr.max}`))
-  if (flags.testSplit !== undefined) explicit('testSplit', numberValue('--test-split', flags.testSplit, `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`))
+  const given = (key: string) => text(flags, key)
+  if (family.kind !== base.model.kind) explicit('model', structuredClone(family.defaults))
+  if (given('sizes') !== undefined) explicit('sizes', numberList('--sizes', given('sizes')!, LIMITS.size))
+  if (given('models') !== undefined) explicit('models', numberList('--models', given('models')!, LIMITS.models))
+  if (given('workers') !== undefined) explicit('workers', numberList('--workers', given('workers')!, LIMITS.workers))
+  if (given('strategies') !== undefined) explicit('strategies', given('strategies')!.split(',').map((s) => s.trim()))
+  if (given('backend') !== undefined) explicit('backend', given('backend'))
+  if (given('target') !== undefined) explicit('target', given('target'))
+  if (given('onFailure') !== undefined) explicit('failurePolicy', given('onFailure'))
+  if (given('repeats') !== undefined) explicit('repeats', integerValue('--repeats', given('repeats')!, LIMITS.repeats))
+  if (given('seed') !== undefined) explicit('seed', integerValue('--seed', given('seed')!, LIMITS.seed))
+  if (given('features') !== undefined) explicit('features', integerValue('--features', given('features')!, LIMITS.features))
+  if (given('testSplit') !== undefined) {
+    explicit('testSplit', numberValue('--test-split', given('testSplit')!, `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`))
+  }
+  // the family's own flags; another family's flag is a mistake worth naming
+  const own = new Set(family.fields.map((f) => f.flag))
+  for (const other of allFamilies()) {
+    for (const f of other.fields) {
+      if (!own.has(f.flag) && given(optionKey(f.flag)) !== undefined) {
+        throw new UsageError(`${f.flag} is a ${other.label} parameter; it does not apply to --model ${family.kind} (its flags: ${[...own].join(' ')})`)
+      }
+    }
+  }
+  const model = { ...(raw.model as Record<string, unknown>) }
+  for (const f of family.fields) {
+    const value = given(optionKey(f.flag))
+    if (value === undefined) continue
+    model[f.key] = fieldValue(f, value)
+    if (preset === undefined) raw.preset = 'custom'
+  }
+  raw.model = model
   const parsed = BenchConfigSchema.safeParse(raw)
   if (!parsed.success) {
     const messages = fieldIssues(parsed.error, raw).map((issue) => {
-      const top = issue.field.split('.')[0]
-      const flag = FLAG_FOR_FIELD[top] ?? top
-      return `${flag}: ${issue.message.replace(new RegExp(`^${top}\\b`), flag)}`
+      const [top, sub] = issue.field.split('.')
+      const field = top === 'model' && sub ? family.fields.find((f) => f.key === sub) : undefined
+      const name = field ? sub : top
+      const flag = field?.flag ?? FLAG_FOR_FIELD[top] ?? top
+      return `${flag}: ${issue.message.replace(new RegExp(`^(model\\.)?${name}\\b`), flag)}`
     })
     throw new UsageError([...new Set(messages)].join('\n'))
   }

@@ -17,10 +17,10 @@ function fixtureRun(over: Partial<RunResult> = {}): RunResult {
   const config = { ...DEFAULT_CONFIG, preset: 'smoke' as const, sizes: [2000], models: [4], workers: [2], epochs: 1, repeats: 1, backend: 'webgpu' as const }
   const entry = (strategy: 'sequential' | 'pool' | 'batched', medianMs: number, speedup: number | null) => ({
     size: 2000, models: 4, workers: strategy === 'sequential' ? 1 : 2, strategy, repeats: 1,
-    medianMs, minMs: medianMs, maxMs: medianMs, speedupVsSequential: speedup, efficiency: speedup == null ? null : speedup / 2, gflops: 1.5, warnings: [],
+    medianMs, minMs: medianMs, maxMs: medianMs, speedupVsSequential: speedup, efficiency: speedup == null ? null : speedup / 2, workRate: 1.5, warnings: [],
   })
   return {
-    schemaVersion: 1,
+    schemaVersion: 2,
     runId: 'run-fixture',
     status: 'ok',
     startedAt: '2026-01-01T00:00:00.000Z',
@@ -50,7 +50,7 @@ describe('summaryTable', () => {
       },
     })
     const lines = summaryTable(run).trimEnd().split('\n')
-    expect(lines[0]).toBe('Trainpool run-fixture · webgpu on NVIDIA H200 · status OK')
+    expect(lines[0]).toBe('Trainpool run-fixture · webgpu on NVIDIA H200 · status OK · MLP 100→64→1, Adam lr 0.01, batch 512, 3 epochs')
     expect(lines[1]).toMatch(/^rows\s+models\s+strategy\s+W\s+median/)
     expect(lines.some((l) => /^2000\s+4\s+batched\s+2\s/.test(l) && l.includes('6.67×'))).toBe(true)
     expect(lines.some((l) => l.startsWith('same work: sequential 4/4'))).toBe(true)

@@ -4,9 +4,19 @@ import * as tf from '@tensorflow/tfjs-core'
 import '@tensorflow/tfjs-backend-cpu'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Workload } from '@shared/contract'
-import { disposeData, trainModels, uploadData, warmUp } from './trainer'
+import type { MlpParams } from '@shared/families'
+import type { TrainedModel } from './families/types'
+import { type DataTensors, disposeData, trainModels as trainWithHooks, uploadData, warmUp } from './trainer'
 
-const workload: Workload = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 }
+type W = Workload<MlpParams>
+const workload: W = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 } }
+
+/** trains and collects the models as the worker would report them */
+async function trainModels(engine: typeof tf, data: DataTensors, w: W, indices: number[], fused: boolean): Promise<TrainedModel[]> {
+  const done: TrainedModel[] = []
+  await trainWithHooks(engine, data, w, indices, fused, { onProgress: () => {}, onModelDone: (m) => done.push(m), shouldStop: () => false })
+  return done
+}
 
 beforeAll(async () => {
   await tf.setBackend('cpu')
@@ -16,7 +26,7 @@ describe('fused N-model program', () => {
   for (const hidden of [[16], [16, 8]]) {
     for (const placement of ['host', 'device'] as const) {
       it(`matches one-model-at-a-time training per model (hidden ${hidden}, ${placement} batches)`, async () => {
-        const w = { ...workload, hidden }
+        const w = { ...workload, model: { ...workload.model, hidden } }
         const data = uploadData(tf, w, placement)
         const fused = await trainModels(tf, data, w, [0, 1, 2, 3], true)
         const single = await trainModels(tf, data, w, [0, 1, 2, 3], false)
@@ -43,9 +53,9 @@ describe('fused N-model program', () => {
   })
 
   it('learns the teacher: loss falls and test MSE ends well below the target variance', async () => {
-    const w = { ...workload, size: 2000, epochs: 8 }
+    const w = { ...workload, size: 2000, model: { ...workload.model, epochs: 8 } }
     const data = uploadData(tf, w)
-    const one = await trainModels(tf, data, { ...w, epochs: 1 }, [0], true)
+    const one = await trainModels(tf, data, { ...w, model: { ...w.model, epochs: 1 } }, [0], true)
     const many = await trainModels(tf, data, w, [0], true)
     disposeData(data)
     expect(many[0].finalLoss!).toBeLessThan(one[0].finalLoss!)

@@ -2,9 +2,11 @@
 // No host reads inside an epoch; one `await data()` per epoch (the loss, which also closes the
 // clock on asynchronous backends), and a yield per step so cancel/shutdown messages get through.
 import type * as TF from '@tensorflow/tfjs-core'
-import { type FromWorker, modelSeed, splitRows, type Workload } from '@shared/contract'
+import { modelSeed, type Progress, type Workload } from '@shared/contract'
+import { batchesPerEpoch, type MlpParams } from '@shared/families/mlp'
 import { epochOrder, generateDataset, type Dataset } from './data'
 import { ADAM_DEFAULTS, FusedMlp } from './fused-mlp'
+import { CancelledError, type TrainedModel, type TrainHooks } from './families/types'
 
 type Tf = typeof TF
 
@@ -27,32 +29,9 @@ export interface DataTensors {
   yTest: TF.Tensor2D
 }
 
-/** what the worker posts as a 'progress' message, minus the envelope */
-export type StepProgress = Omit<Extract<FromWorker, { type: 'progress' }>, 'type' | 'jobId'>
+type MlpWorkload = Workload<MlpParams>
 
-export interface TrainedModel {
-  index: number
-  seed: number
-  trainMs: number
-  testMse: number
-  finalLoss: number | null
-}
-
-export interface TrainHooks {
-  onProgress?: (progress: StepProgress) => void
-  onModelDone?: (model: TrainedModel) => void
-  /** checked every step; true stops training with a CancelledError */
-  shouldStop?: () => boolean
-}
-
-export class CancelledError extends Error {
-  constructor() {
-    super('cancelled')
-    this.name = 'CancelledError'
-  }
-}
-
-export function dataKey(w: Workload): string {
+export function dataKey(w: MlpWorkload): string {
   return `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}`
 }
 
@@ -61,7 +40,7 @@ export function placementFor(backend: string): Placement {
 }
 
 /** Generates the data set from the seed and uploads it once (a worker keeps it across jobs). */
-export function uploadData(tf: Tf, workload: Workload, placement: Placement = placementFor(tf.getBackend())): DataTensors {
+export function uploadData(tf: Tf, workload: MlpWorkload, placement: Placement = placementFor(tf.getBackend())): DataTensors {
   const dataset = generateDataset(workload)
   const { train, test } = dataset
   const F = workload.features
@@ -145,36 +124,21 @@ function epochBatches(tf: Tf, data: DataTensors, order: Int32Array): EpochBatche
   }
 }
 
-export function batchesPerEpoch(workload: Workload): number {
-  return Math.ceil(splitRows(workload.size, workload.testSplit).train / workload.batchSize)
-}
-
-/** Training FLOPs of one model (or n fused models) over the whole workload. */
-export function trainingFlops(workload: Workload, n: number): number {
-  const { train } = splitRows(workload.size, workload.testSplit)
-  const full = Math.floor(train / workload.batchSize)
-  const rest = train - full * workload.batchSize
-  const perEpoch =
-    full * FusedMlp.stepFlops(workload.batchSize, n, workload.features, workload.hidden) +
-    (rest > 0 ? FusedMlp.stepFlops(rest, n, workload.features, workload.hidden) : 0)
-  return perEpoch * workload.epochs
-}
-
 /**
  * Warm-up on the real shapes, before the clock: one training step on the first batch and one
  * evaluation of the test set, so every kernel (and, on GPU backends, every shader) the job will
  * use is compiled. Leaves no tensor behind.
  */
-export async function warmUp(tf: Tf, data: DataTensors, workload: Workload, modelIndices: readonly number[]): Promise<void> {
+export async function warmUp(tf: Tf, data: DataTensors, workload: MlpWorkload, modelIndices: readonly number[]): Promise<void> {
   const model = new FusedMlp(tf, {
     features: workload.features,
-    hidden: workload.hidden,
+    hidden: workload.model.hidden,
     seeds: modelIndices.map((i) => modelSeed(workload.seed, i)),
-    adam: { lr: workload.lr, ...ADAM_DEFAULTS },
+    adam: { lr: workload.model.lr, ...ADAM_DEFAULTS },
   })
   const batches = epochBatches(tf, data, epochOrder(data.dataset.train, workload.seed, 0))
   try {
-    const rows = Math.min(workload.batchSize, data.dataset.train)
+    const rows = Math.min(workload.model.batchSize, data.dataset.train)
     const loss = tf.tidy(() => {
       const { x, xT, y } = batches.batch(0, rows)
       return model.trainStep(x, xT, y)
@@ -197,52 +161,48 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 export async function trainModels(
   tf: Tf,
   data: DataTensors,
-  workload: Workload,
+  workload: MlpWorkload,
   modelIndices: readonly number[],
   fused: boolean,
-  hooks: TrainHooks = {},
-): Promise<TrainedModel[]> {
+  hooks: TrainHooks,
+): Promise<void> {
   const groups = fused ? [modelIndices] : modelIndices.map((i) => [i])
-  const results: TrainedModel[] = []
   for (const group of groups) {
-    const trained = await trainGroup(tf, data, workload, group, hooks)
-    for (const m of trained) {
-      results.push(m)
-      hooks.onModelDone?.(m)
-    }
+    for (const m of await trainGroup(tf, data, workload, group, fused, hooks)) hooks.onModelDone(m)
   }
-  return results
 }
 
 async function trainGroup(
   tf: Tf,
   data: DataTensors,
-  workload: Workload,
+  workload: MlpWorkload,
   indices: readonly number[],
+  fused: boolean,
   hooks: TrainHooks,
 ): Promise<TrainedModel[]> {
   const seeds = indices.map((i) => modelSeed(workload.seed, i))
   const started = performance.now()
+  const { epochs, batchSize } = workload.model
   const model = new FusedMlp(tf, {
     features: workload.features,
-    hidden: workload.hidden,
+    hidden: workload.model.hidden,
     seeds,
-    adam: { lr: workload.lr, ...ADAM_DEFAULTS },
+    adam: { lr: workload.model.lr, ...ADAM_DEFAULTS },
   })
   try {
     const { train } = data.dataset
-    const batches = Math.ceil(train / workload.batchSize)
+    const batches = batchesPerEpoch(workload)
     let epochLoss: Float32Array | null = null
     /** mean over the models of the last finished epoch's loss (what progress reports) */
     let lastEpochMeanLoss: number | null = null
-    for (let epoch = 0; epoch < workload.epochs; epoch++) {
+    for (let epoch = 0; epoch < epochs; epoch++) {
       const batchesOfEpoch = epochBatches(tf, data, epochOrder(train, workload.seed, epoch))
       let lossSum: TF.Tensor1D = tf.zeros([indices.length])
       try {
         for (let b = 0; b < batches; b++) {
-          if (hooks.shouldStop?.()) throw new CancelledError()
-          const start = b * workload.batchSize
-          const rows = Math.min(workload.batchSize, train - start)
+          if (hooks.shouldStop()) throw new CancelledError()
+          const start = b * batchSize
+          const rows = Math.min(batchSize, train - start)
           const next = tf.tidy(() => {
             const { x, xT, y } = batchesOfEpoch.batch(start, rows)
             const batchLoss = model.trainStep(x, xT, y)
@@ -250,14 +210,7 @@ async function trainGroup(
           })
           lossSum.dispose()
           lossSum = next
-          hooks.onProgress?.({
-            modelIndices: [...indices],
-            epoch,
-            epochs: workload.epochs,
-            batch: b + 1,
-            batchesPerEpoch: batches,
-            loss: lastEpochMeanLoss,
-          })
+          hooks.onProgress(indices, { done: epoch * batches + b + 1, total: epochs * batches, unit: 'batch', loss: lastEpochMeanLoss })
           await yieldToEventLoop()
         }
         // the epoch's per-model mean training loss; reading it syncs the device
@@ -269,14 +222,15 @@ async function trainGroup(
         batchesOfEpoch.dispose()
       }
     }
-    const trainMs = performance.now() - started
+    const elapsedMs = performance.now() - started
     const mseTensor = model.evaluate(data.xTest, data.yTest)
     const mse = await mseTensor.data()
     mseTensor.dispose()
     return indices.map((index, k) => ({
       index,
       seed: seeds[k],
-      trainMs,
+      trainMs: fused ? null : elapsedMs,
+      groupTrainMs: fused ? elapsedMs : null,
       testMse: mse[k],
       finalLoss: epochLoss ? epochLoss[k] : null,
     }))

@@ -73,7 +73,7 @@ describe('ElectronLauncher', () => {
     const handle = launcher.launch(opts)
     const got: FromWorker[] = []
     handle.onMessage((m) => got.push(m))
-    const msg: ToWorker = { type: 'init', backend: 'cpu', workerIndex: 2 }
+    const msg: ToWorker = { type: 'init', backend: 'cpu', family: 'mlp', workerIndex: 2 }
     handle.send(msg)
     expect(children[0].posted).toEqual([msg])
     children[0].emit('message', ready)

@@ -36,10 +36,10 @@ for (const backend of ['wasm', 'cpu'] as const) {
 }
 
 describe('pool lifecycle', () => {
-  const workload = workloadFor(presetConfig('smoke', { epochs: 50 }), 4000)
+  const workload = workloadFor(presetConfig('smoke', { model: { epochs: 50 } }), 4000)
 
   it('cancel mid-measurement stops every worker, leaving no process alive', async () => {
-    const pool = new WorkerPool(launcher, { size: 2, backend: 'wasm', graceMs: 1000 })
+    const pool = new WorkerPool(launcher, { family: 'mlp', size: 2, backend: 'wasm', graceMs: 1000 })
     pools.push(pool)
     await pool.start()
     const pids = pool.pids
@@ -57,11 +57,11 @@ describe('pool lifecycle', () => {
   })
 
   it('a worker killed with SIGKILL mid-job is reported, and models finished before are kept', async () => {
-    const pool = new WorkerPool(launcher, { size: 1, backend: 'wasm', failurePolicy: 'stop' })
+    const pool = new WorkerPool(launcher, { family: 'mlp', size: 1, backend: 'wasm', failurePolicy: 'stop' })
     pools.push(pool)
     await pool.start()
     const [pid] = pool.pids
-    const small = { ...workload, epochs: 2 }
+    const small = { ...workload, model: { ...workload.model, epochs: 2 } }
     let finished = 0
     const running = pool.run([{ workload: small, modelIndices: [0, 1, 2, 3, 4, 5, 6, 7], fused: false }], {
       onModelDone: () => {
@@ -78,7 +78,7 @@ describe('pool lifecycle', () => {
   })
 
   it('a run whose worker is killed ends failed with its finished measurements and the failure named', async () => {
-    const config = presetConfig('smoke', { backend: 'wasm', sizes: [3000], epochs: 6, strategies: ['sequential', 'pool'] })
+    const config = presetConfig('smoke', { backend: 'wasm', sizes: [3000], strategies: ['sequential', 'pool'], model: { epochs: 6 } })
     let killed = false
     const runner: BenchRunner = new BenchRunner(launcher, config, {
       onModelDone: (index, model) => {
@@ -100,10 +100,10 @@ describe('pool lifecycle', () => {
   })
 
   it('tf.memory().numTensors returns to baseline after each job', async () => {
-    const pool = new WorkerPool(launcher, { size: 1, backend: 'wasm' })
+    const pool = new WorkerPool(launcher, { family: 'mlp', size: 1, backend: 'wasm' })
     pools.push(pool)
     await pool.start()
-    const small = { ...workload, epochs: 1 }
+    const small = { ...workload, model: { ...workload.model, epochs: 1 } }
     await pool.warmup(small, [[0, 1]])
     const baseline = (await pool.memory()).numTensors
     for (const fused of [true, false]) {
@@ -114,7 +114,7 @@ describe('pool lifecycle', () => {
   })
 
   it('an unavailable backend fails at start with the reason, and leaves no process', async () => {
-    const pool = new WorkerPool(launcher, { size: 1, backend: 'tensorflow' })
+    const pool = new WorkerPool(launcher, { family: 'mlp', size: 1, backend: 'tensorflow' })
     pools.push(pool)
     const started = pool.start().then(
       () => null,
@@ -122,7 +122,7 @@ describe('pool lifecycle', () => {
     )
     const err = await started
     if (err) {
-      expect(err.message).toMatch(/backend tensorflow is not available: .*tfjs-node-gpu/)
+      expect(err.message).toMatch(/^backend tensorflow is not available here: .*tfjs-node-gpu/)
       expect(await waitUntil(() => pool.pids.every((p) => !processAlive(p)), 3000)).toBe(true)
     }
   })
@@ -155,7 +155,7 @@ describe('node launcher', () => {
 
 describe('a worker stuck before any job', () => {
   it('a worker that hangs in warm-up is killed by the heartbeat watchdog and the warm-up fails with that reason', async () => {
-    const pool = new WorkerPool(launcher, { size: 1, backend: 'wasm', prepareTimeoutMs: 1500, env: { TRAINPOOL_TEST_FAULT: 'hang-in-warmup' } })
+    const pool = new WorkerPool(launcher, { family: 'mlp', size: 1, backend: 'wasm', prepareTimeoutMs: 1500, env: { TRAINPOOL_TEST_FAULT: 'hang-in-warmup' } })
     pools.push(pool)
     await pool.start()
     const [pid] = pool.pids
@@ -167,5 +167,32 @@ describe('a worker stuck before any job', () => {
     expect(err?.message).toMatch(/no heartbeat for \d+ s \(timeout 1\.5 s\) during warmup: killed as hung/)
     expect(Date.now() - t0).toBeLessThan(6000)
     expect(await waitUntil(() => !processAlive(pid), 3000)).toBe(true)
+  })
+})
+
+describe('a job that fails while its worker stays alive (out of memory)', () => {
+  it('policy continue, W=1: the worker takes the next job and run() resolves', async () => {
+    // 32 MB cap (JS and wasm heap): the warm-up (2 000 rows) fits, the first job's data (200 000
+    // rows × 100 features, ~80 MB of floats) does not; the worker reports job-failed and lives on
+    const pool = new WorkerPool(launcher, { family: 'mlp', size: 1, backend: 'wasm', failurePolicy: 'continue', env: { TRAINPOOL_WORKER_MAX_MEMORY_MB: '32' } })
+    pools.push(pool)
+    await pool.start()
+    const [pid] = pool.pids
+    const small = workloadFor(presetConfig('smoke', { model: { epochs: 1 } }), 2000)
+    const big = workloadFor(presetConfig('smoke', { model: { epochs: 1 } }), 200_000)
+    await pool.warmup(small, [[0]])
+    const running = pool.run([
+      { workload: big, modelIndices: [0], fused: false },
+      { workload: small, modelIndices: [1], fused: false },
+    ])
+    const outcomes = await Promise.race([running, new Promise<null>((r) => setTimeout(() => r(null), 60_000))])
+    expect(outcomes, 'run() did not resolve').not.toBeNull()
+    expect(outcomes![0].status).toBe('failed')
+    expect(outcomes![0].failure!.reason).toMatch(/out of memory/)
+    // the same worker took the next job (after a wasm trap it may fail too: what matters is that
+    // it ran, and that the run came back)
+    expect(outcomes![1].status).not.toBe('not-run')
+    expect(outcomes![1].worker).toBe(0)
+    expect(processAlive(pid)).toBe(true)
   })
 })

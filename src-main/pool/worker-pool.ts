@@ -12,6 +12,8 @@ const PREPARE_CANCEL_GRACE_MS = 250
 
 export interface PoolOptions {
   size: number
+  /** the model family whose runtime each worker starts (the pool never looks inside it) */
+  family: string
   backend: BackendName
   /** ms between a graceful cancel/shutdown and SIGKILL */
   graceMs?: number
@@ -62,7 +64,8 @@ export class BackendInitError extends Error {
     readonly backend: BackendName,
     readonly reason: string,
   ) {
-    super(`backend ${backend} is not available: ${reason}`)
+    // the worker's reason is usually its error's text, which says this already: say it once
+    super(reason.startsWith(`backend ${backend} `) ? reason : `backend ${backend} is not available here: ${reason}`)
     this.name = 'BackendInitError'
   }
 }
@@ -164,7 +167,7 @@ export class WorkerPool {
     }
     const ready = await Promise.all(
       this.slots.map((slot) =>
-        this.request(slot, { type: 'init', backend: this.options.backend, workerIndex: slot.index }, (m) =>
+        this.request(slot, { type: 'init', backend: this.options.backend, family: this.options.family, workerIndex: slot.index }, (m) =>
           m.type === 'ready' || m.type === 'init-failed' ? m : undefined,
         ),
       ),
@@ -215,11 +218,19 @@ export class WorkerPool {
 
     return new Promise((resolve) => {
       let active = 0
+      let resolved = false
+      /**
+       * Resolves once nothing is running. If jobs are left and the run may go on, every idle live
+       * worker takes one first; when none can (all dead, stopped, cancelled), the run ends with
+       * the rest 'not-run' instead of waiting forever.
+       */
       const finishIfDone = () => {
-        if (active === 0 && (next >= jobs.length || stopped || this.cancelling || !this.slots.some((s) => s.alive))) {
-          clearInterval(watchdog)
-          resolve(outcomes)
-        }
+        if (resolved || active > 0) return
+        for (const s of this.slots) if (s.jobId === null) dispatch(s)
+        if (active > 0) return
+        resolved = true
+        clearInterval(watchdog)
+        resolve(outcomes)
       }
       const stopAll = () => {
         stopped = true
@@ -251,7 +262,9 @@ export class WorkerPool {
           slot.jobId = null
           outcome.status = status
           active--
-          if (status === 'done') dispatch(slot)
+          // a worker still alive after its job takes the next one: after a success, and after a
+          // failure (job-failed, e.g. out of memory) when the policy is 'continue'
+          if (status === 'done' || (status === 'failed' && policy === 'continue')) dispatch(slot)
           finishIfDone()
         }
         const onMessage = (m: FromWorker) => {
@@ -276,6 +289,7 @@ export class WorkerPool {
             case 'job-failed':
               outcome.failure = this.failure(slot, outcome, `training failed: ${m.message}`)
               hooks.onFailure?.(outcome.failure)
+              if (policy === 'stop') stopped = true
               settle('failed')
               if (policy === 'stop') stopAll()
               break
@@ -284,6 +298,7 @@ export class WorkerPool {
         const onExit = (exit: WorkerExit) => {
           outcome.failure = this.failure(slot, outcome, slot.hung ? `${slot.hung} (${describeExit(exit)})` : describeExit(exit), exit)
           hooks.onFailure?.(outcome.failure)
+          if (policy === 'stop' && !this.cancelling) stopped = true
           settle(this.cancelling ? 'cancelled' : 'failed')
           if (policy === 'stop' && !this.cancelling) stopAll()
         }

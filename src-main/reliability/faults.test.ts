@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { type BenchConfig, type RunEvent, type RunResult, type Strategy, TrainpoolError, presetConfig } from '@shared/contract'
+import { type BenchConfig, type ConfigOverrides, type RunEvent, type RunResult, type Strategy, TrainpoolError, presetConfig } from '@shared/contract'
 import { dispatch } from '../service/dispatch'
 import { RunStore } from '../store/run-store'
 import { processAlive } from '../testing/capability'
@@ -17,8 +17,8 @@ let faults = 0
 afterAll(() => console.log(`[reliability] faults injected in faults.test.ts: ${faults}`))
 
 /** smoke shapes, long enough (epochs) that a measurement is still running when the fault lands */
-function config(overrides: Partial<BenchConfig>): BenchConfig {
-  return presetConfig('smoke', { backend: 'wasm', workers: [2], epochs: 40, ...overrides })
+function config(overrides: ConfigOverrides): BenchConfig {
+  return presetConfig('smoke', { backend: 'wasm', workers: [2], ...overrides, model: { epochs: 40, ...overrides.model } })
 }
 
 function stripTelemetry(run: RunResult): unknown {
@@ -48,7 +48,7 @@ describe('a worker SIGKILLed mid-measurement', () => {
     it(`${strategy}, policy stop: the run ends failed, the failure is named, finished measurements are stored, no process left`, async () => {
       const s = makeService()
       // two repeats: repeat 1 finishes and is stored, the worker dies during repeat 2
-      const { runId } = await s.service.start(config({ strategies: [strategy], repeats: 2, failurePolicy: 'stop' }))
+      const { runId } = await s.service.start({ config: config({ strategies: [strategy], repeats: 2, failurePolicy: 'stop' }) })
       const kill = killOnProgress(s, (e) => e.index === 1)
       const result = await s.service.waitForRun(runId)
       expect(kill.victim()).not.toBeNull()
@@ -76,7 +76,7 @@ describe('a worker SIGKILLed mid-measurement', () => {
       const s = makeService()
       const other: Strategy = strategy === 'sequential' ? 'pool' : 'sequential'
       const strategies: Strategy[] = [strategy, other]
-      const { runId } = await s.service.start(config({ strategies, failurePolicy: 'continue' }))
+      const { runId } = await s.service.start({ config: config({ strategies, failurePolicy: 'continue' }) })
       killOnProgress(s, (e) => e.key.strategy === strategy)
       const result = await s.service.waitForRun(runId)
       expect(result.status).toBe('failed') // a measurement failed, so the run is not ok…
@@ -97,7 +97,7 @@ describe('a worker SIGKILLed mid-measurement', () => {
   it('a worker that exits with a message: exit code and stderr tail are in the failure', async () => {
     const s = makeService({ runner: { workerEnv: { TRAINPOOL_TEST_FAULT: 'exit-at-step:5' } } })
     faults++
-    const { runId } = await s.service.start(config({ strategies: ['sequential'] }))
+    const { runId } = await s.service.start({ config: config({ strategies: ['sequential'] }) })
     const result = await s.service.waitForRun(runId)
     expect(result.status).toBe('failed')
     const [f] = result.measurements[0].failures
@@ -113,7 +113,7 @@ describe('a hung worker', () => {
     const s = makeService({ runner: { heartbeatTimeoutMs: 2000, workerEnv: { TRAINPOOL_TEST_FAULT: 'hang-at-step:3' } } })
     faults++
     const t0 = Date.now()
-    const { runId } = await s.service.start(config({ strategies: ['sequential'] }))
+    const { runId } = await s.service.start({ config: config({ strategies: ['sequential'] }) })
     const result = await s.service.waitForRun(runId)
     const elapsed = Date.now() - t0
     expect(result.status).toBe('failed')
@@ -133,14 +133,14 @@ describe('a worker out of memory', () => {
     // 32 MB cap (JS heap and wasm heap) against 200 000 rows × 100 features (~80 MB of floats)
     const s = makeService({ runner: { workerEnv: { TRAINPOOL_WORKER_MAX_MEMORY_MB: '32' } } })
     faults++
-    const { runId } = await s.service.start(config({ strategies: ['sequential'], sizes: [200_000], epochs: 1 }))
+    const { runId } = await s.service.start({ config: config({ strategies: ['sequential'], sizes: [200_000], model: { epochs: 1 } }) })
     const result = await s.service.waitForRun(runId)
     expect(result.status).toBe('failed')
     expect(result.error).toMatch(/out of memory/)
     expect(result.error).toMatch(/memory cap is 32 MB/)
     expect(await s.launcher.allGone()).toBe(true)
     // the same service runs the next (small) run normally
-    const again = await s.service.start(config({ strategies: ['sequential'], epochs: 1 }))
+    const again = await s.service.start({ config: config({ strategies: ['sequential'], model: { epochs: 1 } }) })
     const ok = await s.service.waitForRun(again.runId)
     expect(ok.status, ok.error ?? '').toBe('ok')
     expect((await s.service.listRuns()).map((r) => r.status).sort()).toEqual(['failed', 'ok'])
@@ -156,14 +156,14 @@ describe('an unwritable store', () => {
     const store = new RunStore(join(file, 'runs')) // ENOTDIR for every write, whoever runs the test
     const s = makeService({ store })
     faults++
-    const { runId } = await s.service.start(config({ strategies: ['sequential'], epochs: 1 }))
+    const { runId } = await s.service.start({ config: config({ strategies: ['sequential'], model: { epochs: 1 } }) })
     const result = await s.service.waitForRun(runId)
     expect(result.status).toBe('ok')
     expect(result.measurements).toHaveLength(1)
     expect(result.warnings.filter((w) => w.startsWith('could not save'))).toHaveLength(1)
     expect(result.warnings[0]).toMatch(/ENOTDIR/)
     expect(result.warnings[0]).toMatch(/kept in memory/)
-    expect((await s.service.getRun(runId)).measurements).toHaveLength(1)
+    expect((await s.service.getRun({ runId })).measurements).toHaveLength(1)
     expect((await s.service.listRuns()).map((r) => r.runId)).toEqual([runId])
     expect(await s.launcher.allGone()).toBe(true)
   })
@@ -172,7 +172,7 @@ describe('an unwritable store', () => {
 describe('cancel', () => {
   async function cancelWithin(s: ReturnType<typeof makeService>, runId: string): Promise<number> {
     const t0 = Date.now()
-    const r = await s.service.cancel(runId)
+    const r = await s.service.cancel({ runId })
     expect(r).toEqual({ cancelled: true })
     return Date.now() - t0
   }
@@ -180,13 +180,13 @@ describe('cancel', () => {
   it('during warm-up: clean, < 2 s, no process left', async () => {
     const s = makeService()
     // a large data set makes the warm-up (data generation + upload) last long enough to land in
-    const { runId } = await s.service.start(config({ strategies: ['pool'], sizes: [400_000], epochs: 1 }))
+    const { runId } = await s.service.start({ config: config({ strategies: ['pool'], sizes: [400_000], model: { epochs: 1 } }) })
     await new Promise<void>((resolve) => s.service.onEvent((e) => e.type === 'phase' && e.phase === 'warming' && resolve()))
     await new Promise((r) => setTimeout(r, 200))
     expect(s.events.some((e) => e.type === 'measurement')).toBe(false)
     faults++
     const ms = await cancelWithin(s, runId)
-    const result = await s.service.getRun(runId)
+    const result = await s.service.getRun({ runId })
     expect(result.status).toBe('cancelled')
     expect(result.measurements).toEqual([])
     expect(ms).toBeLessThan(2000)
@@ -196,17 +196,17 @@ describe('cancel', () => {
 
   it('during a measurement, and twice: clean, < 2 s, no process left, the store says cancelled', async () => {
     const s = makeService()
-    const { runId } = await s.service.start(config({ strategies: ['pool', 'batched'], epochs: 200 }))
+    const { runId } = await s.service.start({ config: config({ strategies: ['pool', 'batched'], model: { epochs: 200 } }) })
     await new Promise<void>((resolve) => s.service.onEvent((e) => e.type === 'progress' && resolve()))
     faults++
     const t0 = Date.now()
-    const [a, b] = await Promise.all([s.service.cancel(runId), s.service.cancel(runId)])
+    const [a, b] = await Promise.all([s.service.cancel({ runId }), s.service.cancel({ runId })])
     const ms = Date.now() - t0
     expect(a).toEqual({ cancelled: true })
     expect([true, false]).toContain(b.cancelled)
-    expect(await s.service.cancel(runId)).toEqual({ cancelled: false }) // a third time: nothing to cancel
+    expect(await s.service.cancel({ runId })).toEqual({ cancelled: false }) // a third time: nothing to cancel
     expect(ms).toBeLessThan(2000)
-    const result = await s.service.getRun(runId)
+    const result = await s.service.getRun({ runId })
     expect(result.status).toBe('cancelled')
     expect((await s.store!.get(runId)).status).toBe('cancelled')
     expect(await s.launcher.allGone(500)).toBe(true)
@@ -217,8 +217,8 @@ describe('cancel', () => {
 describe('one run at a time', () => {
   it('a second start while a run is running is refused with code busy, through the service and dispatch()', async () => {
     const s = makeService()
-    const { runId } = await s.service.start(config({ strategies: ['sequential'], epochs: 200 }))
-    const err = await s.service.start(config({ strategies: ['sequential'] })).catch((e: unknown) => e)
+    const { runId } = await s.service.start({ config: config({ strategies: ['sequential'], model: { epochs: 200 } }) })
+    const err = await s.service.start({ config: config({ strategies: ['sequential'] }) }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(TrainpoolError)
     expect(err).toMatchObject({ code: 'busy', message: expect.stringMatching(new RegExp(`run ${runId} is still running.*one run at a time`)) })
     const viaIpc = await dispatch(s.service, 'start', { config: config({ strategies: ['sequential'] }) })
@@ -226,7 +226,7 @@ describe('one run at a time', () => {
     // deleting the live run is refused too
     expect(await dispatch(s.service, 'deleteRun', { runId })).toMatchObject({ ok: false, error: { code: 'busy' } })
     expect((await s.service.listRuns()).map((r) => r.runId)).toEqual([runId])
-    await s.service.cancel(runId)
+    await s.service.cancel({ runId })
     expect(await s.launcher.allGone(500)).toBe(true)
     for (const p of s.launcher.pids) expect(processAlive(p)).toBe(false)
   })

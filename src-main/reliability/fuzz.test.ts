@@ -10,6 +10,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { ERROR_CODES, LIMITS, type TrainpoolErrorShape } from '@shared/contract'
+import { mlpFamily } from '@shared/families'
 import { WS_MAX_MESSAGE_BYTES } from '@shared/contract/websocket'
 import { UsageError, configFromFlags, type BenchFlags } from '../cli/options'
 import { type TrainpoolServer, startServer } from '../server/server'
@@ -189,8 +190,11 @@ describe('the WebSocket server', () => {
   })
 })
 
+/** the MLP family's field ranges, from its field specs */
+const MLP = Object.fromEntries(mlpFamily.fields.map((f) => [f.key, f.range])) as Record<'hidden' | 'epochs' | 'batchSize', { min: number; max: number }>
+
 describe('CLI flags', () => {
-  const intFlags = { models: LIMITS.models, workers: LIMITS.workers, sizes: LIMITS.size, hidden: LIMITS.hidden, epochs: LIMITS.epochs, batchSize: LIMITS.batchSize, repeats: LIMITS.repeats, seed: LIMITS.seed, features: LIMITS.features } as const
+  const intFlags = { models: LIMITS.models, workers: LIMITS.workers, sizes: LIMITS.size, hidden: MLP.hidden, epochs: MLP.epochs, batchSize: MLP.batchSize, repeats: LIMITS.repeats, seed: LIMITS.seed, features: LIMITS.features } as const
   const flagName: Record<string, string> = {
     models: '--models', workers: '--workers', sizes: '--sizes', hidden: '--hidden', epochs: '--epochs', batchSize: '--batch-size', repeats: '--repeats',
     seed: '--seed', features: '--features', lr: '--lr', testSplit: '--test-split', backend: '--backend', strategies: '--strategies', target: '--target',

@@ -23,7 +23,7 @@ describe('ten consecutive smoke runs in one worker', () => {
   it(`return numTensors to baseline exactly and keep RSS within ${RSS_BOUND_MB} MB of run 1`, async () => {
     const config = presetConfig('smoke', { backend: 'wasm', workers: [2] })
     const workload = workloadFor(config, config.sizes[0])
-    pool = new WorkerPool(new NodeLauncher(), { size: 1, backend: 'wasm' })
+    pool = new WorkerPool(new NodeLauncher(), { family: 'mlp', size: 1, backend: 'wasm' })
     await pool.start()
     await pool.warmup(workload, [[0, 1, 2, 3]])
     const baseline = (await pool.memory()).numTensors

@@ -32,11 +32,11 @@ describe('BenchService', () => {
         })()
       }
     })
-    const config = presetConfig('smoke', { backend: 'wasm', sizes: [3000], epochs: 4 })
-    const { runId } = await service.start(config)
+    const config = presetConfig('smoke', { backend: 'wasm', sizes: [3000], model: { epochs: 4 } })
+    const { runId } = await service.start({ config })
 
     // one run at a time: a second start is refused with a clear message, nothing else starts
-    await expect(service.start(config)).rejects.toMatchObject({ code: 'busy', message: expect.stringMatching(/still running/) })
+    await expect(service.start({ config })).rejects.toMatchObject({ code: 'busy', message: expect.stringMatching(/still running/) })
     const live = await service.currentRun()
     expect(live?.runId).toBe(runId)
     expect(live?.events[0]).toMatchObject({ type: 'run-started' })
@@ -59,7 +59,7 @@ describe('BenchService', () => {
     // progress carries worker lanes and one cell per model, filling up
     const progress = events.filter((e) => e.event.type === 'progress').map((e) => e.event as Extract<RunEvent, { type: 'progress' }>)
     expect(progress.every((p) => p.models.length === 4 && p.models.every((m) => m.fraction >= 0 && m.fraction <= 1))).toBe(true)
-    expect(progress.some((p) => p.lanes.length > 0 && p.lanes[0].batchesPerEpoch === 5)).toBe(true)
+    expect(progress.some((p) => p.lanes.length > 0 && p.lanes[0].progress?.total === 5 && p.lanes[0].progress.unit === 'batch')).toBe(true)
     expect(progress.some((p) => p.modelsDone > 0 || p.models.some((m) => m.fraction > 0))).toBe(true)
 
     // the first measurement was on disk while the run was still going; the final run is complete
@@ -83,15 +83,15 @@ describe('BenchService', () => {
         { name: 'cpu', available: true, detail: 'cpu' },
       ],
     })
-    await expect(service.start({ ...presetConfig('smoke'), models: [0] })).rejects.toMatchObject({
+    await expect(service.start({ config: { ...presetConfig('smoke'), models: [0] } })).rejects.toMatchObject({
       code: 'invalid-input',
       issues: [expect.objectContaining({ field: 'models.0' })],
     })
-    await expect(service.start(presetConfig('smoke', { backend: 'webgpu' }))).rejects.toMatchObject({
+    await expect(service.start({ config: presetConfig('smoke', { backend: 'webgpu' }) })).rejects.toMatchObject({
       code: 'backend-unavailable',
       message: 'backend webgpu is not available here: no adapter',
     })
-    await expect(service.start(presetConfig('smoke', { sizes: [2_000_000], models: [1000], workers: [64], features: 4096 }))).rejects.toMatchObject({
+    await expect(service.start({ config: presetConfig('smoke', { sizes: [2_000_000], models: [1000], workers: [64], features: 4096 }) })).rejects.toMatchObject({
       code: 'insufficient-memory',
     })
     expect(await service.currentRun()).toBeNull()

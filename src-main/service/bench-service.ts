@@ -9,11 +9,11 @@ import {
   type Capabilities,
   type Environment,
   type ExportedFile,
-  type ExportFormat,
   invalidInput,
   type Measurement,
   type MeasurementKey,
   type ModelCell,
+  type ParsedRequest,
   PROGRESS_MIN_INTERVAL_MS,
   type PdfReport,
   type RunEvent,
@@ -21,9 +21,11 @@ import {
   type RunResult,
   SCHEMA_VERSION,
   TrainpoolError,
+  type Progress,
   type WorkerLane,
 } from '@shared/contract'
-import { estimateRunPeakBytes } from '../bench/estimate'
+import { familyOf } from '@shared/families'
+import { estimateRunPeakBytes } from '@shared/estimate'
 import { exportFileName, exportRun } from '../bench/export'
 import { BenchRunner, type RunnerOptions } from '../bench/runner'
 import { summarize } from '../bench/stats'
@@ -150,7 +152,7 @@ export class BenchService implements BenchServiceApi {
     return config
   }
 
-  async start(raw: unknown): Promise<{ runId: string }> {
+  async start({ config: raw }: ParsedRequest<'start'>): Promise<{ runId: string }> {
     if (this.live) throw new TrainpoolError('busy', `run ${this.live.runId} is still running: cancel it or wait for it to finish (one run at a time)`)
     const config = await this.validate(raw)
     if (this.live) throw new TrainpoolError('busy', `run ${(this.live as LiveRun).runId} is still running: cancel it or wait for it to finish (one run at a time)`)
@@ -217,7 +219,7 @@ export class BenchService implements BenchServiceApi {
   /** Resolves with the finished run (CLI and tests wait on it). */
   async waitForRun(runId: string): Promise<RunResult> {
     if (this.live?.runId === runId) return this.live.done
-    return this.getRun(runId)
+    return this.getRun({ runId })
   }
 
   private runnerHooks(live: LiveRun) {
@@ -236,18 +238,18 @@ export class BenchService implements BenchServiceApi {
         this.emit({ type: 'phase', runId: live.runId, phase, index, key, message: phaseMessage(phase, key) })
       },
       // the runner announces 'measuring' (which resets lanes and cells) before it dispatches a job
-      onDispatch: (_index: number, worker: number, job: { modelIndices: number[]; workload: { epochs: number } }) => {
-        live.lanes[worker] = { worker, modelIndices: job.modelIndices, epoch: 0, epochs: job.workload.epochs, batch: 0, batchesPerEpoch: 0, loss: null }
+      onDispatch: (_index: number, worker: number, job: { modelIndices: number[] }) => {
+        live.lanes[worker] = { worker, modelIndices: job.modelIndices, progress: null }
         this.scheduleProgress(live)
       },
-      onProgress: (index: number, worker: number, p: { modelIndices: number[]; epoch: number; epochs: number; batch: number; batchesPerEpoch: number; loss: number | null }) => {
-        live.lanes[worker] = { worker, modelIndices: p.modelIndices, epoch: p.epoch, epochs: p.epochs, batch: p.batch, batchesPerEpoch: p.batchesPerEpoch, loss: p.loss }
-        const fraction = (p.epoch * p.batchesPerEpoch + p.batch) / (p.epochs * p.batchesPerEpoch)
-        for (const i of p.modelIndices) {
+      onProgress: (_index: number, worker: number, { modelIndices, progress }: { modelIndices: number[]; progress: Progress }) => {
+        live.lanes[worker] = { worker, modelIndices, progress }
+        const fraction = progress.total > 0 ? progress.done / progress.total : 0
+        for (const i of modelIndices) {
           const cell = live.models[i]
           if (cell && !cell.done) {
             cell.fraction = fraction
-            cell.loss = p.loss
+            cell.loss = progress.loss ?? null
           }
         }
         this.scheduleProgress(live)
@@ -261,7 +263,7 @@ export class BenchService implements BenchServiceApi {
         this.flushProgress(live, true)
         live.context = { ...live.context, phase: null }
         live.result.measurements.push(measurement)
-        live.result.summary = summarize(live.result.measurements)
+        live.result.summary = summarize(live.result.measurements, familyOf(live.result.config.model))
         this.emit({ type: 'measurement', runId: live.runId, index, measurement })
         void this.persist(live)
       },
@@ -318,7 +320,7 @@ export class BenchService implements BenchServiceApi {
     }
     const result = live.result
     result.environment = outcome.environment ?? result.environment
-    result.summary = summarize(result.measurements)
+    result.summary = summarize(result.measurements, familyOf(result.config.model))
     result.verification = verify(result.config, result.measurements)
     result.status = outcome.status === 'ok' && !result.verification.sameWork ? 'failed' : outcome.status
     result.error = outcome.error ?? (result.status === 'failed' ? result.verification.problems.slice(0, 5).join('; ') : null)
@@ -341,7 +343,7 @@ export class BenchService implements BenchServiceApi {
     }
   }
 
-  async cancel(runId?: string): Promise<{ cancelled: boolean }> {
+  async cancel({ runId }: ParsedRequest<'cancel'> = {}): Promise<{ cancelled: boolean }> {
     const live = this.live
     if (!live || (runId && runId !== live.runId)) return { cancelled: false }
     await live.runner.cancel()
@@ -357,7 +359,7 @@ export class BenchService implements BenchServiceApi {
     return [...live, ...memory, ...stored].sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? ''))
   }
 
-  async getRun(runId: string): Promise<RunResult> {
+  async getRun({ runId }: ParsedRequest<'getRun'>): Promise<RunResult> {
     if (this.live?.runId === runId) return structuredClone(this.live.result)
     const memory = this.finished.get(runId)
     if (memory) return memory
@@ -374,7 +376,7 @@ export class BenchService implements BenchServiceApi {
     return { runId: live.runId, events }
   }
 
-  async renameRun(runId: string, name: string): Promise<RunListEntry> {
+  async renameRun({ runId, name }: ParsedRequest<'renameRun'>): Promise<RunListEntry> {
     const clean = cleanName(name)
     return this.update(runId, (run) => {
       if (clean) run.name = clean
@@ -382,7 +384,7 @@ export class BenchService implements BenchServiceApi {
     })
   }
 
-  async tagRun(runId: string, tags: string[]): Promise<RunListEntry> {
+  async tagRun({ runId, tags }: ParsedRequest<'tagRun'>): Promise<RunListEntry> {
     const clean = cleanTags(tags)
     return this.update(runId, (run) => {
       if (clean.length) run.tags = clean
@@ -410,7 +412,7 @@ export class BenchService implements BenchServiceApi {
     return listEntry(run)
   }
 
-  async deleteRun(runId: string): Promise<{ deleted: true }> {
+  async deleteRun({ runId }: ParsedRequest<'deleteRun'>): Promise<{ deleted: true }> {
     if (this.live?.runId === runId) throw new TrainpoolError('busy', `run ${runId} is still running: cancel it before deleting it`)
     const inMemory = this.finished.delete(runId)
     if (this.options.store) {
@@ -423,12 +425,12 @@ export class BenchService implements BenchServiceApi {
     return { deleted: true }
   }
 
-  async exportRun(runId: string, format: ExportFormat): Promise<ExportedFile> {
-    return exportRun(await this.getRun(runId), format)
+  async exportRun({ runId, format }: ParsedRequest<'exportRun'>): Promise<ExportedFile> {
+    return exportRun(await this.getRun({ runId }), format)
   }
 
-  async reportPdf(runId: string): Promise<PdfReport> {
-    const run = await this.getRun(runId)
+  async reportPdf({ runId }: ParsedRequest<'reportPdf'>): Promise<PdfReport> {
+    const run = await this.getRun({ runId })
     const render = this.options.renderPdf ?? (async (r: RunResult) => (await import('../report/render-pdf')).renderReportPdf(r))
     const pdf = await render(run)
     return { fileName: exportFileName(run, 'pdf'), sizeBytes: pdf.length, base64: pdf.toString('base64') }

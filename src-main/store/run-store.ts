@@ -6,10 +6,20 @@ import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import os from 'node:os'
 import { join, resolve, sep } from 'node:path'
-import { RunResultSchema, SCHEMA_VERSION, TrainpoolError, type RunListEntry, type RunResult } from '@shared/contract'
+import { z } from 'zod'
+import {
+  RUN_ID_PATTERN,
+  RUN_ID_RULE,
+  RunNameSchema,
+  RunTagsSchema,
+  parseRunResult,
+  TrainpoolError,
+  invalidInput,
+  type RunListEntry,
+  type RunResult,
+} from '@shared/contract'
 
 export const RUN_FILE = 'run.json'
-const RUN_ID = /^[A-Za-z0-9_-]{1,64}$/
 
 export function defaultStoreDir(): string {
   return process.env.TRAINPOOL_STORE ?? join(os.homedir(), '.trainpool', 'runs')
@@ -29,8 +39,8 @@ export class RunStore {
 
   /** The folder of a run; refuses ids that could escape the store (../, separators, …). */
   runDir(runId: string): string {
-    if (typeof runId !== 'string' || !RUN_ID.test(runId)) {
-      throw new TrainpoolError('invalid-input', `runId ${JSON.stringify(runId)} is not valid: letters, digits, - and _ only (1–64)`)
+    if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) {
+      throw new TrainpoolError('invalid-input', `runId ${JSON.stringify(runId)} is not valid: ${RUN_ID_RULE}`)
     }
     const dir = resolve(this.dir, runId)
     if (!dir.startsWith(this.dir + sep)) throw new TrainpoolError('invalid-input', `runId ${JSON.stringify(runId)} escapes the store`)
@@ -82,7 +92,7 @@ export class RunStore {
     }
     const entries: RunListEntry[] = []
     for (const name of names) {
-      if (!RUN_ID.test(name)) continue
+      if (!RUN_ID_PATTERN.test(name)) continue
       try {
         entries.push(listEntry(await this.get(name)))
       } catch (err) {
@@ -150,39 +160,21 @@ export class RunStore {
   }
 }
 
-export const MAX_NAME_LENGTH = 120
-export const MAX_TAGS = 20
-export const MAX_TAG_LENGTH = 40
-
+/** A display name as the API accepts it (contract RunNameSchema: squeezed, trimmed, RUN_LIMITS.nameLength). */
 export function cleanName(name: string): string {
-  if (typeof name !== 'string') throw new TrainpoolError('invalid-input', 'name must be a string', [{ field: 'name', message: 'must be a string' }])
-  const clean = name.replace(/\s+/g, ' ').trim()
-  if (clean.length > MAX_NAME_LENGTH) {
-    throw new TrainpoolError('invalid-input', `name is ${clean.length} characters long; at most ${MAX_NAME_LENGTH} are accepted`, [
-      { field: 'name', message: `at most ${MAX_NAME_LENGTH} characters (got ${clean.length})` },
-    ])
-  }
-  return clean
+  return parseField('name', RunNameSchema, name)
 }
 
+/** Tags as the API accepts them (contract RunTagsSchema: squeezed, de-duplicated, empty ones dropped, RUN_LIMITS). */
 export function cleanTags(tags: readonly string[]): string[] {
-  if (!Array.isArray(tags)) throw new TrainpoolError('invalid-input', 'tags must be a list of strings', [{ field: 'tags', message: 'must be a list of strings' }])
-  const out: string[] = []
-  for (const [i, t] of tags.entries()) {
-    if (typeof t !== 'string') throw new TrainpoolError('invalid-input', `tags.${i} must be a string`, [{ field: `tags.${i}`, message: 'must be a string' }])
-    const clean = t.replace(/\s+/g, ' ').trim()
-    if (!clean) continue
-    if (clean.length > MAX_TAG_LENGTH) {
-      throw new TrainpoolError('invalid-input', `tag ${JSON.stringify(clean)} is too long: at most ${MAX_TAG_LENGTH} characters`, [
-        { field: `tags.${i}`, message: `at most ${MAX_TAG_LENGTH} characters (got ${clean.length})` },
-      ])
-    }
-    if (!out.includes(clean)) out.push(clean)
-  }
-  if (out.length > MAX_TAGS) {
-    throw new TrainpoolError('invalid-input', `${out.length} tags given; at most ${MAX_TAGS} are accepted`, [{ field: 'tags', message: `at most ${MAX_TAGS} tags` }])
-  }
-  return out
+  return parseField('tags', RunTagsSchema, tags)
+}
+
+function parseField<T>(field: string, schema: z.ZodType<T>, value: unknown): T {
+  const input = { [field]: value }
+  const parsed = z.object({ [field]: schema }).safeParse(input)
+  if (!parsed.success) throw invalidInput(parsed.error, input, field)
+  return parsed.data[field] as T
 }
 
 export function parseRun(text: string, runId = '?'): RunResult {
@@ -192,16 +184,7 @@ export function parseRun(text: string, runId = '?'): RunResult {
   } catch (err) {
     throw new TrainpoolError('damaged', `run ${runId}: not valid JSON (${(err as Error).message})`)
   }
-  const version = (raw as { schemaVersion?: unknown } | null)?.schemaVersion
-  if (version !== SCHEMA_VERSION) {
-    throw new TrainpoolError('damaged', `run ${runId}: schemaVersion ${JSON.stringify(version)} is not supported (expected ${SCHEMA_VERSION})`)
-  }
-  const parsed = RunResultSchema.safeParse(raw)
-  if (!parsed.success) {
-    const first = parsed.error.issues[0]
-    throw new TrainpoolError('damaged', `run ${runId}: ${first.path.join('.') || 'file'}: ${first.message}`)
-  }
-  return parsed.data
+  return parseRunResult(raw, runId)
 }
 
 export function listEntry(run: RunResult): RunListEntry {

@@ -1,13 +1,9 @@
 // The worker's side of the channel: Electron's utility process (process.parentPort) or a Node
 // child_process with an IPC channel (process.send). Same messages either way.
-import type { FromWorker, ToWorker } from '@shared/contract'
+import type { ToWorker } from '@shared/contract'
+import type { WorkerChannel } from './loop'
 
-export interface ParentChannel {
-  post(message: FromWorker): void
-  onMessage(listener: (message: ToWorker) => void): void
-  /** fires when the parent goes away (Node: IPC disconnect), so an orphan exits on its own */
-  onParentGone(listener: () => void): void
-}
+export type ParentChannel = Omit<WorkerChannel, 'exit'>
 
 interface ElectronParentPort {
   postMessage(message: unknown): void

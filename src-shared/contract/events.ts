@@ -1,6 +1,7 @@
 // Events the service streams to a shell (IPC in Electron, WebSocket in browser mode, the CLI's
 // progress bar). Progress is coalesced to at most 20 per second per run before it leaves the service.
 import type { BenchConfig } from './config'
+import type { Progress } from './progress'
 import type { Measurement, MeasurementKey, RunResult } from './result'
 import type { GpuTelemetryStatus, TelemetrySample } from './telemetry'
 import type { BackendCapability } from './worker-messages'
@@ -13,11 +14,8 @@ export interface WorkerLane {
   worker: number
   /** model indices the worker is training right now (empty when idle) */
   modelIndices: number[]
-  epoch: number
-  epochs: number
-  batch: number
-  batchesPerEpoch: number
-  loss: number | null
+  /** the job's progress; null until its first step */
+  progress: Progress | null
 }
 
 export interface ModelCell {

@@ -1,10 +1,10 @@
-// The stored/exported result of one run (schema version 1; DESIGN.md "Result JSON").
-// Validated when read back from disk so a damaged file is reported, never trusted.
+// The stored/exported result of one run (schema version 2: the model family in the config; v1 files
+// are migrated on read by migrate.ts). Validated when read back so a damaged file is reported, never trusted.
 import { z } from 'zod'
 import { BenchConfigSchema, CONCRETE_BACKENDS, STRATEGIES } from './config'
 import { RunTelemetrySchema } from './telemetry'
 
-export const SCHEMA_VERSION = 1
+export const SCHEMA_VERSION = 2
 
 export const RUN_STATUSES = ['running', 'ok', 'failed', 'cancelled', 'interrupted'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
@@ -12,10 +12,15 @@ export type RunStatus = (typeof RUN_STATUSES)[number]
 export const PerModelSchema = z.object({
   index: z.number().int().min(0),
   seed: z.number().int().min(1),
-  trainMs: z.number().min(0),
+  /** this model's own training time; null when it was trained fused with others (batched) */
+  trainMs: z.number().min(0).nullable(),
+  /** batched: the training time of the fused group the model was part of; null otherwise */
+  groupTrainMs: z.number().min(0).nullable(),
   testMse: z.number(),
   finalLoss: z.number().nullable(),
   worker: z.number().int().min(0),
+  /** a digest of the trained model, where the family's training is exact (trees) */
+  fingerprint: z.string().optional(),
 })
 export type PerModel = z.infer<typeof PerModelSchema>
 
@@ -46,8 +51,8 @@ export const MeasurementSchema = MeasurementKeySchema.extend({
   /** warm-up (data generation/upload + one compile step) paid before this measurement */
   warmupMs: z.number().min(0),
   modelsTrained: z.number().int().min(0),
-  /** floating-point operations of the training steps (forward + backward GEMMs), all models */
-  trainFlops: z.number().min(0),
+  /** work of all models' training, in the family's unit (FLOPs of the training GEMMs for the MLP) */
+  work: z.number().min(0),
   perModel: z.array(PerModelSchema),
   failures: z.array(WorkerFailureSchema),
   /** peak resident set size per worker, bytes, as last reported */
@@ -66,7 +71,8 @@ export const SummaryEntrySchema = z.object({
   maxMs: z.number(),
   speedupVsSequential: z.number().nullable(),
   efficiency: z.number().nullable(),
-  gflops: z.number(),
+  /** work per second, in the family's rate unit (GFLOP/s for the MLP) */
+  workRate: z.number(),
   warnings: z.array(z.string()),
 })
 export type SummaryEntry = z.infer<typeof SummaryEntrySchema>

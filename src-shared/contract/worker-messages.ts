@@ -1,6 +1,7 @@
 // Messages between the pool (main side) and a worker process. Same shapes over Electron's
 // parentPort and Node's child_process IPC channel.
 import type { BackendName, ConcreteBackend } from './config'
+import type { Progress } from './progress'
 import type { PerModel } from './result'
 import type { Workload } from './workload'
 
@@ -12,7 +13,7 @@ export interface BackendCapability {
 }
 
 export type ToWorker =
-  | { type: 'init'; backend: BackendName; workerIndex: number }
+  | { type: 'init'; backend: BackendName; /** the model family whose runtime to start */ family: string; workerIndex: number }
   | { type: 'warmup'; workload: Workload; modelIndices: number[] }
   | { type: 'job'; jobId: number; workload: Workload; modelIndices: number[]; /** all models in one fused program (batched) */ fused: boolean }
   | { type: 'cancel'; jobId: number }
@@ -36,12 +37,7 @@ export type FromWorker =
       jobId: number
       /** models advancing in this step (one for sequential/pool, the whole group for batched) */
       modelIndices: number[]
-      epoch: number
-      epochs: number
-      batch: number
-      batchesPerEpoch: number
-      /** mean per-model training loss of the last finished epoch, null before the first */
-      loss: number | null
+      progress: Progress
     }
   | { type: 'model-done'; jobId: number; model: Omit<PerModel, 'worker'> }
   | { type: 'job-done'; jobId: number; wallMs: number; rssBytes: number }

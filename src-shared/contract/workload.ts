@@ -1,16 +1,14 @@
-// What a worker needs to train: the part of the config that defines the computation.
-import type { BenchConfig, Target } from './config'
+// What a worker needs to train: the data (shape, seed, target, split) shared by every model of a
+// measurement, and the model family's parameters. The pool and runner pass it through unread.
+import type { BenchConfig, ModelParams, Target } from './config'
 
-export interface Workload {
+export interface Workload<P extends { kind: string } = ModelParams> {
   size: number
   features: number
   seed: number
   target: Target
   testSplit: number
-  epochs: number
-  batchSize: number
-  hidden: number[]
-  lr: number
+  model: P
 }
 
 export function workloadFor(config: BenchConfig, size: number): Workload {
@@ -20,10 +18,7 @@ export function workloadFor(config: BenchConfig, size: number): Workload {
     seed: config.seed,
     target: config.target,
     testSplit: config.testSplit,
-    epochs: config.epochs,
-    batchSize: config.batchSize,
-    hidden: [...config.hidden],
-    lr: config.lr,
+    model: structuredClone(config.model),
   }
 }
 

@@ -1,6 +1,7 @@
 // Synthetic, schema-valid runs for store/export/report tests (no training involved).
 import { presetConfig, SCHEMA_VERSION, type BenchConfig, type Measurement, type MeasurementKey, type RunResult } from '@shared/contract'
-import { expandPlan } from '../../bench/plan'
+import { familyOf } from '@shared/families'
+import { expandPlan } from '@shared/plan'
 import { summarize } from '../../bench/stats'
 import { verify } from '../../bench/verify'
 
@@ -19,11 +20,12 @@ export function fakeMeasurement(k: MeasurementKey): Measurement {
     startupMs: k.repeat === 0 ? 151.25 : 0,
     warmupMs: 42.5,
     modelsTrained: k.models,
-    trainFlops: k.size * k.models * 1e5,
+    work: k.size * k.models * 1e5,
     perModel: Array.from({ length: k.models }, (_, i) => ({
       index: i,
       seed: 43 + i,
-      trainMs: fakeWall(k) / k.models,
+      trainMs: k.strategy === 'batched' ? null : fakeWall(k) / k.models,
+      groupTrainMs: k.strategy === 'batched' ? fakeWall(k) : null,
       testMse: 0.0812345 + i * 1e-3,
       finalLoss: 0.09 + i * 1e-3,
       worker: k.strategy === 'sequential' ? 0 : i % k.workers,
@@ -56,7 +58,7 @@ export function fakeRun(overrides: Partial<BenchConfig> = {}, runId = '20250101-
       backendFlags: { WASM_HAS_SIMD_SUPPORT: true },
     },
     measurements,
-    summary: summarize(measurements),
+    summary: summarize(measurements, familyOf(config.model)),
     verification: verify(config, measurements),
     warnings: [],
     error: null,

@@ -1,6 +1,6 @@
 // Config → the ordered list of measurements: sizes × models × strategies × workers × repeats.
 // `sequential` is one worker by definition, so it is measured once per (size, models), not per W.
-import type { BenchConfig, MeasurementKey, Strategy } from '@shared/contract'
+import type { BenchConfig, MeasurementKey, Strategy } from './contract'
 
 export function expandPlan(config: BenchConfig): MeasurementKey[] {
   const plan: MeasurementKey[] = []

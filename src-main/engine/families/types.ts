@@ -1,0 +1,64 @@
+// The worker half of a model family: what a worker process needs to train it. The worker's message
+// loop (worker/loop.ts) looks the family up by `workload.model.kind` and calls only this interface;
+// it never reads a family's parameters. A family brings its own runtime (the MLP starts a tfjs
+// backend; a family that needs none returns a plain CPU runtime).
+import type { BackendName, ConcreteBackend, ModelParams, Progress, Workload } from '@shared/contract'
+import type { ModelParamsBase } from '@shared/families'
+
+/** The backend a worker trains on, started once per process by the family's init(). */
+export interface WorkerRuntime {
+  backend: ConcreteBackend
+  /** GPU/adapter name or CPU model: recorded with every result */
+  device: string
+  flags: Record<string, string | number | boolean>
+  versions: Record<string, string>
+  /** live tensors/buffers and their bytes (leak checks); zeros when the family keeps none */
+  memory(): { numTensors: number; numBytes: number }
+  /** bytes of a heap the family's backend manages itself (tfjs-wasm), for out-of-memory messages */
+  heapBytes(): number | null
+  /** frees native resources before the process exits */
+  release(): void
+}
+
+export interface TrainedModel {
+  index: number
+  seed: number
+  /** this model's own training time; null when it was trained fused with others (batched) */
+  trainMs: number | null
+  /** batched: the training time of the fused group this model was part of; null otherwise */
+  groupTrainMs: number | null
+  testMse: number
+  finalLoss: number | null
+  /** a digest of the trained model where training is exact (trees), for the same-work check */
+  fingerprint?: string
+}
+
+export interface TrainHooks {
+  /** called after every step; the worker loop rate-limits what it forwards */
+  onProgress(modelIndices: readonly number[], progress: Progress): void
+  onModelDone(model: TrainedModel): void
+  /** checked every step; true stops training with a CancelledError */
+  shouldStop(): boolean
+}
+
+export class CancelledError extends Error {
+  constructor() {
+    super('cancelled')
+    this.name = 'CancelledError'
+  }
+}
+
+export interface WorkerFamily<P extends ModelParamsBase = ModelParams, R extends WorkerRuntime = WorkerRuntime, D = unknown> {
+  kind: P['kind']
+  /** Starts the backend (resolving `auto`); throws with the reason when it is not available. */
+  init(backend: BackendName): Promise<R>
+  /** Identifies the data a workload needs: the worker keeps prepared data while the key stays. */
+  dataKey(workload: Workload<P>): string
+  /** Generates/loads the data set and places it where training reads it (host or device). */
+  prepare(runtime: R, workload: Workload<P>): D
+  disposeData(runtime: R, data: D): void
+  /** One step on the real shapes before the clock, so kernels and shaders are compiled. */
+  warmUp(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[]): Promise<void>
+  /** Trains the models: `fused` = all in one program (batched), else one after another. */
+  train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: { fused: boolean }, hooks: TrainHooks): Promise<void>
+}

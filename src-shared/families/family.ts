@@ -1,0 +1,82 @@
+// The shared half of a model family: everything the renderer, the CLI and main need to know about a
+// kind of model without training it: its hyperparameters (as field specs, from which the schema, the
+// CLI flags and the config panel's inputs are all derived), its unit of progress and of work, its
+// memory need, and which backends and strategies it supports. The worker half (training) lives in
+// src-main/engine/families/. Pool, runner, verify, service and the shells see only this interface.
+import { z } from 'zod'
+import type { ConcreteBackend } from '../contract/config'
+import { intField, intListField, type Range, realField } from '../contract/fields'
+import type { Progress } from '../contract/progress'
+import type { Workload } from '../contract/workload'
+
+export type { Workload }
+
+/** One hyperparameter: its schema, CLI flag and form input all come from this. */
+export type ParamField = {
+  key: string
+  /** what the config panel shows, and what error messages call it */
+  label: string
+  /** the `trainpool bench` flag */
+  flag: string
+  help: string
+} & ({ type: 'int'; range: Range } | { type: 'real'; range: Range & { exclusiveMin?: boolean } } | { type: 'intList'; range: Range; count: Range })
+
+export interface ModelParamsBase {
+  kind: string
+}
+
+export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
+  kind: P['kind']
+  /** "neural network (MLP)" */
+  label: string
+  /** "MLP", for tight places (chart titles, table cells) */
+  shortLabel: string
+  fields: readonly ParamField[]
+  paramsSchema: z.ZodType<P>
+  defaults: P
+  /** backends that can train this family, in the order `auto` prefers them */
+  backends: readonly ConcreteBackend[]
+  /** whether `batched` (all of a worker's models in one program) exists on this backend */
+  supportsBatched(backend: ConcreteBackend): boolean
+  /** steps one job reports as progress (a job trains one model, or a fused group in the same steps) */
+  progressTotal(w: Workload<P>): number
+  /** a lane's words for a progress report: "epoch 2/3 · batch 5/16", "tree 37/100" */
+  describeProgress(p: Progress, w: Workload<P>): string
+  /** the unit work is counted in, and how its rate is shown */
+  work: { unit: string; rateLabel: string; rateScale: number }
+  /** work of training `models` models on this workload (FLOPs for the MLP) */
+  workCount(w: Workload<P>, models: number): number
+  /** peak bytes of one worker holding `modelsInWorker` models at once */
+  workerPeakBytes(w: Workload<P>, modelsInWorker: number): number
+  /** relative tolerance on model i's test MSE across strategies on one backend (0: exact) */
+  sameWorkTolerance: number
+  /** one line: "100→64→1, Adam lr 0.01, batch 512, 3 epochs" */
+  describe(params: P, features: number): string
+}
+
+/** The zod schema of a family's parameters, derived from its field specs. */
+export function paramsSchemaFrom<P extends ModelParamsBase>(kind: P['kind'], fields: readonly ParamField[]): z.ZodType<P> {
+  const shape: Record<string, z.ZodType> = { kind: z.literal(kind) }
+  for (const f of fields) {
+    shape[f.key] =
+      f.type === 'int' ? intField(f.key, f.range) : f.type === 'real' ? realField(f.key, f.range) : intListField(f.key, f.range, f.count)
+  }
+  return z.object(shape).strict() as unknown as z.ZodType<P>
+}
+
+/** "accepted: an integer from 1 to 1000" for a field, as the CLI and the form say it. */
+export function acceptedText(f: ParamField): string {
+  switch (f.type) {
+    case 'int':
+      return `an integer from ${f.range.min} to ${f.range.max}`
+    case 'real':
+      return f.range.exclusiveMin ? `a number above ${f.range.min} and at most ${f.range.max}` : `a number from ${f.range.min} to ${f.range.max}`
+    case 'intList':
+      return `${f.count.max > 1 ? `1 to ${f.count.max} comma-separated integers` : 'an integer'} from ${f.range.min} to ${f.range.max}`
+  }
+}
+
+/** Work per second in the family's rate unit (GFLOP/s for the MLP); 0 for a zero wall time. */
+export function workRate(family: Pick<ModelFamily, 'work'>, work: number, wallMs: number): number {
+  return wallMs > 0 ? work / (wallMs / 1000) / family.work.rateScale : 0
+}

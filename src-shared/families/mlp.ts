@@ -1,0 +1,109 @@
+// The MLP family's shared half: a regressor features → hidden… (ReLU) → 1, Adam, mini-batches in a
+// shared (data seed, epoch) order. Its work is counted in FLOPs of the training GEMMs; its progress
+// unit is a mini-batch (a lane shows epoch and batch). Training: src-main/engine/families/mlp.ts.
+import { splitRows } from '../contract/split'
+import { type ModelFamily, paramsSchemaFrom, type ParamField, type Workload } from './family'
+
+export interface MlpParams {
+  kind: 'mlp'
+  epochs: number
+  batchSize: number
+  hidden: number[]
+  lr: number
+}
+
+const FIELDS = [
+  { key: 'epochs', label: 'Epochs', flag: '--epochs', help: 'passes over the training rows', type: 'int', range: { min: 1, max: 1000 } },
+  { key: 'batchSize', label: 'Batch size', flag: '--batch-size', help: 'rows per training step', type: 'int', range: { min: 1, max: 65_536 } },
+  {
+    key: 'hidden',
+    label: 'Hidden layers',
+    flag: '--hidden',
+    help: 'width of each hidden layer, e.g. 64 or 64,32',
+    type: 'intList',
+    range: { min: 1, max: 4096 },
+    count: { min: 1, max: 4 },
+  },
+  { key: 'lr', label: 'Learning rate', flag: '--lr', help: 'Adam learning rate', type: 'real', range: { min: 1e-6, max: 1 } },
+] as const satisfies readonly ParamField[]
+
+const PROCESS_BASE_BYTES = 150 * 1024 * 1024
+const F32 = 4
+
+/** Training steps of one model (or one fused group) over the whole workload. */
+export function batchesPerEpoch(w: Workload<MlpParams>): number {
+  return Math.ceil(splitRows(w.size, w.testSplit).train / w.model.batchSize)
+}
+
+/** FLOPs of one training step on `rows` rows for n fused models (the forward and backward GEMMs). */
+export function stepFlops(rows: number, n: number, features: number, hidden: readonly number[]): number {
+  let flops = 4 * rows * (features + 1) * n * hidden[0] // X·W1 and X^T·dZ1 (bias row included)
+  for (let k = 1; k < hidden.length; k++) flops += 6 * rows * n * hidden[k - 1] * hidden[k] // fwd, dW, dA
+  flops += 6 * rows * n * hidden[hidden.length - 1] // output layer fwd, dw, dA
+  return flops
+}
+
+/** Training FLOPs of n models over the whole workload. */
+export function trainingFlops(w: Workload<MlpParams>, n: number): number {
+  const { train } = splitRows(w.size, w.testSplit)
+  const { batchSize, hidden, epochs } = w.model
+  const full = Math.floor(train / batchSize)
+  const rest = train - full * batchSize
+  const perEpoch = full * stepFlops(batchSize, n, w.features, hidden) + (rest > 0 ? stepFlops(rest, n, w.features, hidden) : 0)
+  return perEpoch * epochs
+}
+
+/** Parameters of one MLP: features → hidden… → 1 (weights + biases). */
+export function paramCount(features: number, hidden: readonly number[]): number {
+  let prev = features
+  let n = 0
+  for (const h of [...hidden, 1]) {
+    n += prev * h + h
+    prev = h
+  }
+  return n
+}
+
+/**
+ * Peak bytes of one worker training n fused models: the data (JS arrays + device copy), one epoch's
+ * permuted copies (device placement), parameters with gradients and Adam state, one batch's
+ * activations, and a test-set evaluation chunk, plus the process itself. Conservative on purpose:
+ * the service refuses a run that would not fit in free memory.
+ */
+export function mlpWorkerPeakBytes(w: Workload<MlpParams>, n: number): number {
+  const { train, test } = splitRows(w.size, w.testSplit)
+  const F = w.features
+  const { hidden, batchSize } = w.model
+  const widest = Math.max(...hidden)
+  const data = w.size * (F + 1) * F32 * 2
+  const epochCopies = train * (2 * F + 1) * F32
+  const rows = Math.min(batchSize, train)
+  const activations = rows * n * widest * F32 * 10
+  const evalChunk = Math.min(test, Math.ceil((8 * 1024 * 1024) / (n * widest))) * n * widest * F32 * 4
+  return PROCESS_BASE_BYTES + data + epochCopies + n * paramCount(F, hidden) * F32 * 6 + activations + evalChunk
+}
+
+export const mlpFamily: ModelFamily<MlpParams> = {
+  kind: 'mlp',
+  label: 'neural network (MLP)',
+  shortLabel: 'MLP',
+  fields: FIELDS,
+  paramsSchema: paramsSchemaFrom<MlpParams>('mlp', FIELDS),
+  defaults: { kind: 'mlp', epochs: 3, batchSize: 512, hidden: [64], lr: 0.01 },
+  backends: ['tensorflow', 'webgpu', 'wasm', 'cpu'],
+  supportsBatched: () => true,
+  progressTotal: (w) => batchesPerEpoch(w) * w.model.epochs,
+  describeProgress(p, w) {
+    if (p.done <= 0) return 'starting'
+    const perEpoch = batchesPerEpoch(w)
+    const epoch = Math.min(w.model.epochs, Math.floor((p.done - 1) / perEpoch) + 1)
+    const batch = p.done - (epoch - 1) * perEpoch
+    return `epoch ${epoch}/${w.model.epochs} · batch ${batch}/${perEpoch}`
+  },
+  work: { unit: 'FLOP', rateLabel: 'GFLOP/s', rateScale: 1e9 },
+  workCount: trainingFlops,
+  workerPeakBytes: mlpWorkerPeakBytes,
+  sameWorkTolerance: 1e-4,
+  describe: (p, features) =>
+    `${[features, ...p.hidden, 1].join('→')}, Adam lr ${p.lr}, batch ${p.batchSize}, ${p.epochs} epoch${p.epochs === 1 ? '' : 's'}`,
+}
