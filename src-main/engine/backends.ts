@@ -2,6 +2,9 @@
 // GPU backends count only on real GPU hardware (tfjs-node-gpu silently falls back to the CPU, and
 // WebGPU on Linux without a GPU is Mesa's lavapipe); those stay reachable by asking for them by name.
 // Asking for a backend that is not available is an error with the reason, never a silent fallback.
+// What `auto` picks is decided in one place, autoAccepts(), over a BackendCapability's structured
+// fields (available, gpu): by selectBackend('auto') when a worker starts and by autoBackendFrom()
+// over the probe's results (the capabilities card), so both say the same.
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import type * as TF from '@tensorflow/tfjs-core'
@@ -36,28 +39,72 @@ export function cpuModel(): string {
 
 export const AUTO_ORDER: ConcreteBackend[] = ['tensorflow', 'webgpu', 'wasm', 'cpu']
 
-/** Loads tfjs-core and initialises the requested backend in this process. */
-export async function selectBackend(name: BackendName): Promise<{ tf: Tf; selected: SelectedBackend }> {
+/** Backends that are worth picking automatically only on GPU hardware. */
+const GPU_BACKENDS: ReadonlySet<ConcreteBackend> = new Set(['tensorflow', 'webgpu'])
+
+/**
+ * The one rule of `auto`: a backend is acceptable when it is available and, for the GPU backends,
+ * runs on GPU hardware. Decided from the structured fields only, never from the detail text.
+ */
+export function autoAccepts(capability: BackendCapability): boolean {
+  return capability.available && (!GPU_BACKENDS.has(capability.name) || capability.gpu === true)
+}
+
+/** Why autoAccepts() passed a backend by (for the autoSkipped flag and the error text). */
+function autoSkipReason(capability: BackendCapability): string {
+  return capability.available ? `${capability.name}: ${capability.detail} is not a GPU` : `${capability.name}: ${capability.detail}`
+}
+
+/** The backend `auto` picks, from probe results: the first of AUTO_ORDER that autoAccepts(). */
+export function autoBackendFrom(capabilities: readonly BackendCapability[]): ConcreteBackend {
+  for (const name of AUTO_ORDER) {
+    const c = capabilities.find((b) => b.name === name)
+    if (c && autoAccepts(c)) return name
+  }
+  return 'cpu'
+}
+
+/** A started backend as a capability: what the probe reports for it, and what `auto` judges. */
+export function capabilityOf(selected: SelectedBackend): BackendCapability {
+  return { name: selected.backend, available: true, gpu: selected.hardware, detail: selected.device }
+}
+
+function unavailable(name: ConcreteBackend, err: unknown): BackendCapability {
+  return { name, available: false, gpu: false, detail: err instanceof BackendUnavailableError ? err.reason : err instanceof Error ? err.message : String(err) }
+}
+
+/**
+ * Loads tfjs-core and initialises the requested backend in this process. `auto` starts the
+ * candidates in AUTO_ORDER and keeps the first that autoAccepts() (the rule autoBackendFrom() applies
+ * to the probe), so the backend a run gets is the one the capabilities card announced.
+ */
+export async function selectBackend(
+  name: BackendName,
+  init: (tf: Tf, name: ConcreteBackend) => Promise<SelectedBackend> = initBackend,
+): Promise<{ tf: Tf; selected: SelectedBackend }> {
   const tf: Tf = require('@tensorflow/tfjs-core')
-  if (name !== 'auto') return { tf, selected: await initBackend(tf, name) }
+  if (name !== 'auto') return { tf, selected: await init(tf, name) }
   const reasons: string[] = []
   for (const candidate of AUTO_ORDER) {
+    let selected: SelectedBackend
     try {
-      const selected = await initBackend(tf, candidate)
-      if ((candidate === 'tensorflow' || candidate === 'webgpu') && !selected.hardware) {
-        reasons.push(`${candidate}: ${selected.device} is not a GPU`)
-        continue
-      }
-      selected.flags.autoSkipped = reasons.join('; ')
-      return { tf, selected }
+      selected = await init(tf, candidate)
     } catch (err) {
-      reasons.push(`${candidate}: ${err instanceof Error ? err.message : String(err)}`)
+      reasons.push(autoSkipReason(unavailable(candidate, err)))
+      continue
     }
+    const capability = capabilityOf(selected)
+    if (!autoAccepts(capability)) {
+      reasons.push(autoSkipReason(capability))
+      continue
+    }
+    selected.flags.autoSkipped = reasons.join('; ')
+    return { tf, selected }
   }
   throw new BackendUnavailableError('auto', reasons.join('; '))
 }
 
-async function initBackend(tf: Tf, name: ConcreteBackend): Promise<SelectedBackend> {
+export async function initBackend(tf: Tf, name: ConcreteBackend): Promise<SelectedBackend> {
   const versions: Record<string, string> = { 'tfjs-core': tf.version_core }
   switch (name) {
     case 'tensorflow':
@@ -232,41 +279,30 @@ export function packageVersion(pkg: string): string {
   }
 }
 
-/** What this machine offers, checked without training (used for the capabilities card and `auto`). */
+/**
+ * What this machine offers, checked without training (the capabilities card and its `auto`). Runs
+ * in a short-lived worker process. tensorflow is started for real (loading libtensorflow is the only
+ * way to learn whether it found a CUDA device), the way a worker starts it, so `gpu` is what a run
+ * would get; webgpu asks Dawn for its adapter.
+ */
 export async function probeBackends(): Promise<BackendCapability[]> {
   const out: BackendCapability[] = []
-  // tensorflow: loading the native binding is the only real check
   try {
-    require.resolve('@tensorflow/tfjs-node-gpu')
-    out.push({ name: 'tensorflow', available: true, detail: 'installed (@tensorflow/tfjs-node-gpu); GPU use is checked when a worker starts' })
-  } catch {
-    out.push({
-      name: 'tensorflow',
-      available: false,
-      detail: 'not installed: @tensorflow/tfjs-node-gpu is optional and needs Linux x64 with CUDA 11.2 + cuDNN 8.1 (its install downloads libtensorflow)',
-    })
+    const tf: Tf = require('@tensorflow/tfjs-core')
+    out.push(capabilityOf(await initTensorflow(tf, { 'tfjs-core': tf.version_core })))
+  } catch (err) {
+    out.push(unavailable('tensorflow', err))
   }
   try {
     const { device, hardware } = describeAdapter(await requestAdapter())
-    out.push({ name: 'webgpu', available: true, detail: hardware ? device : device })
+    out.push({ name: 'webgpu', available: true, gpu: hardware, detail: device })
   } catch (err) {
-    out.push({ name: 'webgpu', available: false, detail: err instanceof BackendUnavailableError ? err.reason : String(err) })
+    out.push(unavailable('webgpu', err))
   } finally {
     releaseWebgpu()
     webgpuGlobalsInstalled = false
   }
-  out.push({ name: 'wasm', available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object', detail: `${cpuModel()}, WebAssembly (XNNPACK)` })
-  out.push({ name: 'cpu', available: true, detail: `${cpuModel()}, plain JavaScript` })
+  out.push({ name: 'wasm', available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object', gpu: false, detail: `${cpuModel()}, WebAssembly (XNNPACK)` })
+  out.push({ name: 'cpu', available: true, gpu: false, detail: `${cpuModel()}, plain JavaScript` })
   return out
-}
-
-/** The backend `auto` picks, from probe results (GPU backends only on GPU hardware). */
-export function autoBackendFrom(capabilities: BackendCapability[]): ConcreteBackend {
-  for (const name of AUTO_ORDER) {
-    const c = capabilities.find((b) => b.name === name)
-    if (!c?.available) continue
-    if (name === 'webgpu' && /software adapter/.test(c.detail)) continue
-    return name
-  }
-  return 'cpu'
 }

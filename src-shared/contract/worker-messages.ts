@@ -8,7 +8,13 @@ import type { Workload } from './workload'
 export interface BackendCapability {
   name: ConcreteBackend
   available: boolean
-  /** device when available (GPU/adapter name or CPU model), otherwise why not */
+  /**
+   * Computes on GPU hardware: tensorflow on a CUDA device, webgpu on a hardware adapter (not a
+   * software one such as lavapipe). false for wasm and cpu, and when not available. `auto` decides
+   * from this field (engine/backends.ts autoAccepts), never from `detail`. Absent: false.
+   */
+  gpu?: boolean
+  /** device when available (GPU/adapter name or CPU model), otherwise why not; for people to read */
   detail: string
 }
 
