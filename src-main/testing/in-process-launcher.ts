@@ -1,0 +1,51 @@
+// A WorkerLauncher whose "workers" run the real worker message loop (worker/loop.ts) inside the
+// test process, with a family lookup of the test's choosing: how a test trains a family that only
+// it registers, through the real pool, runner and service. Messages are structured-cloned, as IPC
+// would copy them; exit and kill end the loop and report an exit, as a process would.
+import type { FromWorker, ToWorker } from '@shared/contract'
+import type { WorkerFamilyLookup } from '../engine/families'
+import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from '../pool/launcher'
+import { serveWorker } from '../worker/loop'
+
+export class InProcessLauncher implements WorkerLauncher {
+  readonly kind = 'node' as const
+  launched = 0
+
+  constructor(private readonly families: WorkerFamilyLookup) {}
+
+  launch(_options: LaunchOptions): WorkerHandle {
+    this.launched++
+    const toHandle = new Set<(m: FromWorker) => void>()
+    const toWorker = new Set<(m: ToWorker) => void>()
+    const exits = new Set<(e: WorkerExit) => void>()
+    const parentGone = new Set<() => void>()
+    let alive = true
+    const end = (exit: WorkerExit) => {
+      if (!alive) return
+      alive = false
+      for (const l of parentGone) l()
+      setImmediate(() => exits.forEach((l) => l(exit)))
+    }
+    serveWorker(
+      {
+        post: (m) => {
+          if (alive) setImmediate(() => toHandle.forEach((l) => l(structuredClone(m))))
+        },
+        onMessage: (l) => toWorker.add(l),
+        onParentGone: (l) => parentGone.add(l),
+        exit: (code) => end({ code, signal: null }),
+      },
+      { families: this.families, probe: async () => [], heartbeatMs: 200 },
+    )
+    return {
+      pid: undefined,
+      send: (m) => {
+        if (alive) setImmediate(() => toWorker.forEach((l) => l(structuredClone(m))))
+      },
+      onMessage: (l) => toHandle.add(l),
+      onStderr: () => {},
+      onExit: (l) => exits.add(l),
+      kill: (signal) => end({ code: null, signal }),
+    }
+  }
+}
