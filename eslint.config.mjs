@@ -9,6 +9,44 @@ export default tseslint.config(
     files: ['**/*.vue'],
     languageOptions: { parserOptions: { parser: tseslint.parser } },
   },
+  // The direction of imports (docs/ARCHITECTURE.md): the renderer imports only shared code; shared
+  // code imports nothing app-specific and no Node built-in; only the worker (with the families'
+  // worker halves and test support) imports the engine; main never imports renderer files.
+  {
+    files: ['src-renderer/**/*.{ts,vue}'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/src-main/**', '**/src-main', '**/src-preload/**'], message: 'the renderer imports only @shared code (and its own files)' },
+      ] }],
+    },
+  },
+  {
+    files: ['src-shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/src-main/**', '**/src-renderer/**', '**/src-preload/**'], message: 'shared code imports only shared code' },
+        { group: ['node:*'], message: 'shared code runs in the renderer too: no Node built-ins' },
+      ] }],
+    },
+  },
+  {
+    files: ['src-main/**/*.ts'],
+    ignores: ['src-main/engine/**', 'src-main/worker/**', 'src-main/testing/**', 'src-main/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/engine/**', '**/engine'], message: 'only the worker imports the engine (training code runs in worker processes)' },
+        { group: ['**/src-renderer/**'], message: 'main never imports renderer files: move shared code to src-shared/' },
+      ] }],
+    },
+  },
+  {
+    files: ['src-preload/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/src-main/**', '**/src-renderer/**'], message: 'the preload imports only @shared code' },
+      ] }],
+    },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

@@ -2,7 +2,7 @@
 // No host reads inside an epoch; one `await data()` per epoch (the loss, which also closes the
 // clock on asynchronous backends), and a yield per step so cancel/shutdown messages get through.
 import type * as TF from '@tensorflow/tfjs-core'
-import { modelSeed, type Progress, type Workload } from '@shared/contract'
+import { modelSeed, type Workload } from '@shared/contract'
 import { batchesPerEpoch, type MlpParams } from '@shared/families/mlp'
 import { epochOrder, generateDataset, type Dataset } from './data'
 import { ADAM_DEFAULTS, FusedMlp } from './fused-mlp'
