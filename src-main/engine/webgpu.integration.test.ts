@@ -16,7 +16,7 @@ beforeAll(async () => {
   webgpu = caps.find((c) => c.name === 'webgpu') ?? webgpu
 })
 
-/** Cross-backend agreement (DESIGN.md: backends agree to ~1e-6; 1e-3 leaves room). */
+/** Cross-backend agreement (measured before any code: backends agree to ~1e-6; 1e-3 leaves room). */
 const CROSS_BACKEND_TOLERANCE = 1e-3
 
 describe('webgpu backend', () => {

@@ -30,7 +30,7 @@ export interface WorkerLauncher {
   launch(options: LaunchOptions): WorkerHandle
 }
 
-/** Environment every worker gets: one GPU context per process, grown on demand (DESIGN.md). */
+/** Environment every worker gets: one GPU context per process, grown on demand (without it the first process takes all GPU memory). */
 export function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
