@@ -1,0 +1,132 @@
+// GBDT engine benchmark: Trainpool's TypeScript engine (one model at a time, and a batched group)
+// against real XGBoost 1.7 (tree_method=hist, nthread=1) on the same data.
+//
+//   npx tsx benchmarks/gbdt/engine-bench.mts [--rows 10000] [--features 100] [--models 50]
+//        [--xgb-models 5] [--rounds 100] [--depth 6] [--no-sampling] [--skip-xgb] [--json FILE]
+//
+// --rows is the data set size before the article's 80/20 split (10 000 → 8 000 training rows).
+// Times are per model; wall and CPU time are both reported (CPU time is the fairer number on a
+// shared machine). Prints a markdown table; --json writes the raw numbers.
+import { writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import {
+  estimateGbdtBytes,
+  meanSquaredError,
+  predictGbdt,
+  prepareGbdtData,
+  trainGbdt,
+  trainGbdtGroup,
+  treeHash,
+  type GbdtParams,
+} from '../../src-main/engine/gbdt/index.ts'
+import { splitRows, syntheticRegression } from '../../src-main/engine/gbdt/synthetic.ts'
+import { runXgboost, xgboostVersion } from '../../src-main/engine/gbdt/xgb-reference.ts'
+
+const args = process.argv.slice(2)
+const opt = (name: string, dflt: number) => {
+  const i = args.indexOf(`--${name}`)
+  return i >= 0 ? Number(args[i + 1]) : dflt
+}
+const flag = (name: string) => args.includes(`--${name}`)
+const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : null
+
+const rows = opt('rows', 10_000)
+const features = opt('features', 100)
+const models = opt('models', 50)
+const xgbModels = opt('xgb-models', 5)
+const rounds = opt('rounds', 100)
+const maxDepth = opt('depth', 6)
+const sampling = !flag('no-sampling')
+const seed = opt('seed', 1)
+const params: Partial<GbdtParams> = {
+  rounds,
+  maxDepth,
+  eta: 0.1,
+  ...(sampling ? { subsample: 0.8, colsampleBytree: 0.8 } : { subsample: 1, colsampleBytree: 1 }),
+}
+const seeds = Array.from({ length: models }, (_, i) => seed + i + 1)
+
+const clock = () => ({ wall: performance.now(), cpu: process.cpuUsage() })
+const since = (t: ReturnType<typeof clock>) => {
+  const c = process.cpuUsage(t.cpu)
+  return { wall: (performance.now() - t.wall) / 1000, cpu: (c.user + c.system) / 1e6 }
+}
+const log = (s: string) => process.stderr.write(s + '\n')
+
+const all = syntheticRegression({ rows, features, seed })
+const [train, test] = splitRows(all, Math.round(rows * 0.8))
+log(`data: ${rows} rows (${train.rows} train / ${test.rows} test) × ${features} features; ${cpus()[0]?.model ?? ''}`)
+
+let t = clock()
+const data = prepareGbdtData(train.x, train.y, train.rows, features, 256)
+const prep = since(t)
+log(`binning: ${prep.wall.toFixed(2)} s`)
+
+// warm-up (JIT) on a few rounds, not counted
+trainGbdtGroup(data, { ...params, rounds: 3 }, seeds.slice(0, 2))
+
+t = clock()
+const single = seeds.map((s, i) => {
+  const m = trainGbdt(data, params, s)
+  if (i % 10 === 9) log(`  sequential: ${i + 1}/${models}`)
+  return m
+})
+const seq = since(t)
+log(`sequential ${models}: ${seq.wall.toFixed(1)} s wall, ${seq.cpu.toFixed(1)} s cpu`)
+
+t = clock()
+const batched = trainGbdtGroup(data, params, seeds, { onRound: (r) => r % 25 === 0 && log(`  batched: round ${r}`) })
+const bat = since(t)
+log(`batched ${models}: ${bat.wall.toFixed(1)} s wall, ${bat.cpu.toFixed(1)} s cpu`)
+
+const sameHashes = single.every((m, i) => treeHash(m) === treeHash(batched[i]))
+const mses = single.map((m) => meanSquaredError(predictGbdt(m, test.x, test.rows), test.y))
+const msesB = batched.map((m) => meanSquaredError(predictGbdt(m, test.x, test.rows), test.y))
+const sameMse = mses.every((v, i) => v === msesB[i])
+const meanMse = mses.reduce((a, b) => a + b, 0) / mses.length
+
+let xgb: { version: string; wall: number; cpu: number; mse: number } | null = null
+if (!flag('skip-xgb') && xgbModels > 0) {
+  const version = xgboostVersion()
+  if (!version) log('python3 cannot import xgboost: XGBoost column skipped')
+  else {
+    const specs = seeds.slice(0, xgbModels).map((s) => ({ ...params, seed: s }))
+    const r = runXgboost(train, test, specs, 'none')
+    const n = r.models.length
+    xgb = {
+      version,
+      wall: r.models.reduce((a, m) => a + m.seconds, 0) / n,
+      cpu: r.models.reduce((a, m) => a + m.cpuSeconds, 0) / n,
+      mse: r.models.reduce((a, m) => a + m.mse, 0) / n,
+    }
+    log(`xgboost ${version}: ${xgb.wall.toFixed(2)} s/model wall, ${xgb.cpu.toFixed(2)} s/model cpu`)
+  }
+}
+
+const mem = estimateGbdtBytes({ rows: train.rows, features, models, params })
+const mib = (b: number) => (b / 2 ** 20).toFixed(0)
+const f2 = (x: number) => x.toFixed(2)
+const lines = [
+  `GBDT engine, ${train.rows} training rows × ${features} features, depth ${maxDepth}, eta 0.1, ${rounds} rounds, ` +
+    `subsample/colsample ${sampling ? '0.8' : '1'}, 1 thread, ${models} models`,
+  '',
+  '| engine | per model, wall (s) | per model, CPU (s) | mean test MSE |',
+  '|---|---|---|---|',
+  ...(xgb ? [`| XGBoost ${xgb.version} hist, nthread=1 (${xgbModels} models) | ${f2(xgb.wall)} | ${f2(xgb.cpu)} | ${xgb.mse.toFixed(5)} |`] : []),
+  `| Trainpool TS, one at a time | ${f2(seq.wall / models)} | ${f2(seq.cpu / models)} | ${meanMse.toFixed(5)} |`,
+  `| Trainpool TS, batched (${models} together) | ${f2(bat.wall / models)} | ${f2(bat.cpu / models)} | ${meanMse.toFixed(5)} |`,
+  '',
+  `batched vs one at a time: ${(seq.wall / bat.wall).toFixed(2)}× (wall), ${(seq.cpu / bat.cpu).toFixed(2)}× (CPU); ` +
+    `same trees: ${sameHashes ? 'yes' : 'NO'} (hashes), same test MSE: ${sameMse ? 'yes' : 'NO'}`,
+  ...(xgb ? [`one at a time vs XGBoost: ${(xgb.wall / (seq.wall / models)).toFixed(2)}× (wall), ${(xgb.cpu / (seq.cpu / models)).toFixed(2)}× (CPU)`] : []),
+  `binning once: ${f2(prep.wall)} s; estimated memory for ${models} batched: ${mib(mem.totalBytes)} MiB ` +
+    `(histograms ${mib(mem.histogramBytes)} MiB); peak RSS ${mib(process.resourceUsage().maxRSS * 1024)} MiB`,
+]
+console.log(lines.join('\n'))
+if (jsonOut) {
+  writeFileSync(
+    jsonOut,
+    JSON.stringify({ rows, trainRows: train.rows, features, models, rounds, maxDepth, sampling, prep, seq, bat, xgb, sameHashes, sameMse, meanMse, mem }, null, 2),
+  )
+}
+if (!sameHashes || !sameMse) process.exitCode = 1

@@ -1,0 +1,30 @@
+// Trainpool's gradient-boosted-trees engine: XGBoost 1.7 `hist`, squared error, depth-wise, in
+// plain TypeScript (no tfjs, nothing else from the app but the seeded RNG). See README.md here.
+//
+//   const data = prepareGbdtData(xTrain, yTrain, rows, features, params.maxBin)  // once per data set
+//   const one  = trainGbdt(data, params, seed + i + 1, { onRound, shouldStop })  // sequential / pool
+//   const all  = trainGbdtGroup(data, params, seeds, { onRound, shouldStop, onModelDone }) // batched
+//   const mse  = meanSquaredError(predictGbdt(model, xTest, testRows), yTest)
+//   treeHash(model)  // "same work, exactly": equal across strategies for the same seed
+//   estimateGbdtBytes({ rows, features, models, params })  // memory, before starting
+export { prepareGbdtData, type GbdtData } from './binning'
+export { estimateGbdtBytes, type GbdtMemoryEstimate, type GbdtMemoryQuery } from './memory'
+export {
+  GBDT_DEFAULTS,
+  GBDT_PARAM_RANGES,
+  MAX_TRAIN_ROWS,
+  describeRange,
+  gbdtParamProblems,
+  resolveGbdtParams,
+  type GbdtParams,
+} from './params'
+export { computeCuts, type GbdtCuts } from './quantile'
+export { QUANT_BITS, QUANT_MAX_ROWS, quantExponent, quantise } from './quantise'
+export {
+  DEFAULT_HISTOGRAM_BUDGET_BYTES,
+  GbdtCancelledError,
+  trainGbdt,
+  trainGbdtGroup,
+  type GbdtTrainOptions,
+} from './train'
+export { meanSquaredError, predictGbdt, treeHash, type GbdtModel, type GbdtTree } from './tree'

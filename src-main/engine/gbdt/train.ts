@@ -1,0 +1,791 @@
+// The trainer: XGBoost 1.7 `hist`, squared error, depth-wise growth, for a GROUP of models that share
+// one binned matrix. A group of one is the ordinary single-model trainer: `sequential` and `pool`
+// run this very code with one seed, `batched` with many, so model i's trees are the same either way
+// (all histogram sums are integers, see quantise.ts, so the order in which rows, nodes or models
+// are visited cannot change a bit).
+//
+// One round, per model: sample columns and rows (own RNG streams from the model's seed), quantise
+// the gradients, then grow the tree level by level. Per level, ONE pass over the binned matrix
+// (feature blocks outermost, then models, then features, then nodes) builds every model's node
+// histograms; for each split parent only the child with fewer rows is built and the sibling is the
+// parent minus it (in the parent's buffer). Split finding, leaf values and the stored leaf value
+// eta·w follow XGBoost 1.7.4's CPU code, including where it rounds to float32 (see evaluateNode).
+import { Rng } from '../random'
+import type { GbdtData } from './binning'
+import { MAX_TRAIN_ROWS, resolveGbdtParams, type GbdtParams } from './params'
+import { quantExponent } from './quantise'
+import type { GbdtModel, GbdtTree } from './tree'
+
+const f32 = Math.fround
+/** XGBoost's kRtEps: a split must reduce the loss by more than this */
+const KRT_EPS = f32(1e-6)
+/** stream ids of the per-model RNGs */
+const COLUMN_STREAM = 1
+const ROW_STREAM = 2
+/** bytes of binned columns kept hot while every model of the group uses them */
+const FEATURE_BLOCK_BYTES = 256 * 1024
+
+/** Default cap on histogram memory for one trainer call (all models of the group together). */
+export const DEFAULT_HISTOGRAM_BUDGET_BYTES = 512 * 1024 * 1024
+
+/** Thrown by the trainers when `shouldStop()` returns true (unless the caller supplies its own error). */
+export class GbdtCancelledError extends Error {
+  constructor(message = 'GBDT training cancelled') {
+    super(message)
+    this.name = 'GbdtCancelledError'
+  }
+}
+
+export interface GbdtTrainOptions {
+  /** after every round (1-based), for the whole group */
+  onRound?: (round: number, rounds: number) => void
+  /** checked before every round; true → throw cancelError() (default: a GbdtCancelledError) */
+  shouldStop?: () => boolean
+  cancelError?: () => Error
+  /** when model `index` (of the group) has all its trees */
+  onModelDone?: (index: number, model: GbdtModel) => void
+  /** histogram memory for the whole group; above it the level pass is split (results unchanged) */
+  histogramBudgetBytes?: number
+}
+
+/** The number of features each tree samples, as XGBoost: max(1, int(float(c) · float(F))). */
+export function featuresPerTree(colsample: number, features: number): number {
+  if (f32(colsample) === 1) return features
+  return Math.max(1, Math.trunc(f32(f32(colsample) * features)))
+}
+
+/** Histogram slots a buffer needs: the sum of the `featuresPerTree` widest features. */
+export function histogramSlots(widths: ArrayLike<number>, perTree: number): number {
+  const w = Array.from(widths).sort((a, b) => b - a)
+  let s = 0
+  for (let i = 0; i < perTree && i < w.length; i++) s += w[i]
+  return s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float32 emulation of XGBoost 1.7's split evaluator (src/tree/split_evaluator.h, param.h):
+//   T(G)     = G − α if G > α; G + α if G < −α; else 0                       (float64)
+//   gain(G,H)= H > 0 ? f32( f32(T(G)²) / f32(H + λ) ) : 0                     (Divide in float)
+//   loss_chg = f32( f32(gain(G_L,H_L) + gain(G_R,H_R)) − f32(gain(G,H)) )
+//   w(G,H)   = (H < mcw or H ≤ 0) ? 0 : f32( −T(G) / (H + λ) )                (float64, then float)
+//   leaf     = f32( w · f32(eta) )
+// A candidate needs H_L ≥ mcw and H_R ≥ mcw; the best is the first strictly greater loss_chg in the
+// order (features ascending; forward bins ascending, then backward bins descending), starting
+// from 0; it is applied iff loss_chg > 1e-6f, loss_chg ≥ f32(gamma), H_L ≠ 0 and H_R ≠ 0.
+// G are dequantised integer sums (Σq · 2^−k, exact), H are row counts.
+// ---------------------------------------------------------------------------------------------
+
+interface Coefs {
+  lambda: number
+  alpha: number
+  mcw: number
+  gamma: number
+  eta: number
+}
+
+function thresholdL1(g: number, alpha: number): number {
+  if (g > alpha) return g - alpha
+  if (g < -alpha) return g + alpha
+  return 0
+}
+
+/** gain of one side, float32 as XGBoost's CalcGainGivenWeight (max_delta_step 0, no constraints) */
+export function sideGain(g: number, h: number, lambda: number, alpha: number): number {
+  if (h <= 0) return 0
+  const t = thresholdL1(g, alpha)
+  return f32(f32(t * t) / f32(h + lambda))
+}
+
+/** leaf weight w, float32 as XGBoost's CalcWeight */
+export function leafWeight(g: number, h: number, lambda: number, alpha: number, mcw: number): number {
+  if (h < mcw || h <= 0) return 0
+  return f32(-thresholdL1(g, alpha) / (h + lambda))
+}
+
+/** the float32 parameters XGBoost sees */
+function coefs(p: GbdtParams): Coefs {
+  return { lambda: f32(p.lambda), alpha: f32(p.alpha), mcw: f32(p.minChildWeight), gamma: f32(p.gamma), eta: f32(p.eta) }
+}
+
+/** the best split of one node, written by evaluateNode */
+interface SplitResult {
+  loss: number
+  feature: number
+  /** local bin: non-missing rows with bin ≤ bin go left */
+  bin: number
+  defaultLeft: boolean
+  /** integer (quantised) gradient sum and row count of the left child */
+  gl: number
+  hl: number
+}
+
+/**
+ * Finds the node's best split from its histogram (interleaved [Σq, count] per slot). Returns false
+ * when no candidate has loss_chg > 0.
+ *
+ * Two shortcuts, neither of which can change the result:
+ * - empty bins are skipped: that candidate equals the previous one, which it cannot strictly beat;
+ * - a candidate is computed exactly (XGBoost's float32 steps, two divisions) only when a float64
+ *   estimate S ≈ gain_L + gain_R (with 1/(H+λ) from a table) could beat the best so far. The float32
+ *   path rounds 4 times at most, so its f32(gain_L + gain_R) ≤ S·(1 + 2.4e-7); if S·(1 + 1e-6) is
+ *   below the best's f32(gain_L + gain_R), its loss_chg ≤ the best's (rounding is monotone), and a
+ *   later candidate must be strictly greater to win.
+ */
+function evaluateNode(
+  hist: Float64Array,
+  feats: Int32Array,
+  nFeat: number,
+  slotOf: Int32Array,
+  nBins: Int32Array,
+  hasMissing: Uint8Array,
+  gq: number,
+  h: number,
+  inv: number,
+  c: Coefs,
+  recip: Float64Array,
+  out: SplitResult,
+): boolean {
+  const { lambda, alpha, mcw } = c
+  const rootGain = sideGain(gq * inv, h, lambda, alpha)
+  let best = 0
+  /** f32(gain_L + gain_R) of the best so far; loss_chg ≤ best ⇔ it is ≤ this (rootGain at first) */
+  let sBest = rootGain
+  let found = false
+  for (let j = 0; j < nFeat; j++) {
+    const f = feats[j]
+    const nb = nBins[f]
+    const o = 2 * slotOf[f]
+    const missH = hasMissing[f] === 1 ? hist[o + 2 * nb + 1] : 0
+    if (nb <= 1 && missH === 0) continue
+    // forward: left = bins ≤ b, missing right
+    let glq = 0
+    let hl = 0
+    for (let b = 0; b < nb; b++) {
+      const hb = hist[o + 2 * b + 1]
+      if (hb === 0) continue
+      glq += hist[o + 2 * b]
+      hl += hb
+      const hr = h - hl
+      if (hr < mcw || hr <= 0) break
+      if (hl < mcw) continue
+      const tl = alpha === 0 ? glq * inv : thresholdL1(glq * inv, alpha)
+      const tr = alpha === 0 ? (gq - glq) * inv : thresholdL1((gq - glq) * inv, alpha)
+      const tl2 = tl * tl
+      const tr2 = tr * tr
+      if ((tl2 * recip[hl] + tr2 * recip[hr]) * (1 + 1e-6) + 1e-37 < sBest) continue
+      const sum = f32(f32(f32(tl2) / f32(hl + lambda)) + f32(f32(tr2) / f32(hr + lambda)))
+      const loss = f32(sum - rootGain)
+      if (loss > best && loss !== Infinity) {
+        best = loss
+        sBest = sum
+        found = true
+        out.loss = loss
+        out.feature = f
+        out.bin = b
+        out.defaultLeft = false
+        out.gl = glq
+        out.hl = hl
+      }
+    }
+    if (missH === 0) continue
+    // backward: right = bins ≥ b, missing left (runs only when the node has missing values here)
+    let grq = 0
+    let hr = 0
+    for (let b = nb - 1; b >= 0; b--) {
+      const hb = hist[o + 2 * b + 1]
+      if (hb === 0) continue
+      grq += hist[o + 2 * b]
+      hr += hb
+      const hl2 = h - hr
+      if (hl2 < mcw || hl2 <= 0) break
+      if (hr < mcw) continue
+      const tl = thresholdL1((gq - grq) * inv, alpha)
+      const tr = thresholdL1(grq * inv, alpha)
+      const tl2 = tl * tl
+      const tr2 = tr * tr
+      if ((tl2 * recip[hl2] + tr2 * recip[hr]) * (1 + 1e-6) + 1e-37 < sBest) continue
+      const sum = f32(f32(f32(tl2) / f32(hl2 + lambda)) + f32(f32(tr2) / f32(hr + lambda)))
+      const loss = f32(sum - rootGain)
+      if (loss > best && loss !== Infinity) {
+        best = loss
+        sBest = sum
+        found = true
+        out.loss = loss
+        out.feature = f
+        out.bin = b - 1
+        out.defaultLeft = true
+        out.gl = gq - grq
+        out.hl = hl2
+      }
+    }
+  }
+  return found
+}
+
+// ---------------------------------------------------------------------------------------------
+// Histogram building: hot loops.
+// ---------------------------------------------------------------------------------------------
+
+/** hist[o + 2·bin] += q, hist[o + 2·bin + 1] += 1 for the rows of one node segment */
+function accumulate8(
+  bins: Uint8Array,
+  colBase: number,
+  rows: Int32Array,
+  q: Int32Array,
+  begin: number,
+  end: number,
+  hist: Float64Array,
+  o: number,
+): void {
+  for (let k = begin; k < end; k++) {
+    const i = o + 2 * bins[colBase + rows[k]]
+    hist[i] += q[k]
+    hist[i + 1] += 1
+  }
+}
+
+function accumulate16(
+  bins: Uint16Array,
+  colBase: number,
+  rows: Int32Array,
+  q: Int32Array,
+  begin: number,
+  end: number,
+  hist: Float64Array,
+  o: number,
+): void {
+  for (let k = begin; k < end; k++) {
+    const i = o + 2 * bins[colBase + rows[k]]
+    hist[i] += q[k]
+    hist[i + 1] += 1
+  }
+}
+
+/** target[i] −= sub[i] over the sampled features' slots */
+function subtractInto(target: Float64Array, sub: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) target[i] -= sub[i]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-model state
+// ---------------------------------------------------------------------------------------------
+
+interface Node {
+  /** index in the tree under construction */
+  id: number
+  begin: number
+  end: number
+  /** Σq (integer) and row count */
+  gq: number
+  h: number
+  hist: Float64Array | null
+}
+
+/** children of one split node, and the parent's histogram if it was kept for the subtraction trick */
+interface Pair {
+  left: Node
+  right: Node
+  hist: Float64Array | null
+}
+
+interface BuildTask {
+  begin: number
+  end: number
+  buf: Float64Array
+}
+
+interface DeriveTask {
+  /** parent's buffer, becomes the child's */
+  target: Float64Array
+  sub: Float64Array
+  node: Node
+  /** `sub` is a temporary (the sibling was built only to derive this node) */
+  releaseSub: boolean
+}
+
+class TreeBuilder {
+  feature: number[] = []
+  splitBin: number[] = []
+  threshold: number[] = []
+  defaultLeft: number[] = []
+  left: number[] = []
+  leafValue: number[] = []
+
+  add(leaf: number): number {
+    this.feature.push(-1)
+    this.splitBin.push(-1)
+    this.threshold.push(0)
+    this.defaultLeft.push(0)
+    this.left.push(-1)
+    this.leafValue.push(leaf)
+    return this.feature.length - 1
+  }
+
+  finish(): GbdtTree {
+    return {
+      feature: Int32Array.from(this.feature),
+      splitBin: Int32Array.from(this.splitBin),
+      threshold: Float32Array.from(this.threshold),
+      defaultLeft: Uint8Array.from(this.defaultLeft),
+      left: Int32Array.from(this.left),
+      leafValue: Float32Array.from(this.leafValue),
+    }
+  }
+}
+
+class ModelState {
+  readonly colRng: Rng
+  readonly rowRng: Rng
+  readonly pred: Float32Array
+  readonly rows: Int32Array
+  readonly q: Int32Array
+  readonly sampled: Uint8Array
+  readonly feats: Int32Array
+  nFeat = 0
+  /** histogram slot offset of feature f this round, −1 if not sampled */
+  readonly slotOf: Int32Array
+  histSlots = 0
+  nSampled = 0
+  inv = 1
+  readonly trees: GbdtTree[] = []
+  tree = new TreeBuilder()
+  /** the current level: nodes to evaluate (BFS order), and pairs of children awaiting it */
+  pairs: Pair[] = []
+  levelNodes: Node[] = []
+  builds: BuildTask[] = []
+  derives: DeriveTask[] = []
+  /** leaf segments of the current tree, for the prediction update: begin, end, leaf value */
+  leafSegs: number[] = []
+  /** in low-memory mode a level keeps no histograms for the next one */
+  keepHists = true
+  /** the root, while it waits for its histogram (depth 0) */
+  root: Node | null = null
+
+  constructor(
+    readonly seed: number,
+    n: number,
+    features: number,
+    baseScore: number,
+  ) {
+    this.colRng = new Rng(seed, COLUMN_STREAM)
+    this.rowRng = new Rng(seed, ROW_STREAM)
+    this.pred = new Float32Array(n).fill(baseScore)
+    this.rows = new Int32Array(n)
+    this.q = new Int32Array(n)
+    this.sampled = new Uint8Array(n)
+    this.feats = new Int32Array(features)
+    this.slotOf = new Int32Array(features)
+  }
+}
+
+/** A fixed-size set of histogram buffers, at most `capacity` alive at once. */
+class HistPool {
+  private free: Float64Array[] = []
+  alive = 0
+  constructor(
+    readonly length: number,
+    readonly capacity: number,
+  ) {}
+
+  get available(): number {
+    return this.capacity - this.alive
+  }
+
+  acquire(): Float64Array {
+    if (this.alive >= this.capacity) throw new Error('histogram pool exhausted')
+    this.alive++
+    return this.free.pop() ?? new Float64Array(this.length)
+  }
+
+  release(b: Float64Array | null): void {
+    if (!b) return
+    this.alive--
+    this.free.push(b)
+  }
+}
+
+/**
+ * Trains one model per seed on `data`, all together (the batched strategy; one seed = one model
+ * alone). Model i's trees depend only on (data, params, seeds[i]).
+ */
+export function trainGbdtGroup(
+  data: GbdtData,
+  paramsIn: Partial<GbdtParams>,
+  seeds: readonly number[],
+  options: GbdtTrainOptions = {},
+): GbdtModel[] {
+  const params = resolveGbdtParams(paramsIn)
+  if (data.rows > MAX_TRAIN_ROWS) throw new RangeError(`at most ${MAX_TRAIN_ROWS} training rows`)
+  if (data.cuts.maxBin !== params.maxBin) {
+    throw new RangeError(`data was binned with maxBin ${data.cuts.maxBin}, params ask for ${params.maxBin}`)
+  }
+  for (const s of seeds) if (!Number.isInteger(s)) throw new RangeError(`seed must be an integer, got ${s}`)
+  const n = data.rows
+  const F = data.features
+  const c = coefs(params)
+  const baseScore = f32(params.baseScore)
+  const perTree = featuresPerTree(params.colsampleBytree, F)
+  const slots = histogramSlots(data.width, perTree)
+  const bufBytes = slots * 16
+  const budget = options.histogramBudgetBytes ?? DEFAULT_HISTOGRAM_BUDGET_BYTES
+  const pool = new HistPool(2 * slots, Math.max(2, Math.floor(budget / bufBytes)))
+  const models = seeds.map((s) => new ModelState(s, n, F, baseScore))
+  const scratchRows = new Int32Array(n)
+  const scratchQ = new Int32Array(n)
+  const gbuf = new Float32Array(n)
+  const split: SplitResult = { loss: 0, feature: -1, bin: -1, defaultLeft: false, gl: 0, hl: 0 }
+  const bins8 = data.bins instanceof Uint8Array ? data.bins : null
+  const bins16 = data.bins instanceof Uint16Array ? data.bins : null
+  const featureBlock = Math.max(1, Math.floor(FEATURE_BLOCK_BYTES / (n * data.bins.BYTES_PER_ELEMENT)))
+  const minSplitH = Math.max(2, 2 * c.mcw)
+  const recip = new Float64Array(n + 1)
+  for (let i = 0; i <= n; i++) recip[i] = 1 / (i + c.lambda)
+  const colsAll = f32(params.colsampleBytree) === 1
+  const rowsAll = params.subsample >= 1
+
+  const evaluable = (node: Node, depth: number) => depth < params.maxDepth && node.h >= minSplitH
+
+  // ---- per round: sampling, gradients, quantisation -------------------------------------------
+  const startRound = (m: ModelState) => {
+    // columns: partial Fisher–Yates over 0..F−1, first perTree kept, sorted ascending
+    const feats = m.feats
+    for (let f = 0; f < F; f++) feats[f] = f
+    if (!colsAll) {
+      for (let i = 0; i < perTree; i++) {
+        const j = i + m.colRng.below(F - i)
+        const t = feats[i]
+        feats[i] = feats[j]
+        feats[j] = t
+      }
+      feats.subarray(0, perTree).sort()
+    }
+    m.nFeat = perTree
+    m.slotOf.fill(-1)
+    let slot = 0
+    for (let j = 0; j < perTree; j++) {
+      m.slotOf[feats[j]] = slot
+      slot += data.width[feats[j]]
+    }
+    m.histSlots = slot
+    // rows: Bernoulli(subsample) per row
+    const y = data.y
+    const pred = m.pred
+    let ns = 0
+    let maxAbs = 0
+    for (let r = 0; r < n; r++) {
+      const take = rowsAll || m.rowRng.uniform() < params.subsample
+      m.sampled[r] = take ? 1 : 0
+      if (take) {
+        const g = f32(pred[r] - y[r])
+        gbuf[ns] = g
+        m.rows[ns++] = r
+        const a = g < 0 ? -g : g
+        if (a > maxAbs) maxAbs = a
+      }
+    }
+    m.nSampled = ns
+    const k = quantExponent(maxAbs)
+    const scale = 2 ** k
+    m.inv = 2 ** -k
+    let gq = 0
+    for (let i = 0; i < ns; i++) {
+      const qi = (gbuf[i] * scale) | 0
+      m.q[i] = qi
+      gq += qi
+    }
+    m.tree = new TreeBuilder()
+    m.leafSegs.length = 0
+    const root: Node = { id: 0, begin: 0, end: ns, gq, h: ns, hist: null }
+    m.tree.add(f32(leafWeight(gq * m.inv, ns, c.lambda, c.alpha, c.mcw) * c.eta))
+    m.pairs = []
+    m.levelNodes = []
+    m.root = null
+    if (evaluable(root, 0)) m.root = root
+    else m.leafSegs.push(0, ns, m.tree.leafValue[0])
+  }
+
+  // ---- per level: plan which histograms to build or derive ------------------------------------
+  /** fresh buffers model m's level plan needs (pairs → levelNodes/builds/derives happen in plan) */
+  const freshNeeded = (m: ModelState, depth: number): number => {
+    let need = m.root ? 1 : 0
+    for (const p of m.pairs) {
+      const eL = evaluable(p.left, depth)
+      const eR = evaluable(p.right, depth)
+      if (!eL && !eR) continue
+      if (p.hist && eL && eR) need += 1
+      else if (p.hist) need += 1
+      else need += (eL ? 1 : 0) + (eR ? 1 : 0)
+    }
+    return need
+  }
+
+  const plan = (m: ModelState, depth: number) => {
+    m.keepHists = true
+    if (m.root) {
+      const root = m.root
+      m.root = null
+      m.levelNodes.push(root)
+      root.hist = pool.acquire()
+      m.builds.push({ begin: root.begin, end: root.end, buf: root.hist })
+    }
+    for (const p of m.pairs) {
+      const L = p.left
+      const R = p.right
+      const eL = evaluable(L, depth)
+      const eR = evaluable(R, depth)
+      if (eL) m.levelNodes.push(L)
+      if (eR) m.levelNodes.push(R)
+      if (!eL && !eR) {
+        pool.release(p.hist)
+        continue
+      }
+      if (p.hist && eL && eR) {
+        // XGBoost builds the right child iff it has fewer rows (strictly); either way the sums are exact
+        const [small, big] = R.h < L.h ? [R, L] : [L, R]
+        small.hist = pool.acquire()
+        m.builds.push({ begin: small.begin, end: small.end, buf: small.hist })
+        big.hist = p.hist
+        m.derives.push({ target: p.hist, sub: small.hist, node: big, releaseSub: false })
+      } else if (p.hist) {
+        const [x, other] = eL ? [L, R] : [R, L]
+        if (other.h < x.h) {
+          const tmp = pool.acquire()
+          m.builds.push({ begin: other.begin, end: other.end, buf: tmp })
+          x.hist = p.hist
+          m.derives.push({ target: p.hist, sub: tmp, node: x, releaseSub: true })
+        } else {
+          pool.release(p.hist)
+          x.hist = pool.acquire()
+          m.builds.push({ begin: x.begin, end: x.end, buf: x.hist })
+        }
+      } else {
+        for (const x of eL ? (eR ? [L, R] : [L]) : [R]) {
+          x.hist = pool.acquire()
+          m.builds.push({ begin: x.begin, end: x.end, buf: x.hist })
+        }
+      }
+    }
+    m.pairs = []
+  }
+
+  // ---- the level pass: one sweep over the binned matrix for every model in `group` -------------
+  const histogramPass = (group: ModelState[]) => {
+    for (const m of group) for (const t of m.builds) t.buf.fill(0, 0, 2 * m.histSlots)
+    for (let f0 = 0; f0 < F; f0 += featureBlock) {
+      const f1 = Math.min(F, f0 + featureBlock)
+      for (const m of group) {
+        if (m.builds.length === 0) continue
+        for (let f = f0; f < f1; f++) {
+          const slot = m.slotOf[f]
+          if (slot < 0) continue
+          const o = 2 * slot
+          const colBase = f * n
+          for (const t of m.builds) {
+            if (bins8) accumulate8(bins8, colBase, m.rows, m.q, t.begin, t.end, t.buf, o)
+            else accumulate16(bins16!, colBase, m.rows, m.q, t.begin, t.end, t.buf, o)
+          }
+        }
+      }
+    }
+    for (const m of group) {
+      for (const d of m.derives) {
+        subtractInto(d.target, d.sub, 2 * m.histSlots)
+        if (d.releaseSub) pool.release(d.sub)
+      }
+      m.builds.length = 0
+      m.derives.length = 0
+    }
+  }
+
+  // ---- evaluate the level's nodes of one model, apply splits, partition rows ------------------
+  const evaluateLevel = (m: ModelState, nodes: Node[], depth: number) => {
+    const t = m.tree
+    for (const node of nodes) {
+      const ok =
+        evaluateNode(node.hist!, m.feats, m.nFeat, m.slotOf, data.nBins, data.hasMissing, node.gq, node.h, m.inv, c, recip, split) &&
+        split.loss > KRT_EPS &&
+        !(split.loss < c.gamma) &&
+        split.hl !== 0 &&
+        split.hl !== node.h
+      if (!ok) {
+        pool.release(node.hist)
+        node.hist = null
+        m.leafSegs.push(node.begin, node.end, t.leafValue[node.id])
+        continue
+      }
+      // apply: children get ids in BFS order; leaf values f32(f32(w)·f32(eta))
+      const f = split.feature
+      const b = split.bin
+      const gl = split.gl
+      const hl = split.hl
+      const gr = node.gq - gl
+      const hr = node.h - hl
+      const lid = t.add(f32(leafWeight(gl * m.inv, hl, c.lambda, c.alpha, c.mcw) * c.eta))
+      t.add(f32(leafWeight(gr * m.inv, hr, c.lambda, c.alpha, c.mcw) * c.eta))
+      t.feature[node.id] = f
+      t.splitBin[node.id] = b
+      t.threshold[node.id] = b >= 0 ? data.cuts.values[data.cuts.ptrs[f] + b] : data.cuts.minValues[f]
+      t.defaultLeft[node.id] = split.defaultLeft ? 1 : 0
+      t.left[node.id] = lid
+      t.leafValue[node.id] = 0
+      // stable partition of the node's rows (and their q) by the split
+      const mid = partition(m, node.begin, node.end, f, b, split.defaultLeft)
+      if (mid - node.begin !== hl) throw new Error(`partition disagrees with the histogram (${mid - node.begin} ≠ ${hl})`)
+      const L: Node = { id: lid, begin: node.begin, end: mid, gq: gl, h: hl, hist: null }
+      const R: Node = { id: lid + 1, begin: mid, end: node.end, gq: gr, h: hr, hist: null }
+      const eL = evaluable(L, depth + 1)
+      const eR = evaluable(R, depth + 1)
+      if (!eL) m.leafSegs.push(L.begin, L.end, t.leafValue[L.id])
+      if (!eR) m.leafSegs.push(R.begin, R.end, t.leafValue[R.id])
+      if (eL || eR) {
+        m.pairs.push({ left: L, right: R, hist: m.keepHists ? node.hist : null })
+        if (!m.keepHists) pool.release(node.hist)
+      } else {
+        pool.release(node.hist)
+      }
+      node.hist = null
+    }
+  }
+
+  const partition = (m: ModelState, begin: number, end: number, f: number, b: number, defLeft: boolean): number => {
+    const rows = m.rows
+    const q = m.q
+    const bins = data.bins
+    const colBase = f * n
+    const missing = data.hasMissing[f] === 1 ? data.nBins[f] : -2
+    let wl = begin
+    let nr = 0
+    for (let k = begin; k < end; k++) {
+      const r = rows[k]
+      const bin = bins[colBase + r]
+      const goLeft = bin === missing ? defLeft : bin <= b
+      if (goLeft) {
+        rows[wl] = r
+        q[wl++] = q[k]
+      } else {
+        scratchRows[nr] = r
+        scratchQ[nr++] = q[k]
+      }
+    }
+    rows.set(scratchRows.subarray(0, nr), wl)
+    q.set(scratchQ.subarray(0, nr), wl)
+    return wl
+  }
+
+  /** process the planned level of `group` (their builds/derives fit in the pool) */
+  const runLevel = (group: ModelState[], depth: number) => {
+    histogramPass(group)
+    for (const m of group) {
+      const nodes = m.levelNodes
+      m.levelNodes = []
+      evaluateLevel(m, nodes, depth)
+    }
+  }
+
+  /** a model whose level does not fit: no subtraction, nodes in slices that fit, keep nothing */
+  const runLevelLowMemory = (m: ModelState, depth: number, others: ModelState[]) => {
+    for (const p of m.pairs) {
+      pool.release(p.hist)
+      p.hist = null
+    }
+    m.keepHists = false
+    for (const o of others) {
+      if (pool.available > 0) break
+      if (o === m) continue
+      for (const p of o.pairs) {
+        pool.release(p.hist)
+        p.hist = null
+      }
+    }
+    if (pool.available < 1) throw new Error('histogram budget too small for one node histogram')
+    const nodes: Node[] = []
+    if (m.root) nodes.push(m.root)
+    m.root = null
+    for (const p of m.pairs) {
+      if (evaluable(p.left, depth)) nodes.push(p.left)
+      if (evaluable(p.right, depth)) nodes.push(p.right)
+    }
+    m.pairs = []
+    for (let i = 0; i < nodes.length; ) {
+      const slice = nodes.slice(i, i + pool.available)
+      for (const x of slice) {
+        x.hist = pool.acquire()
+        m.builds.push({ begin: x.begin, end: x.end, buf: x.hist })
+      }
+      histogramPass([m])
+      evaluateLevel(m, slice, depth)
+      i += slice.length
+    }
+  }
+
+  // ---- finish a tree: predictions of every training row ---------------------------------------
+  const finishTree = (m: ModelState) => {
+    const tree = m.tree.finish()
+    m.trees.push(tree)
+    const pred = m.pred
+    const rows = m.rows
+    const segs = m.leafSegs
+    for (let s = 0; s < segs.length; s += 3) {
+      const v = segs[s + 2]
+      for (let k = segs[s]; k < segs[s + 1]; k++) pred[rows[k]] += v
+    }
+    if (m.nSampled === n) return
+    const { feature, splitBin, defaultLeft, left, leafValue } = tree
+    const bins = data.bins
+    const nBins = data.nBins
+    for (let r = 0; r < n; r++) {
+      if (m.sampled[r] === 1) continue
+      let node = 0
+      let f = feature[0]
+      while (f >= 0) {
+        const bin = bins[f * n + r]
+        const goLeft = bin === nBins[f] ? defaultLeft[node] === 1 : bin <= splitBin[node]
+        node = goLeft ? left[node] : left[node] + 1
+        f = feature[node]
+      }
+      pred[r] += leafValue[node]
+    }
+  }
+
+  // ---- the rounds -------------------------------------------------------------------------------
+  for (let round = 0; round < params.rounds; round++) {
+    if (options.shouldStop?.()) throw options.cancelError ? options.cancelError() : new GbdtCancelledError()
+    for (const m of models) startRound(m)
+    for (let depth = 0; depth < params.maxDepth; depth++) {
+      const group: ModelState[] = []
+      for (let i = 0; i < models.length; i++) {
+        const m = models[i]
+        if (m.pairs.length === 0 && !m.root) continue
+        let need = freshNeeded(m, depth)
+        if (need > pool.available && group.length > 0) {
+          runLevel(group, depth)
+          group.length = 0
+          need = freshNeeded(m, depth)
+        }
+        if (need > pool.available) {
+          runLevelLowMemory(m, depth, models)
+          continue
+        }
+        plan(m, depth)
+        group.push(m)
+      }
+      if (group.length > 0) runLevel(group, depth)
+    }
+    for (const m of models) {
+      // at maxDepth nothing is evaluated: any pairs left are leaves already recorded
+      for (const p of m.pairs) pool.release(p.hist)
+      m.pairs = []
+      finishTree(m)
+    }
+    options.onRound?.(round + 1, params.rounds)
+  }
+
+  const out = models.map<GbdtModel>((m) => ({ params, seed: m.seed, features: F, baseScore, trees: m.trees }))
+  if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
+  return out
+}
+
+/** One model alone (the sequential and pool strategies): exactly trainGbdtGroup with one seed. */
+export function trainGbdt(data: GbdtData, params: Partial<GbdtParams>, seed: number, options: GbdtTrainOptions = {}): GbdtModel {
+  return trainGbdtGroup(data, params, [seed], options)[0]
+}
