@@ -6,7 +6,8 @@ import type { BackendCapability, ConcreteBackend } from '@shared/contract'
 import { NodeLauncher } from '../pool/node-launcher'
 import { WorkerPool } from '../pool/worker-pool'
 import { probeInWorker } from '../service/bench-service'
-import { AUTO_ORDER, BackendUnavailableError, type SelectedBackend, autoAccepts, autoBackendFrom, capabilityOf, selectBackend } from './backends'
+import { AUTO_ORDER, autoAccepts, autoBackendFrom } from '@shared/backends'
+import { BackendUnavailableError, type SelectedBackend, capabilityOf, selectBackend } from './backends'
 
 const cap = (name: ConcreteBackend, available: boolean, gpu: boolean, detail = 'test'): BackendCapability => ({ name, available, gpu, detail })
 

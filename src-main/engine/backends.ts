@@ -2,12 +2,13 @@
 // GPU backends count only on real GPU hardware (tfjs-node-gpu silently falls back to the CPU, and
 // WebGPU on Linux without a GPU is Mesa's lavapipe); those stay reachable by asking for them by name.
 // Asking for a backend that is not available is an error with the reason, never a silent fallback.
-// What `auto` picks is decided in one place, autoAccepts(), over a BackendCapability's structured
-// fields (available, gpu): by selectBackend('auto') when a worker starts and by autoBackendFrom()
-// over the probe's results (the capabilities card), so both say the same.
+// What `auto` picks is decided in one place, autoAccepts() in src-shared/backends.ts, over a
+// BackendCapability's structured fields (available, gpu): by selectBackend('auto') when a worker
+// starts and by autoBackendFrom() over the probe's results (the capabilities card), so both agree.
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import type * as TF from '@tensorflow/tfjs-core'
+import { AUTO_ORDER, autoAccepts } from '@shared/backends'
 import type { BackendCapability, BackendName, ConcreteBackend } from '@shared/contract'
 
 type Tf = typeof TF
@@ -37,31 +38,11 @@ export function cpuModel(): string {
   return `${cpus[0]?.model?.trim() || os.arch()} (${cpus.length} cores)`
 }
 
-export const AUTO_ORDER: ConcreteBackend[] = ['tensorflow', 'webgpu', 'wasm', 'cpu']
-
-/** Backends that are worth picking automatically only on GPU hardware. */
-const GPU_BACKENDS: ReadonlySet<ConcreteBackend> = new Set(['tensorflow', 'webgpu'])
-
-/**
- * The one rule of `auto`: a backend is acceptable when it is available and, for the GPU backends,
- * runs on GPU hardware. Decided from the structured fields only, never from the detail text.
- */
-export function autoAccepts(capability: BackendCapability): boolean {
-  return capability.available && (!GPU_BACKENDS.has(capability.name) || capability.gpu === true)
-}
+export { AUTO_ORDER, autoAccepts, autoBackendFrom } from '@shared/backends'
 
 /** Why autoAccepts() passed a backend by (for the autoSkipped flag and the error text). */
 function autoSkipReason(capability: BackendCapability): string {
   return capability.available ? `${capability.name}: ${capability.detail} is not a GPU` : `${capability.name}: ${capability.detail}`
-}
-
-/** The backend `auto` picks, from probe results: the first of AUTO_ORDER that autoAccepts(). */
-export function autoBackendFrom(capabilities: readonly BackendCapability[]): ConcreteBackend {
-  for (const name of AUTO_ORDER) {
-    const c = capabilities.find((b) => b.name === name)
-    if (c && autoAccepts(c)) return name
-  }
-  return 'cpu'
 }
 
 /** A started backend as a capability: what the probe reports for it, and what `auto` judges. */

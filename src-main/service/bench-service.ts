@@ -24,13 +24,13 @@ import {
   type Progress,
   type WorkerLane,
 } from '@shared/contract'
+import { autoBackendFrom } from '@shared/backends'
 import { familyOf } from '@shared/families'
 import { estimateRunPeakBytes } from '@shared/estimate'
 import { exportFileName, exportRun } from '../bench/export'
 import { BenchRunner, type RunnerOptions } from '../bench/runner'
 import { summarize } from '../bench/stats'
 import { verify } from '../bench/verify'
-import { autoBackendFrom } from '../engine/backends'
 import type { WorkerLauncher } from '../pool/launcher'
 import { workerEnv } from '../pool/launcher'
 import { cleanName, cleanTags, listEntry, newRunId, type RunStore } from '../store/run-store'
