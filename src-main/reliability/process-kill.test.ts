@@ -40,6 +40,15 @@ describe.skipIf(!linux)('the serving process is SIGKILLed mid-run', () => {
       return (snapshot?.measurements.length ?? 0) >= 1
     }, 90_000, 50)
     expect(stored, bench.out.stderr).toBe(true)
+    // another process starting on the same store (the app, or here `trainpool serve`) while the run
+    // is live must leave it alone: its writer is alive and holds the run's lock
+    const early = spawnCli('serve', ['--port', '0', '--store', dir])
+    expect(await waitUntil(() => /\?token=/.test(early.out.stdout), 30_000), early.out.stderr).toBe(true)
+    expect(readRun(dir)?.status).toBe('running')
+    expect(readdirSync(join(dir, readRun(dir)!.runId))).toContain('writer.lock')
+    early.child.kill('SIGINT')
+    expect((await early.exited).code).toBe(0)
+    expect(bench.child.exitCode, 'the bench run ended before the kill: make it longer').toBeNull()
     const workers = childrenOf(bench.child.pid!)
     expect(workers.length).toBeGreaterThan(0)
     faults++

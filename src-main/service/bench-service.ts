@@ -336,7 +336,9 @@ export class BenchService implements BenchServiceApi {
   private async persist(live: LiveRun): Promise<void> {
     if (!this.options.store) return
     try {
-      await this.options.store.save(live.result)
+      // this process writes the live run: its writer lock keeps other processes on the same store
+      // (app, CLI, serve) from marking it interrupted at their start-up
+      await this.options.store.save(live.result, { writer: true })
     } catch (err) {
       const warning = `could not save the run to ${this.options.store.dir}: ${(err as Error).message} (results are kept in memory; export them before closing)`
       if (!live.result.warnings.includes(warning)) live.result.warnings.push(warning)
