@@ -1,15 +1,15 @@
-// The sandboxed preload: exposes window.trainpool, one typed method per contract channel, and
-// nothing raw (no ipcRenderer, no event objects). A sandboxed preload may only require
-// `electron` (plus events/timers/url), so everything else here is either import-free
-// (contract/channels.ts, bundled) or type-only.
+// The sandboxed preload: exposes window.trainpool, one typed method per method of the contract's
+// API table (each invoking that method's channel with its one request object), and nothing raw (no
+// ipcRenderer, no event objects). A sandboxed preload may only require `electron` (plus
+// events/timers/url): the build bundles everything else, the API table and zod included.
 import { contextBridge, ipcRenderer } from 'electron'
 import type { IpcRendererEvent } from 'electron'
-import { CHANNELS, MENU_CHANNEL, MENU_COMMANDS } from '@shared/contract/channels'
-import type { Method, MenuCommand } from '@shared/contract/channels'
-import type { ApiResponses, Envelope, TrainpoolApi } from '@shared/contract/api'
+import { MENU_CHANNEL, MENU_COMMANDS } from '@shared/contract/channels'
+import type { MenuCommand } from '@shared/contract/channels'
+import { CHANNELS, requestMethods } from '@shared/contract/api'
+import type { ApiRequest, ApiResponse, Envelope, Method, TrainpoolApi } from '@shared/contract/api'
 import type { RunEvent } from '@shared/contract/events'
 import type { TrainpoolErrorShape } from '@shared/contract/errors'
-import { requestMethods } from '@shared/contract/request-methods'
 
 /**
  * What a failed call rejects with. A plain object on purpose: contextBridge copies Error instances
@@ -39,15 +39,15 @@ function isEnvelope(value: unknown): value is Envelope<unknown> {
   return false
 }
 
-async function call<M extends Method>(method: M, payload: unknown): Promise<ApiResponses[M]> {
+async function call<M extends Method>(method: M, request: ApiRequest<M> | undefined): Promise<ApiResponse<M>> {
   let reply: unknown
   try {
-    reply = await ipcRenderer.invoke(CHANNELS[method], payload)
+    reply = await ipcRenderer.invoke(CHANNELS[method], request)
   } catch (err) {
     throw bridgeError({ code: 'internal', message: `IPC ${method} failed: ${(err as Error)?.message ?? String(err)}` })
   }
   if (!isEnvelope(reply)) throw bridgeError({ code: 'internal', message: `IPC ${method}: malformed reply from main` })
-  if (reply.ok) return reply.value as ApiResponses[M]
+  if (reply.ok) return reply.value as ApiResponse<M>
   throw bridgeError(reply.error)
 }
 

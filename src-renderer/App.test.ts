@@ -127,7 +127,7 @@ describe('App', () => {
     menu!('run')
     await flushPromises()
     expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(1)
-    expect((bridge.calls.find((c) => c.method === 'start')!.args[0] as { sizes: number[] }).sizes).toEqual(
+    expect((bridge.calls.find((c) => c.method === 'start')!.args[0] as { config: { sizes: number[] } }).config.sizes).toEqual(
       presetConfig('smoke', { preset: 'custom', sizes: [10_000] }).sizes,
     )
     w.unmount()

@@ -106,7 +106,7 @@ describe.skipIf(skip)('browser mode: smoke run on wasm', () => {
     const rows = await page.locator('[data-test="summary"] tbody tr').evaluateAll((trs) =>
       trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? '')),
     )
-    const fromStore = await env.service.getRun(runId)
+    const fromStore = await env.service.getRun({ runId })
     expect(fromStore).toEqual(stored)
     expect(rows).toHaveLength(stored.summary.length)
     expect(stored.summary.length).toBe(stored.config.strategies.length)

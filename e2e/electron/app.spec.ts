@@ -94,9 +94,9 @@ describe.skipIf(unavailable !== null)('Electron app', () => {
 
   it('a bad payload comes back as a typed error, not a crash', async () => {
     const err = await page.evaluate(async () => {
-      const api = (globalThis as unknown as { trainpool: { getRun(id: string): Promise<unknown> } }).trainpool
+      const api = (globalThis as unknown as { trainpool: { getRun(request: { runId: string }): Promise<unknown> } }).trainpool
       try {
-        await api.getRun('../../etc/passwd')
+        await api.getRun({ runId: '../../etc/passwd' })
         return null
       } catch (e) {
         return e as { code?: string; message?: string }

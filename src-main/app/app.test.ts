@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { CHANNELS, MENU_CHANNEL } from '@shared/contract/channels'
+import { CHANNELS } from '@shared/contract/api'
+import { MENU_CHANNEL } from '@shared/contract/channels'
 import { ElectronLauncher } from '../pool/electron-launcher'
 import type { ServiceFactoryContext } from './service-factory'
 import { BrowserWindow, FakeFrame, Menu, app, ipcMain, nativeTheme, resetFakeElectron, session } from './test-support/fake-electron'
@@ -60,7 +61,7 @@ describe('runApp', () => {
       { config: { preset: 'smoke' } },
     )
     expect(reply).toEqual({ ok: true, value: { runId: 'run-1' } })
-    expect(service.start).toHaveBeenCalledWith({ preset: 'smoke' })
+    expect(service.start).toHaveBeenCalledWith({ config: { preset: 'smoke' } })
   })
 
   it('uses the dev server only when unpackaged', async () => {

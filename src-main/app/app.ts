@@ -77,7 +77,7 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
   installMenu({
     command: sendMenuCommand,
     cancel: () => {
-      service.cancel().catch((err: unknown) => console.warn(`trainpool: cancel failed: ${(err as Error)?.message ?? err}`))
+      service.cancel({}).catch((err: unknown) => console.warn(`trainpool: cancel failed: ${(err as Error)?.message ?? err}`))
     },
   })
 

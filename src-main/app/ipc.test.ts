@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { CHANNELS } from '@shared/contract/channels'
+import { CHANNELS } from '@shared/contract/api'
 import type { RunEvent } from '@shared/contract'
 import { METHODS } from '../service/dispatch'
 import { resolveAppPage } from './app-page'
@@ -38,14 +38,14 @@ describe('IPC handlers', () => {
       ok: true,
       value: { runId: 'run-1' },
     })
-    expect(service.start).toHaveBeenCalledWith({ preset: 'smoke' })
+    expect(service.start).toHaveBeenCalledWith({ config: { preset: 'smoke' } })
     await expect(ipcMain.invoke(CHANNELS.cancel, fromApp(), { runId: 'run-1' })).resolves.toEqual({
       ok: true,
       value: { cancelled: true },
     })
-    expect(service.cancel).toHaveBeenCalledWith('run-1')
+    expect(service.cancel).toHaveBeenCalledWith({ runId: 'run-1' })
     await ipcMain.invoke(CHANNELS.cancel, fromApp(), {})
-    expect(service.cancel).toHaveBeenLastCalledWith(undefined)
+    expect(service.cancel).toHaveBeenLastCalledWith({})
     await ipcMain.invoke(CHANNELS.listRuns, fromApp())
     expect(service.listRuns).toHaveBeenCalledOnce()
   })

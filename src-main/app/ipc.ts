@@ -1,11 +1,10 @@
-// ipcMain ↔ service. One handler per contract channel; every request is checked for its sender
+// ipcMain ↔ service. One handler per method of the contract's API table (its derived channel); every request is checked for its sender
 // (only the app window's main frame, showing one of the app's own pages) and then goes through
 // dispatch(), which validates the payload against the contract and always answers an Envelope.
 // Service events go to the app window only.
 import { ipcMain } from 'electron'
 import type { BrowserWindow, IpcMainInvokeEvent } from 'electron'
-import { CHANNELS } from '@shared/contract/channels'
-import type { Envelope } from '@shared/contract/api'
+import { CHANNELS, type Envelope } from '@shared/contract/api'
 import { dispatch, METHODS } from '../service/dispatch'
 import type { BenchServiceApi } from '../service/types'
 import type { AppPage } from './app-page'

@@ -1,7 +1,7 @@
 // The preload lives in src-preload/; its test sits here because the vitest node project covers src-main/**.
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { CHANNELS, MENU_CHANNEL } from '@shared/contract/channels'
-import type { TrainpoolApi } from '@shared/contract/api'
+import { MENU_CHANNEL } from '@shared/contract/channels'
+import { CHANNELS, type TrainpoolApi } from '@shared/contract/api'
 import { METHODS } from '../service/dispatch'
 
 type Listener = (event: unknown, ...args: unknown[]) => void
@@ -40,27 +40,32 @@ function emit(channel: string, value: unknown) {
 beforeEach(() => h.invoke.mockReset())
 
 describe('preload window.trainpool', () => {
-  it('exposes exactly one method per contract channel plus onEvent/onMenuCommand, nothing raw', () => {
+  it('exposes exactly one method per method of the API table plus onEvent/onMenuCommand, nothing raw', () => {
     expect([...h.exposed.keys()]).toEqual(['trainpool'])
     expect(Object.keys(api).sort()).toEqual([...METHODS, 'onEvent', 'onMenuCommand'].sort())
     for (const v of Object.values(api)) expect(typeof v).toBe('function')
     expect(Object.keys(CHANNELS).filter((k) => k !== 'event').sort()).toEqual([...METHODS].sort())
+    // channels derived from the names, unchanged from when they were written by hand
+    expect(CHANNELS).toMatchObject({ getRun: 'trainpool:get-run', listRuns: 'trainpool:list-runs', reportPdf: 'trainpool:report-pdf', event: 'trainpool:event' })
+    expect(new Set(Object.values(CHANNELS)).size).toBe(METHODS.length + 1)
   })
 
-  it('invokes the contract channel with the contract payload and unwraps ok envelopes', async () => {
+  it('invokes each method\'s channel with its one request object as is, and unwraps ok envelopes', async () => {
     h.invoke.mockResolvedValue({ ok: true, value: { runId: 'r1' } })
-    await expect(api.start({ preset: 'smoke' })).resolves.toEqual({ runId: 'r1' })
+    await expect(api.start({ config: { preset: 'smoke' } })).resolves.toEqual({ runId: 'r1' })
     expect(h.invoke).toHaveBeenLastCalledWith(CHANNELS.start, { config: { preset: 'smoke' } })
 
     h.invoke.mockResolvedValue({ ok: true, value: { cancelled: true } })
-    await api.cancel()
+    await api.cancel({})
     expect(h.invoke).toHaveBeenLastCalledWith(CHANNELS.cancel, {})
-    await api.cancel('r1')
+    await api.cancel({ runId: 'r1' })
     expect(h.invoke).toHaveBeenLastCalledWith(CHANNELS.cancel, { runId: 'r1' })
 
     h.invoke.mockResolvedValue({ ok: true, value: null })
-    await api.getRun('r1')
+    await api.getRun({ runId: 'r1' })
     expect(h.invoke).toHaveBeenLastCalledWith(CHANNELS.getRun, { runId: 'r1' })
+    await api.exportRun({ runId: 'r1', format: 'csv' })
+    expect(h.invoke).toHaveBeenLastCalledWith(CHANNELS.exportRun, { runId: 'r1', format: 'csv' })
     for (const m of ['capabilities', 'listRuns', 'currentRun'] as const) {
       await api[m]()
       expect(h.invoke).toHaveBeenLastCalledWith(CHANNELS[m], undefined)
@@ -70,7 +75,7 @@ describe('preload window.trainpool', () => {
   it('rejects with a plain error-like object carrying code, message and issues', async () => {
     const error = { code: 'invalid-input', message: 'invalid start request: sizes.0: too small', issues: [{ field: 'sizes.0', message: 'too small' }] }
     h.invoke.mockResolvedValue({ ok: false, error })
-    const err = await api.start({ sizes: [0] }).catch((e: unknown) => e)
+    const err = await api.start({ config: { sizes: [0] } }).catch((e: unknown) => e)
     expect(err).toEqual({ name: 'TrainpoolError', ...error })
     expect(err).not.toBeInstanceOf(Error) // contextBridge would drop code/issues from an Error
   })

@@ -82,18 +82,18 @@ describe('desktop PDF report', () => {
       print,
       writeFile: async (p, d) => void writes.push([p, d]),
     })
-    const file = await desktop.exportRun('run-1', 'csv')
+    const file = await desktop.exportRun({ runId: 'run-1', format: 'csv' })
     expect(file.savedPath).toBe('/home/u/out.csv')
     expect(writes).toEqual([['/home/u/out.csv', 'x']])
     expect(showSaveDialog).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: 'trainpool-run-1.csv', filters: [expect.objectContaining({ extensions: ['csv'] })] }))
 
     answer = { canceled: false, filePath: '/home/u/report.pdf' }
-    const report = await desktop.reportPdf('run-1')
+    const report = await desktop.reportPdf({ runId: 'run-1' })
     expect(report).toEqual({ fileName: 'trainpool-run-1.pdf', sizeBytes: 4, savedPath: '/home/u/report.pdf' })
     expect(print).toHaveBeenCalledTimes(1)
 
     answer = { canceled: true }
-    expect((await desktop.reportPdf('run-1')).savedPath).toBeNull()
+    expect((await desktop.reportPdf({ runId: 'run-1' })).savedPath).toBeNull()
     expect(print).toHaveBeenCalledTimes(1) // nothing rendered for a cancelled dialog
     expect(writes).toHaveLength(2)
     // everything else goes straight to the service

@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { BrowserWindow as BrowserWindowType, BrowserWindowConstructorOptions, Dialog, SaveDialogOptions } from 'electron'
-import { TrainpoolError, type ExportedFile, type ExportFormat, type PdfReport, type RunResult } from '@shared/contract'
+import { TrainpoolError, type ExportedFile, type ExportFormat, type ParsedRequest, type PdfReport, type RunResult } from '@shared/contract'
 import { exportFileName } from '../bench/export'
 import { PDF_MARGINS_MM, footerTemplate } from '../report/render-pdf'
 import type { BenchServiceApi } from '../service/types'
@@ -118,14 +118,14 @@ export function withDesktopSaving(service: BenchServiceApi, options: DesktopSavi
     return res.canceled || !res.filePath ? null : res.filePath
   }
   const overrides: Partial<BenchServiceApi> = {
-    async exportRun(runId: string, format: ExportFormat): Promise<ExportedFile> {
-      const file = await service.exportRun(runId, format)
+    async exportRun({ runId, format }: ParsedRequest<'exportRun'>): Promise<ExportedFile> {
+      const file = await service.exportRun({ runId, format })
       const path = await ask(file.fileName, format, `Export run as ${format.toUpperCase()}`)
       if (path) await write(path, file.content)
       return { ...file, savedPath: path }
     },
-    async reportPdf(runId: string): Promise<PdfReport> {
-      const run = await service.getRun(runId)
+    async reportPdf({ runId }: ParsedRequest<'reportPdf'>): Promise<PdfReport> {
+      const run = await service.getRun({ runId })
       const fileName = exportFileName(run, 'pdf')
       const path = await ask(fileName, 'pdf', 'Save PDF report')
       if (!path) return { fileName, sizeBytes: 0, savedPath: null }

@@ -2,7 +2,7 @@
 // a stored run (by id) or an exported result file, as a PDF report (headless Chromium), the
 // Markdown summary table on stdout, or JSON/CSV files. Without an output flag: the verdict and the table.
 import { existsSync, promises as fs } from 'node:fs'
-import { TrainpoolError, type RunResult } from '@shared/contract'
+import { RUN_ID_PATTERN, TrainpoolError, type RunResult } from '@shared/contract'
 import { exportRun, toMarkdownDocument } from '../bench/export'
 import { renderReportPdf } from '../report/render-pdf'
 import { RunStore, defaultStoreDir, parseRun } from '../store/run-store'
@@ -17,11 +17,9 @@ export interface ReportFlags {
   store?: string
 }
 
-const RUN_ID = /^[A-Za-z0-9_-]{1,64}$/
-
 /** A path to a result file (exists, or looks like one), else a run id in the store. */
 export async function loadRun(target: string, storeDir?: string): Promise<RunResult> {
-  const looksLikeFile = target.endsWith('.json') || target.includes('/') || target.includes('\\') || !RUN_ID.test(target)
+  const looksLikeFile = target.endsWith('.json') || target.includes('/') || target.includes('\\') || !RUN_ID_PATTERN.test(target)
   if (looksLikeFile || existsSync(target)) {
     let text: string
     try {

@@ -34,11 +34,12 @@ describe('WebSocket bridge', () => {
     const bridge = bridgeFor(server)
     expect((await bridge.capabilities()).shell).toBe('browser') // queued until open, then sent
     expect(bridge.state).toBe('open')
-    expect(await bridge.start({ preset: 'smoke' })).toEqual({ runId: 'run-1' })
-    expect(await bridge.cancel()).toEqual({ cancelled: false })
+    expect(await bridge.start({ config: { preset: 'smoke' } })).toEqual({ runId: 'run-1' })
+    expect(service.started).toEqual([{ preset: 'smoke' }])
+    expect(await bridge.cancel({})).toEqual({ cancelled: false })
     expect(await bridge.currentRun()).toBeNull()
-    await expect(bridge.getRun('../x')).rejects.toMatchObject({ name: 'TrainpoolError', code: 'invalid-input' })
-    await expect(bridge.getRun('nope')).rejects.toMatchObject({ code: 'not-found', message: 'no run nope' })
+    await expect(bridge.getRun({ runId: '../x' })).rejects.toMatchObject({ name: 'TrainpoolError', code: 'invalid-input' })
+    await expect(bridge.getRun({ runId: 'nope' })).rejects.toMatchObject({ code: 'not-found', message: 'no run nope' })
     const seen: RunEvent[] = []
     const off = bridge.onEvent((e) => seen.push(e))
     const e: RunEvent = { type: 'phase', runId: 'run-1', phase: 'warming', index: 0, key: null, message: 'm' }
@@ -58,7 +59,7 @@ describe('WebSocket bridge', () => {
     await bridge.listRuns()
     let release!: () => void
     service.gate = new Promise<void>((r) => (release = r))
-    const inFlight = bridge.start({ preset: 'smoke' })
+    const inFlight = bridge.start({ config: { preset: 'smoke' } })
     const outcome = inFlight.then(() => null, (err: unknown) => err)
     await new Promise((r) => setTimeout(r, 50))
     await server.close()

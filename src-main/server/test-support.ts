@@ -5,7 +5,7 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import WebSocket from 'ws'
-import { TrainpoolError, type Capabilities, type RunEvent, type RunListEntry, type RunResult } from '@shared/contract'
+import { TrainpoolError, type Capabilities, type ParsedRequest, type RunEvent, type RunListEntry, type RunResult } from '@shared/contract'
 import type { BenchServiceApi } from '../service/types'
 
 export class FakeService implements BenchServiceApi {
@@ -28,9 +28,9 @@ export class FakeService implements BenchServiceApi {
       shell: 'browser',
     }
   }
-  async start(raw: unknown): Promise<{ runId: string }> {
+  async start({ config }: ParsedRequest<'start'>): Promise<{ runId: string }> {
     if (this.gate) await this.gate
-    this.started.push(raw)
+    this.started.push(config)
     return { runId: 'run-1' }
   }
   async cancel(): Promise<{ cancelled: boolean }> {
@@ -39,25 +39,25 @@ export class FakeService implements BenchServiceApi {
   async listRuns(): Promise<RunListEntry[]> {
     return []
   }
-  async getRun(runId: string): Promise<RunResult> {
+  async getRun({ runId }: ParsedRequest<'getRun'>): Promise<RunResult> {
     throw new TrainpoolError('not-found', `no run ${runId}`)
   }
   async currentRun(): Promise<{ runId: string; events: RunEvent[] } | null> {
     return null
   }
-  async renameRun(runId: string): Promise<never> {
+  async renameRun({ runId }: ParsedRequest<'renameRun'>): Promise<never> {
     throw new TrainpoolError('not-found', `no run ${runId}`)
   }
-  async tagRun(runId: string): Promise<never> {
+  async tagRun({ runId }: ParsedRequest<'tagRun'>): Promise<never> {
     throw new TrainpoolError('not-found', `no run ${runId}`)
   }
-  async deleteRun(runId: string): Promise<never> {
+  async deleteRun({ runId }: ParsedRequest<'deleteRun'>): Promise<never> {
     throw new TrainpoolError('not-found', `no run ${runId}`)
   }
-  async exportRun(runId: string): Promise<never> {
+  async exportRun({ runId }: ParsedRequest<'exportRun'>): Promise<never> {
     throw new TrainpoolError('not-found', `no run ${runId}`)
   }
-  async reportPdf(runId: string): Promise<never> {
+  async reportPdf({ runId }: ParsedRequest<'reportPdf'>): Promise<never> {
     throw new TrainpoolError('not-found', `no run ${runId}`)
   }
   onEvent(listener: (e: RunEvent) => void): () => void {

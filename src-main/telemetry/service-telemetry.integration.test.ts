@@ -36,7 +36,7 @@ describe('BenchService telemetry', () => {
     service.onEvent((e) => {
       if (e.type === 'telemetry') events.push(e)
     })
-    const { runId } = await service.start(presetConfig('smoke', { backend: 'cpu' }))
+    const { runId } = await service.start({ config: presetConfig('smoke', { backend: 'cpu' }) })
     const poll = setInterval(async () => {
       const current = await service.currentRun()
       if (current) for (const e of current.events) if (e.type === 'telemetry') for (const s of e.samples) for (const w of s.workers) seenPids.add(w.pid)

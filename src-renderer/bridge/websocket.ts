@@ -1,12 +1,13 @@
 // Browser mode's bridge: TrainpoolApi over one WebSocket to `trainpool serve`. Requests are
-// {id, method, payload} and come back as {id, ...Envelope}; run events are pushed as {event}.
+// {id, method, payload} (one method per entry of the contract's API table, the payload its request
+// object) and come back as {id, ...Envelope}; run events are pushed as {event}.
 // The socket reconnects with backoff; requests in flight when it drops are rejected with a clear
 // error. After a reconnect it re-attaches to the live run (currentRun), or, when the run ended
 // while the socket was down, delivers its run-finished from getRun, so stores never go stale.
-import type { ApiResponses, Envelope, Method, TrainpoolApi } from '@shared/contract/api'
+import { requestMethods } from '@shared/contract/api'
+import type { ApiRequest, ApiResponse, Envelope, Method, TrainpoolApi } from '@shared/contract/api'
 import type { TrainpoolErrorShape } from '@shared/contract/errors'
 import type { RunEvent } from '@shared/contract/events'
-import { requestMethods } from '@shared/contract/request-methods'
 import { WS_CLOSE, WS_PATH, type WsRequest } from '@shared/contract/websocket'
 
 export interface BridgeError extends TrainpoolErrorShape {
@@ -172,7 +173,7 @@ export function createWebSocketBridge(options: WebSocketBridgeOptions): WebSocke
     else p.reject(bridgeError({ code: 'internal', message: `${p.method}: malformed reply from the server` }))
   }
 
-  function call<M extends Method>(method: M, payload: unknown): Promise<ApiResponses[M]> {
+  function call<M extends Method>(method: M, payload: ApiRequest<M> | undefined): Promise<ApiResponse<M>> {
     if (closedForGood) {
       return Promise.reject(
         bridgeError({
@@ -184,7 +185,7 @@ export function createWebSocketBridge(options: WebSocketBridgeOptions): WebSocke
     const id = nextId++
     const request: WsRequest = payload === undefined ? { id, method } : { id, method, payload }
     const frame = JSON.stringify(request)
-    return new Promise<ApiResponses[M]>((resolve, reject) => {
+    return new Promise<ApiResponse<M>>((resolve, reject) => {
       pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject })
       if (socket && socket.readyState === WS.OPEN) socket.send(frame)
       else queued.push({ id, frame })

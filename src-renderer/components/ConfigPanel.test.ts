@@ -140,7 +140,7 @@ describe('presets', () => {
     // what Run sends, hence what History shows
     await w.get('form').trigger('submit')
     await flushPromises()
-    const sent = bridge.calls.find((c) => c.method === 'start')?.args[0] as { preset: string; backend: string }
+    const sent = (bridge.calls.find((c) => c.method === 'start')?.args[0] as { config: { preset: string; backend: string } }).config
     expect(sent.preset).toBe('smoke')
     expect(sent.backend).toBe('wasm')
   })
@@ -185,7 +185,7 @@ describe('Run button', () => {
     await w.get('[data-test=models]').setValue('8')
     await w.get('form').trigger('submit')
     expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(1)
-    expect((bridge.calls[0].args[0] as { models: number[] }).models).toEqual([8])
+    expect((bridge.calls[0].args[0] as { config: { models: number[] } }).config.models).toEqual([8])
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
     expect(w.get('[data-test=run]').text()).toMatch(/Starting/)
     resolve({ runId: 'r1' })

@@ -155,7 +155,7 @@ describe('cancel flow', () => {
     await flushPromises()
     await w.get('[data-test=cancel]').trigger('click')
     await flushPromises()
-    expect(bridge.calls.filter((c) => c.method === 'cancel')).toEqual([{ method: 'cancel', args: ['run-1'] }])
+    expect(bridge.calls.filter((c) => c.method === 'cancel')).toEqual([{ method: 'cancel', args: [{ runId: 'run-1' }] }])
     expect(w.get('[data-test=cancel]').text()).toBe('Cancelling…')
     expect(w.get('[data-test=cancel]').attributes('disabled')).toBeDefined()
     // a second click does not send a second cancel
@@ -184,8 +184,8 @@ describe('cancel flow', () => {
 
   it('a cancel the service refuses re-enables the button', async () => {
     const { w, run } = setup()
-    bridge.cancel = async (runId) => {
-      bridge.calls.push({ method: 'cancel', args: [runId] })
+    bridge.cancel = async (request) => {
+      bridge.calls.push({ method: 'cancel', args: [request] })
       return { cancelled: false }
     }
     run.applyEvent(events[0])

@@ -33,7 +33,7 @@ export const useHistoryStore = defineStore('history', () => {
     selectedError.value = null
     opening.value = true
     try {
-      const r = await chooseBridge().getRun(runId)
+      const r = await chooseBridge().getRun({ runId })
       if (selectedId.value === runId) selected.value = r
     } catch (err) {
       if (selectedId.value === runId) selectedError.value = asErrorShape(err).message

@@ -195,7 +195,7 @@ export const useRunStore = defineStore('run', () => {
     cancelling.value = false
     joined.value = false
     try {
-      const { runId: id } = await chooseBridge().start(cfg as unknown as Record<string, unknown>)
+      const { runId: id } = await chooseBridge().start({ config: cfg })
       if (runId.value !== id) {
         // run-started not seen yet: show the run as started with what we know
         if (status.value === 'starting') {
@@ -225,7 +225,7 @@ export const useRunStore = defineStore('run', () => {
     if (!busy.value || cancelling.value) return
     cancelling.value = true
     try {
-      const r = await chooseBridge().cancel(runId.value ?? undefined)
+      const r = await chooseBridge().cancel(runId.value ? { runId: runId.value } : {})
       if (!r.cancelled) cancelling.value = false
     } catch (err) {
       cancelling.value = false

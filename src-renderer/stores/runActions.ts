@@ -36,21 +36,21 @@ export const useRunActionsStore = defineStore('runActions', () => {
   }
 
   async function rename(runId: string, name: string) {
-    if ((await act('Rename', () => chooseBridge().renameRun(runId, name))) !== null) {
+    if ((await act('Rename', () => chooseBridge().renameRun({ runId, name }))) !== null) {
       message.value = name.trim() ? `Renamed to “${name.trim()}”` : 'Name removed'
       await afterChange(runId)
     }
   }
 
   async function tag(runId: string, tags: string[]) {
-    if ((await act('Tag', () => chooseBridge().tagRun(runId, tags))) !== null) {
+    if ((await act('Tag', () => chooseBridge().tagRun({ runId, tags }))) !== null) {
       message.value = tags.length ? `Tags: ${tags.join(', ')}` : 'Tags removed'
       await afterChange(runId)
     }
   }
 
   async function remove(runId: string) {
-    if ((await act('Delete', () => chooseBridge().deleteRun(runId))) !== null) {
+    if ((await act('Delete', () => chooseBridge().deleteRun({ runId }))) !== null) {
       const history = useHistoryStore()
       if (history.selectedId === runId) history.close()
       message.value = `Deleted run ${runId}`
@@ -59,17 +59,17 @@ export const useRunActionsStore = defineStore('runActions', () => {
   }
 
   async function exportRun(runId: string, format: ExportFormat) {
-    const file = await act(`Export ${format.toUpperCase()}`, () => chooseBridge().exportRun(runId, format))
+    const file = await act(`Export ${format.toUpperCase()}`, () => chooseBridge().exportRun({ runId, format }))
     if (file) message.value = deliverExport(file)
   }
 
   async function savePdf(runId: string) {
-    const report = await act('Save PDF', () => chooseBridge().reportPdf(runId))
+    const report = await act('Save PDF', () => chooseBridge().reportPdf({ runId }))
     if (report) message.value = deliverPdf(report)
   }
 
   async function compare(a: string, b: string) {
-    const runs = await act('Compare', () => Promise.all([chooseBridge().getRun(a), chooseBridge().getRun(b)]))
+    const runs = await act('Compare', () => Promise.all([chooseBridge().getRun({ runId: a }), chooseBridge().getRun({ runId: b })]))
     if (runs) compared.value = runs as [RunResult, RunResult]
   }
 

@@ -271,6 +271,7 @@ export const CAPABILITIES: Capabilities = {
 }
 
 export interface FakeBridge extends Bridge {
+  /** every request method call: its name and its one request object (none for capabilities/listRuns/currentRun) */
   calls: { method: string; args: unknown[] }[]
   emit(e: RunEvent): void
   listeners: Set<(e: RunEvent) => void>
@@ -282,8 +283,6 @@ export interface FakeBridge extends Bridge {
 
 export function fakeBridge(): FakeBridge {
   const listeners = new Set<(e: RunEvent) => void>()
-  // run-management methods (rename/tag/delete/export/report): spread in so the fake satisfies the
-  // TrainpoolApi whether or not a given checkout of the contract has them yet
   const entry = (runId: string): RunListEntry =>
     b.runs.find((r) => r.runId === runId) ?? {
       runId,
@@ -296,30 +295,7 @@ export function fakeBridge(): FakeBridge {
       models: [],
       bestSpeedup: null,
     }
-  const management = {
-    async renameRun(runId: string, name: string) {
-      b.calls.push({ method: 'renameRun', args: [runId, name] })
-      return { ...entry(runId), name }
-    },
-    async tagRun(runId: string, tags: string[]) {
-      b.calls.push({ method: 'tagRun', args: [runId, tags] })
-      return { ...entry(runId), tags }
-    },
-    async deleteRun(runId: string) {
-      b.calls.push({ method: 'deleteRun', args: [runId] })
-      return { deleted: true as const }
-    },
-    async exportRun(runId: string, format: string) {
-      b.calls.push({ method: 'exportRun', args: [runId, format] })
-      return { fileName: `${runId}.${format}`, mimeType: 'text/plain', content: '' }
-    },
-    async reportPdf(runId: string) {
-      b.calls.push({ method: 'reportPdf', args: [runId] })
-      return { fileName: `${runId}.pdf`, sizeBytes: 0 }
-    },
-  }
   const b: FakeBridge = {
-    ...management,
     calls: [],
     listeners,
     runs: [],
@@ -331,27 +307,47 @@ export function fakeBridge(): FakeBridge {
       b.calls.push({ method: 'capabilities', args: [] })
       return CAPABILITIES
     },
-    start(config) {
-      b.calls.push({ method: 'start', args: [config] })
-      return b.startImpl(config)
+    start(request) {
+      b.calls.push({ method: 'start', args: [request] })
+      return b.startImpl(request.config)
     },
-    async cancel(runId) {
-      b.calls.push({ method: 'cancel', args: [runId] })
+    async cancel(request) {
+      b.calls.push({ method: 'cancel', args: [request] })
       return { cancelled: true }
     },
     async listRuns() {
       b.calls.push({ method: 'listRuns', args: [] })
       return b.runs
     },
-    async getRun(runId) {
-      b.calls.push({ method: 'getRun', args: [runId] })
-      const r = b.results.get(runId)
-      if (!r) throw { code: 'not-found', message: `run ${runId} not found` }
+    async getRun(request) {
+      b.calls.push({ method: 'getRun', args: [request] })
+      const r = b.results.get(request.runId)
+      if (!r) throw { code: 'not-found', message: `run ${request.runId} not found` }
       return r
     },
     async currentRun() {
       b.calls.push({ method: 'currentRun', args: [] })
       return b.current
+    },
+    async renameRun(request) {
+      b.calls.push({ method: 'renameRun', args: [request] })
+      return { ...entry(request.runId), name: request.name }
+    },
+    async tagRun(request) {
+      b.calls.push({ method: 'tagRun', args: [request] })
+      return { ...entry(request.runId), tags: request.tags }
+    },
+    async deleteRun(request) {
+      b.calls.push({ method: 'deleteRun', args: [request] })
+      return { deleted: true as const }
+    },
+    async exportRun(request) {
+      b.calls.push({ method: 'exportRun', args: [request] })
+      return { fileName: `${request.runId}.${request.format}`, mimeType: 'text/plain', content: '' }
+    },
+    async reportPdf(request) {
+      b.calls.push({ method: 'reportPdf', args: [request] })
+      return { fileName: `${request.runId}.pdf`, sizeBytes: 0 }
     },
     onEvent(listener) {
       listeners.add(listener)

@@ -82,28 +82,28 @@ describe('History view', () => {
     await w.get('[data-test=run-name]').setValue('baseline')
     await (w.get('[data-test=run-name]').element as HTMLInputElement).form!.dispatchEvent(new Event('submit'))
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'renameRun')?.args).toEqual(['r-a', 'baseline'])
+    expect(bridge.calls.find((c) => c.method === 'renameRun')?.args).toEqual([{ runId: 'r-a', name: 'baseline' }])
     await w.get('[data-test=run-tags]').setValue('wasm, laptop, wasm')
     await (w.get('[data-test=run-tags]').element as HTMLInputElement).form!.dispatchEvent(new Event('submit'))
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'tagRun')?.args).toEqual(['r-a', ['wasm', 'laptop']])
+    expect(bridge.calls.find((c) => c.method === 'tagRun')?.args).toEqual([{ runId: 'r-a', tags: ['wasm', 'laptop'] }])
 
     const createObjectURL = vi.fn(() => 'blob:x')
     Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() })
     await w.get('[data-test=export-csv]').trigger('click')
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'exportRun')?.args).toEqual(['r-a', 'csv'])
+    expect(bridge.calls.find((c) => c.method === 'exportRun')?.args).toEqual([{ runId: 'r-a', format: 'csv' }])
     expect(createObjectURL).toHaveBeenCalled()
     expect(w.get('[data-test=action-message]').text()).toBe('Downloaded r-a.csv')
 
     await w.get('[data-test=save-pdf]').trigger('click')
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'reportPdf')?.args).toEqual(['r-a'])
+    expect(bridge.calls.find((c) => c.method === 'reportPdf')?.args).toEqual([{ runId: 'r-a' }])
 
     await w.get('[data-test=delete]').trigger('click')
     await w.get('[data-test=confirm-delete]').trigger('click')
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'deleteRun')?.args).toEqual(['r-a'])
+    expect(bridge.calls.find((c) => c.method === 'deleteRun')?.args).toEqual([{ runId: 'r-a' }])
     expect(w.find('[data-test=history-table]').exists()).toBe(true)
     w.unmount()
   })
@@ -126,15 +126,15 @@ describe('History view', () => {
       menu = l
       return () => (menu = undefined)
     }
-    bridge.reportPdf = async (runId: string) => {
-      bridge.calls.push({ method: 'reportPdf', args: [runId] })
+    bridge.reportPdf = async ({ runId }) => {
+      bridge.calls.push({ method: 'reportPdf', args: [{ runId }] })
       return { fileName: `${runId}.pdf`, sizeBytes: 10, savedPath: `/home/u/${runId}.pdf` }
     }
     const w = setup()
     await flushPromises()
     menu!('save-report')
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'reportPdf')?.args).toEqual(['r-b'])
+    expect(bridge.calls.find((c) => c.method === 'reportPdf')?.args).toEqual([{ runId: 'r-b' }])
     expect(w.get('[data-test=app-action-status]').text()).toBe('Saved PDF report /home/u/r-b.pdf')
     w.unmount()
   })

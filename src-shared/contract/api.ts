@@ -1,19 +1,56 @@
-// The one API both shells expose to the renderer: preload (IPC) and the WebSocket bridge implement
-// it; main and the server validate every request payload against REQUEST_SCHEMAS.
+// The API table: every request method the renderer may call, declared once — its name, its request
+// schema (zod: main validates every payload against it) and its response type (a type-only marker).
+// Everything else is derived from API below: the IPC channel (from the name), TrainpoolApi (what
+// the renderer calls: each method takes its one request object), the service's methods
+// (BenchServiceApi: one per entry, taking the parsed request), dispatch(), the preload's methods
+// and the WebSocket bridge. Adding a method is two edits: an entry here and a method on the service.
+//
+// The sandboxed preload bundles this file (zod included; no Node module is required at run time).
 import { z } from 'zod'
+import type { MenuCommand } from './channels'
 import type { TrainpoolErrorShape } from './errors'
 import type { Capabilities, RunEvent } from './events'
 import type { RunResult, RunStatus } from './result'
 
-import type { MenuCommand, Method } from './channels'
+// ---- run ids, names and tags: the one place their limits live (the store uses the same schemas) ----
 
-export { CHANNELS, type Method } from './channels'
+export const RUN_LIMITS = {
+  /** characters of a run id */
+  idLength: 64,
+  /** characters of a run's display name (after whitespace is squeezed) */
+  nameLength: 120,
+  /** tags on one run */
+  tags: 20,
+  /** characters of one tag (after whitespace is squeezed) */
+  tagLength: 40,
+} as const
 
-const RunIdSchema = z
+/** A run id: also a folder name in the store, so nothing that could escape it (no ., /, \, NUL). */
+export const RUN_ID_PATTERN = new RegExp(`^[A-Za-z0-9_-]{1,${RUN_LIMITS.idLength}}$`)
+export const RUN_ID_RULE = `letters, digits, - and _ only (1–${RUN_LIMITS.idLength} characters)`
+
+export const RunIdSchema = z.string().regex(RUN_ID_PATTERN, RUN_ID_RULE)
+
+const squeeze = (s: string) => s.replace(/\s+/g, ' ').trim()
+
+/** A display name: whitespace squeezed and trimmed; '' removes the name. */
+export const RunNameSchema = z
   .string()
-  .min(1)
-  .max(64)
-  .regex(/^[A-Za-z0-9_-]+$/, 'runId may hold only letters, digits, - and _')
+  .transform(squeeze)
+  .pipe(z.string().max(RUN_LIMITS.nameLength, `at most ${RUN_LIMITS.nameLength} characters`))
+
+const RunTagSchema = z
+  .string()
+  .transform(squeeze)
+  .pipe(z.string().max(RUN_LIMITS.tagLength, `at most ${RUN_LIMITS.tagLength} characters`))
+
+/** A run's tags (replacing the old ones): at most RUN_LIMITS.tags given; squeezed, de-duplicated, empty ones dropped. */
+export const RunTagsSchema = z
+  .array(RunTagSchema)
+  .max(RUN_LIMITS.tags, { error: (issue) => `at most ${RUN_LIMITS.tags} tags (got ${(issue.input as unknown[]).length})` })
+  .transform((tags) => [...new Set(tags.filter((t) => t !== ''))])
+
+// ---- response types ----
 
 /** Export formats: the full run (json), one row per measurement (csv), the summary table (md). */
 export const EXPORT_FORMATS = ['json', 'csv', 'md'] as const
@@ -37,21 +74,6 @@ export interface PdfReport {
   base64?: string
 }
 
-/** Request payloads; `start` carries a raw config that the service validates field by field. */
-export const REQUEST_SCHEMAS = {
-  capabilities: z.undefined(),
-  start: z.object({ config: z.record(z.string(), z.unknown()) }).strict(),
-  cancel: z.object({ runId: RunIdSchema.optional() }).strict(),
-  listRuns: z.undefined(),
-  getRun: z.object({ runId: RunIdSchema }).strict(),
-  currentRun: z.undefined(),
-  renameRun: z.object({ runId: RunIdSchema, name: z.string().max(500) }).strict(),
-  tagRun: z.object({ runId: RunIdSchema, tags: z.array(z.string().max(200)).max(50) }).strict(),
-  deleteRun: z.object({ runId: RunIdSchema }).strict(),
-  exportRun: z.object({ runId: RunIdSchema, format: z.enum(EXPORT_FORMATS) }).strict(),
-  reportPdf: z.object({ runId: RunIdSchema }).strict(),
-} satisfies Record<Method, z.ZodType>
-
 export interface RunListEntry {
   runId: string
   status: RunStatus | 'damaged'
@@ -68,38 +90,97 @@ export interface RunListEntry {
   problem?: string
 }
 
-export interface ApiResponses {
-  capabilities: Capabilities
-  start: { runId: string }
-  cancel: { cancelled: boolean }
-  listRuns: RunListEntry[]
-  getRun: RunResult
-  currentRun: { runId: string; events: RunEvent[] } | null
-  renameRun: RunListEntry
-  tagRun: RunListEntry
-  deleteRun: { deleted: true }
-  exportRun: ExportedFile
-  reportPdf: PdfReport
+/** A method's response type, carried by the table for the compiler only: `_response` never exists at run time. */
+export interface ResponseMarker<T> {
+  readonly _response: T
+}
+export function response<T>(): ResponseMarker<T> {
+  return {} as ResponseMarker<T>
 }
 
-export type ApiRequest<M extends Method> = z.input<(typeof REQUEST_SCHEMAS)[M]>
+/** The request of a method that takes none: `capabilities()` sends nothing, and anything sent is refused. */
+const NO_REQUEST = z.undefined()
+
+interface MethodSpec {
+  request: z.ZodType
+  response: ResponseMarker<unknown>
+}
+
+// ---- the table ----
+
+export const API = {
+  capabilities: { request: NO_REQUEST, response: response<Capabilities>() },
+  /** `config` is raw here: the service validates it field by field (BenchConfigSchema) */
+  start: { request: z.object({ config: z.record(z.string(), z.unknown()) }).strict(), response: response<{ runId: string }>() },
+  /** no runId: whichever run is live */
+  cancel: { request: z.object({ runId: RunIdSchema.optional() }).strict(), response: response<{ cancelled: boolean }>() },
+  listRuns: { request: NO_REQUEST, response: response<RunListEntry[]>() },
+  getRun: { request: z.object({ runId: RunIdSchema }).strict(), response: response<RunResult>() },
+  /** the live run's events so far (a reconnecting tab replays them), or null when idle */
+  currentRun: { request: NO_REQUEST, response: response<{ runId: string; events: RunEvent[] } | null>() },
+  /** '' removes the name */
+  renameRun: { request: z.object({ runId: RunIdSchema, name: RunNameSchema }).strict(), response: response<RunListEntry>() },
+  /** replaces the run's tags */
+  tagRun: { request: z.object({ runId: RunIdSchema, tags: RunTagsSchema }).strict(), response: response<RunListEntry>() },
+  deleteRun: { request: z.object({ runId: RunIdSchema }).strict(), response: response<{ deleted: true }>() },
+  exportRun: { request: z.object({ runId: RunIdSchema, format: z.enum(EXPORT_FORMATS) }).strict(), response: response<ExportedFile>() },
+  /** browser mode and the CLI get the bytes (base64); the Electron shell saves it instead */
+  reportPdf: { request: z.object({ runId: RunIdSchema }).strict(), response: response<PdfReport>() },
+} satisfies Record<string, MethodSpec>
+
+export type Method = keyof typeof API
+
+export const METHODS = Object.keys(API) as Method[]
+
+/** True for the table's own method names only (not "__proto__", "toString", a non-string…). */
+export function isMethod(name: unknown): name is Method {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(API, name)
+}
+
+/** What a caller sends. */
+export type ApiRequest<M extends Method> = z.input<(typeof API)[M]['request']>
+/** What the service receives: the request after validation (names squeezed, tags de-duplicated…). */
+export type ParsedRequest<M extends Method> = z.output<(typeof API)[M]['request']>
+export type ApiResponse<M extends Method> = (typeof API)[M]['response'] extends ResponseMarker<infer T> ? T : never
+export type ApiResponses = { [M in Method]: ApiResponse<M> }
+
+/** A method that takes no request is called with none: `capabilities()`; the others with one object: `getRun({ runId })`. */
+type Call<Req, Res> = undefined extends Req ? (request?: Req) => Promise<Res> : (request: Req) => Promise<Res>
+
+/** One method per table entry, as the renderer calls it (the preload and the WebSocket bridge build these). */
+export type RequestMethods = { [M in Method]: Call<ApiRequest<M>, ApiResponse<M>> }
+/** One method per table entry, as the service implements it (dispatch() calls it with the parsed request). */
+export type ServiceMethods = { [M in Method]: Call<ParsedRequest<M>, ApiResponse<M>> }
+
+// ---- channels and transports ----
+
+/** IPC channel of a method, derived from its name: getRun → trainpool:get-run. */
+export function channelFor(method: Method): string {
+  return `trainpool:${method.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+}
+
+/** Main → renderer: RunEvents. */
+export const EVENT_CHANNEL = 'trainpool:event'
+
+/** IPC channels: one per method, plus `event`. */
+export const CHANNELS = Object.freeze({
+  ...(Object.fromEntries(METHODS.map((m) => [m, channelFor(m)])) as { readonly [M in Method]: string }),
+  event: EVENT_CHANNEL,
+} as const)
 
 /** What crosses the wire for every call: never a thrown error, always a typed envelope. */
 export type Envelope<T> = { ok: true; value: T } | { ok: false; error: TrainpoolErrorShape }
 
+/** How a transport sends one request and gets its (unwrapped) response. */
+export type Caller = <M extends Method>(method: M, request: ApiRequest<M> | undefined) => Promise<ApiResponse<M>>
+
+/** The request methods over a transport: one per table entry, each sending its one request object as is. */
+export function requestMethods(call: Caller): RequestMethods {
+  return Object.fromEntries(METHODS.map((m) => [m, (request?: unknown) => call(m, request as never)])) as unknown as RequestMethods
+}
+
 /** window.trainpool (preload) and the WebSocket bridge both implement this. */
-export interface TrainpoolApi {
-  capabilities(): Promise<Capabilities>
-  start(config: Record<string, unknown>): Promise<{ runId: string }>
-  cancel(runId?: string): Promise<{ cancelled: boolean }>
-  listRuns(): Promise<RunListEntry[]>
-  getRun(runId: string): Promise<RunResult>
-  currentRun(): Promise<{ runId: string; events: RunEvent[] } | null>
-  renameRun(runId: string, name: string): Promise<RunListEntry>
-  tagRun(runId: string, tags: string[]): Promise<RunListEntry>
-  deleteRun(runId: string): Promise<{ deleted: true }>
-  exportRun(runId: string, format: ExportFormat): Promise<ExportedFile>
-  reportPdf(runId: string): Promise<PdfReport>
+export interface TrainpoolApi extends RequestMethods {
   onEvent(listener: (event: RunEvent) => void): () => void
   /** Electron only (the preload): application-menu commands; absent in browser mode */
   onMenuCommand?(listener: (command: MenuCommand) => void): () => void

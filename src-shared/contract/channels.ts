@@ -1,21 +1,5 @@
-// Channel names (IPC) and WebSocket method names: one per API method. Kept free of imports so the
-// sandboxed preload can bundle it without pulling in the schema library.
-export const CHANNELS = {
-  capabilities: 'trainpool:capabilities',
-  start: 'trainpool:start',
-  cancel: 'trainpool:cancel',
-  listRuns: 'trainpool:list-runs',
-  getRun: 'trainpool:get-run',
-  currentRun: 'trainpool:current-run',
-  renameRun: 'trainpool:rename-run',
-  tagRun: 'trainpool:tag-run',
-  deleteRun: 'trainpool:delete-run',
-  exportRun: 'trainpool:export-run',
-  reportPdf: 'trainpool:report-pdf',
-  event: 'trainpool:event',
-} as const
-
-export type Method = Exclude<keyof typeof CHANNELS, 'event'>
+// Main → renderer channels that are not API methods. The API's own channels (one per method, plus
+// `event` for RunEvents) are derived from the method table in api.ts (CHANNELS).
 
 /**
  * Main → renderer only (Electron): commands from the application menu that the renderer acts on
