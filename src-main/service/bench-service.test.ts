@@ -59,7 +59,7 @@ describe('BenchService', () => {
     // progress carries worker lanes and one cell per model, filling up
     const progress = events.filter((e) => e.event.type === 'progress').map((e) => e.event as Extract<RunEvent, { type: 'progress' }>)
     expect(progress.every((p) => p.models.length === 4 && p.models.every((m) => m.fraction >= 0 && m.fraction <= 1))).toBe(true)
-    expect(progress.some((p) => p.lanes.length > 0 && p.lanes[0].progress?.total === 5 && p.lanes[0].progress.unit === 'batch')).toBe(true)
+    expect(progress.some((p) => p.lanes.length > 0 && p.lanes[0].progress?.total === 4 * 5 && p.lanes[0].progress.unit === 'batch')).toBe(true)
     expect(progress.some((p) => p.modelsDone > 0 || p.models.some((m) => m.fraction > 0))).toBe(true)
 
     // the first measurement was on disk while the run was still going; the final run is complete

@@ -1,0 +1,68 @@
+// What this machine can run: the backend probe (in a short-lived worker process, so native
+// backends never load into main), cached once it succeeds, and the Capabilities the shells show.
+import os from 'node:os'
+import type { BackendCapability, Capabilities } from '@shared/contract'
+import { autoBackendFrom } from '@shared/backends'
+import type { WorkerLauncher } from '../pool/launcher'
+import { workerEnv } from '../pool/launcher'
+
+export class BackendProbe {
+  private probed: Promise<BackendCapability[]> | null = null
+
+  constructor(private readonly run: () => Promise<BackendCapability[]>) {}
+
+  /** The probe's answer; a failed probe is retried on the next call. */
+  backends(): Promise<BackendCapability[]> {
+    if (!this.probed) {
+      this.probed = this.run().catch((err) => {
+        this.probed = null
+        throw err
+      })
+    }
+    return this.probed
+  }
+
+  async capabilities(shell: Capabilities['shell'], appVersion = 'dev'): Promise<Capabilities> {
+    const backends = await this.backends()
+    const cpus = os.cpus()
+    return {
+      backends,
+      autoBackend: autoBackendFrom(backends),
+      cpu: cpus[0]?.model?.trim() || os.arch(),
+      cpuCount: cpus.length,
+      memoryBytes: os.totalmem(),
+      freeMemoryBytes: os.freemem(),
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      versions: { trainpool: appVersion, node: process.versions.node, ...(process.versions.electron ? { electron: process.versions.electron } : {}) },
+      shell,
+    }
+  }
+}
+
+/** Runs the backend probe in a short-lived worker process. */
+export async function probeInWorker(launcher: WorkerLauncher): Promise<BackendCapability[]> {
+  const handle = launcher.launch({ workerIndex: -1, serviceName: 'trainpool-probe', env: workerEnv() })
+  let stderr = ''
+  handle.onStderr((c) => {
+    stderr = (stderr + c).slice(-1000)
+  })
+  try {
+    return await new Promise<BackendCapability[]>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('backend probe timed out after 60 s')), 60_000)
+      handle.onMessage((m) => {
+        if (m.type === 'capabilities') {
+          clearTimeout(timer)
+          resolve(m.backends)
+        }
+      })
+      handle.onExit((e) => {
+        clearTimeout(timer)
+        reject(new Error(`backend probe exited early (code ${e.code}, signal ${e.signal}): ${stderr}`))
+      })
+      handle.send({ type: 'probe' })
+    })
+  } finally {
+    handle.send({ type: 'shutdown' })
+    setTimeout(() => handle.kill('SIGKILL'), 2000).unref()
+  }
+}

@@ -1,0 +1,178 @@
+// One run in flight, built whole in its constructor: the result being filled in, the runner, the
+// live progress projection, telemetry, the events a re-attaching tab replays, and two promises:
+// `saved` (the first save, which start() waits for) and `done` (the run finished, saved and handed
+// back — what cancel() and waitForRun() wait for, whenever they are called).
+import {
+  type BenchConfig,
+  type Measurement,
+  type MeasurementKey,
+  type RunEvent,
+  type RunResult,
+  SCHEMA_VERSION,
+} from '@shared/contract'
+import { familyOf } from '@shared/families'
+import { BenchRunner, type RunnerHooks, type RunnerOptions } from '../bench/runner'
+import { summarize } from '../bench/stats'
+import { verify } from '../bench/verify'
+import type { WorkerLauncher } from '../pool/launcher'
+import { newRunId, type RunStore } from '../store/run-store'
+import { type TelemetryContext, TelemetrySession, type TelemetrySessionOptions } from '../telemetry/session'
+import { LiveProgress } from './live-progress'
+import type { LiveRunAccess } from './run-history'
+
+export interface LiveRunDeps {
+  launcher: WorkerLauncher
+  store: RunStore | null
+  appVersion?: string
+  runner?: RunnerOptions
+  telemetry?: false | Omit<TelemetrySessionOptions, 'pids' | 'context' | 'onSample'>
+  emit(event: RunEvent): void
+  /** called once the run is finished and saved, before `done` resolves */
+  onFinished(result: RunResult): void
+}
+
+export class LiveRun implements LiveRunAccess {
+  readonly runId = newRunId()
+  readonly result: RunResult
+  readonly runner: BenchRunner
+  readonly progress: LiveProgress
+  readonly telemetry: TelemetrySession | null
+  /** events a tab that (re)attaches replays (progress and telemetry are sent as snapshots instead) */
+  readonly events: RunEvent[] = []
+  readonly saved: Promise<void>
+  readonly done: Promise<RunResult>
+  /** what the run is doing right now, stamped on each telemetry sample */
+  private context: TelemetryContext = { index: null, strategy: null, workerCount: null, phase: null }
+
+  constructor(
+    config: BenchConfig,
+    private readonly deps: LiveRunDeps,
+  ) {
+    const startedAt = new Date().toISOString()
+    this.result = {
+      schemaVersion: SCHEMA_VERSION,
+      runId: this.runId,
+      status: 'running',
+      startedAt,
+      finishedAt: null,
+      config,
+      environment: null,
+      measurements: [],
+      summary: [],
+      verification: { sameWork: false, maxRelMseDiff: 0, tolerance: familyOf(config.model).sameWorkTolerance, modelsTrained: {}, problems: ['not finished'] },
+      warnings: [],
+      error: null,
+    }
+    this.progress = new LiveProgress(this.runId, (e) => this.emit(e))
+    this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), { appVersion: deps.appVersion, ...deps.runner })
+    this.telemetry = this.startTelemetry()
+    this.emit({ type: 'run-started', runId: this.runId, config, plan: this.runner.plan, startedAt })
+    this.saved = this.save()
+    this.done = this.saved.then(() => this.execute())
+  }
+
+  /** Snapshot events for a tab that attaches now. */
+  replay(): RunEvent[] {
+    const events = this.progress.last ? [...this.events, this.progress.last] : [...this.events]
+    const t = this.telemetry?.data
+    if (t?.samples.length) events.push({ type: 'telemetry', runId: this.runId, gpu: { ...t.gpu }, samples: [...t.samples] })
+    return events
+  }
+
+  /** Saves the run as its writer: the store's writer lock tells other processes it is live. */
+  async save(): Promise<void> {
+    const store = this.deps.store
+    if (!store) return
+    try {
+      await store.save(this.result, { writer: true })
+    } catch (err) {
+      const warning = `could not save the run to ${store.dir}: ${(err as Error).message} (results are kept in memory; export them before closing)`
+      if (!this.result.warnings.includes(warning)) this.result.warnings.push(warning)
+    }
+  }
+
+  private emit(event: RunEvent): void {
+    if (event.type !== 'progress' && event.type !== 'telemetry') this.events.push(event)
+    this.deps.emit(event)
+  }
+
+  private runnerHooks(): RunnerHooks {
+    return {
+      onEnvironment: (environment) => {
+        this.result.environment = environment
+      },
+      onPhase: (phase, index, key) => {
+        this.context = { index, strategy: key.strategy, workerCount: key.workers, phase }
+        // the runner announces 'measuring' before it dispatches the measurement's first job
+        if (phase === 'measuring') this.progress.measuring(index, key)
+        this.emit({ type: 'phase', runId: this.runId, phase, index, key, message: phaseMessage(phase, key) })
+      },
+      onDispatch: (_index, worker, job) => this.progress.dispatched(worker, job.modelIndices),
+      onProgress: (_index, worker, { modelIndices, progress }) => this.progress.progressed(worker, modelIndices, progress),
+      onModelDone: (_index, m) => this.progress.modelDone(m.index, m.finalLoss),
+      onMeasurement: (index: number, measurement: Measurement) => {
+        this.progress.flush(true)
+        this.context = { ...this.context, phase: null }
+        this.result.measurements.push(measurement)
+        this.result.summary = summarize(this.result.measurements, familyOf(this.result.config.model))
+        this.emit({ type: 'measurement', runId: this.runId, index, measurement })
+        void this.save()
+      },
+    }
+  }
+
+  /** Samples GPUs and workers while the run is live; the samples live on the result, events go out at 1 Hz. */
+  private startTelemetry(): TelemetrySession | null {
+    if (this.deps.telemetry === false) return null
+    const session = new TelemetrySession({
+      ...this.deps.telemetry,
+      pids: () => this.runner.pids,
+      context: () => ({ ...this.context }),
+      onSample: (sample, gpu) => {
+        if (this.result.status === 'running') this.emit({ type: 'telemetry', runId: this.runId, gpu: { ...gpu }, samples: [sample] })
+      },
+    })
+    this.result.telemetry = session.data
+    session.start()
+    return session
+  }
+
+  private async execute(): Promise<RunResult> {
+    let outcome
+    try {
+      outcome = await this.runner.run()
+    } catch (err) {
+      outcome = { status: 'failed' as const, measurements: this.result.measurements, environment: this.result.environment, error: String(err) }
+    }
+    this.progress.flush(true)
+    this.progress.stop()
+    try {
+      await this.telemetry?.stop()
+    } catch {
+      /* telemetry never fails a run */
+    }
+    const result = this.result
+    result.environment = outcome.environment ?? result.environment
+    result.summary = summarize(result.measurements, familyOf(result.config.model))
+    result.verification = verify(result.config, result.measurements)
+    result.status = outcome.status === 'ok' && !result.verification.sameWork ? 'failed' : outcome.status
+    result.error = outcome.error ?? (result.status === 'failed' ? result.verification.problems.slice(0, 5).join('; ') : null)
+    result.warnings = [...new Set([...result.warnings, ...result.summary.flatMap((s) => s.warnings.map((w) => `${s.strategy} W=${s.workers} at ${s.size} rows: ${w}`))])]
+    result.finishedAt = new Date().toISOString()
+    await this.save()
+    this.deps.onFinished(result)
+    return result
+  }
+}
+
+function phaseMessage(phase: string, k: MeasurementKey): string {
+  const what = `${k.strategy}${k.strategy === 'sequential' ? '' : ` W=${k.workers}`} · ${k.size} rows × ${k.models} models`
+  switch (phase) {
+    case 'starting':
+      return `starting workers for ${what}`
+    case 'warming':
+      return `warming up (data + kernels) for ${what}`
+    default:
+      return `measuring ${what}, repeat ${k.repeat + 1}`
+  }
+}
