@@ -10,20 +10,22 @@ export function formatBytes(bytes: number): string {
   return `${v >= 100 || i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`
 }
 
+/**
+ * The one duration formatter (screen, report, PDF, estimates): "4.3 ms", "812 ms", "1.23 s",
+ * "12.3 s", "1 min 6 s", "2 h 5 min"; "—" for a missing or non-finite value.
+ */
 export function formatDuration(ms: number | null | undefined): string {
   if (ms == null || !Number.isFinite(ms)) return '—'
-  if (ms < 1000) return `${Math.round(ms)} ms`
+  if (ms === 0) return '0 ms'
+  if (Math.abs(ms) < 9.95) return `${ms.toFixed(1)} ms`
+  if (Math.abs(ms) < 999.5) return `${Math.round(ms)} ms`
   const s = ms / 1000
-  if (s < 60) return `${s.toFixed(s < 10 ? 2 : 1)} s`
-  const m = Math.floor(s / 60)
-  const rest = Math.round(s - m * 60)
-  if (m < 60) return `${m} min ${rest} s`
-  const h = Math.floor(m / 60)
-  return `${h} h ${m % 60} min`
-}
-
-export function formatMs(ms: number): string {
-  return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`
+  if (Math.abs(s) < 9.995) return `${s.toFixed(2)} s`
+  if (Math.abs(s) < 59.95) return `${s.toFixed(1)} s`
+  const total = Math.round(s)
+  const m = Math.floor(total / 60)
+  if (m < 60) return `${m} min ${total - m * 60} s`
+  return `${Math.floor(m / 60)} h ${m % 60} min`
 }
 
 export function formatNumber(n: number): string {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { RunResult, SummaryEntry } from './contract/result'
-import { reportMs, verdictFor, verdictText } from './verdict'
+import { formatDuration } from './format'
+import { verdictFor, verdictText } from './verdict'
 
 function entry(size: number, strategy: SummaryEntry['strategy'], workers: number, medianMs: number, seqMs: number, warnings: string[] = []): SummaryEntry {
   const speedup = seqMs / medianMs
@@ -76,6 +77,7 @@ describe('verdictFor', () => {
   })
 
   it('formats durations the way the report tables do', () => {
-    expect([reportMs(4.25), reportMs(40.4), reportMs(999.4), reportMs(1234), reportMs(12_345)]).toEqual(['4.3 ms', '40 ms', '999 ms', '1.23 s', '12.3 s'])
+    expect([4.25, 40.4, 999.4, 999.6, 1234, 12_345, 66_000, 7_500_000].map(formatDuration)).toEqual(['4.3 ms', '40 ms', '999 ms', '1.00 s', '1.23 s', '12.3 s', '1 min 6 s', '2 h 5 min'])
+    expect([null, undefined, NaN, 0].map(formatDuration)).toEqual(['—', '—', '—', '0 ms'])
   })
 })

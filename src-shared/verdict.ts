@@ -3,16 +3,13 @@
 // speedups, whether every strategy did the same work, and any timing warnings.
 import type { Strategy } from './contract/config'
 import type { RunResult, SummaryEntry } from './contract/result'
+import { formatDuration } from './format'
 
-/** Durations as the report prints them: "812 ms", "1.23 s", "12.3 s" (ms below 1 s keep one decimal under 10 ms). */
-export function reportMs(ms: number): string {
-  if (!Number.isFinite(ms)) return '—'
-  if (ms === 0) return '0'
-  if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`
-  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`
-  if (ms >= 10) return `${Math.round(ms)} ms`
-  return `${ms.toFixed(1)} ms`
-}
+/**
+ * @deprecated the report's durations are formatDuration (format.ts), the one duration formatter;
+ * this alias remains only until src-main/report/report-pdf.test.ts imports formatDuration instead.
+ */
+export const reportMs = formatDuration
 
 export function reportRows(n: number): string {
   return n.toLocaleString('en-US')
@@ -60,16 +57,16 @@ export function verdictFor(run: RunResult): Verdict {
     const best = g[0]
     const where = `At ${reportRows(best.size)} rows${manyModelCounts ? ` × ${best.models} models` : ''}`
     const seq = g.find((s) => s.strategy === 'sequential')
-    if (g.length === 1) return `${where}, only ${strategyLabel(best)} was measured: ${reportMs(best.medianMs)}.`
+    if (g.length === 1) return `${where}, only ${strategyLabel(best)} was measured: ${formatDuration(best.medianMs)}.`
     const runnerUp = g[1]
-    let text = `${where}, ${strategyLabel(best)} was fastest: ${reportMs(best.medianMs)}`
+    let text = `${where}, ${strategyLabel(best)} was fastest: ${formatDuration(best.medianMs)}`
     if (best.strategy !== 'sequential' && seq && best.speedupVsSequential != null) {
-      text += `, ${speedupText(best.speedupVsSequential)} faster than sequential (${reportMs(seq.medianMs)})`
+      text += `, ${speedupText(best.speedupVsSequential)} faster than sequential (${formatDuration(seq.medianMs)})`
     } else if (best.strategy === 'sequential') {
-      text += `; no parallel strategy beat it (next: ${strategyLabel(runnerUp)}, ${reportMs(runnerUp.medianMs)})`
+      text += `; no parallel strategy beat it (next: ${strategyLabel(runnerUp)}, ${formatDuration(runnerUp.medianMs)})`
     }
     if (runnerUp && runnerUp !== seq && best.strategy !== 'sequential') {
-      text += `; next was ${strategyLabel(runnerUp)} at ${reportMs(runnerUp.medianMs)}`
+      text += `; next was ${strategyLabel(runnerUp)} at ${formatDuration(runnerUp.medianMs)}`
     }
     return text + '.'
   })
@@ -87,7 +84,7 @@ export function verdictFor(run: RunResult): Verdict {
     const list = swept[0]
     const best = list.reduce((a, b) => (b.medianMs < a.medianMs ? b : a))
     const ws = [...list].sort((a, b) => a.workers - b.workers).map((s) => s.workers)
-    let text = `Best worker count for ${strategy}: W=${best.workers} (${reportMs(best.medianMs)} at ${reportRows(best.size)} rows, tried W=${ws.join(', ')})`
+    let text = `Best worker count for ${strategy}: W=${best.workers} (${formatDuration(best.medianMs)} at ${reportRows(best.size)} rows, tried W=${ws.join(', ')})`
     if (best.efficiency != null && best.speedupVsSequential != null) {
       text += `; speedup ${speedupText(best.speedupVsSequential)}, efficiency ${Math.round(best.efficiency * 100)}%`
     }

@@ -43,7 +43,7 @@ describe.skipIf(skip)('browser mode: cancel a run mid-way', () => {
     await chooseSmokeOnWasm(page)
     await page.locator('[data-test="size-0"]').fill('50000')
     await page.locator('[data-test="models"]').fill('8')
-    await page.locator('[data-test="epochs"]').fill('5')
+    await page.locator('[data-test="model-epochs"]').fill('5')
     expect(await page.locator('[data-test="run"]').isEnabled()).toBe(true)
     await page.locator('[data-test="run"]').click()
     await page.locator('[data-test="lanes"] [data-test="lane-models"]', { hasText: '#' }).first().waitFor({ timeout: 90_000 })

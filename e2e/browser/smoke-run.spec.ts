@@ -4,7 +4,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
-import { formatMs, formatNumber } from '@shared/format'
+import { formatDuration, formatNumber } from '@shared/format'
 import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, recordLiveView, seenLiveView, shot, skipBrowserSpecs, startE2eServer } from '../support/browser'
 
 const skip = skipBrowserSpecs()
@@ -117,9 +117,9 @@ describe.skipIf(skip)('browser mode: smoke run on wasm', () => {
         String(s.models),
         s.strategy,
         String(s.strategy === 'sequential' ? 1 : s.workers),
-        formatMs(s.medianMs),
-        formatMs(s.minMs),
-        formatMs(s.maxMs),
+        formatDuration(s.medianMs),
+        formatDuration(s.minMs),
+        formatDuration(s.maxMs),
         s.speedupVsSequential == null ? '—' : `${s.speedupVsSequential.toFixed(2)}×`,
       ])
     })

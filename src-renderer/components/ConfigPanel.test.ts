@@ -1,12 +1,16 @@
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { PRESETS } from '@shared/contract/config'
+import { PRESETS, presetConfig } from '@shared/contract/config'
+import { estimateRunPeakBytes } from '@shared/estimate'
+import { allFamilies, mlpFamily, type ModelFamily, registerFamily } from '@shared/families'
+import { formatBytes } from '@shared/format'
+import { expandPlan } from '@shared/plan'
 import { setBridge } from '../bridge'
 import { useCapabilitiesStore } from '../stores/capabilities'
 import { useConfigStore } from '../stores/config'
 import { useRunStore } from '../stores/run'
-import { fakeBridge, type FakeBridge } from '../test/fixtures'
+import { fakeBridge, toyFamily, type FakeBridge } from '../test/fixtures'
 import ConfigPanel from './ConfigPanel.vue'
 
 let bridge: FakeBridge
@@ -30,6 +34,16 @@ describe('ConfigPanel validation', () => {
     expect(w.get('[data-test=run]').attributes('disabled')).toBeUndefined()
     expect(w.get('[data-test=estimate]').text()).toMatch(/Rough estimate/)
     expect(w.find('.field-error').exists()).toBe(false)
+  })
+
+  it('renders the MLP\'s fields from its field specs: label, help, current value', () => {
+    const w = setup()
+    const fields = w.findAll('[data-test=model-fields] [data-test^=model-field-]')
+    expect(fields.map((f) => f.find('span').text())).toEqual(mlpFamily.fields.map((f) => f.label))
+    expect((w.get('[data-test=model-hidden]').element as HTMLInputElement).value).toBe('64')
+    expect((w.get('[data-test=model-lr]').element as HTMLInputElement).value).toBe('0.01')
+    expect(w.get('[data-test=model-field-batchSize]').text()).toMatch(/rows per training step/)
+    expect(w.get('[data-test=model-epochs]').attributes('max')).toBe('1000')
   })
 
   it('models 0 → message naming models next to the field, Run disabled', async () => {
@@ -57,10 +71,13 @@ describe('ConfigPanel validation', () => {
 
   it('a non-number in a list and an empty epoch field are named', async () => {
     const w = setup()
-    await w.get('[data-test=hidden]').setValue('64, abc')
-    expect(w.get('#err-hidden').text()).toMatch(/hidden/)
-    await w.get('[data-test=epochs]').setValue('')
-    expect(w.get('#err-epochs').text()).toMatch(/epochs/)
+    await w.get('[data-test=model-hidden]').setValue('64, abc')
+    expect(w.get('#err-model-hidden').text()).toMatch(/hidden/)
+    expect(w.get('[data-test=model-hidden]').attributes('aria-invalid')).toBe('true')
+    // the list keeps the text as typed
+    expect((w.get('[data-test=model-hidden]').element as HTMLInputElement).value).toBe('64, abc')
+    await w.get('[data-test=model-epochs]').setValue('')
+    expect(w.get('#err-model-epochs').text()).toMatch(/epochs/)
   })
 
   it('no strategy checked → strategies message', async () => {
@@ -98,6 +115,81 @@ describe('ConfigPanel validation', () => {
   })
 })
 
+describe('model family', () => {
+  it('the family picker lists every registered family by label (today the MLP)', () => {
+    const w = setup()
+    expect(w.findAll('[data-test=family] option').map((o) => o.text())).toEqual(allFamilies().map((f) => f.label))
+    expect((w.get('[data-test=family]').element as HTMLSelectElement).value).toBe('mlp')
+  })
+
+  it('a toy family registered in the test shows its own fields and validation, with no change to ConfigPanel', async () => {
+    const unregister = registerFamily(toyFamily as unknown as ModelFamily)
+    try {
+      const w = setup()
+      const cfg = useConfigStore()
+      expect(w.findAll('[data-test=family] option').map((o) => o.text())).toContain('toy rounds model')
+      await w.get('[data-test=family]').setValue('toy')
+      // switching family starts from that family's defaults
+      expect(cfg.draft.model).toEqual(toyFamily.defaults)
+      const labels = w.findAll('[data-test=model-fields] [data-test^=model-field-]').map((f) => f.find('span').text())
+      expect(labels).toEqual(['Rounds', 'Shrinkage', 'Leaf widths'])
+      expect(w.find('[data-test=model-epochs]').exists()).toBe(false)
+      expect((w.get('[data-test=model-widths]').element as HTMLInputElement).value).toBe('8, 4')
+      expect(w.get('[data-test=model-shrink]').attributes('step')).toBe('any')
+      // inline validation comes from the toy's own schema
+      await w.get('[data-test=model-rounds]').setValue('0')
+      expect(w.get('#err-model-rounds').text()).toMatch(/rounds must be an integer from 1 to 500/)
+      expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+      await w.get('[data-test=model-rounds]').setValue('50')
+      await w.get('[data-test=model-widths]').setValue('16, 8, 4, 2')
+      expect(w.get('#err-model-widths').text()).toMatch(/widths takes at most 3 values/)
+      await w.get('[data-test=model-widths]').setValue('16')
+      expect(w.find('.field-error').exists()).toBe(false)
+      expect(cfg.config?.model).toEqual({ kind: 'toy', rounds: 50, shrink: 0.1, widths: [16] })
+      // the estimate uses the toy's own counts: every plan entry once
+      expect(w.get('[data-test=estimate-measurements]').text()).toBe(`${expandPlan(cfg.config!).length} measurements`)
+      // and back: the MLP with its defaults
+      await w.get('[data-test=family]').setValue('mlp')
+      expect(cfg.draft.model).toEqual(mlpFamily.defaults)
+      expect((w.get('[data-test=model-hidden]').element as HTMLInputElement).value).toBe('64')
+    } finally {
+      unregister()
+    }
+  })
+})
+
+describe('estimate', () => {
+  // the issue's run: 2 000 / 5 000 rows, 8 models, W 1 and 2, all three strategies, 3 repeats
+  const several = () => presetConfig('quick', { preset: 'custom', sizes: [2000, 5000], models: [8], workers: [1, 2], repeats: 3, model: { epochs: 3 } })
+
+  it('counts the real plan: sequential once per size, not once per W (30 measurements, not 36)', async () => {
+    const w = setup()
+    useConfigStore().replace(several())
+    await flushPromises()
+    expect(expandPlan(several())).toHaveLength(30)
+    expect(w.get('[data-test=estimate-measurements]').text()).toBe('30 measurements')
+  })
+
+  it('says "estimating…" until the capabilities arrive, then the time on the backend auto resolves to', async () => {
+    const w = setup()
+    expect(w.get('[data-test=estimate-time]').text()).toBe('time: estimating…')
+    expect(w.get('[data-test=estimate]').text()).not.toMatch(/cpu/)
+    await useCapabilitiesStore().load()
+    await flushPromises()
+    expect(w.get('[data-test=estimate]').text()).toMatch(/\(webgpu, assumed speed\)/)
+    expect(w.get('[data-test=estimate-time]').text()).toMatch(/^≈ \d/)
+  })
+
+  it('shows the memory the service will check (the same estimateRunPeakBytes)', async () => {
+    const w = setup()
+    const cfg = useConfigStore()
+    cfg.replace(several())
+    await flushPromises()
+    expect(cfg.estimate?.peakTotalBytes).toBe(estimateRunPeakBytes(cfg.config!))
+    expect(w.get('[data-test=estimate]').text()).toContain(`peak ≈ ${formatBytes(estimateRunPeakBytes(cfg.config!))}`)
+  })
+})
+
 describe('presets', () => {
   it('the article preset applies 10k/50k/100k/200k × 50 models × 5 workers', async () => {
     const w = setup()
@@ -117,11 +209,11 @@ describe('presets', () => {
     const w = setup()
     await w.get('[data-test=preset]').setValue('smoke')
     expect(useConfigStore().config?.preset).toBe('smoke')
-    await w.get('[data-test=epochs]').setValue('5')
+    await w.get('[data-test=model-epochs]').setValue('5')
     expect(useConfigStore().config?.preset).toBe('custom')
     expect((w.get('[data-test=preset]').element as HTMLSelectElement).value).toBe('')
     // back to the preset's workload: it is the preset again
-    await w.get('[data-test=epochs]').setValue('1')
+    await w.get('[data-test=model-epochs]').setValue('1')
     expect(useConfigStore().config?.preset).toBe('smoke')
     expect((w.get('[data-test=preset]').element as HTMLSelectElement).value).toBe('smoke')
   })

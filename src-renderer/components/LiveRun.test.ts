@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { RunEvent } from '@shared/contract/events'
 import { setBridge } from '../bridge'
 import { useRunStore } from '../stores/run'
-import { fakeBridge, scriptedRun, type FakeBridge } from '../test/fixtures'
+import { registerFamily } from '@shared/families'
+import { fakeBridge, scriptedRun, toyFamily, type FakeBridge } from '../test/fixtures'
 import LiveRun from './LiveRun.vue'
 
 let bridge: FakeBridge
@@ -68,25 +69,43 @@ describe('LiveRun with a scripted 4 models × 2 workers stream', () => {
     expect(w.findAll('[data-test=model-grid] li.done')).toHaveLength(4)
   })
 
-  it('lanes show epoch and batch 1-based (engine epoch is 0-based, batch 1-based)', async () => {
+  it('lanes say the progress in the family\'s words: epoch and batch for the MLP, 1-based', async () => {
     const { w, run } = setup()
     run.applyEvent(events[0])
+    // the smoke workload: 2 000 rows, 20 % test → 1 600 training rows, batch 512 → 4 batches per epoch, 2 epochs
     const base = events.find((e) => e.type === 'progress' && e.index === 1) as Extract<RunEvent, { type: 'progress' }>
-    const lane = (worker: number, epoch: number, batch: number, batchesPerEpoch = 16) => ({
-      worker, modelIndices: [worker], epoch, epochs: 3, batch, batchesPerEpoch, loss: null,
+    const lane = (worker: number, done: number | null, loss: number | null = null) => ({
+      worker,
+      modelIndices: [worker],
+      progress: done == null ? null : { done, total: 8, unit: 'batch', loss },
     })
-    run.applyEvent({ ...base, lanes: [lane(0, 0, 5), lane(1, 2, 16)] })
+    run.applyEvent({ ...base, lanes: [lane(0, 1, 0.25), lane(1, 8)] })
     await flushPromises()
-    expect(w.get('[data-test=lane-0] [data-test=lane-epoch]').text()).toBe('1/3')
-    expect(w.get('[data-test=lane-0] [data-test=lane-batch]').text()).toBe('5/16')
-    expect(w.get('[data-test=lane-1] [data-test=lane-epoch]').text()).toBe('3/3')
-    expect(w.get('[data-test=lane-1] [data-test=lane-batch]').text()).toBe('16/16')
-    // a job just handed out, before its first step: no "0/0"
-    run.applyEvent({ ...base, lanes: [lane(0, 0, 0, 0), { ...lane(1, 0, 0, 0), modelIndices: [] }] })
+    expect(w.get('[data-test=lanes] thead').text()).toMatch(/Progress/)
+    expect(w.get('[data-test=lane-0] [data-test=lane-progress]').text()).toBe('epoch 1/2 · batch 1/4')
+    expect(w.get('[data-test=lane-0] [data-test=lane-loss]').text()).toBe('0.2500')
+    expect(w.get('[data-test=lane-1] [data-test=lane-progress]').text()).toBe('epoch 2/2 · batch 4/4')
+    expect(w.get('[data-test=lane-1] [data-test=lane-loss]').text()).toBe('—')
+    // a job just handed out, before its first step, and an idle lane
+    run.applyEvent({ ...base, lanes: [lane(0, null), { ...lane(1, null), modelIndices: [] }] })
     await flushPromises()
-    expect(w.get('[data-test=lane-0] [data-test=lane-epoch]').text()).toBe('1/3')
-    expect(w.get('[data-test=lane-0] [data-test=lane-batch]').text()).toBe('starting')
-    expect(w.get('[data-test=lane-1] [data-test=lane-batch]').text()).toBe('—')
+    expect(w.get('[data-test=lane-0] [data-test=lane-progress]').text()).toBe('starting')
+    expect(w.get('[data-test=lane-1] [data-test=lane-progress]').text()).toBe('—')
+  })
+
+  it('a family registered only in this test describes its own lanes (no change to LiveRun)', async () => {
+    const restore = registerFamily(toyFamily)
+    try {
+      const { w, run } = setup()
+      const [started] = events as [Extract<RunEvent, { type: 'run-started' }>]
+      run.applyEvent({ ...started, config: { ...started.config, model: { ...toyFamily.defaults } as never } })
+      const base = events.find((e) => e.type === 'progress' && e.index === 1) as Extract<RunEvent, { type: 'progress' }>
+      run.applyEvent({ ...base, lanes: [{ worker: 0, modelIndices: [0], progress: { done: 37, total: 100, unit: 'round' } }] })
+      await flushPromises()
+      expect(w.get('[data-test=lane-0] [data-test=lane-progress]').text()).toBe('round 37/100')
+    } finally {
+      restore()
+    }
   })
 
   it('the batched lanes each carry a contiguous group of models', async () => {

@@ -21,7 +21,7 @@ describe('history helpers', () => {
   })
 
   it('compares two runs per measurement with Δ% (negative: B faster)', () => {
-    const s = (strategy: 'sequential' | 'pool', medianMs: number, workers = 1) => ({ size: 2000, models: 4, workers, strategy, repeats: 1, medianMs, minMs: medianMs, maxMs: medianMs, speedupVsSequential: null, efficiency: null, gflops: 0, warnings: [] })
+    const s = (strategy: 'sequential' | 'pool', medianMs: number, workers = 1) => ({ size: 2000, models: 4, workers, strategy, repeats: 1, medianMs, minMs: medianMs, maxMs: medianMs, speedupVsSequential: null, efficiency: null, workRate: 0, warnings: [] })
     const a = { summary: [s('sequential', 200), s('pool', 100, 2)] } as unknown as RunResult
     const b = { summary: [s('sequential', 150), s('pool', 120, 2), s('pool', 90, 4)] } as unknown as RunResult
     const rows = compareRuns(a, b)

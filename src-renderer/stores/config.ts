@@ -1,19 +1,24 @@
-// The editable run configuration, validated inline against the shared BenchConfigSchema.
+// The editable run configuration, validated inline against the shared BenchConfigSchema, and the one
+// way a run is started from it (startFromDraft). The model's fields are the family's own field
+// specs (families/), edited generically: no field of any family is named here.
+// Store dependencies run one way: config → run, capabilities (the run store imports no store).
 import { defineStore } from 'pinia'
 import { computed, reactive, ref, watch } from 'vue'
-import type { BenchConfig, PresetName } from '@shared/contract/config'
+import type { BenchConfig, ModelParams, PresetName } from '@shared/contract/config'
 import { BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESETS, presetConfig } from '@shared/contract/config'
 import type { FieldIssue } from '@shared/contract/errors'
 import { fieldIssues } from '@shared/contract/errors'
-import { estimateRun, type Estimate } from '../lib/estimate'
+import { estimateRun, type RunEstimate } from '@shared/estimate'
+import { allFamilies, findFamily, type ModelFamily, type ParamField } from '@shared/families'
 import { useCapabilitiesStore } from './capabilities'
 import { useRunStore } from './run'
 
-export type ListField = 'models' | 'workers' | 'hidden'
-const LIST_FIELDS: ListField[] = ['models', 'workers', 'hidden']
+/** The config's own list fields, typed as text ("1, 2, 5"). */
+export type ListField = 'models' | 'workers'
+const LIST_FIELDS: ListField[] = ['models', 'workers']
 
-function clone(c: BenchConfig): BenchConfig {
-  return JSON.parse(JSON.stringify(c)) as BenchConfig
+function clone<T>(c: T): T {
+  return JSON.parse(JSON.stringify(c)) as T
 }
 
 /** "50, 100" → [50, 100]; anything not a number becomes NaN so validation names the field. */
@@ -22,6 +27,12 @@ export function parseList(text: string): number[] {
     .split(/[\s,;]+/)
     .filter((t) => t.length > 0)
     .map((t) => (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t) ? Number(t) : NaN))
+}
+
+/** A number box's text → its value; an empty box is NaN, so validation names the field. */
+export function parseNumber(text: string): number {
+  const v = text.trim()
+  return v === '' ? NaN : Number(v)
 }
 
 /**
@@ -46,28 +57,57 @@ export function effectivePreset(c: BenchConfig): BenchConfig['preset'] {
   return c.preset !== 'custom' && sameWorkload(c, presetConfig(c.preset)) ? c.preset : 'custom'
 }
 
-export const STORAGE_KEY = 'trainpool.config.v1'
+export const STORAGE_KEY = 'trainpool.config.v2'
+/** Before the model-family seam: the MLP's fields at the top of the config. */
+export const LEGACY_STORAGE_KEY = 'trainpool.config.v1'
+
+/** A v1 stored config (epochs, batchSize, hidden, lr at the top) in today's shape. */
+function fromLegacy(raw: Record<string, unknown>): Record<string, unknown> {
+  const { epochs, batchSize, hidden, lr, ...rest } = raw
+  return { ...rest, model: { kind: 'mlp', epochs, batchSize, hidden, lr } }
+}
 
 /** The last config the user edited, if it is still valid under the current schema. */
 function restore(): BenchConfig | null {
-  try {
-    const raw = globalThis.localStorage?.getItem(STORAGE_KEY)
-    if (!raw) return null
-    const r = BenchConfigSchema.safeParse(JSON.parse(raw))
+  const valid = (raw: unknown) => {
+    const r = BenchConfigSchema.safeParse(raw)
     return r.success ? r.data : null
+  }
+  try {
+    const storage = globalThis.localStorage
+    const raw = storage?.getItem(STORAGE_KEY)
+    if (raw) return valid(JSON.parse(raw))
+    const legacy = storage?.getItem(LEGACY_STORAGE_KEY)
+    return legacy ? valid(fromLegacy(JSON.parse(legacy) as Record<string, unknown>)) : null
   } catch {
     return null
   }
 }
 
+/** The text a model field's box shows for a value. */
+function fieldText(field: ParamField, value: unknown): string {
+  if (field.type === 'intList') return Array.isArray(value) ? value.join(', ') : ''
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : ''
+}
+
 export const useConfigStore = defineStore('config', () => {
+  const run = useRunStore()
+  const caps = useCapabilitiesStore()
   const draft = reactive<BenchConfig>(clone(restore() ?? DEFAULT_CONFIG))
-  const listText = reactive<Record<ListField, string>>({ models: '', workers: '', hidden: '' })
+  const listText = reactive<Record<ListField, string>>({ models: '', workers: '' })
+  /** what each model field's box shows, by field key (kept as typed: "64, " stays "64, ") */
+  const modelText = reactive<Record<string, string>>({})
   /** issues the service reported for the last start attempt; cleared on the next edit */
   const serverIssues = ref<FieldIssue[]>([])
 
+  /** The family of the draft's model (the draft always holds a known kind: restore() validated it). */
+  const family = computed<ModelFamily>(() => findFamily(draft.model.kind) ?? (allFamilies()[0] as ModelFamily))
+
   function syncText() {
     for (const f of LIST_FIELDS) listText[f] = draft[f].join(', ')
+    for (const key of Object.keys(modelText)) delete modelText[key]
+    const model = draft.model as unknown as Record<string, unknown>
+    for (const f of family.value.fields) modelText[f.key] = fieldText(f, model[f.key])
   }
   syncText()
 
@@ -90,6 +130,16 @@ export const useConfigStore = defineStore('config', () => {
     serverIssues.value = []
   }
 
+  // A run this page did not start (re-attached on load, or started in another tab): the panel shows
+  // what is running. Sync, so the panel never shows the old draft next to the joined run.
+  watch(
+    () => (run.joined && run.busy ? run.runId : null),
+    (id) => {
+      if (id && run.config) replace(run.config)
+    },
+    { flush: 'sync', immediate: true },
+  )
+
   /** A preset's workload; where and how to run (backend, failure policy) stay as they were. */
   function applyPreset(name: PresetName) {
     replace(presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy }))
@@ -102,6 +152,24 @@ export const useConfigStore = defineStore('config', () => {
   function setList(field: ListField, text: string) {
     listText[field] = text
     draft[field] = parseList(text)
+    touched()
+  }
+
+  /** Switches the model to another family, with that family's defaults. */
+  function setFamily(kind: string) {
+    const next = findFamily(kind)
+    if (!next || next.kind === draft.model.kind) return
+    draft.model = clone(next.defaults) as unknown as ModelParams
+    syncText()
+    touched()
+  }
+
+  /** A model field typed into its box: numbers parsed, lists split; the schema judges the value. */
+  function setModelField(key: string, text: string) {
+    const field = family.value.fields.find((f) => f.key === key)
+    if (!field) return
+    modelText[key] = text
+    ;(draft.model as unknown as Record<string, unknown>)[key] = field.type === 'intList' ? parseList(text) : parseNumber(text)
     touched()
   }
 
@@ -131,7 +199,6 @@ export const useConfigStore = defineStore('config', () => {
 
   const issues = computed<FieldIssue[]>(() => {
     const list = parsed.value.success ? [] : fieldIssues(parsed.value.error, draft)
-    const caps = useCapabilitiesStore()
     const opt = caps.option(draft.backend)
     if (caps.caps && opt && !opt.available) {
       list.push({ field: 'backend', message: `backend ${draft.backend} is not available here: ${opt.detail}` })
@@ -139,7 +206,7 @@ export const useConfigStore = defineStore('config', () => {
     return [...list, ...serverIssues.value]
   })
 
-  /** Messages for a field, including its list items ("sizes" covers "sizes.2"). */
+  /** Messages for a field, including its list items ("sizes" covers "sizes.2", "model.hidden" "model.hidden.0"). */
   function messagesFor(field: string): string[] {
     return issues.value.filter((i) => i.field === field || i.field.startsWith(`${field}.`)).map((i) => i.message)
   }
@@ -165,26 +232,43 @@ export const useConfigStore = defineStore('config', () => {
     return config.value ? config.value.preset : 'custom'
   })
 
-  const estimate = computed<Estimate | null>(() => {
+  /**
+   * The shared estimate (the service's own memory estimator): counts and memory at once, time only
+   * once the capabilities say which backend `auto` is and how many cores there are.
+   */
+  const estimate = computed<RunEstimate | null>(() => {
     const c = config.value
     if (!c) return null
-    const caps = useCapabilitiesStore()
-    return estimateRun(c, caps.resolve(c.backend) ?? 'cpu')
+    const backend = caps.caps ? caps.resolve(c.backend) : null
+    return estimateRun(c, backend, { cpuCount: caps.caps?.cpuCount })
   })
 
   /** Run is allowed: the config is valid and no run is starting or running. */
-  const canRun = computed(() => valid.value && !useRunStore().busy)
+  const canRun = computed(() => valid.value && !run.busy)
+
+  /** The one way to start a run from the panel (Run button, menu, shortcut). False when nothing started. */
+  async function startFromDraft(): Promise<boolean> {
+    const c = config.value
+    if (!canRun.value || !c) return false
+    const started = await run.start(c)
+    if (!started && run.error?.issues?.length) serverIssues.value = run.error.issues
+    return started
+  }
 
   const presets = Object.entries(PRESETS).map(([name, p]) => ({ name: name as PresetName, ...p }))
 
   return {
     draft,
     listText,
+    modelText,
+    family,
     serverIssues,
     applyPreset,
     reset,
     replace,
     setList,
+    setFamily,
+    setModelField,
     addSize,
     removeSize,
     toggleStrategy,
@@ -197,6 +281,7 @@ export const useConfigStore = defineStore('config', () => {
     config,
     shownPreset,
     estimate,
+    startFromDraft,
     presets,
   }
 })

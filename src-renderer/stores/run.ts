@@ -1,6 +1,7 @@
 // The current run: applies the RunEvent stream (lanes, model cells, measurements, status, timing,
 // loss history) and starts/cancels runs through the bridge. High-rate data sits in shallowRefs that
-// are replaced per event, never deep-proxied.
+// are replaced per event, never deep-proxied. It depends on no other store: the config store reads
+// it (busy, a joined run's config, a failed start's field issues), never the other way round.
 import { defineStore } from 'pinia'
 import { computed, ref, shallowRef } from 'vue'
 import type { BenchConfig } from '@shared/contract/config'
@@ -10,7 +11,6 @@ import type { Measurement, MeasurementKey, RunResult, RunStatus } from '@shared/
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
 import { appendSamples, type TelemetryView } from '../lib/telemetry'
-import { useConfigStore } from './config'
 
 export type RunUiStatus = 'idle' | 'starting' | 'running' | Exclude<RunStatus, 'running'> | 'error'
 
@@ -68,7 +68,8 @@ export const useRunStore = defineStore('run', () => {
     telemetry.value = null
   }
 
-  function reset() {
+  /** Back to "no run": the one place every field of a run is cleared. */
+  function resetRun() {
     stopTicker()
     status.value = 'idle'
     runId.value = null
@@ -82,6 +83,18 @@ export const useRunStore = defineStore('run', () => {
     cancelling.value = false
     joined.value = false
     clearLive()
+  }
+
+  /** A fresh run on screen: everything of the previous one cleared, then what is known of this one. */
+  function beginRun(id: string, cfg: BenchConfig, runPlan: MeasurementKey[], startedAt: number, startedHere: boolean) {
+    resetRun()
+    runId.value = id
+    config.value = cfg
+    plan.value = runPlan
+    startedAtMs.value = startedAt
+    joined.value = !startedHere
+    status.value = 'running'
+    startTicker()
   }
 
   function enterMeasurement(index: number, key: MeasurementKey | null) {
@@ -100,23 +113,11 @@ export const useRunStore = defineStore('run', () => {
     now.value = Date.now()
     switch (e.type) {
       case 'run-started': {
-        // a run this page did not start (re-attached on load, or started in another tab): show its
-        // config in the config panel, so the panel describes what is running
+        // a run this page did not start (re-attached on load, or started in another tab) is "joined":
+        // the config store then shows its config in the config panel
         const ours = status.value === 'starting' || e.runId === runId.value
-        joined.value = !ours
-        if (!ours) useConfigStore().replace(e.config)
-        clearLive()
-        runId.value = e.runId
-        config.value = e.config
-        plan.value = e.plan
         const t = Date.parse(e.startedAt)
-        startedAtMs.value = Number.isFinite(t) ? t : Date.now()
-        finishedAtMs.value = null
-        measurements.value = []
-        result.value = null
-        error.value = null
-        status.value = 'running'
-        startTicker()
+        beginRun(e.runId, e.config, e.plan, Number.isFinite(t) ? t : Date.now(), ours)
         break
       }
       case 'phase':
@@ -188,6 +189,7 @@ export const useRunStore = defineStore('run', () => {
     stopTicker()
   }
 
+  /** Starts a run of `cfg` (already validated). False when it could not start; `error` says why (with field issues). */
   async function start(cfg: BenchConfig): Promise<boolean> {
     if (busy.value) return false
     status.value = 'starting'
@@ -196,27 +198,14 @@ export const useRunStore = defineStore('run', () => {
     joined.value = false
     try {
       const { runId: id } = await chooseBridge().start({ config: cfg })
-      if (runId.value !== id) {
-        // run-started not seen yet: show the run as started with what we know
-        if (status.value === 'starting') {
-          clearLive()
-          runId.value = id
-          config.value = cfg
-          plan.value = []
-          measurements.value = []
-          result.value = null
-          startedAtMs.value = Date.now()
-          finishedAtMs.value = null
-        }
-      }
+      // run-started not seen yet: show the run as started with what we know (its event fills in the plan)
+      if (runId.value !== id && status.value === 'starting') beginRun(id, cfg, [], Date.now(), true)
       if (status.value === 'starting') status.value = 'running'
       startTicker()
       return true
     } catch (err) {
-      const shape = asErrorShape(err)
-      error.value = shape
+      error.value = asErrorShape(err)
       status.value = 'error'
-      if (shape.issues?.length) useConfigStore().serverIssues = shape.issues
       return false
     }
   }
@@ -294,7 +283,7 @@ export const useRunStore = defineStore('run', () => {
     disconnect,
     start,
     cancel,
-    reset,
+    resetRun,
   }
 })
 
@@ -303,8 +292,9 @@ export function currentLoss(cells: readonly ModelCell[], lanes: readonly WorkerL
   let sum = 0
   let n = 0
   for (const l of lanes) {
-    if (l.modelIndices.length && l.loss != null && Number.isFinite(l.loss)) {
-      sum += l.loss
+    const loss = l.progress?.loss
+    if (l.modelIndices.length && loss != null && Number.isFinite(loss)) {
+      sum += loss
       n++
     }
   }

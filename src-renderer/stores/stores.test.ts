@@ -2,8 +2,12 @@ import { flushPromises } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { chooseBridge, setBridge } from '../bridge'
-import { fakeBridge, resultFor, scriptedRun, type FakeBridge } from '../test/fixtures'
+import { CAPABILITIES, fakeBridge, resultFor, scriptedRun, type FakeBridge } from '../test/fixtures'
 import { presetConfig } from '@shared/contract/config'
+import type { RunEvent } from '@shared/contract/events'
+import { estimateRun } from '@shared/estimate'
+import { expandPlan } from '@shared/plan'
+import runStoreSource from './run.ts?raw'
 import { useCapabilitiesStore } from './capabilities'
 import { parseList, useConfigStore } from './config'
 import { useHistoryStore } from './history'
@@ -66,11 +70,51 @@ describe('config store', () => {
     expect(cfg.canRun).toBe(false)
   })
 
-  it('the estimate uses the backend auto resolves to', async () => {
+  it('the estimate waits for the capabilities, then uses the backend auto resolves to', async () => {
     const cfg = useConfigStore()
-    expect(cfg.estimate?.backend).toBe('cpu')
+    // no guess before the capabilities arrive (was: 'cpu ≈ 7 min'): counts and memory, no time
+    expect(cfg.estimate?.backend).toBeNull()
+    expect(cfg.estimate?.totalMs).toBeNull()
+    expect(cfg.estimate?.measurements).toBe(expandPlan(cfg.config!).length)
     await useCapabilitiesStore().load()
     expect(cfg.estimate?.backend).toBe('webgpu')
+    expect(cfg.estimate).toEqual(estimateRun(cfg.config!, 'webgpu', { cpuCount: CAPABILITIES.cpuCount }))
+  })
+
+  it('startFromDraft starts the validated draft once; a refused start puts the service\'s field issues on the fields', async () => {
+    const cfg = useConfigStore()
+    const run = useRunStore()
+    cfg.setList('models', '8')
+    expect(await cfg.startFromDraft()).toBe(true)
+    expect(bridge.calls.filter((c) => c.method === 'start')).toEqual([{ method: 'start', args: [{ config: cfg.config }] }])
+    // busy: a second start is not sent
+    expect(await cfg.startFromDraft()).toBe(false)
+    expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(1)
+
+    run.resetRun()
+    bridge.startImpl = async () => {
+      throw { code: 'insufficient-memory', message: 'needs 40 GiB', issues: [{ field: 'sizes', message: 'sizes 10000 needs about 40 GiB' }] }
+    }
+    expect(await cfg.startFromDraft()).toBe(false)
+    expect(run.status).toBe('error')
+    expect(cfg.messagesFor('sizes')).toEqual(['sizes 10000 needs about 40 GiB'])
+    cfg.touched()
+    expect(cfg.messagesFor('sizes')).toEqual([])
+    // an invalid draft is never sent
+    cfg.setList('models', '0')
+    expect(await cfg.startFromDraft()).toBe(false)
+    expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(2)
+  })
+
+  it('a joined run (started elsewhere) shows its config in the draft; a run started here leaves the draft alone', () => {
+    const cfg = useConfigStore()
+    const run = useRunStore()
+    cfg.setList('models', '12')
+    const theirs = scriptedRun({ runId: 'theirs', models: 6, workers: [3] })
+    run.applyEvent(theirs[0])
+    expect(run.joined).toBe(true)
+    expect(cfg.draft.models).toEqual([6])
+    expect(cfg.listText.models).toBe('6')
   })
 })
 
@@ -132,6 +176,29 @@ describe('run store', () => {
     await run.start(presetConfig('smoke'))
     expect(run.status).toBe('running')
     expect(run.runId).toBe('run-1')
+    expect(run.joined).toBe(false)
+  })
+
+  it('resetRun clears every trace of the last run, and a new run-started starts from that same clean state', () => {
+    const run = useRunStore()
+    const events = scriptedRun({ models: 4, workers: [2] })
+    for (const e of events) run.applyEvent(e)
+    expect(run.result).not.toBeNull()
+    run.resetRun()
+    expect(run.status).toBe('idle')
+    expect([run.runId, run.config, run.result, run.error, run.startedAtMs, run.currentKey, run.telemetry]).toEqual([null, null, null, null, null, null, null])
+    expect([run.plan, run.measurements, run.lanes, run.models, run.lossHistory]).toEqual([[], [], [], [], []])
+    // a second run right after a finished one keeps nothing of the first
+    for (const e of events.slice(0, 12)) run.applyEvent(e)
+    run.applyEvent({ ...(events[0] as Extract<RunEvent, { type: 'run-started' }>), runId: 'run-2' })
+    expect(run.runId).toBe('run-2')
+    expect([run.measurements, run.lanes, run.models]).toEqual([[], [], []])
+    expect(run.status).toBe('running')
+  })
+
+  it('imports no other store (the config store depends on it, not the other way round)', () => {
+    expect(runStoreSource).not.toMatch(/from '\.\/(config|history|runActions|capabilities)'/)
+    expect(runStoreSource).not.toMatch(/use(Config|History|RunActions|Capabilities)Store/)
   })
 })
 
@@ -173,5 +240,16 @@ describe('config persistence', () => {
     setActivePinia(createPinia())
     expect(useConfigStore().draft.models).toEqual([50])
     localStorage.removeItem(STORAGE_KEY)
+  })
+
+  it('reads a config saved before the model-family seam (MLP fields at the top) into model', async () => {
+    const { LEGACY_STORAGE_KEY } = await import('./config')
+    const { model, ...rest } = presetConfig('quick', { models: [12] })
+    localStorage.setItem(LEGACY_STORAGE_KEY, JSON.stringify({ ...rest, epochs: 7, batchSize: 256, hidden: [32, 16], lr: 0.005 }))
+    setActivePinia(createPinia())
+    const cfg = useConfigStore()
+    expect(cfg.draft.models).toEqual([12])
+    expect(cfg.draft.model).toEqual({ ...model, epochs: 7, batchSize: 256, hidden: [32, 16], lr: 0.005 })
+    expect(cfg.modelText.hidden).toBe('32, 16')
   })
 })

@@ -4,16 +4,53 @@ import type { BenchConfig, Strategy } from '@shared/contract/config'
 import { presetConfig } from '@shared/contract/config'
 import type { Capabilities, ModelCell, RunEvent, WorkerLane } from '@shared/contract/events'
 import type { Measurement, MeasurementKey, RunResult, SummaryEntry, Verification } from '@shared/contract/result'
+import { SCHEMA_VERSION } from '@shared/contract/result'
+import { workloadFor } from '@shared/contract/workload'
+import { familyOf, type ModelFamily, paramsSchemaFrom, type ParamField, workRate } from '@shared/families'
+import { expandPlan } from '@shared/plan'
 import type { RunListEntry } from '@shared/contract/api'
 import type { Bridge } from '../bridge'
+
+/**
+ * A toy model family, registered only by the tests that use it (registerFamily): one field of each
+ * input type, its own progress words and work unit. The renderer must show it with no change to a view.
+ */
+export interface ToyParams {
+  kind: 'toy'
+  rounds: number
+  shrink: number
+  widths: number[]
+}
+const TOY_FIELDS = [
+  { key: 'rounds', label: 'Rounds', flag: '--rounds', help: 'boosting rounds', type: 'int', range: { min: 1, max: 500 } },
+  { key: 'shrink', label: 'Shrinkage', flag: '--shrink', help: 'step size of each round', type: 'real', range: { min: 0, max: 1, exclusiveMin: true } },
+  { key: 'widths', label: 'Leaf widths', flag: '--widths', help: 'leaves per level, e.g. 8 or 8,4', type: 'intList', range: { min: 1, max: 64 }, count: { min: 1, max: 3 } },
+] as const satisfies readonly ParamField[]
+export const toyFamily: ModelFamily<ToyParams> = {
+  kind: 'toy',
+  label: 'toy rounds model',
+  shortLabel: 'Toy',
+  fields: TOY_FIELDS,
+  paramsSchema: paramsSchemaFrom<ToyParams>('toy', TOY_FIELDS),
+  defaults: { kind: 'toy', rounds: 100, shrink: 0.1, widths: [8, 4] },
+  backends: ['cpu', 'wasm'],
+  supportsBatched: () => false,
+  progressTotal: (w) => w.model.rounds,
+  describeProgress: (p) => `round ${p.done}/${p.total}`,
+  work: { unit: 'row', rateLabel: 'Mrow/s', rateScale: 1e6 },
+  workCount: (w, models) => w.size * w.model.rounds * models,
+  workerPeakBytes: (w, n) => 100 * 2 ** 20 + n * w.size * 8,
+  sameWorkTolerance: 0,
+  describe: (p) => `${p.rounds} rounds, shrinkage ${p.shrink}, leaves ${p.widths.join('/')}`,
+}
 
 export interface ScriptOptions {
   sizes?: number[]
   models?: number
   workers?: number[]
   strategies?: Strategy[]
+  /** the MLP's epochs (the family derives the batches per epoch from the size and batch size) */
   epochs?: number
-  batchesPerEpoch?: number
   repeats?: number
   /** progress events per measurement (coalesced upstream at ≤ 20 Hz) */
   progressPerMeasurement?: number
@@ -35,6 +72,7 @@ export function mse(index: number, size: number): number {
   return 0.08 + index * 0.001 + 100 / size
 }
 
+/** Lanes and model cells `step + 1` of `steps` through a measurement whose jobs take `total` progress steps each. */
 function lanesFor(
   strategy: Strategy,
   models: number,
@@ -42,25 +80,18 @@ function lanesFor(
   step: number,
   steps: number,
   epochs: number,
-  batchesPerEpoch: number,
+  total: number,
 ): { lanes: WorkerLane[]; cells: ModelCell[]; done: number } {
   const cells: ModelCell[] = Array.from({ length: models }, () => ({ fraction: 0, loss: null, done: false }))
   const lanes: WorkerLane[] = []
   const t = (step + 1) / steps // 0..1 of the measurement
   const lossAt = (f: number, i: number) => (f < 1 / epochs ? null : 0.5 * Math.exp(-3 * f) + 0.08 + i * 0.001)
-  const lane = (worker: number, indices: number[], f: number, loss: number | null): WorkerLane => {
-    const totalBatches = epochs * batchesPerEpoch
-    const b = Math.min(totalBatches - 1, Math.floor(f * totalBatches))
-    return {
-      worker,
-      modelIndices: indices,
-      epoch: Math.floor(b / batchesPerEpoch),
-      epochs,
-      batch: (b % batchesPerEpoch) + 1,
-      batchesPerEpoch,
-      loss,
-    }
-  }
+  const lane = (worker: number, indices: number[], f: number, loss: number | null): WorkerLane => ({
+    worker,
+    modelIndices: indices,
+    // null: the job was handed out and has not finished its first step
+    progress: f <= 0 ? null : { done: Math.max(1, Math.min(total, Math.round(f * total))), total, unit: 'batch', loss },
+  })
   if (strategy === 'batched') {
     const W = Math.min(workers, models)
     const per = Math.ceil(models / W)
@@ -89,9 +120,11 @@ function lanesFor(
   return { lanes, cells, done: cells.filter((c) => c.done).length }
 }
 
-export function measurementFor(key: MeasurementKey, disagree = false): Measurement {
+/** One finished measurement; its work is the family's count for the workload (the smoke preset's model unless `config` says). */
+export function measurementFor(key: MeasurementKey, disagree = false, config: BenchConfig = presetConfig('smoke')): Measurement {
   const wallMs = fakeWallMs(key.size, key.models, key.workers, key.strategy, key.repeat)
   const W = key.strategy === 'sequential' ? 1 : Math.min(key.workers, key.models)
+  const fused = key.strategy === 'batched'
   return {
     ...key,
     status: 'ok',
@@ -99,11 +132,12 @@ export function measurementFor(key: MeasurementKey, disagree = false): Measureme
     startupMs: key.repeat === 0 ? 400 : 0,
     warmupMs: 120,
     modelsTrained: key.models,
-    trainFlops: 6 * key.size * 0.8 * 6529 * 3 * key.models,
+    work: familyOf(config.model).workCount(workloadFor(config, key.size), key.models),
     perModel: Array.from({ length: key.models }, (_, i) => ({
       index: i,
       seed: 42 + i + 1,
-      trainMs: wallMs / key.models,
+      trainMs: fused ? null : wallMs / key.models,
+      groupTrainMs: fused ? wallMs : null,
       testMse: mse(i, key.size) * (disagree && key.strategy === 'batched' ? 1.01 : 1 + 1e-7),
       finalLoss: 0.09,
       worker: i % W,
@@ -113,21 +147,13 @@ export function measurementFor(key: MeasurementKey, disagree = false): Measureme
   }
 }
 
+/** The real plan (sequential once per size and model count, whatever W). */
 export function planFor(config: BenchConfig): MeasurementKey[] {
-  const plan: MeasurementKey[] = []
-  for (const size of config.sizes)
-    for (const models of config.models)
-      for (const workers of config.workers)
-        for (let repeat = 0; repeat < config.repeats; repeat++)
-          for (const strategy of config.strategies) {
-            // sequential runs once per size/models whatever the worker list is
-            if (strategy === 'sequential' && workers !== config.workers[0]) continue
-            plan.push({ size, models, workers: strategy === 'sequential' ? 1 : workers, strategy, repeat })
-          }
-  return plan
+  return expandPlan(config)
 }
 
-export function summarize(ms: Measurement[]): SummaryEntry[] {
+export function summarize(ms: Measurement[], config: BenchConfig = presetConfig('smoke')): SummaryEntry[] {
+  const family = familyOf(config.model)
   const groups = new Map<string, Measurement[]>()
   for (const m of ms) {
     const k = `${m.size}|${m.models}|${m.workers}|${m.strategy}`
@@ -155,7 +181,7 @@ export function summarize(ms: Measurement[]): SummaryEntry[] {
       maxMs: Math.max(...walls),
       speedupVsSequential: speedup,
       efficiency: speedup == null ? null : speedup / m0.workers,
-      gflops: m0.trainFlops / medianMs / 1e6,
+      workRate: workRate(family, m0.work, medianMs),
       warnings: [],
     })
   }
@@ -190,7 +216,7 @@ export function resultFor(
   opts: { runId?: string; status?: RunResult['status']; disagree?: boolean } = {},
 ): RunResult {
   return {
-    schemaVersion: 1,
+    schemaVersion: SCHEMA_VERSION,
     runId: opts.runId ?? 'run-1',
     status: opts.status ?? (opts.disagree ? 'failed' : 'ok'),
     startedAt: '2026-12-02T09:00:00.000Z',
@@ -198,7 +224,7 @@ export function resultFor(
     config,
     environment: ENVIRONMENT,
     measurements,
-    summary: summarize(measurements),
+    summary: summarize(measurements, config),
     verification: verificationFor(config, opts.disagree),
     warnings: [],
     error: null,
@@ -210,16 +236,16 @@ export function scriptedRun(opts: ScriptOptions = {}): RunEvent[] {
   const runId = opts.runId ?? 'run-1'
   const models = opts.models ?? 4
   const epochs = opts.epochs ?? 2
-  const batchesPerEpoch = opts.batchesPerEpoch ?? 4
   const steps = opts.progressPerMeasurement ?? 6
   const config: BenchConfig = presetConfig('smoke', {
     sizes: opts.sizes ?? [2000],
     models: [models],
     workers: opts.workers ?? [2],
     strategies: opts.strategies ?? ['sequential', 'pool', 'batched'],
-    epochs,
     repeats: opts.repeats ?? 1,
+    model: { epochs },
   })
+  const family = familyOf(config.model)
   const plan = planFor(config)
   const events: RunEvent[] = [
     { type: 'run-started', runId, config, plan, startedAt: '2026-12-02T09:00:00.000Z' },
@@ -232,7 +258,8 @@ export function scriptedRun(opts: ScriptOptions = {}): RunEvent[] {
     events.push({ type: 'phase', runId, phase: 'measuring', index, key, message: `${key.strategy}: training` })
     const wall = fakeWallMs(key.size, key.models, key.workers, key.strategy, key.repeat)
     for (let s = 0; s < steps; s++) {
-      const { lanes, cells, done } = lanesFor(key.strategy, models, key.workers, s, steps, epochs, batchesPerEpoch)
+      const total = family.progressTotal(workloadFor(config, key.size))
+      const { lanes, cells, done } = lanesFor(key.strategy, models, key.workers, s, steps, epochs, total)
       events.push({
         type: 'progress',
         runId,
@@ -244,7 +271,7 @@ export function scriptedRun(opts: ScriptOptions = {}): RunEvent[] {
         models: cells,
       })
     }
-    const m = measurementFor(key, opts.disagree)
+    const m = measurementFor(key, opts.disagree, config)
     measurements.push(m)
     events.push({ type: 'measurement', runId, index, measurement: m })
   })

@@ -67,6 +67,9 @@ describe('History view', () => {
     const rows = table.findAll('tbody tr')
     expect(rows.length).toBe(bridge.results.get('r-a')!.summary.length)
     for (const r of rows) expect(r.text()).toContain('−50.0%')
+    // each run names its model family and parameters
+    const model = w.get('[data-test=compare-model]').findAll('td').map((td) => td.text())
+    expect(model).toEqual(['MLP · 100→64→1, Adam lr 0.01, batch 512, 2 epochs', 'MLP · 100→64→1, Adam lr 0.01, batch 512, 2 epochs'])
     await w.get('[data-test=close-compare]').trigger('click')
     expect(w.find('[data-test=history-table]').exists()).toBe(true)
     w.unmount()
@@ -78,6 +81,8 @@ describe('History view', () => {
     await w.get('[data-test=history-r-a] button').trigger('click')
     await flushPromises()
     expect(w.find('[data-test=run-report]').exists()).toBe(true)
+    expect(w.get('[data-test=run-model]').text()).toBe('Model: MLP · 100→64→1, Adam lr 0.01, batch 512, 2 epochs')
+    expect(w.get('[data-test=run-report] [data-test=rate-header]').text()).toBe('GFLOP/s')
 
     await w.get('[data-test=run-name]').setValue('baseline')
     await (w.get('[data-test=run-name]').element as HTMLInputElement).form!.dispatchEvent(new Event('submit'))

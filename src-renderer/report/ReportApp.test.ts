@@ -1,0 +1,40 @@
+import { mount } from '@vue/test-utils'
+import { describe, expect, it } from 'vitest'
+import type { RunResult } from '@shared/contract/result'
+import { type ModelFamily, registerFamily } from '@shared/families'
+import { formatDuration } from '@shared/format'
+import { scriptedRun, toyFamily } from '../test/fixtures'
+import ReportApp from './ReportApp.vue'
+
+const result = () => (scriptedRun({ models: 4, workers: [2] }).at(-1) as { result: RunResult }).result
+
+function render(run: RunResult) {
+  return mount(ReportApp, { props: { run }, global: { stubs: { ReportChart: true } } })
+}
+const configRow = (w: ReturnType<typeof render>, key: string) =>
+  w.findAll('.facts table.kv tr').find((tr) => tr.find('th').text() === key)?.find('td').text()
+
+describe('report page', () => {
+  it('names the family with its parameters and heads the rate column with its unit', () => {
+    const run = result()
+    const w = render(run)
+    expect(configRow(w, 'Model')).toBe('neural network (MLP): 100→64→1, Adam lr 0.01, batch 512, 2 epochs')
+    expect(w.get('[data-test=summary-table] [data-test=rate-header]').text()).toBe('GFLOP/s')
+    const first = w.get('[data-test=summary-table] tbody tr')
+    const sorted = [...run.summary].sort((a, b) => a.models - b.models || a.size - b.size || a.medianMs - b.medianMs)
+    expect(first.findAll('td').at(-1)!.text()).toBe(sorted[0].workRate.toFixed(2))
+    expect(first.findAll('td')[3].text()).toBe(formatDuration(sorted[0].medianMs))
+  })
+
+  it('a toy family registered in the test gets its own words, with no change to the page', () => {
+    const unregister = registerFamily(toyFamily as unknown as ModelFamily)
+    try {
+      const run = result()
+      const w = render({ ...run, config: { ...run.config, model: { ...toyFamily.defaults } as never } })
+      expect(configRow(w, 'Model')).toBe('toy rounds model: 100 rounds, shrinkage 0.1, leaves 8/4')
+      expect(w.get('[data-test=summary-table] [data-test=rate-header]').text()).toBe('Mrow/s')
+    } finally {
+      unregister()
+    }
+  })
+})

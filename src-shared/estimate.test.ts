@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest'
+import { type BenchConfig, presetConfig } from './contract/config'
+import { workloadFor } from './contract/workload'
+import { ASSUMED_SPEED, estimateMemory, estimateRun, estimateRunPeakBytes, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
+import { type ModelFamily, mlpFamily, registerFamily } from './families'
+import { expandPlan, groupKey } from './plan'
+
+/** The run of issue 16: 2 000 / 5 000 rows, 8 models, W 1 and 2, all three strategies, 3 repeats. */
+const severalW = () =>
+  presetConfig('quick', { preset: 'custom', sizes: [2000, 5000], models: [8], workers: [1, 2], repeats: 3, model: { epochs: 3 } })
+
+describe('the one estimator', () => {
+  it('counts exactly the measurements of the real plan: sequential once per size, not once per W', () => {
+    const c = severalW()
+    // 2 sizes × (sequential + pool W1, W2 + batched W1, W2) × 3 repeats; counting sequential per W gave 36
+    expect(expandPlan(c)).toHaveLength(30)
+    expect(estimateRun(c, 'wasm').measurements).toBe(expandPlan(c).length)
+    expect(estimateRun(c, null).measurements).toBe(30)
+    expect(estimateRun(c, 'wasm').pools).toBe(10)
+    for (const name of ['smoke', 'quick', 'article'] as const) {
+      expect(estimateRun(presetConfig(name), 'cpu').measurements).toBe(expandPlan(presetConfig(name)).length)
+    }
+  })
+
+  it('a sequential-only run costs the same whatever the worker list', () => {
+    const seq = (workers: number[]) => presetConfig('quick', { strategies: ['sequential'], workers, models: [8] })
+    const one = estimateRun(seq([1]), 'wasm', { cpuCount: 4 })
+    const many = estimateRun(seq([1, 2, 4, 8]), 'wasm', { cpuCount: 4 })
+    expect(many).toEqual(one)
+  })
+
+  it('shows the memory check the service makes (bench-service calls estimateRunPeakBytes): the same number', () => {
+    for (const c of [severalW(), presetConfig('smoke'), presetConfig('quick'), presetConfig('article')]) {
+      expect(estimateRun(c, 'wasm').peakTotalBytes).toBe(estimateRunPeakBytes(c))
+      expect(estimateRun(c, null).peakTotalBytes).toBe(estimateRunPeakBytes(c))
+    }
+  })
+
+  it('memory is the family\'s own model: each warmed pool once, all its workers together', () => {
+    const c = severalW()
+    let total = 0
+    let worker = 0
+    for (const key of expandPlan(c)) {
+      const w = workloadFor(c, key.size)
+      const per = modelsPerWorker(key.strategy, key.models, key.workers).map((n) => mlpFamily.workerPeakBytes(w, n))
+      total = Math.max(total, per.reduce((a, b) => a + b, 0))
+      worker = Math.max(worker, ...per)
+    }
+    expect(estimateMemory(c)).toEqual({ peakTotalBytes: total, peakWorkerBytes: worker })
+    expect(modelsPerWorker('batched', 7, 2)).toEqual([4, 3])
+    expect(modelsPerWorker('pool', 8, 2)).toEqual([1, 1])
+    expect(modelsPerWorker('sequential', 8, 5)).toEqual([1])
+  })
+
+  it('has no time without a backend (capabilities not arrived), and a time once there is one', () => {
+    const c = severalW()
+    expect(estimateRun(c, null)).toMatchObject({ backend: null, totalMs: null })
+    const wasm = estimateRun(c, 'wasm', { cpuCount: 2 })
+    expect(wasm.backend).toBe('wasm')
+    expect(wasm.totalMs).toBeGreaterThan(0)
+    // work is the family's count over the plan, in its unit
+    const work = expandPlan(c).reduce((sum, k) => sum + mlpFamily.workCount(workloadFor(c, k.size), k.models), 0)
+    expect(wasm).toMatchObject({ work, workUnit: 'FLOP' })
+    // a faster assumed backend is faster; the same plan does the same work
+    const gpu = estimateRun(presetConfig('article'), 'tensorflow')
+    const cpu = estimateRun(presetConfig('article'), 'cpu')
+    expect(gpu.totalMs!).toBeLessThan(cpu.totalMs!)
+    expect(gpu.work).toBe(cpu.work)
+  })
+
+  it('takes a job\'s steps from the family (progressTotal) and its work unit\'s rate from the one table', () => {
+    // a family whose unit has no assumed rate: only the fixed costs count, so the time is exact
+    const toy: ModelFamily = {
+      ...(mlpFamily as unknown as ModelFamily),
+      kind: 'estimate-toy',
+      progressTotal: () => 10,
+      work: { unit: 'leaf', rateLabel: 'kleaf/s', rateScale: 1e3 },
+      workCount: (_w, models) => models,
+      workerPeakBytes: () => 1,
+    }
+    const unregister = registerFamily(toy)
+    try {
+      const c = { ...presetConfig('smoke'), sizes: [2000], models: [4], workers: [2], strategies: ['sequential', 'pool', 'batched'], repeats: 2 } as BenchConfig
+      c.model = { kind: 'estimate-toy' } as unknown as BenchConfig['model']
+      const s = ASSUMED_SPEED.wasm
+      const job = 10 * s.stepMs + s.jobMs
+      // sequential: 4 jobs in turn; pool W2: 2 per lane; batched W2: 1 fused job per lane — per repeat
+      const measurements = 2 * (4 * job + 2 * job + 1 * job)
+      const pools = s.poolStartMs * (1 + 1 + 1) // 2 workers start at once on 2 cores
+      expect(estimateRun(c, 'wasm', { cpuCount: 2 }).totalMs).toBeCloseTo(RUN_OVERHEAD_MS + pools + measurements, 6)
+      expect(estimateRun(c, 'wasm', { cpuCount: 2 }).work).toBe(expandPlan(c).reduce((a, k) => a + k.models, 0))
+      expect(new Set(expandPlan(c).map(groupKey)).size).toBe(3)
+    } finally {
+      unregister()
+    }
+  })
+
+  it('lands near the times issue 16 measured on wasm (2 cores): smoke 1.5 s, quick ~7 s, the W 1,2 run 12–15 s', () => {
+    const ms = (c: BenchConfig) => estimateRun(c, 'wasm', { cpuCount: 2 }).totalMs!
+    expect(ms(presetConfig('smoke'))).toBeGreaterThan(1000)
+    expect(ms(presetConfig('smoke'))).toBeLessThan(2500)
+    expect(ms(presetConfig('quick'))).toBeGreaterThan(4500)
+    expect(ms(presetConfig('quick'))).toBeLessThan(10_000)
+    expect(ms(severalW())).toBeGreaterThan(9000)
+    expect(ms(severalW())).toBeLessThan(20_000)
+  })
+})
