@@ -58,25 +58,44 @@ export function prepareGbdtData(
   const wide = width.some((w) => w > 256)
   const bins = wide ? new Uint16Array(rows * features) : new Uint8Array(rows * features)
   const cv = cuts.values
+  const GRID = 1024
+  const grid = new Int32Array(GRID)
   for (let f = 0; f < features; f++) {
     const lo0 = cuts.ptrs[f]
-    const end = cuts.ptrs[f + 1]
-    const missingBin = nBins[f]
+    const nb = nBins[f]
+    const missingBin = nb
     const base = f * rows
+    // value → bin is upper_bound(cuts, v) (clamped to the last bin). A grid over [first cut, last
+    // non-sentinel cut] gives a starting bin; the two loops then move it to the exact answer.
+    const c0 = cv[lo0]
+    const cL = cv[lo0 + Math.max(0, nb - 2)]
+    const w = (cL - c0) / GRID
+    const useGrid = nb >= 3 && w > 0 && Number.isFinite(w)
+    if (useGrid) {
+      for (let c = 0; c < GRID; c++) {
+        const start = c0 + c * w
+        let b = 0
+        while (b < nb - 1 && cv[lo0 + b] <= start) b++
+        grid[c] = b
+      }
+    }
     for (let r = 0; r < rows; r++) {
       const v = x[r * features + f]
       if (v !== v) {
         bins[base + r] = missingBin
         continue
       }
-      let lo = lo0
-      let hi = end
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1
-        if (cv[mid] > v) hi = mid
-        else lo = mid + 1
+      let b: number
+      if (useGrid) {
+        let c = Math.floor((v - c0) / w)
+        c = c < 0 ? 0 : c >= GRID ? GRID - 1 : c
+        b = grid[c]
+      } else {
+        b = 0
       }
-      bins[base + r] = (lo === end ? end - 1 : lo) - lo0
+      while (b > 0 && cv[lo0 + b - 1] > v) b--
+      while (b < nb - 1 && cv[lo0 + b] <= v) b++
+      bins[base + r] = b
     }
   }
   return { rows, features, cuts, nBins, hasMissing, width, bins, y: yf }

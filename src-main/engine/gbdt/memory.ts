@@ -24,7 +24,7 @@ export interface GbdtMemoryEstimate {
   perModelBytes: number
   /** scratch shared by the group (partition buffers, gradients) */
   scratchBytes: number
-  /** histograms at their peak: min(budget, what the group's deepest level needs) */
+  /** histograms at their peak: min(budget, what the group's deepest stored level needs) */
   histogramBytes: number
   /** everything above, for all models */
   totalBytes: number
@@ -39,18 +39,21 @@ export function estimateGbdtBytes(q: GbdtMemoryQuery): GbdtMemoryEstimate {
   const F = q.features
   const testRows = q.testRows ?? 0
   const inputBytes = (rows + testRows) * (F + 1) * 4
-  const binnedBytes = rows * F * (p.maxBin >= 256 ? 1 : 1) + F * (p.maxBin + 1) * 4 + F * 16
+  const binnedBytes = rows * F + F * (p.maxBin + 1) * 4 + F * 16
   const maxLeaves = 2 ** p.maxDepth
   const nodesPerTree = 2 * maxLeaves - 1
   // pred f32 + rows i32 + q i32 + sampled u8; trees: 6 typed arrays ≈ 22 B per node, plus object overhead
   const perModelBytes = rows * 13 + F * 8 + p.rounds * (nodesPerTree * 22 + 400)
-  const scratchBytes = rows * 12
+  // partition buffers, float32 gradients, the 1/(H+λ) table
+  const scratchBytes = rows * 20
   const slots = featuresPerTree(p.colsampleBytree, F) * p.maxBin
   const bufBytes = slots * 16
-  // peak per model: the deepest evaluated level (2^(maxDepth−1) nodes, but never more nodes than
-  // half the sampled rows could fill) — built children plus parents reused for their siblings
+  // Stored levels are 0 … maxDepth−2 (the last evaluated level keeps nothing). At stored level d a
+  // model holds 2^(d−1) parents plus 2^(d−1) built children; at the last level the 2^(maxDepth−2)
+  // parents. Nodes are also bounded by the rows: each needs ≥ max(2, 2·min_child_weight) of them.
   const sampledRows = Math.ceil(rows * p.subsample)
-  const peakNodes = Math.max(1, Math.min(2 ** (p.maxDepth - 1), Math.floor(sampledRows / Math.max(2, 2 * p.minChildWeight))))
+  const rowBound = Math.floor(sampledRows / Math.max(2, 2 * p.minChildWeight))
+  const peakNodes = p.maxDepth < 2 ? 0 : Math.max(1, Math.min(2 ** (p.maxDepth - 2), rowBound))
   const histogramUnboundedBytes = q.models * peakNodes * bufBytes
   const budget = q.histogramBudgetBytes ?? DEFAULT_HISTOGRAM_BUDGET_BYTES
   const histogramBytes = Math.min(histogramUnboundedBytes, Math.max(2 * bufBytes, Math.floor(budget / bufBytes) * bufBytes))

@@ -9,8 +9,8 @@
 //     summary = sketch.GetSummary()                         (exact when n fits the input queue)
 //     reduced = SetPrune(summary, min(n, maxBin·8))
 //     final   = SetPrune(reduced, min(n, maxBin·8, maxBin) + 1)
-//     cuts    = final.value[1 .. min(final.size, maxBin)−1] (strictly increasing),
-//               then the sentinel last + (|last| + 1e-5f) where last = final.value[final.size−1]
+//     cuts    = final.value(1 .. min(final.size, maxBin)−1) (strictly increasing),
+//               then the sentinel last + (|last| + 1e-5f) where last = final.value(final.size−1)
 //     minValue = v0 − |v0| − 1e-5f   (the threshold of a "everything non-missing goes right" split)
 //
 // A feature with k ≤ maxBin distinct values gets cuts = its distinct values except the smallest,
@@ -21,45 +21,56 @@ const f32 = Math.fround
 const EPS5 = f32(1e-5)
 const K_FACTOR = 8
 
-/** A weighted quantile summary: entries sorted by value, ranks in float32 (stored as doubles holding float32 values). */
+/**
+ * A weighted quantile summary: entries sorted by value, ranks in float32 (doubles holding float32
+ * values), stored interleaved [rmin, rmax, wmin, value] per entry in one array.
+ */
 class Summary {
   size = 0
-  constructor(
-    readonly rmin: Float64Array,
-    readonly rmax: Float64Array,
-    readonly wmin: Float64Array,
-    readonly value: Float64Array,
-  ) {}
+  constructor(readonly d: Float64Array) {}
 
   static alloc(capacity: number): Summary {
-    const n = Math.max(1, capacity)
-    return new Summary(new Float64Array(n), new Float64Array(n), new Float64Array(n), new Float64Array(n))
+    return new Summary(new Float64Array(4 * Math.max(1, capacity)))
+  }
+
+  rmin(i: number): number {
+    return this.d[4 * i]
+  }
+
+  rmax(i: number): number {
+    return this.d[4 * i + 1]
+  }
+
+  wmin(i: number): number {
+    return this.d[4 * i + 2]
+  }
+
+  value(i: number): number {
+    return this.d[4 * i + 3]
   }
 
   push(rmin: number, rmax: number, wmin: number, value: number): void {
-    const i = this.size++
-    this.rmin[i] = rmin
-    this.rmax[i] = rmax
-    this.wmin[i] = wmin
-    this.value[i] = value
+    const o = 4 * this.size++
+    this.d[o] = rmin
+    this.d[o + 1] = rmax
+    this.d[o + 2] = wmin
+    this.d[o + 3] = value
   }
 
   pushFrom(src: Summary, i: number): void {
-    this.push(src.rmin[i], src.rmax[i], src.wmin[i], src.value[i])
-  }
-
-  copy(): Summary {
-    const s = Summary.alloc(this.size)
-    for (let i = 0; i < this.size; i++) s.pushFrom(this, i)
-    return s
+    const o = 4 * this.size++
+    this.d[o] = src.d[4 * i]
+    this.d[o + 1] = src.d[4 * i + 1]
+    this.d[o + 2] = src.d[4 * i + 2]
+    this.d[o + 3] = src.d[4 * i + 3]
   }
 
   rminNext(i: number): number {
-    return f32(this.rmin[i] + this.wmin[i])
+    return f32(this.d[4 * i] + this.d[4 * i + 2])
   }
 
   rmaxPrev(i: number): number {
-    return f32(this.rmax[i] - this.wmin[i])
+    return f32(this.d[4 * i + 1] - this.d[4 * i + 2])
   }
 }
 
@@ -67,15 +78,15 @@ class Summary {
 function setPrune(src: Summary, maxsize: number): Summary {
   if (src.size <= maxsize) return src // summaries are never modified once built
   const out = Summary.alloc(maxsize)
-  const begin = src.rmax[0]
-  const range = f32(src.rmin[src.size - 1] - src.rmax[0])
+  const begin = src.rmax(0)
+  const range = f32(src.rmin(src.size - 1) - src.rmax(0))
   const n = maxsize - 1
   out.pushFrom(src, 0)
   let i = 1
   let lastidx = 0
   for (let k = 1; k < n; ++k) {
     const dx2 = f32(2 * f32(f32(f32(k * range) / n) + begin))
-    while (i < src.size - 1 && dx2 >= f32(src.rmax[i + 1] + src.rmin[i + 1])) ++i
+    while (i < src.size - 1 && dx2 >= f32(src.rmax(i + 1) + src.rmin(i + 1))) ++i
     if (i === src.size - 1) break
     if (dx2 < f32(src.rminNext(i) + src.rmaxPrev(i + 1))) {
       if (i !== lastidx) {
@@ -101,42 +112,86 @@ function setCombine(sa: Summary, sb: Summary): Summary {
   let aprevRmin = 0
   let bprevRmin = 0
   while (a < sa.size && b < sb.size) {
-    if (sa.value[a] === sb.value[b]) {
-      out.push(f32(sa.rmin[a] + sb.rmin[b]), f32(sa.rmax[a] + sb.rmax[b]), f32(sa.wmin[a] + sb.wmin[b]), sa.value[a])
+    if (sa.value(a) === sb.value(b)) {
+      out.push(f32(sa.rmin(a) + sb.rmin(b)), f32(sa.rmax(a) + sb.rmax(b)), f32(sa.wmin(a) + sb.wmin(b)), sa.value(a))
       aprevRmin = sa.rminNext(a)
       bprevRmin = sb.rminNext(b)
       a++
       b++
-    } else if (sa.value[a] < sb.value[b]) {
-      out.push(f32(sa.rmin[a] + bprevRmin), f32(sa.rmax[a] + sb.rmaxPrev(b)), sa.wmin[a], sa.value[a])
+    } else if (sa.value(a) < sb.value(b)) {
+      out.push(f32(sa.rmin(a) + bprevRmin), f32(sa.rmax(a) + sb.rmaxPrev(b)), sa.wmin(a), sa.value(a))
       aprevRmin = sa.rminNext(a)
       a++
     } else {
-      out.push(f32(sb.rmin[b] + aprevRmin), f32(sb.rmax[b] + sa.rmaxPrev(a)), sb.wmin[b], sb.value[b])
+      out.push(f32(sb.rmin(b) + aprevRmin), f32(sb.rmax(b) + sa.rmaxPrev(a)), sb.wmin(b), sb.value(b))
       bprevRmin = sb.rminNext(b)
       b++
     }
   }
   if (a < sa.size) {
-    const brmax = sb.rmax[sb.size - 1]
-    for (; a < sa.size; a++) out.push(f32(sa.rmin[a] + bprevRmin), f32(sa.rmax[a] + brmax), sa.wmin[a], sa.value[a])
+    const brmax = sb.rmax(sb.size - 1)
+    for (; a < sa.size; a++) out.push(f32(sa.rmin(a) + bprevRmin), f32(sa.rmax(a) + brmax), sa.wmin(a), sa.value(a))
   }
   if (b < sb.size) {
-    const armax = sa.rmax[sa.size - 1]
-    for (; b < sb.size; b++) out.push(f32(sb.rmin[b] + aprevRmin), f32(sb.rmax[b] + armax), sb.wmin[b], sb.value[b])
+    const armax = sa.rmax(sa.size - 1)
+    for (; b < sb.size; b++) out.push(f32(sb.rmin(b) + aprevRmin), f32(sb.rmax(b) + armax), sb.wmin(b), sb.value(b))
   }
   // FixError
+  const d = out.d
   let prevRmin = 0
   let prevRmax = 0
   for (let i = 0; i < out.size; i++) {
-    if (out.rmin[i] < prevRmin) out.rmin[i] = prevRmin
-    else prevRmin = out.rmin[i]
-    if (out.rmax[i] < prevRmax) out.rmax[i] = prevRmax
+    if (d[4 * i] < prevRmin) d[4 * i] = prevRmin
+    else prevRmin = d[4 * i]
+    if (d[4 * i + 1] < prevRmax) d[4 * i + 1] = prevRmax
     const rminNext = out.rminNext(i)
-    if (out.rmax[i] < rminNext) out.rmax[i] = rminNext
-    prevRmax = out.rmax[i]
+    if (d[4 * i + 1] < rminNext) d[4 * i + 1] = rminNext
+    prevRmax = d[4 * i + 1]
   }
   return out
+}
+
+let radixTmp = new Uint32Array(0)
+const radixCount = new Int32Array(2048)
+
+/**
+ * Sorts non-NaN float32 values ascending, in place (LSD radix sort, 3 passes of 11 bits over the
+ * bit patterns mapped to unsigned order). −0 must already be +0. Returns `a`.
+ */
+function sortFloat32(a: Float32Array): Float32Array {
+  const n = a.length
+  if (n < 64) return a.sort()
+  const keys = new Uint32Array(a.buffer, a.byteOffset, n)
+  for (let i = 0; i < n; i++) {
+    const k = keys[i]
+    keys[i] = k & 0x80000000 ? ~k >>> 0 : (k | 0x80000000) >>> 0
+  }
+  if (radixTmp.length < n) radixTmp = new Uint32Array(n)
+  let src: Uint32Array = keys
+  let dst: Uint32Array = radixTmp.subarray(0, n)
+  for (let shift = 0; shift < 33; shift += 11) {
+    radixCount.fill(0)
+    for (let i = 0; i < n; i++) radixCount[(src[i] >>> shift) & 2047]++
+    let sum = 0
+    for (let b = 0; b < 2048; b++) {
+      const c = radixCount[b]
+      radixCount[b] = sum
+      sum += c
+    }
+    for (let i = 0; i < n; i++) {
+      const k = src[i]
+      dst[radixCount[(k >>> shift) & 2047]++] = k
+    }
+    const t = src
+    src = dst
+    dst = t
+  }
+  // three passes: the result is in radixTmp (src); copy back, undoing the key mapping
+  for (let i = 0; i < n; i++) {
+    const k = src[i]
+    keys[i] = k & 0x80000000 ? (k & 0x7fffffff) >>> 0 : ~k >>> 0
+  }
+  return a
 }
 
 /** WQuantileSketch<float,float> as HostSketchContainer sets it up, with weight 1 per value. */
@@ -177,7 +232,7 @@ class WQSketch {
 
   /** Queue::MakeSummary: sort, merge equal values, ranks as float32 running sums. */
   private makeSummary(): Summary {
-    const v = this.raw.subarray(0, this.rawLen).slice().sort()
+    const v = sortFloat32(this.raw.subarray(0, this.rawLen)) // in place: the queue is emptied next
     const out = Summary.alloc(this.qtail)
     let wsum = 0
     for (let i = 0; i < v.length; ) {
@@ -267,7 +322,7 @@ export function computeCuts(x: Float32Array, rows: number, features: number, max
       const intermediate = Math.min(n, maxBin * K_FACTOR)
       const reduced = setPrune(sketch.getSummary(), intermediate)
       final = setPrune(reduced, Math.min(intermediate, maxBin) + 1)
-      const mval = final.value[0]
+      const mval = final.value(0)
       minVal = f32(f32(mval - Math.abs(mval)) - EPS5)
     }
     minValues[f] = minVal
@@ -276,11 +331,11 @@ export function computeCuts(x: Float32Array, rows: number, features: number, max
     if (final) {
       const required = Math.min(final.size, maxNumBins)
       for (let i = 1; i < required; i++) {
-        const cpt = final.value[i]
+        const cpt = final.value(i)
         if (i === 1 || cpt > values[values.length - 1]) values.push(cpt)
       }
     }
-    const cpt = final && final.size > 0 ? final.value[final.size - 1] : minVal
+    const cpt = final && final.size > 0 ? final.value(final.size - 1) : minVal
     values.push(f32(cpt + f32(Math.abs(cpt) + EPS5)))
     if (values.length - start < 1) throw new Error('quantile: a feature without cuts')
     ptrs[f + 1] = values.length

@@ -6,9 +6,9 @@
 //
 // One round, per model: sample columns and rows (own RNG streams from the model's seed), quantise
 // the gradients, then grow the tree level by level. Per level, ONE pass over the binned matrix
-// (feature blocks outermost, then models, then features, then nodes) builds every model's node
-// histograms; for each split parent only the child with fewer rows is built and the sibling is the
-// parent minus it (in the parent's buffer). Split finding, leaf values and the stored leaf value
+// (features outermost, then models, then nodes) builds every model's node histograms, one feature
+// region at a time; for each split parent only the child with fewer rows is built and the sibling
+// is the parent minus it (in the parent's buffer); each region is scanned for splits while hot. Split finding, leaf values and the stored leaf value
 // eta·w follow XGBoost 1.7.4's CPU code, including where it rounds to float32 (see evaluateNode).
 import { Rng } from '../random'
 import type { GbdtData } from './binning'
@@ -22,8 +22,6 @@ const KRT_EPS = f32(1e-6)
 /** stream ids of the per-model RNGs */
 const COLUMN_STREAM = 1
 const ROW_STREAM = 2
-/** bytes of binned columns kept hot while every model of the group uses them */
-const FEATURE_BLOCK_BYTES = 256 * 1024
 
 /** Default cap on histogram memory for one trainer call (all models of the group together). */
 export const DEFAULT_HISTOGRAM_BUDGET_BYTES = 512 * 1024 * 1024
@@ -107,21 +105,38 @@ function coefs(p: GbdtParams): Coefs {
   return { lambda: f32(p.lambda), alpha: f32(p.alpha), mcw: f32(p.minChildWeight), gamma: f32(p.gamma), eta: f32(p.eta) }
 }
 
-/** the best split of one node, written by evaluateNode */
-interface SplitResult {
-  loss: number
-  feature: number
+/**
+ * A node being grown. Its split search runs one feature at a time (features ascending), so the
+ * running best lives here: `best` is the best loss_chg so far (0 at first: a split must beat 0),
+ * `sBest` its f32(gain_L + gain_R) (the node's own gain at first).
+ */
+class Node {
+  hist: Float64Array | null = null
+  rootGain = 0
+  best = 0
+  sBest = 0
+  found = false
+  feature = -1
   /** local bin: non-missing rows with bin ≤ bin go left */
-  bin: number
-  defaultLeft: boolean
+  bin = -1
+  defaultLeft = false
   /** integer (quantised) gradient sum and row count of the left child */
-  gl: number
-  hl: number
+  gl = 0
+  hl = 0
+  constructor(
+    /** index in the tree under construction */
+    readonly id: number,
+    readonly begin: number,
+    readonly end: number,
+    /** Σq (integer) and row count */
+    readonly gq: number,
+    readonly h: number,
+  ) {}
 }
 
 /**
- * Finds the node's best split from its histogram (interleaved [Σq, count] per slot). Returns false
- * when no candidate has loss_chg > 0.
+ * Scans one feature of a node's histogram (interleaved [Σq, count] per slot, the feature's slots
+ * from `o`) and updates the node's best split.
  *
  * Two shortcuts, neither of which can change the result:
  * - empty bins are skipped: that candidate equals the previous one, which it cannot strictly beat;
@@ -131,63 +146,55 @@ interface SplitResult {
  *   below the best's f32(gain_L + gain_R), its loss_chg ≤ the best's (rounding is monotone), and a
  *   later candidate must be strictly greater to win.
  */
-function evaluateNode(
+function scanFeature(
+  node: Node,
   hist: Float64Array,
-  feats: Int32Array,
-  nFeat: number,
-  slotOf: Int32Array,
-  nBins: Int32Array,
-  hasMissing: Uint8Array,
-  gq: number,
-  h: number,
+  o: number,
+  nb: number,
+  hasMissing: boolean,
+  f: number,
   inv: number,
   c: Coefs,
   recip: Float64Array,
-  out: SplitResult,
-): boolean {
+): void {
+  const missH = hasMissing ? hist[o + 2 * nb + 1] : 0
+  if (nb <= 1 && missH === 0) return
   const { lambda, alpha, mcw } = c
-  const rootGain = sideGain(gq * inv, h, lambda, alpha)
-  let best = 0
-  /** f32(gain_L + gain_R) of the best so far; loss_chg ≤ best ⇔ it is ≤ this (rootGain at first) */
-  let sBest = rootGain
-  let found = false
-  for (let j = 0; j < nFeat; j++) {
-    const f = feats[j]
-    const nb = nBins[f]
-    const o = 2 * slotOf[f]
-    const missH = hasMissing[f] === 1 ? hist[o + 2 * nb + 1] : 0
-    if (nb <= 1 && missH === 0) continue
-    // forward: left = bins ≤ b, missing right
-    let glq = 0
-    let hl = 0
-    for (let b = 0; b < nb; b++) {
-      const hb = hist[o + 2 * b + 1]
-      if (hb === 0) continue
-      glq += hist[o + 2 * b]
-      hl += hb
-      const hr = h - hl
-      if (hr < mcw || hr <= 0) break
-      if (hl < mcw) continue
-      const tl = alpha === 0 ? glq * inv : thresholdL1(glq * inv, alpha)
-      const tr = alpha === 0 ? (gq - glq) * inv : thresholdL1((gq - glq) * inv, alpha)
-      const tl2 = tl * tl
-      const tr2 = tr * tr
-      if ((tl2 * recip[hl] + tr2 * recip[hr]) * (1 + 1e-6) + 1e-37 < sBest) continue
-      const sum = f32(f32(f32(tl2) / f32(hl + lambda)) + f32(f32(tr2) / f32(hr + lambda)))
-      const loss = f32(sum - rootGain)
-      if (loss > best && loss !== Infinity) {
-        best = loss
-        sBest = sum
-        found = true
-        out.loss = loss
-        out.feature = f
-        out.bin = b
-        out.defaultLeft = false
-        out.gl = glq
-        out.hl = hl
-      }
+  const gq = node.gq
+  const h = node.h
+  const rootGain = node.rootGain
+  let best = node.best
+  let sBest = node.sBest
+  // forward: left = bins ≤ b, missing right
+  let glq = 0
+  let hl = 0
+  for (let b = 0; b < nb; b++) {
+    const hb = hist[o + 2 * b + 1]
+    if (hb === 0) continue
+    glq += hist[o + 2 * b]
+    hl += hb
+    const hr = h - hl
+    if (hr < mcw || hr <= 0) break
+    if (hl < mcw) continue
+    const tl = alpha === 0 ? glq * inv : thresholdL1(glq * inv, alpha)
+    const tr = alpha === 0 ? (gq - glq) * inv : thresholdL1((gq - glq) * inv, alpha)
+    const tl2 = tl * tl
+    const tr2 = tr * tr
+    if ((tl2 * recip[hl] + tr2 * recip[hr]) * (1 + 1e-6) + 1e-37 < sBest) continue
+    const sum = f32(f32(f32(tl2) / f32(hl + lambda)) + f32(f32(tr2) / f32(hr + lambda)))
+    const loss = f32(sum - rootGain)
+    if (loss > best && loss !== Infinity) {
+      best = loss
+      sBest = sum
+      node.found = true
+      node.feature = f
+      node.bin = b
+      node.defaultLeft = false
+      node.gl = glq
+      node.hl = hl
     }
-    if (missH === 0) continue
+  }
+  if (missH !== 0) {
     // backward: right = bins ≥ b, missing left (runs only when the node has missing values here)
     let grq = 0
     let hr = 0
@@ -209,25 +216,25 @@ function evaluateNode(
       if (loss > best && loss !== Infinity) {
         best = loss
         sBest = sum
-        found = true
-        out.loss = loss
-        out.feature = f
-        out.bin = b - 1
-        out.defaultLeft = true
-        out.gl = gq - grq
-        out.hl = hl2
+        node.found = true
+        node.feature = f
+        node.bin = b - 1
+        node.defaultLeft = true
+        node.gl = gq - grq
+        node.hl = hl2
       }
     }
   }
-  return found
+  node.best = best
+  node.sBest = sBest
 }
 
 // ---------------------------------------------------------------------------------------------
 // Histogram building: hot loops.
 // ---------------------------------------------------------------------------------------------
 
-/** hist[o + 2·bin] += q, hist[o + 2·bin + 1] += 1 for the rows of one node segment */
-function accumulate8(
+/** zero hist[o .. o+len), then hist[o + 2·bin] += q, hist[o + 2·bin + 1] += 1 for a node's rows */
+function build8(
   bins: Uint8Array,
   colBase: number,
   rows: Int32Array,
@@ -236,7 +243,9 @@ function accumulate8(
   end: number,
   hist: Float64Array,
   o: number,
+  len: number,
 ): void {
+  for (let i = o; i < o + len; i++) hist[i] = 0
   for (let k = begin; k < end; k++) {
     const i = o + 2 * bins[colBase + rows[k]]
     hist[i] += q[k]
@@ -244,7 +253,7 @@ function accumulate8(
   }
 }
 
-function accumulate16(
+function build16(
   bins: Uint16Array,
   colBase: number,
   rows: Int32Array,
@@ -253,7 +262,9 @@ function accumulate16(
   end: number,
   hist: Float64Array,
   o: number,
+  len: number,
 ): void {
+  for (let i = o; i < o + len; i++) hist[i] = 0
   for (let k = begin; k < end; k++) {
     const i = o + 2 * bins[colBase + rows[k]]
     hist[i] += q[k]
@@ -261,25 +272,19 @@ function accumulate16(
   }
 }
 
-/** target[i] −= sub[i] over the sampled features' slots */
-function subtractInto(target: Float64Array, sub: Float64Array, n: number): void {
-  for (let i = 0; i < n; i++) target[i] -= sub[i]
+/** out[i] = parent[po + i] − sub[i] for i in [0, len) */
+function difference(out: Float64Array, parent: Float64Array, po: number, sub: Float64Array, len: number): void {
+  for (let i = 0; i < len; i++) out[i] = parent[po + i] - sub[i]
+}
+
+/** target[i] −= sub[i] for i in [o, o+len) */
+function subtractRange(target: Float64Array, sub: Float64Array, o: number, len: number): void {
+  for (let i = o; i < o + len; i++) target[i] -= sub[i]
 }
 
 // ---------------------------------------------------------------------------------------------
 // Per-model state
 // ---------------------------------------------------------------------------------------------
-
-interface Node {
-  /** index in the tree under construction */
-  id: number
-  begin: number
-  end: number
-  /** Σq (integer) and row count */
-  gq: number
-  h: number
-  hist: Float64Array | null
-}
 
 /** children of one split node, and the parent's histogram if it was kept for the subtraction trick */
 interface Pair {
@@ -288,19 +293,23 @@ interface Pair {
   hist: Float64Array | null
 }
 
-interface BuildTask {
+/**
+ * One unit of a level's histogram work: build a histogram from rows [begin, end) and, optionally,
+ * derive a sibling as parent − built. Stored mode: the built histogram lives in `buf` and the
+ * derived one in the parent's buffer (both kept for the next level). Terminal mode (the last level
+ * evaluated, whose histograms are never parents): both live in two small scratch regions, one
+ * feature at a time, and nothing is stored.
+ */
+interface Unit {
   begin: number
   end: number
-  buf: Float64Array
-}
-
-interface DeriveTask {
-  /** parent's buffer, becomes the child's */
-  target: Float64Array
-  sub: Float64Array
-  node: Node
-  /** `sub` is a temporary (the sibling was built only to derive this node) */
-  releaseSub: boolean
+  /** the node built from the rows; null when they are built only to derive `derived` */
+  built: Node | null
+  /** stored mode: the built histogram's buffer */
+  buf: Float64Array | null
+  derived: Node | null
+  /** the parent's histogram (derived = parent − built) */
+  parent: Float64Array | null
 }
 
 class TreeBuilder {
@@ -352,8 +361,9 @@ class ModelState {
   /** the current level: nodes to evaluate (BFS order), and pairs of children awaiting it */
   pairs: Pair[] = []
   levelNodes: Node[] = []
-  builds: BuildTask[] = []
-  derives: DeriveTask[] = []
+  units: Unit[] = []
+  /** buffers to release once the level pass is over (temporaries; parents read in terminal mode) */
+  releaseAfter: Float64Array[] = []
   /** leaf segments of the current tree, for the prediction update: begin, end, leaf value */
   leafSegs: number[] = []
   /** in low-memory mode a level keeps no histograms for the next one */
@@ -433,11 +443,13 @@ export function trainGbdtGroup(
   const scratchRows = new Int32Array(n)
   const scratchQ = new Int32Array(n)
   const gbuf = new Float32Array(n)
-  const split: SplitResult = { loss: 0, feature: -1, bin: -1, defaultLeft: false, gl: 0, hl: 0 }
   const bins8 = data.bins instanceof Uint8Array ? data.bins : null
   const bins16 = data.bins instanceof Uint16Array ? data.bins : null
-  const featureBlock = Math.max(1, Math.floor(FEATURE_BLOCK_BYTES / (n * data.bins.BYTES_PER_ELEMENT)))
   const minSplitH = Math.max(2, 2 * c.mcw)
+  let maxWidth = 1
+  for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
+  const scratchA = new Float64Array(2 * maxWidth)
+  const scratchB = new Float64Array(2 * maxWidth)
   const recip = new Float64Array(n + 1)
   for (let i = 0; i <= n; i++) recip[i] = 1 / (i + c.lambda)
   const colsAll = f32(params.colsampleBytree) === 1
@@ -495,7 +507,7 @@ export function trainGbdtGroup(
     }
     m.tree = new TreeBuilder()
     m.leafSegs.length = 0
-    const root: Node = { id: 0, begin: 0, end: ns, gq, h: ns, hist: null }
+    const root = new Node(0, 0, ns, gq, ns)
     m.tree.add(f32(leafWeight(gq * m.inv, ns, c.lambda, c.alpha, c.mcw) * c.eta))
     m.pairs = []
     m.levelNodes = []
@@ -506,27 +518,42 @@ export function trainGbdtGroup(
 
   // ---- per level: plan which histograms to build or derive ------------------------------------
   /** fresh buffers model m's level plan needs (pairs → levelNodes/builds/derives happen in plan) */
+  /** the last level that is evaluated: its histograms are never parents, so they are not stored */
+  const terminal = (depth: number) => depth === params.maxDepth - 1
+
+  /** fresh buffers model m's level plan needs */
   const freshNeeded = (m: ModelState, depth: number): number => {
+    if (terminal(depth)) return 0
     let need = m.root ? 1 : 0
     for (const p of m.pairs) {
       const eL = evaluable(p.left, depth)
       const eR = evaluable(p.right, depth)
       if (!eL && !eR) continue
-      if (p.hist && eL && eR) need += 1
-      else if (p.hist) need += 1
+      if (p.hist) need += 1
       else need += (eL ? 1 : 0) + (eR ? 1 : 0)
     }
     return need
   }
 
+  /** turns model m's pending root/pairs into the level's nodes (BFS order) and units */
   const plan = (m: ModelState, depth: number) => {
+    const term = terminal(depth)
     m.keepHists = true
+    const unit = (built: Node | null, rowsOf: Node, derived: Node | null, parent: Float64Array | null) => {
+      let buf: Float64Array | null = null
+      if (!term) {
+        buf = pool.acquire()
+        if (built) built.hist = buf
+        else m.releaseAfter.push(buf)
+        if (derived) derived.hist = parent
+      }
+      m.units.push({ begin: rowsOf.begin, end: rowsOf.end, built, buf, derived, parent })
+    }
     if (m.root) {
       const root = m.root
       m.root = null
       m.levelNodes.push(root)
-      root.hist = pool.acquire()
-      m.builds.push({ begin: root.begin, end: root.end, buf: root.hist })
+      unit(root, root, null, null)
     }
     for (const p of m.pairs) {
       const L = p.left
@@ -539,74 +566,82 @@ export function trainGbdtGroup(
         pool.release(p.hist)
         continue
       }
+      if (p.hist && term) m.releaseAfter.push(p.hist)
       if (p.hist && eL && eR) {
         // XGBoost builds the right child iff it has fewer rows (strictly); either way the sums are exact
         const [small, big] = R.h < L.h ? [R, L] : [L, R]
-        small.hist = pool.acquire()
-        m.builds.push({ begin: small.begin, end: small.end, buf: small.hist })
-        big.hist = p.hist
-        m.derives.push({ target: p.hist, sub: small.hist, node: big, releaseSub: false })
+        unit(small, small, big, p.hist)
       } else if (p.hist) {
         const [x, other] = eL ? [L, R] : [R, L]
         if (other.h < x.h) {
-          const tmp = pool.acquire()
-          m.builds.push({ begin: other.begin, end: other.end, buf: tmp })
-          x.hist = p.hist
-          m.derives.push({ target: p.hist, sub: tmp, node: x, releaseSub: true })
+          unit(null, other, x, p.hist)
         } else {
-          pool.release(p.hist)
-          x.hist = pool.acquire()
-          m.builds.push({ begin: x.begin, end: x.end, buf: x.hist })
+          if (!term) pool.release(p.hist)
+          unit(x, x, null, null)
         }
       } else {
-        for (const x of eL ? (eR ? [L, R] : [L]) : [R]) {
-          x.hist = pool.acquire()
-          m.builds.push({ begin: x.begin, end: x.end, buf: x.hist })
-        }
+        if (eL) unit(L, L, null, null)
+        if (eR) unit(R, R, null, null)
       }
     }
     m.pairs = []
   }
 
   // ---- the level pass: one sweep over the binned matrix for every model in `group` -------------
-  const histogramPass = (group: ModelState[]) => {
-    for (const m of group) for (const t of m.builds) t.buf.fill(0, 0, 2 * m.histSlots)
-    for (let f0 = 0; f0 < F; f0 += featureBlock) {
-      const f1 = Math.min(F, f0 + featureBlock)
+  // Per feature (ascending), per model, per unit: build the feature's region of the histogram,
+  // derive the sibling's region, and scan both for splits while they are hot.
+  const levelPass = (group: ModelState[], depth: number) => {
+    const term = terminal(depth)
+    for (const m of group) {
+      for (const node of m.levelNodes) {
+        node.rootGain = sideGain(node.gq * m.inv, node.h, c.lambda, c.alpha)
+        node.best = 0
+        node.sBest = node.rootGain
+        node.found = false
+      }
+    }
+    for (let f = 0; f < F; f++) {
+      const colBase = f * n
+      const nb = data.nBins[f]
+      const miss = data.hasMissing[f] === 1
+      const len = 2 * data.width[f]
       for (const m of group) {
-        if (m.builds.length === 0) continue
-        for (let f = f0; f < f1; f++) {
-          const slot = m.slotOf[f]
-          if (slot < 0) continue
-          const o = 2 * slot
-          const colBase = f * n
-          for (const t of m.builds) {
-            if (bins8) accumulate8(bins8, colBase, m.rows, m.q, t.begin, t.end, t.buf, o)
-            else accumulate16(bins16!, colBase, m.rows, m.q, t.begin, t.end, t.buf, o)
+        const slot = m.slotOf[f]
+        if (slot < 0) continue
+        const o = term ? 0 : 2 * slot
+        const po = 2 * slot
+        const rows = m.rows
+        const q = m.q
+        const inv = m.inv
+        for (const u of m.units) {
+          const buf = term ? scratchA : u.buf!
+          if (bins8) build8(bins8, colBase, rows, q, u.begin, u.end, buf, o, len)
+          else build16(bins16!, colBase, rows, q, u.begin, u.end, buf, o, len)
+          if (u.built) scanFeature(u.built, buf, o, nb, miss, f, inv, c, recip)
+          if (u.derived) {
+            if (term) {
+              difference(scratchB, u.parent!, po, scratchA, len)
+              scanFeature(u.derived, scratchB, 0, nb, miss, f, inv, c, recip)
+            } else {
+              subtractRange(u.parent!, buf, o, len)
+              scanFeature(u.derived, u.parent!, o, nb, miss, f, inv, c, recip)
+            }
           }
         }
       }
     }
     for (const m of group) {
-      for (const d of m.derives) {
-        subtractInto(d.target, d.sub, 2 * m.histSlots)
-        if (d.releaseSub) pool.release(d.sub)
-      }
-      m.builds.length = 0
-      m.derives.length = 0
+      for (const b of m.releaseAfter) pool.release(b)
+      m.releaseAfter.length = 0
+      m.units.length = 0
     }
   }
 
-  // ---- evaluate the level's nodes of one model, apply splits, partition rows ------------------
-  const evaluateLevel = (m: ModelState, nodes: Node[], depth: number) => {
+  // ---- apply the level's best splits of one model (or make leaves), partition rows ------------------
+  const applyLevel = (m: ModelState, nodes: Node[], depth: number) => {
     const t = m.tree
     for (const node of nodes) {
-      const ok =
-        evaluateNode(node.hist!, m.feats, m.nFeat, m.slotOf, data.nBins, data.hasMissing, node.gq, node.h, m.inv, c, recip, split) &&
-        split.loss > KRT_EPS &&
-        !(split.loss < c.gamma) &&
-        split.hl !== 0 &&
-        split.hl !== node.h
+      const ok = node.found && node.best > KRT_EPS && !(node.best < c.gamma) && node.hl !== 0 && node.hl !== node.h
       if (!ok) {
         pool.release(node.hist)
         node.hist = null
@@ -614,10 +649,10 @@ export function trainGbdtGroup(
         continue
       }
       // apply: children get ids in BFS order; leaf values f32(f32(w)·f32(eta))
-      const f = split.feature
-      const b = split.bin
-      const gl = split.gl
-      const hl = split.hl
+      const f = node.feature
+      const b = node.bin
+      const gl = node.gl
+      const hl = node.hl
       const gr = node.gq - gl
       const hr = node.h - hl
       const lid = t.add(f32(leafWeight(gl * m.inv, hl, c.lambda, c.alpha, c.mcw) * c.eta))
@@ -625,14 +660,14 @@ export function trainGbdtGroup(
       t.feature[node.id] = f
       t.splitBin[node.id] = b
       t.threshold[node.id] = b >= 0 ? data.cuts.values[data.cuts.ptrs[f] + b] : data.cuts.minValues[f]
-      t.defaultLeft[node.id] = split.defaultLeft ? 1 : 0
+      t.defaultLeft[node.id] = node.defaultLeft ? 1 : 0
       t.left[node.id] = lid
       t.leafValue[node.id] = 0
       // stable partition of the node's rows (and their q) by the split
-      const mid = partition(m, node.begin, node.end, f, b, split.defaultLeft)
+      const mid = partition(m, node.begin, node.end, f, b, node.defaultLeft)
       if (mid - node.begin !== hl) throw new Error(`partition disagrees with the histogram (${mid - node.begin} ≠ ${hl})`)
-      const L: Node = { id: lid, begin: node.begin, end: mid, gq: gl, h: hl, hist: null }
-      const R: Node = { id: lid + 1, begin: mid, end: node.end, gq: gr, h: hr, hist: null }
+      const L = new Node(lid, node.begin, mid, gl, hl)
+      const R = new Node(lid + 1, mid, node.end, gr, hr)
       const eL = evaluable(L, depth + 1)
       const eR = evaluable(R, depth + 1)
       if (!eL) m.leafSegs.push(L.begin, L.end, t.leafValue[L.id])
@@ -674,11 +709,11 @@ export function trainGbdtGroup(
 
   /** process the planned level of `group` (their builds/derives fit in the pool) */
   const runLevel = (group: ModelState[], depth: number) => {
-    histogramPass(group)
+    levelPass(group, depth)
     for (const m of group) {
       const nodes = m.levelNodes
       m.levelNodes = []
-      evaluateLevel(m, nodes, depth)
+      applyLevel(m, nodes, depth)
     }
   }
 
@@ -710,10 +745,12 @@ export function trainGbdtGroup(
       const slice = nodes.slice(i, i + pool.available)
       for (const x of slice) {
         x.hist = pool.acquire()
-        m.builds.push({ begin: x.begin, end: x.end, buf: x.hist })
+        m.units.push({ begin: x.begin, end: x.end, built: x, buf: x.hist, derived: null, parent: null })
       }
-      histogramPass([m])
-      evaluateLevel(m, slice, depth)
+      m.levelNodes = slice
+      levelPass([m], depth)
+      m.levelNodes = []
+      applyLevel(m, slice, depth)
       i += slice.length
     }
   }
