@@ -5,12 +5,6 @@ import type { Strategy } from './contract/config'
 import type { RunResult, SummaryEntry } from './contract/result'
 import { formatDuration } from './format'
 
-/**
- * @deprecated the report's durations are formatDuration (format.ts), the one duration formatter;
- * this alias remains only until src-main/report/report-pdf.test.ts imports formatDuration instead.
- */
-export const reportMs = formatDuration
-
 export function reportRows(n: number): string {
   return n.toLocaleString('en-US')
 }

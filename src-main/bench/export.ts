@@ -64,10 +64,6 @@ export function parseCsv(text: string): string[][] {
   return rows
 }
 
-export function formatMs(ms: number): string {
-  return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`
-}
-
 /** Milliseconds for a Markdown cell: one decimal, thousands separated (hyperfine's "Mean [ms]"). */
 export function mdMs(ms: number): string {
   return ms.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })

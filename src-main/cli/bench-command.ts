@@ -4,7 +4,8 @@ import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
 import { type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { familyOf } from '@shared/families'
-import { formatMs, toCsv } from '../bench/export'
+import { formatDuration } from '@shared/format'
+import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
@@ -98,7 +99,7 @@ function logPhases(service: BenchService): void {
     if (e.type === 'phase' && e.phase !== 'measuring') process.stderr.write(`${e.message}\n`)
     if (e.type === 'measurement') {
       const m = e.measurement
-      process.stderr.write(`  ${m.strategy} W=${m.workers} · ${m.size} rows × ${m.models} models, repeat ${m.repeat + 1}: ${formatMs(m.wallMs)} (${m.status})\n`)
+      process.stderr.write(`  ${m.strategy} W=${m.workers} · ${m.size} rows × ${m.models} models, repeat ${m.repeat + 1}: ${formatDuration(m.wallMs)} (${m.status})\n`)
     }
   })
 }
@@ -112,7 +113,7 @@ export function summaryTable(run: RunResult): string {
   )
   const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
   const rows = run.summary.map((s) => [
-    String(s.size), String(s.models), s.strategy, String(s.workers), formatMs(s.medianMs), formatMs(s.minMs), formatMs(s.maxMs),
+    String(s.size), String(s.models), s.strategy, String(s.workers), formatDuration(s.medianMs), formatDuration(s.minMs), formatDuration(s.maxMs),
     s.speedupVsSequential === null ? '–' : `${s.speedupVsSequential.toFixed(2)}×`,
     s.efficiency === null ? '–' : `${(s.efficiency * 100).toFixed(0)}%`,
     s.workRate.toFixed(2),

@@ -3,6 +3,7 @@
 // Markdown summary table on stdout, or JSON/CSV files. Without an output flag: the verdict and the table.
 import { existsSync, promises as fs } from 'node:fs'
 import { RUN_ID_PATTERN, TrainpoolError, type RunResult } from '@shared/contract'
+import { formatDuration } from '@shared/format'
 import { exportRun, toMarkdownDocument } from '../bench/export'
 import { renderReportPdf } from '../report/render-pdf'
 import { RunStore, defaultStoreDir, parseRun } from '../store/run-store'
@@ -58,8 +59,7 @@ export async function reportCommand(target: string, flags: ReportFlags): Promise
       return EXIT.failed
     }
     await fs.writeFile(flags.pdf, pdf)
-    const secs = ((performance.now() - started) / 1000).toFixed(1)
-    process.stderr.write(`wrote ${flags.pdf} (${Math.max(1, Math.round(pdf.length / 1024))} KiB, ${secs} s)\n`)
+    process.stderr.write(`wrote ${flags.pdf} (${Math.max(1, Math.round(pdf.length / 1024))} KiB, ${formatDuration(performance.now() - started)})\n`)
   }
   return EXIT.ok
 }

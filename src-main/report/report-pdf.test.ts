@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { RunStore } from '../store/run-store'
 import { skipWithout } from '../testing/capability'
-import { reportMs, reportRows, strategyLabel, verdictFor } from '@shared/verdict'
+import { formatDuration } from '@shared/format'
+import { reportRows, strategyLabel, verdictFor } from '@shared/verdict'
 import { findChromium } from './render-pdf'
 
 const ROOT = resolve(__dirname, '..', '..')
@@ -71,7 +72,7 @@ describe.skipIf(skip)('trainpool report --pdf', () => {
     expect(run.summary.length).toBeGreaterThanOrEqual(3)
     for (const s of run.summary) {
       // the summary table row: strategy label followed by its median
-      expect(text).toContain(`${strategyLabel(s)} ${reportMs(s.medianMs)}`)
+      expect(text).toContain(`${strategyLabel(s)} ${formatDuration(s.medianMs)}`)
     }
     const verdict = verdictFor(run)
     expect(text).toContain('Verdict'.toUpperCase())
