@@ -1,0 +1,92 @@
+// Same work, exactly: a model trained in a batched group is the model trained alone, bit for bit.
+import { describe, expect, it } from 'vitest'
+import {
+  estimateGbdtBytes,
+  meanSquaredError,
+  predictGbdt,
+  prepareGbdtData,
+  trainGbdt,
+  trainGbdtGroup,
+  treeHash,
+  type GbdtParams,
+} from './index'
+import { splitRows, syntheticRegression } from './synthetic'
+
+const all = syntheticRegression({ rows: 1500, features: 12, seed: 11, missing: 0.05 })
+const [train, test] = splitRows(all, 1200)
+const data = prepareGbdtData(train.x, train.y, train.rows, train.features, 64)
+const params: Partial<GbdtParams> = { rounds: 12, maxDepth: 5, maxBin: 64, subsample: 0.8, colsampleBytree: 0.7 }
+const seeds = [2, 3, 4, 5, 6]
+
+describe('batched == one at a time', () => {
+  const alone = seeds.map((s) => trainGbdt(data, params, s))
+  const together = trainGbdtGroup(data, params, seeds)
+
+  it('gives every model the same trees (hash) and the same predictions, bit for bit', () => {
+    for (let i = 0; i < seeds.length; i++) {
+      expect(treeHash(together[i])).toBe(treeHash(alone[i]))
+      const a = predictGbdt(alone[i], test.x, test.rows)
+      const b = predictGbdt(together[i], test.x, test.rows)
+      expect(Buffer.from(b.buffer).equals(Buffer.from(a.buffer))).toBe(true)
+      expect(meanSquaredError(b, test.y)).toBe(meanSquaredError(a, test.y))
+    }
+  })
+
+  it('models differ from each other (own row and column samples) and learn', () => {
+    expect(new Set(alone.map(treeHash)).size).toBe(seeds.length)
+    const baseOnly = meanSquaredError(new Float32Array(test.rows).fill(0.5), test.y)
+    for (const m of alone) expect(meanSquaredError(predictGbdt(m, test.x, test.rows), test.y)).toBeLessThan(0.6 * baseOnly)
+  })
+
+  it('is deterministic, and the model order inside the group does not matter', () => {
+    expect(trainGbdtGroup(data, params, seeds.slice().reverse()).map(treeHash).reverse()).toEqual(alone.map(treeHash))
+    expect(treeHash(trainGbdt(data, params, seeds[0]))).toBe(treeHash(alone[0]))
+  })
+
+  it('a tiny histogram budget (split level passes, no subtraction) changes nothing', () => {
+    const deep = { ...params, maxDepth: 7 }
+    const ref = trainGbdtGroup(data, deep, seeds.slice(0, 3)).map(treeHash)
+    const slots = data.width.reduce((s, w) => s + w, 0)
+    for (const buffers of [2, 3, 7]) {
+      const low = trainGbdtGroup(data, deep, seeds.slice(0, 3), { histogramBudgetBytes: buffers * slots * 16 })
+      expect(low.map(treeHash)).toEqual(ref)
+    }
+  })
+
+  it('calls onRound once per round for the group and onModelDone once per model', () => {
+    const rounds: number[] = []
+    const done: number[] = []
+    const out = trainGbdtGroup(data, { ...params, rounds: 3 }, seeds, {
+      onRound: (r) => rounds.push(r),
+      onModelDone: (i, m) => {
+        expect(m.trees.length).toBe(3)
+        done.push(i)
+      },
+    })
+    expect(rounds).toEqual([1, 2, 3])
+    expect(done).toEqual([0, 1, 2, 3, 4])
+    expect(out.map((m) => m.seed)).toEqual(seeds)
+  })
+
+  it('without sampling, N models are N identical models (the article\'s exact settings)', () => {
+    const p = { ...params, subsample: 1, colsampleBytree: 1 }
+    expect(new Set(trainGbdtGroup(data, p, [1, 2, 3]).map(treeHash)).size).toBe(1)
+  })
+})
+
+describe('memory estimate', () => {
+  it('bounds the article\'s largest batch (200 000 rows, 100 features, 50 models) under 1 GiB', () => {
+    const e = estimateGbdtBytes({ rows: 160_000, features: 100, models: 50, testRows: 40_000 })
+    expect(e.totalBytes).toBeLessThan(2 ** 30)
+    expect(e.histogramBytes).toBeLessThanOrEqual(e.histogramUnboundedBytes)
+  })
+
+  it('grows with models and depth, and the budget caps histograms', () => {
+    const a = estimateGbdtBytes({ rows: 10_000, features: 100, models: 1 })
+    const b = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50 })
+    expect(b.totalBytes).toBeGreaterThan(a.totalBytes)
+    const deep = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50, params: { maxDepth: 10 }, histogramBudgetBytes: 2 ** 28 })
+    expect(deep.histogramUnboundedBytes).toBeGreaterThan(2 ** 28)
+    expect(deep.histogramBytes).toBeLessThanOrEqual(2 ** 28)
+  })
+})

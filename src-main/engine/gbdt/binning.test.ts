@@ -1,0 +1,112 @@
+// Cuts, bins and the gradient quantisation rule.
+import { describe, expect, it } from 'vitest'
+import { computeCuts, prepareGbdtData, QUANT_BITS, quantExponent, quantise } from './index'
+import { binOf } from './quantile'
+import { syntheticRegression } from './synthetic'
+
+const f32 = Math.fround
+
+function cutsOf(values: number[], maxBin = 256): number[] {
+  const c = computeCuts(Float32Array.from(values), values.length, 1, maxBin)
+  return Array.from(c.values.subarray(c.ptrs[0], c.ptrs[1]))
+}
+
+describe('quantile cuts (XGBoost 1.7.4 hist)', () => {
+  it('≤ maxBin distinct values: the cuts are the values except the smallest, then the sentinel', () => {
+    const vals = [0.5, 3, -2, 3, 0.5, 7, -2, 10]
+    const sentinel = f32(10 + f32(10 + f32(1e-5)))
+    expect(cutsOf(vals)).toEqual([0.5, 3, 7, 10, sentinel])
+    // so every distinct value has its own bin, in order
+    const d = prepareGbdtData(Float32Array.from(vals), new Float32Array(vals.length), vals.length, 1)
+    expect(Array.from(d.bins)).toEqual([1, 2, 0, 2, 1, 3, 0, 4])
+    expect(d.nBins[0]).toBe(5)
+  })
+
+  it('256 distinct values give 256 bins, one per value; a constant feature gets one bin', () => {
+    const vals = Array.from({ length: 256 }, (_, i) => i / 8 - 3)
+    const cuts = cutsOf([...vals, ...vals.slice().reverse()])
+    expect(cuts.length).toBe(256)
+    expect(cuts.slice(0, 255)).toEqual(vals.slice(1).map(f32))
+    expect(cutsOf([4, 4, 4])).toEqual([f32(4 + f32(4 + f32(1e-5)))])
+  })
+
+  it('more values than bins: at most maxBin strictly increasing cuts, last one above the maximum', () => {
+    for (const maxBin of [2, 16, 256]) {
+      const d = syntheticRegression({ rows: 5000, features: 3, seed: 9 })
+      const c = computeCuts(d.x, d.rows, d.features, maxBin)
+      for (let f = 0; f < 3; f++) {
+        const cuts = Array.from(c.values.subarray(c.ptrs[f], c.ptrs[f + 1]))
+        expect(cuts.length).toBeLessThanOrEqual(maxBin)
+        expect(cuts.length).toBeGreaterThanOrEqual(Math.min(maxBin, 2))
+        for (let i = 1; i < cuts.length; i++) expect(cuts[i]).toBeGreaterThan(cuts[i - 1])
+        let max = -Infinity
+        for (let r = 0; r < d.rows; r++) max = Math.max(max, d.x[r * 3 + f])
+        expect(cuts[cuts.length - 1]).toBeGreaterThan(max)
+      }
+    }
+  })
+
+  it('bin ≤ b ⇔ value < cut[b] for every training value, and NaN takes the missing bin', () => {
+    const d = syntheticRegression({ rows: 3000, features: 6, seed: 4, missing: 0.1 })
+    d.x[0] = -1e30
+    d.x[7] = 1e30
+    const p = prepareGbdtData(d.x, d.y, d.rows, d.features, 64)
+    for (let f = 0; f < d.features; f++) {
+      expect(p.hasMissing[f]).toBe(1)
+      const cuts = p.cuts.values.subarray(p.cuts.ptrs[f], p.cuts.ptrs[f + 1])
+      for (let r = 0; r < d.rows; r++) {
+        const v = d.x[r * d.features + f]
+        const b = p.bins[f * d.rows + r]
+        if (Number.isNaN(v)) {
+          expect(b).toBe(p.nBins[f])
+          continue
+        }
+        expect(b).toBe(binOf(p.cuts, f, v))
+        expect(v < cuts[b]).toBe(true)
+        if (b > 0) expect(v < cuts[b - 1]).toBe(false)
+      }
+    }
+  })
+
+  it('is deterministic, and one all-NaN column gets one (unused) bin', () => {
+    const d = syntheticRegression({ rows: 20000, features: 2, seed: 2 })
+    for (let r = 0; r < d.rows; r++) d.x[r * 2 + 1] = NaN
+    const a = computeCuts(d.x, d.rows, 2, 256)
+    const b = computeCuts(d.x, d.rows, 2, 256)
+    expect(Array.from(a.values)).toEqual(Array.from(b.values))
+    expect(a.ptrs[2] - a.ptrs[1]).toBe(1)
+    const p = prepareGbdtData(d.x, d.y, d.rows, 2, 256, a)
+    expect([p.nBins[1], p.hasMissing[1], p.width[1]]).toEqual([1, 1, 2])
+  })
+
+  it('uses 16-bit bins only when a feature needs 257 slots (256 bins + missing)', () => {
+    const rows = 600
+    const x = new Float32Array(rows)
+    for (let r = 0; r < rows; r++) x[r] = r % 300 === 0 ? NaN : r % 256
+    expect(prepareGbdtData(x, new Float32Array(rows), rows, 1).bins).toBeInstanceOf(Uint16Array)
+    for (let r = 0; r < rows; r++) x[r] = r % 255
+    expect(prepareGbdtData(x, new Float32Array(rows), rows, 1).bins).toBeInstanceOf(Uint8Array)
+  })
+})
+
+describe('gradient quantisation', () => {
+  it('scale 2^k with 2^(e−1) ≤ max|g| < 2^e and k = 30 − e', () => {
+    expect(quantExponent(1)).toBe(29)
+    expect(quantExponent(0.75)).toBe(30)
+    expect(quantExponent(0.5)).toBe(30)
+    expect(quantExponent(2 ** -3)).toBe(32)
+    expect(quantExponent(1000)).toBe(20)
+    expect(quantExponent(0)).toBe(QUANT_BITS)
+  })
+
+  it('|q| < 2^30 per row, truncation toward zero, exact power-of-two scaling', () => {
+    for (const m of [f32(1e-30), f32(0.3), 1, f32(123.456), f32(3e20)]) {
+      const k = quantExponent(m)
+      expect(Math.abs(quantise(m, k))).toBeLessThan(2 ** 30)
+      expect(Math.abs(quantise(m, k))).toBeGreaterThanOrEqual(2 ** 29)
+      expect(quantise(-m, k)).toBe(-quantise(m, k))
+    }
+    expect(quantise(f32(-0.7), 0)).toBe(-0)
+    expect(quantise(2.75, 2)).toBe(11)
+  })
+})
