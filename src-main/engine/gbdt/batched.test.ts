@@ -90,3 +90,23 @@ describe('memory estimate', () => {
     expect(deep.histogramBytes).toBeLessThanOrEqual(2 ** 28)
   })
 })
+
+describe('async trainer', () => {
+  it('gives the same trees, lets timers run while it trains, and cancels mid-round', async () => {
+    const { trainGbdtGroupAsync, GbdtCancelledError } = await import('./index')
+    const p = { ...params, rounds: 6 }
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 0)
+    const models = await trainGbdtGroupAsync(data, p, seeds, { sliceMs: 0 })
+    clearInterval(timer)
+    expect(models.map(treeHash)).toEqual(trainGbdtGroup(data, p, seeds).map(treeHash))
+    expect(ticks).toBeGreaterThan(0)
+    let stop = false
+    setTimeout(() => (stop = true), 0)
+    const rounds: number[] = []
+    await expect(
+      trainGbdtGroupAsync(data, { ...params, rounds: 10_000 }, seeds, { sliceMs: 0, shouldStop: () => stop, onRound: (r) => rounds.push(r) }),
+    ).rejects.toThrow(GbdtCancelledError)
+    expect(rounds.length).toBeLessThan(10_000)
+  })
+})

@@ -4,6 +4,7 @@
 //   const data = prepareGbdtData(xTrain, yTrain, rows, features, params.maxBin)  // once per data set
 //   const one  = trainGbdt(data, params, seed + i + 1, { onRound, shouldStop })  // sequential / pool
 //   const all  = trainGbdtGroup(data, params, seeds, { onRound, shouldStop, onModelDone }) // batched
+//   await trainGbdtGroupAsync(...)   // the same, yielding to the event loop every ~20 ms (workers)
 //   const mse  = meanSquaredError(predictGbdt(model, xTest, testRows), yTest)
 //   treeHash(model)  // "same work, exactly": equal across strategies for the same seed
 //   estimateGbdtBytes({ rows, features, models, params })  // memory, before starting
@@ -25,6 +26,7 @@ export {
   GbdtCancelledError,
   trainGbdt,
   trainGbdtGroup,
+  trainGbdtGroupAsync,
   type GbdtTrainOptions,
 } from './train'
 export { meanSquaredError, predictGbdt, treeHash, type GbdtModel, type GbdtTree } from './tree'

@@ -37,7 +37,7 @@ export class GbdtCancelledError extends Error {
 export interface GbdtTrainOptions {
   /** after every round (1-based), for the whole group */
   onRound?: (round: number, rounds: number) => void
-  /** checked before every round; true → throw cancelError() (default: a GbdtCancelledError) */
+  /** checked before every round and between steps of a round; true → throw cancelError() (default: a GbdtCancelledError) */
   shouldStop?: () => boolean
   cancelError?: () => Error
   /** when model `index` (of the group) has all its trees */
@@ -415,15 +415,16 @@ class HistPool {
 }
 
 /**
- * Trains one model per seed on `data`, all together (the batched strategy; one seed = one model
- * alone). Model i's trees depend only on (data, params, seeds[i]).
+ * The trainer as a generator: it yields after every feature of every level pass (a few
+ * milliseconds of work at most) and after every round, and checks shouldStop() at each yield.
+ * trainGbdtGroup runs it to the end; trainGbdtGroupAsync gives the event loop a turn now and then.
  */
-export function trainGbdtGroup(
+function* groupTrainer(
   data: GbdtData,
   paramsIn: Partial<GbdtParams>,
   seeds: readonly number[],
-  options: GbdtTrainOptions = {},
-): GbdtModel[] {
+  options: GbdtTrainOptions,
+): Generator<void, GbdtModel[]> {
   const params = resolveGbdtParams(paramsIn)
   if (data.rows > MAX_TRAIN_ROWS) throw new RangeError(`at most ${MAX_TRAIN_ROWS} training rows`)
   if (data.cuts.maxBin !== params.maxBin) {
@@ -590,7 +591,11 @@ export function trainGbdtGroup(
   // ---- the level pass: one sweep over the binned matrix for every model in `group` -------------
   // Per feature (ascending), per model, per unit: build the feature's region of the histogram,
   // derive the sibling's region, and scan both for splits while they are hot.
-  const levelPass = (group: ModelState[], depth: number) => {
+  const stopCheck = () => {
+    if (options.shouldStop?.()) throw options.cancelError ? options.cancelError() : new GbdtCancelledError()
+  }
+
+  const levelPass = function* (group: ModelState[], depth: number): Generator<void> {
     const term = terminal(depth)
     for (const m of group) {
       for (const node of m.levelNodes) {
@@ -629,6 +634,8 @@ export function trainGbdtGroup(
           }
         }
       }
+      stopCheck()
+      yield
     }
     for (const m of group) {
       for (const b of m.releaseAfter) pool.release(b)
@@ -708,8 +715,8 @@ export function trainGbdtGroup(
   }
 
   /** process the planned level of `group` (their builds/derives fit in the pool) */
-  const runLevel = (group: ModelState[], depth: number) => {
-    levelPass(group, depth)
+  const runLevel = function* (group: ModelState[], depth: number): Generator<void> {
+    yield* levelPass(group, depth)
     for (const m of group) {
       const nodes = m.levelNodes
       m.levelNodes = []
@@ -718,7 +725,7 @@ export function trainGbdtGroup(
   }
 
   /** a model whose level does not fit: no subtraction, nodes in slices that fit, keep nothing */
-  const runLevelLowMemory = (m: ModelState, depth: number, others: ModelState[]) => {
+  const runLevelLowMemory = function* (m: ModelState, depth: number, others: ModelState[]): Generator<void> {
     for (const p of m.pairs) {
       pool.release(p.hist)
       p.hist = null
@@ -748,7 +755,7 @@ export function trainGbdtGroup(
         m.units.push({ begin: x.begin, end: x.end, built: x, buf: x.hist, derived: null, parent: null })
       }
       m.levelNodes = slice
-      levelPass([m], depth)
+      yield* levelPass([m], depth)
       m.levelNodes = []
       applyLevel(m, slice, depth)
       i += slice.length
@@ -795,18 +802,18 @@ export function trainGbdtGroup(
         if (m.pairs.length === 0 && !m.root) continue
         let need = freshNeeded(m, depth)
         if (need > pool.available && group.length > 0) {
-          runLevel(group, depth)
+          yield* runLevel(group, depth)
           group.length = 0
           need = freshNeeded(m, depth)
         }
         if (need > pool.available) {
-          runLevelLowMemory(m, depth, models)
+          yield* runLevelLowMemory(m, depth, models)
           continue
         }
         plan(m, depth)
         group.push(m)
       }
-      if (group.length > 0) runLevel(group, depth)
+      if (group.length > 0) yield* runLevel(group, depth)
     }
     for (const m of models) {
       // at maxDepth nothing is evaluated: any pairs left are leaves already recorded
@@ -815,11 +822,57 @@ export function trainGbdtGroup(
       finishTree(m)
     }
     options.onRound?.(round + 1, params.rounds)
+    yield
   }
 
   const out = models.map<GbdtModel>((m) => ({ params, seed: m.seed, features: F, baseScore, trees: m.trees }))
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
   return out
+}
+
+/**
+ * Trains one model per seed on `data`, all together (the batched strategy; one seed = one model
+ * alone), synchronously. Model i's trees depend only on (data, params, seeds[i]).
+ */
+export function trainGbdtGroup(
+  data: GbdtData,
+  params: Partial<GbdtParams>,
+  seeds: readonly number[],
+  options: GbdtTrainOptions = {},
+): GbdtModel[] {
+  const it = groupTrainer(data, params, seeds, options)
+  for (;;) {
+    const r = it.next()
+    if (r.done) return r.value
+  }
+}
+
+const nextTurn: () => Promise<void> =
+  typeof setImmediate === 'function' ? () => new Promise((r) => setImmediate(r)) : () => new Promise((r) => setTimeout(r, 0))
+
+/**
+ * trainGbdtGroup that hands the event loop a turn at least every `sliceMs` (default 20 ms), so a
+ * worker's cancel messages and heartbeats get through; shouldStop() is checked at every step, and
+ * the trees are the same as the synchronous trainer's.
+ */
+export async function trainGbdtGroupAsync(
+  data: GbdtData,
+  params: Partial<GbdtParams>,
+  seeds: readonly number[],
+  options: GbdtTrainOptions & { sliceMs?: number } = {},
+): Promise<GbdtModel[]> {
+  const slice = options.sliceMs ?? 20
+  const it = groupTrainer(data, params, seeds, options)
+  let last = performance.now()
+  for (;;) {
+    const r = it.next()
+    if (r.done) return r.value
+    const now = performance.now()
+    if (now - last >= slice) {
+      await nextTurn()
+      last = performance.now()
+    }
+  }
 }
 
 /** One model alone (the sequential and pool strategies): exactly trainGbdtGroup with one seed. */
