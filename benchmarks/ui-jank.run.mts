@@ -12,7 +12,8 @@ import { nextTick } from 'vue'
 import { setBridge } from '../src-renderer/bridge'
 import { useCapabilitiesStore } from '../src-renderer/stores/capabilities'
 import { useRunStore } from '../src-renderer/stores/run'
-import { fakeBridge, scriptedRun } from '../src-renderer/test/fixtures'
+import { fakeBridge, FakeService } from '../src-shared/testing/fake-service'
+import { scriptedRun } from '../src-shared/testing/fixtures'
 import RunView from '../src-renderer/views/RunView.vue'
 
 const FRAME_BUDGET_MS = 50
@@ -32,8 +33,8 @@ it('50 models × 5 workers × 3 strategies: per-update time stays under one 50 m
     batchesPerEpoch: 16,
     progressPerMeasurement: 50,
   })
-  const bridge = fakeBridge()
-  setBridge(bridge)
+  const service = new FakeService()
+  setBridge(fakeBridge(service))
   const pinia = createPinia()
   setActivePinia(pinia)
   const w = mount(RunView, { global: { plugins: [pinia] }, attachTo: document.body })
@@ -52,7 +53,7 @@ it('50 models × 5 workers × 3 strategies: per-update time stays under one 50 m
     for (const e of events) {
       const c0 = process.cpuUsage()
       const t0 = performance.now()
-      bridge.emit(e) // store apply (synchronous)
+      service.emit(e) // store apply (synchronous)
       await nextTick() // Vue render flush
       const dt = performance.now() - t0
       const c = process.cpuUsage(c0)

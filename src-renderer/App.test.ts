@@ -2,13 +2,14 @@ import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract/config'
-import type { MenuCommand } from '@shared/contract/channels'
+import type { MlpParams } from '@shared/families'
 import App from './App.vue'
 import { setBridge } from './bridge'
 import { useRunStore } from './stores/run'
-import { fakeBridge, resultFor, scriptedRun, type FakeBridge } from './test/fixtures'
+import { fakeBridge, FakeService } from '@shared/testing/fake-service'
+import { resultFor, scriptedRun } from '@shared/testing/fixtures'
 
-let bridge: FakeBridge
+let service: FakeService
 function setup() {
   const pinia = createPinia()
   setActivePinia(pinia)
@@ -16,8 +17,8 @@ function setup() {
 }
 beforeEach(() => {
   localStorage.clear()
-  bridge = fakeBridge()
-  setBridge(bridge)
+  service = new FakeService()
+  setBridge(fakeBridge(service))
 })
 afterEach(() => {
   useRunStore().disconnect()
@@ -37,9 +38,9 @@ describe('App', () => {
   it('loads capabilities, runs the whole scripted stream and shows result, verification and environment', async () => {
     const w = setup()
     await flushPromises()
-    expect(bridge.calls.map((c) => c.method)).toEqual(expect.arrayContaining(['capabilities', 'currentRun']))
+    expect(service.calls.map((c) => c.method)).toEqual(expect.arrayContaining(['capabilities', 'currentRun']))
     expect(w.get('[data-test=environment]').text()).toMatch(/AMD EPYC 9654/)
-    for (const e of scriptedRun({ models: 4, workers: [2] })) bridge.emit(e)
+    service.play(scriptedRun({ models: 4, workers: [2] }))
     await flushPromises()
     expect(w.get('[data-test=run-status]').text()).toBe('Finished')
     expect(w.get('[data-test=verification]').text()).toContain('same work: 4/4 models per strategy')
@@ -53,7 +54,7 @@ describe('App', () => {
     const events = scriptedRun({ runId: 'r-live', sizes: [3000, 6000], models: 6, workers: [3], epochs: 2 })
     const started = events[0] as Extract<(typeof events)[number], { type: 'run-started' }>
     const firstProgress = events.findIndex((e) => e.type === 'progress')
-    bridge.current = { runId: 'r-live', events: events.slice(0, firstProgress + 1) }
+    service.current = { runId: 'r-live', events: events.slice(0, firstProgress + 1) }
     const w = setup()
     await flushPromises()
     expect(w.get('[data-test=run-status]').text()).toBe('Running')
@@ -62,12 +63,12 @@ describe('App', () => {
     expect(value('[data-test=size-1]')).toBe('6000')
     expect(value('[data-test=models]')).toBe('6')
     expect(value('[data-test=workers]')).toBe('3')
-    expect(value('[data-test=model-epochs]')).toBe(String(started.config.model.epochs))
+    expect(value('[data-test=model-epochs]')).toBe(String((started.config.model as MlpParams).epochs))
     expect(value('[data-test=backend]')).toBe(started.config.backend)
     expect(w.get('[data-test=joined-config]').text()).toMatch(/configuration of the run in progress/)
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
     // the note goes once the run ends; the config stays for a re-run
-    for (const e of events.slice(firstProgress + 1)) bridge.emit(e)
+    service.play(events.slice(firstProgress + 1))
     await flushPromises()
     expect(w.find('[data-test=joined-config]').exists()).toBe(false)
     expect(value('[data-test=models]')).toBe('6')
@@ -79,10 +80,10 @@ describe('App', () => {
     await flushPromises()
     await w.get('[data-test=models]').setValue('4')
     await w.get('[data-test=workers]').setValue('2')
-    bridge.startImpl = async () => {
-      for (const e of scriptedRun({ runId: 'mine', models: 4, workers: [2] }).slice(0, 3)) bridge.emit(e)
+    service.respond('start', () => {
+      service.play(scriptedRun({ runId: 'mine', models: 4, workers: [2] }).slice(0, 3))
       return { runId: 'mine' }
-    }
+    })
     await w.get('[data-test=run]').trigger('click')
     await flushPromises()
     expect(useRunStore().runId).toBe('mine')
@@ -91,12 +92,12 @@ describe('App', () => {
   })
 
   it('History lists runs; opening one shows the same charts and the badge; damaged runs show why', async () => {
-    bridge.runs = [
+    service.runs = [
       { runId: 'r-ok', status: 'ok', startedAt: '2026-01-01T00:00:00Z', preset: 'smoke', backend: 'webgpu', device: 'H200', sizes: [2000], models: [4], bestSpeedup: 3.2 },
       { runId: 'r-bad', status: 'damaged', startedAt: null, preset: null, backend: null, device: null, sizes: [], models: [], bestSpeedup: null, problem: 'result.json: invalid JSON' },
     ]
     const finished = scriptedRun({ runId: 'r-ok' }).at(-1) as { result: ReturnType<typeof resultFor> }
-    bridge.results.set('r-ok', finished.result)
+    service.results.set('r-ok', finished.result)
     const w = setup()
     await flushPromises()
     await w.get('[data-test=nav-history]').trigger('click')
@@ -114,23 +115,21 @@ describe('App', () => {
   })
 
   it('menu commands switch views and start a run', async () => {
-    let menu: ((c: MenuCommand) => void) | undefined
-    bridge.onMenuCommand = (l) => {
-      menu = l
-      return () => (menu = undefined)
-    }
+    const bridge = fakeBridge(service, { menu: true })
+    setBridge(bridge)
     const w = setup()
     await flushPromises()
-    menu!('history')
+    expect(bridge.menuListenerCount()).toBe(1)
+    bridge.sendMenuCommand('history')
     await flushPromises()
     expect(w.find('[data-test=history-table]').exists() || w.text().includes('No runs yet')).toBe(true)
-    menu!('run')
+    bridge.sendMenuCommand('run')
     await flushPromises()
-    expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(1)
-    expect((bridge.calls.find((c) => c.method === 'start')!.args[0] as { config: { sizes: number[] } }).config.sizes).toEqual(
+    expect(service.callsTo('start')).toHaveLength(1)
+    expect(service.callsTo('start')[0].config.sizes).toEqual(
       presetConfig('smoke', { preset: 'custom', sizes: [10_000] }).sizes,
     )
     w.unmount()
-    expect(menu).toBeUndefined()
+    expect(bridge.menuListenerCount()).toBe(0)
   })
 })

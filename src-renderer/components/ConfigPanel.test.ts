@@ -10,10 +10,12 @@ import { setBridge } from '../bridge'
 import { useCapabilitiesStore } from '../stores/capabilities'
 import { useConfigStore } from '../stores/config'
 import { useRunStore } from '../stores/run'
-import { fakeBridge, toyFamily, type FakeBridge } from '../test/fixtures'
+import { TrainpoolError } from '@shared/contract/errors'
+import { fakeBridge, FakeService } from '@shared/testing/fake-service'
+import { toyFamily } from '@shared/testing/fixtures'
 import ConfigPanel from './ConfigPanel.vue'
 
-let bridge: FakeBridge
+let service: FakeService
 
 function setup() {
   const pinia = createPinia()
@@ -23,8 +25,8 @@ function setup() {
 
 beforeEach(() => {
   localStorage.clear()
-  bridge = fakeBridge()
-  setBridge(bridge)
+  service = new FakeService()
+  setBridge(fakeBridge(service))
 })
 afterEach(() => setBridge(null))
 
@@ -232,7 +234,7 @@ describe('presets', () => {
     // what Run sends, hence what History shows
     await w.get('form').trigger('submit')
     await flushPromises()
-    const sent = (bridge.calls.find((c) => c.method === 'start')?.args[0] as { config: { preset: string; backend: string } }).config
+    const sent = service.callsTo('start')[0].config
     expect(sent.preset).toBe('smoke')
     expect(sent.backend).toBe('wasm')
   })
@@ -273,11 +275,11 @@ describe('Run button', () => {
   it('sends the validated config through the bridge and is disabled while running', async () => {
     const w = setup()
     let resolve!: (v: { runId: string }) => void
-    bridge.startImpl = () => new Promise((r) => (resolve = r))
+    service.respond('start', () => new Promise((r) => (resolve = r)))
     await w.get('[data-test=models]').setValue('8')
     await w.get('form').trigger('submit')
-    expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(1)
-    expect((bridge.calls[0].args[0] as { config: { models: number[] } }).config.models).toEqual([8])
+    expect(service.callsTo('start')).toHaveLength(1)
+    expect(service.callsTo('start')[0].config.models).toEqual([8])
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
     expect(w.get('[data-test=run]').text()).toMatch(/Starting/)
     resolve({ runId: 'r1' })
@@ -288,13 +290,12 @@ describe('Run button', () => {
 
   it('shows the start error and the field issues the service returned', async () => {
     const w = setup()
-    bridge.startImpl = async () => {
-      throw {
-        code: 'insufficient-memory',
-        message: 'the run needs about 40 GiB, more than the 12 GiB free',
-        issues: [{ field: 'sizes', message: 'sizes 2000000 needs about 40 GiB' }],
-      }
-    }
+    service.fail(
+      'start',
+      new TrainpoolError('insufficient-memory', 'the run needs about 40 GiB, more than the 12 GiB free', [
+        { field: 'sizes', message: 'sizes 2000000 needs about 40 GiB' },
+      ]),
+    )
     await w.get('form').trigger('submit')
     await flushPromises()
     expect(w.get('[data-test=start-error]').text()).toMatch(/needs about 40 GiB, more than the 12 GiB free/)

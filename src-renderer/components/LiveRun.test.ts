@@ -5,10 +5,11 @@ import type { RunEvent } from '@shared/contract/events'
 import { setBridge } from '../bridge'
 import { useRunStore } from '../stores/run'
 import { registerFamily } from '@shared/families'
-import { fakeBridge, scriptedRun, toyFamily, type FakeBridge } from '../test/fixtures'
+import { fakeBridge, FakeService } from '@shared/testing/fake-service'
+import { scriptedRun, toyFamily } from '@shared/testing/fixtures'
 import LiveRun from './LiveRun.vue'
 
-let bridge: FakeBridge
+let service: FakeService
 
 function setup() {
   const pinia = createPinia()
@@ -19,8 +20,8 @@ function setup() {
 
 beforeEach(() => {
   localStorage.clear()
-  bridge = fakeBridge()
-  setBridge(bridge)
+  service = new FakeService()
+  setBridge(fakeBridge(service))
 })
 afterEach(() => {
   useRunStore().disconnect()
@@ -36,7 +37,7 @@ describe('LiveRun with a scripted 4 models × 2 workers stream', () => {
     await useRunStore().connect()
     // first half of the pool measurement (index 1)
     const poolProgress = events.filter((e) => e.type === 'progress' && e.index === 1)
-    for (const e of upTo((e) => e === poolProgress[2])) bridge.emit(e)
+    service.play(upTo((e) => e === poolProgress[2]))
     await flushPromises()
     const lanes = w.findAll('[data-test=lanes] tbody tr')
     expect(lanes).toHaveLength(2)
@@ -53,7 +54,7 @@ describe('LiveRun with a scripted 4 models × 2 workers stream', () => {
   it('fills the model grid as progress events arrive and counts models done', async () => {
     const { w, run } = setup()
     const seq = events.filter((e) => e.type === 'progress' && e.index === 0)
-    bridge.emit(events[0])
+    service.emit(events[0])
     run.applyEvent(events[0])
     const fractions = () => w.findAll('[data-test=model-grid] li').map((li) => Number(li.attributes('data-fraction')))
     run.applyEvent(seq[0])
@@ -170,19 +171,19 @@ describe('cancel flow', () => {
   it('Cancel calls the bridge with the run id, shows Cancelling…, then Cancelled', async () => {
     const { w, run } = setup()
     await run.connect()
-    for (const e of events.slice(0, 8)) bridge.emit(e)
+    service.play(events.slice(0, 8))
     await flushPromises()
     await w.get('[data-test=cancel]').trigger('click')
     await flushPromises()
-    expect(bridge.calls.filter((c) => c.method === 'cancel')).toEqual([{ method: 'cancel', args: [{ runId: 'run-1' }] }])
+    expect(service.callsTo('cancel')).toEqual([{ runId: 'run-1' }])
     expect(w.get('[data-test=cancel]').text()).toBe('Cancelling…')
     expect(w.get('[data-test=cancel]').attributes('disabled')).toBeDefined()
     // a second click does not send a second cancel
     await w.get('[data-test=cancel]').trigger('click')
-    expect(bridge.calls.filter((c) => c.method === 'cancel')).toHaveLength(1)
+    expect(service.callsTo('cancel')).toHaveLength(1)
 
     const finished = events[events.length - 1] as Extract<RunEvent, { type: 'run-finished' }>
-    bridge.emit({ ...finished, result: { ...finished.result, status: 'cancelled', measurements: [] } })
+    service.emit({ ...finished, result: { ...finished.result, status: 'cancelled', measurements: [] } })
     await flushPromises()
     expect(run.status).toBe('cancelled')
     expect(w.get('[data-test=run-status]').text()).toBe('Cancelled')
@@ -203,10 +204,7 @@ describe('cancel flow', () => {
 
   it('a cancel the service refuses re-enables the button', async () => {
     const { w, run } = setup()
-    bridge.cancel = async (request) => {
-      bridge.calls.push({ method: 'cancel', args: [request] })
-      return { cancelled: false }
-    }
+    service.respond('cancel', () => ({ cancelled: false }))
     run.applyEvent(events[0])
     await flushPromises()
     await w.get('[data-test=cancel]').trigger('click')
@@ -217,7 +215,7 @@ describe('cancel flow', () => {
 
   it('re-attaches to a run already in progress (currentRun) on connect', async () => {
     const { w, run } = setup()
-    bridge.current = { runId: 'run-1', events: events.slice(0, 10) }
+    service.current = { runId: 'run-1', events: events.slice(0, 10) }
     await run.connect()
     await flushPromises()
     expect(run.status).toBe('running')

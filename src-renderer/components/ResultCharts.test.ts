@@ -1,7 +1,7 @@
 import { flushPromises, mount } from '@vue/test-utils'
 import { describe, expect, it } from 'vitest'
 import type { Measurement } from '@shared/contract/result'
-import { measurementFor, scriptedRun } from '../test/fixtures'
+import { measurementFor, scriptedRun } from '@shared/testing/fixtures'
 import ResultCharts from './ResultCharts.vue'
 
 const stream = scriptedRun({ models: 4, sizes: [2000, 8000], workers: [1, 2], strategies: ['sequential', 'pool', 'batched'] })

@@ -6,7 +6,7 @@ import type { GpuSample, TelemetrySample } from '@shared/contract/telemetry'
 import { setBridge } from '../bridge'
 import { appendSamples, fixedScalePoints, formatMiB, formatPower } from '../lib/telemetry'
 import { useRunStore } from '../stores/run'
-import { fakeBridge } from '../test/fixtures'
+import { fakeBridge } from '@shared/testing/fake-service'
 import TelemetryPanel from './TelemetryPanel.vue'
 
 const gpu = (index: number, util: number | null, extra: Partial<GpuSample> = {}): GpuSample => ({

@@ -1,7 +1,7 @@
 import { mount } from '@vue/test-utils'
 import { describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract/config'
-import { verificationFor } from '../test/fixtures'
+import { verificationFor } from '@shared/testing/fixtures'
 import VerificationBadge from './VerificationBadge.vue'
 
 const config = presetConfig('article')

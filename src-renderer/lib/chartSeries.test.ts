@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Measurement } from '@shared/contract/result'
-import { measurementFor } from '../test/fixtures'
+import { measurementFor } from '@shared/testing/fixtures'
 import { chartSeries, median } from './chartSeries'
 
 const m = (size: number, strategy: Measurement['strategy'], workers: number, repeat: number, wallMs: number, models = 4) => ({

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract/result'
 import { type ModelFamily, registerFamily } from '@shared/families'
 import { formatDuration } from '@shared/format'
-import { scriptedRun, toyFamily } from '../test/fixtures'
+import { scriptedRun, toyFamily } from '@shared/testing/fixtures'
 import ReportApp from './ReportApp.vue'
 
 const result = () => (scriptedRun({ models: 4, workers: [2] }).at(-1) as { result: RunResult }).result

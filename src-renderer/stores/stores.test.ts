@@ -2,8 +2,10 @@ import { flushPromises } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { chooseBridge, setBridge } from '../bridge'
-import { CAPABILITIES, fakeBridge, resultFor, scriptedRun, type FakeBridge } from '../test/fixtures'
+import { fakeBridge, FakeService, type FakeBridge } from '@shared/testing/fake-service'
+import { CAPABILITIES, resultFor, scriptedRun } from '@shared/testing/fixtures'
 import { presetConfig } from '@shared/contract/config'
+import { TrainpoolError } from '@shared/contract/errors'
 import type { RunEvent } from '@shared/contract/events'
 import { estimateRun } from '@shared/estimate'
 import { expandPlan } from '@shared/plan'
@@ -13,11 +15,13 @@ import { parseList, useConfigStore } from './config'
 import { useHistoryStore } from './history'
 import { useRunStore } from './run'
 
+let service: FakeService
 let bridge: FakeBridge
 beforeEach(() => {
   localStorage.clear()
   setActivePinia(createPinia())
-  bridge = fakeBridge()
+  service = new FakeService()
+  bridge = fakeBridge(service)
   setBridge(bridge)
 })
 afterEach(() => {
@@ -86,15 +90,13 @@ describe('config store', () => {
     const run = useRunStore()
     cfg.setList('models', '8')
     expect(await cfg.startFromDraft()).toBe(true)
-    expect(bridge.calls.filter((c) => c.method === 'start')).toEqual([{ method: 'start', args: [{ config: cfg.config }] }])
+    expect(service.callsTo('start')).toEqual([{ config: cfg.config }])
     // busy: a second start is not sent
     expect(await cfg.startFromDraft()).toBe(false)
-    expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(1)
+    expect(service.callsTo('start')).toHaveLength(1)
 
     run.resetRun()
-    bridge.startImpl = async () => {
-      throw { code: 'insufficient-memory', message: 'needs 40 GiB', issues: [{ field: 'sizes', message: 'sizes 10000 needs about 40 GiB' }] }
-    }
+    service.fail('start', new TrainpoolError('insufficient-memory', 'needs 40 GiB', [{ field: 'sizes', message: 'sizes 10000 needs about 40 GiB' }]))
     expect(await cfg.startFromDraft()).toBe(false)
     expect(run.status).toBe('error')
     expect(cfg.messagesFor('sizes')).toEqual(['sizes 10000 needs about 40 GiB'])
@@ -103,7 +105,7 @@ describe('config store', () => {
     // an invalid draft is never sent
     cfg.setList('models', '0')
     expect(await cfg.startFromDraft()).toBe(false)
-    expect(bridge.calls.filter((c) => c.method === 'start')).toHaveLength(2)
+    expect(service.callsTo('start')).toHaveLength(2)
   })
 
   it('a joined run (started elsewhere) shows its config in the draft; a run started here leaves the draft alone', () => {
@@ -129,9 +131,7 @@ describe('capabilities store', () => {
   })
 
   it('keeps the error message when capabilities fail', async () => {
-    bridge.capabilities = async () => {
-      throw { code: 'internal', message: 'probe crashed' }
-    }
+    service.fail('capabilities', new Error('probe crashed'))
     const caps = useCapabilitiesStore()
     await caps.load()
     expect(caps.error).toBe('probe crashed')
@@ -161,9 +161,7 @@ describe('run store', () => {
   })
 
   it('start error keeps the message and lets the user try again', async () => {
-    bridge.startImpl = async () => {
-      throw { code: 'busy', message: 'a run is already in progress' }
-    }
+    service.fail('start', new TrainpoolError('busy', 'a run is already in progress'))
     const run = useRunStore()
     expect(await run.start(presetConfig('smoke'))).toBe(false)
     expect(run.status).toBe('error')
@@ -205,11 +203,11 @@ describe('run store', () => {
 describe('history store', () => {
   it('lists runs newest first and opens one', async () => {
     const h = useHistoryStore()
-    bridge.runs = [
+    service.runs = [
       { runId: 'a', status: 'ok', startedAt: '2026-01-01T00:00:00Z', preset: 'smoke', backend: 'cpu', device: 'x', sizes: [2000], models: [4], bestSpeedup: 2 },
       { runId: 'b', status: 'damaged', startedAt: '2026-02-01T00:00:00Z', preset: null, backend: null, device: null, sizes: [], models: [], bestSpeedup: null, problem: 'bad JSON' },
     ]
-    bridge.results.set('a', resultFor(presetConfig('smoke'), [], { runId: 'a' }))
+    service.results.set('a', resultFor(presetConfig('smoke'), [], { runId: 'a' }))
     await h.refresh()
     expect(h.runs.map((r) => r.runId)).toEqual(['b', 'a'])
     await h.open('a')
@@ -217,7 +215,7 @@ describe('history store', () => {
     await h.open('zzz')
     await flushPromises()
     expect(h.selected).toBeNull()
-    expect(h.selectedError).toMatch(/not found/)
+    expect(h.selectedError).toMatch(/no run zzz/)
   })
 })
 

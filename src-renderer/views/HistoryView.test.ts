@@ -1,15 +1,15 @@
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { MenuCommand } from '@shared/contract/channels'
 import type { RunResult } from '@shared/contract/result'
 import App from '../App.vue'
 import { setBridge } from '../bridge'
 import { useConfigStore } from '../stores/config'
 import { useRunStore } from '../stores/run'
-import { fakeBridge, scriptedRun, type FakeBridge } from '../test/fixtures'
+import { fakeBridge, FakeService } from '@shared/testing/fake-service'
+import { scriptedRun } from '@shared/testing/fixtures'
 
-let bridge: FakeBridge
+let service: FakeService
 function setup() {
   const pinia = createPinia()
   setActivePinia(pinia)
@@ -21,14 +21,14 @@ function resultOf(runId: string, scale = 1): RunResult {
 }
 beforeEach(() => {
   localStorage.clear()
-  bridge = fakeBridge()
-  setBridge(bridge)
-  bridge.runs = [
+  service = new FakeService()
+  setBridge(fakeBridge(service))
+  service.runs = [
     { runId: 'r-a', status: 'ok', startedAt: '2026-01-02T00:00:00Z', preset: 'smoke', backend: 'wasm', device: 'cpu', sizes: [2000], models: [4], bestSpeedup: 2, tags: ['laptop'] },
     { runId: 'r-b', status: 'ok', startedAt: '2026-01-03T00:00:00Z', preset: 'quick', backend: 'webgpu', device: 'H200', sizes: [5000], models: [16], bestSpeedup: 7 },
   ]
-  bridge.results.set('r-a', resultOf('r-a'))
-  bridge.results.set('r-b', resultOf('r-b', 0.5))
+  service.results.set('r-a', resultOf('r-a'))
+  service.results.set('r-b', resultOf('r-b', 0.5))
 })
 afterEach(() => {
   useRunStore().disconnect()
@@ -65,7 +65,7 @@ describe('History view', () => {
     await flushPromises()
     const table = w.get('[data-test=compare-table]')
     const rows = table.findAll('tbody tr')
-    expect(rows.length).toBe(bridge.results.get('r-a')!.summary.length)
+    expect(rows.length).toBe(service.results.get('r-a')!.summary.length)
     for (const r of rows) expect(r.text()).toContain('−50.0%')
     // each run names its model family and parameters
     const model = w.get('[data-test=compare-model]').findAll('td').map((td) => td.text())
@@ -87,28 +87,28 @@ describe('History view', () => {
     await w.get('[data-test=run-name]').setValue('baseline')
     await (w.get('[data-test=run-name]').element as HTMLInputElement).form!.dispatchEvent(new Event('submit'))
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'renameRun')?.args).toEqual([{ runId: 'r-a', name: 'baseline' }])
+    expect(service.callsTo('renameRun')).toEqual([{ runId: 'r-a', name: 'baseline' }])
     await w.get('[data-test=run-tags]').setValue('wasm, laptop, wasm')
     await (w.get('[data-test=run-tags]').element as HTMLInputElement).form!.dispatchEvent(new Event('submit'))
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'tagRun')?.args).toEqual([{ runId: 'r-a', tags: ['wasm', 'laptop'] }])
+    expect(service.callsTo('tagRun')).toEqual([{ runId: 'r-a', tags: ['wasm', 'laptop'] }])
 
     const createObjectURL = vi.fn(() => 'blob:x')
     Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() })
     await w.get('[data-test=export-csv]').trigger('click')
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'exportRun')?.args).toEqual([{ runId: 'r-a', format: 'csv' }])
+    expect(service.callsTo('exportRun')).toEqual([{ runId: 'r-a', format: 'csv' }])
     expect(createObjectURL).toHaveBeenCalled()
-    expect(w.get('[data-test=action-message]').text()).toBe('Downloaded r-a.csv')
+    expect(w.get('[data-test=action-message]').text()).toBe('Downloaded trainpool-r-a.csv')
 
     await w.get('[data-test=save-pdf]').trigger('click')
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'reportPdf')?.args).toEqual([{ runId: 'r-a' }])
+    expect(service.callsTo('reportPdf')).toEqual([{ runId: 'r-a' }])
 
     await w.get('[data-test=delete]').trigger('click')
     await w.get('[data-test=confirm-delete]').trigger('click')
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'deleteRun')?.args).toEqual([{ runId: 'r-a' }])
+    expect(service.callsTo('deleteRun')).toEqual([{ runId: 'r-a' }])
     expect(w.find('[data-test=history-table]').exists()).toBe(true)
     w.unmount()
   })
@@ -121,25 +121,19 @@ describe('History view', () => {
     await w.get('[data-test=run-again]').trigger('click')
     await flushPromises()
     expect(w.get('[data-test=nav-run]').attributes('aria-current')).toBe('page')
-    expect(useConfigStore().draft.sizes).toEqual(bridge.results.get('r-b')!.config.sizes)
+    expect(useConfigStore().draft.sizes).toEqual(service.results.get('r-b')!.config.sizes)
     w.unmount()
   })
 
   it('the menu\'s Save Report… prints the newest stored run when none is open', async () => {
-    let menu: ((c: MenuCommand) => void) | undefined
-    bridge.onMenuCommand = (l) => {
-      menu = l
-      return () => (menu = undefined)
-    }
-    bridge.reportPdf = async ({ runId }) => {
-      bridge.calls.push({ method: 'reportPdf', args: [{ runId }] })
-      return { fileName: `${runId}.pdf`, sizeBytes: 10, savedPath: `/home/u/${runId}.pdf` }
-    }
+    const bridge = fakeBridge(service, { menu: true })
+    setBridge(bridge)
+    service.respond('reportPdf', ({ runId }) => ({ fileName: `${runId}.pdf`, sizeBytes: 10, savedPath: `/home/u/${runId}.pdf` }))
     const w = setup()
     await flushPromises()
-    menu!('save-report')
+    bridge.sendMenuCommand('save-report')
     await flushPromises()
-    expect(bridge.calls.find((c) => c.method === 'reportPdf')?.args).toEqual([{ runId: 'r-b' }])
+    expect(service.callsTo('reportPdf')).toEqual([{ runId: 'r-b' }])
     expect(w.get('[data-test=app-action-status]').text()).toBe('Saved PDF report /home/u/r-b.pdf')
     w.unmount()
   })
@@ -172,7 +166,7 @@ describe('History view', () => {
         })),
       },
     }
-    bridge.results.set('r-b', withTelemetry)
+    service.results.set('r-b', withTelemetry)
     const w = setup()
     await toHistory(w)
     await w.get('[data-test=history-r-b] button').trigger('click')

@@ -1,15 +1,15 @@
-// A realistic scripted RunEvent stream (what the service emits, coalesced), and a fake Bridge that
-// records calls. Shared by the component tests and the UI jank benchmark.
-import type { BenchConfig, Strategy } from '@shared/contract/config'
-import { presetConfig } from '@shared/contract/config'
-import type { Capabilities, ModelCell, RunEvent, WorkerLane } from '@shared/contract/events'
-import type { Measurement, MeasurementKey, RunResult, SummaryEntry, Verification } from '@shared/contract/result'
-import { SCHEMA_VERSION } from '@shared/contract/result'
-import { workloadFor } from '@shared/contract/workload'
-import { familyOf, type ModelFamily, paramsSchemaFrom, type ParamField, workRate } from '@shared/families'
-import { expandPlan } from '@shared/plan'
-import type { RunListEntry } from '@shared/contract/api'
-import type { Bridge } from '../bridge'
+// Pure run fixtures: a realistic scripted RunEvent stream (what the service emits, coalesced), the
+// measurements, summary, verification and RunResult it ends with, the capabilities of a GPU machine,
+// and a toy model family registered only by the tests that use it. Used by the renderer's component
+// tests, the FakeService (fake-service.ts), the shells' tests and the UI jank benchmark.
+import type { BenchConfig, Strategy } from '../contract/config'
+import { presetConfig } from '../contract/config'
+import type { Capabilities, ModelCell, RunEvent, WorkerLane } from '../contract/events'
+import type { Measurement, MeasurementKey, RunResult, SummaryEntry, Verification } from '../contract/result'
+import { SCHEMA_VERSION } from '../contract/result'
+import { workloadFor } from '../contract/workload'
+import { familyOf, type ModelFamily, paramsSchemaFrom, type ParamField, workRate } from '../families'
+import { expandPlan } from '../plan'
 
 /**
  * A toy model family, registered only by the tests that use it (registerFamily): one field of each
@@ -295,91 +295,4 @@ export const CAPABILITIES: Capabilities = {
   os: 'Linux 6.8 x64',
   versions: { node: 'v20.20.2' },
   shell: 'electron',
-}
-
-export interface FakeBridge extends Bridge {
-  /** every request method call: its name and its one request object (none for capabilities/listRuns/currentRun) */
-  calls: { method: string; args: unknown[] }[]
-  emit(e: RunEvent): void
-  listeners: Set<(e: RunEvent) => void>
-  startImpl: (config: Record<string, unknown>) => Promise<{ runId: string }>
-  runs: RunListEntry[]
-  results: Map<string, RunResult>
-  current: { runId: string; events: RunEvent[] } | null
-}
-
-export function fakeBridge(): FakeBridge {
-  const listeners = new Set<(e: RunEvent) => void>()
-  const entry = (runId: string): RunListEntry =>
-    b.runs.find((r) => r.runId === runId) ?? {
-      runId,
-      status: 'ok',
-      startedAt: null,
-      preset: null,
-      backend: null,
-      device: null,
-      sizes: [],
-      models: [],
-      bestSpeedup: null,
-    }
-  const b: FakeBridge = {
-    calls: [],
-    listeners,
-    runs: [],
-    results: new Map(),
-    current: null,
-    emit: (e) => listeners.forEach((l) => l(e)),
-    startImpl: async () => ({ runId: 'run-1' }),
-    async capabilities() {
-      b.calls.push({ method: 'capabilities', args: [] })
-      return CAPABILITIES
-    },
-    start(request) {
-      b.calls.push({ method: 'start', args: [request] })
-      return b.startImpl(request.config)
-    },
-    async cancel(request) {
-      b.calls.push({ method: 'cancel', args: [request] })
-      return { cancelled: true }
-    },
-    async listRuns() {
-      b.calls.push({ method: 'listRuns', args: [] })
-      return b.runs
-    },
-    async getRun(request) {
-      b.calls.push({ method: 'getRun', args: [request] })
-      const r = b.results.get(request.runId)
-      if (!r) throw { code: 'not-found', message: `run ${request.runId} not found` }
-      return r
-    },
-    async currentRun() {
-      b.calls.push({ method: 'currentRun', args: [] })
-      return b.current
-    },
-    async renameRun(request) {
-      b.calls.push({ method: 'renameRun', args: [request] })
-      return { ...entry(request.runId), name: request.name }
-    },
-    async tagRun(request) {
-      b.calls.push({ method: 'tagRun', args: [request] })
-      return { ...entry(request.runId), tags: request.tags }
-    },
-    async deleteRun(request) {
-      b.calls.push({ method: 'deleteRun', args: [request] })
-      return { deleted: true as const }
-    },
-    async exportRun(request) {
-      b.calls.push({ method: 'exportRun', args: [request] })
-      return { fileName: `${request.runId}.${request.format}`, mimeType: 'text/plain', content: '' }
-    },
-    async reportPdf(request) {
-      b.calls.push({ method: 'reportPdf', args: [request] })
-      return { fileName: `${request.runId}.pdf`, sizeBytes: 0 }
-    },
-    onEvent(listener) {
-      listeners.add(listener)
-      return () => listeners.delete(listener)
-    },
-  }
-  return b
 }

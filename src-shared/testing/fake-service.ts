@@ -1,0 +1,316 @@
+// The one fake of the service, for every side's tests: an in-memory implementation of the API
+// table's service interface (ServiceMethods, plus onEvent and shutdown: what src-main's
+// BenchServiceApi asks for — the app, server and shell tests hand it wherever a BenchServiceApi
+// goes, so the compiler keeps it whole), and fakeBridge(), the same fake seen through the renderer's
+// bridge (TrainpoolApi). Pure TypeScript, no test framework: recording is its own, so vitest's
+// matchers read plain arrays (`expect(service.callsTo('start')).toEqual([...])`).
+//
+// Per test it is configured with
+// - canned runs: `runs` (what listRuns returns), `results` (what getRun returns; anything else is
+//   not-found, as in the service), addRun(result) for both, `capabilities` (constructor option);
+// - a scripted event stream: emit(event) / play(events) to every onEvent listener; the fake follows
+//   the stream like the service does (run-started makes a live run, its events are kept for
+//   currentRun, run-finished ends it), and start() makes a live run too (no events of its own);
+// - call recording: `calls` (every method in order with the request it received), callsTo(method);
+// - injected failures: fail(method, error, times = 1); and respond(method, impl) to replace what a
+//   method does (a promise that never settles, a gate the test opens, a different value).
+import { API, type ApiRequest, type ApiResponse, type Method, type ParsedRequest, type RunListEntry, type TrainpoolApi } from '../contract/api'
+import type { MenuCommand } from '../contract/channels'
+import { invalidInput, toErrorShape, TrainpoolError, type TrainpoolErrorShape } from '../contract/errors'
+import type { Capabilities, RunEvent } from '../contract/events'
+import type { RunResult } from '../contract/result'
+import { CAPABILITIES } from './fixtures'
+
+/** What the fake answers and records: the table's methods and shutdown. */
+export type FakeMethod = Method | 'shutdown'
+
+type RequestOf<M extends FakeMethod> = M extends Method ? ParsedRequest<M> : undefined
+type ResponseOf<M extends FakeMethod> = M extends Method ? ApiResponse<M> : void
+
+/** A method's behaviour: the default, or a test's (respond). */
+export type Handler<M extends FakeMethod> = (request: RequestOf<M>) => ResponseOf<M> | Promise<ResponseOf<M>>
+
+/** One recorded call: the method and the request as the service received it (parsed, when it came through a bridge). */
+export type FakeCall = { [M in FakeMethod]: { method: M; request: RequestOf<M> } }[FakeMethod]
+
+export interface FakeServiceOptions {
+  /** merged over CAPABILITIES (an Electron machine with webgpu, wasm and cpu) */
+  capabilities?: Partial<Capabilities>
+  /** stored runs: each listed and readable */
+  runs?: RunResult[]
+  /** the id start() answers (default run-1) */
+  runId?: string
+}
+
+const MIME = { json: 'application/json', csv: 'text/csv', md: 'text/markdown' } as const
+
+export class FakeService {
+  capabilitiesValue: Capabilities
+  /** what listRuns returns (newest last, as given) */
+  runs: RunListEntry[] = []
+  /** what getRun returns, by id */
+  readonly results = new Map<string, RunResult>()
+  /** the live run: its id and its events so far (what currentRun returns); null when idle */
+  current: { runId: string; events: RunEvent[] } | null = null
+  /** the id the next start() answers */
+  nextRunId: string
+  /** every call, in order */
+  readonly calls: FakeCall[] = []
+
+  private readonly listeners = new Set<(e: RunEvent) => void>()
+  private readonly overrides = new Map<FakeMethod, Handler<never>>()
+  private readonly failures = new Map<FakeMethod, { error: unknown; times: number }[]>()
+
+  constructor(options: FakeServiceOptions = {}) {
+    this.capabilitiesValue = { ...CAPABILITIES, ...options.capabilities }
+    this.nextRunId = options.runId ?? 'run-1'
+    for (const r of options.runs ?? []) this.addRun(r)
+  }
+
+  // ---- configuration ----
+
+  /** Stores a finished run: listed (an entry derived from it, or `entry`) and readable. */
+  addRun(result: RunResult, entry: Partial<RunListEntry> = {}): this {
+    this.results.set(result.runId, result)
+    this.runs = [...this.runs.filter((r) => r.runId !== result.runId), { ...listEntryOf(result), ...entry }]
+    return this
+  }
+
+  /** Replaces what `method` does (still recorded; an injected failure still comes first). */
+  respond<M extends FakeMethod>(method: M, impl: Handler<M>): this {
+    this.overrides.set(method, impl as Handler<never>)
+    return this
+  }
+
+  /** The next `times` calls of `method` reject with `error` (an Error, a TrainpoolError, or any value). */
+  fail(method: FakeMethod, error: unknown, times = 1): this {
+    this.failures.set(method, [...(this.failures.get(method) ?? []), { error, times }])
+    return this
+  }
+
+  // ---- recording ----
+
+  /** The requests `method` received, in order. */
+  callsTo<M extends FakeMethod>(method: M): RequestOf<M>[] {
+    return this.calls.filter((c) => c.method === method).map((c) => c.request as RequestOf<M>)
+  }
+
+  // ---- events ----
+
+  onEvent(listener: (event: RunEvent) => void): () => void {
+    this.listeners.add(listener)
+    return () => {
+      this.listeners.delete(listener)
+    }
+  }
+
+  listenerCount(): number {
+    return this.listeners.size
+  }
+
+  /** Sends one event to every listener, and follows it: run-started makes it the live run, run-finished ends it. */
+  emit(event: RunEvent): void {
+    if (event.type === 'run-started') this.current = { runId: event.runId, events: [] }
+    if (this.current?.runId === event.runId) this.current.events.push(event)
+    if (event.type === 'run-finished' && this.current?.runId === event.runId) this.current = null
+    for (const l of [...this.listeners]) l(event)
+  }
+
+  /** emit() each event in order. */
+  play(events: readonly RunEvent[]): void {
+    for (const e of events) this.emit(e)
+  }
+
+  // ---- the service interface ----
+
+  capabilities(): Promise<Capabilities> {
+    return this.call('capabilities', undefined, () => this.capabilitiesValue)
+  }
+
+  start(request: ParsedRequest<'start'>): Promise<{ runId: string }> {
+    return this.call('start', request, () => {
+      const runId = this.nextRunId
+      this.current = { runId, events: [] }
+      return { runId }
+    })
+  }
+
+  cancel(request: ParsedRequest<'cancel'> = {}): Promise<{ cancelled: boolean }> {
+    return this.call('cancel', request, ({ runId }) => ({
+      cancelled: this.current !== null && (runId === undefined || runId === this.current.runId),
+    }))
+  }
+
+  listRuns(): Promise<RunListEntry[]> {
+    return this.call('listRuns', undefined, () => this.runs)
+  }
+
+  getRun(request: ParsedRequest<'getRun'>): Promise<RunResult> {
+    return this.call('getRun', request, ({ runId }) => this.stored(runId))
+  }
+
+  currentRun(): Promise<{ runId: string; events: RunEvent[] } | null> {
+    return this.call('currentRun', undefined, () => this.current && { runId: this.current.runId, events: [...this.current.events] })
+  }
+
+  renameRun(request: ParsedRequest<'renameRun'>): Promise<RunListEntry> {
+    return this.call('renameRun', request, ({ runId, name }) => this.update(runId, { name }))
+  }
+
+  tagRun(request: ParsedRequest<'tagRun'>): Promise<RunListEntry> {
+    return this.call('tagRun', request, ({ runId, tags }) => this.update(runId, { tags }))
+  }
+
+  deleteRun(request: ParsedRequest<'deleteRun'>): Promise<{ deleted: true }> {
+    return this.call('deleteRun', request, ({ runId }) => {
+      this.entry(runId)
+      this.runs = this.runs.filter((r) => r.runId !== runId)
+      this.results.delete(runId)
+      return { deleted: true as const }
+    })
+  }
+
+  exportRun(request: ParsedRequest<'exportRun'>): Promise<ApiResponse<'exportRun'>> {
+    return this.call('exportRun', request, ({ runId, format }) => {
+      this.entry(runId)
+      return { fileName: `trainpool-${runId}.${format}`, mimeType: MIME[format], content: `fake ${format} of ${runId}` }
+    })
+  }
+
+  reportPdf(request: ParsedRequest<'reportPdf'>): Promise<ApiResponse<'reportPdf'>> {
+    return this.call('reportPdf', request, ({ runId }) => {
+      this.entry(runId)
+      return { fileName: `trainpool-${runId}.pdf`, sizeBytes: 4, base64: 'JVBERg==' } // "%PDF"
+    })
+  }
+
+  shutdown(): Promise<void> {
+    return this.call('shutdown', undefined, () => {})
+  }
+
+  // ---- inside ----
+
+  /** Records the call synchronously (a test may look right after calling), then fails, overrides or answers. */
+  private call<M extends FakeMethod>(method: M, request: RequestOf<M>, answer: Handler<M>): Promise<ResponseOf<M>> {
+    this.calls.push({ method, request } as FakeCall)
+    const queue = this.failures.get(method)
+    if (queue?.length) {
+      const next = queue[0]
+      if (--next.times <= 0) queue.shift()
+      return Promise.reject(next.error)
+    }
+    const impl = (this.overrides.get(method) as Handler<M> | undefined) ?? answer
+    try {
+      return Promise.resolve(impl(request))
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
+  private entry(runId: string): RunListEntry {
+    const found = this.runs.find((r) => r.runId === runId) ?? (this.results.has(runId) ? listEntryOf(this.results.get(runId)!) : undefined)
+    if (!found) throw new TrainpoolError('not-found', `no run ${runId}`)
+    return found
+  }
+
+  private stored(runId: string): RunResult {
+    const r = this.results.get(runId)
+    if (!r) throw new TrainpoolError('not-found', `no run ${runId}`)
+    return r
+  }
+
+  /** renames ('' removes the name) or retags a listed or stored run, as the service does */
+  private update(runId: string, change: { name: string } | { tags: string[] }): RunListEntry {
+    const apply = <T extends { name?: string; tags?: string[] }>(x: T): T => {
+      const next = { ...x, ...change }
+      if ('name' in change && change.name === '') delete next.name
+      return next
+    }
+    const updated = apply(this.entry(runId))
+    this.runs = this.runs.some((r) => r.runId === runId) ? this.runs.map((r) => (r.runId === runId ? updated : r)) : [...this.runs, updated]
+    const result = this.results.get(runId)
+    if (result) this.results.set(runId, apply(result))
+    return updated
+  }
+}
+
+/** A list entry for a stored result, as the store lists it (mirrors listEntry in src-main/store/run-store.ts). */
+export function listEntryOf(r: RunResult): RunListEntry {
+  const speedups = r.summary.map((s) => s.speedupVsSequential).filter((v): v is number => v !== null && Number.isFinite(v))
+  return {
+    runId: r.runId,
+    status: r.status,
+    startedAt: r.startedAt,
+    preset: r.config.preset,
+    backend: r.environment?.backend ?? null,
+    device: r.environment?.device ?? null,
+    sizes: r.config.sizes,
+    models: r.config.models,
+    bestSpeedup: speedups.length ? Math.max(...speedups) : null,
+    ...(r.name ? { name: r.name } : {}),
+    ...(r.tags ? { tags: r.tags } : {}),
+  }
+}
+
+// ---- the renderer's view of it ----
+
+/** What the preload and the WebSocket bridge reject with: a plain object (contextBridge drops an Error's fields). */
+export interface FakeBridgeError extends TrainpoolErrorShape {
+  name: 'TrainpoolError'
+}
+
+export interface FakeBridge extends TrainpoolApi {
+  /** the service behind it: configure and inspect the fake there */
+  readonly service: FakeService
+  /** Electron's application menu (with `{ menu: true }`): sends a command to onMenuCommand's listeners */
+  sendMenuCommand(command: MenuCommand): void
+  /** how many onMenuCommand listeners are subscribed */
+  menuListenerCount(): number
+}
+
+/**
+ * The fake service as the renderer sees it (TrainpoolApi), the way the real shells carry a call: the
+ * request is validated against the API table (an invalid one is refused as invalid-input and never
+ * reaches the service, like dispatch()), and an error comes back as the bridges' plain
+ * { name: 'TrainpoolError', code, message, issues? }. `menu: true` adds onMenuCommand (the preload
+ * has it; browser mode's bridge does not).
+ */
+export function fakeBridge(service: FakeService = new FakeService(), options: { menu?: boolean } = {}): FakeBridge {
+  const menuListeners = new Set<(c: MenuCommand) => void>()
+  const methods = Object.fromEntries(
+    (Object.keys(API) as Method[]).map((m) => [
+      m,
+      async (request?: ApiRequest<typeof m>) => {
+        try {
+          const parsed = API[m].request.safeParse(request)
+          if (!parsed.success) throw invalidInput(parsed.error, request, `${m} request`)
+          return await (service[m] as (r: unknown) => Promise<unknown>).call(service, parsed.data)
+        } catch (err) {
+          throw { name: 'TrainpoolError', ...toErrorShape(isErrorShape(err) ? new TrainpoolError(err.code, err.message, err.issues) : err) } satisfies FakeBridgeError
+        }
+      },
+    ]),
+  ) as unknown as TrainpoolApi
+  return {
+    ...methods,
+    service,
+    onEvent: (listener) => service.onEvent(listener),
+    ...(options.menu
+      ? {
+          onMenuCommand(listener: (c: MenuCommand) => void) {
+            menuListeners.add(listener)
+            return () => {
+              menuListeners.delete(listener)
+            }
+          },
+        }
+      : {}),
+    sendMenuCommand: (command) => menuListeners.forEach((l) => l(command)),
+    menuListenerCount: () => menuListeners.size,
+  }
+}
+
+/** A thrown { code, message } (a test may inject the wire shape itself) */
+function isErrorShape(err: unknown): err is TrainpoolErrorShape {
+  return !(err instanceof Error) && typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && typeof (err as { message?: unknown }).message === 'string'
+}
