@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { type BenchConfig, presetConfig } from './contract/config'
-import { workloadFor } from './contract/workload'
+import { type Workload, workloadFor } from './contract/workload'
 import { ASSUMED_SPEED, estimateMemory, estimateRun, estimateRunPeakBytes, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
-import { type ModelFamily, mlpFamily, registerFamily } from './families'
+import { type MlpParams, type ModelFamily, mlpFamily, registerFamily } from './families'
 import { expandPlan, groupKey } from './plan'
 
 /** The run of issue 16: 2 000 / 5 000 rows, 8 models, W 1 and 2, all three strategies, 3 repeats. */
@@ -42,7 +42,7 @@ describe('the one estimator', () => {
     let worker = 0
     for (const key of expandPlan(c)) {
       const w = workloadFor(c, key.size)
-      const per = modelsPerWorker(key.strategy, key.models, key.workers).map((n) => mlpFamily.workerPeakBytes(w, n))
+      const per = modelsPerWorker(key.strategy, key.models, key.workers).map((n) => mlpFamily.workerPeakBytes(w as Workload<MlpParams>, n))
       total = Math.max(total, per.reduce((a, b) => a + b, 0))
       worker = Math.max(worker, ...per)
     }
@@ -59,7 +59,7 @@ describe('the one estimator', () => {
     expect(wasm.backend).toBe('wasm')
     expect(wasm.totalMs).toBeGreaterThan(0)
     // work is the family's count over the plan, in its unit
-    const work = expandPlan(c).reduce((sum, k) => sum + mlpFamily.workCount(workloadFor(c, k.size), k.models), 0)
+    const work = expandPlan(c).reduce((sum, k) => sum + mlpFamily.workCount(workloadFor(c, k.size) as Workload<MlpParams>, k.models), 0)
     expect(wasm).toMatchObject({ work, workUnit: 'FLOP' })
     // a faster assumed backend is faster; the same plan does the same work
     const gpu = estimateRun(presetConfig('article'), 'tensorflow')

@@ -1,16 +1,21 @@
 // The registry of model families: the one place that lists them. The config's `model` field is
 // validated by the family its `kind` names; tests may register a family of their own.
 import type { ModelFamily, ModelParamsBase } from './family'
+import { type GbdtParams, gbdtFamily } from './gbdt'
 import { type MlpParams, mlpFamily } from './mlp'
 
 export * from './family'
+export { gbdtFamily, type GbdtParams } from './gbdt'
 export { mlpFamily, type MlpParams } from './mlp'
 
 /** The parameters of every built-in family, discriminated by `kind`. */
-export type ModelParams = MlpParams
+export type ModelParams = MlpParams | GbdtParams
 export type ModelKind = ModelParams['kind']
 
-const registry = new Map<string, ModelFamily>([[mlpFamily.kind, mlpFamily as unknown as ModelFamily]])
+const registry = new Map<string, ModelFamily>([
+  [mlpFamily.kind, mlpFamily as unknown as ModelFamily],
+  [gbdtFamily.kind, gbdtFamily as unknown as ModelFamily],
+])
 
 export function familyKinds(): string[] {
   return [...registry.keys()]
