@@ -68,32 +68,31 @@ function text(flags: BenchFlags, key: string): string | undefined {
   return typeof v === 'string' ? v : undefined
 }
 
-/** The model family the flags ask for (--model), else the base config's. */
-function chosenFamily(flags: BenchFlags, base: BenchConfig): ModelFamily {
-  const kind = text(flags, 'model') ?? base.model.kind
+/** The model family the flags ask for (--model), else the default one. */
+function chosenFamily(flags: BenchFlags): ModelFamily {
+  const kind = text(flags, 'model') ?? DEFAULT_CONFIG.model.kind
   const family = findFamily(kind)
   if (!family) throw new UsageError(`--model ${JSON.stringify(kind)} is not a model family; accepted: ${familyKinds().join(', ')}`)
   return family
 }
 
-/** Flags → the full config (preset, then explicit flags), validated. Throws UsageError. */
+/** Flags → the full config (the family's preset or defaults, then explicit flags), validated. Throws UsageError. */
 export function configFromFlags(flags: BenchFlags): BenchConfig {
-  let base: BenchConfig = structuredClone(DEFAULT_CONFIG)
+  const family = chosenFamily(flags)
   const preset = text(flags, 'preset')
+  let base: BenchConfig = { ...structuredClone(DEFAULT_CONFIG), model: structuredClone(family.defaults) as BenchConfig['model'] }
   if (preset !== undefined) {
     if (!(PRESET_NAMES as readonly string[]).includes(preset)) {
       throw new UsageError(`--preset ${JSON.stringify(preset)} is not a preset; accepted: ${PRESET_NAMES.join(', ')}`)
     }
-    base = presetConfig(preset as PresetName)
+    base = presetConfig(preset as PresetName, { model: { kind: family.kind } as Partial<BenchConfig['model']> })
   }
-  const family = chosenFamily(flags, base)
   const raw: Record<string, unknown> = { ...base }
   const explicit = (field: string, value: unknown) => {
     raw[field] = value
     if (preset === undefined) raw.preset = 'custom'
   }
   const given = (key: string) => text(flags, key)
-  if (family.kind !== base.model.kind) explicit('model', structuredClone(family.defaults))
   if (given('sizes') !== undefined) explicit('sizes', numberList('--sizes', given('sizes')!, LIMITS.size))
   if (given('models') !== undefined) explicit('models', numberList('--models', given('models')!, LIMITS.models))
   if (given('workers') !== undefined) explicit('workers', numberList('--workers', given('workers')!, LIMITS.workers))

@@ -5,7 +5,7 @@
 import { defineStore } from 'pinia'
 import { computed, reactive, ref, watch } from 'vue'
 import type { BenchConfig, ModelParams, PresetName } from '@shared/contract/config'
-import { BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESETS, presetConfig } from '@shared/contract/config'
+import { BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESETS, presetConfig, presetDescription } from '@shared/contract/config'
 import type { FieldIssue } from '@shared/contract/errors'
 import { fieldIssues } from '@shared/contract/errors'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
@@ -54,7 +54,7 @@ function sameWorkload(a: BenchConfig, b: BenchConfig): boolean {
 
 /** The preset a config still is ("custom" once its workload differs from the named preset's). */
 export function effectivePreset(c: BenchConfig): BenchConfig['preset'] {
-  return c.preset !== 'custom' && sameWorkload(c, presetConfig(c.preset)) ? c.preset : 'custom'
+  return c.preset !== 'custom' && sameWorkload(c, presetConfig(c.preset, { model: { kind: c.model.kind } })) ? c.preset : 'custom'
 }
 
 export const STORAGE_KEY = 'trainpool.config.v2'
@@ -142,7 +142,7 @@ export const useConfigStore = defineStore('config', () => {
 
   /** A preset's workload; where and how to run (backend, failure policy) stay as they were. */
   function applyPreset(name: PresetName) {
-    replace(presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy }))
+    replace(presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy, model: { kind: draft.model.kind } }))
   }
 
   function reset() {
@@ -255,7 +255,10 @@ export const useConfigStore = defineStore('config', () => {
     return started
   }
 
-  const presets = Object.entries(PRESETS).map(([name, p]) => ({ name: name as PresetName, ...p }))
+  // a preset's description names the current family's tweak ("1 epoch", "10 rounds")
+  const presets = computed(() =>
+    Object.entries(PRESETS).map(([name, p]) => ({ name: name as PresetName, ...p, description: presetDescription(name as PresetName, draft.model.kind) })),
+  )
 
   return {
     draft,

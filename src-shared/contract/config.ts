@@ -125,30 +125,38 @@ export const DEFAULT_CONFIG: BenchConfig = {
   model: { ...mlpFamily.defaults, hidden: [...mlpFamily.defaults.hidden] },
 }
 
-export const PRESETS: Record<PresetName, { label: string; description: string; config: Partial<BenchConfig> }> = {
+/** The presets' data sizes, model and worker counts; each family adds its own tweak (families/). */
+export const PRESETS: Record<PresetName, { label: string; description: string; config: Omit<Partial<BenchConfig>, 'model'> }> = {
   smoke: {
     label: 'Smoke',
-    description: '2 000 rows × 4 models × 2 workers, 1 epoch, 1 repeat: seconds, for tests',
-    config: { sizes: [2000], models: [4], workers: [2], repeats: 1, model: { ...mlpFamily.defaults, epochs: 1 } },
+    description: '2 000 rows × 4 models × 2 workers, 1 repeat: seconds, for tests',
+    config: { sizes: [2000], models: [4], workers: [2], repeats: 1 },
   },
   quick: {
     label: 'Quick',
-    description: '2 000 / 5 000 rows × 16 models × 2 workers, 2 epochs: a CPU-friendly look',
-    config: { sizes: [2000, 5000], models: [16], workers: [2], repeats: 2, model: { ...mlpFamily.defaults, epochs: 2 } },
+    description: '2 000 / 5 000 rows × 16 models × 2 workers, 2 repeats: a CPU-friendly look',
+    config: { sizes: [2000, 5000], models: [16], workers: [2], repeats: 2 },
   },
   article: {
     label: 'Article: 10k/50k/100k/200k rows × 50 models × 5 workers',
     description: "The article's experiment (with batched added): 10 000–200 000 rows, 50 models, 5 workers",
-    config: { sizes: [10_000, 50_000, 100_000, 200_000], models: [50], workers: [5], repeats: 3, model: { ...mlpFamily.defaults } },
+    config: { sizes: [10_000, 50_000, 100_000, 200_000], models: [50], workers: [5], repeats: 3 },
   },
 }
 
-/** Overrides of a config; `model` merges into the preset's model (same family). */
+/** A preset's description for a family: the shared part and the family's own tweak. */
+export function presetDescription(name: PresetName, kind: string = DEFAULT_CONFIG.model.kind): string {
+  const note = findFamily(kind)?.presets[name]?.note
+  return note ? `${PRESETS[name].description}; ${note}` : PRESETS[name].description
+}
+
+/** Overrides of a config; `model` merges into the preset's model (its `kind` picks the family). */
 export type ConfigOverrides = Omit<Partial<BenchConfig>, 'model'> & { model?: Partial<ModelParams> }
 
-/** A preset applied over the defaults; later overrides win. */
+/** A preset for a family (the overrides' model kind, else the default family); later overrides win. */
 export function presetConfig(name: PresetName, overrides: ConfigOverrides = {}): BenchConfig {
-  const base = { ...DEFAULT_CONFIG, ...PRESETS[name].config }
   const { model, ...rest } = overrides
-  return { ...base, preset: name, ...rest, model: { ...structuredClone(base.model), ...model } as ModelParams }
+  const family = findFamily(model?.kind ?? DEFAULT_CONFIG.model.kind) ?? mlpFamily
+  const params = { ...structuredClone(family.defaults), ...family.presets[name]?.params, ...model }
+  return { ...DEFAULT_CONFIG, ...PRESETS[name].config, preset: name, ...rest, model: params as ModelParams }
 }

@@ -4,7 +4,7 @@
 // memory need, and which backends and strategies it supports. The worker half (training) lives in
 // src-main/engine/families/. Pool, runner, verify, service and the shells see only this interface.
 import { z } from 'zod'
-import type { ConcreteBackend } from '../contract/config'
+import type { ConcreteBackend, PresetName } from '../contract/config'
 import { intField, intListField, type Range, realField } from '../contract/fields'
 import type { Progress } from '../contract/progress'
 import type { Workload } from '../contract/workload'
@@ -50,6 +50,8 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
   workerPeakBytes(w: Workload<P>, modelsInWorker: number): number
   /** relative tolerance on model i's test MSE across strategies on one backend (0: exact) */
   sameWorkTolerance: number
+  /** the family's tweak of each preset (smoke must take seconds), and how the preset says it */
+  presets: Partial<Record<PresetName, { params: Partial<P>; note: string }>>
   /** one line: "100→64→1, Adam lr 0.01, batch 512, 3 epochs" */
   describe(params: P, features: number): string
 }

@@ -127,6 +127,11 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
   },
   workerPeakBytes: (w, n) => gbdtMemory(w.size, w.features, w.testSplit, w.model, n).totalBytes,
   sameWorkTolerance: 0,
+  presets: {
+    smoke: { params: { rounds: 10 }, note: '10 rounds' },
+    quick: { params: { rounds: 30 }, note: '30 rounds' },
+    article: { params: {}, note: "the article's trees: 100 rounds, depth 6, eta 0.1" },
+  },
   describe: (p) =>
     `${p.rounds} rounds, depth ${p.maxDepth}, eta ${p.eta}, ${identicalModels(p) ? 'no sampling (identical models)' : `subsample ${p.subsample}, colsample ${p.colsampleBytree}`}, max_bin ${p.maxBin}`,
 }

@@ -104,6 +104,11 @@ export const mlpFamily: ModelFamily<MlpParams> = {
   workCount: trainingFlops,
   workerPeakBytes: mlpWorkerPeakBytes,
   sameWorkTolerance: 1e-4,
+  presets: {
+    smoke: { params: { epochs: 1 }, note: '1 epoch' },
+    quick: { params: { epochs: 2 }, note: '2 epochs' },
+    article: { params: {}, note: '3 epochs' },
+  },
   describe: (p, features) =>
     `${[features, ...p.hidden, 1].join('→')}, Adam lr ${p.lr}, batch ${p.batchSize}, ${p.epochs} epoch${p.epochs === 1 ? '' : 's'}`,
 }
