@@ -34,6 +34,7 @@ export const constantFamily: ModelFamily<ConstantParams> = {
   workerPeakBytes: (w) => 50 * 2 ** 20 + w.size * (w.features + 1) * 4,
   sameWorkTolerance: 0,
   presets: {},
+  notes: () => [],
   describe: (p) => `mean of a seeded half, ${p.rounds} passes`,
 }
 

@@ -118,10 +118,25 @@ describe('ConfigPanel validation', () => {
 })
 
 describe('model family', () => {
-  it('the family picker lists every registered family by label (today the MLP)', () => {
+  it('the family picker lists every registered family by label (the MLP and trees)', () => {
     const w = setup()
     expect(w.findAll('[data-test=family] option').map((o) => o.text())).toEqual(allFamilies().map((f) => f.label))
+    expect(allFamilies().map((f) => f.kind)).toEqual(['mlp', 'gbdt'])
     expect((w.get('[data-test=family]').element as HTMLSelectElement).value).toBe('mlp')
+  })
+
+  it('trees: picking the family shows its fields; the article\'s exact settings (no sampling) are said to train identical models', async () => {
+    const w = setup()
+    await w.get('[data-test=family]').setValue('gbdt')
+    expect((w.get('[data-test=model-rounds]').element as HTMLInputElement).value).toBe('100')
+    expect((w.get('[data-test=model-maxDepth]').element as HTMLInputElement).value).toBe('6')
+    expect(w.find('[data-test=family-note]').exists()).toBe(false)
+    await w.get('[data-test=model-subsample]').setValue('1')
+    await w.get('[data-test=model-colsampleBytree]').setValue('1')
+    expect(w.get('[data-test=family-note]').text()).toMatch(/every model trains the same trees/)
+    await w.get('[data-test=model-maxDepth]').setValue('17')
+    expect(w.get('[data-test=model-field-maxDepth]').text()).toMatch(/maxDepth must be an integer from 1 to 16/)
+    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
   })
 
   it('a toy family registered in the test shows its own fields and validation, with no change to ConfigPanel', async () => {

@@ -52,6 +52,8 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
   sameWorkTolerance: number
   /** the family's tweak of each preset (smoke must take seconds), and how the preset says it */
   presets: Partial<Record<PresetName, { params: Partial<P>; note: string }>>
+  /** what a user should know about these settings before running them (shown by the config panel) */
+  notes(params: P): string[]
   /** one line: "100→64→1, Adam lr 0.01, batch 512, 3 epochs" */
   describe(params: P, features: number): string
 }

@@ -127,6 +127,10 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
   },
   workerPeakBytes: (w, n) => gbdtMemory(w.size, w.features, w.testSplit, w.model, n).totalBytes,
   sameWorkTolerance: 0,
+  notes: (p) =>
+    identicalModels(p)
+      ? ["No row or column sampling (the article's exact settings): every model trains the same trees. Set subsample or column sample below 1 to make the models differ."]
+      : [],
   presets: {
     smoke: { params: { rounds: 10 }, note: '10 rounds' },
     quick: { params: { rounds: 30 }, note: '30 rounds' },

@@ -104,6 +104,7 @@ export const mlpFamily: ModelFamily<MlpParams> = {
   workCount: trainingFlops,
   workerPeakBytes: mlpWorkerPeakBytes,
   sameWorkTolerance: 1e-4,
+  notes: () => [],
   presets: {
     smoke: { params: { epochs: 1 }, note: '1 epoch' },
     quick: { params: { epochs: 2 }, note: '2 epochs' },

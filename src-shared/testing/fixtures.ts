@@ -42,6 +42,7 @@ export const toyFamily: ModelFamily<ToyParams> = {
   workerPeakBytes: (w, n) => 100 * 2 ** 20 + n * w.size * 8,
   sameWorkTolerance: 0,
   presets: {},
+  notes: () => [],
   describe: (p) => `${p.rounds} rounds, shrinkage ${p.shrink}, leaves ${p.widths.join('/')}`,
 }
 
