@@ -49,6 +49,42 @@ describe('bench flags', () => {
   })
 })
 
+describe('bench flags for trees (--model gbdt)', () => {
+  it('applies the family\'s preset and defaults: the article\'s trees', () => {
+    expect(configFromFlags({ model: 'gbdt', preset: 'smoke' })).toMatchObject({ preset: 'smoke', sizes: [2000], models: [4], model: { kind: 'gbdt', rounds: 10, maxDepth: 6 } })
+    expect(configFromFlags({ model: 'gbdt', preset: 'article' })).toMatchObject({
+      sizes: [10000, 50000, 100000, 200000], models: [50], workers: [5],
+      model: { kind: 'gbdt', rounds: 100, maxDepth: 6, eta: 0.1, lambda: 1, alpha: 0, gamma: 0, minChildWeight: 1, maxBin: 256, subsample: 0.8, colsampleBytree: 0.8, baseScore: 0.5 },
+    })
+    const c = configFromFlags({ model: 'gbdt', rounds: '20', maxDepth: '4', eta: '0.3', lambda: '2', alpha: '0.5', gamma: '0.1', minChildWeight: '3', maxBin: '64', subsample: '1', colsample: '1', baseScore: '0' })
+    expect(c.model).toEqual({ kind: 'gbdt', rounds: 20, maxDepth: 4, eta: 0.3, lambda: 2, alpha: 0.5, gamma: 0.1, minChildWeight: 3, maxBin: 64, subsample: 1, colsampleBytree: 1, baseScore: 0 })
+    expect(c.preset).toBe('custom')
+  })
+
+  it.each([
+    [{ maxDepth: '0' }, /^--max-depth: --max-depth must be an integer from 1 to 16 \(got 0\)$/],
+    [{ maxDepth: '17' }, /--max-depth.*1 to 16/],
+    [{ eta: '0' }, /--eta: --eta must be above 0 and at most 1/],
+    [{ eta: '1.5' }, /--eta.*above 0 and at most 1/],
+    [{ subsample: '0' }, /--subsample.*above 0 and at most 1/],
+    [{ subsample: '1.01' }, /--subsample.*above 0 and at most 1/],
+    [{ colsample: '0' }, /--colsample.*above 0 and at most 1/],
+    [{ maxBin: '1' }, /--max-bin.*2 to 256/],
+    [{ maxBin: '257' }, /--max-bin.*2 to 256/],
+    [{ rounds: '0' }, /--rounds.*1 to 10000/],
+    [{ lambda: '-1' }, /--lambda.*from 0/],
+    [{ epochs: '3' }, /--epochs is a neural network \(MLP\) parameter; it does not apply to --model gbdt/],
+    [{ hidden: '64' }, /--hidden is a neural network \(MLP\) parameter/],
+    [{ model: 'forest' }, /--model "forest" is not a model family; accepted: mlp, gbdt/],
+  ])('refuses %j naming the flag and the accepted range', (flags, pattern) => {
+    expect(usage({ model: 'gbdt', ...flags })).toMatch(pattern)
+  })
+
+  it('refuses a tree flag for the MLP', () => {
+    expect(usage({ rounds: '10' })).toMatch(/--rounds is a gradient-boosted trees parameter; it does not apply to --model mlp/)
+  })
+})
+
 describe('trainpool bench process', () => {
   const cli = resolve(__dirname, 'index.ts')
   it('exits 2 on --models 0 with a message naming --models, starting nothing', () => {
