@@ -6,10 +6,10 @@ import { CHANNELS } from '@shared/contract/api'
 import { MENU_CHANNEL } from '@shared/contract/channels'
 import { ElectronLauncher } from '../pool/electron-launcher'
 import type { ServiceFactoryContext } from './service-factory'
-import { BrowserWindow, FakeFrame, Menu, app, ipcMain, nativeTheme, resetFakeElectron, session } from './test-support/fake-electron'
-import { fakeService } from './test-support/fake-service'
+import { BrowserWindow, FakeFrame, Menu, app, ipcMain, nativeTheme, resetFakeElectron, session } from '../testing/fake-electron'
+import { FakeService } from '@shared/testing/fake-service'
 
-vi.mock('electron', () => import('./test-support/fake-electron'))
+vi.mock('electron', () => import('../testing/fake-electron'))
 const { runApp } = await import('./app')
 
 beforeEach(() => {
@@ -18,7 +18,7 @@ beforeEach(() => {
 })
 
 async function start(env: NodeJS.ProcessEnv = {}) {
-  const service = fakeService()
+  const service = new FakeService()
   const contexts: ServiceFactoryContext[] = []
   const ctx = await runApp({
     createService: (c) => {
@@ -61,7 +61,7 @@ describe('runApp', () => {
       { config: { preset: 'smoke' } },
     )
     expect(reply).toEqual({ ok: true, value: { runId: 'run-1' } })
-    expect(service.start).toHaveBeenCalledWith({ config: { preset: 'smoke' } })
+    expect(service.callsTo('start')).toEqual([{ config: { preset: 'smoke' } }])
   })
 
   it('uses the dev server only when unpackaged', async () => {
@@ -76,7 +76,7 @@ describe('runApp', () => {
 
   it('hardens any other web contents that appear', async () => {
     await start()
-    const { FakeWebContents } = await import('./test-support/fake-electron')
+    const { FakeWebContents } = await import('../testing/fake-electron')
     const stray = new FakeWebContents()
     app.emit('web-contents-created', {}, stray)
     expect(stray.navigate('https://evil.example')).toBe(true)
@@ -90,19 +90,19 @@ describe('runApp', () => {
     const menu = Menu.current as unknown as { template: Array<{ submenu?: Array<{ id?: string; click?: () => void }> }> }
     const cancel = menu.template.flatMap((m) => m.submenu ?? []).find((i) => i.id === 'cancel')!
     cancel.click!()
-    expect(service.cancel).toHaveBeenCalled()
+    expect(service.callsTo('cancel')).toHaveLength(1)
   })
 
   it('before-quit waits for service.shutdown(), then quits', async () => {
     const { service } = await start()
     let release!: () => void
-    service.shutdown.mockImplementation(() => new Promise<void>((r) => (release = r)))
+    service.respond('shutdown', () => new Promise<void>((r) => (release = r)))
     const ev1 = { preventDefault: vi.fn() }
     app.emit('before-quit', ev1)
     expect(ev1.preventDefault).toHaveBeenCalled()
-    expect(service.shutdown).toHaveBeenCalledOnce()
+    expect(service.callsTo('shutdown')).toHaveLength(1)
     app.emit('before-quit', { preventDefault: vi.fn() }) // a second Cmd+Q does not shut down twice
-    expect(service.shutdown).toHaveBeenCalledOnce()
+    expect(service.callsTo('shutdown')).toHaveLength(1)
     expect(app.quit).not.toHaveBeenCalled()
     release()
     await vi.waitFor(() => expect(app.quit).toHaveBeenCalled())
@@ -113,7 +113,7 @@ describe('runApp', () => {
 
   it('quits even if shutdown hangs (bounded wait)', async () => {
     const { service } = await start()
-    service.shutdown.mockImplementation(() => new Promise<void>(() => {}))
+    service.respond('shutdown', () => new Promise<void>(() => {}))
     app.emit('before-quit', { preventDefault: vi.fn() })
     await vi.waitFor(() => expect(app.quit).toHaveBeenCalled())
   })
@@ -124,7 +124,7 @@ describe('runApp', () => {
     expect(BrowserWindow.instances[0].focus).toHaveBeenCalled()
     resetFakeElectron()
     app.lock = false
-    const service = fakeService()
+    const service = new FakeService()
     const ctx = await runApp({ createService: () => service, mainDir: '/app/out/main', env: {} })
     expect(ctx).toBeNull()
     expect(app.quit).toHaveBeenCalled()

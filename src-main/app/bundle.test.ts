@@ -1,5 +1,5 @@
 // Runs the BUILT desktop main process (out/main/index.js) under plain Node with a stand-in for the
-// `electron` module (test-support/electron-shim.cjs), so the bundle's wiring — window options,
+// `electron` module (src-main/testing/electron-shim.cjs), so the bundle's wiring — window options,
 // IPC handlers with sender checks, the real BenchService, ElectronLauncher forking out/main/worker.js —
 // is exercised even where the Electron binary is absent. Needs `npm run build` first.
 import { spawn } from 'node:child_process'
@@ -49,7 +49,7 @@ setTimeout(async () => {
 }, 200)
 `,
     )
-    const child = spawn(process.execPath, ['-r', join(__dirname, 'test-support', 'electron-shim.cjs'), '-r', driver, mainJs], {
+    const child = spawn(process.execPath, ['-r', join(__dirname, '..', 'testing', 'electron-shim.cjs'), '-r', driver, mainJs], {
       cwd: root,
       env: { ...process.env, TRAINPOOL_STORE: join(dir, 'store'), TRAINPOOL_SHIM_USERDATA: join(dir, 'userData'), ELECTRON_RENDERER_URL: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,17 +3,17 @@ import { CHANNELS } from '@shared/contract/api'
 import type { RunEvent } from '@shared/contract'
 import { METHODS } from '../service/dispatch'
 import { resolveAppPage } from './app-page'
-import { BrowserWindow, FakeFrame, FakeWebContents, ipcMain, resetFakeElectron } from './test-support/fake-electron'
-import { fakeService } from './test-support/fake-service'
+import { BrowserWindow, FakeFrame, FakeWebContents, ipcMain, resetFakeElectron } from '../testing/fake-electron'
+import { FakeService } from '@shared/testing/fake-service'
 
-vi.mock('electron', () => import('./test-support/fake-electron'))
+vi.mock('electron', () => import('../testing/fake-electron'))
 const { registerIpc } = await import('./ipc')
 
 const page = resolveAppPage({ rendererDir: '/app/out/renderer', allowDevServer: false })
 const APP_URL = 'file:///app/out/renderer/index.html'
 
 function setup() {
-  const service = fakeService()
+  const service = new FakeService()
   const win = new BrowserWindow({})
   let current: BrowserWindow | null = win
   const warn = vi.fn()
@@ -38,16 +38,16 @@ describe('IPC handlers', () => {
       ok: true,
       value: { runId: 'run-1' },
     })
-    expect(service.start).toHaveBeenCalledWith({ config: { preset: 'smoke' } })
+    expect(service.callsTo('start')).toEqual([{ config: { preset: 'smoke' } }])
     await expect(ipcMain.invoke(CHANNELS.cancel, fromApp(), { runId: 'run-1' })).resolves.toEqual({
       ok: true,
       value: { cancelled: true },
     })
-    expect(service.cancel).toHaveBeenCalledWith({ runId: 'run-1' })
+    expect(service.callsTo('cancel')).toEqual([{ runId: 'run-1' }])
     await ipcMain.invoke(CHANNELS.cancel, fromApp(), {})
-    expect(service.cancel).toHaveBeenLastCalledWith({})
+    expect(service.callsTo('cancel').at(-1)).toEqual({})
     await ipcMain.invoke(CHANNELS.listRuns, fromApp())
-    expect(service.listRuns).toHaveBeenCalledOnce()
+    expect(service.callsTo('listRuns')).toHaveLength(1)
   })
 
   it.each([
@@ -63,14 +63,12 @@ describe('IPC handlers', () => {
     expect(reply.ok).toBe(false)
     expect(reply.error.code).toBe('invalid-input')
     expect(reply.error.message).toMatch(/invalid .* request/)
-    expect(service.start).not.toHaveBeenCalled()
-    expect(service.getRun).not.toHaveBeenCalled()
-    expect(service.cancel).not.toHaveBeenCalled()
+    expect(service.calls).toEqual([])
   })
 
   it('a service error becomes a typed error envelope', async () => {
     const { service, fromApp } = setup()
-    service.listRuns.mockRejectedValueOnce(new Error('disk on fire'))
+    service.fail('listRuns', new Error('disk on fire'))
     await expect(ipcMain.invoke(CHANNELS.listRuns, fromApp())).resolves.toEqual({
       ok: false,
       error: { code: 'internal', message: 'disk on fire' },
@@ -95,8 +93,7 @@ describe('IPC handlers', () => {
         const reply = (await ipcMain.invoke(channel, makeEvent(s), { config: {} })) as { ok: boolean; error: { code: string } }
         expect(reply).toMatchObject({ ok: false, error: { code: 'unauthorized' } })
       }
-      expect(s.service.start).not.toHaveBeenCalled()
-      expect(s.service.listRuns).not.toHaveBeenCalled()
+      expect(s.service.calls).toEqual([])
       expect(s.warn).toHaveBeenCalled()
     })
 
@@ -110,7 +107,7 @@ describe('IPC handlers', () => {
 
   it('trusts the dev server origin only in dev mode', async () => {
     const devPage = resolveAppPage({ rendererDir: '/app/out/renderer', devServerUrl: 'http://localhost:5173/', allowDevServer: true })
-    const service = fakeService()
+    const service = new FakeService()
     const win = new BrowserWindow({})
     registerIpc({ service, getWindow: () => win as never, page: devPage, warn: () => {} })
     const ok = await ipcMain.invoke(CHANNELS.listRuns, { sender: win.webContents, senderFrame: new FakeFrame('http://localhost:5173/#/x') })

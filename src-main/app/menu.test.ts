@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest'
 import type { MenuItemConstructorOptions } from 'electron'
 
-vi.mock('electron', () => import('./test-support/fake-electron'))
+vi.mock('electron', () => import('../testing/fake-electron'))
 const { menuTemplate, installMenu } = await import('./menu')
-const { Menu } = await import('./test-support/fake-electron')
+const { Menu } = await import('../testing/fake-electron')
 
 function items(template: MenuItemConstructorOptions[]): MenuItemConstructorOptions[] {
   return template.flatMap((m) => [m, ...(Array.isArray(m.submenu) ? items(m.submenu) : [])])

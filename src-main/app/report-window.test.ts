@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest'
-import { fakeRun } from '../store/test-support/fixtures'
+import { fakeRun } from '../testing/run-fixtures'
 import { resolveAppPage } from './app-page'
 import { printReportPdf, reportPageLocation, withDesktopSaving } from './report-window'
-import { fakeService } from './test-support/fake-service'
+import { FakeService } from '@shared/testing/fake-service'
 
 const page = resolveAppPage({ rendererDir: '/app/out/renderer', allowDevServer: false, platform: 'linux' })
 
@@ -70,8 +70,7 @@ describe('desktop PDF report', () => {
   })
 
   it('saves exports and PDFs where the save dialog says; a cancelled dialog writes nothing', async () => {
-    const service = fakeService()
-    service.getRun.mockResolvedValue(fakeRun({}, 'run-1') as never)
+    const service = new FakeService().addRun(fakeRun({}, 'run-1'))
     const writes: [string, string | Buffer][] = []
     let answer: { canceled: boolean; filePath?: string } = { canceled: false, filePath: '/home/u/out.csv' }
     const showSaveDialog = vi.fn(async () => answer)
@@ -84,7 +83,7 @@ describe('desktop PDF report', () => {
     })
     const file = await desktop.exportRun({ runId: 'run-1', format: 'csv' })
     expect(file.savedPath).toBe('/home/u/out.csv')
-    expect(writes).toEqual([['/home/u/out.csv', 'x']])
+    expect(writes).toEqual([['/home/u/out.csv', 'fake csv of run-1']])
     expect(showSaveDialog).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: 'trainpool-run-1.csv', filters: [expect.objectContaining({ extensions: ['csv'] })] }))
 
     answer = { canceled: false, filePath: '/home/u/report.pdf' }
@@ -98,7 +97,7 @@ describe('desktop PDF report', () => {
     expect(writes).toHaveLength(2)
     // everything else goes straight to the service
     await desktop.listRuns()
-    expect(service.listRuns).toHaveBeenCalled()
-    expect(service.reportPdf).not.toHaveBeenCalled()
+    expect(service.callsTo('listRuns')).toHaveLength(1)
+    expect(service.callsTo('reportPdf')).toEqual([])
   })
 })

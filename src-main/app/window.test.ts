@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { resolveAppPage } from './app-page'
-import { BrowserWindow, nativeTheme, resetFakeElectron } from './test-support/fake-electron'
+import { BrowserWindow, nativeTheme, resetFakeElectron } from '../testing/fake-electron'
 
-vi.mock('electron', () => import('./test-support/fake-electron'))
+vi.mock('electron', () => import('../testing/fake-electron'))
 const { createMainWindow, BACKGROUND, WINDOW_TITLE } = await import('./window')
 
 const page = resolveAppPage({ rendererDir: '/app/out/renderer', allowDevServer: false })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { RunResultSchema } from '@shared/contract'
-import { fakeRun } from '../store/test-support/fixtures'
+import { fakeRun } from '../testing/run-fixtures'
 import { CSV_COLUMNS, MARKDOWN_HEADER, exportFileName, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
 
 describe('exports', () => {

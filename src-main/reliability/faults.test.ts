@@ -10,7 +10,8 @@ import { type BenchConfig, type ConfigOverrides, type RunEvent, type RunResult, 
 import { dispatch } from '../service/dispatch'
 import { RunStore } from '../store/run-store'
 import { processAlive } from '../testing/capability'
-import { makeService, seededRandom, tempDir } from './support/helpers'
+import { seededRandom } from '@shared/testing/random'
+import { makeService, tempDir } from '../testing/service-harness'
 
 const random = seededRandom(20240607)
 let faults = 0

@@ -14,12 +14,12 @@ import { mlpFamily } from '@shared/families'
 import { WS_MAX_MESSAGE_BYTES } from '@shared/contract/websocket'
 import { UsageError, configFromFlags, type BenchFlags } from '../cli/options'
 import { type TrainpoolServer, startServer } from '../server/server'
-import { fakeRendererDir, openWs } from '../server/test-support'
+import { fakeRendererDir, openWs } from '../testing/http'
 import { dispatch } from '../service/dispatch'
 import { RUN_FILE } from '../store/run-store'
-import { fakeRun } from '../store/test-support/fixtures'
-import { badRequest, prototypeSnapshot } from './support/payloads'
-import { makeService } from './support/helpers'
+import { fakeRun } from '../testing/run-fixtures'
+import { badRequest, prototypeSnapshot } from '@shared/testing/bad-requests'
+import { makeService } from '../testing/service-harness'
 
 const SEED = 7_2024
 const NUM_RUNS = 250

@@ -9,10 +9,10 @@ import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { RunStore } from '../store/run-store'
-import { fakeRun } from '../store/test-support/fixtures'
+import { fakeRun } from '../testing/run-fixtures'
 import { processAlive, skipWithout, waitUntil } from '../testing/capability'
-import { killAll, spawnCli } from '../testing/cli-process'
-import { childrenOf, tempDir } from './support/helpers'
+import { childrenOf, killAll, spawnCli } from '../testing/cli-process'
+import { tempDir } from '../testing/service-harness'
 
 let faults = 0
 afterEach(killAll)

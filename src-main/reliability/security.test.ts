@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest'
 import { TrainpoolError } from '@shared/contract'
 import { dispatch } from '../service/dispatch'
 import { RUN_FILE, RunStore } from '../store/run-store'
-import { fakeRun } from '../store/test-support/fixtures'
-import { makeService, tempDir } from './support/helpers'
+import { fakeRun } from '../testing/run-fixtures'
+import { makeService, tempDir } from '../testing/service-harness'
 
 const TRAVERSALS = ['../x', '..', '../../etc/passwd', '..%2Fx', '..%2F..%2Fetc', '%2e%2e%2fx', '/etc/passwd', '/tmp', 'a/../../x', '..\\x', 'a\u0000b', '\u0000', '.', '']
 
@@ -87,7 +87,7 @@ setTimeout(() => {
 }, 300)
 `,
     )
-    const child = spawn(process.execPath, ['-r', join(root, 'src-main', 'app', 'test-support', 'electron-shim.cjs'), '-r', driver, mainJs], {
+    const child = spawn(process.execPath, ['-r', join(root, 'src-main', 'testing', 'electron-shim.cjs'), '-r', driver, mainJs], {
       cwd: root,
       env: { ...process.env, TRAINPOOL_STORE: join(dir, 'store'), TRAINPOOL_SHIM_USERDATA: join(dir, 'userData'), ELECTRON_RENDERER_URL: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,8 @@ import type { RunEvent, RunResult } from '@shared/contract'
 import { waitUntil } from '../testing/capability'
 import { createWebSocketBridge, type WebSocketBridge } from '../../src-renderer/bridge/websocket'
 import { type TrainpoolServer, startServer } from './server'
-import { FakeService, fakeRendererDir } from './test-support'
+import { FakeService } from '@shared/testing/fake-service'
+import { fakeRendererDir } from '../testing/http'
 
 const WS = WebSocket as unknown as typeof globalThis.WebSocket
 const cleanup: (() => Promise<void> | void)[] = []
@@ -16,7 +17,7 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c()
 })
 
-async function setup(port = 0, service = new FakeService()) {
+async function setup(port = 0, service = new FakeService({ capabilities: { shell: 'browser' } })) {
   const server = await startServer({ service, port, rendererDir: fakeRendererDir().dir, token: 'secret-token' })
   cleanup.push(() => server.close())
   return { server, service }
@@ -34,10 +35,11 @@ describe('WebSocket bridge', () => {
     const bridge = bridgeFor(server)
     expect((await bridge.capabilities()).shell).toBe('browser') // queued until open, then sent
     expect(bridge.state).toBe('open')
-    expect(await bridge.start({ config: { preset: 'smoke' } })).toEqual({ runId: 'run-1' })
-    expect(service.started).toEqual([{ preset: 'smoke' }])
-    expect(await bridge.cancel({})).toEqual({ cancelled: false })
     expect(await bridge.currentRun()).toBeNull()
+    expect(await bridge.start({ config: { preset: 'smoke' } })).toEqual({ runId: 'run-1' })
+    expect(service.callsTo('start')).toEqual([{ config: { preset: 'smoke' } }])
+    expect(await bridge.currentRun()).toEqual({ runId: 'run-1', events: [] })
+    expect(await bridge.cancel({})).toEqual({ cancelled: true })
     await expect(bridge.getRun({ runId: '../x' })).rejects.toMatchObject({ name: 'TrainpoolError', code: 'invalid-input' })
     await expect(bridge.getRun({ runId: 'nope' })).rejects.toMatchObject({ code: 'not-found', message: 'no run nope' })
     const seen: RunEvent[] = []
@@ -58,7 +60,11 @@ describe('WebSocket bridge', () => {
     const bridge = bridgeFor(server)
     await bridge.listRuns()
     let release!: () => void
-    service.gate = new Promise<void>((r) => (release = r))
+    const gate = new Promise<void>((r) => (release = r))
+    service.respond('start', async () => {
+      await gate
+      return { runId: 'run-1' }
+    })
     const inFlight = bridge.start({ config: { preset: 'smoke' } })
     const outcome = inFlight.then(() => null, (err: unknown) => err)
     await new Promise((r) => setTimeout(r, 50))
@@ -87,9 +93,9 @@ describe('WebSocket bridge', () => {
     await server.close()
     // the run finished while the tab was disconnected
     const finished = { runId: 'run-9', status: 'ok' } as unknown as RunResult
-    const svc = new FakeService()
-    svc.getRun = async () => finished
-    await setup(port, svc)
+    const restarted = new FakeService()
+    restarted.results.set('run-9', finished)
+    await setup(port, restarted)
     await waitUntil(() => seen.length === 2, 5000)
     expect(seen[1]).toEqual({ type: 'run-finished', runId: 'run-9', result: finished })
   })

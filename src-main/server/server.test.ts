@@ -12,7 +12,8 @@ import { METHODS } from '../service/dispatch'
 import { hostAllowed, originAllowed, tokenMatches } from './security'
 import { type TrainpoolServer, startServer } from './server'
 import { lookupStatic } from './static'
-import { FakeService, fakeRendererDir, openWs, rawGet, roundTrip } from './test-support'
+import { FakeService } from '@shared/testing/fake-service'
+import { fakeRendererDir, openWs, rawGet, roundTrip } from '../testing/http'
 
 let service: FakeService
 let server: TrainpoolServer
@@ -20,7 +21,7 @@ let renderer: { root: string; dir: string }
 const open: WebSocket[] = []
 
 beforeEach(async () => {
-  service = new FakeService()
+  service = new FakeService({ capabilities: { shell: 'browser' } })
   renderer = fakeRendererDir()
   server = await startServer({ service, port: 0, rendererDir: renderer.dir })
 })
@@ -221,7 +222,7 @@ describe('WebSocket contract', () => {
     expect(caps).toMatchObject({ id: 1, ok: true, value: { shell: 'browser' } })
     const started = await roundTrip(ws, JSON.stringify({ id: 'a', method: 'start', payload: { config: { preset: 'smoke' } } }))
     expect(started).toEqual({ id: 'a', ok: true, value: { runId: 'run-1' } })
-    expect(service.started).toEqual([{ preset: 'smoke' }])
+    expect(service.callsTo('start')).toEqual([{ config: { preset: 'smoke' } }])
     const missing = await roundTrip(ws, JSON.stringify({ id: 3, method: 'getRun', payload: { runId: 'nope' } }))
     expect(missing).toMatchObject({ id: 3, ok: false, error: { code: 'not-found' } })
     expect(METHODS).toContain('currentRun')
@@ -241,7 +242,7 @@ describe('WebSocket contract', () => {
     expect(noId).toMatchObject({ id: null, ok: false, error: { code: 'invalid-input' } })
     const extraKey = await roundTrip(ws, JSON.stringify({ id: 10, method: 'listRuns', __proto__x: 1 }))
     expect(extraKey).toMatchObject({ id: 10, ok: false, error: { code: 'invalid-input' } })
-    expect(service.started).toEqual([])
+    expect(service.callsTo('start')).toEqual([])
     const still = await roundTrip(ws, JSON.stringify({ id: 11, method: 'listRuns' }))
     expect(still).toEqual({ id: 11, ok: true, value: [] })
   })
@@ -257,7 +258,7 @@ describe('WebSocket contract', () => {
     const r = await roundTrip(ws, big)
     expect(r).toMatchObject({ id: null, ok: false, error: { code: 'invalid-input' } })
     expect((r.error as { message: string }).message).toMatch(/limit/)
-    expect(service.started).toEqual([])
+    expect(service.callsTo('start')).toEqual([])
     expect(await roundTrip(ws, JSON.stringify({ id: 2, method: 'listRuns' }))).toEqual({ id: 2, ok: true, value: [] })
     // and a fresh socket works too
     const ws2 = await authorizedWs()
@@ -284,10 +285,10 @@ describe('WebSocket contract', () => {
     const ws = await authorizedWs()
     const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)))
     await server.close()
-    expect(service.shutdowns).toBe(1)
+    expect(service.callsTo('shutdown')).toHaveLength(1)
     expect(await closed).toBe(WS_CLOSE.goingAway)
     await server.close() // idempotent
-    expect(service.shutdowns).toBe(1)
+    expect(service.callsTo('shutdown')).toHaveLength(1)
     await expect(rawGet(server.port, `/?token=${server.token}`)).rejects.toThrow()
   })
 })

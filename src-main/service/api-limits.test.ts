@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { API, RUN_LIMITS } from '@shared/contract'
 import { RunStore, cleanName, cleanTags } from '../store/run-store'
-import { fakeRun } from '../store/test-support/fixtures'
+import { fakeRun } from '../testing/run-fixtures'
 import { BenchService } from './bench-service'
 import { dispatch } from './dispatch'
 

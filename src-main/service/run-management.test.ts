@@ -3,7 +3,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { RunStore } from '../store/run-store'
-import { fakeRun } from '../store/test-support/fixtures'
+import { fakeRun } from '../testing/run-fixtures'
 import { BenchService } from './bench-service'
 import { dispatch } from './dispatch'
 

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { RunResultSchema, SCHEMA_VERSION, TrainpoolError } from '@shared/contract'
 import { RUN_FILE, RunStore, parseRun } from './run-store'
-import { fakeRun } from './test-support/fixtures'
+import { fakeRun } from '../testing/run-fixtures'
 import { LOCK_FILE, readLock, writeLock } from './writer-lock'
 
 let dir: string
@@ -129,7 +129,7 @@ describe('RunStore', () => {
 
   it('survives a writer killed with SIGKILL mid-way: the file is valid and holds every completed save', async () => {
     const runId = 'killed-writer'
-    const script = join(__dirname, 'test-support', 'killed-writer.ts')
+    const script = join(__dirname, '..', 'testing', 'killed-writer.ts')
     const child = spawn(process.execPath, ['--import', 'tsx', script, dir, runId], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
@@ -188,7 +188,7 @@ describe('a store shared by several processes (app, CLI, serve): interrupted onl
   })
 
   it('a writer in another process: left alone while it lives, marked interrupted as soon as it is killed', async () => {
-    const script = join(__dirname, 'test-support', 'live-writer.ts')
+    const script = join(__dirname, '..', 'testing', 'live-writer.ts')
     const child = spawn(process.execPath, ['--import', 'tsx', script, dir, 'child-run'], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''

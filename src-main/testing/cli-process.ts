@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { fakeRendererDir } from '../server/test-support'
+import { fakeRendererDir } from './http'
 
 const cliEntry = resolve(__dirname, '..', 'cli', 'index.ts')
 

@@ -1,76 +1,11 @@
-// Shared by the server tests: a scripted BenchServiceApi (no worker processes), a tiny renderer
-// folder, and raw HTTP/WebSocket helpers that do not normalise paths the way fetch() does.
+// Browser mode from the outside, for the server, CLI, reliability and e2e tests: a tiny renderer
+// folder, and raw HTTP/WebSocket helpers that do not normalise paths the way fetch() does. (The
+// scripted service behind a server in tests is the one FakeService, src-shared/testing/fake-service.ts.)
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import WebSocket from 'ws'
-import { TrainpoolError, type Capabilities, type ParsedRequest, type RunEvent, type RunListEntry, type RunResult } from '@shared/contract'
-import type { BenchServiceApi } from '../service/types'
-
-export class FakeService implements BenchServiceApi {
-  listeners = new Set<(e: RunEvent) => void>()
-  shutdowns = 0
-  started: unknown[] = []
-  /** resolves a request only when the test says so (for "pending on close" tests) */
-  gate: Promise<void> | null = null
-
-  async capabilities(): Promise<Capabilities> {
-    return {
-      backends: [{ name: 'cpu', available: true, detail: 'fake cpu' } as Capabilities['backends'][number]],
-      autoBackend: 'cpu',
-      cpu: 'fake',
-      cpuCount: 1,
-      memoryBytes: 1,
-      freeMemoryBytes: 1,
-      os: 'fake',
-      versions: {},
-      shell: 'browser',
-    }
-  }
-  async start({ config }: ParsedRequest<'start'>): Promise<{ runId: string }> {
-    if (this.gate) await this.gate
-    this.started.push(config)
-    return { runId: 'run-1' }
-  }
-  async cancel(): Promise<{ cancelled: boolean }> {
-    return { cancelled: false }
-  }
-  async listRuns(): Promise<RunListEntry[]> {
-    return []
-  }
-  async getRun({ runId }: ParsedRequest<'getRun'>): Promise<RunResult> {
-    throw new TrainpoolError('not-found', `no run ${runId}`)
-  }
-  async currentRun(): Promise<{ runId: string; events: RunEvent[] } | null> {
-    return null
-  }
-  async renameRun({ runId }: ParsedRequest<'renameRun'>): Promise<never> {
-    throw new TrainpoolError('not-found', `no run ${runId}`)
-  }
-  async tagRun({ runId }: ParsedRequest<'tagRun'>): Promise<never> {
-    throw new TrainpoolError('not-found', `no run ${runId}`)
-  }
-  async deleteRun({ runId }: ParsedRequest<'deleteRun'>): Promise<never> {
-    throw new TrainpoolError('not-found', `no run ${runId}`)
-  }
-  async exportRun({ runId }: ParsedRequest<'exportRun'>): Promise<never> {
-    throw new TrainpoolError('not-found', `no run ${runId}`)
-  }
-  async reportPdf({ runId }: ParsedRequest<'reportPdf'>): Promise<never> {
-    throw new TrainpoolError('not-found', `no run ${runId}`)
-  }
-  onEvent(listener: (e: RunEvent) => void): () => void {
-    this.listeners.add(listener)
-    return () => this.listeners.delete(listener)
-  }
-  emit(e: RunEvent): void {
-    for (const l of this.listeners) l(e)
-  }
-  async shutdown(): Promise<void> {
-    this.shutdowns++
-  }
-}
 
 /** A renderer folder: index.html, one script, one stylesheet, and a secret next to it (outside). */
 export function fakeRendererDir(): { root: string; dir: string } {

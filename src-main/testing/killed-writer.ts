@@ -1,8 +1,8 @@
 // Child process for the "atomic write survives kill -9" test: rewrites one run again and again,
 // one more measurement each time (measurement i has repeat i), and reports every completed save
 // on stdout ("saved N").
-import { RunStore } from '../run-store'
-import { fakeMeasurement, fakeRun } from './fixtures'
+import { RunStore } from '../store/run-store'
+import { fakeMeasurement, fakeRun } from './run-fixtures'
 
 const [dir, runId] = process.argv.slice(2)
 const store = new RunStore(dir)

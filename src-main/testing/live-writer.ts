@@ -1,7 +1,7 @@
 // Child process for the shared-store tests: writes one run as its live writer (status `running`,
 // writer lock held and refreshed), says "writing" on stdout, then stays alive until killed.
-import { RunStore } from '../run-store'
-import { fakeRun } from './fixtures'
+import { RunStore } from '../store/run-store'
+import { fakeRun } from './run-fixtures'
 
 const [dir, runId, heartbeatMs] = process.argv.slice(2)
 const store = new RunStore(dir, { heartbeatMs: Number(heartbeatMs) || undefined })

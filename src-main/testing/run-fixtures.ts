@@ -1,9 +1,12 @@
-// Synthetic, schema-valid runs for store/export/report tests (no training involved).
+// Synthetic, schema-valid stored runs for the store, export, report, service and app tests (no
+// training involved). Node-side on purpose: the summary and the verification come from the real
+// bench/stats and bench/verify, so a stored run reads exactly as one the runner would have saved.
+// (The renderer's scripted stream and its result: src-shared/testing/fixtures.ts.)
 import { presetConfig, SCHEMA_VERSION, type BenchConfig, type Measurement, type MeasurementKey, type RunResult } from '@shared/contract'
 import { familyOf } from '@shared/families'
 import { expandPlan } from '@shared/plan'
-import { summarize } from '../../bench/stats'
-import { verify } from '../../bench/verify'
+import { summarize } from '../bench/stats'
+import { verify } from '../bench/verify'
 
 /** Deterministic wall time: batched fastest, pool in between, with a little per-repeat jitter. */
 export function fakeWall(k: MeasurementKey): number {

@@ -2,8 +2,8 @@
 // unknown fields, huge arrays and strings, NaN/Infinity, negative and zero values, prototype-pollution
 // keys, path-traversal run ids, unknown methods. Every generated request is invalid by construction.
 import fc from 'fast-check'
-import { type BenchConfig, presetConfig } from '@shared/contract'
-import { METHODS } from '../../service/dispatch'
+import { METHODS } from '../contract/api'
+import { type BenchConfig, presetConfig } from '../contract/config'
 
 export interface BadRequest {
   method: string

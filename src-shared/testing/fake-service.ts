@@ -1,9 +1,9 @@
 // The one fake of the service, for every side's tests: an in-memory implementation of the API
-// table's service interface (ServiceMethods, plus onEvent and shutdown: what src-main's
-// BenchServiceApi asks for — the app, server and shell tests hand it wherever a BenchServiceApi
-// goes, so the compiler keeps it whole), and fakeBridge(), the same fake seen through the renderer's
-// bridge (TrainpoolApi). Pure TypeScript, no test framework: recording is its own, so vitest's
-// matchers read plain arrays (`expect(service.callsTo('start')).toEqual([...])`).
+// table's service interface (it implements ServiceMethods, so a method added to the table must be
+// added here; with onEvent and shutdown it is what src-main's BenchServiceApi asks for, and the app
+// and server tests hand it wherever one goes), and fakeBridge(), the same fake seen through the
+// renderer's bridge (TrainpoolApi). Pure TypeScript, no test framework: recording is its own, so
+// vitest's matchers read plain arrays (`expect(service.callsTo('start')).toEqual([...])`).
 //
 // Per test it is configured with
 // - canned runs: `runs` (what listRuns returns), `results` (what getRun returns; anything else is
@@ -14,11 +14,21 @@
 // - call recording: `calls` (every method in order with the request it received), callsTo(method);
 // - injected failures: fail(method, error, times = 1); and respond(method, impl) to replace what a
 //   method does (a promise that never settles, a gate the test opens, a different value).
-import { API, type ApiRequest, type ApiResponse, type Method, type ParsedRequest, type RunListEntry, type TrainpoolApi } from '../contract/api'
+import {
+  API,
+  type ApiRequest,
+  type ApiResponse,
+  type Method,
+  type ParsedRequest,
+  type RunListEntry,
+  type ServiceMethods,
+  type TrainpoolApi,
+} from '../contract/api'
 import type { MenuCommand } from '../contract/channels'
 import { invalidInput, toErrorShape, TrainpoolError, type TrainpoolErrorShape } from '../contract/errors'
 import type { Capabilities, RunEvent } from '../contract/events'
 import type { RunResult } from '../contract/result'
+import { listEntry } from '../contract/run-list'
 import { CAPABILITIES } from './fixtures'
 
 /** What the fake answers and records: the table's methods and shutdown. */
@@ -44,7 +54,7 @@ export interface FakeServiceOptions {
 
 const MIME = { json: 'application/json', csv: 'text/csv', md: 'text/markdown' } as const
 
-export class FakeService {
+export class FakeService implements ServiceMethods {
   capabilitiesValue: Capabilities
   /** what listRuns returns (newest last, as given) */
   runs: RunListEntry[] = []
@@ -234,23 +244,8 @@ export class FakeService {
   }
 }
 
-/** A list entry for a stored result, as the store lists it (mirrors listEntry in src-main/store/run-store.ts). */
-export function listEntryOf(r: RunResult): RunListEntry {
-  const speedups = r.summary.map((s) => s.speedupVsSequential).filter((v): v is number => v !== null && Number.isFinite(v))
-  return {
-    runId: r.runId,
-    status: r.status,
-    startedAt: r.startedAt,
-    preset: r.config.preset,
-    backend: r.environment?.backend ?? null,
-    device: r.environment?.device ?? null,
-    sizes: r.config.sizes,
-    models: r.config.models,
-    bestSpeedup: speedups.length ? Math.max(...speedups) : null,
-    ...(r.name ? { name: r.name } : {}),
-    ...(r.tags ? { tags: r.tags } : {}),
-  }
-}
+/** A list entry for a stored result, as the store lists it (the one derivation in the contract). */
+export const listEntryOf = listEntry
 
 // ---- the renderer's view of it ----
 
