@@ -2,9 +2,9 @@
 // service, or a run whose save failed) and the store, merged; rename, tag, delete, export and the
 // PDF report. The live run is read and changed through the accessor the service gives it.
 import type { ExportedFile, ExportFormat, PdfReport, RunListEntry, RunResult } from '@shared/contract'
-import { TrainpoolError } from '@shared/contract'
+import { listEntry, TrainpoolError } from '@shared/contract'
 import { exportFileName, exportRun } from '../bench/export'
-import { cleanName, cleanTags, listEntry, type RunStore } from '../store/run-store'
+import { cleanName, cleanTags, type RunStore } from '../store/run-store'
 
 export interface LiveRunAccess {
   runId: string

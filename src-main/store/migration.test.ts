@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { SCHEMA_VERSION, parseRunResult } from '@shared/contract'
+import { SCHEMA_VERSION, listEntry, parseRunResult } from '@shared/contract'
 import { familyOf } from '@shared/families'
 import { exportRun, parseCsv } from '../bench/export'
 import { summarize } from '../bench/stats'
@@ -69,5 +69,18 @@ describe('stored v1 runs', () => {
     const [entry] = await new RunStore(dir).list()
     expect(entry.status).toBe('damaged')
     expect(entry.problem).toMatch(/schemaVersion 99 is not supported \(this Trainpool reads 1 to 2\)/)
+  })
+})
+
+describe('list entries', () => {
+  it('name the family and its parameters, and leave sequential (the 1.00× baseline) out of the best speedup', async () => {
+    const store = new RunStore(dir)
+    const [entry] = await store.list()
+    expect(entry.model).toBe('MLP · 100→64→1, Adam lr 0.01, batch 512, 1 epoch')
+    const run = await store.get(V1_ID)
+    const others = run.summary.filter((s) => s.strategy !== 'sequential').map((s) => s.speedupVsSequential!)
+    expect(entry.bestSpeedup).toBe(Math.max(...others))
+    run.summary = run.summary.filter((s) => s.strategy === 'sequential')
+    expect(listEntry(run).bestSpeedup).toBeNull()
   })
 })

@@ -14,6 +14,7 @@ import {
   RUN_ID_RULE,
   RunNameSchema,
   RunTagsSchema,
+  listEntry,
   parseRunResult,
   TrainpoolError,
   invalidInput,
@@ -286,23 +287,6 @@ export function parseRun(text: string, runId = '?'): RunResult {
     throw new TrainpoolError('damaged', `run ${runId}: not valid JSON (${(err as Error).message})`)
   }
   return parseRunResult(raw, runId)
-}
-
-export function listEntry(run: RunResult): RunListEntry {
-  const speedups = run.summary.map((s) => s.speedupVsSequential).filter((v): v is number => v !== null && Number.isFinite(v))
-  return {
-    runId: run.runId,
-    status: run.status,
-    startedAt: run.startedAt,
-    preset: run.config.preset,
-    backend: run.environment?.backend ?? null,
-    device: run.environment?.device ?? null,
-    sizes: run.config.sizes,
-    models: run.config.models,
-    bestSpeedup: speedups.length ? Math.max(...speedups) : null,
-    ...(run.name ? { name: run.name } : {}),
-    ...(run.tags ? { tags: run.tags } : {}),
-  }
 }
 
 async function syncDir(dir: string): Promise<void> {

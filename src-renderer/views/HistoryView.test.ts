@@ -25,7 +25,7 @@ beforeEach(() => {
   setBridge(fakeBridge(service))
   service.runs = [
     { runId: 'r-a', status: 'ok', startedAt: '2026-01-02T00:00:00Z', preset: 'smoke', backend: 'wasm', device: 'cpu', sizes: [2000], models: [4], bestSpeedup: 2, tags: ['laptop'] },
-    { runId: 'r-b', status: 'ok', startedAt: '2026-01-03T00:00:00Z', preset: 'quick', backend: 'webgpu', device: 'H200', sizes: [5000], models: [16], bestSpeedup: 7 },
+    { runId: 'r-b', status: 'ok', startedAt: '2026-01-03T00:00:00Z', preset: 'quick', backend: 'webgpu', device: 'H200', sizes: [5000], models: [16], bestSpeedup: 7, model: 'GBDT · 100 rounds, depth 6, eta 0.1' },
   ]
   service.results.set('r-a', resultOf('r-a'))
   service.results.set('r-b', resultOf('r-b', 0.5))
@@ -145,6 +145,14 @@ describe('History view', () => {
     expect(cell.get('strong').text()).toBe('webgpu')
     expect(cell.get('.device').text()).toBe('H200')
     expect(cell.get('.device').attributes('title')).toBe('H200')
+    w.unmount()
+  })
+
+  it('names each run\'s model family and parameters', async () => {
+    const w = setup()
+    await toHistory(w)
+    expect(w.get('[data-test=history-r-b] [data-test=history-model]').text()).toBe('GBDT · 100 rounds, depth 6, eta 0.1')
+    expect(w.find('[data-test=history-r-a] [data-test=history-model]').exists()).toBe(false)
     w.unmount()
   })
 

@@ -84,6 +84,8 @@ export interface RunListEntry {
   sizes: number[]
   models: number[]
   bestSpeedup: number | null
+  /** the model family and its parameters in one line ("GBDT · 100 rounds, depth 6, …"); absent for a damaged file */
+  model?: string
   name?: string
   tags?: string[]
   /** why a damaged file could not be read */

@@ -1,0 +1,33 @@
+// A run as History lists it: one derivation of a RunListEntry from a stored result, used by the
+// store and by the test fakes alike.
+import { familyOf } from '../families'
+import type { RunListEntry } from './api'
+import type { RunResult } from './result'
+
+/** "GBDT · 100 rounds, depth 6, …": the family and its parameters in one line. */
+export function modelLine(config: RunResult['config']): string {
+  const family = familyOf(config.model)
+  return `${family.shortLabel} · ${family.describe(config.model, config.features)}`
+}
+
+export function listEntry(run: RunResult): RunListEntry {
+  // sequential is the baseline (1.00×), not a speedup: a run where only it finished has none
+  const speedups = run.summary
+    .filter((s) => s.strategy !== 'sequential')
+    .map((s) => s.speedupVsSequential)
+    .filter((v): v is number => v !== null && Number.isFinite(v))
+  return {
+    runId: run.runId,
+    status: run.status,
+    startedAt: run.startedAt,
+    preset: run.config.preset,
+    backend: run.environment?.backend ?? null,
+    device: run.environment?.device ?? null,
+    sizes: run.config.sizes,
+    models: run.config.models,
+    bestSpeedup: speedups.length ? Math.max(...speedups) : null,
+    model: modelLine(run.config),
+    ...(run.name ? { name: run.name } : {}),
+    ...(run.tags ? { tags: run.tags } : {}),
+  }
+}
