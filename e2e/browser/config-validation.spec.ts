@@ -2,7 +2,7 @@
 // sent to the server; fixing the value enables Run again.
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../support/browser'
+import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 

@@ -7,8 +7,8 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type WebSocket from 'ws'
 import { WS_CLOSE } from '@shared/contract/websocket'
-import { openWs, roundTrip } from '../../src-main/server/test-support'
-import { type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer, waitForCapabilities } from '../support/browser'
+import { openWs, roundTrip } from '../../src-main/testing/http'
+import { type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer, waitForCapabilities } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration, formatNumber } from '@shared/format'
-import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, recordLiveView, seenLiveView, shot, skipBrowserSpecs, startE2eServer } from '../support/browser'
+import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, recordLiveView, seenLiveView, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { _electron, type ElectronApplication, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { METHODS } from '../../src-main/service/dispatch'
-import { electronExecutablePath, electronRequired, electronUnavailableReason, repoRoot } from '../support/electron'
+import { electronExecutablePath, electronRequired, electronUnavailableReason, repoRoot } from '../../src-main/testing/electron-binary'
 
 const unavailable = electronUnavailableReason()
 const required = electronRequired()

@@ -1,22 +1,21 @@
-// Browser-mode E2E: Debian's Chromium driven by playwright-core, against `trainpool serve`'s server
-// started in-process (port 0, a temp run store, the real BenchService and Node launcher). The
-// launcher records every worker it starts so specs can check that none outlives a run.
+// Browser-mode E2E (the specs in e2e/browser): Debian's Chromium driven by playwright-core, against
+// `trainpool serve`'s server started in-process (port 0, a temp run store, the real BenchService and
+// Node launcher over the built worker). The launcher records every worker it starts so specs can
+// check that none outlives a run.
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Browser, type Page, chromium } from 'playwright-core'
-import type { LaunchOptions, WorkerHandle, WorkerLauncher } from '../../src-main/pool/launcher'
-import { NodeLauncher } from '../../src-main/pool/node-launcher'
-import { type TrainpoolServer, startServer } from '../../src-main/server/server'
-import { BenchService } from '../../src-main/service/bench-service'
-import { RunStore } from '../../src-main/store/run-store'
-import { processAlive, skipWithout } from '../../src-main/testing/capability'
+import { type TrainpoolServer, startServer } from '../server/server'
+import { BenchService } from '../service/bench-service'
+import { RunStore } from '../store/run-store'
+import { skipWithout } from './capability'
+import { builtOrSourceLauncher, RecordingLauncher } from './recording-launcher'
 
 export const repoRoot = resolve(__dirname, '..', '..')
 export const CHROMIUM_PATH = process.env.TRAINPOOL_CHROMIUM ?? '/usr/bin/chromium'
 export const ARTIFACTS = join(repoRoot, 'test-artifacts', 'e2e')
 const RENDERER = join(repoRoot, 'out', 'renderer', 'index.html')
-const BUILT_WORKER = join(repoRoot, 'out', 'main', 'worker.js')
 
 /** true: skip the browser specs (the reason is printed); throws under TRAINPOOL_REQUIRE=chromium. */
 export function skipBrowserSpecs(): boolean {
@@ -29,25 +28,6 @@ export function launchChromium(): Promise<Browser> {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     timeout: 60_000,
   })
-}
-
-/** Wraps the Node launcher and remembers every worker process it started. */
-export class RecordingLauncher implements WorkerLauncher {
-  readonly kind = 'node' as const
-  readonly pids: number[] = []
-  private readonly inner: NodeLauncher
-  constructor() {
-    // the built worker when there is one (what `trainpool serve` runs), else the sources via tsx
-    this.inner = existsSync(BUILT_WORKER) ? new NodeLauncher({ path: BUILT_WORKER, execArgv: [] }) : new NodeLauncher()
-  }
-  launch(options: LaunchOptions): WorkerHandle {
-    const handle = this.inner.launch(options)
-    if (handle.pid !== undefined) this.pids.push(handle.pid)
-    return handle
-  }
-  alive(): number[] {
-    return this.pids.filter(processAlive)
-  }
 }
 
 export interface E2eServer {
@@ -63,7 +43,7 @@ export async function startE2eServer(): Promise<E2eServer> {
     throw new Error(`the renderer is not built (${RENDERER} missing): run \`npx electron-vite build\` (npm test does it first)`)
   }
   const store = new RunStore(mkdtempSync(join(tmpdir(), 'trainpool-e2e-browser-')))
-  const launcher = new RecordingLauncher()
+  const launcher = new RecordingLauncher(builtOrSourceLauncher())
   const service = new BenchService({ launcher, store, shell: 'browser', appVersion: 'e2e' })
   const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer') })
   return { server, service, store, launcher, close: () => server.close() }

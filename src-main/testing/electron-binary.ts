@@ -1,5 +1,5 @@
-// Finding the Electron binary for the Electron e2e specs WITHOUT require('electron'): since
-// Electron 42 that require downloads the binary when it is missing (node_modules/electron/index.js).
+// Finding the Electron binary for the Electron e2e specs (e2e/electron) WITHOUT require('electron'):
+// since Electron 42 that require downloads the binary when it is missing (node_modules/electron/index.js).
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { electronExecutablePath as electronExecutableAt } from '../../scripts/electron-binary.mjs'
