@@ -55,6 +55,8 @@ describe('ResultCharts', () => {
     expect(cap('wasm', null)).toBe('Total time vs data size — 4 models · wasm')
     expect(cap('wasm', 'AMD EPYC 9654')).toBe('Total time vs data size — 4 models · wasm on AMD EPYC 9654')
     for (const t of [cap(null, null), cap('wasm', null)]) expect(t).not.toMatch(/— ·|· —|·\s*$|—\s*$|pending/)
+    const withFamily = mount(ResultCharts, { props: { measurements: one, backend: 'cpu', device: null, family: 'GBDT' } })
+    expect(withFamily.get('[data-test=chart-time] figcaption').text()).toBe('Total time vs data size — 4 GBDT models · cpu')
   })
 
   it('no empty chart frame without measurements; the message says why once the run is over', () => {

@@ -1,6 +1,7 @@
 // The renderer's view of a run's model family: the views name the family, its rate unit and its
 // progress only through these, so a new family shows up everywhere without touching a view.
 import type { BenchConfig } from '@shared/contract/config'
+import { modelLine } from '@shared/contract/run-list'
 import { findFamily, type ModelFamily } from '@shared/families'
 
 /** The family of a config's model, or undefined for a kind this build does not know (an old or foreign run). */
@@ -13,7 +14,7 @@ export function familyFor(config: Pick<BenchConfig, 'model'> | null | undefined)
 export function modelSummary(config: Pick<BenchConfig, 'model' | 'features'>): string {
   const family = familyFor(config)
   if (!family) return `unknown model family ${JSON.stringify(config.model?.kind ?? null)}`
-  return `${family.shortLabel} · ${family.describe(config.model, config.features)}`
+  return modelLine(config as BenchConfig)
 }
 
 /** The header of a work-rate column: the family's rate unit ("GFLOP/s" for the MLP). */
