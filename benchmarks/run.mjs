@@ -1,9 +1,16 @@
-// `npm run bench`: the article's shape (100 features, 50 models, MLP 100→64→1, 3 epochs) on wasm,
-// sequential vs pool (W = 1..cores) vs batched (W = 1 and cores), medians of 3 repeats, ratios
-// and training GFLOP/s next to the backend's own large-GEMM GFLOP/s measured in the same run.
+// `npm run bench`: what Trainpool is for, measured in one run on this machine.
+//  1. MLP — the article's shape (100 features, 50 models, 100→64→1, 3 epochs) on wasm: sequential vs
+//     pool (W = 1..cores) vs batched (W = 1 and cores), medians of 3 repeats, training GFLOP/s next
+//     to the backend's own large-GEMM GFLOP/s measured in the same run; a small webgpu pass; peak RSS.
+//  2. Trees — the article's own workload (50 XGBoost-style models, depth 6, eta 0.1, 100 rounds,
+//     subsample/colsample 0.8) on Trainpool's TypeScript engine: sequential, pool W=1..cores, batched
+//     W=1..cores, next to real XGBoost 1.7 (one thread, per model, same shape) timed in the same run;
+//     peak RSS per worker at 200 000 rows with 50 models batched.
 // Timing is a benchmark, not a test: this machine is shared and noisy, so read the ratios.
-// Options (env): BENCH_SIZES (default 10000,50000), BENCH_BACKEND (wasm), BENCH_REPEATS (3), BENCH_MODELS (50),
-// BENCH_WEBGPU_SIZE (2000; 0 skips the webgpu pass), BENCH_RSS_SIZE (200000; 0 skips the peak-RSS pass).
+// Options (env): BENCH_SIZES (10000,50000), BENCH_BACKEND (wasm), BENCH_REPEATS (3), BENCH_MODELS (50),
+// BENCH_WEBGPU_SIZE (2000; 0 skips), BENCH_RSS_SIZE (200000; 0 skips the MLP RSS pass),
+// BENCH_GBDT_SIZE (10000; 0 skips the trees), BENCH_GBDT_MODELS (50), BENCH_GBDT_ROUNDS (100),
+// BENCH_GBDT_RSS_SIZE (200000; 0 skips), BENCH_MLP (1; 0 skips the MLP passes).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -14,12 +21,16 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const outDir = join(root, 'bench-results')
 mkdirSync(outDir, { recursive: true })
 const cores = os.cpus().length
-const backend = process.env.BENCH_BACKEND ?? 'wasm'
-const sizes = process.env.BENCH_SIZES ?? '10000,50000'
-const models = process.env.BENCH_MODELS ?? '50'
-const repeats = process.env.BENCH_REPEATS ?? '3'
-const webgpuSize = Number(process.env.BENCH_WEBGPU_SIZE ?? 2000)
+const env = (name, dflt) => process.env[name] ?? dflt
+const backend = env('BENCH_BACKEND', 'wasm')
+const sizes = env('BENCH_SIZES', '10000,50000')
+const models = env('BENCH_MODELS', '50')
+const repeats = env('BENCH_REPEATS', '3')
+const webgpuSize = Number(env('BENCH_WEBGPU_SIZE', 2000))
 const workerCounts = Array.from({ length: cores }, (_, i) => i + 1).join(',')
+const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`
+const ratio = (a, b) => (a && b ? `${(a.medianMs / b.medianMs).toFixed(2)}×` : 'n/a')
+const secs = (ms) => `${(ms / 1000).toFixed(2)}s`
 
 function gemm(b) {
   const out = execFileSync(process.execPath, [join(root, 'benchmarks/gemm-reference.mjs'), b], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
@@ -37,55 +48,109 @@ function bench(label, args) {
   return JSON.parse(readFileSync(json, 'utf8'))
 }
 
-function report(run, reference) {
+/** One table per data size: every strategy and W with its median, spread, ratio and work rate. */
+function table(run, extraColumns = () => []) {
   const lines = []
-  const peak = 150 * cores // ≈ float32 FMA peak of this machine (AVX-512, ~150 GFLOP/s per core)
   for (const size of run.config.sizes) {
     const rows = run.summary.filter((s) => s.size === size)
-    const get = (strategy, w) => rows.find((s) => s.strategy === strategy && s.workers === w)
-    const seq = get('sequential', 1)
-    lines.push(`\n${run.environment.backend} on ${run.environment.device} — ${size} rows × ${run.config.models.join(',')} models, hidden ${run.config.hidden}, ${run.config.epochs} epochs, medians of ${run.config.repeats}`)
-    lines.push(`${'strategy'.padEnd(12)} ${'W'.padStart(2)} ${'median'.padStart(9)} ${'min'.padStart(9)} ${'max'.padStart(9)} ${'vs seq'.padStart(8)} ${'GFLOP/s'.padStart(8)} ${'% GEMM'.padStart(7)} ${'% peak'.padStart(7)}`)
+    const seq = rows.find((s) => s.strategy === 'sequential')
+    const rate = rows[0] ? Object.keys(rows[0]).includes('workRate') : false
+    lines.push(`${'strategy'.padEnd(12)} ${'W'.padStart(2)} ${'median'.padStart(9)} ${'min'.padStart(9)} ${'max'.padStart(9)} ${'vs seq'.padStart(8)} ${'per model'.padStart(10)} ${(rate ? 'rate' : '').padStart(10)}${extraColumns(null)}`)
     for (const s of rows) {
       lines.push(
-        `${s.strategy.padEnd(12)} ${String(s.workers).padStart(2)} ${(s.medianMs / 1000).toFixed(2).padStart(8)}s ${(s.minMs / 1000).toFixed(2).padStart(8)}s ${(s.maxMs / 1000).toFixed(2).padStart(8)}s ${`${(s.speedupVsSequential ?? NaN).toFixed(2)}×`.padStart(8)} ${s.gflops.toFixed(2).padStart(8)} ${`${((s.gflops / reference.gflops) * 100).toFixed(0)}%`.padStart(7)} ${`${((s.gflops / peak) * 100).toFixed(1)}%`.padStart(7)}`,
+        `${s.strategy.padEnd(12)} ${String(s.workers).padStart(2)} ${secs(s.medianMs).padStart(9)} ${secs(s.minMs).padStart(9)} ${secs(s.maxMs).padStart(9)} ${ratio(seq, s).padStart(8)} ${secs(s.medianMs / s.models).padStart(10)} ${s.workRate.toFixed(2).padStart(10)}${extraColumns(s)}`,
       )
     }
-    const p1 = get('pool', 1)
-    const pW = get('pool', cores)
-    const b1 = get('batched', 1)
-    const bW = get('batched', cores)
-    lines.push(`ratios: batched(W=1)/sequential ${ratio(seq, b1)}, batched(W=${cores})/sequential ${ratio(seq, bW)}, pool W=${cores} vs W=1 ${ratio(p1, pW)} (target ≥ ${(0.85 * cores).toFixed(2)}×)`)
+  }
+  return lines
+}
+
+const get = (run, size, strategy, w) => run.summary.find((s) => s.size === size && s.strategy === strategy && s.workers === w)
+const out = {}
+let text = ''
+
+if (env('BENCH_MLP', '1') !== '0') {
+  const peak = 150 * cores // ≈ float32 FMA peak of this machine (AVX-512, ~150 GFLOP/s per core)
+  const mlpReport = (run, reference) => {
+    const m = run.config.model
+    const lines = [`\nMLP on ${run.environment.backend} (${run.environment.device}) — ${run.config.sizes.join('/')} rows × ${run.config.models.join(',')} models, hidden ${m.hidden}, ${m.epochs} epochs, medians of ${run.config.repeats}; rate = GFLOP/s`]
+    lines.push(...table(run, (s) => (s ? ` ${`${((s.workRate / reference.gflops) * 100).toFixed(0)}%`.padStart(7)} ${`${((s.workRate / peak) * 100).toFixed(1)}%`.padStart(7)}` : ` ${'% GEMM'.padStart(7)} ${'% peak'.padStart(7)}`)))
+    for (const size of run.config.sizes) {
+      const seq = get(run, size, 'sequential', 1)
+      lines.push(
+        `ratios at ${size}: batched(W=1)/sequential ${ratio(seq, get(run, size, 'batched', 1))}, batched(W=${cores})/sequential ${ratio(seq, get(run, size, 'batched', cores))}, pool W=${cores} vs W=1 ${ratio(get(run, size, 'pool', 1), get(run, size, 'pool', cores))}`,
+      )
+    }
+    lines.push(`reference: ${reference.backend} ${reference.n}³ matmul ${reference.gflops.toFixed(1)} GFLOP/s (one process); machine float32 peak ≈ ${peak} GFLOP/s on ${cores} cores`)
+    lines.push(`same work: ${run.verification.sameWork} (max rel. MSE Δ ${run.verification.maxRelMseDiff.toExponential(1)}, tolerance ${run.verification.tolerance})`)
     for (const w of run.warnings) lines.push(`warning: ${w}`)
+    return lines.join('\n')
   }
-  lines.push(`reference: ${reference.backend} ${reference.n}³ matmul ${reference.gflops.toFixed(1)} GFLOP/s (one process); machine float32 peak ≈ ${peak} GFLOP/s on ${cores} cores`)
-  lines.push(`same work: ${run.verification.sameWork} (max rel. MSE Δ ${run.verification.maxRelMseDiff.toExponential(1)})`)
-  return lines.join('\n')
+  const reference = gemm(backend)
+  const main = bench(`bench-${backend}`, ['--backend', backend, '--sizes', sizes, '--models', models, '--workers', workerCounts, '--repeats', repeats, '--epochs', '3', '--hidden', '64', '--batch-size', '512', '--features', '100'])
+  out.mlp = { reference, summary: main.summary, verification: main.verification, environment: main.environment, status: main.status }
+  text += mlpReport(main, reference)
+  if (webgpuSize > 0) {
+    try {
+      const gpuRef = gemm('webgpu')
+      const gpu = bench('bench-webgpu', ['--backend', 'webgpu', '--sizes', String(webgpuSize), '--models', '16', '--workers', '1', '--repeats', '1', '--epochs', '1'])
+      out.webgpu = { reference: gpuRef, summary: gpu.summary, environment: gpu.environment, verification: gpu.verification }
+      text += '\n' + mlpReport(gpu, gpuRef)
+    } catch (err) {
+      text += `\nwebgpu pass skipped: ${err.message.split('\n')[0]}`
+    }
+  }
+  const rssSize = Number(env('BENCH_RSS_SIZE', 200000))
+  if (rssSize > 0) {
+    // peak RSS per worker at a large size (target ≤ 400 MB): one epoch, one repeat is enough
+    const big = bench('bench-rss', ['--backend', backend, '--sizes', String(rssSize), '--models', models, '--workers', String(cores), '--strategies', 'pool,batched', '--repeats', '1', '--epochs', '1'])
+    out.rss = big.measurements.map((m) => ({ strategy: m.strategy, workers: m.workers, size: m.size, peakRssBytes: m.peakRssBytes, wallMs: m.wallMs }))
+    text += `\n\nMLP peak RSS per worker at ${rssSize} rows (target ≤ 400 MiB): ${big.measurements.map((m) => `${m.strategy} W=${m.workers}: ${m.peakRssBytes.map(mib).join(', ')}`).join('; ')}`
+  }
 }
 
-const ratio = (a, b) => (a && b ? `${(a.medianMs / b.medianMs).toFixed(2)}×` : 'n/a')
-
-const reference = gemm(backend)
-const main = bench(`bench-${backend}`, ['--backend', backend, '--sizes', sizes, '--models', models, '--workers', workerCounts, '--repeats', repeats, '--epochs', '3', '--hidden', '64', '--batch-size', '512', '--features', '100'])
-const out = { reference, main: { summary: main.summary, verification: main.verification, environment: main.environment, status: main.status } }
-let text = report(main, reference)
-if (webgpuSize > 0) {
+const gbdtSize = Number(env('BENCH_GBDT_SIZE', 10000))
+if (gbdtSize > 0) {
+  const gbdtModels = env('BENCH_GBDT_MODELS', '50')
+  const rounds = env('BENCH_GBDT_ROUNDS', '100')
+  const trees = bench('bench-gbdt', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', String(gbdtSize), '--models', gbdtModels, '--workers', workerCounts, '--repeats', '1', '--rounds', rounds, '--max-depth', '6', '--eta', '0.1', '--features', '100'])
+  // real XGBoost 1.7, one thread, on the same shape (rows before the 80/20 split, 100 features), same run
+  let xgb = null
   try {
-    const gpuRef = gemm('webgpu')
-    const gpu = bench('bench-webgpu', ['--backend', 'webgpu', '--sizes', String(webgpuSize), '--models', '16', '--workers', '1', '--repeats', '1', '--epochs', '1'])
-    out.webgpu = { reference: gpuRef, summary: gpu.summary, environment: gpu.environment, verification: gpu.verification }
-    text += '\n' + report(gpu, gpuRef)
+    const json = join(outDir, 'bench-gbdt-xgboost.json')
+    process.stderr.write(`\n== XGBoost reference: ${gbdtSize} rows, 5 models, nthread=1\n`)
+    execFileSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/gbdt/engine-bench.mts'), '--rows', String(gbdtSize), '--models', '1', '--xgb-models', '5', '--rounds', rounds, '--json', json], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    xgb = JSON.parse(readFileSync(json, 'utf8')).xgb
   } catch (err) {
-    text += `\nwebgpu pass skipped: ${err.message.split('\n')[0]}`
+    process.stderr.write(`XGBoost reference failed: ${err.message.split('\n')[0]}\n`)
   }
+  const p = trees.config.model
+  const lines = [`\nTrees (GBDT) on Trainpool's TypeScript engine (${trees.environment.device}) — ${gbdtSize} rows × ${trees.config.models} models, ${p.rounds} rounds, depth ${p.maxDepth}, eta ${p.eta}, subsample ${p.subsample}, colsample ${p.colsampleBytree}; rate = ${'M hist. updates/s'}`]
+  lines.push(...table(trees))
+  const seq = get(trees, gbdtSize, 'sequential', 1)
+  const perModelSeq = seq ? seq.medianMs / seq.models : NaN
+  if (xgb) {
+    lines.push(`XGBoost ${xgb.version} hist, nthread=1: ${xgb.wall.toFixed(2)} s per model (wall, 5 models, same shape, this run)`)
+    lines.push(`Trainpool sequential per model ${(perModelSeq / 1000).toFixed(2)} s = ${(perModelSeq / 1000 / xgb.wall).toFixed(2)}× XGBoost's time (target ≤ 1.00×); best Trainpool per model ${(Math.min(...trees.summary.map((s) => s.medianMs / s.models)) / 1000).toFixed(2)} s = ${(xgb.wall / (Math.min(...trees.summary.map((s) => s.medianMs / s.models)) / 1000)).toFixed(2)}× faster than one XGBoost thread`)
+  } else lines.push('XGBoost reference: not available (install python3-xgboost)')
+  lines.push(
+    `ratios: batched(W=1)/sequential ${ratio(seq, get(trees, gbdtSize, 'batched', 1))} (target ≥ 1.5×), pool W=2 vs W=1 ${ratio(get(trees, gbdtSize, 'pool', 1), get(trees, gbdtSize, 'pool', 2))} (target ≥ 1.7×), batched(W=${cores})/sequential ${ratio(seq, get(trees, gbdtSize, 'batched', cores))}`,
+  )
+  lines.push(`same work: ${trees.verification.sameWork} (tolerance ${trees.verification.tolerance}; model i's tree hash equal in every strategy)`)
+  for (const w of trees.warnings) lines.push(`warning: ${w}`)
+  out.gbdt = { summary: trees.summary, verification: trees.verification, environment: trees.environment, xgboost: xgb }
+  const gbdtRss = Number(env('BENCH_GBDT_RSS_SIZE', 200000))
+  if (gbdtRss > 0) {
+    // peak RSS per worker with 50 models batched at 200 000 rows (target ≤ 1 GiB): a few rounds show the peak
+    const big = bench('bench-gbdt-rss', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', String(gbdtRss), '--models', gbdtModels, '--workers', '1', '--strategies', 'batched', '--repeats', '1', '--rounds', '3'])
+    out.gbdtRss = big.measurements.map((m) => ({ strategy: m.strategy, workers: m.workers, size: m.size, peakRssBytes: m.peakRssBytes }))
+    lines.push(`peak RSS per worker, ${gbdtRss} rows × ${gbdtModels} models batched W=1 (target ≤ 1 GiB): ${big.measurements.map((m) => m.peakRssBytes.map(mib).join(', ')).join('; ')}`)
+  }
+  text += '\n' + lines.join('\n')
 }
-const rssSize = Number(process.env.BENCH_RSS_SIZE ?? 200000)
-if (rssSize > 0) {
-  // peak RSS per worker at a large size (target ≤ 400 MB): one epoch, one repeat is enough
-  const big = bench('bench-rss', ['--backend', backend, '--sizes', String(rssSize), '--models', models, '--workers', String(cores), '--strategies', 'pool,batched', '--repeats', '1', '--epochs', '1'])
-  const peaks = big.measurements.map((m) => `${m.strategy} W=${m.workers}: ${m.peakRssBytes.map((b) => `${(b / 2 ** 20).toFixed(0)} MiB`).join(', ')}`)
-  out.rss = big.measurements.map((m) => ({ strategy: m.strategy, workers: m.workers, size: m.size, peakRssBytes: m.peakRssBytes, wallMs: m.wallMs }))
-  text += `\n\npeak RSS per worker at ${rssSize} rows (target ≤ 400 MiB): ${peaks.join('; ')}`
-}
+
 writeFileSync(join(outDir, 'summary.json'), JSON.stringify(out, null, 2))
 process.stdout.write(text + `\n\n(JSON: ${join(outDir, 'summary.json')})\n`)
