@@ -82,7 +82,7 @@ export class FakeService implements ServiceMethods {
   /** Stores a finished run: listed (an entry derived from it, or `entry`) and readable. */
   addRun(result: RunResult, entry: Partial<RunListEntry> = {}): this {
     this.results.set(result.runId, result)
-    this.runs = [...this.runs.filter((r) => r.runId !== result.runId), { ...listEntryOf(result), ...entry }]
+    this.runs = [...this.runs.filter((r) => r.runId !== result.runId), { ...listEntry(result), ...entry }]
     return this
   }
 
@@ -218,7 +218,7 @@ export class FakeService implements ServiceMethods {
   }
 
   private entry(runId: string): RunListEntry {
-    const found = this.runs.find((r) => r.runId === runId) ?? (this.results.has(runId) ? listEntryOf(this.results.get(runId)!) : undefined)
+    const found = this.runs.find((r) => r.runId === runId) ?? (this.results.has(runId) ? listEntry(this.results.get(runId)!) : undefined)
     if (!found) throw new TrainpoolError('not-found', `no run ${runId}`)
     return found
   }
@@ -243,9 +243,6 @@ export class FakeService implements ServiceMethods {
     return updated
   }
 }
-
-/** A list entry for a stored result, as the store lists it (the one derivation in the contract). */
-export const listEntryOf = listEntry
 
 // ---- the renderer's view of it ----
 

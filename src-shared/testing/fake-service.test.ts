@@ -1,0 +1,95 @@
+// The one FakeService behaves as the tests that lean on it assume: it follows the event stream like
+// the service, records every call, fails and answers as told, and its bridge view validates requests
+// and rejects with the bridges' plain error shape.
+import { describe, expect, it } from 'vitest'
+import { TrainpoolError } from '../contract/errors'
+import type { RunEvent } from '../contract/events'
+import { fakeBridge, FakeService } from './fake-service'
+import { scriptedRun } from './fixtures'
+
+describe('FakeService', () => {
+  it('follows the scripted stream: run-started makes the live run, its events are replayed, run-finished ends it', async () => {
+    const service = new FakeService()
+    const seen: RunEvent[] = []
+    const off = service.onEvent((e) => seen.push(e))
+    const events = scriptedRun({ runId: 'r1' })
+    service.play(events.slice(0, 5))
+    expect(await service.currentRun()).toEqual({ runId: 'r1', events: events.slice(0, 5) })
+    expect(await service.cancel({ runId: 'other' })).toEqual({ cancelled: false })
+    expect(await service.cancel({})).toEqual({ cancelled: true })
+    service.play(events.slice(5))
+    expect(await service.currentRun()).toBeNull()
+    expect(seen).toEqual(events)
+    off()
+    expect(service.listenerCount()).toBe(0)
+  })
+
+  it('start makes a live run; stored runs are listed, read, renamed, tagged, exported and deleted; unknown ids are not-found', async () => {
+    const service = new FakeService({ runId: 'mine' })
+    expect(await service.start({ config: {} })).toEqual({ runId: 'mine' })
+    expect(await service.currentRun()).toEqual({ runId: 'mine', events: [] })
+    const finished = (scriptedRun({ runId: 'done' }).at(-1) as Extract<RunEvent, { type: 'run-finished' }>).result
+    service.addRun(finished)
+    expect((await service.listRuns()).map((r) => r.runId)).toEqual(['done'])
+    expect(await service.getRun({ runId: 'done' })).toBe(finished)
+    expect(await service.renameRun({ runId: 'done', name: 'base' })).toMatchObject({ runId: 'done', name: 'base' })
+    expect((await service.renameRun({ runId: 'done', name: '' })).name).toBeUndefined()
+    expect((await service.tagRun({ runId: 'done', tags: ['a'] })).tags).toEqual(['a'])
+    expect((await service.getRun({ runId: 'done' })).tags).toEqual(['a'])
+    expect(await service.exportRun({ runId: 'done', format: 'csv' })).toMatchObject({ fileName: 'trainpool-done.csv', mimeType: 'text/csv' })
+    expect(await service.deleteRun({ runId: 'done' })).toEqual({ deleted: true })
+    for (const call of [() => service.getRun({ runId: 'done' }), () => service.reportPdf({ runId: 'nope' })]) {
+      await expect(call()).rejects.toMatchObject({ code: 'not-found', message: expect.stringMatching(/^no run /) })
+    }
+    expect(service.calls.map((c) => c.method)).toEqual([
+      'start', 'currentRun', 'listRuns', 'getRun', 'renameRun', 'renameRun', 'tagRun', 'getRun', 'exportRun', 'deleteRun', 'getRun', 'reportPdf',
+    ])
+  })
+
+  it('records synchronously; fail() rejects the next calls only; respond() replaces a method (shutdown too)', async () => {
+    const service = new FakeService()
+    service.fail('listRuns', new Error('disk on fire'), 2)
+    const pending = service.listRuns()
+    expect(service.callsTo('listRuns')).toEqual([undefined])
+    await expect(pending).rejects.toThrow('disk on fire')
+    await expect(service.listRuns()).rejects.toThrow('disk on fire')
+    expect(await service.listRuns()).toEqual([])
+    let release!: () => void
+    service.respond('shutdown', () => new Promise<void>((r) => (release = r)))
+    let done = false
+    void service.shutdown().then(() => (done = true))
+    await Promise.resolve()
+    expect(done).toBe(false)
+    release()
+    await new Promise((r) => setTimeout(r, 0))
+    expect(done).toBe(true)
+    expect(service.callsTo('shutdown')).toHaveLength(1)
+  })
+})
+
+describe('fakeBridge', () => {
+  it('validates requests against the API table (an invalid one never reaches the service) and parses them as dispatch() does', async () => {
+    const service = new FakeService()
+    const bridge = fakeBridge(service)
+    await expect(bridge.getRun({ runId: '../x' })).rejects.toMatchObject({ name: 'TrainpoolError', code: 'invalid-input' })
+    expect(service.calls).toEqual([])
+    await bridge.tagRun({ runId: 'x', tags: [' a ', 'a', ''] }).catch(() => {})
+    expect(service.callsTo('tagRun')).toEqual([{ runId: 'x', tags: ['a'] }])
+  })
+
+  it('rejects with the bridges\' plain error shape (issues kept); onMenuCommand only with { menu: true }', async () => {
+    const service = new FakeService().fail('start', new TrainpoolError('insufficient-memory', 'too big', [{ field: 'sizes', message: 'needs 40 GiB' }]))
+    const err = await fakeBridge(service).start({ config: {} }).catch((e: unknown) => e)
+    expect(err).not.toBeInstanceOf(Error)
+    expect(err).toEqual({ name: 'TrainpoolError', code: 'insufficient-memory', message: 'too big', issues: [{ field: 'sizes', message: 'needs 40 GiB' }] })
+    expect(fakeBridge(service).onMenuCommand).toBeUndefined()
+    const bridge = fakeBridge(service, { menu: true })
+    const got: string[] = []
+    const off = bridge.onMenuCommand!((c) => got.push(c))
+    bridge.sendMenuCommand('history')
+    off()
+    bridge.sendMenuCommand('run')
+    expect(got).toEqual(['history'])
+    expect(bridge.menuListenerCount()).toBe(0)
+  })
+})
