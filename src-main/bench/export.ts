@@ -3,6 +3,7 @@
 // Numbers are written at full precision so JSON and CSV round-trip them exactly.
 import type { ExportedFile, ExportFormat, RunResult, SummaryEntry } from '@shared/contract'
 import { familyOf, workRate } from '@shared/families'
+import { modelLine } from '@shared/contract'
 
 export const CSV_COLUMNS = [
   'runId', 'family', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
@@ -102,6 +103,7 @@ export function toMarkdownDocument(run: RunResult): string {
   const env = run.environment
   const head = `**Trainpool run ${run.name ? `${run.name} (${run.runId})` : run.runId}** — ${run.status}` +
     (env ? ` · ${env.backend} on ${env.device}` : '') +
+    ` · ${modelLine(run.config)}` +
     ` · ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'}, median shown`
   return `${head}\n\n${toMarkdown(run)}`
 }
