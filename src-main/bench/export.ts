@@ -1,9 +1,8 @@
 // Exports of a run: the full JSON, CSV (one row per measurement; header documented in README
 // "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's.
 // Numbers are written at full precision so JSON and CSV round-trip them exactly.
-import type { ExportedFile, ExportFormat, RunResult, SummaryEntry } from '@shared/contract'
+import { type ExportedFile, type ExportFormat, modelLine, type RunResult, type SummaryEntry } from '@shared/contract'
 import { familyOf, workRate } from '@shared/families'
-import { modelLine } from '@shared/contract'
 
 export const CSV_COLUMNS = [
   'runId', 'family', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
