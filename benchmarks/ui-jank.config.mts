@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   root: fileURLToPath(new URL('..', import.meta.url)),
   plugins: [vue()],
+  resolve: { alias: { '@shared': fileURLToPath(new URL('../src-shared', import.meta.url)) } },
   test: {
     name: 'ui-jank',
     include: ['benchmarks/ui-jank.run.mts'],

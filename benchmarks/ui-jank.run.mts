@@ -30,7 +30,6 @@ it('50 models × 5 workers × 3 strategies: per-update time stays under one 50 m
     repeats: 2,
     strategies: ['sequential', 'pool', 'batched'],
     epochs: 3,
-    batchesPerEpoch: 16,
     progressPerMeasurement: 50,
   })
   const service = new FakeService()
@@ -66,7 +65,7 @@ it('50 models × 5 workers × 3 strategies: per-update time stays under one 50 m
     expect(w.findAll('[data-test=chart-time] tbody tr')).toHaveLength(2)
     if (pass > 0) trials.push({ all, cpu, byType })
     if (process.env.JANK_DEBUG) console.log("heap MB", (process.memoryUsage().heapUsed / 1e6).toFixed(1))
-    run.reset()
+    run.resetRun()
     await nextTick()
   }
 
