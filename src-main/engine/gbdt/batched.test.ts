@@ -53,6 +53,10 @@ describe('batched == one at a time', () => {
     }
   })
 
+  it('any tree group size (models growing a tree together) gives the same trees', () => {
+    for (const treeGroup of [1, 2, 5]) expect(trainGbdtGroup(data, params, seeds, { treeGroup }).map(treeHash)).toEqual(alone.map(treeHash))
+  })
+
   it('calls onRound once per round for the group and onModelDone once per model', () => {
     const rounds: number[] = []
     const done: number[] = []
@@ -85,7 +89,7 @@ describe('memory estimate', () => {
     const a = estimateGbdtBytes({ rows: 10_000, features: 100, models: 1 })
     const b = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50 })
     expect(b.totalBytes).toBeGreaterThan(a.totalBytes)
-    const deep = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50, params: { maxDepth: 10 }, histogramBudgetBytes: 2 ** 28 })
+    const deep = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50, treeGroup: 50, params: { maxDepth: 10 }, histogramBudgetBytes: 2 ** 28 })
     expect(deep.histogramUnboundedBytes).toBeGreaterThan(2 ** 28)
     expect(deep.histogramBytes).toBeLessThanOrEqual(2 ** 28)
   })

@@ -1,7 +1,7 @@
 // What training costs in memory, computed from the same quantities the trainer allocates, so the app
 // can show it and refuse a batch that would not fit before starting one.
 import { GBDT_DEFAULTS, type GbdtParams } from './params'
-import { DEFAULT_HISTOGRAM_BUDGET_BYTES, featuresPerTree } from './train'
+import { DEFAULT_HISTOGRAM_BUDGET_BYTES, defaultTreeGroup, featuresPerTree } from './train'
 
 export interface GbdtMemoryQuery {
   /** training rows */
@@ -13,6 +13,8 @@ export interface GbdtMemoryQuery {
   /** test rows the caller also holds (float32 features + label), 0 if not counted */
   testRows?: number
   histogramBudgetBytes?: number
+  /** models growing their trees together (the trainer's treeGroup option; default as the trainer) */
+  treeGroup?: number
 }
 
 export interface GbdtMemoryEstimate {
@@ -28,7 +30,7 @@ export interface GbdtMemoryEstimate {
   histogramBytes: number
   /** everything above, for all models */
   totalBytes: number
-  /** histogram bytes the group would need without a budget (the budget then splits the level pass) */
+  /** histogram bytes the tree group would need without a budget (the budget then splits the level pass) */
   histogramUnboundedBytes: number
 }
 
@@ -54,7 +56,9 @@ export function estimateGbdtBytes(q: GbdtMemoryQuery): GbdtMemoryEstimate {
   const sampledRows = Math.ceil(rows * p.subsample)
   const rowBound = Math.floor(sampledRows / Math.max(2, 2 * p.minChildWeight))
   const peakNodes = p.maxDepth < 2 ? 0 : Math.max(1, Math.min(2 ** (p.maxDepth - 2), rowBound))
-  const histogramUnboundedBytes = q.models * peakNodes * bufBytes
+  // the models that grow their trees together hold histograms at the same time
+  const together = Math.min(q.models, q.treeGroup ?? defaultTreeGroup(p, slots))
+  const histogramUnboundedBytes = together * peakNodes * bufBytes
   const budget = q.histogramBudgetBytes ?? DEFAULT_HISTOGRAM_BUDGET_BYTES
   const histogramBytes = Math.min(histogramUnboundedBytes, Math.max(2 * bufBytes, Math.floor(budget / bufBytes) * bufBytes))
   const totalBytes = inputBytes + binnedBytes + q.models * perModelBytes + scratchBytes + histogramBytes

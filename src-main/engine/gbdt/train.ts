@@ -28,6 +28,20 @@ const FEATURE_BLOCK = 16
 /** models per chunk of the level pass: their built rows' indices and gradients (8 B/row) fit in this */
 const MODEL_CHUNK_BYTES = 256 * 1024
 
+/** histogram bytes a tree group may keep hot (about one L3 slice) */
+const TREE_GROUP_CACHE_BYTES = 16 * 1024 * 1024
+
+/**
+ * Models growing their trees together on a CPU: as many as keep their peak histograms (2^(maxDepth−2)
+ * node buffers each) within TREE_GROUP_CACHE_BYTES. Measured at 8 000 rows × 100 features, depth 6,
+ * 50 models: 17.0 ms per tree with groups of 1, 17.7 with 8, 20.9 with all 50 (their 260 MB of
+ * histograms stream from DRAM each level); there is no arithmetic to share between models.
+ */
+export function defaultTreeGroup(params: Pick<GbdtParams, 'maxDepth'>, slots: number): number {
+  const perModel = 2 ** Math.max(0, params.maxDepth - 2) * slots * 16
+  return Math.max(1, Math.floor(TREE_GROUP_CACHE_BYTES / perModel))
+}
+
 /** Default cap on histogram memory for one trainer call (all models of the group together). */
 export const DEFAULT_HISTOGRAM_BUDGET_BYTES = 512 * 1024 * 1024
 
@@ -49,6 +63,8 @@ export interface GbdtTrainOptions {
   onModelDone?: (index: number, model: GbdtModel) => void
   /** histogram memory for the whole group; above it the level pass is split (results unchanged) */
   histogramBudgetBytes?: number
+  /** how many models of the group grow their trees together, one level pass for all (default: defaultTreeGroup) */
+  treeGroup?: number
 }
 
 /** The number of features each tree samples, as XGBoost: max(1, int(float(c) · float(F))). */
@@ -923,34 +939,40 @@ function* groupTrainer(
   }
 
   // ---- the rounds -------------------------------------------------------------------------------
+  // Each round, the group's trees grow `treeGroup` models at a time: per level, one pass over the
+  // binned matrix serves every model of that set. On a CPU the set is kept small enough for its
+  // histograms to stay in cache (see defaultTreeGroup); the trees do not depend on it.
+  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? defaultTreeGroup(params, slots)))
   for (let round = 0; round < params.rounds; round++) {
-    if (options.shouldStop?.()) throw options.cancelError ? options.cancelError() : new GbdtCancelledError()
-    for (const m of models) startRound(m)
-    for (let depth = 0; depth < params.maxDepth; depth++) {
-      const group: ModelState[] = []
-      for (let i = 0; i < models.length; i++) {
-        const m = models[i]
-        if (m.pairs.length === 0 && !m.root) continue
-        let need = freshNeeded(m, depth)
-        if (need > pool.available && group.length > 0) {
-          yield* runLevel(group, depth)
-          group.length = 0
-          need = freshNeeded(m, depth)
+    stopCheck()
+    for (let t0 = 0; t0 < models.length; t0 += treeGroup) {
+      const set = models.slice(t0, t0 + treeGroup)
+      for (const m of set) startRound(m)
+      for (let depth = 0; depth < params.maxDepth; depth++) {
+        const group: ModelState[] = []
+        for (const m of set) {
+          if (m.pairs.length === 0 && !m.root) continue
+          let need = freshNeeded(m, depth)
+          if (need > pool.available && group.length > 0) {
+            yield* runLevel(group, depth)
+            group.length = 0
+            need = freshNeeded(m, depth)
+          }
+          if (need > pool.available) {
+            yield* runLevelLowMemory(m, depth, set)
+            continue
+          }
+          plan(m, depth)
+          group.push(m)
         }
-        if (need > pool.available) {
-          yield* runLevelLowMemory(m, depth, models)
-          continue
-        }
-        plan(m, depth)
-        group.push(m)
+        if (group.length > 0) yield* runLevel(group, depth)
       }
-      if (group.length > 0) yield* runLevel(group, depth)
-    }
-    for (const m of models) {
-      // at maxDepth nothing is evaluated: any pairs left are leaves already recorded
-      for (const p of m.pairs) pool.release(p.hist)
-      m.pairs = []
-      finishTree(m)
+      for (const m of set) {
+        // at maxDepth nothing is evaluated: any pairs left are leaves already recorded
+        for (const p of m.pairs) pool.release(p.hist)
+        m.pairs = []
+        finishTree(m)
+      }
     }
     options.onRound?.(round + 1, params.rounds)
     yield
