@@ -66,7 +66,7 @@ describe('App', () => {
     expect(value('[data-test=model-epochs]')).toBe(String((started.config.model as MlpParams).epochs))
     expect(value('[data-test=backend]')).toBe(started.config.backend)
     expect(w.get('[data-test=joined-config]').text()).toMatch(/configuration of the run in progress/)
-    expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
+    expect(w.get('[data-test=run]').attributes('aria-disabled')).toBe('true')
     // the note goes once the run ends; the config stays for a re-run
     service.play(events.slice(firstProgress + 1))
     await flushPromises()

@@ -18,6 +18,11 @@ export function strategyLabel(s: { strategy: Strategy; workers: number }): strin
   return s.strategy === 'sequential' ? 'sequential' : `${s.strategy} (W=${s.workers})`
 }
 
+/** Efficiency (speedup / W) where it means something: the pool's W processes sharing the work; null otherwise. */
+export function efficiencyOf(s: Pick<SummaryEntry, 'strategy' | 'efficiency'>): number | null {
+  return s.strategy === 'pool' ? s.efficiency : null
+}
+
 export interface Verdict {
   /** one sentence: the answer a reader wants first */
   headline: string
@@ -79,8 +84,12 @@ export function verdictFor(run: RunResult): Verdict {
     const best = list.reduce((a, b) => (b.medianMs < a.medianMs ? b : a))
     const ws = [...list].sort((a, b) => a.workers - b.workers).map((s) => s.workers)
     let text = `Best worker count for ${strategy}: W=${best.workers} (${formatDuration(best.medianMs)} at ${reportRows(best.size)} rows, tried W=${ws.join(', ')})`
-    if (best.efficiency != null && best.speedupVsSequential != null) {
-      text += `; speedup ${speedupText(best.speedupVsSequential)}, efficiency ${Math.round(best.efficiency * 100)}%`
+    if (best.speedupVsSequential != null) {
+      // efficiency (speedup / W) only for the pool: W processes sharing the work. Batched fuses models
+      // into one program per worker, so its speedup is not W workers' share (it can pass 100 % at W=1)
+      text += `; speedup ${speedupText(best.speedupVsSequential)}`
+      const eff = efficiencyOf(best)
+      if (eff != null) text += `, efficiency ${Math.round(eff * 100)}%`
     }
     workers.push(text + '.')
   }
@@ -129,4 +138,42 @@ export function verdictFor(run: RunResult): Verdict {
 /** The verdict as plain text paragraphs (CLI, tests). */
 export function verdictText(v: Verdict): string {
   return [v.headline, ...v.perSize, ...v.workers, v.verification, ...v.warnings.map((w) => `Warning: ${w}`)].join('\n')
+}
+
+/** The timing warnings of a run, summed up: how many measurements were noisy, and what each said. */
+export interface TimingNoise {
+  /** summary entries (strategy, W, size, model count) with a timing warning */
+  noisy: number
+  /** summary entries in all */
+  total: number
+  /** "7 of 10 measurements noisy: add repeats or close other programs", or null when none was */
+  line: string | null
+  /** one line per warning, "pool (W=2) at 2,000 rows: wide spread: …" */
+  details: string[]
+  /** the run's other warnings (not about timing): said as they are */
+  other: string[]
+  /** "Only 2 repeats per measurement: …", or null */
+  repeatsNote: string | null
+}
+
+export function timingNoise(run: RunResult): TimingNoise {
+  const summary = run.summary.filter((s) => Number.isFinite(s.medianMs))
+  const details: string[] = []
+  let noisy = 0
+  for (const s of summary) {
+    if (!s.warnings.length) continue
+    noisy++
+    for (const w of s.warnings) details.push(`${strategyLabel(s)} at ${reportRows(s.size)} rows${new Set(summary.map((x) => x.models)).size > 1 ? ` × ${s.models} models` : ''}: ${w}`)
+  }
+  // the run's own list repeats the summary's warnings ("pool W=2 at 2000 rows: wide spread …"): leave those out
+  const other = run.warnings.filter((w) => !summary.some((s) => s.warnings.some((sw) => w.endsWith(sw))))
+  const total = summary.length
+  const line = noisy
+    ? `${noisy} of ${total} measurement${total === 1 ? '' : 's'} noisy: add repeats or close other programs`
+    : null
+  const repeatsNote =
+    run.config.repeats < 3 && summary.length
+      ? `Only ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'} per measurement: medians are indicative, not robust (3 or more recommended).`
+      : null
+  return { noisy, total, line, details, other, repeatsNote }
 }

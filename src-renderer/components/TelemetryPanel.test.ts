@@ -2,7 +2,7 @@ import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunEvent } from '@shared/contract/events'
-import type { GpuSample, TelemetrySample } from '@shared/contract/telemetry'
+import type { GpuSample, TelemetrySample, WorkerSample } from '@shared/contract/telemetry'
 import { setBridge } from '../bridge'
 import { appendSamples, fixedScalePoints, formatMiB, formatPower } from '../lib/telemetry'
 import { useRunStore } from '../stores/run'
@@ -35,7 +35,7 @@ describe('TelemetryPanel', () => {
     expect(rows[1].text()).toContain('Tesla T4')
     expect(rows[1].text()).toContain('N/A')
     expect(rows[1].find('polyline').exists()).toBe(false) // no utilisation reported
-    const workers = w.findAll('[data-test=workers] tbody tr')
+    const workers = w.findAll('[data-test=telemetry-workers] tbody tr')
     expect(workers).toHaveLength(1)
     expect(workers[0].text()).toContain('4242')
     expect(workers[0].text()).toContain('99 %') // 98.5 rounds up
@@ -43,22 +43,55 @@ describe('TelemetryPanel', () => {
     expect(w.find('[data-test=cpu-sparkline]').exists()).toBe(true)
   })
 
-  it('without nvidia-smi: says so, and still shows the workers', () => {
+  it('a GPU backend without nvidia-smi: says so, and still shows the workers', () => {
     const samples = [0, 1000, 2000].map((t) => ({ ...sample(t, 'pool', null), gpus: [] }))
     const w = mount(TelemetryPanel, {
-      props: { telemetry: { gpu: { state: 'absent', message: 'nvidia-smi not found: no NVIDIA GPU telemetry' }, samples }, live: true },
+      props: { telemetry: { gpu: { state: 'absent', message: 'nvidia-smi not found: no NVIDIA GPU telemetry' }, samples }, live: true, backend: 'webgpu' },
     })
     expect(w.get('[data-test=gpu-status]').text()).toBe('nvidia-smi not found: no NVIDIA GPU telemetry')
     expect(w.get('[data-test=gpu-status]').classes()).toContain('absent')
     expect(w.find('[data-test=gpu-busy]').exists()).toBe(false)
     expect(w.find('[data-test=gpus]').exists()).toBe(false)
-    expect(w.findAll('[data-test=workers] tbody tr')).toHaveLength(1)
+    expect(w.findAll('[data-test=telemetry-workers] tbody tr')).toHaveLength(1)
   })
 
   it('before any sample of a live run: waiting, no workers yet', () => {
-    const w = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'starting', message: 'starting nvidia-smi' }, samples: [] }, live: true } })
+    const w = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'starting', message: 'starting nvidia-smi' }, samples: [] }, live: true, backend: 'tensorflow' } })
     expect(w.get('[data-test=gpu-status]').text()).toBe('waiting for nvidia-smi…')
     expect(w.get('[data-test=no-workers]').text()).toBe('no worker running right now')
+  })
+
+  it('a CPU backend (wasm): no GPU telemetry at all, said neutrally — no orange "nvidia-smi not found"', () => {
+    const samples = [0, 1000].map((t) => ({ ...sample(t, 'pool', null), gpus: [] }))
+    const w = mount(TelemetryPanel, {
+      props: { telemetry: { gpu: { state: 'absent', message: 'nvidia-smi not found: no NVIDIA GPU telemetry' }, samples }, backend: 'wasm' },
+    })
+    expect(w.find('[data-test=gpu-status]').exists()).toBe(false)
+    expect(w.find('.absent').exists()).toBe(false)
+    expect(w.text()).not.toMatch(/nvidia-smi/)
+    expect(w.get('#telemetry-title').text()).toBe('Workers')
+    expect(w.get('[data-test=no-gpu]').classes()).toContain('muted')
+    expect(w.get('[data-test=no-gpu]').text()).toBe('wasm trains on the CPU: no GPU telemetry for this run.')
+    // GPU rows nvidia-smi did read are not this run's business either
+    const withGpus = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples: [sample(0, 'pool', 90), sample(1000, 'pool', 95)] }, backend: 'cpu' } })
+    expect(withGpus.find('[data-test=gpus]').exists()).toBe(false)
+    expect(withGpus.find('[data-test=gpu-busy]').exists()).toBe(false)
+  })
+
+  it('after a run, each worker keeps its last CPU and memory reading (no N/A from its exit sample)', () => {
+    const reading = (cpuPercent: number | null, rssBytes: number | null): WorkerSample[] => [{ pid: 7, cpuPercent, rssBytes }]
+    const samples = [
+      sample(0, 'pool', null, reading(null, 150 * 2 ** 20)),
+      sample(1000, 'pool', null, reading(64, 200 * 2 ** 20)),
+      // the last sample, taken as the worker exits: no reading
+      sample(2000, 'pool', null, reading(null, null)),
+    ]
+    const w = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'absent', message: '' }, samples }, backend: 'wasm' } })
+    const row = w.get('[data-test=telemetry-workers] tbody tr')
+    expect(row.text()).toContain('64 %')
+    expect(row.text()).toContain('200 MiB')
+    expect(row.text()).not.toContain('N/A')
+    expect(w.text()).toMatch(/last values seen/)
   })
 })
 

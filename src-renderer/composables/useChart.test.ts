@@ -67,3 +67,17 @@ describe('singleXAxis', () => {
     expect(singleXAxis(two)).toBeNull()
   })
 })
+
+describe('a reference level (sequential in the worker sweep)', () => {
+  it('is one dashed line across the whole W range, without points, labelled', () => {
+    const pool = { ...series('pool', null, [300, 200, 250]), points: [1, 2, 4].map((x, i) => ({ x, y: [300, 200, 250][i] })) }
+    const sets = toDatasets({ series: [pool], reference: { label: 'sequential (1 worker, reference)', y: 400 } })
+    const ref = sets.find((s) => s.label === 'sequential (1 worker, reference)')!
+    expect(ref.data).toEqual([
+      { x: 1, y: 400 },
+      { x: 4, y: 400 },
+    ])
+    expect(ref.pointRadius).toBe(0)
+    expect(ref.borderDash).toEqual([6, 4])
+  })
+})

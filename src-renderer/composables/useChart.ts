@@ -13,6 +13,7 @@ import {
   Tooltip,
   type ChartDataset,
   type ChartOptions,
+  type Plugin,
 } from 'chart.js'
 import { onBeforeUnmount, onMounted, watch, type Ref } from 'vue'
 import type { Point, Series } from '../lib/chartSeries'
@@ -31,15 +32,21 @@ export interface LineChartInput {
   marks?: { label: string; points: Point[] }
   /** x values are counts (workers): integer ticks */
   integerX?: boolean
+  /** a horizontal reference level across the whole x range, drawn dashed with its label on the line */
+  reference?: { label: string; y: number } | null
 }
+
+/** Marks the reference dataset, so the label plugin finds it. */
+const REFERENCE = Symbol('reference')
+type ReferenceDataset = LineDataset & { [REFERENCE]?: string }
 
 type LineDataset = ChartDataset<'line', Point[]>
 
 const EXTRA_DASH = [[], [8, 3, 2, 3], [1, 2], [10, 4]]
 const EXTRA_POINTS = ['circle', 'rectRot', 'crossRot', 'star'] as const
 
-/** Pure: the datasets a chart receives for some series (one per series, plus marks). */
-export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks'>): LineDataset[] {
+/** Pure: the datasets a chart receives for some series (one per series, plus marks and the reference line). */
+export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'reference'>): LineDataset[] {
   const perStrategyCount = new Map<string, number>()
   const sets: LineDataset[] = input.series.map((s) => {
     const st = STRATEGY_STYLE[s.strategy]
@@ -73,7 +80,50 @@ export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks'>): Lin
       showLine: false,
     })
   }
+  const xs = input.series.flatMap((s) => s.points.map((p) => p.x))
+  if (input.reference && xs.length) {
+    const st = STRATEGY_STYLE.sequential
+    const ref: ReferenceDataset = {
+      label: input.reference.label,
+      data: [
+        { x: Math.min(...xs), y: input.reference.y },
+        { x: Math.max(...xs), y: input.reference.y },
+      ],
+      borderColor: st.color,
+      backgroundColor: st.color,
+      borderDash: [6, 4],
+      borderWidth: 1.5,
+      pointRadius: 0,
+      pointHoverRadius: 0,
+      pointStyle: 'line',
+      tension: 0,
+    }
+    ref[REFERENCE] = input.reference.label
+    sets.push(ref)
+  }
   return sets
+}
+
+/** Writes a reference line's label on the chart, just above the line, in the middle (the ends carry points). */
+export const referenceLabelPlugin: Plugin<'line'> = {
+  id: 'trainpoolReferenceLabel',
+  afterDatasetsDraw(chart) {
+    const { ctx, chartArea, scales } = chart
+    chart.data.datasets.forEach((d, i) => {
+      const label = (d as ReferenceDataset)[REFERENCE]
+      const p = (d.data as Point[])[0]
+      if (!label || !p || !chart.isDatasetVisible(i)) return
+      const y = scales.y.getPixelForValue(p.y)
+      if (!Number.isFinite(y) || y < chartArea.top || y > chartArea.bottom) return
+      ctx.save()
+      ctx.font = '11px system-ui, sans-serif'
+      ctx.fillStyle = String(d.borderColor ?? '#6b7280')
+      ctx.textAlign = 'center'
+      ctx.textBaseline = 'bottom'
+      ctx.fillText(label, (chartArea.left + chartArea.right) / 2, y - 3)
+      ctx.restore()
+    })
+  },
 }
 
 function prefersDark(): boolean {
@@ -154,7 +204,7 @@ export function useLineChart(canvas: Ref<HTMLCanvasElement | null>, source: () =
     const input = source()
     state.lastDatasets = toDatasets(input)
     try {
-      chart = new Chart(ctx, { type: 'line', data: { datasets: state.lastDatasets }, options: options(input) })
+      chart = new Chart(ctx, { type: 'line', data: { datasets: state.lastDatasets }, options: options(input), plugins: [referenceLabelPlugin] })
       state.drawn = true
     } catch {
       chart = null
@@ -174,13 +224,22 @@ export function useLineChart(canvas: Ref<HTMLCanvasElement | null>, source: () =
     }
     const opts = options(input)
     chart.options.plugins!.title = opts.plugins!.title
+    chart.options.plugins!.legend = opts.plugins!.legend
+    chart.options.color = opts.color
     chart.options.scales = opts.scales
     chart.update('none')
   }
 
-  onMounted(create)
+  // the theme can change while the page is open (the OS switches to dark): redraw in its colours
+  const scheme = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null
+  const onScheme = () => update(source())
+  onMounted(() => {
+    create()
+    scheme?.addEventListener?.('change', onScheme)
+  })
   watch(source, update)
   onBeforeUnmount(() => {
+    scheme?.removeEventListener?.('change', onScheme)
     chart?.destroy()
     chart = null
     state.drawn = false

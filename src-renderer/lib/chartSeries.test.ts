@@ -66,8 +66,9 @@ describe('chartSeries', () => {
       { strategy: 'pool', workers: 2, ms: 220 },
       { strategy: 'batched', workers: 2, ms: 70 },
     ])
-    // sequential drawn as a flat reference line across the sweep
-    expect(d.sweep.find((s) => s.strategy === 'sequential')!.points.map((p) => p.y)).toEqual([400, 400, 400])
+    // sequential is one worker whatever W is: a labelled reference level, not points at W=1, 2, 4
+    expect(d.sweep.map((s) => s.strategy)).toEqual(['pool', 'batched'])
+    expect(d.sweepReference).toEqual({ label: 'sequential (1 worker, reference)', y: 400 })
   })
 
   it('has no sweep with a single worker count', () => {

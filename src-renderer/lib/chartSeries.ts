@@ -29,6 +29,11 @@ export interface ChartData {
   /** time vs worker count at `sweepSize`; empty unless several worker counts exist */
   sweep: Series[]
   sweepSize: number | null
+  /**
+   * sequential's median at `sweepSize`: one worker whatever W is, so the sweep draws it as a labelled
+   * horizontal reference line, not as points at each W as if it had run there
+   */
+  sweepReference: { label: string; y: number } | null
   /** best worker count per strategy in the sweep */
   bestWorkers: { strategy: Strategy; workers: number; ms: number }[]
 }
@@ -78,7 +83,7 @@ export function chartSeries(measurements: readonly Measurement[], opts: { models
       : modelCounts.length
         ? modelCounts[modelCounts.length - 1]
         : null
-  const empty: ChartData = { models, modelCounts, time: [], speedup: [], sweep: [], sweepSize: null, bestWorkers: [] }
+  const empty: ChartData = { models, modelCounts, time: [], speedup: [], sweep: [], sweepSize: null, sweepReference: null, bestWorkers: [] }
   if (models == null) return empty
   const meds = medians(ok.filter((m) => m.models === models))
 
@@ -113,6 +118,7 @@ export function chartSeries(measurements: readonly Measurement[], opts: { models
   const workerCounts = new Set(parallel.map((g) => g.workers))
   let sweep: Series[] = []
   let sweepSize: number | null = null
+  let sweepReference: ChartData['sweepReference'] = null
   const bestWorkers: ChartData['bestWorkers'] = []
   if (workerCounts.size >= 2) {
     // the largest size that has results for at least two worker counts
@@ -123,19 +129,10 @@ export function chartSeries(measurements: readonly Measurement[], opts: { models
       const map = new Map<string, Series>()
       for (const g of parallel) if (g.size === sweepSize) add(map, g.strategy, null, { x: g.workers, y: g.ms })
       const seq = seqMedian.get(sweepSize)
-      if (seq != null) {
-        const ws = [...workerCounts].sort((a, b) => a - b)
-        map.set('sequential', {
-          id: 'sequential',
-          label: 'sequential',
-          strategy: 'sequential',
-          workers: null,
-          points: ws.map((w) => ({ x: w, y: seq })),
-        })
-      }
+      if (seq != null) sweepReference = { label: 'sequential (1 worker, reference)', y: seq }
       sweep = sortSeries([...map.values()])
       for (const s of sweep) {
-        if (s.strategy === 'sequential' || !s.points.length) continue
+        if (!s.points.length) continue
         const best = s.points.reduce((a, b) => (b.y < a.y ? b : a))
         bestWorkers.push({ strategy: s.strategy, workers: best.x, ms: best.y })
       }
@@ -149,6 +146,7 @@ export function chartSeries(measurements: readonly Measurement[], opts: { models
     speedup: sortSeries([...speedup.values()]),
     sweep,
     sweepSize,
+    sweepReference,
     bestWorkers,
   }
 }

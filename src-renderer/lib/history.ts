@@ -1,7 +1,11 @@
 // Pure helpers of the History view: filtering and sorting the run list, and comparing two runs
 // measurement by measurement (Δ% of the median, as pytest-benchmark compare does).
 import type { RunListEntry } from '@shared/contract/api'
+import { PRESETS, type PresetName } from '@shared/contract/config'
 import type { RunResult, SummaryEntry } from '@shared/contract/result'
+import { modelLine } from '@shared/contract/run-list'
+import { findFamily } from '@shared/families'
+import { formatNumber } from '@shared/format'
 
 export type SortKey = 'date' | 'speedup' | 'status' | 'name'
 export type StatusFilter = 'all' | RunListEntry['status']
@@ -83,4 +87,59 @@ export function formatDelta(pct: number | null): string {
 /** Tags typed as "a, b ,c" → ["a","b","c"]. */
 export function parseTags(text: string): string[] {
   return [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))]
+}
+
+/** "2 Dec, 16:49" (with seconds: "2 Dec, 16:49:05"): a run's start, short, in the viewer's locale. */
+export function shortWhen(iso: string | null | undefined, seconds = false): string {
+  if (!iso) return ''
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime())
+    ? iso
+    : d.toLocaleString(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', ...(seconds ? { second: '2-digit' } : {}) })
+}
+
+/**
+ * A run as people call it: its name, else its preset ("Quick run of 2 Dec, 16:49"), else "Custom run
+ * of …". `seconds`: the start to the second, to tell apart two runs of the same minute.
+ */
+export function runLabel(r: { name?: string; startedAt: string | null; config?: { preset: string }; preset?: string | null }, seconds = false): string {
+  if (r.name) return r.name
+  const preset = r.config?.preset ?? r.preset ?? 'custom'
+  const known = preset in PRESETS ? PRESETS[preset as PresetName].label.split(':')[0] : null
+  const when = shortWhen(r.startedAt, seconds)
+  return `${known ? `${known} run` : 'Custom run'}${when ? ` of ${when}` : ''}`
+}
+
+export interface SettingRow {
+  setting: string
+  a: string
+  b: string
+}
+
+/** Each setting of two runs, said the same way, for the compare view: the ones that differ come first. */
+export function compareSettings(a: RunResult, b: RunResult): { differ: SettingRow[]; same: SettingRow[] } {
+  const rows = (r: RunResult): [string, string][] => {
+    const c = r.config
+    const model = findFamily(c.model.kind) ? modelLine(c) : `unknown model family ${JSON.stringify(c.model.kind)}`
+    return [
+      ['Data sizes', c.sizes.map(formatNumber).join(', ') + ' rows'],
+      ['Models', c.models.join(', ')],
+      ['Workers', c.workers.join(', ')],
+      ['Strategies', c.strategies.join(', ')],
+      ['Backend', r.environment ? `${r.environment.backend} · ${r.environment.device}` : c.backend],
+      ['Model', model],
+      ['Repeats', String(c.repeats)],
+      ['Data', `${c.features} features, ${c.target} target, seed ${c.seed}, test split ${c.testSplit}`],
+      ['Status', r.status],
+    ]
+  }
+  const ra = rows(a)
+  const rb = new Map(rows(b))
+  const differ: SettingRow[] = []
+  const same: SettingRow[] = []
+  for (const [setting, va] of ra) {
+    const vb = rb.get(setting) ?? '—'
+    ;(va === vb ? same : differ).push({ setting, a: va, b: vb })
+  }
+  return { differ, same }
 }

@@ -34,10 +34,37 @@ export function gpuUtilSeries(samples: readonly TelemetrySample[], index: number
   return out
 }
 
-/** The workers of the latest sample that had any. */
+/**
+ * The workers of the latest sample that had any, each with its last known CPU and RSS: a worker's
+ * final sample (taken as it exits, or its first, before a CPU delta exists) has no reading, and the
+ * table would say N/A once the run is over.
+ */
 export function latestWorkers(samples: readonly TelemetrySample[]): WorkerSample[] {
-  for (let i = samples.length - 1; i >= 0; i--) if (samples[i].workers.length) return samples[i].workers
-  return []
+  let fallback: WorkerSample[] | null = null
+  for (let i = samples.length - 1; i >= 0; i--) {
+    if (!samples[i].workers.length) continue
+    const filled = withLastReadings(samples, i)
+    // a sample whose workers never got a CPU reading (a pool started and stopped within one
+    // sample): the workers before it say more
+    if (filled.some((w) => w.cpuPercent != null)) return filled
+    fallback ??= filled
+  }
+  return fallback ?? []
+}
+
+function withLastReadings(samples: readonly TelemetrySample[], latest: number): WorkerSample[] {
+  return samples[latest].workers.map((w) => {
+    if (w.cpuPercent != null && w.rssBytes != null) return w
+    let cpuPercent = w.cpuPercent
+    let rssBytes = w.rssBytes
+    for (let i = latest - 1; i >= 0 && (cpuPercent == null || rssBytes == null); i--) {
+      const earlier = samples[i].workers.find((x) => x.pid === w.pid)
+      if (!earlier) continue
+      cpuPercent ??= earlier.cpuPercent
+      rssBytes ??= earlier.rssBytes
+    }
+    return { ...w, cpuPercent, rssBytes }
+  })
 }
 
 /** Sum of the workers' CPU% per sample (samples without workers are left out). */

@@ -10,12 +10,16 @@ import type { FieldIssue } from '@shared/contract/errors'
 import { fieldIssues } from '@shared/contract/errors'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
 import { allFamilies, findFamily, type ModelFamily, type ParamField } from '@shared/families'
+import { fieldWords, sayIssue } from '../lib/fieldText'
 import { useCapabilitiesStore } from './capabilities'
 import { useRunStore } from './run'
 
 /** The config's own list fields, typed as text ("1, 2, 5"). */
 export type ListField = 'models' | 'workers'
 const LIST_FIELDS: ListField[] = ['models', 'workers']
+/** The config's own single-number fields, typed into text boxes. */
+export type NumberField = 'repeats' | 'seed' | 'features' | 'testSplit'
+const NUMBER_FIELDS: NumberField[] = ['repeats', 'seed', 'features', 'testSplit']
 
 function clone<T>(c: T): T {
   return JSON.parse(JSON.stringify(c)) as T
@@ -97,6 +101,9 @@ export const useConfigStore = defineStore('config', () => {
   const listText = reactive<Record<ListField, string>>({ models: '', workers: '' })
   /** what each model field's box shows, by field key (kept as typed: "64, " stays "64, ") */
   const modelText = reactive<Record<string, string>>({})
+  /** what each number box shows, as typed ("1e" stays "1e"): the config's numbers and one per data size */
+  const numberText = reactive<Record<NumberField, string>>({ repeats: '', seed: '', features: '', testSplit: '' })
+  const sizeText = ref<string[]>([])
   /** issues the service reported for the last start attempt; cleared on the next edit */
   const serverIssues = ref<FieldIssue[]>([])
 
@@ -105,6 +112,8 @@ export const useConfigStore = defineStore('config', () => {
 
   function syncText() {
     for (const f of LIST_FIELDS) listText[f] = draft[f].join(', ')
+    for (const f of NUMBER_FIELDS) numberText[f] = Number.isFinite(draft[f]) ? String(draft[f]) : ''
+    sizeText.value = draft.sizes.map((s) => (Number.isFinite(s) ? String(s) : ''))
     for (const key of Object.keys(modelText)) delete modelText[key]
     const model = draft.model as unknown as Record<string, unknown>
     for (const f of family.value.fields) modelText[f.key] = fieldText(f, model[f.key])
@@ -149,6 +158,19 @@ export const useConfigStore = defineStore('config', () => {
     replace(DEFAULT_CONFIG)
   }
 
+  /** A number box typed into: the text is kept as typed, the value parsed (NaN when it is not a number). */
+  function setNumber(field: NumberField, text: string) {
+    numberText[field] = text
+    draft[field] = parseNumber(text)
+    touched()
+  }
+
+  function setSize(i: number, text: string) {
+    sizeText.value[i] = text
+    draft.sizes[i] = parseNumber(text)
+    touched()
+  }
+
   function setList(field: ListField, text: string) {
     listText[field] = text
     draft[field] = parseList(text)
@@ -175,12 +197,15 @@ export const useConfigStore = defineStore('config', () => {
 
   function addSize() {
     const last = draft.sizes[draft.sizes.length - 1]
-    draft.sizes.push(Number.isFinite(last) && last > 0 ? Math.min(last * 2, LIMITS.size.max) : 10_000)
+    const next = Number.isFinite(last) && last > 0 ? Math.min(last * 2, LIMITS.size.max) : 10_000
+    draft.sizes.push(next)
+    sizeText.value.push(String(next))
     touched()
   }
 
   function removeSize(i: number) {
     draft.sizes.splice(i, 1)
+    sizeText.value.splice(i, 1)
     touched()
   }
 
@@ -197,13 +222,32 @@ export const useConfigStore = defineStore('config', () => {
 
   const parsed = computed(() => BenchConfigSchema.safeParse(draft))
 
+  /** What a number box shows: the text as typed while it still parses to the value, else the value. */
+  function boxText(text: string | undefined, value: number): string {
+    if (text != null && Object.is(parseNumber(text), value)) return text
+    return Number.isFinite(value) ? String(value) : (text ?? '')
+  }
+  const numberBox = (f: NumberField) => boxText(numberText[f], draft[f])
+  const sizeBox = (i: number) => boxText(sizeText.value[i], draft.sizes[i])
+
+  /** What every box shows, by issue field: "sizes.0", "models", "repeats", "model.lr", … */
+  const texts = computed<Record<string, string>>(() => {
+    const t: Record<string, string> = { ...listText }
+    for (const f of NUMBER_FIELDS) t[f] = numberBox(f)
+    draft.sizes.forEach((_, i) => (t[`sizes.${i}`] = sizeBox(i)))
+    for (const [k, v] of Object.entries(modelText)) t[`model.${k}`] = v
+    return t
+  })
+
+  /** The schema's and the service's issues, said with the panel's labels and the text typed. */
   const issues = computed<FieldIssue[]>(() => {
     const list = parsed.value.success ? [] : fieldIssues(parsed.value.error, draft)
     const opt = caps.option(draft.backend)
     if (caps.caps && opt && !opt.available) {
-      list.push({ field: 'backend', message: `backend ${draft.backend} is not available here: ${opt.detail}` })
+      list.push({ field: 'backend', message: `Backend ${draft.backend} is not available here: ${opt.detail}` })
     }
-    return [...list, ...serverIssues.value]
+    const fields = family.value.fields
+    return [...list, ...serverIssues.value].map((i) => ({ ...i, message: sayIssue(i, fieldWords(i.field, texts.value, fields), fields) }))
   })
 
   /** Messages for a field, including its list items ("sizes" covers "sizes.2", "model.hidden" "model.hidden.0"). */
@@ -264,12 +308,16 @@ export const useConfigStore = defineStore('config', () => {
     draft,
     listText,
     modelText,
+    numberBox,
+    sizeBox,
     family,
     serverIssues,
     applyPreset,
     reset,
     replace,
     setList,
+    setNumber,
+    setSize,
     setFamily,
     setModelField,
     addSize,

@@ -7,7 +7,9 @@ import { computed, ref, shallowRef } from 'vue'
 import type { BenchConfig } from '@shared/contract/config'
 import type { TrainpoolErrorShape } from '@shared/contract/errors'
 import type { ModelCell, RunEvent, RunPhase, WorkerLane } from '@shared/contract/events'
+import type { RunListEntry } from '@shared/contract/api'
 import type { Measurement, MeasurementKey, RunResult, RunStatus } from '@shared/contract/result'
+import { expandPlan } from '@shared/plan'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
 import { appendSamples, type TelemetryView } from '../lib/telemetry'
@@ -40,10 +42,16 @@ export const useRunStore = defineStore('run', () => {
   const cancelling = ref(false)
   /** the current run was started elsewhere (another tab/window, or before this page loaded) and joined here */
   const joined = ref(false)
+  /** the furthest measurement this run has shown (1-based); the counter never goes back */
+  const furthestMeasurement = ref(0)
+  /** the newest finished run in the store, offered on a page that opens with no run in progress */
+  const lastRun = shallowRef<{ entry: RunListEntry; finishedAtMs: number | null } | null>(null)
   /** wall clock, advanced by a ticker while running and on every event */
   const now = ref(Date.now())
   let ticker: ReturnType<typeof setInterval> | null = null
   let unsubscribe: (() => void) | null = null
+  /** the full result of `lastRun`, fetched with it (opening it then shows at once) */
+  let lastResult: RunResult | null = null
 
   const busy = computed(() => status.value === 'starting' || status.value === 'running')
 
@@ -55,7 +63,8 @@ export const useRunStore = defineStore('run', () => {
     ticker = null
   }
 
-  function clearLive() {
+  /** Clears the live part of the view; `keepTelemetry`: a finished run keeps its telemetry. */
+  function clearLive(keepTelemetry = false) {
     phase.value = null
     phaseMessage.value = ''
     currentIndex.value = null
@@ -65,7 +74,7 @@ export const useRunStore = defineStore('run', () => {
     lanes.value = []
     models.value = []
     lossHistory.value = []
-    telemetry.value = null
+    if (!keepTelemetry) telemetry.value = null
   }
 
   /** Back to "no run": the one place every field of a run is cleared. */
@@ -82,6 +91,7 @@ export const useRunStore = defineStore('run', () => {
     error.value = null
     cancelling.value = false
     joined.value = false
+    furthestMeasurement.value = 0
     clearLive()
   }
 
@@ -100,6 +110,7 @@ export const useRunStore = defineStore('run', () => {
   function enterMeasurement(index: number, key: MeasurementKey | null) {
     if (currentIndex.value === index) return
     currentIndex.value = index
+    furthestMeasurement.value = Math.max(furthestMeasurement.value, index + 1)
     if (key) currentKey.value = key
     lossHistory.value = []
     modelsDone.value = 0
@@ -113,6 +124,7 @@ export const useRunStore = defineStore('run', () => {
     now.value = Date.now()
     switch (e.type) {
       case 'run-started': {
+        lastRun.value = null
         // a run this page did not start (re-attached on load, or started in another tab) is "joined":
         // the config store then shows its config in the config panel
         const ours = status.value === 'starting' || e.runId === runId.value
@@ -126,6 +138,9 @@ export const useRunStore = defineStore('run', () => {
         if (e.index != null) enterMeasurement(e.index, e.key)
         break
       case 'progress': {
+        // a snapshot of an earlier measurement sent late (its timer fired after the next one began):
+        // stale, and showing it would move the counter backwards
+        if (currentIndex.value != null && e.index < currentIndex.value) break
         enterMeasurement(e.index, e.key)
         currentKey.value = e.key
         measurementElapsedMs.value = e.elapsedMs
@@ -143,10 +158,14 @@ export const useRunStore = defineStore('run', () => {
         break
       }
       case 'measurement': {
-        measurements.value = [...measurements.value, e.measurement]
+        const m = e.measurement
+        measurements.value = [...measurements.value, m]
         if (currentIndex.value === e.index) {
-          modelsDone.value = e.measurement.modelsTrained
-          models.value = models.value.map((m) => ({ ...m, fraction: 1, done: true }))
+          // every cell done only when the measurement finished; a cancelled or failed one marks the
+          // models it did train, and leaves the rest as they were
+          const trained = new Set(m.perModel.map((p) => p.index))
+          models.value = models.value.map((c, i) => (m.status === 'ok' || trained.has(i) ? { ...c, fraction: 1, done: true } : c))
+          modelsDone.value = models.value.filter((c) => c.done).length
         }
         break
       }
@@ -163,8 +182,11 @@ export const useRunStore = defineStore('run', () => {
         const t = r.finishedAt ? Date.parse(r.finishedAt) : NaN
         finishedAtMs.value = Number.isFinite(t) ? t : Date.now()
         if (r.error) error.value = { code: 'internal', message: r.error }
+        if (!plan.value.length) plan.value = expandPlan(r.config)
         cancelling.value = false
-        lanes.value = lanes.value.map((l) => ({ ...l, modelIndices: [] }))
+        // the live part ends with the run: no lanes, cells or per-measurement counters stay behind
+        // to contradict the result (a cancelled measurement's cells are not "done")
+        clearLive(true)
         stopTicker()
         break
       }
@@ -175,12 +197,45 @@ export const useRunStore = defineStore('run', () => {
   async function connect(): Promise<void> {
     const bridge = chooseBridge()
     if (!unsubscribe) unsubscribe = bridge.onEvent(applyEvent)
+    let current: Awaited<ReturnType<typeof bridge.currentRun>> = null
     try {
-      const current = await bridge.currentRun()
+      current = await bridge.currentRun()
       if (current && current.runId !== runId.value) for (const e of current.events) applyEvent(e)
     } catch {
       // no run in progress to re-attach to; not an error for the UI
     }
+    if (!current && status.value === 'idle') await findLastRun()
+  }
+
+  /** The newest finished run in the store (a reload after a run offers it instead of "No run yet"). */
+  async function findLastRun(): Promise<void> {
+    try {
+      const bridge = chooseBridge()
+      const newest = (await bridge.listRuns())
+        .filter((r) => r.status !== 'running' && r.status !== 'damaged')
+        .sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? ''))[0]
+      if (!newest) return
+      const full = await bridge.getRun({ runId: newest.runId }).catch(() => null)
+      const t = full?.finishedAt ? Date.parse(full.finishedAt) : NaN
+      if (status.value === 'idle') lastRun.value = { entry: newest, finishedAtMs: Number.isFinite(t) ? t : null }
+      lastResult = full
+    } catch {
+      // no history to offer: the view says "No run yet"
+    }
+  }
+  /** Shows a stored, finished run in the Run view (the "Last run … — open" offer). */
+  async function showStored(id: string): Promise<void> {
+    const r = lastResult?.runId === id ? lastResult : await chooseBridge().getRun({ runId: id })
+    if (busy.value) return
+    const t = Date.parse(r.startedAt)
+    resetRun()
+    runId.value = r.runId
+    config.value = r.config
+    plan.value = expandPlan(r.config)
+    startedAtMs.value = Number.isFinite(t) ? t : null
+    applyEvent({ type: 'run-finished', runId: r.runId, result: r })
+    if (startedAtMs.value == null) startedAtMs.value = finishedAtMs.value
+    lastRun.value = null
   }
 
   function disconnect() {
@@ -192,6 +247,7 @@ export const useRunStore = defineStore('run', () => {
   /** Starts a run of `cfg` (already validated). False when it could not start; `error` says why (with field issues). */
   async function start(cfg: BenchConfig): Promise<boolean> {
     if (busy.value) return false
+    lastRun.value = null
     status.value = 'starting'
     error.value = null
     cancelling.value = false
@@ -273,6 +329,8 @@ export const useRunStore = defineStore('run', () => {
     telemetry,
     cancelling,
     joined,
+    furthestMeasurement,
+    lastRun,
     now,
     busy,
     elapsedMs,
@@ -284,6 +342,8 @@ export const useRunStore = defineStore('run', () => {
     start,
     cancel,
     resetRun,
+    findLastRun,
+    showStored,
   }
 })
 

@@ -55,7 +55,7 @@ describe('config store', () => {
   it('messagesFor covers list items, itemMessages only the item', () => {
     const cfg = useConfigStore()
     cfg.draft.sizes = [1000, 0]
-    expect(cfg.messagesFor('sizes')[0]).toMatch(/sizes must be an integer from 2/)
+    expect(cfg.messagesFor('sizes')[0]).toMatch(/^Data size 2 must be an integer from 2/)
     expect(cfg.itemMessages('sizes', 1)).toHaveLength(1)
     expect(cfg.itemMessages('sizes', 0)).toHaveLength(0)
     expect(cfg.canRun).toBe(false)
@@ -64,7 +64,7 @@ describe('config store', () => {
   it('an empty models list is named', () => {
     const cfg = useConfigStore()
     cfg.setList('models', '')
-    expect(cfg.messagesFor('models').join(' ')).toMatch(/models needs at least 1 value/)
+    expect(cfg.messagesFor('models').join(' ')).toMatch(/Models \(N\) needs at least 1 value/)
   })
 
   it('canRun is false while a run is busy', () => {
@@ -99,7 +99,7 @@ describe('config store', () => {
     service.fail('start', new TrainpoolError('insufficient-memory', 'needs 40 GiB', [{ field: 'sizes', message: 'sizes 10000 needs about 40 GiB' }]))
     expect(await cfg.startFromDraft()).toBe(false)
     expect(run.status).toBe('error')
-    expect(cfg.messagesFor('sizes')).toEqual(['sizes 10000 needs about 40 GiB'])
+    expect(cfg.messagesFor('sizes')).toEqual(['Data sizes 10000 needs about 40 GiB'])
     cfg.touched()
     expect(cfg.messagesFor('sizes')).toEqual([])
     // an invalid draft is never sent

@@ -1,0 +1,73 @@
+// The binned training matrix on the device, uploaded once per worker and shared by every model and
+// every training call on it: bins (feature-major, 4 u8 or 2 u16 per word, rows padded), float32
+// labels, and per feature (number of value bins, has-missing).
+import type { GbdtData } from '../gbdt'
+import { type GbdtGpu, USAGE } from './gpu'
+
+export interface GpuGbdtData {
+  host: GbdtData
+  /** rows padded to a whole word per feature column */
+  rowsPad: number
+  bin16: boolean
+  bins: GPUBuffer
+  y: GPUBuffer
+  /** per feature: (nBins, hasMissing) */
+  finfo: GPUBuffer
+  /** the widest feature's slots (bins + missing) */
+  maxWidth: number
+  disposed: boolean
+}
+
+export function uploadGbdtData(gpu: GbdtGpu, host: GbdtData): GpuGbdtData {
+  const { rows, features } = host
+  const bin16 = host.bins instanceof Uint16Array
+  const perWord = bin16 ? 2 : 4
+  const rowsPad = Math.ceil(rows / perWord) * perWord
+  const binBytes = features * rowsPad * (bin16 ? 2 : 1)
+  if (binBytes > gpu.limits.maxStorageBufferBindingSize) {
+    throw new RangeError(
+      `webgpu: the binned matrix (${rows} rows × ${features} features, ${binBytes} bytes) does not fit one storage buffer here (${gpu.limits.maxStorageBufferBindingSize} bytes)`,
+    )
+  }
+  let packed: Uint8Array
+  if (rowsPad === rows) {
+    packed = new Uint8Array(host.bins.buffer, host.bins.byteOffset, host.bins.byteLength)
+  } else {
+    const wide = bin16 ? new Uint16Array(features * rowsPad) : new Uint8Array(features * rowsPad)
+    for (let f = 0; f < features; f++) wide.set(host.bins.subarray(f * rows, (f + 1) * rows), f * rowsPad)
+    packed = new Uint8Array(wide.buffer)
+  }
+  const bins = gpu.createBuffer(packed.byteLength, USAGE.STORAGE | USAGE.COPY_DST, 'gbdt-bins')
+  writePadded(gpu, bins, packed)
+  const y = gpu.createBuffer(rows * 4, USAGE.STORAGE | USAGE.COPY_DST, 'gbdt-y')
+  gpu.device.queue.writeBuffer(y, 0, host.y)
+  const fi = new Uint32Array(features * 2)
+  let maxWidth = 1
+  for (let f = 0; f < features; f++) {
+    fi[2 * f] = host.nBins[f]
+    fi[2 * f + 1] = host.hasMissing[f]
+    maxWidth = Math.max(maxWidth, host.width[f])
+  }
+  const finfo = gpu.createBuffer(fi.byteLength, USAGE.STORAGE | USAGE.COPY_DST, 'gbdt-finfo')
+  gpu.device.queue.writeBuffer(finfo, 0, fi)
+  return { host, rowsPad, bin16, bins, y, finfo, maxWidth, disposed: false }
+}
+
+/** writeBuffer needs a multiple of 4 bytes */
+function writePadded(gpu: GbdtGpu, buffer: GPUBuffer, bytes: Uint8Array): void {
+  const whole = bytes.byteLength & ~3
+  if (whole > 0) gpu.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, whole)
+  if (whole < bytes.byteLength) {
+    const tail = new Uint8Array(4)
+    tail.set(bytes.subarray(whole))
+    gpu.device.queue.writeBuffer(buffer, whole, tail)
+  }
+}
+
+export function disposeGbdtData(gpu: GbdtGpu, d: GpuGbdtData): void {
+  if (d.disposed) return
+  d.disposed = true
+  gpu.destroyBuffer(d.bins)
+  gpu.destroyBuffer(d.y)
+  gpu.destroyBuffer(d.finfo)
+}

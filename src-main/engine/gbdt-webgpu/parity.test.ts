@@ -1,0 +1,175 @@
+// The WebGPU trees engine against the CPU engine, on lavapipe here and in CI: every model's tree
+// hash must be equal (bit-identical trees), on tiny and edge cases, through every path of the
+// engine (workgroup-memory and global-atomics histograms, the subtraction trick, chunks, sliced
+// levels, the overflow and large-gradient fallbacks). checkFilter reads every evaluated node's
+// histogram back and checks that the GPU's split filter kept the CPU engine's choice.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { trainGbdtGroup, treeHash, type GbdtParams } from '../gbdt'
+import { disposeGbdtData, uploadGbdtData } from './data'
+import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests, type DataSpec } from './test-support'
+import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
+
+let dev: DeviceHolder = { gpu: null, why: 'not opened' }
+beforeAll(async () => {
+  dev = await openForTests()
+})
+afterAll(() => dev.gpu?.release())
+
+const SEEDS = [101, 102, 103]
+
+/** Trains `seeds` batched on the device and checks each model's hash against the CPU engine alone. */
+async function expectParity(
+  spec: DataSpec,
+  params: Partial<GbdtParams>,
+  options: WebgpuTrainOptions = {},
+  seeds: readonly number[] = SEEDS,
+): Promise<WebgpuTrainStats> {
+  const gpu = dev.gpu!
+  const { data } = makeData(spec)
+  const gd = uploadGbdtData(gpu, data)
+  const stats = emptyStats()
+  try {
+    const models = await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { checkFilter: true, ...options, stats })
+    expect(models.map(treeHash)).toEqual(cpuHashes(data, params, seeds))
+  } finally {
+    disposeGbdtData(gpu, gd)
+  }
+  return stats
+}
+
+const SMALL: DataSpec = { rows: 300, features: 6 }
+
+describe('webgpu trees = CPU trees (tree hash), edge cases', () => {
+  it('one row per leaf: 16 rows with distinct values, depth 5, no sampling', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const spec: DataSpec = { rows: 16, features: 2, value: (f, v, r) => (f === 0 ? r : v), label: (xs) => 3 * xs[0] }
+    const params = { rounds: 4, maxDepth: 5, lambda: 0, subsample: 1, colsampleBytree: 1, minChildWeight: 1 }
+    await expectParity(spec, params)
+    const leaves = trainGbdtGroup(makeData(spec).data, params, [1])[0].trees[0].feature.filter((f) => f < 0).length
+    expect(leaves).toBe(16)
+  })
+
+  it('constant features (nothing to split on) next to one informative feature, and all constant', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    await expectParity({ rows: 200, features: 4, value: (f, v) => (f === 2 ? v : 1.5) }, { rounds: 3, maxDepth: 3, colsampleBytree: 1 })
+    const stats = await expectParity({ rows: 200, features: 3, value: () => 2 }, { rounds: 3, maxDepth: 3 })
+    expect(stats.candidates).toBe(0)
+  })
+
+  it('a feature with 2 bins (binary), with and without missing values', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    await expectParity({ rows: 300, features: 3, value: (f, v) => (f === 0 ? (v > 0 ? 1 : 0) : v) }, { rounds: 4, maxDepth: 3 })
+    await expectParity({ rows: 300, features: 2, value: (f, v, r) => (r % 7 === 0 ? NaN : v > 0 ? 1 : 0) }, { rounds: 4, maxDepth: 3, colsampleBytree: 1 })
+  })
+
+  it('max_bin 256: 256 value bins plus a missing slot (u16 bins), continuous features', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const stats = await expectParity(
+      { rows: 1200, features: 4, value: (f, v, r) => (f === 1 && r % 5 === 0 ? NaN : v) },
+      { rounds: 3, maxDepth: 4, maxBin: 256 },
+    )
+    expect(stats.evaluatedNodes).toBeGreaterThan(0)
+  })
+
+  it('max_bin 2 and 16', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    await expectParity({ ...SMALL, maxBin: 2 }, { rounds: 3, maxDepth: 3, maxBin: 2 })
+    await expectParity({ ...SMALL, maxBin: 16 }, { rounds: 3, maxDepth: 3, maxBin: 16 })
+  })
+
+  it('depth 1 (stumps)', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    await expectParity(SMALL, { rounds: 6, maxDepth: 1 })
+  })
+
+  it('all gradients equal: no split beats the parent, every tree is one leaf', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const stats = await expectParity({ ...SMALL, label: () => 3.25 }, { rounds: 3, maxDepth: 4 })
+    expect(stats.evaluatedNodes).toBe(3 * 3)
+  })
+
+  it('large gradients near the quantisation bound: max |g| just under a power of two, |q| ≈ 2^30, sums carrying into the high word', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    // base 0, labels −(2^20 − 2^-3) … 2^20 − 2^-3: max |g| just under 2^20, so k = 10 and |q| up to 2^30 − 2^7
+    const near = 2 ** 20 - 0.125
+    await expectParity(
+      { rows: 2000, features: 3, label: (xs, r) => (r % 2 === 0 ? near : -near) * (r % 3 === 0 ? 1 : Math.tanh(xs[0])) },
+      { rounds: 3, maxDepth: 3, baseScore: 0 },
+    )
+  })
+
+  it('huge gradients (ns·max|g| ≥ 2^60: float32 gains could overflow) are decided from whole histograms', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const stats = await expectParity({ ...SMALL, label: (xs) => 3e16 * Math.tanh(xs[0] + xs[1]) }, { rounds: 2, maxDepth: 3, baseScore: 0 })
+    expect(stats.exactHostRounds).toBeGreaterThan(0)
+  })
+
+  it('tiny gradients (|g| ≈ 1e-20: a quantisation exponent above 64, gains far below kRtEps)', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    await expectParity({ ...SMALL, label: (xs) => 1e-20 * Math.tanh(xs[0]) }, { rounds: 2, maxDepth: 3, baseScore: 0 })
+  })
+})
+
+describe('webgpu trees = CPU trees, parameters and engine paths', () => {
+  it('missing values (backward scans, default directions), row and column sampling', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    await expectParity({ rows: 600, features: 7, value: (f, v, r) => ((r + f) % 9 === 0 ? NaN : v) }, { rounds: 4, maxDepth: 4, subsample: 0.7, colsampleBytree: 0.6 })
+  })
+
+  it('regularisation: lambda 0, alpha 0.5, gamma 0.2, min_child_weight 0 and 7', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    await expectParity(SMALL, { rounds: 3, maxDepth: 4, lambda: 0, alpha: 0.5 })
+    await expectParity(SMALL, { rounds: 3, maxDepth: 4, gamma: 0.2, minChildWeight: 0 })
+    await expectParity(SMALL, { rounds: 3, maxDepth: 4, minChildWeight: 7, eta: 0.3 })
+  })
+
+  it('global atomics and workgroup memory give the same trees', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const g = await expectParity(SMALL, { rounds: 3, maxDepth: 4 }, { histogramMode: 'global' })
+    expect(g.sharedPasses).toBe(0)
+    const s = await expectParity(SMALL, { rounds: 3, maxDepth: 4 }, { histogramMode: 'shared' })
+    expect(s.sharedPasses).toBeGreaterThan(0)
+  })
+
+  it('chunks of models and sliced levels (a histogram budget of a few node histograms)', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const seeds = [1, 2, 3, 4, 5]
+    // 6 features × 256 slots × 12 B ≈ 18 KiB per node; 40 KiB holds 2 node histograms: one model per chunk, levels sliced
+    const stats = await expectParity({ rows: 400, features: 6, value: (_f, v) => v }, { rounds: 2, maxDepth: 4 }, { histogramBudgetBytes: 40 * 1024 }, seeds)
+    expect(stats.chunks).toBe(5)
+    expect(stats.nodeSlots).toBeLessThan(8)
+    expect(stats.passes).toBeGreaterThan(5 * 2 * 4)
+  })
+
+  it('one candidate record per node: overflowing nodes are decided from their histogram', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    // features 0 and 1 are the same column: every candidate of one has a twin with an equal gain
+    const same = new Float32Array(300)
+    const stats = await expectParity(
+      { rows: 300, features: 3, value: (f, v, r) => (f === 0 ? (same[r] = v) : f === 1 ? same[r] : v) },
+      { rounds: 3, maxDepth: 3, colsampleBytree: 1 },
+      { candidatesPerNode: 1 },
+    )
+    expect(stats.overflowNodes).toBeGreaterThan(0)
+  })
+
+  it('batched = one model at a time on the device (hashes), and progress per round', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const gpu = dev.gpu!
+    const { data } = makeData(SMALL)
+    const gd = uploadGbdtData(gpu, data)
+    try {
+      const params = { rounds: 3, maxDepth: 3 }
+      const rounds: number[] = []
+      const done: number[] = []
+      const batched = await trainGbdtGroupWebgpu(gpu, gd, params, SEEDS, { onRound: (_i, r) => rounds.push(r), onModelDone: (i) => done.push(i) })
+      const alone = []
+      for (const s of SEEDS) alone.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, [s])))
+      expect(batched.map(treeHash)).toEqual(alone.map(treeHash))
+      expect(rounds).toEqual([1, 2, 3])
+      expect(done).toEqual([0, 1, 2])
+    } finally {
+      disposeGbdtData(gpu, gd)
+    }
+  })
+})

@@ -1,0 +1,94 @@
+// How a group of models is split into chunks that fit the device: the histograms of a chunk live in
+// one storage buffer (models × node slots × histogram slots × 12 bytes), which must fit the
+// device's maxStorageBufferBindingSize and maxBufferSize and the engine's histogram budget; the
+// per-row state (prediction, quantised gradient, node index: 4 bytes each per model) must fit one
+// binding too. When one model's node slots alone do not fit, it runs with fewer slots: levels
+// with more nodes are then built in slices without the subtraction trick (same sums, same trees).
+import type { GbdtGpuLimits } from './gpu'
+
+/** Default histogram budget of one trainer call (the CPU engine's default too). */
+export const DEFAULT_WEBGPU_HISTOGRAM_BUDGET = 512 * 1024 * 1024
+/** Bytes of one histogram slot: Σq as two u32 words, and the row count. */
+export const SLOT_BYTES = 12
+
+export interface ChunkPlanInput {
+  models: number
+  rows: number
+  /** histogram slots of one node: the widest `featuresPerTree` features (bins + missing slot) */
+  slotsPerNode: number
+  maxDepth: number
+  /** the smallest hessian (row count) a node needs to be split: max(2, 2·min_child_weight) */
+  minSplitH: number
+  limits: Pick<GbdtGpuLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>
+  histogramBudgetBytes?: number
+  /** candidate records per node in the split filter's output */
+  candidatesPerNode: number
+}
+
+export interface ChunkPlan {
+  /** models per dispatch (the last chunk may have fewer) */
+  modelsPerChunk: number
+  chunks: number
+  /** node histograms each model may hold at once */
+  nodeSlots: number
+  /** node histograms a model needs at its widest level (nodeSlots < this: sliced levels) */
+  nodeSlotsWanted: number
+  /** bytes of the chunk's histogram buffer */
+  histogramBytes: number
+  /** the cap the histogram buffer had to fit: min(binding size, buffer size, budget) */
+  histogramLimitBytes: number
+}
+
+/**
+ * Node histograms a model holds at once at its widest level: the evaluable nodes of a level plus,
+ * for a pair with one evaluable child, a temporary for its smaller sibling — at most 2 per pair,
+ * a pair needing ≥ minSplitH + 1 rows, and at most 2^(maxDepth−1) at the last evaluated level.
+ */
+export function nodeSlotsWanted(rows: number, maxDepth: number, minSplitH: number): number {
+  const byDepth = 2 ** Math.max(0, maxDepth - 1)
+  const byRows = 2 * Math.floor(rows / (minSplitH + 1))
+  return Math.max(1, Math.min(byDepth, byRows))
+}
+
+export function planChunks(input: ChunkPlanInput): ChunkPlan {
+  const { models, rows, slotsPerNode, limits } = input
+  if (models < 1) throw new RangeError('planChunks: no models')
+  const budget = input.histogramBudgetBytes ?? DEFAULT_WEBGPU_HISTOGRAM_BUDGET
+  const limit = Math.floor(Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize, budget) / 4) * 4
+  const perNode = slotsPerNode * SLOT_BYTES
+  if (perNode > limit) {
+    throw new RangeError(`webgpu: one node histogram needs ${perNode} bytes, more than the ${limit} bytes a storage buffer may hold here`)
+  }
+  const wanted = nodeSlotsWanted(rows, input.maxDepth, input.minSplitH)
+  let nodeSlots = wanted
+  let perChunk: number
+  if (wanted * perNode <= limit) {
+    perChunk = Math.floor(limit / (wanted * perNode))
+  } else {
+    nodeSlots = Math.floor(limit / perNode)
+    perChunk = 1
+  }
+  // per-row state: one f32/i32/u32 per model and row in one binding each
+  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / (4 * rows)))
+  // the split filter's output: per evaluated node 5 words + K candidates of 5 words
+  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / (nodeSlots * (5 + 5 * input.candidatesPerNode) * 4)))
+  if (perChunk < 1) throw new RangeError(`webgpu: ${rows} rows of one model do not fit a storage buffer of ${limits.maxStorageBufferBindingSize} bytes`)
+  const chunks = Math.ceil(models / Math.min(models, perChunk))
+  // balanced chunks: 50 models with room for 16 → 4 chunks of 13/13/12/12, not 16/16/16/2
+  const modelsPerChunk = Math.ceil(models / chunks)
+  return {
+    modelsPerChunk,
+    chunks,
+    nodeSlots,
+    nodeSlotsWanted: wanted,
+    histogramBytes: modelsPerChunk * nodeSlots * perNode,
+    histogramLimitBytes: limit,
+  }
+}
+
+/** One line for people: "4 chunks of ≤ 13 models (32 node histograms each, 96 MiB of 128 MiB)". */
+export function describeChunks(p: ChunkPlan): string {
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 2 : 0)} MiB`
+  const sliced = p.nodeSlots < p.nodeSlotsWanted ? `, sliced levels (${p.nodeSlots} of ${p.nodeSlotsWanted} node histograms)` : ''
+  return `${p.chunks} chunk${p.chunks === 1 ? '' : 's'} of ≤ ${p.modelsPerChunk} model${p.modelsPerChunk === 1 ? '' : 's'} (${p.nodeSlots} node histograms each, ${mib(p.histogramBytes)} of ${mib(p.histogramLimitBytes)})${sliced}`
+}

@@ -1,0 +1,44 @@
+import { mount } from '@vue/test-utils'
+import { describe, expect, it } from 'vitest'
+import { presetConfig } from '@shared/contract/config'
+import { expandPlan } from '@shared/plan'
+import { measurementFor, resultFor } from '@shared/testing/fixtures'
+import RunCompare from './RunCompare.vue'
+
+function run(models: number, runId: string, startedAt: string, extra: { preset?: 'quick' | 'custom'; name?: string } = {}) {
+  const config = { ...presetConfig('quick', { models: [models], workers: [2], repeats: 1 }), preset: extra.preset ?? 'quick' }
+  const r = resultFor(config, expandPlan(config).map((k) => measurementFor(k, false, config)), { runId })
+  return { ...r, startedAt, ...(extra.name ? { name: extra.name } : {}) }
+}
+
+describe('RunCompare', () => {
+  it('runs with different settings: says what differs and that they share no measurement; labels are names or presets, not ids', () => {
+    const a = run(8, '20261202-090000-aaaaaa', '2026-12-02T09:00:00.000Z', { preset: 'custom' })
+    const b = run(16, '20261202-100000-bbbbbb', '2026-12-02T10:00:00.000Z', { name: 'after the driver update' })
+    const w = mount(RunCompare, { props: { a, b } })
+    expect(w.get('[data-test=compare-differ]').text()).toBe('Settings that differ: models (8 vs 16).')
+    expect(w.get('[data-test=compare-models]').classes()).toContain('differs')
+    expect(w.get('[data-test=compare-shared]').text()).toMatch(/^These runs share no measurement: they differ in models, so there is no Δ to show/)
+    const la = w.get('[data-test=compare-label-a]').text()
+    expect(la).toMatch(/^A: Custom run of /)
+    expect(w.get('[data-test=compare-label-b]').text()).toBe('B: after the driver update')
+    expect(w.text()).not.toContain('aaaaaa')
+  })
+
+  it('runs of the same settings: every measurement has a Δ, and the settings are the same', () => {
+    const a = run(8, '20261202-090000-aaaaaa', '2026-12-02T09:00:00.000Z')
+    const b = run(8, '20261202-100000-bbbbbb', '2026-12-02T10:00:00.000Z')
+    const w = mount(RunCompare, { props: { a, b } })
+    expect(w.get('[data-test=compare-differ]').text()).toBe('Same settings in both runs.')
+    expect(w.get('[data-test=compare-shared]').text()).toMatch(/^6 of 6 measurements are in both runs/)
+    expect(w.get('[data-test=compare-label-a]').text()).toMatch(/^A: Quick run of /)
+  })
+
+  it('two runs of the same minute are told apart by the second, then by id', () => {
+    const a = run(8, '20261202-090000-aaaaaa', '2026-12-02T09:00:01.000Z')
+    const b = run(8, '20261202-090000-bbbbbb', '2026-12-02T09:00:41.000Z')
+    const w = mount(RunCompare, { props: { a, b } })
+    expect(w.get('[data-test=compare-label-a]').text()).not.toBe(w.get('[data-test=compare-label-b]').text().replace(/^B/, 'A'))
+    expect(w.text()).not.toContain('aaaaaa')
+  })
+})

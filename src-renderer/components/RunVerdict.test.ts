@@ -1,0 +1,68 @@
+// The result in words (the report's verdict), the timing warnings folded into one line, and the
+// summary table without inline warnings and with efficiency for the pool only.
+import { mount } from '@vue/test-utils'
+import { describe, expect, it } from 'vitest'
+import { presetConfig } from '@shared/contract/config'
+import type { RunResult } from '@shared/contract/result'
+import { expandPlan } from '@shared/plan'
+import { measurementFor, resultFor } from '@shared/testing/fixtures'
+import { verdictFor } from '@shared/verdict'
+import RunVerdict from './RunVerdict.vue'
+import SummaryTable from './SummaryTable.vue'
+
+const config = presetConfig('quick', { sizes: [2000, 5000], models: [8], workers: [1, 2], repeats: 2 })
+const base = resultFor(config, expandPlan(config).map((k) => measurementFor(k, false, config)))
+const SPREAD = 'wide spread: max−min is 65% of the median (a busy or throttled machine?)'
+/** 7 of the 10 summary entries noisy, their warnings repeated in the run's list as the service does, plus one other warning */
+function noisyRun(): RunResult {
+  const summary = base.summary.map((s, i) => ({ ...s, warnings: i < 7 ? [SPREAD] : [] }))
+  const echoed = summary.flatMap((s) => s.warnings.map((w) => `${s.strategy} W=${s.workers} at ${s.size} rows: ${w}`))
+  return { ...base, summary, warnings: [...echoed, 'could not save the run to /tmp/x: disk full (results are kept in memory; export them before closing)'] }
+}
+
+describe('RunVerdict', () => {
+  it('says the report\'s verdict, word for word', () => {
+    const w = mount(RunVerdict, { props: { result: base } })
+    const v = verdictFor(base)
+    expect(w.get('[data-test=verdict-headline]').text()).toBe(v.headline)
+    expect(w.findAll('[data-test=verdict-lines] li').map((li) => li.text())).toEqual([...v.perSize, ...v.workers])
+    expect(v.headline).toMatch(/fastest|speedup/)
+  })
+
+  it('timing warnings: one line "7 of 10 measurements noisy", details folded; other warnings as they are', () => {
+    const w = mount(RunVerdict, { props: { result: noisyRun() } })
+    const folded = w.get('[data-test=timing-warnings]')
+    expect(folded.element.tagName).toBe('DETAILS')
+    expect(folded.attributes('open')).toBeUndefined()
+    expect(w.get('[data-test=timing-warnings-line]').text()).toBe('7 of 10 measurements noisy: add repeats or close other programs')
+    expect(folded.findAll('li')).toHaveLength(7)
+    expect(folded.findAll('li')[0].text()).toMatch(/^sequential at 2,000 rows: wide spread/)
+    // the run's list echoes the summary's warnings: those are not shown a second time
+    expect(w.findAll('[data-test=run-warnings] li').map((li) => li.text())).toEqual([
+      '⚠ could not save the run to /tmp/x: disk full (results are kept in memory; export them before closing)',
+    ])
+    expect(w.get('[data-test=repeats-note]').text()).toMatch(/^Only 2 repeats per measurement/)
+  })
+
+  it('no warning line when nothing was noisy', () => {
+    const w = mount(RunVerdict, { props: { result: { ...base, config: { ...base.config, repeats: 3 } } } })
+    expect(w.find('[data-test=timing-warnings]').exists()).toBe(false)
+    expect(w.find('[data-test=repeats-note]').exists()).toBe(false)
+  })
+})
+
+describe('SummaryTable', () => {
+  it('marks a noisy median instead of writing its warning into the row; efficiency only for the pool', () => {
+    const r = noisyRun()
+    const w = mount(SummaryTable, { props: { summary: r.summary, rateLabel: 'GFLOP/s' } })
+    const rows = w.findAll('tbody tr').map((tr) => tr.findAll('td').map((td) => td.text()))
+    expect(w.text()).not.toContain('wide spread: max−min is 65% of the median (a busy or throttled machine?) ')
+    expect(w.findAll('[data-test=noisy-mark]')).toHaveLength(7)
+    for (const [i, row] of rows.entries()) {
+      const s = r.summary[i]
+      if (s.strategy === 'pool') expect(row[8]).toBe(`${Math.round(s.efficiency! * 100)}%`)
+      else expect(row[8], `${s.strategy} W=${s.workers}`).toBe('—')
+    }
+    expect(w.get('[data-test=summary-note]').text()).toMatch(/left out for batched/)
+  })
+})

@@ -1,0 +1,106 @@
+// What the config panel calls each field, what it accepts, and the schema's messages said in those
+// words: the field's label instead of its internal name ("Learning rate", not "lr"), and the text the
+// user typed instead of the parsed value ("1e", not "got null"). Pure; the config store applies it.
+import { LIMITS } from '@shared/contract/config'
+import type { FieldIssue } from '@shared/contract/errors'
+import { acceptedText, type ParamField } from '@shared/families'
+import { formatNumber } from '@shared/format'
+
+const SIZE_ACCEPTED = `a whole number of rows from ${formatNumber(LIMITS.size.min)} to ${formatNumber(LIMITS.size.max)}`
+
+/** The run config's own fields: label and what the box accepts (the family's fields carry their own). */
+export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string }> = {
+  sizes: { label: 'Data sizes', accepted: `whole numbers of rows from ${formatNumber(LIMITS.size.min)} to ${formatNumber(LIMITS.size.max)}` },
+  models: { label: 'Models (N)', accepted: `whole numbers from ${LIMITS.models.min} to ${LIMITS.models.max}, e.g. 50 or 50, 100` },
+  workers: { label: 'Workers (W)', accepted: `whole numbers from ${LIMITS.workers.min} to ${LIMITS.workers.max}, e.g. 2 or 1, 2, 5` },
+  strategies: { label: 'Strategies' },
+  backend: { label: 'Backend' },
+  repeats: { label: 'Repeats', accepted: `a whole number from ${LIMITS.repeats.min} to ${LIMITS.repeats.max}` },
+  seed: { label: 'Seed', accepted: `a whole number from ${LIMITS.seed.min} to ${formatNumber(LIMITS.seed.max)}` },
+  target: { label: 'Target' },
+  features: { label: 'Features', accepted: `a whole number from ${LIMITS.features.min} to ${formatNumber(LIMITS.features.max)}` },
+  testSplit: { label: 'Test split', accepted: `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}` },
+  failurePolicy: { label: 'On failure' },
+  model: { label: 'Model' },
+}
+
+export interface FieldWords {
+  /** "Learning rate", "Data size 2" */
+  label: string
+  /** what the box holds now, as typed ("1e", "64, abc"); undefined when it is not a text box */
+  typed?: string
+  /** the one list item an issue is about, as typed ("abc" of "64, abc") */
+  item?: string
+  /** "a number from 1e-6 to 1" */
+  accepted?: string
+}
+
+/** Splits a list box's text the way the store parses it ("64, abc" → ["64", "abc"]). */
+export function listTokens(text: string): string[] {
+  return text.split(/[\s,;]+/).filter((t) => t.length > 0)
+}
+
+/**
+ * Where an issue's field is: its label, the text typed and what it accepts. `texts` holds what each
+ * box shows: "sizes.0", "models", "workers", "repeats", …, and "model.<key>" for a family field.
+ */
+export function fieldWords(field: string, texts: Readonly<Record<string, string>>, familyFields: readonly ParamField[]): FieldWords {
+  const path = field.split('.')
+  if (path[0] === 'model' && path.length >= 2 && path[1] !== 'kind') {
+    const f = familyFields.find((x) => x.key === path[1])
+    if (f) {
+      const typed = texts[`model.${f.key}`]
+      const index = path[2] != null ? Number(path[2]) : NaN
+      return { label: f.label, typed, item: Number.isInteger(index) && typed != null ? listTokens(typed)[index] : undefined, accepted: acceptedText(f) }
+    }
+  }
+  const base = CONFIG_FIELDS[path[0]]
+  if (!base) return { label: field || 'Configuration' }
+  const index = path[1] != null ? Number(path[1]) : NaN
+  if (path[0] === 'sizes') {
+    // one box per size: the item is that box
+    if (Number.isInteger(index)) return { label: `Data size ${index + 1}`, typed: texts[`sizes.${index}`], item: texts[`sizes.${index}`], accepted: SIZE_ACCEPTED }
+    return { label: base.label, accepted: base.accepted }
+  }
+  const typed = texts[path[0]]
+  return { label: base.label, typed, item: Number.isInteger(index) && typed != null ? listTokens(typed)[index] : undefined, accepted: base.accepted }
+}
+
+/**
+ * Internal names a message may mention besides its own field ("… at testSplit 0.2"): the code-like
+ * ones (camelCase, "lr"), said as the panel says them; plain words ("models") are left as they are.
+ */
+function internalNames(familyFields: readonly ParamField[]): [string, string][] {
+  const names: [string, string][] = [['testSplit', 'test split']]
+  for (const f of familyFields) if (/[A-Z]/.test(f.key) || f.key === 'lr') names.push([f.key, f.label.toLowerCase()])
+  return names
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * A schema message in the panel's words: "lr must be a finite number (got null)" with the box
+ * showing "1e" becomes 'Learning rate: "1e" is not a number; enter a number from 0.000001 to 1'.
+ */
+export function sayIssue(issue: FieldIssue, words: FieldWords, familyFields: readonly ParamField[] = []): string {
+  const name = issue.field.split('.').filter((p) => !/^\d+$/.test(p)).pop() ?? ''
+  let message = issue.message.replace(/\s*\(got [^)]*\)\s*$/, '')
+  const typedItem = (words.item ?? words.typed ?? '').trim()
+  const enter = words.accepted ? `; enter ${words.accepted}` : ''
+  const notANumber = /must be a (finite )?number$|must be a list of integers$|is required$/.test(message)
+  if (notANumber && words.typed != null) {
+    if (!typedItem) return `${words.label} is empty${enter}`
+    return `${words.label}: "${typedItem}" is not a number${enter}`
+  }
+  let rest = message
+  let head = ''
+  if (name && message.startsWith(`${name} `)) {
+    head = `${words.label} `
+    rest = message.slice(name.length + 1)
+  } else if (name && !message.startsWith(words.label)) head = `${words.label}: `
+  for (const [key, said] of internalNames(familyFields)) rest = rest.replace(new RegExp(`\\b${escape(key)}\\b`, 'g'), said)
+  message = head + rest
+  const mentioned = new Set(message.split(/[^\w.+-]+/))
+  if (typedItem && words.typed != null && !listTokens(typedItem).every((t) => mentioned.has(t))) message += ` (you typed "${typedItem}")`
+  return message
+}
