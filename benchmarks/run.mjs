@@ -10,7 +10,8 @@
 // Options (env): BENCH_SIZES (10000,50000), BENCH_BACKEND (wasm), BENCH_REPEATS (3), BENCH_MODELS (50),
 // BENCH_WEBGPU_SIZE (2000; 0 skips), BENCH_RSS_SIZE (200000; 0 skips the MLP RSS pass),
 // BENCH_GBDT_SIZE (10000; 0 skips the trees), BENCH_GBDT_MODELS (50), BENCH_GBDT_ROUNDS (100),
-// BENCH_GBDT_RSS_SIZE (200000; 0 skips), BENCH_MLP (1; 0 skips the MLP passes).
+// BENCH_GBDT_RSS_SIZE (200000; 0 skips), BENCH_MLP (1; 0 skips the MLP passes), BENCH_ESTIMATE (1; 0 skips
+// the check of the config panel's time estimate against actual smoke and quick runs).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -150,6 +151,15 @@ if (gbdtSize > 0) {
     lines.push(`peak RSS per worker, ${gbdtRss} rows × ${gbdtModels} models batched W=1 (target ≤ 1 GiB): ${big.measurements.map((m) => m.peakRssBytes.map(mib).join(', ')).join('; ')}`)
   }
   text += '\n' + lines.join('\n')
+}
+
+if (env('BENCH_ESTIMATE', '1') !== '0') {
+  // the config panel's estimate against the actual run time, for the smoke and quick presets (target ±30 %)
+  process.stderr.write('\n== estimate check: smoke and quick, MLP on wasm and trees on cpu\n')
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/estimate-check.mts')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const lines = (r.stdout ?? '').trim().split('\n')
+  out.estimate = JSON.parse(lines.pop() || '[]')
+  text += `\n\nEstimate before Run vs the actual run (target within ±30 %):\n${lines.join('\n')}`
 }
 
 writeFileSync(join(outDir, 'summary.json'), JSON.stringify(out, null, 2))

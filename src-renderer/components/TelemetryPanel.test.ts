@@ -81,10 +81,10 @@ describe('TelemetryPanel', () => {
   it('after a run, each worker keeps its last CPU and memory reading (no N/A from its exit sample)', () => {
     const reading = (cpuPercent: number | null, rssBytes: number | null): WorkerSample[] => [{ pid: 7, cpuPercent, rssBytes }]
     const samples = [
-      sample(0, 'pool', null, reading(null, 150 * 2 ** 20)),
-      sample(1000, 'pool', null, reading(64, 200 * 2 ** 20)),
+      { ...sample(0, 'pool', null), workers: reading(null, 150 * 2 ** 20) },
+      { ...sample(1000, 'pool', null), workers: reading(64, 200 * 2 ** 20) },
       // the last sample, taken as the worker exits: no reading
-      sample(2000, 'pool', null, reading(null, null)),
+      { ...sample(2000, 'pool', null), workers: reading(null, null) },
     ]
     const w = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'absent', message: '' }, samples }, backend: 'wasm' } })
     const row = w.get('[data-test=telemetry-workers] tbody tr')
