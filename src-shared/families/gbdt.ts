@@ -115,7 +115,7 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
   fields: FIELDS,
   paramsSchema: paramsSchemaFrom<GbdtParams>('gbdt', FIELDS),
   defaults: GBDT_DEFAULTS,
-  backends: ['cpu'],
+  backends: ['cpu', 'webgpu'],
   supportsBatched: (backend) => backend === 'cpu' || backend === 'webgpu',
   progressTotal: (w) => w.model.rounds,
   describeProgress: (p) => (p.done <= 0 ? 'starting' : `tree ${p.done}/${p.total}`),

@@ -3,17 +3,16 @@
 // per worker; every strategy trains model i from seed + i + 1 on those same bins, so its trees —
 // and the fingerprint (tree hash) and test MSE reported with it — are bit-identical everywhere.
 // Rounds run asynchronously (a yield between rounds), so cancel and heartbeats get through.
+// Backend `webgpu` trains the same trees (bit for bit) in WGSL on the device (engine/gbdt-webgpu/).
 import { modelSeed, splitRows, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import { generateDataset, type Dataset } from '../data'
 import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
+import { disposeWebgpu, isWebgpuGbdtRuntime, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuPrepared } from '../gbdt-webgpu/runtime'
 import { plainCpuRuntime } from './cpu-runtime'
 import { CancelledError, type TrainHooks, type WorkerFamily, type WorkerRuntime } from './types'
 
-interface GbdtPrepared {
-  dataset: Dataset
-  binned: GbdtData
-}
+type GbdtPrepared = { engine: 'typescript'; dataset: Dataset; binned: GbdtData } | WebgpuPrepared
 
 type GbdtWorkload = Workload<GbdtParams>
 
@@ -49,20 +48,26 @@ async function trainGroup(d: GbdtPrepared, w: GbdtWorkload, indices: readonly nu
 export const gbdtWorkerFamily: WorkerFamily<GbdtParams, WorkerRuntime, GbdtPrepared> = {
   kind: 'gbdt',
   async init(backend) {
-    if (backend !== 'cpu' && backend !== 'auto') throw new Error(`backend ${backend} cannot train gradient-boosted trees here; accepted: cpu`)
+    if (backend === 'webgpu') return startWebgpuGbdtRuntime()
+    if (backend !== 'cpu' && backend !== 'auto') throw new Error(`backend ${backend} cannot train gradient-boosted trees here; accepted: cpu, webgpu`)
     return plainCpuRuntime({ 'trainpool-gbdt': 'xgboost-1.7-hist' })
   },
   dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}:bins${w.model.maxBin}`,
-  prepare(_rt, w) {
+  prepare(rt, w) {
+    if (isWebgpuGbdtRuntime(rt)) return prepareWebgpu(rt, w)
     const dataset = generateDataset(w)
-    return { dataset, binned: prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin) }
+    return { engine: 'typescript', dataset, binned: prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin) }
   },
-  disposeData: () => {},
+  disposeData(rt, d) {
+    if (d.engine === 'webgpu' && isWebgpuGbdtRuntime(rt)) disposeWebgpu(rt, d)
+  },
   /** One round of the job's models before the clock: the JIT compiles the hot loops. */
-  async warmUp(_rt, d, w, indices) {
+  async warmUp(rt, d, w, indices) {
+    if (d.engine === 'webgpu' && isWebgpuGbdtRuntime(rt)) return warmUpWebgpu(rt, d, w, indices)
     await trainGbdtGroupAsync(d.binned, { ...engineParams(w.model), rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
   },
-  async train(_rt, d, w, indices, { fused }, hooks) {
+  async train(rt, d, w, indices, { fused }, hooks) {
+    if (d.engine === 'webgpu' && isWebgpuGbdtRuntime(rt)) return trainWebgpu(rt, d, w, indices, fused, hooks)
     const groups = fused ? [indices] : indices.map((i) => [i])
     for (const group of groups) await trainGroup(d, w, group, fused, hooks)
   },

@@ -1,0 +1,137 @@
+// The `webgpu` backend of the gbdt family, as its worker half sees it: a runtime (the device, its
+// limits and the chunking rule as flags, live GPU buffers as memory), the data (binned on the host
+// as for the CPU engine, uploaded once per worker), and training: sequential/pool = one model per
+// dispatch, batched = all of the job's models per dispatch (chunked to fit the device).
+import { createRequire } from 'node:module'
+import { modelSeed, splitRows, type Workload } from '@shared/contract'
+import type { GbdtParams as FamilyGbdtParams } from '@shared/families/gbdt'
+import { generateDataset, type Dataset } from '../data'
+import { CancelledError, type TrainHooks, type WorkerRuntime } from '../families/types'
+import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, type GbdtData } from '../gbdt'
+import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
+import { type GbdtGpu, GbdtGpuUnavailableError, openGbdtGpu } from './gpu'
+import { DEFAULT_WEBGPU_HISTOGRAM_BUDGET } from './plan'
+import { DEFAULT_CANDIDATES_PER_NODE, trainGbdtGroupWebgpu } from './trainer'
+
+export interface WebgpuGbdtRuntime extends WorkerRuntime {
+  backend: 'webgpu'
+  gbdtGpu: GbdtGpu
+}
+
+export function isWebgpuGbdtRuntime(rt: WorkerRuntime): rt is WebgpuGbdtRuntime {
+  return rt.backend === 'webgpu' && 'gbdtGpu' in rt
+}
+
+const require = createRequire(__filename)
+
+function packageVersion(pkg: string): string {
+  try {
+    return (require(`${pkg}/package.json`) as { version: string }).version
+  } catch {
+    return 'unknown'
+  }
+}
+
+/** Opens the device; throws with the reason (the worker reports init-failed) when there is none. */
+export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
+  let gpu: GbdtGpu
+  try {
+    gpu = await openGbdtGpu()
+  } catch (err) {
+    if (err instanceof GbdtGpuUnavailableError) throw new Error(err.message)
+    throw err
+  }
+  const l = gpu.limits
+  return {
+    backend: 'webgpu',
+    device: gpu.description,
+    gbdtGpu: gpu,
+    flags: {
+      engine: 'webgpu-wgsl',
+      hardware: gpu.hardware,
+      histograms: 'integer: 64-bit Σq as two u32 atomics with a carry, row counts; workgroup memory where the built nodes fit, global atomics beyond',
+      splitDecision: 'device: interval filter of float32 gains; host: the CPU engine float32 formulas and tie rules on the filtered candidates',
+      chunking:
+        'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋, balanced; sequential and pool: 1',
+      histogramBudgetBytes: DEFAULT_WEBGPU_HISTOGRAM_BUDGET,
+      candidatesPerNode: DEFAULT_CANDIDATES_PER_NODE,
+      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+      maxBufferSize: l.maxBufferSize,
+      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+      maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
+    },
+    versions: { 'trainpool-gbdt': 'xgboost-1.7-hist', webgpu: packageVersion('webgpu') },
+    memory: () => {
+      const s = gpu.bufferStats()
+      return { numTensors: s.live, numBytes: s.liveBytes }
+    },
+    heapBytes: () => null,
+    release: () => gpu.release(),
+  }
+}
+
+export interface WebgpuPrepared {
+  engine: 'webgpu'
+  dataset: Dataset
+  binned: GbdtData
+  gpuData: GpuGbdtData
+}
+
+type GbdtWorkload = Workload<FamilyGbdtParams>
+
+function engineParams({ kind: _kind, ...params }: FamilyGbdtParams) {
+  return params
+}
+
+/** The data set as the CPU engine bins it, and its bins and labels on the device (once per worker). */
+export function prepareWebgpu(rt: WebgpuGbdtRuntime, w: GbdtWorkload): WebgpuPrepared {
+  const dataset = generateDataset(w)
+  const binned = prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin)
+  return { engine: 'webgpu', dataset, binned, gpuData: uploadGbdtData(rt.gbdtGpu, binned) }
+}
+
+export function disposeWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared): void {
+  disposeGbdtData(rt.gbdtGpu, d.gpuData)
+}
+
+/** One round of the job's models, as they will be dispatched, before the clock: compiles the pipelines. */
+export async function warmUpWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared, w: GbdtWorkload, indices: readonly number[]): Promise<void> {
+  await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, { ...engineParams(w.model), rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
+}
+
+export async function trainWebgpu(
+  rt: WebgpuGbdtRuntime,
+  d: WebgpuPrepared,
+  w: GbdtWorkload,
+  indices: readonly number[],
+  fused: boolean,
+  hooks: TrainHooks,
+): Promise<void> {
+  const { test } = splitRows(w.size, w.testSplit)
+  const groups = fused ? [indices] : indices.map((i) => [i])
+  for (const group of groups) {
+    const seeds = group.map((i) => modelSeed(w.seed, i))
+    const started = performance.now()
+    const models = await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, engineParams(w.model), seeds, {
+      onRound: (chunk, round, rounds) =>
+        hooks.onProgress(
+          chunk.map((k) => group[k]),
+          { done: round, total: rounds, unit: 'round' },
+        ),
+      shouldStop: hooks.shouldStop,
+      cancelError: () => new CancelledError(),
+    })
+    const elapsedMs = performance.now() - started
+    models.forEach((model, k) => {
+      hooks.onModelDone({
+        index: group[k],
+        seed: seeds[k],
+        trainMs: fused ? null : elapsedMs,
+        groupTrainMs: fused ? elapsedMs : null,
+        testMse: meanSquaredError(predictGbdt(model, d.dataset.xTest, test, w.features), d.dataset.yTest),
+        finalLoss: null,
+        fingerprint: treeHash(model),
+      })
+    })
+  }
+}
