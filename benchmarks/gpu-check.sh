@@ -4,6 +4,10 @@
 # nvidia-smi, run the article's shape on `webgpu` (NVIDIA's Vulkan driver through Dawn), and, when
 # python3 can import torch with CUDA, the same 50 MLPs under PyTorch (a Python loop and a
 # torch.func vmap ensemble) — then write ONE JSON with all of it. A few minutes in all.
+# Then the article's trees experiment on the machine's own XGBoost with CUDA (`--backend xgboost`,
+# TRAINPOOL_XGBOOST_DEVICE=cuda: 50 boosters, sequential vs a pool of 5, 10k–200k rows): run when a
+# CUDA-enabled libxgboost is found (TRAINPOOL_XGBOOST_LIB, or python3's pip `xgboost`), otherwise
+# the JSON and the log say there is none, and why.
 #
 # Prepare (on a machine with the project, Node and network):
 #   npm run build && ../shared/gpu/pack.sh gpu-pack
@@ -23,14 +27,18 @@
 #   --sizes/--models/--workers/--repeats/--epochs  the trainpool shape (default 10000/50/1,2/3/3)
 #   --skip-torch          do not run the PyTorch reference
 #   --allow-cpu-adapter   go on with a CPU (software) adapter — plumbing tests only; the JSON says so
-#   --timeout S           limit for each of the trainpool and torch runs (default 900)
+#   --timeout S           limit for each of the trainpool, torch and xgboost runs (default 900)
+#   --skip-xgboost        do not run the XGBoost (CUDA) experiment
+#   --xgb-sizes/--xgb-models/--xgb-workers/--xgb-repeats  its shape (default 10000,50000,100000,200000/50/5/1)
 # Exit: 0 done (see the JSON for each part's status); 2 bad usage or no node/project;
 #       3 the WebGPU adapter is a CPU adapter (llvmpipe/lavapipe/SwiftShader); 4 no WebGPU adapter;
-#       5 the trainpool run failed (the JSON is still written).
+#       5 the trainpool run failed (the JSON is still written). The XGBoost part's outcome is in
+#       the JSON (`xgboost`), as the PyTorch reference's is.
 set -uo pipefail
 
 probe_only=0; skip_torch=0; allow_cpu=0; out=""; project=""
 sizes=10000; models=50; workers=1,2; repeats=3; epochs=3; limit=900
+skip_xgb=0; xgb_sizes=10000,50000,100000,200000; xgb_models=50; xgb_workers=5; xgb_repeats=1
 die() { echo "gpu-check: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -45,6 +53,11 @@ while [ $# -gt 0 ]; do
     --repeats) repeats="${2:?}"; shift ;;
     --epochs) epochs="${2:?}"; shift ;;
     --timeout) limit="${2:?}"; shift ;;
+    --skip-xgboost) skip_xgb=1 ;;
+    --xgb-sizes) xgb_sizes="${2:?}"; shift ;;
+    --xgb-models) xgb_models="${2:?}"; shift ;;
+    --xgb-workers) xgb_workers="${2:?}"; shift ;;
+    --xgb-repeats) xgb_repeats="${2:?}"; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -160,6 +173,25 @@ else
     --repeats "$repeats" --epochs "$epochs" >"$work/torch.json" 2>"$work/torch.log"
   torch_exit=$?
   [ $torch_exit = 0 ] || { log "the PyTorch reference exited $torch_exit:"; tail -n 20 "$work/torch.log" >&2; }
+fi
+
+# --- XGBoost on CUDA: the article's trees on the machine's own libxgboost -------------------------
+if [ $skip_xgb = 1 ]; then
+  echo "--skip-xgboost" >"$work/xgboost.skipped"
+else
+  log "XGBoost (CUDA): trainpool bench --model gbdt --backend xgboost --preset article --sizes $xgb_sizes --models $xgb_models --workers $xgb_workers --repeats $xgb_repeats (TRAINPOOL_XGBOOST_DEVICE=cuda)"
+  (cd "$project" && TRAINPOOL_XGBOOST_DEVICE=cuda timeout "$limit" node bin/trainpool.js bench --model gbdt --backend xgboost --preset article \
+    --sizes "$xgb_sizes" --models "$xgb_models" --workers "$xgb_workers" --repeats "$xgb_repeats" --no-save --json "$work/xgboost.json" 2>&1) \
+    | tee "$work/xgboost.log" >&2
+  xgb_exit=${PIPESTATUS[0]}
+  echo "$xgb_exit" >"$work/xgboost.exit"
+  if [ "$xgb_exit" != 0 ] && grep -q 'backend xgboost is not available here' "$work/xgboost.log"; then
+    why="$(sed -n 's/.*backend xgboost is not available here: //p' "$work/xgboost.log" | tail -n 1)"
+    echo "no CUDA-enabled libxgboost here: $why" >"$work/xgboost.skipped"
+    log "XGBoost (CUDA): not run: no CUDA-enabled libxgboost here ($why)"
+  elif [ "$xgb_exit" != 0 ]; then
+    log "the XGBoost run exited $xgb_exit (124: it ran past --timeout $limit s)"
+  fi
 fi
 
 # --- one JSON -----------------------------------------------------------------------------------------

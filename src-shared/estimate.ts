@@ -71,6 +71,7 @@ export const ASSUMED_SPEED: Readonly<Record<ConcreteBackend, BackendSpeed>> = {
   webgpu: { workPerSecond: { FLOP: 5e10 }, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
   wasm: { workPerSecond: { FLOP: 8e9 }, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
   cpu: { workPerSecond: { FLOP: 1e9, 'histogram update': 4e7 }, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
+  xgboost: { workPerSecond: { 'histogram update': 4e7 }, stepMs: 0.5, jobMs: 5, poolStartMs: 600, sharedDevice: false },
 }
 
 /** Paid once per run: probing the backend, verifying, saving. */

@@ -3,7 +3,8 @@
 // strategy from its telemetry), the PyTorch reference, and the ratios between them.
 // Usage: node combine.mjs DIR   (files it reads, all optional: meta.json, adapter.json,
 // nvidia-smi-L.txt, nvidia-smi-query.txt, trainpool.json, trainpool.exit, trainpool.wall_s,
-// trainpool.log, torch.json, torch.skipped, torch.log)
+// trainpool.log, torch.json, torch.skipped, torch.log, xgboost.json, xgboost.exit, xgboost.log,
+// xgboost.skipped)
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
@@ -59,12 +60,12 @@ function peakGpuMemMiB(samples) {
   return peak
 }
 
-function compactTrainpool(dir) {
-  const r = json(dir, 'trainpool.json')
-  const exit = text(dir, 'trainpool.exit')
-  const wall = text(dir, 'trainpool.wall_s')
+function compactTrainpool(dir, name = 'trainpool') {
+  const r = json(dir, `${name}.json`)
+  const exit = text(dir, `${name}.exit`)
+  const wall = text(dir, `${name}.wall_s`)
   const base = { exitCode: exit == null ? null : Number(exit.trim()), wallS: wall == null ? null : Number(wall.trim()) }
-  if (!r || r.ok === false) return { ...base, ok: false, error: r?.error ?? 'no result JSON', logTail: tail(text(dir, 'trainpool.log')) }
+  if (!r || r.ok === false) return { ...base, ok: false, error: r?.error ?? 'no result JSON', logTail: tail(text(dir, `${name}.log`)) }
   const samples = r.telemetry?.samples ?? []
   const busy = gpuBusy(samples)
   return {
@@ -88,6 +89,31 @@ function compactTrainpool(dir) {
     gpuBusyLine: busy.length ? `GPU busy ${busy.map((b) => `${Math.round(b.meanUtil)} % in ${b.strategy}`).join(', ')}` : null,
     warnings: r.warnings ?? [],
   }
+}
+
+/** Median per-model training time per (size, strategy, W): what the article's per-model times compare with. */
+export function perModelTimes(measurements) {
+  const groups = new Map()
+  for (const m of measurements ?? []) {
+    const key = `${m.size}/${m.strategy}/${m.workers}`
+    const g = groups.get(key) ?? { size: m.size, strategy: m.strategy, workers: m.workers, ms: [] }
+    for (const p of m.perModel ?? []) if (p.trainMs != null) g.ms.push(p.trainMs)
+    groups.set(key, g)
+  }
+  return [...groups.values()].map(({ ms, ...g }) => {
+    const s = [...ms].sort((a, b) => a - b)
+    const median = s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : null
+    return { ...g, models: s.length, medianTrainMs: median }
+  })
+}
+
+/** The XGBoost (CUDA) part: skipped with the reason, or the run compacted with per-model times. */
+function compactXgboost(dir) {
+  const skipped = text(dir, 'xgboost.skipped')
+  if (skipped != null) return { skipped: skipped.trim() }
+  if (!existsSync(join(dir, 'xgboost.exit')) && !existsSync(join(dir, 'xgboost.json'))) return null
+  const r = json(dir, 'xgboost.json')
+  return { ...compactTrainpool(dir, 'xgboost'), model: r?.config?.model ?? null, perModel: perModelTimes(r?.measurements) }
 }
 
 function comparison(tp, torch) {
@@ -140,6 +166,7 @@ export function combine(dir) {
     nvidiaSmi: list == null && query == null ? null : { list: list?.trim().split('\n').filter(Boolean) ?? [], gpus: query?.trim().split('\n').filter(Boolean) ?? [] },
     trainpool,
     torch: torch ?? null,
+    xgboost: compactXgboost(dir),
     comparison: trainpool ? comparison(trainpool, torch) : null,
   }
 }

@@ -125,10 +125,30 @@ describe('combine.mjs', () => {
     writeFileSync(join(dir, 'trainpool.exit'), '124\n')
     writeFileSync(join(dir, 'trainpool.log'), 'line 1\nworker died\n')
     writeFileSync(join(dir, 'torch.skipped'), 'python3 not found\n')
+    writeFileSync(join(dir, 'xgboost.skipped'), 'no CUDA-enabled libxgboost here: … was built without CUDA\n')
     const out = combine(dir)
     expect(out.trainpool).toMatchObject({ exitCode: 124, ok: false, error: 'no result JSON', logTail: 'line 1\nworker died' })
     expect(out.torch).toEqual({ skipped: 'python3 not found' })
+    expect(out.xgboost).toEqual({ skipped: 'no CUDA-enabled libxgboost here: … was built without CUDA' })
     expect(out.nvidiaSmi).toBeNull()
+  })
+
+  it('the XGBoost (CUDA) run with its per-model times', () => {
+    const dir = join(tmp, 'combine-xgboost')
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'xgboost.exit'), '0\n')
+    const m = (strategy: string, workers: number, trainMs: number[]) => ({ size: 10000, models: 3, strategy, workers, perModel: trainMs.map((t, index) => ({ index, trainMs: t })) })
+    writeFileSync(
+      join(dir, 'xgboost.json'),
+      JSON.stringify({
+        runId: 'x', status: 'ok', config: { model: { kind: 'gbdt', rounds: 100 } }, environment: { backend: 'xgboost', device: 'NVIDIA H200 (CUDA)', backendFlags: { xgboostDevice: 'cuda' } },
+        measurements: [m('sequential', 1, [300, 100, 200]), m('pool', 5, [400, 500, 450])], summary: [], verification: { sameWork: true, maxRelMseDiff: 0, tolerance: 0, problems: [] },
+      }),
+    )
+    expect(combine(dir).xgboost).toMatchObject({
+      exitCode: 0, ok: true, backend: 'xgboost', backendFlags: { xgboostDevice: 'cuda' }, model: { rounds: 100 },
+      perModel: [{ size: 10000, strategy: 'sequential', workers: 1, models: 3, medianTrainMs: 200 }, { size: 10000, strategy: 'pool', workers: 5, models: 3, medianTrainMs: 450 }],
+    })
   })
 })
 
@@ -168,6 +188,8 @@ describe('gpu-check.sh end to end (CPU adapter allowed, fake nvidia-smi and pyth
     expect(out.torch).toMatchObject({ ok: true, torch: 'fake' })
     expect(out.comparison.torchVmapMs).toBe(200)
     expect(out.comparison.trainpoolBatchedVsTorchVmap).toBeGreaterThan(0)
+    // no CUDA-enabled libxgboost on a machine without a GPU: said, not run
+    expect(out.xgboost.skipped).toMatch(/^no CUDA-enabled libxgboost here: /)
     if (out.adapter.software) expect(out.adapter.description).toMatch(/llvmpipe|lavapipe|swiftshader/i)
   })
 })

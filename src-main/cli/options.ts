@@ -2,7 +2,7 @@
 // the flag, the value and the accepted range. A model family's flags come from its field specs
 // (families/), so a new family needs no change here.
 import {
-  BACKENDS, type BenchConfig, BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESET_NAMES, type PresetName, presetConfig,
+  BACKENDS, type BenchConfig, BenchConfigSchema, type ConcreteBackend, DEFAULT_CONFIG, LIMITS, PRESET_NAMES, type PresetName, presetConfig,
   STRATEGIES, TARGETS, fieldIssues,
 } from '@shared/contract'
 import { acceptedText, allFamilies, familyKinds, findFamily, type ModelFamily, type ParamField } from '@shared/families'
@@ -98,6 +98,11 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
   if (given('workers') !== undefined) explicit('workers', numberList('--workers', given('workers')!, LIMITS.workers))
   if (given('strategies') !== undefined) explicit('strategies', given('strategies')!.split(',').map((s) => s.trim()))
   if (given('backend') !== undefined) explicit('backend', given('backend'))
+  // default strategies leave out one the backend lacks (xgboost: no batched); asked for, it is refused with the reason
+  const backend = raw.backend as ConcreteBackend
+  if (given('strategies') === undefined && family.backends.includes(backend) && !family.supportsBatched(backend)) {
+    raw.strategies = (raw.strategies as string[]).filter((s) => s !== 'batched')
+  }
   if (given('target') !== undefined) explicit('target', given('target'))
   if (given('onFailure') !== undefined) explicit('failurePolicy', given('onFailure'))
   if (given('repeats') !== undefined) explicit('repeats', integerValue('--repeats', given('repeats')!, LIMITS.repeats))

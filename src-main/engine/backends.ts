@@ -10,6 +10,7 @@ import os from 'node:os'
 import type * as TF from '@tensorflow/tfjs-core'
 import { AUTO_ORDER, autoAccepts } from '@shared/backends'
 import type { BackendCapability, BackendName, ConcreteBackend } from '@shared/contract'
+import { probeXgboost } from './xgboost'
 
 type Tf = typeof TF
 const require = createRequire(__filename)
@@ -116,6 +117,8 @@ export async function initBackend(tf: Tf, name: ConcreteBackend): Promise<Select
         versions: { ...versions, 'tfjs-backend-cpu': packageVersion('@tensorflow/tfjs-backend-cpu') },
       }
     }
+    case 'xgboost':
+      throw new BackendUnavailableError('xgboost', 'xgboost is not a tfjs backend: it trains gradient-boosted trees only (--model gbdt)')
   }
 }
 
@@ -285,5 +288,7 @@ export async function probeBackends(): Promise<BackendCapability[]> {
   }
   out.push({ name: 'wasm', available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object', gpu: false, detail: `${cpuModel()}, WebAssembly (XNNPACK)` })
   out.push({ name: 'cpu', available: true, gpu: false, detail: `${cpuModel()}, plain JavaScript` })
+  // the user's own libxgboost (gbdt family only): loaded here, in the probe's worker, never in main
+  out.push(probeXgboost())
   return out
 }

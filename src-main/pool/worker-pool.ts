@@ -135,7 +135,8 @@ export class WorkerPool {
 
   private async startWorkers(): Promise<number> {
     const started = performance.now()
-    const env = workerEnv(this.options.env)
+    // W, for backends that size their threads by it (xgboost: nthread = cores ÷ W)
+    const env = workerEnv({ TRAINPOOL_POOL_WORKERS: String(this.options.size), ...this.options.env })
     for (let i = 0; i < this.options.size; i++) {
       const handle = this.launcher.launch({ workerIndex: i, serviceName: `trainpool-worker-${i}`, env })
       const slot: Slot = {

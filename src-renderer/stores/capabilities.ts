@@ -3,6 +3,7 @@ import { computed, ref, shallowRef } from 'vue'
 import type { BackendName, ConcreteBackend } from '@shared/contract/config'
 import { BACKENDS } from '@shared/contract/config'
 import type { Capabilities } from '@shared/contract/events'
+import { findFamily } from '@shared/families'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
 
@@ -63,6 +64,16 @@ export const useCapabilitiesStore = defineStore('capabilities', () => {
     return opts
   })
 
+  /**
+   * The choices for a model family: auto and the backends the family lists (xgboost only for trees),
+   * plus the current choice when it is none of those, so the select shows it with its error.
+   */
+  function backendOptionsFor(kind: string, current?: BackendName): BackendOption[] {
+    const family = findFamily(kind)
+    if (!family) return backendOptions.value
+    return backendOptions.value.filter((o) => o.value === 'auto' || o.value === current || (family.backends as readonly string[]).includes(o.value))
+  }
+
   /** The concrete backend a config's backend choice runs on here, when known. */
   function resolve(backend: BackendName): ConcreteBackend | null {
     return backend === 'auto' ? autoBackend.value : backend
@@ -72,5 +83,5 @@ export const useCapabilitiesStore = defineStore('capabilities', () => {
     return backendOptions.value.find((o) => o.value === backend)
   }
 
-  return { caps, loading, error, load, autoBackend, backendOptions, resolve, option }
+  return { caps, loading, error, load, autoBackend, backendOptions, backendOptionsFor, resolve, option }
 })

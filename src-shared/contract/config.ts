@@ -6,8 +6,9 @@ import { splitRows } from './split'
 import { enumListField, intField, intListField, realField } from './fields'
 
 export const STRATEGIES = ['sequential', 'pool', 'batched'] as const
-export const BACKENDS = ['auto', 'tensorflow', 'webgpu', 'wasm', 'cpu'] as const
-export const CONCRETE_BACKENDS = ['tensorflow', 'webgpu', 'wasm', 'cpu'] as const
+/** tfjs backends (tensorflow, webgpu, wasm, cpu) and `xgboost`: the user's own libxgboost, for the gbdt family only */
+export const BACKENDS = ['auto', 'tensorflow', 'webgpu', 'wasm', 'cpu', 'xgboost'] as const
+export const CONCRETE_BACKENDS = ['tensorflow', 'webgpu', 'wasm', 'cpu', 'xgboost'] as const
 export const TARGETS = ['teacher', 'noise'] as const
 export const PRESET_NAMES = ['smoke', 'quick', 'article'] as const
 export const FAILURE_POLICIES = ['stop', 'continue'] as const
@@ -79,7 +80,8 @@ export const BenchConfigSchema = z
       if (!family.backends.includes(backend)) {
         ctx.addIssue({ code: 'custom', path: ['backend'], message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.join(', ')}` })
       } else if (c.strategies?.includes('batched') && !family.supportsBatched(backend)) {
-        ctx.addIssue({ code: 'custom', path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}; accepted: sequential, pool` })
+        const why = family.whyNoBatched?.(backend)
+        ctx.addIssue({ code: 'custom', path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}${why ? `: ${why}` : ''}; accepted: sequential, pool` })
       }
     }
     const minModels = Math.min(...c.models)

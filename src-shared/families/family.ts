@@ -38,6 +38,8 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
   backends: readonly ConcreteBackend[]
   /** whether `batched` (all of a worker's models in one program) exists on this backend */
   supportsBatched(backend: ConcreteBackend): boolean
+  /** why `batched` does not exist on a backend, and what to use instead (said when it is refused) */
+  whyNoBatched?(backend: ConcreteBackend): string | undefined
   /** steps one job reports as progress (a job trains one model, or a fused group in the same steps) */
   progressTotal(w: Workload<P>): number
   /** a lane's words for a progress report: "epoch 2/3 · batch 5/16", "tree 37/100" */

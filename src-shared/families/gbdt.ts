@@ -115,8 +115,13 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
   fields: FIELDS,
   paramsSchema: paramsSchemaFrom<GbdtParams>('gbdt', FIELDS),
   defaults: GBDT_DEFAULTS,
-  backends: ['cpu', 'webgpu'],
+  // cpu = Trainpool's own engine (what `auto` picks); xgboost = the user's own libxgboost, asked for by name
+  backends: ['cpu', 'xgboost'],
   supportsBatched: (backend) => backend === 'cpu' || backend === 'webgpu',
+  whyNoBatched: (backend) =>
+    backend === 'xgboost'
+      ? "XGBoost trains one booster at a time (its training is not thread-safe: parallel XGBoost models are the pool's processes); for batched trees use Trainpool's own engine (--backend cpu)"
+      : undefined,
   progressTotal: (w) => w.model.rounds,
   describeProgress: (p) => (p.done <= 0 ? 'starting' : `tree ${p.done}/${p.total}`),
   work: { unit: 'histogram update', rateLabel: 'M hist. updates/s', rateScale: 1e6 },

@@ -1,0 +1,17 @@
+// The `xgboost` backend of the gbdt family: the user's own libxgboost through koffi (FFI), in
+// worker processes only. library.ts finds and binds it, runtime.ts picks device and threads (and
+// answers the probe), train.ts trains one booster per model. The family's worker half
+// (engine/families/gbdt.ts) calls these when its runtime is an xgboost one.
+export { HOW_TO_GET_XGBOOST, loadXgboost, XGBoostError, XGBoostNotFoundError, type Handle, type XgbApi, type XgbLibrary } from './library'
+export {
+  isXgboostRuntime,
+  nthreadFor,
+  nvidiaGpus,
+  probeXgboost,
+  resolveDevice,
+  startXgboostRuntime,
+  XgboostUnavailableError,
+  type XgbDevice,
+  type XgboostRuntime,
+} from './runtime'
+export { createXgbData, freeXgbData, trainXgbModel, xgbParams, type XgbData, type XgbTrained, type XgbTrainHooks } from './train'

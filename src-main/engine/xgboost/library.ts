@@ -1,0 +1,278 @@
+// Finding and binding the user's own XGBoost (libxgboost) through koffi, an FFI with prebuilt
+// binaries (@koromix/koffi-<platform>). Runs only inside worker processes: XGBoost starts OpenMP,
+// and a process forked after OpenMP started deadlocks in training, so the app's main process never
+// loads it (workers are spawned as fresh processes, and the probe runs in one).
+//
+// Lookup order: TRAINPOOL_XGBOOST_LIB (authoritative when set: no fallback) → the `xgboost` Python
+// package's lib/ for `python3` on PATH (a pip install: a CUDA build on Linux x86-64) → the system's
+// libxgboost.so.0 (Debian's libxgboost0). Every failing call throws an XGBoostError carrying
+// XGBGetLastError().
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import type * as KoffiModule from 'koffi'
+
+type Koffi = typeof KoffiModule
+/** koffi 3 passes native pointers as BigInt */
+export type Handle = bigint
+
+const require = createRequire(__filename)
+
+/** A failing XGBoost C API call, with the library's own message (XGBGetLastError). */
+export class XGBoostError extends Error {
+  constructor(
+    readonly call: string,
+    readonly lastError: string,
+  ) {
+    super(`XGBoost ${call} failed: ${lastError}`)
+    this.name = 'XGBoostError'
+  }
+}
+
+/** No usable XGBoost library here; `reason` says what was tried and how to get one. */
+export class XGBoostNotFoundError extends Error {
+  constructor(readonly reason: string) {
+    super(reason)
+    this.name = 'XGBoostNotFoundError'
+  }
+}
+
+export const HOW_TO_GET_XGBOOST =
+  'install it: `apt-get install libxgboost0` (Debian/Ubuntu), or `pip install xgboost` and set TRAINPOOL_XGBOOST_LIB to its lib/libxgboost.so'
+
+export type LibrarySource = 'TRAINPOOL_XGBOOST_LIB' | 'python' | 'system'
+
+/** The C API calls Trainpool uses, each throwing XGBoostError on a non-zero return. */
+export interface XgbApi {
+  version(): [number, number, number]
+  buildInfo(): Record<string, unknown>
+  /** row-major float32, NaN = missing */
+  dmatrixFromDense(data: Float32Array, rows: number, cols: number, nthread: number): Handle
+  setLabels(dmatrix: Handle, labels: Float32Array): void
+  freeDMatrix(dmatrix: Handle): void
+  createBooster(dmatrices: readonly Handle[]): Handle
+  setParam(booster: Handle, name: string, value: string): void
+  updateOneIter(booster: Handle, iteration: number, dtrain: Handle): void
+  /** margin-free predictions of every row, copied out of XGBoost's buffer */
+  predict(booster: Handle, dmatrix: Handle, rows: number): Float32Array
+  /** the model as JSON bytes (copied) */
+  saveModelJson(booster: Handle): Buffer
+  freeBooster(booster: Handle): void
+}
+
+export interface XgbLibrary {
+  api: XgbApi
+  /** the file the dynamic linker loaded */
+  path: string
+  source: LibrarySource
+  version: string
+  major: number
+  /** built with CUDA (XGBuildInfo USE_CUDA) */
+  cuda: boolean
+}
+
+const loaded = new Map<string, XgbLibrary>()
+
+/** Loads koffi itself; a failure means no FFI on this platform (no prebuilt binary). */
+function loadKoffi(): Koffi {
+  try {
+    return require('koffi') as Koffi
+  } catch (err) {
+    throw new XGBoostNotFoundError(`the FFI package koffi failed to load (no prebuilt binary for ${process.platform}-${process.arch}?): ${(err as Error).message}`)
+  }
+}
+
+export function koffiVersion(): string {
+  try {
+    return (require('koffi') as { version: string }).version
+  } catch {
+    return 'unknown'
+  }
+}
+
+/** The part of XGBoost's message worth showing: its text without the native stack trace. */
+function cleanMessage(text: string | null): string {
+  const t = (text ?? '').split(/\nStack trace:/)[0].trim()
+  return t || '(XGBGetLastError returned nothing)'
+}
+
+/** Binds the calls on an opened library; throws when a symbol is missing (not an XGBoost library). */
+function bind(koffi: Koffi, lib: KoffiModule.LibraryHandle): XgbApi {
+  const fn = (definition: string) => lib.func(definition)
+  const lastError = fn('const char *XGBGetLastError()')
+  const check = (call: string, rc: number) => {
+    if (rc !== 0) throw new XGBoostError(call, cleanMessage(lastError() as string | null))
+  }
+  const XGBoostVersion = fn('void XGBoostVersion(_Out_ int *major, _Out_ int *minor, _Out_ int *patch)')
+  const XGBuildInfo = fn('int XGBuildInfo(_Out_ const char **out)')
+  const XGDMatrixCreateFromMat = fn('int XGDMatrixCreateFromMat(const float *data, uint64_t nrow, uint64_t ncol, float missing, _Out_ void **out)')
+  let XGDMatrixCreateFromMatOmp: KoffiModule.KoffiFunc<(...args: unknown[]) => number> | null = null
+  try {
+    // takes nthread (the plain call uses every core); present in 1.x and 2.x
+    XGDMatrixCreateFromMatOmp = fn('int XGDMatrixCreateFromMat_omp(const float *data, uint64_t nrow, uint64_t ncol, float missing, _Out_ void **out, int nthread)')
+  } catch {
+    /* a build without it: the plain call */
+  }
+  const XGDMatrixSetFloatInfo = fn('int XGDMatrixSetFloatInfo(void *handle, const char *field, const float *array, uint64_t len)')
+  const XGDMatrixFree = fn('int XGDMatrixFree(void *handle)')
+  const XGBoosterCreate = fn('int XGBoosterCreate(void **dmats, uint64_t len, _Out_ void **out)')
+  const XGBoosterSetParam = fn('int XGBoosterSetParam(void *handle, const char *name, const char *value)')
+  const XGBoosterUpdateOneIter = fn('int XGBoosterUpdateOneIter(void *handle, int iter, void *dtrain)')
+  const XGBoosterPredictFromDMatrix = fn(
+    'int XGBoosterPredictFromDMatrix(void *handle, void *dmat, const char *config, _Out_ uint64_t **out_shape, _Out_ uint64_t *out_dim, _Out_ void **out_result)',
+  )
+  const XGBoosterSaveModelToBuffer = fn('int XGBoosterSaveModelToBuffer(void *handle, const char *config, _Out_ uint64_t *out_len, _Out_ void **out_dptr)')
+  const XGBoosterFree = fn('int XGBoosterFree(void *handle)')
+
+  const out = <T>(): [T] => [null as T]
+  return {
+    version() {
+      const [a, b, c] = [[0], [0], [0]]
+      XGBoostVersion(a, b, c)
+      return [a[0], b[0], c[0]]
+    },
+    buildInfo() {
+      const info = out<string>()
+      check('XGBuildInfo', XGBuildInfo(info))
+      return JSON.parse(info[0]) as Record<string, unknown>
+    },
+    dmatrixFromDense(data, rows, cols, nthread) {
+      if (data.length !== rows * cols) throw new RangeError(`dense matrix has ${data.length} values, expected ${rows} × ${cols}`)
+      const h = out<Handle>()
+      if (XGDMatrixCreateFromMatOmp) check('XGDMatrixCreateFromMat_omp', XGDMatrixCreateFromMatOmp(data, rows, cols, NaN, h, nthread))
+      else check('XGDMatrixCreateFromMat', XGDMatrixCreateFromMat(data, rows, cols, NaN, h))
+      return h[0]
+    },
+    setLabels(dmatrix, labels) {
+      check('XGDMatrixSetFloatInfo', XGDMatrixSetFloatInfo(dmatrix, 'label', labels, labels.length))
+    },
+    freeDMatrix(dmatrix) {
+      check('XGDMatrixFree', XGDMatrixFree(dmatrix))
+    },
+    createBooster(dmatrices) {
+      const h = out<Handle>()
+      check('XGBoosterCreate', XGBoosterCreate([...dmatrices], dmatrices.length, h))
+      return h[0]
+    },
+    setParam(booster, name, value) {
+      check(`XGBoosterSetParam(${name}=${value})`, XGBoosterSetParam(booster, name, value))
+    },
+    updateOneIter(booster, iteration, dtrain) {
+      check('XGBoosterUpdateOneIter', XGBoosterUpdateOneIter(booster, iteration, dtrain))
+    },
+    predict(booster, dmatrix, rows) {
+      const shape = out<Handle>()
+      const dim = [0]
+      const result = out<Handle>()
+      const config = '{"type":0,"training":false,"iteration_begin":0,"iteration_end":0,"strict_shape":false}'
+      check('XGBoosterPredictFromDMatrix', XGBoosterPredictFromDMatrix(booster, dmatrix, config, shape, dim, result))
+      const dims = koffi.decode(shape[0], 'uint64_t', dim[0]) as ArrayLike<number | bigint>
+      let n = 1
+      for (let i = 0; i < dim[0]; i++) n *= Number(dims[i])
+      if (n !== rows) throw new XGBoostError('XGBoosterPredictFromDMatrix', `returned ${n} predictions for ${rows} rows`)
+      // the booster owns the buffer until its next call: copy it out now
+      return new Float32Array(koffi.view(result[0], n * 4).slice(0))
+    },
+    saveModelJson(booster) {
+      const len = [0]
+      const ptr = out<Handle>()
+      check('XGBoosterSaveModelToBuffer', XGBoosterSaveModelToBuffer(booster, '{"format":"json"}', len, ptr))
+      return Buffer.from(koffi.view(ptr[0], Number(len[0])).slice(0))
+    },
+    freeBooster(booster) {
+      check('XGBoosterFree', XGBoosterFree(booster))
+    },
+  }
+}
+
+/** The file the dynamic linker mapped for a library loaded by name (Linux: /proc/self/maps). */
+function mappedPath(fragment: string): string | null {
+  try {
+    for (const line of readFileSync('/proc/self/maps', 'utf8').split('\n')) {
+      const i = line.indexOf('/')
+      if (i >= 0 && line.includes(fragment)) return line.slice(i).trim()
+    }
+  } catch {
+    /* not Linux */
+  }
+  return null
+}
+
+function open(koffi: Koffi, file: string, source: LibrarySource): XgbLibrary {
+  const cached = loaded.get(file)
+  if (cached) return cached
+  const lib = koffi.load(file)
+  let api: XgbApi
+  try {
+    api = bind(koffi, lib)
+  } catch (err) {
+    throw new Error(`${file} is not an XGBoost library (${(err as Error).message})`)
+  }
+  const [major, minor, patch] = api.version()
+  const info = api.buildInfo()
+  const path = file.includes('/') || file.includes('\\') ? file : (mappedPath('libxgboost') ?? file)
+  const found: XgbLibrary = { api, path, source, version: `${major}.${minor}.${patch}`, major, cuda: info.USE_CUDA === true }
+  loaded.set(file, found)
+  return found
+}
+
+/** File names of the library in a Python package's lib/ and on the system, per platform. */
+function fileNames(): { pythonLib: string[]; system: string[] } {
+  if (process.platform === 'darwin') return { pythonLib: ['libxgboost.dylib'], system: ['libxgboost.dylib'] }
+  if (process.platform === 'win32') return { pythonLib: ['xgboost.dll'], system: ['xgboost.dll'] }
+  return { pythonLib: ['libxgboost.so'], system: ['libxgboost.so.0', 'libxgboost.so'] }
+}
+
+/** The `xgboost` package's lib/ folder for an interpreter, found without importing xgboost. */
+export function pythonXgboostLibDir(python: string): string | null {
+  const code =
+    'import importlib.util as u, os\ns = u.find_spec("xgboost")\nprint(os.path.join(list(s.submodule_search_locations)[0], "lib") if s and s.submodule_search_locations else "")'
+  const r = spawnSync(python, ['-c', code], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'ignore'] })
+  const dir = r.status === 0 ? r.stdout.trim() : ''
+  return dir && existsSync(dir) ? dir : null
+}
+
+/**
+ * Finds and opens libxgboost (cached per process). Throws XGBoostNotFoundError with every place
+ * tried and how to get the library.
+ */
+export function loadXgboost(env: NodeJS.ProcessEnv = process.env): XgbLibrary {
+  const explicit = env.TRAINPOOL_XGBOOST_LIB
+  if (explicit) {
+    if (!existsSync(explicit)) throw new XGBoostNotFoundError(`TRAINPOOL_XGBOOST_LIB=${explicit}: no such file; ${HOW_TO_GET_XGBOOST}`)
+    if (statSync(explicit).isDirectory()) throw new XGBoostNotFoundError(`TRAINPOOL_XGBOOST_LIB=${explicit} is a folder: point it at the library file itself (…/xgboost/lib/libxgboost.so)`)
+    const koffi = loadKoffi()
+    try {
+      return open(koffi, explicit, 'TRAINPOOL_XGBOOST_LIB')
+    } catch (err) {
+      throw new XGBoostNotFoundError(`TRAINPOOL_XGBOOST_LIB=${explicit} is not a loadable XGBoost library: ${(err as Error).message.trim()}`)
+    }
+  }
+  const koffi = loadKoffi()
+  const tried: string[] = []
+  const names = fileNames()
+  const python = env.TRAINPOOL_PYTHON || 'python3'
+  const dir = pythonXgboostLibDir(python)
+  if (!dir) tried.push(`${python}: no xgboost package`)
+  for (const name of dir ? names.pythonLib : []) {
+    const file = join(dir!, name)
+    if (!existsSync(file)) {
+      tried.push(`${file}: no such file`)
+      continue
+    }
+    try {
+      return open(koffi, file, 'python')
+    } catch (err) {
+      tried.push(`${file}: ${(err as Error).message.trim()}`)
+    }
+  }
+  for (const name of names.system) {
+    try {
+      return open(koffi, name, 'system')
+    } catch (err) {
+      tried.push(`${name}: ${(err as Error).message.trim()}`)
+    }
+  }
+  throw new XGBoostNotFoundError(`no XGBoost library found (tried TRAINPOOL_XGBOOST_LIB: unset; ${tried.join('; ')}); ${HOW_TO_GET_XGBOOST}`)
+}
