@@ -116,7 +116,7 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
   paramsSchema: paramsSchemaFrom<GbdtParams>('gbdt', FIELDS),
   defaults: GBDT_DEFAULTS,
   // cpu = Trainpool's own engine (what `auto` picks); xgboost = the user's own libxgboost, asked for by name
-  backends: ['cpu', 'xgboost'],
+  backends: ['cpu', 'webgpu', 'xgboost'],
   supportsBatched: (backend) => backend === 'cpu' || backend === 'webgpu',
   whyNoBatched: (backend) =>
     backend === 'xgboost'

@@ -3,6 +3,7 @@
 // per worker; every strategy trains model i from seed + i + 1 on those same bins, so its trees —
 // and the fingerprint (tree hash) and test MSE reported with it — are bit-identical everywhere.
 // Rounds run asynchronously (a yield between rounds), so cancel and heartbeats get through.
+// Backend `webgpu` trains the same trees (bit for bit) in WGSL on the device (engine/gbdt-webgpu/).
 // Backend `xgboost` trains the same workload on the user's own libxgboost instead (engine/xgboost/):
 // DMatrices built once per worker, one booster per model, never fused.
 import { modelSeed, splitRows, type Workload } from '@shared/contract'
@@ -10,10 +11,11 @@ import type { GbdtParams } from '@shared/families/gbdt'
 import { generateDataset, type Dataset } from '../data'
 import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
 import { createXgbData, freeXgbData, isXgboostRuntime, startXgboostRuntime, trainXgbModel, xgbParams, type XgbData, type XgboostRuntime } from '../xgboost'
+import { disposeWebgpu, isWebgpuGbdtRuntime, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuPrepared } from '../gbdt-webgpu/runtime'
 import { plainCpuRuntime } from './cpu-runtime'
 import { CancelledError, type TrainHooks, type WorkerFamily, type WorkerRuntime } from './types'
 
-type GbdtPrepared = { engine: 'typescript'; dataset: Dataset; binned: GbdtData } | { engine: 'xgboost'; dataset: Dataset; xgb: XgbData }
+type GbdtPrepared = { engine: 'typescript'; dataset: Dataset; binned: GbdtData } | { engine: 'xgboost'; dataset: Dataset; xgb: XgbData } | WebgpuPrepared
 
 type GbdtWorkload = Workload<GbdtParams>
 
@@ -63,21 +65,25 @@ async function trainXgboost(rt: XgboostRuntime, d: Extract<GbdtPrepared, { engin
 export const gbdtWorkerFamily: WorkerFamily<GbdtParams, WorkerRuntime, GbdtPrepared> = {
   kind: 'gbdt',
   async init(backend) {
+    if (backend === 'webgpu') return startWebgpuGbdtRuntime()
     if (backend === 'xgboost') return startXgboostRuntime()
-    if (backend !== 'cpu' && backend !== 'auto') throw new Error(`backend ${backend} cannot train gradient-boosted trees here; accepted: cpu, xgboost`)
+    if (backend !== 'cpu' && backend !== 'auto') throw new Error(`backend ${backend} cannot train gradient-boosted trees here; accepted: cpu, webgpu, xgboost`)
     return plainCpuRuntime({ 'trainpool-gbdt': 'xgboost-1.7-hist' })
   },
   dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}:bins${w.model.maxBin}`,
   prepare(rt, w) {
+    if (isWebgpuGbdtRuntime(rt)) return prepareWebgpu(rt, w)
     const dataset = generateDataset(w)
     if (isXgboostRuntime(rt)) return { engine: 'xgboost', dataset, xgb: createXgbData(rt.xgb.lib.api, dataset, w.features, rt.xgb.nthread) }
     return { engine: 'typescript', dataset, binned: prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin) }
   },
   disposeData(rt, d) {
+    if (d.engine === 'webgpu' && isWebgpuGbdtRuntime(rt)) disposeWebgpu(rt, d)
     if (d.engine === 'xgboost' && isXgboostRuntime(rt)) freeXgbData(rt.xgb.lib.api, d.xgb)
   },
   /** One round of the job's models before the clock: the JIT compiles the hot loops (XGBoost: its bins of the DMatrix are built). */
   async warmUp(rt, d, w, indices) {
+    if (d.engine === 'webgpu' && isWebgpuGbdtRuntime(rt)) return warmUpWebgpu(rt, d, w, indices)
     if (d.engine === 'xgboost' && isXgboostRuntime(rt)) {
       const { kind: _kind, rounds: _rounds, ...params } = w.model
       await trainXgbModel(rt.xgb.lib.api, d.xgb, xgbParams(params, modelSeed(w.seed, indices[0] ?? 0), rt.xgb.nthread, rt.xgb.device, rt.xgb.lib.major), 1)
@@ -87,6 +93,7 @@ export const gbdtWorkerFamily: WorkerFamily<GbdtParams, WorkerRuntime, GbdtPrepa
     await trainGbdtGroupAsync(d.binned, { ...engineParams(w.model), rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
   },
   async train(rt, d, w, indices, { fused }, hooks) {
+    if (d.engine === 'webgpu' && isWebgpuGbdtRuntime(rt)) return trainWebgpu(rt, d, w, indices, fused, hooks)
     if (d.engine === 'xgboost' && isXgboostRuntime(rt)) {
       if (fused) throw new Error('batched is not available on backend xgboost: XGBoost trains one booster at a time; use Trainpool\'s own engine (--backend cpu) for batched trees')
       return trainXgboost(rt, d, w, indices, hooks)
