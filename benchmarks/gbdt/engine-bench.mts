@@ -2,11 +2,14 @@
 // against real XGBoost 1.7 (tree_method=hist, nthread=1) on the same data.
 //
 //   npx tsx benchmarks/gbdt/engine-bench.mts [--rows 10000] [--features 100] [--models 50]
-//        [--xgb-models 5] [--rounds 100] [--depth 6] [--no-sampling] [--skip-xgb] [--json FILE]
+//        [--xgb-models 5] [--rounds 100] [--depth 6] [--no-sampling] [--skip-xgb] [--repeats 3]
+//        [--json FILE]
 //
 // --rows is the data set size before the article's 80/20 split (10 000 → 8 000 training rows).
 // Times are per model; wall and CPU time are both reported (CPU time is the fairer number on a
-// shared machine). Prints a markdown table; --json writes the raw numbers.
+// shared machine). Each repeat measures XGBoost, ours one at a time and ours batched back to back;
+// the table has medians over repeats, the ratios are medians of per-repeat ratios. Prints a
+// markdown table; --json writes the raw numbers.
 import { writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import {
@@ -38,6 +41,7 @@ const rounds = opt('rounds', 100)
 const maxDepth = opt('depth', 6)
 const sampling = !flag('no-sampling')
 const seed = opt('seed', 1)
+const repeats = opt('repeats', 3)
 const params: Partial<GbdtParams> = {
   rounds,
   maxDepth,
@@ -57,7 +61,7 @@ const all = syntheticRegression({ rows, features, seed })
 const [train, test] = splitRows(all, Math.round(rows * 0.8))
 log(`data: ${rows} rows (${train.rows} train / ${test.rows} test) × ${features} features; ${cpus()[0]?.model ?? ''}`)
 
-let t = clock()
+const t = clock()
 const data = prepareGbdtData(train.x, train.y, train.rows, features, 256)
 const prep = since(t)
 log(`binning: ${prep.wall.toFixed(2)} s`)
@@ -65,19 +69,46 @@ log(`binning: ${prep.wall.toFixed(2)} s`)
 // warm-up (JIT) on a few rounds, not counted
 trainGbdtGroup(data, { ...params, rounds: 3 }, seeds.slice(0, 2))
 
-t = clock()
-const single = seeds.map((s, i) => {
-  const m = trainGbdt(data, params, s)
-  if (i % 10 === 9) log(`  sequential: ${i + 1}/${models}`)
-  return m
-})
-const seq = since(t)
-log(`sequential ${models}: ${seq.wall.toFixed(1)} s wall, ${seq.cpu.toFixed(1)} s cpu`)
-
-t = clock()
-const batched = trainGbdtGroup(data, params, seeds, { onRound: (r) => r % 25 === 0 && log(`  batched: round ${r}`) })
-const bat = since(t)
-log(`batched ${models}: ${bat.wall.toFixed(1)} s wall, ${bat.cpu.toFixed(1)} s cpu`)
+// Repeats run the three measurements back to back, so that the ratios compare neighbours in time
+// (on a shared machine the load drifts); medians are reported.
+type Time = { wall: number; cpu: number }
+const seqT: Time[] = []
+const batT: Time[] = []
+const xgbT: Time[] = []
+let xgbMse = NaN
+const version = flag('skip-xgb') || xgbModels === 0 ? null : xgboostVersion()
+if (!flag('skip-xgb') && xgbModels > 0 && !version) log('python3 cannot import xgboost: XGBoost column skipped')
+let single: ReturnType<typeof trainGbdt>[] = []
+let batched: ReturnType<typeof trainGbdt>[] = []
+for (let rep = 0; rep < repeats; rep++) {
+  if (version) {
+    const specs = seeds.slice(0, xgbModels).map((s) => ({ ...params, seed: s }))
+    const r = runXgboost(train, test, specs, 'none')
+    const n = r.models.length
+    xgbT.push({ wall: r.models.reduce((a, m) => a + m.seconds, 0) / n, cpu: r.models.reduce((a, m) => a + m.cpuSeconds, 0) / n })
+    xgbMse = r.models.reduce((a, m) => a + m.mse, 0) / n
+    log(`[${rep + 1}/${repeats}] xgboost ${version}: ${xgbT[rep].wall.toFixed(2)} s/model wall, ${xgbT[rep].cpu.toFixed(2)} s/model cpu`)
+  }
+  let t = clock()
+  single = seeds.map((s) => trainGbdt(data, params, s))
+  const st = since(t)
+  seqT.push({ wall: st.wall / models, cpu: st.cpu / models })
+  log(`[${rep + 1}/${repeats}] one at a time: ${seqT[rep].wall.toFixed(2)} s/model wall, ${seqT[rep].cpu.toFixed(2)} s/model cpu`)
+  t = clock()
+  batched = trainGbdtGroup(data, params, seeds)
+  const bt = since(t)
+  batT.push({ wall: bt.wall / models, cpu: bt.cpu / models })
+  log(`[${rep + 1}/${repeats}] batched: ${batT[rep].wall.toFixed(2)} s/model wall, ${batT[rep].cpu.toFixed(2)} s/model cpu`)
+}
+const median = (a: number[]) => {
+  const s = a.slice().sort((x, y) => x - y)
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+const med = (ts: Time[]): Time => ({ wall: median(ts.map((t) => t.wall)), cpu: median(ts.map((t) => t.cpu)) })
+const ratio = (a: Time[], b: Time[], k: 'wall' | 'cpu') => median(a.map((x, i) => x[k] / b[i][k]))
+const seq = med(seqT)
+const bat = med(batT)
+const xgb = version ? { version, ...med(xgbT), mse: xgbMse } : null
 
 const sameHashes = single.every((m, i) => treeHash(m) === treeHash(batched[i]))
 const mses = single.map((m) => meanSquaredError(predictGbdt(m, test.x, test.rows), test.y))
@@ -85,40 +116,22 @@ const msesB = batched.map((m) => meanSquaredError(predictGbdt(m, test.x, test.ro
 const sameMse = mses.every((v, i) => v === msesB[i])
 const meanMse = mses.reduce((a, b) => a + b, 0) / mses.length
 
-let xgb: { version: string; wall: number; cpu: number; mse: number } | null = null
-if (!flag('skip-xgb') && xgbModels > 0) {
-  const version = xgboostVersion()
-  if (!version) log('python3 cannot import xgboost: XGBoost column skipped')
-  else {
-    const specs = seeds.slice(0, xgbModels).map((s) => ({ ...params, seed: s }))
-    const r = runXgboost(train, test, specs, 'none')
-    const n = r.models.length
-    xgb = {
-      version,
-      wall: r.models.reduce((a, m) => a + m.seconds, 0) / n,
-      cpu: r.models.reduce((a, m) => a + m.cpuSeconds, 0) / n,
-      mse: r.models.reduce((a, m) => a + m.mse, 0) / n,
-    }
-    log(`xgboost ${version}: ${xgb.wall.toFixed(2)} s/model wall, ${xgb.cpu.toFixed(2)} s/model cpu`)
-  }
-}
-
 const mem = estimateGbdtBytes({ rows: train.rows, features, models, params })
 const mib = (b: number) => (b / 2 ** 20).toFixed(0)
 const f2 = (x: number) => x.toFixed(2)
 const lines = [
   `GBDT engine, ${train.rows} training rows × ${features} features, depth ${maxDepth}, eta 0.1, ${rounds} rounds, ` +
-    `subsample/colsample ${sampling ? '0.8' : '1'}, 1 thread, ${models} models`,
+    `subsample/colsample ${sampling ? '0.8' : '1'}, 1 thread, ${models} models; medians of ${repeats} repeats`,
   '',
   '| engine | per model, wall (s) | per model, CPU (s) | mean test MSE |',
   '|---|---|---|---|',
   ...(xgb ? [`| XGBoost ${xgb.version} hist, nthread=1 (${xgbModels} models) | ${f2(xgb.wall)} | ${f2(xgb.cpu)} | ${xgb.mse.toFixed(5)} |`] : []),
-  `| Trainpool TS, one at a time | ${f2(seq.wall / models)} | ${f2(seq.cpu / models)} | ${meanMse.toFixed(5)} |`,
-  `| Trainpool TS, batched (${models} together) | ${f2(bat.wall / models)} | ${f2(bat.cpu / models)} | ${meanMse.toFixed(5)} |`,
+  `| Trainpool TS, one at a time | ${f2(seq.wall)} | ${f2(seq.cpu)} | ${meanMse.toFixed(5)} |`,
+  `| Trainpool TS, batched (${models} together) | ${f2(bat.wall)} | ${f2(bat.cpu)} | ${meanMse.toFixed(5)} |`,
   '',
-  `batched vs one at a time: ${(seq.wall / bat.wall).toFixed(2)}× (wall), ${(seq.cpu / bat.cpu).toFixed(2)}× (CPU); ` +
+  `batched vs one at a time: ${ratio(seqT, batT, 'wall').toFixed(2)}× (wall), ${ratio(seqT, batT, 'cpu').toFixed(2)}× (CPU); ` +
     `same trees: ${sameHashes ? 'yes' : 'NO'} (hashes), same test MSE: ${sameMse ? 'yes' : 'NO'}`,
-  ...(xgb ? [`one at a time vs XGBoost: ${(xgb.wall / (seq.wall / models)).toFixed(2)}× (wall), ${(xgb.cpu / (seq.cpu / models)).toFixed(2)}× (CPU)`] : []),
+  ...(xgb ? [`one at a time vs XGBoost: ${ratio(xgbT, seqT, 'wall').toFixed(2)}× (wall), ${ratio(xgbT, seqT, 'cpu').toFixed(2)}× (CPU) faster`] : []),
   `binning once: ${f2(prep.wall)} s; estimated memory for ${models} batched: ${mib(mem.totalBytes)} MiB ` +
     `(histograms ${mib(mem.histogramBytes)} MiB); peak RSS ${mib(process.resourceUsage().maxRSS * 1024)} MiB`,
 ]
@@ -126,7 +139,7 @@ console.log(lines.join('\n'))
 if (jsonOut) {
   writeFileSync(
     jsonOut,
-    JSON.stringify({ rows, trainRows: train.rows, features, models, rounds, maxDepth, sampling, prep, seq, bat, xgb, sameHashes, sameMse, meanMse, mem }, null, 2),
+    JSON.stringify({ rows, trainRows: train.rows, features, models, rounds, maxDepth, sampling, prep, seqT, batT, xgbT, seq, bat, xgb, sameHashes, sameMse, meanMse, mem }, null, 2),
   )
 }
 if (!sameHashes || !sameMse) process.exitCode = 1

@@ -9,7 +9,7 @@
 // (features outermost, then models, then nodes) builds every model's node histograms, one feature
 // region at a time; for each split parent only the child with fewer rows is built and the sibling
 // is the parent minus it (in the parent's buffer); each region is scanned for splits while hot. Split finding, leaf values and the stored leaf value
-// eta·w follow XGBoost 1.7.4's CPU code, including where it rounds to float32 (see evaluateNode).
+// eta·w follow XGBoost 1.7.4's CPU code, including where it rounds to float32 (see scanFeature).
 import { Rng } from '../random'
 import type { GbdtData } from './binning'
 import { MAX_TRAIN_ROWS, resolveGbdtParams, type GbdtParams } from './params'
@@ -456,10 +456,8 @@ class ModelState {
   readonly q: Int32Array
   readonly sampled: Uint8Array
   readonly feats: Int32Array
-  nFeat = 0
   /** histogram slot offset of feature f this round, −1 if not sampled */
   readonly slotOf: Int32Array
-  histSlots = 0
   nSampled = 0
   inv = 1
   readonly trees: GbdtTree[] = []
@@ -576,14 +574,12 @@ function* groupTrainer(
       }
       feats.subarray(0, perTree).sort()
     }
-    m.nFeat = perTree
     m.slotOf.fill(-1)
     let slot = 0
     for (let j = 0; j < perTree; j++) {
       m.slotOf[feats[j]] = slot
       slot += data.width[feats[j]]
     }
-    m.histSlots = slot
     // rows: Bernoulli(subsample) per row
     const y = data.y
     const pred = m.pred
@@ -836,24 +832,42 @@ function* groupTrainer(
     }
   }
 
+  // Stable partition of a node's rows (and their q) by the split: left ones stay in place, in order,
+  // right ones go through the scratch arrays. Branch-free (the side of a row is unpredictable):
+  // every row is written to both places and only the index of its side advances.
   const partition = (m: ModelState, begin: number, end: number, f: number, b: number, defLeft: boolean): number => {
     const rows = m.rows
     const q = m.q
     const bins = data.bins
     const colBase = f * n
-    const missing = data.hasMissing[f] === 1 ? data.nBins[f] : -2
     let wl = begin
     let nr = 0
-    for (let k = begin; k < end; k++) {
-      const r = rows[k]
-      const bin = bins[colBase + r]
-      const goLeft = bin === missing ? defLeft : bin <= b
-      if (goLeft) {
+    if (data.hasMissing[f] === 1) {
+      const missing = data.nBins[f]
+      const dl = defLeft ? 1 : 0
+      for (let k = begin; k < end; k++) {
+        const r = rows[k]
+        const qk = q[k]
+        const bin = bins[colBase + r]
+        const left = bin === missing ? dl : ((b - bin) >> 31) + 1
         rows[wl] = r
-        q[wl++] = q[k]
-      } else {
+        q[wl] = qk
         scratchRows[nr] = r
-        scratchQ[nr++] = q[k]
+        scratchQ[nr] = qk
+        wl += left
+        nr += 1 - left
+      }
+    } else {
+      for (let k = begin; k < end; k++) {
+        const r = rows[k]
+        const qk = q[k]
+        const left = ((b - bins[colBase + r]) >> 31) + 1 // 1 iff bin ≤ b
+        rows[wl] = r
+        q[wl] = qk
+        scratchRows[nr] = r
+        scratchQ[nr] = qk
+        wl += left
+        nr += 1 - left
       }
     }
     rows.set(scratchRows.subarray(0, nr), wl)
