@@ -10,6 +10,7 @@ import type { FieldIssue } from '@shared/contract/errors'
 import { fieldIssues } from '@shared/contract/errors'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
 import { allFamilies, findFamily, type ModelFamily, type ParamField } from '@shared/families'
+import { type Calibration, calibrationFrom } from '../lib/calibration'
 import { fieldWords, sayIssue } from '../lib/fieldText'
 import { useCapabilitiesStore } from './capabilities'
 import { useRunStore } from './run'
@@ -284,7 +285,22 @@ export const useConfigStore = defineStore('config', () => {
     const c = config.value
     if (!c) return null
     const backend = caps.caps ? caps.resolve(c.backend) : null
-    return estimateRun(c, backend, { cpuCount: caps.caps?.cpuCount })
+    const e = estimateRun(c, backend, { cpuCount: caps.caps?.cpuCount })
+    const cal = calibration.value
+    if (e.totalMs == null || !cal || cal.backend !== backend || cal.kind !== c.model.kind) return e
+    return { ...e, totalMs: e.totalMs * cal.factor }
+  })
+
+  /**
+   * The measured speed the time estimate is calibrated on: the latest finished run shown here (the
+   * run just finished, or the last one found on opening), on the backend and family it ran.
+   */
+  const calibration = computed<Calibration | null>(() => calibrationFrom(run.result) ?? calibrationFrom(run.lastResult))
+  /** the estimate's time is scaled by a measured run (else it is the assumed speed) */
+  const calibrated = computed(() => {
+    const c = config.value
+    const cal = calibration.value
+    return !!c && !!cal && cal.backend === (caps.caps ? caps.resolve(c.backend) : null) && cal.kind === c.model.kind
   })
 
   /** Run is allowed: the config is valid and no run is starting or running. */
@@ -332,6 +348,7 @@ export const useConfigStore = defineStore('config', () => {
     config,
     shownPreset,
     estimate,
+    calibrated,
     startFromDraft,
     presets,
   }

@@ -50,8 +50,8 @@ export const useRunStore = defineStore('run', () => {
   const now = ref(Date.now())
   let ticker: ReturnType<typeof setInterval> | null = null
   let unsubscribe: (() => void) | null = null
-  /** the full result of `lastRun`, fetched with it (opening it then shows at once) */
-  let lastResult: RunResult | null = null
+  /** the full result of `lastRun`, fetched with it (opening it then shows at once; the estimate calibrates on it) */
+  const lastResult = shallowRef<RunResult | null>(null)
 
   const busy = computed(() => status.value === 'starting' || status.value === 'running')
 
@@ -218,14 +218,14 @@ export const useRunStore = defineStore('run', () => {
       const full = await bridge.getRun({ runId: newest.runId }).catch(() => null)
       const t = full?.finishedAt ? Date.parse(full.finishedAt) : NaN
       if (status.value === 'idle') lastRun.value = { entry: newest, finishedAtMs: Number.isFinite(t) ? t : null }
-      lastResult = full
+      lastResult.value = full
     } catch {
       // no history to offer: the view says "No run yet"
     }
   }
   /** Shows a stored, finished run in the Run view (the "Last run … — open" offer). */
   async function showStored(id: string): Promise<void> {
-    const r = lastResult?.runId === id ? lastResult : await chooseBridge().getRun({ runId: id })
+    const r = lastResult.value?.runId === id ? lastResult.value : await chooseBridge().getRun({ runId: id })
     if (busy.value) return
     const t = Date.parse(r.startedAt)
     resetRun()
@@ -331,6 +331,7 @@ export const useRunStore = defineStore('run', () => {
     joined,
     furthestMeasurement,
     lastRun,
+    lastResult,
     now,
     busy,
     elapsedMs,
