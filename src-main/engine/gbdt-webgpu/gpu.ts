@@ -31,7 +31,7 @@ export interface BufferStats {
 }
 
 /** GPUBufferUsage / GPUMapMode values (WebGPU constants, fixed by the spec). */
-export const USAGE = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const
+export const USAGE = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80, QUERY_RESOLVE: 0x200 } as const
 const MAP_MODE_READ = 0x1
 
 export class GbdtGpu {
@@ -50,6 +50,8 @@ export class GbdtGpu {
     readonly description: string,
     /** false for a software adapter (lavapipe, SwiftShader) */
     readonly hardware: boolean,
+    /** the device has 'timestamp-query' (per-kernel times when profiling) */
+    readonly timestamps: boolean,
   ) {
     device.addEventListener('uncapturederror', (ev) => {
       const e = (ev as GPUUncapturedErrorEvent).error
@@ -159,9 +161,10 @@ export async function openGbdtGpu(dawnFlags: string[] = []): Promise<GbdtGpu> {
   const all: Record<string, number> = {}
   const lim = adapter.limits as unknown as Record<string, unknown>
   for (const key in lim) if (typeof lim[key] === 'number') all[key] = lim[key] as number
+  const requiredFeatures: GPUFeatureName[] = adapter.features.has('timestamp-query') ? ['timestamp-query'] : []
   let device: GPUDevice
   try {
-    device = await adapter.requestDevice({ requiredLimits: all, label: 'trainpool-gbdt' })
+    device = await adapter.requestDevice({ requiredLimits: all, requiredFeatures, label: 'trainpool-gbdt' })
   } catch {
     // some adapters reject a limit they list; ask for the ones the engine sizes by
     const some: Record<string, number> = {}
@@ -171,5 +174,5 @@ export async function openGbdtGpu(dawnFlags: string[] = []): Promise<GbdtGpu> {
   const limits = {} as GbdtGpuLimits
   for (const key of LIMIT_NAMES) limits[key] = Number((device.limits as unknown as Record<string, number>)[key])
   const { description, hardware } = describeAdapter(adapter)
-  return new GbdtGpu(instance, device, limits, description, hardware)
+  return new GbdtGpu(instance, device, limits, description, hardware, device.features.has('timestamp-query'))
 }

@@ -15,7 +15,8 @@
 //             sampled this round (they follow the tree but add to no histogram), NONE once in a leaf
 //   hist      per model × node slot × histogram slot: [lo, hi, count] (Σq as 64-bit two's complement)
 //   plan      per pass: [C offsets][per model: level index → local build index][C×Bmax: local → slot]
-//             [derive triples (model, dst, src)][eval entries (model, slot)]
+//             [derive entries (model, dst, src, slots)][eval entries (model, slot, Σq lo, hi, count |
+//             NONE at the root: the root's sums are in scal)]
 //   dec       per level: [C offsets][per model: level index → 6 words: feature|NONE, bin (i32),
 //             defaultLeft, left next index, right next index, leaf value bits]
 //   out       per pass: [E: max lower bound (f32 bits)][E: candidate count][3E: node totals]
@@ -25,6 +26,8 @@
 export const WG = 64
 export const NONE = 0xffffffff
 export const UNSAMPLED = 0x80000000
+/** histogram slots per thread of the derive kernel */
+export const DERIVE_SLOTS = 8
 /** words of the uniform block */
 export const UNIFORM_WORDS = 24
 
@@ -139,21 +142,6 @@ ${ENTRY} {
   }
 }`
 
-/** Zeroes the node slots this pass builds into. */
-const zero = () => /* wgsl */ `${COMMON}
-@group(0) @binding(1) var<storage, read> plan: array<u32>;
-@group(0) @binding(2) var<storage, read_write> hist: array<u32>;
-${ENTRY} {
-  let gid = flat(wid, nwg, lid);
-  let per = u.S * 3u;
-  let e = gid / per;
-  if (e >= u.C * u.Bmax) { return; }
-  let slot = plan[u.bsOff + e];
-  if (slot == NONE) { return; }
-  let m = e / u.Bmax;
-  hist[(m * u.P + slot) * per + (gid - e * per)] = 0u;
-}`
-
 /** Histogram build with global atomics: one thread per (model, row, chunk of FC features). */
 const histGlobal = (o: KernelOptions) => /* wgsl */ `${COMMON}
 @group(0) @binding(1) var<storage, read> bins: array<u32>;
@@ -252,24 +240,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
 }`
 
-/** The subtraction trick, in place: hist[dst] −= hist[src] (64-bit with borrow, and the counts). */
+/** The subtraction trick, in place: hist[dst] −= hist[src] (64-bit with borrow, and the counts), over the model's slots, DERIVE_SLOTS per thread. */
 const derive = () => /* wgsl */ `${COMMON}
+const DS: u32 = ${DERIVE_SLOTS}u;
 @group(0) @binding(1) var<storage, read> plan: array<u32>;
 @group(0) @binding(2) var<storage, read_write> hist: array<u32>;
 ${ENTRY} {
   let gid = flat(wid, nwg, lid);
-  let e = gid / u.S;
+  let per = (u.S + DS - 1u) / DS;
+  let e = gid / per;
   if (e >= u.nDerive) { return; }
-  let s = gid - e * u.S;
-  let t = u.derOff + 3u * e;
+  let t = u.derOff + 4u * e;
+  let s0 = (gid - e * per) * DS;
+  let s1 = min(s0 + DS, plan[t + 3u]);
   let m = plan[t];
-  let wd = ((m * u.P + plan[t + 1u]) * u.S + s) * 3u;
-  let ws = ((m * u.P + plan[t + 2u]) * u.S + s) * 3u;
-  let a = hist[wd];
-  let b = hist[ws];
-  hist[wd] = a - b;
-  hist[wd + 1u] = hist[wd + 1u] - hist[ws + 1u] - select(0u, 1u, a < b);
-  hist[wd + 2u] = hist[wd + 2u] - hist[ws + 2u];
+  let bd = (m * u.P + plan[t + 1u]) * u.S;
+  let bs = (m * u.P + plan[t + 2u]) * u.S;
+  for (var s = s0; s < s1; s++) {
+    let wd = (bd + s) * 3u;
+    let ws = (bs + s) * 3u;
+    let a = hist[wd];
+    let b = hist[ws];
+    hist[wd] = a - b;
+    hist[wd + 1u] = hist[wd + 1u] - hist[ws + 1u] - select(0u, 1u, a < b);
+    hist[wd + 2u] = hist[wd + 2u] - hist[ws + 2u];
+  }
 }`
 
 /**
@@ -292,6 +287,7 @@ const R18: f32 = 3.814697265625e-6;
 @group(0) @binding(4) var<storage, read> finfo: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read> models: array<ModelInfo>;
 @group(0) @binding(6) var<storage, read_write> out: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read> scal: array<u32>;
 /** |a signed 64-bit integer| as f32 (relative error < 2^-22) */
 fn absF(lo: u32, hi: u32) -> f32 {
   var l = lo;
@@ -326,27 +322,38 @@ ${ENTRY} {
   let e = gid / u.nFeat;
   if (e >= u.E) { return; }
   let j = gid - e * u.nFeat;
-  let m = plan[u.entOff + 2u * e];
-  let slot = plan[u.entOff + 2u * e + 1u];
+  let t = u.entOff + 5u * e;
+  let m = plan[t];
+  let slot = plan[t + 1u];
   let mi = models[m];
   let fo = feats[m * u.nFeat + j];
   let fi = finfo[fo.x];
   let nb = fi.x;
   let base = ((m * u.P + slot) * u.S + fo.y) * 3u;
-  var glo = 0u;
-  var ghi = 0u;
-  var H = 0u;
-  for (var b = 0u; b < nb + fi.y; b++) {
-    let w = base + 3u * b;
-    let nl = glo + hist[w];
-    ghi = ghi + hist[w + 1u] + select(0u, 1u, nl < glo);
-    glo = nl;
-    H += hist[w + 2u];
+  // the node's sums: known to the host (from its parent's split), or, at the root, the quantise kernel's
+  var glo = plan[t + 2u];
+  var ghi = plan[t + 3u];
+  var H = plan[t + 4u];
+  if (H == NONE) {
+    glo = scal[u.C + 3u * m];
+    ghi = scal[u.C + 3u * m + 1u];
+    H = scal[u.C + 3u * m + 2u];
   }
   if (PASS == 1u && j == 0u) {
-    atomicStore(&out[2u * u.E + 3u * e], glo);
-    atomicStore(&out[2u * u.E + 3u * e + 1u], ghi);
-    atomicStore(&out[2u * u.E + 3u * e + 2u], H);
+    // the histogram's own sums over the first sampled feature: the host checks them
+    var clo = 0u;
+    var chi = 0u;
+    var ch = 0u;
+    for (var b = 0u; b < nb + fi.y; b++) {
+      let w = base + 3u * b;
+      let nl = clo + hist[w];
+      chi = chi + hist[w + 1u] + select(0u, 1u, nl < clo);
+      clo = nl;
+      ch += hist[w + 2u];
+    }
+    atomicStore(&out[2u * u.E + 3u * e], clo);
+    atomicStore(&out[2u * u.E + 3u * e + 1u], chi);
+    atomicStore(&out[2u * u.E + 3u * e + 2u], ch);
   }
   if ((mi.flags & 1u) != 0u) { return; }
   let missH = select(0u, hist[base + 3u * nb + 2u], fi.y != 0u);
@@ -448,7 +455,7 @@ ${ENTRY} {
   pos[i] = select(dec[d + 4u], dec[d + 3u], left) | (p & UNSAMPLED);
 }`
 
-export type KernelName = 'gradient' | 'quantise' | 'zero' | 'histGlobal' | 'histShared' | 'derive' | 'splitMax' | 'splitEmit' | 'rowUpdate'
+export type KernelName = 'gradient' | 'quantise' | 'histGlobal' | 'histShared' | 'derive' | 'splitMax' | 'splitEmit' | 'rowUpdate'
 
 export function kernelSource(name: KernelName, o: KernelOptions): string {
   switch (name) {
@@ -456,8 +463,6 @@ export function kernelSource(name: KernelName, o: KernelOptions): string {
       return gradient()
     case 'quantise':
       return quantise()
-    case 'zero':
-      return zero()
     case 'histGlobal':
       return histGlobal(o)
     case 'histShared':

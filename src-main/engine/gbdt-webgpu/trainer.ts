@@ -19,7 +19,7 @@ import type { GbdtModel, GbdtTree } from '../gbdt/tree'
 import { Rng } from '../random'
 import type { GpuGbdtData } from './data'
 import { type GbdtGpu, USAGE } from './gpu'
-import { kernelKey, kernelSource, NONE, UNIFORM_WORDS, WG, type KernelName, type KernelOptions } from './kernels'
+import { DERIVE_SLOTS, kernelKey, kernelSource, NONE, UNIFORM_WORDS, WG, type KernelName, type KernelOptions } from './kernels'
 import { type ChunkPlan, planChunks, SLOT_BYTES } from './plan'
 import { type Candidate, chooseFromCandidates, chooseFromHistogram, KRT_EPS, type NodeHistogram, type SplitChoice, type SplitCoefs, splitApplies } from './split'
 
@@ -34,6 +34,8 @@ const SHARED_ROWS = 1024
 const GLOBAL_FEATURES = 8
 /** above this, a model-round's float32 gains could overflow: its splits are chosen from whole histograms */
 const EXACT_HOST_SUM = 2 ** 60
+/** kernels timed per submit when profiling */
+const TIMED_PER_SUBMIT = 16
 /** bytes of histograms read back per submit in the fallback */
 const FALLBACK_BATCH_BYTES = 64 * 2 ** 20
 
@@ -55,6 +57,8 @@ export interface WebgpuTrainOptions {
   checkFilter?: boolean
   /** filled in while training */
   stats?: WebgpuTrainStats
+  /** per-kernel device time in stats.kernelMs (timestamp queries; one extra read-back per submit) */
+  profile?: boolean
 }
 
 export interface WebgpuTrainStats {
@@ -75,6 +79,10 @@ export interface WebgpuTrainStats {
   /** checkFilter: nodes whose filtered choice was compared with the whole-histogram choice */
   filterChecks: number
   readbacks: number
+  /** ms spent waiting for read-backs (the device's work before each, plus the transfer) */
+  waitMs: number
+  /** profile: device ms per kernel (timestamp queries) */
+  kernelMs: Record<string, number>
 }
 
 export function emptyStats(): WebgpuTrainStats {
@@ -93,6 +101,8 @@ export function emptyStats(): WebgpuTrainStats {
     exactHostRounds: 0,
     filterChecks: 0,
     readbacks: 0,
+    waitMs: 0,
+    kernelMs: {},
   }
 }
 
@@ -155,6 +165,8 @@ class HostModel {
   readonly feats: Int32Array
   readonly slotOff: Int32Array
   readonly mask: Uint32Array
+  /** histogram slots of this round's sampled features */
+  histSlots = 0
   ns = 0
   k = 0
   inv = 1
@@ -263,6 +275,8 @@ class WebgpuTrainer {
   private readonly staging: Growable
   private readonly owned: GPUBuffer[] = []
   private readonly maxWg: number
+  private readonly timing: { set: GPUQuerySet; resolve: GPUBuffer; read: GPUBuffer } | null = null
+  private timed: string[] = []
 
   constructor(
     private gpu: GbdtGpu,
@@ -322,14 +336,22 @@ class WebgpuTrainer {
     this.models = own(this.C * 16, S | USAGE.COPY_DST, 'gbdt-models')
     this.feats = own(this.C * this.perTree * 8, S | USAGE.COPY_DST, 'gbdt-feats')
     this.scal = own(this.C * 16, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-scal')
-    this.hist = own(this.chunk.histogramBytes, S | USAGE.COPY_SRC, 'gbdt-hist')
+    this.hist = own(this.chunk.histogramBytes, S | USAGE.COPY_SRC | USAGE.COPY_DST, 'gbdt-hist')
     this.plan = new Growable(gpu, S | USAGE.COPY_DST, 'gbdt-plan')
     this.dec = new Growable(gpu, S | USAGE.COPY_DST, 'gbdt-dec')
     this.out = new Growable(gpu, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-out')
     this.staging = new Growable(gpu, USAGE.MAP_READ | USAGE.COPY_DST, 'gbdt-staging')
+    if (options.profile && gpu.timestamps) {
+      this.timing = {
+        set: gpu.device.createQuerySet({ type: 'timestamp', count: 2 * TIMED_PER_SUBMIT }),
+        resolve: own(16 * TIMED_PER_SUBMIT, USAGE.QUERY_RESOLVE | USAGE.COPY_SRC, 'gbdt-timestamps'),
+        read: own(16 * TIMED_PER_SUBMIT, USAGE.MAP_READ | USAGE.COPY_DST, 'gbdt-timestamps-read'),
+      }
+    }
   }
 
   dispose(): void {
+    this.timing?.set.destroy()
     for (const b of this.owned) this.gpu.destroyBuffer(b)
     this.owned.length = 0
     this.plan.destroy()
@@ -376,14 +398,42 @@ class WebgpuTrainer {
     this.gpu.device.queue.writeBuffer(this.uniform, 0, u)
   }
 
-  private dispatch(pass: GPUComputePassEncoder, name: KernelName, buffers: GPUBuffer[], x: number, y: number, z: number): void {
+  /** One kernel in its own compute pass (timed when profiling). */
+  private run(enc: GPUCommandEncoder, name: KernelName, buffers: GPUBuffer[], x: number, y: number, z: number): void {
     const pipeline = this.gpu.pipeline(kernelKey(name, this.kopts), () => kernelSource(name, this.kopts))
     const limit = this.gpu.limits.maxStorageBufferBindingSize
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.uniform } }]
     buffers.forEach((b, i) => entries.push({ binding: i + 1, resource: { buffer: b, size: Math.min(b.size, limit) } }))
+    let timestampWrites: GPUComputePassTimestampWrites | undefined
+    if (this.timing && this.timed.length < TIMED_PER_SUBMIT) {
+      const i = this.timed.length
+      this.timed.push(name)
+      timestampWrites = { querySet: this.timing.set, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 }
+    }
+    const pass = enc.beginComputePass(timestampWrites ? { timestampWrites } : {})
     pass.setPipeline(pipeline)
     pass.setBindGroup(0, this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
     pass.dispatchWorkgroups(x, y, z)
+    pass.end()
+  }
+
+  /** Submits the encoder; when profiling, reads the kernels' timestamps back and adds them up. */
+  private async submit(enc: GPUCommandEncoder): Promise<void> {
+    const t = this.timing
+    const names = this.timed
+    this.timed = []
+    if (!t || names.length === 0) {
+      this.gpu.device.queue.submit([enc.finish()])
+      return
+    }
+    enc.resolveQuerySet(t.set, 0, 2 * names.length, t.resolve, 0)
+    enc.copyBufferToBuffer(t.resolve, 0, t.read, 0, 16 * names.length)
+    this.gpu.device.queue.submit([enc.finish()])
+    const ns = new BigUint64Array(await this.gpu.read(t.read, 16 * names.length))
+    names.forEach((name, i) => {
+      const ms = Number(ns[2 * i + 1] - ns[2 * i]) / 1e6
+      this.stats.kernelMs[name] = (this.stats.kernelMs[name] ?? 0) + ms
+    })
   }
 
   /** a 2D grid of 64-thread workgroups with at least `threads` threads (kernels flatten it) */
@@ -401,9 +451,12 @@ class WebgpuTrainer {
       if (c.bytes > 0) enc.copyBufferToBuffer(c.src, c.offset, staging, at, c.bytes)
       at += c.bytes
     }
-    this.gpu.device.queue.submit([enc.finish()])
+    await this.submit(enc)
     this.stats.readbacks++
-    return new Uint32Array(await this.gpu.read(staging, Math.max(4, total)))
+    const t0 = performance.now()
+    const out = new Uint32Array(await this.gpu.read(staging, Math.max(4, total)))
+    this.stats.waitMs += performance.now() - t0
+    return out
   }
 
   // ---- a chunk ----------------------------------------------------------------------------------
@@ -437,6 +490,7 @@ class WebgpuTrainer {
       m.slotOff[j] = slot
       slot += this.d.host.width[feats[j]]
     }
+    m.histSlots = slot
     if (this.rowsAll) {
       m.ns = this.n
       return
@@ -471,10 +525,8 @@ class WebgpuTrainer {
     this.writeUniform({ C: Cn })
     let enc = dev.createCommandEncoder()
     enc.clearBuffer(this.scal)
-    let pass = enc.beginComputePass()
     const [gx, gy] = this.grid(this.n)
-    this.dispatch(pass, 'gradient', [this.d.y, this.pred, this.mask, this.pos, this.scal], gx, gy, Cn)
-    pass.end()
+    this.run(enc, 'gradient', [this.d.y, this.pred, this.mask, this.pos, this.scal], gx, gy, Cn)
     const maxBits = await this.readBack(enc, [{ src: this.scal, offset: 0, bytes: Cn * 4 }])
 
     // ---- quantisation: the CPU engine's rule, per model ----
@@ -514,15 +566,13 @@ class WebgpuTrainer {
         // nothing to evaluate at this level: the previous level's rows still move to their nodes
         enc = dev.createCommandEncoder()
         this.encodeRowUpdate(enc, pendingDec, Cn)
-        dev.queue.submit([enc.finish()])
+        await this.submit(enc)
         pendingDec = null
       }
       if (depth === 0 && passes === 0) {
         // no root is split: the root sums alone (for the root leaves)
         enc = dev.createCommandEncoder()
-        pass = enc.beginComputePass()
-        this.dispatch(pass, 'quantise', [this.d.y, this.pred, this.pos, this.models, this.q, this.scal], gx, gy, Cn)
-        pass.end()
+        this.run(enc, 'quantise', [this.d.y, this.pred, this.pos, this.models, this.q, this.scal], gx, gy, Cn)
         this.takeRootSums(ms, await this.readBack(enc, [{ src: this.scal, offset: Cn * 4, bytes: Cn * 12 }]))
       }
       for (let p = 0; p < passes; p++) {
@@ -539,7 +589,7 @@ class WebgpuTrainer {
     if (pendingDec) {
       enc = dev.createCommandEncoder()
       this.encodeRowUpdate(enc, pendingDec, Cn)
-      dev.queue.submit([enc.finish()])
+      await this.submit(enc)
     }
     for (const m of ms) m.trees.push(m.tb.finish())
   }
@@ -558,10 +608,8 @@ class WebgpuTrainer {
   private encodeRowUpdate(enc: GPUCommandEncoder, dec: Uint32Array, Cn: number): void {
     const buf = this.dec.ensure(dec.byteLength)
     this.gpu.device.queue.writeBuffer(buf, 0, dec)
-    const pass = enc.beginComputePass()
     const [gx, gy] = this.grid(this.n)
-    this.dispatch(pass, 'rowUpdate', [this.d.bins, this.d.finfo, buf, this.pos, this.pred], gx, gy, Cn)
-    pass.end()
+    this.run(enc, 'rowUpdate', [this.d.bins, this.d.finfo, buf, this.pos, this.pred], gx, gy, Cn)
   }
 
   // ---- planning a level ---------------------------------------------------------------------------
@@ -680,8 +728,8 @@ class WebgpuTrainer {
     }
     const bsOff = Cn + tabWords
     const derOff = bsOff + Cn * Bmax
-    const entOff = derOff + 3 * nDer
-    const plan = new Uint32Array(entOff + 2 * E).fill(NONE)
+    const entOff = derOff + 4 * nDer
+    const plan = new Uint32Array(entOff + 5 * E).fill(NONE)
     const entries: { m: number; li: number }[] = []
     let at = Cn
     let der = derOff
@@ -698,10 +746,19 @@ class WebgpuTrainer {
           plan[der++] = i
           plan[der++] = x.dst
           plan[der++] = x.src
+          plan[der++] = ms[i].histSlots
         }
         for (const x of s.evals) {
+          const node = ms[i].level[x.li]
           plan[ent++] = i
           plan[ent++] = x.slot
+          if (root) {
+            ent += 3 // NONE: the root's sums are on the device
+          } else {
+            plan[ent++] = node.gq >>> 0
+            plan[ent++] = Math.floor(node.gq / 4294967296) >>> 0
+            plan[ent++] = node.h
+          }
           entries.push({ m: i, li: x.li })
         }
       }
@@ -710,12 +767,14 @@ class WebgpuTrainer {
     const planBuf = this.plan.ensure(plan.byteLength)
     dev.queue.writeBuffer(planBuf, 0, plan)
 
-    // the histogram kernel: workgroup memory when the pass's built nodes × a feature fit
+    // the histogram kernel: workgroup memory when the pass's built nodes × a feature fit, and (auto)
+    // a workgroup's rows outnumber the slots it zeroes and adds into the global histogram
     const wmax = this.d.maxWidth
     let FG = Math.min(this.perTree, Math.floor(this.sharedWords / (Bmax * wmax * 3)))
-    const shared = this.mode !== 'global' && FG >= 1
+    const fits = FG >= 1
+    const shared = this.mode === 'shared' ? fits : this.mode === 'auto' && fits && this.n >= 2 * Bmax * wmax
     if (!shared) FG = 1
-    let RB = SHARED_ROWS
+    let RB = Math.max(SHARED_ROWS, 4 * Bmax * wmax)
     while (Math.ceil(this.n / RB) > this.maxWg) RB *= 2
     let FC = GLOBAL_FEATURES
     while (Cn * Math.ceil(this.perTree / FC) > this.maxWg) FC *= 2
@@ -731,25 +790,35 @@ class WebgpuTrainer {
     const enc = dev.createCommandEncoder()
     if (pendingDec) this.encodeRowUpdate(enc, pendingDec, Cn)
     if (E > 0) enc.clearBuffer(outBuf, 0, 2 * E * 4)
-    const pass = enc.beginComputePass()
+    // zero the slots built into (each model's histogram slots only; adjacent slots in one clear)
+    const nodeBytes = this.S * SLOT_BYTES
+    for (let i = 0; i < Cn; i++) {
+      const s = slices[i]
+      if (!s) continue
+      const slots = s.builds.map((b) => b.slot).sort((a, b) => a - b)
+      for (let k = 0; k < slots.length; ) {
+        let k1 = k + 1
+        while (k1 < slots.length && slots[k1] === slots[k1 - 1] + 1) k1++
+        const bytes = (k1 - k - 1) * nodeBytes + ms[i].histSlots * SLOT_BYTES
+        enc.clearBuffer(this.hist, (i * this.P + slots[k]) * nodeBytes, bytes)
+        k = k1
+      }
+    }
     const [gx, gy] = this.grid(this.n)
-    if (root) this.dispatch(pass, 'quantise', [this.d.y, this.pred, this.pos, this.models, this.q, this.scal], gx, gy, Cn)
-    const [zx, zy] = this.grid(Cn * Bmax * this.S * 3)
-    this.dispatch(pass, 'zero', [planBuf, this.hist], zx, zy, 1)
+    if (root) this.run(enc, 'quantise', [this.d.y, this.pred, this.pos, this.models, this.q, this.scal], gx, gy, Cn)
     const histBufs = [this.d.bins, this.q, this.pos, planBuf, this.feats, this.hist]
-    if (shared) this.dispatch(pass, 'histShared', histBufs, Math.ceil(this.n / RB), Math.ceil(this.perTree / FG), Cn)
-    else this.dispatch(pass, 'histGlobal', histBufs, gx, gy, Cn * nFC)
+    if (shared) this.run(enc, 'histShared', histBufs, Math.ceil(this.n / RB), Math.ceil(this.perTree / FG), Cn)
+    else this.run(enc, 'histGlobal', histBufs, gx, gy, Cn * nFC)
     if (nDer > 0) {
-      const [dx, dy] = this.grid(nDer * this.S)
-      this.dispatch(pass, 'derive', [planBuf, this.hist], dx, dy, 1)
+      const [dx, dy] = this.grid(nDer * Math.ceil(this.S / DERIVE_SLOTS))
+      this.run(enc, 'derive', [planBuf, this.hist], dx, dy, 1)
     }
     if (E > 0) {
       const [sx, sy] = this.grid(E * this.perTree)
-      const bufs = [this.hist, planBuf, this.feats, this.d.finfo, this.models, outBuf]
-      this.dispatch(pass, 'splitMax', bufs, sx, sy, 1)
-      this.dispatch(pass, 'splitEmit', bufs, sx, sy, 1)
+      const bufs = [this.hist, planBuf, this.feats, this.d.finfo, this.models, outBuf, this.scal]
+      this.run(enc, 'splitMax', bufs, sx, sy, 1)
+      this.run(enc, 'splitEmit', bufs, sx, sy, 1)
     }
-    pass.end()
     const copies = [{ src: outBuf, offset: 0, bytes: outWords * 4 }]
     if (root) copies.push({ src: this.scal, offset: Cn * 4, bytes: Cn * 12 })
     const words = await this.readBack(enc, copies)
