@@ -1,0 +1,52 @@
+// End to end: `trainpool bench --model gbdt --backend webgpu --preset smoke` — the real CLI, real
+// worker processes on the device (lavapipe here and in CI) — trains every strategy with the same
+// trees (tolerance 0), and each model's tree hash equals the one `--backend cpu` reports.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { parseRunResult, type RunResult } from '@shared/contract'
+import { killAll, spawnCli } from '../../testing/cli-process'
+import { type DeviceHolder, noDevice, openForTests } from './test-support'
+
+const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-gbdt-webgpu-cli-'))
+let dev: DeviceHolder = { gpu: null, why: 'not opened' }
+beforeAll(async () => {
+  dev = await openForTests()
+  dev.gpu?.release()
+})
+afterAll(() => {
+  killAll()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function bench(backend: string): Promise<{ run: RunResult; stdout: string }> {
+  const json = join(dir, `${backend}.json`)
+  const cli = spawnCli('bench', ['--model', 'gbdt', '--backend', backend, '--preset', 'smoke', '--no-save', '--json', json])
+  const { code } = await cli.exited
+  expect(code, cli.out.stderr).toBe(0)
+  return { run: parseRunResult(JSON.parse(readFileSync(json, 'utf8'))), stdout: cli.out.stdout }
+}
+
+/** model index → tree hash, per strategy */
+function prints(run: RunResult): Map<string, string[]> {
+  return new Map(run.measurements.map((m) => [m.strategy, [...m.perModel].sort((a, b) => a.index - b.index).map((p) => p.fingerprint ?? '')]))
+}
+
+it('bench --model gbdt --backend webgpu --preset smoke: every strategy, every model = the CPU engine (tree hash)', { timeout: 600_000 }, async (ctx) => {
+  if (noDevice(dev)) return ctx.skip()
+  const [gpu, cpu] = await Promise.all([bench('webgpu'), bench('cpu')])
+  expect(gpu.run.status).toBe('ok')
+  expect(gpu.run.environment).toMatchObject({ backend: 'webgpu', backendFlags: { engine: 'webgpu-wgsl' } })
+  expect(gpu.run.environment!.backendFlags.maxStorageBufferBindingSize).toBeGreaterThan(0)
+  expect(gpu.stdout).toMatch(/same work: sequential 4\/4, pool 4\/4, batched 4\/4 models; per-model test MSE agree \(max rel\. Δ 0\.0e\+0, tolerance 0\)/)
+  const g = prints(gpu.run)
+  const c = prints(cpu.run)
+  expect([...g.keys()]).toEqual(['sequential', 'pool', 'batched'])
+  const reference = c.get('sequential')!
+  expect(reference.every((h) => /^[0-9a-f]{16}$/.test(h))).toBe(true)
+  expect(new Set(reference).size).toBe(4)
+  for (const hashes of g.values()) expect(hashes).toEqual(reference)
+  const mse = (run: RunResult) => [...run.measurements[0].perModel].sort((a, b) => a.index - b.index).map((p) => p.testMse)
+  expect(mse(gpu.run)).toEqual(mse(cpu.run))
+})
