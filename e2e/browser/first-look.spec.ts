@@ -150,7 +150,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     expect(await page.locator('#err-model-lr').textContent()).toBe('Learning rate: "1e" is not a number; enter a number from 0.000001 to 1')
     await page.locator('[data-test="size-0"]').fill('abc')
     expect(await page.locator('#err-sizes').textContent()).toMatch(/^Data size 1: "abc" is not a number/)
-    await shot(page, '30-errors-in-words')
+    await shot(page, '40-errors-in-words')
     await page.locator('[data-test="model-lr"]').fill('0.01')
     await page.locator('[data-test="size-0"]').fill('2000')
     expect(await page.locator('.field-error').count()).toBe(0)
@@ -195,7 +195,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
       trs.map((tr) => Array.from((tr as unknown as El).children).map((c) => c.textContent?.trim() ?? '')),
     )
     for (const r of rows) if (r[2] !== 'pool') expect(r[8], JSON.stringify(r)).toBe('—')
-    await shot(page, '31-finished-verdict')
+    await shot(page, '41-finished-verdict')
   })
 
   it('a wasm run shows no GPU alarm: workers only, said neutrally, with their last readings', async () => {
@@ -235,7 +235,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     await offer.waitFor({ timeout: 30_000 })
     expect(await offer.textContent()).toMatch(/^Last run finished (\d+ s|just now) ago —\s*open$|^Last run finished just now —\s*open$/)
     expect(await status(page)).toBe('No run in progress')
-    await shot(page, '32-reload-offers-last-run')
+    await shot(page, '42-reload-offers-last-run')
     await page.locator('[data-test="open-last-run"]').click()
     await page.locator('[data-test="verdict"]').waitFor()
     expect(await status(page)).toBe('Finished')
@@ -247,10 +247,10 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     )
     expect(await noise.getAttribute('open')).toBeNull()
     expect(await page.locator('[data-test="run-warnings"] li').count()).toBe(1)
-    await expectNoSidewaysScroll(page, '33-run-view-long-warnings')
+    await expectNoSidewaysScroll(page, '43-run-view-long-warnings')
     // unfolded, the long lines still wrap
     await noise.locator('summary').click()
-    await expectNoSidewaysScroll(page, '34-run-view-warnings-open', [1280, 1024])
+    await expectNoSidewaysScroll(page, '44-run-view-warnings-open', [1280, 1024])
     // the config panel is not covered: Preset sits inside its card at 1 024 px
     await page.setViewportSize({ width: 1024, height: 768 })
     const panel = await page.locator('.config-panel').boundingBox()
@@ -262,7 +262,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     await page.locator(`[data-test="history-${noisy.runId}"] button`).first().click()
     await page.locator('[data-test="run-report"] [data-test="verdict"]').waitFor()
     expect(await page.locator('[data-test="run-report"] [data-test="verdict-headline"]').textContent()).toBe(verdictFor(noisy).headline)
-    await expectNoSidewaysScroll(page, '35-history-run-long-warnings')
+    await expectNoSidewaysScroll(page, '45-history-run-long-warnings')
     await expectAccessible(page, 'the History run page')
   }
 
@@ -290,7 +290,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     expect(await badge.locator('[data-test="verification-partial"] summary').textContent()).toBe(
       'what was checked (2,000 rows: 8/8 models per strategy; 5,000 rows: not finished)',
     )
-    await shot(page, '36-cancelled')
+    await shot(page, '46-cancelled')
     await expectAccessible(page, 'a cancelled run')
   })
 
@@ -317,7 +317,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     expect(differ).toMatch(/models \((4 vs 8|8 vs 4)\)/)
     expect(differ).toMatch(/data sizes/)
     expect(await compare.locator('[data-test="compare-shared"]').textContent()).toMatch(/^These runs share no measurement: they differ in data sizes, models, workers/)
-    await expectNoSidewaysScroll(page, '37-compare', [1280, 1024])
+    await expectNoSidewaysScroll(page, '47-compare', [1280, 1024])
     await expectAccessible(page, 'Compare')
   })
 
