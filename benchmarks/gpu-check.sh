@@ -8,6 +8,10 @@
 # TRAINPOOL_XGBOOST_DEVICE=cuda: 50 boosters, sequential vs a pool of 5, 10k–200k rows): run when a
 # CUDA-enabled libxgboost is found (TRAINPOOL_XGBOOST_LIB, or python3's pip `xgboost`), otherwise
 # the JSON and the log say there is none, and why.
+# Then trees on the GPU (issue 13): the article's 50 GBDT models (100 rounds, depth 6) at 10 000 rows
+# on `--backend webgpu` (Trainpool's WGSL trees engine), batched (all 50 per dispatch) and sequential
+# (one per dispatch), and the ratio the issue asks for: batched vs XGBoost CUDA in a pool of 5 (from
+# the XGBoost part, when it ran), else vs WebGPU sequential (target ≥ 10×), in the JSON's `trees`.
 #
 # Prepare (on a machine with the project, Node and network):
 #   npm run build && ../shared/gpu/pack.sh gpu-pack
@@ -27,18 +31,21 @@
 #   --sizes/--models/--workers/--repeats/--epochs  the trainpool shape (default 10000/50/1,2/3/3)
 #   --skip-torch          do not run the PyTorch reference
 #   --allow-cpu-adapter   go on with a CPU (software) adapter — plumbing tests only; the JSON says so
-#   --timeout S           limit for each of the trainpool, torch and xgboost runs (default 900)
+#   --timeout S           limit for each of the trainpool, torch, xgboost and trees runs (default 900)
 #   --skip-xgboost        do not run the XGBoost (CUDA) experiment
 #   --xgb-sizes/--xgb-models/--xgb-workers/--xgb-repeats  its shape (default 10000,50000,100000,200000/50/5/1)
+#   --skip-trees          do not run the trees on webgpu
+#   --trees-sizes/--trees-models/--trees-repeats/--trees-rounds  their shape (default 10000/50/1/100)
 # Exit: 0 done (see the JSON for each part's status); 2 bad usage or no node/project;
 #       3 the WebGPU adapter is a CPU adapter (llvmpipe/lavapipe/SwiftShader); 4 no WebGPU adapter;
-#       5 the trainpool run failed (the JSON is still written). The XGBoost part's outcome is in
-#       the JSON (`xgboost`), as the PyTorch reference's is.
+#       5 the trainpool run failed (the JSON is still written). The XGBoost and trees parts'
+#       outcomes are in the JSON (`xgboost`, `trees`, `treesComparison`), as the PyTorch reference's is.
 set -uo pipefail
 
 probe_only=0; skip_torch=0; allow_cpu=0; out=""; project=""
 sizes=10000; models=50; workers=1,2; repeats=3; epochs=3; limit=900
 skip_xgb=0; xgb_sizes=10000,50000,100000,200000; xgb_models=50; xgb_workers=5; xgb_repeats=1
+skip_trees=0; trees_sizes=10000; trees_models=50; trees_repeats=1; trees_rounds=100
 die() { echo "gpu-check: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -58,6 +65,11 @@ while [ $# -gt 0 ]; do
     --xgb-models) xgb_models="${2:?}"; shift ;;
     --xgb-workers) xgb_workers="${2:?}"; shift ;;
     --xgb-repeats) xgb_repeats="${2:?}"; shift ;;
+    --skip-trees) skip_trees=1 ;;
+    --trees-sizes) trees_sizes="${2:?}"; shift ;;
+    --trees-models) trees_models="${2:?}"; shift ;;
+    --trees-repeats) trees_repeats="${2:?}"; shift ;;
+    --trees-rounds) trees_rounds="${2:?}"; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -143,7 +155,8 @@ else
   log "nvidia-smi not found: no GPU list and no GPU telemetry"
 fi
 cat >"$work/meta.json" <<META
-{"startedAt":"$started","softwareAdapter":$([ $software = 1 ] && echo true || echo false),"options":{"sizes":"$sizes","models":"$models","workers":"$workers","repeats":$repeats,"epochs":$epochs,"allowCpuAdapter":$([ $allow_cpu = 1 ] && echo true || echo false)},
+{"startedAt":"$started","softwareAdapter":$([ $software = 1 ] && echo true || echo false),"options":{"sizes":"$sizes","models":"$models","workers":"$workers","repeats":$repeats,"epochs":$epochs,"allowCpuAdapter":$([ $allow_cpu = 1 ] && echo true || echo false),
+ "trees":{"skip":$([ $skip_trees = 1 ] && echo true || echo false),"sizes":"$trees_sizes","models":"$trees_models","repeats":$trees_repeats,"rounds":$trees_rounds}},
  "vulkan":{"VK_DRIVER_FILES":"${VK_DRIVER_FILES:-}","nvidiaIcd":"$icd","setByGpuCheck":$([ $icd_set_by_us = 1 ] && echo true || echo false)}}
 META
 
@@ -194,10 +207,28 @@ else
   fi
 fi
 
+# --- trees on the GPU: the article's GBDT models on webgpu (WGSL), batched vs sequential ------------
+if [ $skip_trees = 1 ]; then
+  echo "--skip-trees" >"$work/trees.skipped"
+else
+  log "trees on webgpu: trainpool bench --model gbdt --backend webgpu --preset article --sizes $trees_sizes --models $trees_models --rounds $trees_rounds --strategies sequential,batched --workers 1 --repeats $trees_repeats"
+  t0=$(date +%s.%N)
+  (cd "$project" && timeout "$limit" node bin/trainpool.js bench --model gbdt --backend webgpu --preset article --sizes "$trees_sizes" \
+    --models "$trees_models" --rounds "$trees_rounds" --strategies sequential,batched --workers 1 --repeats "$trees_repeats" \
+    --no-save --json "$work/trees.json" 2>&1) | tee "$work/trees.log" >&2
+  trees_exit=${PIPESTATUS[0]}
+  t1=$(date +%s.%N)
+  echo "$trees_exit" >"$work/trees.exit"
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' >"$work/trees.wall_s"
+  [ "$trees_exit" = 0 ] || log "the trees run exited $trees_exit (124: it ran past --timeout $limit s)"
+fi
+
 # --- one JSON -----------------------------------------------------------------------------------------
 [ -n "$out" ] || out="gpu-check-$(date -u +%Y%m%dT%H%M%SZ).json"
 node "$project/benchmarks/gpu-check/combine.mjs" "$work" >"$out" || die "could not combine the results"
 cat "$out"
 log "wrote $out"
+trees_note="$(node -e 'const c=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));if(c.treesComparison)console.log(c.treesComparison.note)' "$out" 2>/dev/null)"
+[ -z "$trees_note" ] || log "trees: $trees_note"
 [ $tp_exit = 0 ] || exit 5
 exit 0

@@ -6,12 +6,16 @@
 //     subsample/colsample 0.8) on Trainpool's TypeScript engine: sequential, pool W=1..cores, batched
 //     W=1..cores, next to real XGBoost 1.7 (one thread, per model, same shape) timed in the same run;
 //     peak RSS per worker at 200 000 rows with 50 models batched.
+//  3. Trees on webgpu (Trainpool's WGSL engine) beside the CPU engine at a small shape, sequential
+//     and batched W=1, the same tree hashes required: on lavapipe this shows the dispatch works and
+//     at what cost (a CPU emulating a GPU: not a speed claim).
 // Timing is a benchmark, not a test: this machine is shared and noisy, so read the ratios.
 // Options (env): BENCH_SIZES (10000,50000), BENCH_BACKEND (wasm), BENCH_REPEATS (3), BENCH_MODELS (50),
 // BENCH_WEBGPU_SIZE (2000; 0 skips), BENCH_RSS_SIZE (200000; 0 skips the MLP RSS pass),
 // BENCH_GBDT_SIZE (10000; 0 skips the trees), BENCH_GBDT_MODELS (50), BENCH_GBDT_ROUNDS (100),
 // BENCH_GBDT_RSS_SIZE (200000; 0 skips), BENCH_MLP (1; 0 skips the MLP passes), BENCH_ESTIMATE (1; 0 skips
-// the check of the config panel's time estimate against actual smoke and quick runs).
+// the check of the config panel's time estimate against actual smoke and quick runs),
+// BENCH_GBDT_WEBGPU_SIZE (2000; 0 skips the trees on webgpu), BENCH_GBDT_WEBGPU_MODELS (4), BENCH_GBDT_WEBGPU_ROUNDS (10).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -151,6 +155,26 @@ if (gbdtSize > 0) {
     lines.push(`peak RSS per worker, ${gbdtRss} rows × ${gbdtModels} models batched W=1 (target ≤ 1 GiB): ${big.measurements.map((m) => m.peakRssBytes.map(mib).join(', ')).join('; ')}`)
   }
   text += '\n' + lines.join('\n')
+}
+
+const gbdtGpuSize = Number(env('BENCH_GBDT_WEBGPU_SIZE', 2000))
+if (gbdtGpuSize > 0) {
+  const shape = ['--model', 'gbdt', '--sizes', String(gbdtGpuSize), '--models', env('BENCH_GBDT_WEBGPU_MODELS', '4'), '--workers', '1', '--strategies', 'sequential,batched', '--repeats', '1', '--rounds', env('BENCH_GBDT_WEBGPU_ROUNDS', '10')]
+  try {
+    const gpu = bench('bench-gbdt-webgpu', ['--backend', 'webgpu', ...shape])
+    const cpu = bench('bench-gbdt-webgpu-cpu', ['--backend', 'cpu', ...shape])
+    const prints = (run) => JSON.stringify(run.measurements.map((m) => [...m.perModel].sort((a, b) => a.index - b.index).map((p) => p.fingerprint)))
+    const p = gpu.config.model
+    const lines = [`\nTrees on webgpu (${gpu.environment.device}) beside the CPU engine — ${gbdtGpuSize} rows × ${gpu.config.models} models, ${p.rounds} rounds, depth ${p.maxDepth}`]
+    lines.push('webgpu:', ...table(gpu), 'cpu:', ...table(cpu))
+    const g = (run, strategy) => get(run, gbdtGpuSize, strategy, 1)
+    lines.push(`webgpu: batched(W=1)/sequential ${ratio(g(gpu, 'sequential'), g(gpu, 'batched'))}; webgpu's time / the CPU engine's: sequential ${ratio(g(gpu, 'sequential'), g(cpu, 'sequential'))}, batched ${ratio(g(gpu, 'batched'), g(cpu, 'batched'))}`)
+    lines.push(`same trees as the CPU engine: ${prints(gpu) === prints(cpu)} (tree hashes of every model in every strategy)`)
+    out.gbdtWebgpu = { webgpu: gpu.summary, cpu: cpu.summary, environment: gpu.environment, sameTrees: prints(gpu) === prints(cpu) }
+    text += '\n' + lines.join('\n')
+  } catch (err) {
+    text += `\ntrees on webgpu skipped: ${err.message.split('\n')[0]}`
+  }
 }
 
 if (env('BENCH_ESTIMATE', '1') !== '0') {

@@ -4,7 +4,7 @@
 // Usage: node combine.mjs DIR   (files it reads, all optional: meta.json, adapter.json,
 // nvidia-smi-L.txt, nvidia-smi-query.txt, trainpool.json, trainpool.exit, trainpool.wall_s,
 // trainpool.log, torch.json, torch.skipped, torch.log, xgboost.json, xgboost.exit, xgboost.log,
-// xgboost.skipped)
+// xgboost.skipped, trees.json, trees.exit, trees.wall_s, trees.log, trees.skipped)
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
@@ -116,6 +116,54 @@ function compactXgboost(dir) {
   return { ...compactTrainpool(dir, 'xgboost'), model: r?.config?.model ?? null, perModel: perModelTimes(r?.measurements) }
 }
 
+/** Trees on webgpu (Trainpool's WGSL engine): skipped with the reason, or the run compacted. */
+function compactTrees(dir) {
+  const skipped = text(dir, 'trees.skipped')
+  if (skipped != null) return { skipped: skipped.trim() }
+  if (!existsSync(join(dir, 'trees.exit')) && !existsSync(join(dir, 'trees.json'))) return null
+  const r = json(dir, 'trees.json')
+  return { ...compactTrainpool(dir, 'trees'), model: r?.config?.model ?? null }
+}
+
+/** What issue 13 asks of trees on a GPU: batched on WebGPU ≥ 10× faster than XGBoost CUDA in a pool of 5 (when it ran), else than WebGPU sequential. */
+export const TREES_TARGET = 10
+
+export function treesComparison(trees, xgboost, software) {
+  if (!trees?.summary?.length) return null
+  const rows = trees.summary
+  const batched = rows.filter((s) => s.strategy === 'batched').sort((a, b) => a.medianMs - b.medianMs)[0] ?? null
+  if (!batched) return null
+  const seq = rows.find((s) => s.strategy === 'sequential' && s.size === batched.size) ?? null
+  const pools = (xgboost?.summary ?? []).filter((s) => s.strategy === 'pool' && s.size === batched.size && s.models === batched.models)
+  const xgbPool = pools.find((s) => s.workers === 5) ?? pools.sort((a, b) => a.medianMs - b.medianMs)[0] ?? null
+  const ratio = (a, b) => (a != null && b != null && b > 0 ? a / b : null)
+  const vsSeq = ratio(seq?.medianMs, batched.medianMs)
+  const vsXgb = ratio(xgbPool?.medianMs, batched.medianMs)
+  const against = vsXgb != null ? `XGBoost (${xgboost.device ?? 'CUDA'}) in a pool of ${xgbPool.workers}` : 'WebGPU sequential'
+  const speedup = vsXgb ?? vsSeq
+  const why = vsXgb != null ? '' : xgboost?.skipped ? ` (XGBoost CUDA not run: ${xgboost.skipped})` : xgboost ? ' (the XGBoost run gave no pool measurement at this size)' : ' (no XGBoost part)'
+  const fmt = (x) => (x == null ? 'n/a' : `${x.toFixed(1)}×`)
+  const met = speedup != null && speedup >= TREES_TARGET
+  return {
+    size: batched.size,
+    models: batched.models,
+    webgpuBatchedMs: batched.medianMs,
+    webgpuSequentialMs: seq?.medianMs ?? null,
+    batchedVsSequential: vsSeq,
+    xgboostPoolMs: xgbPool?.medianMs ?? null,
+    xgboostPoolWorkers: xgbPool?.workers ?? null,
+    batchedVsXgboostPool: vsXgb,
+    against,
+    speedup,
+    target: TREES_TARGET,
+    met,
+    note:
+      `${batched.models} GBDT models × ${batched.size} rows: batched on WebGPU ${fmt(speedup)} faster than ${against}${why}; target ≥ ${TREES_TARGET}× ${met ? 'met' : 'NOT met'}` +
+      (vsXgb != null ? `; vs WebGPU sequential ${fmt(vsSeq)}` : '') +
+      (software ? ' — on a CPU (software) adapter: NOT GPU numbers' : ''),
+  }
+}
+
 function comparison(tp, torch) {
   const rows = tp.summary ?? []
   const best = (strategy) => rows.filter((s) => s.strategy === strategy).sort((a, b) => a.medianMs - b.medianMs)[0] ?? null
@@ -151,6 +199,8 @@ export function combine(dir) {
   const list = text(dir, 'nvidia-smi-L.txt')
   const query = text(dir, 'nvidia-smi-query.txt')
   const trainpool = existsSync(join(dir, 'trainpool.exit')) || existsSync(join(dir, 'trainpool.json')) ? compactTrainpool(dir) : null
+  const xgboost = compactXgboost(dir)
+  const trees = compactTrees(dir)
   const skipped = text(dir, 'torch.skipped')
   let torch = skipped != null ? { skipped: skipped.trim() } : json(dir, 'torch.json')
   if (torch && torch.ok === false) torch = { ...torch, logTail: tail(text(dir, 'torch.log')) }
@@ -166,7 +216,9 @@ export function combine(dir) {
     nvidiaSmi: list == null && query == null ? null : { list: list?.trim().split('\n').filter(Boolean) ?? [], gpus: query?.trim().split('\n').filter(Boolean) ?? [] },
     trainpool,
     torch: torch ?? null,
-    xgboost: compactXgboost(dir),
+    xgboost,
+    trees,
+    treesComparison: trees ? treesComparison(trees, xgboost, meta.softwareAdapter ?? false) : null,
     comparison: trainpool ? comparison(trainpool, torch) : null,
   }
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { gpuBusyByStrategy, type TelemetrySample } from '@shared/contract'
 import { skipWithout } from '../../src-main/testing/capability'
 // @ts-expect-error plain ESM script without types
-import { combine } from './combine.mjs'
+import { combine, treesComparison } from './combine.mjs'
 
 const root = resolve(__dirname, '../..')
 const script = join(root, 'benchmarks/gpu-check.sh')
@@ -152,8 +152,47 @@ describe('combine.mjs', () => {
   })
 })
 
+describe('combine.mjs: trees on the GPU (issue 13)', () => {
+  const row = (strategy: string, workers: number, medianMs: number, size = 10000) => ({ size, models: 50, strategy, workers, medianMs, minMs: medianMs, maxMs: medianMs })
+  const trees = { ok: true, summary: [row('sequential', 1, 120_000), row('batched', 1, 4000)] }
+
+  it('batched on webgpu against XGBoost CUDA in a pool of 5 when that ran', () => {
+    const xgboost = { ok: true, device: 'NVIDIA H200 (CUDA)', summary: [row('sequential', 1, 300_000), row('pool', 5, 60_000), row('pool', 5, 90_000, 50000)] }
+    const c = treesComparison(trees, xgboost, false)
+    expect(c).toMatchObject({ size: 10000, models: 50, webgpuBatchedMs: 4000, webgpuSequentialMs: 120_000, xgboostPoolMs: 60_000, xgboostPoolWorkers: 5, batchedVsXgboostPool: 15, batchedVsSequential: 30, speedup: 15, target: 10, met: true })
+    expect(c.note).toBe('50 GBDT models × 10000 rows: batched on WebGPU 15.0× faster than XGBoost (NVIDIA H200 (CUDA)) in a pool of 5; target ≥ 10× met; vs WebGPU sequential 30.0×')
+  })
+
+  it('without XGBoost CUDA: against WebGPU sequential, saying why; a software adapter is flagged', () => {
+    const c = treesComparison({ ok: true, summary: [row('sequential', 1, 20_000), row('batched', 1, 5000)] }, { skipped: 'no CUDA-enabled libxgboost here: built without CUDA' }, true)
+    expect(c).toMatchObject({ batchedVsXgboostPool: null, against: 'WebGPU sequential', speedup: 4, met: false })
+    expect(c.note).toBe(
+      '50 GBDT models × 10000 rows: batched on WebGPU 4.0× faster than WebGPU sequential (XGBoost CUDA not run: no CUDA-enabled libxgboost here: built without CUDA); target ≥ 10× NOT met — on a CPU (software) adapter: NOT GPU numbers',
+    )
+    expect(treesComparison({ ok: false, summary: [] }, null, false)).toBeNull()
+  })
+
+  it('the trees run and its comparison land in the one JSON; --skip-trees says so', () => {
+    const dir = join(tmp, 'combine-trees')
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'trees.exit'), '0\n')
+    writeFileSync(
+      join(dir, 'trees.json'),
+      JSON.stringify({ runId: 't', status: 'ok', config: { model: { kind: 'gbdt', rounds: 100, maxDepth: 6 } }, environment: { backend: 'webgpu', device: 'NVIDIA H200' }, measurements: [], summary: trees.summary, verification: { sameWork: true, maxRelMseDiff: 0, tolerance: 0, problems: [] } }),
+    )
+    writeFileSync(join(dir, 'xgboost.skipped'), 'no CUDA-enabled libxgboost here: none found\n')
+    const out = combine(dir)
+    expect(out.trees).toMatchObject({ ok: true, backend: 'webgpu', model: { rounds: 100, maxDepth: 6 }, verification: { sameWork: true } })
+    expect(out.treesComparison).toMatchObject({ against: 'WebGPU sequential', speedup: 30, met: true })
+    const skipped = join(tmp, 'combine-trees-skipped')
+    mkdirSync(skipped)
+    writeFileSync(join(skipped, 'trees.skipped'), '--skip-trees\n')
+    expect(combine(skipped)).toMatchObject({ trees: { skipped: '--skip-trees' }, treesComparison: null })
+  })
+})
+
 describe('gpu-check.sh end to end (CPU adapter allowed, fake nvidia-smi and python3)', () => {
-  it('writes one JSON with the adapter, nvidia-smi, the trainpool run with GPU telemetry, and torch', (ctx) => {
+  it('writes one JSON with the adapter, nvidia-smi, the trainpool run with GPU telemetry, torch, and the trees on webgpu', { timeout: 420_000 }, (ctx) => {
     if (!existsSync(join(root, 'out/main/cli.js'))) {
       if (skipWithout('build', false, 'out/main/cli.js is missing: run `npm run build`')) return ctx.skip()
     }
@@ -172,8 +211,11 @@ describe('gpu-check.sh end to end (CPU adapter allowed, fake nvidia-smi and pyth
     const outFile = join(tmp, 'check.json')
     const r = spawnSync(
       'bash',
-      [script, '--allow-cpu-adapter', '--sizes', '2000', '--models', '4', '--workers', '2', '--repeats', '1', '--epochs', '1', '--out', outFile],
-      { encoding: 'utf8', env: cleanEnv({ PATH: `${bin}${delimiter}${process.env.PATH}` }), timeout: 170_000, cwd: tmp },
+      [
+        script, '--allow-cpu-adapter', '--sizes', '2000', '--models', '4', '--workers', '2', '--repeats', '1', '--epochs', '1',
+        '--trees-sizes', '2000', '--trees-models', '2', '--trees-rounds', '2', '--out', outFile,
+      ],
+      { encoding: 'utf8', env: cleanEnv({ PATH: `${bin}${delimiter}${process.env.PATH}` }), timeout: 400_000, cwd: tmp },
     )
     if (skipWithout('webgpu', r.status !== 4, `no WebGPU adapter here: ${r.stderr.trim().split('\n').pop()}`)) return ctx.skip()
     expect(r.status, r.stderr).toBe(0)
@@ -190,6 +232,13 @@ describe('gpu-check.sh end to end (CPU adapter allowed, fake nvidia-smi and pyth
     expect(out.comparison.trainpoolBatchedVsTorchVmap).toBeGreaterThan(0)
     // no CUDA-enabled libxgboost on a machine without a GPU: said, not run
     expect(out.xgboost.skipped).toMatch(/^no CUDA-enabled libxgboost here: /)
+    // trees on webgpu: batched and sequential, the same trees, compared with sequential (no XGBoost CUDA here)
+    expect(out.options.trees).toMatchObject({ skip: false, sizes: '2000', models: '2', rounds: 2 })
+    expect(out.trees).toMatchObject({ exitCode: 0, ok: true, backend: 'webgpu', model: { kind: 'gbdt', rounds: 2 }, verification: { sameWork: true, tolerance: 0 } })
+    expect(out.trees.summary.map((s: { strategy: string }) => s.strategy)).toEqual(['sequential', 'batched'])
+    expect(out.treesComparison).toMatchObject({ size: 2000, models: 2, against: 'WebGPU sequential', target: 10 })
+    expect(out.treesComparison.speedup).toBeGreaterThan(0)
+    expect(r.stderr).toContain('gpu-check: trees: 2 GBDT models × 2000 rows: batched on WebGPU')
     if (out.adapter.software) expect(out.adapter.description).toMatch(/llvmpipe|lavapipe|swiftshader/i)
   })
 })
