@@ -145,6 +145,22 @@ if (gbdtSize > 0) {
     `ratios: batched(W=1)/sequential ${ratio(seq, get(trees, gbdtSize, 'batched', 1))} (target ≥ 1.5×), pool W=2 vs W=1 ${ratio(get(trees, gbdtSize, 'pool', 1), get(trees, gbdtSize, 'pool', 2))} (target ≥ 1.7×), batched(W=${cores})/sequential ${ratio(seq, get(trees, gbdtSize, 'batched', cores))}`,
   )
   lines.push(`same work: ${trees.verification.sameWork} (tolerance ${trees.verification.tolerance}; model i's tree hash equal in every strategy)`)
+  if (env('BENCH_XGBOOST', '1') !== '0') {
+    // the user's real XGBoost through Trainpool's xgboost backend (FFI), one thread per worker: sequential and pools
+    const real = spawnSync(process.execPath, [join(root, 'bin/trainpool.js'), 'bench', '--model', 'gbdt', '--backend', 'xgboost', '--sizes', String(gbdtSize), '--models', gbdtModels, '--workers', workerCounts, '--strategies', 'sequential,pool', '--repeats', '1', '--rounds', rounds, '--no-save', '--json', join(outDir, 'bench-xgboost.json')], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, TRAINPOOL_XGBOOST_NTHREAD: '1' },
+    })
+    if (real.status === 0) {
+      const x = JSON.parse(readFileSync(join(outDir, 'bench-xgboost.json'), 'utf8'))
+      out.xgboostBackend = { summary: x.summary, verification: x.verification, environment: x.environment }
+      lines.push(`\nXGBoost ${x.environment.versions?.xgboost ?? ''} through Trainpool's xgboost backend (FFI, nthread 1 per worker), same shape, same run:`)
+      lines.push(...table(x))
+      const xs = get(x, gbdtSize, 'sequential', 1)
+      lines.push(`side by side (per model): Trainpool engine sequential ${secs(perModelSeq)}, batched W=${cores} ${secs(get(trees, gbdtSize, 'batched', cores)?.medianMs / trees.config.models)}; XGBoost sequential ${secs(xs?.medianMs / x.config.models)}, pool W=${cores} ${secs(get(x, gbdtSize, 'pool', cores)?.medianMs / x.config.models)}; XGBoost pool W=2 vs sequential ${ratio(xs, get(x, gbdtSize, 'pool', 2))} (target ≥ 1.7×)`)
+    } else lines.push(`XGBoost backend pass: exit ${real.status} (is libxgboost installed? see trainpool bench --model gbdt --backend xgboost)`)
+  }
   for (const w of trees.warnings) lines.push(`warning: ${w}`)
   out.gbdt = { summary: trees.summary, verification: trees.verification, environment: trees.environment, xgboost: xgb }
   const gbdtRss = Number(env('BENCH_GBDT_RSS_SIZE', 200000))
