@@ -42,8 +42,8 @@ describe('verdictFor', () => {
     const v = verdictFor(runWith(summary))
     expect(v.headline).toBe('The fastest strategy depends on the data size; the best speedup over sequential was 4.00× (batched (W=1) at 1,000 rows).')
     expect(v.perSize).toEqual([
-      'At 1,000 rows, batched (W=1) was fastest: 200 ms, 4.00× faster than sequential (800 ms); next was pool (W=4) at 450 ms.',
-      'At 5,000 rows, pool (W=4) was fastest: 1.50 s, 2.67× faster than sequential (4.00 s); next was batched (W=1) at 1.60 s.',
+      'At 1,000 rows, batched (W=1) was fastest: 200 ms (25 ms per model), 4.00× faster than sequential (800 ms, 100 ms per model); next was pool (W=4) at 450 ms.',
+      'At 5,000 rows, pool (W=4) was fastest: 1.50 s (188 ms per model), 2.67× faster than sequential (4.00 s, 500 ms per model); next was batched (W=1) at 1.60 s.',
     ])
     expect(v.workers).toEqual(['Best worker count for pool: W=4 (1.50 s at 5,000 rows, tried W=2, 4); speedup 2.67×, efficiency 67%.'])
     expect(v.verification).toMatch(/^Same work verified: every strategy trained every model \(sequential 8, pool 8, batched 8\).*2\.0e-7/)
@@ -54,7 +54,7 @@ describe('verdictFor', () => {
   it('says so when sequential wins, when work differs, and when the run failed', () => {
     const slow = [entry(1000, 'sequential', 1, 100, 100), entry(1000, 'pool', 2, 150, 100)]
     expect(verdictFor(runWith(slow)).headline).toBe('No parallel strategy beat sequential: the best was pool (W=2) at 0.67×.')
-    expect(verdictFor(runWith(slow)).perSize[0]).toContain('sequential was fastest: 100 ms; no parallel strategy beat it')
+    expect(verdictFor(runWith(slow)).perSize[0]).toMatch(/sequential was fastest: 100 ms \(\d+(\.\d)? ms per model\); no parallel strategy beat it/)
     const bad = verdictFor(
       runWith(slow, {
         status: 'failed',
