@@ -1,45 +1,18 @@
 // Hyperparameters of the GBDT engine: XGBoost 1.7's names (camelCased), the article's values as
 // defaults (except subsample/colsample 0.8, so that N models differ), and one validator that names
 // the offending field and its accepted range.
+import { GBDT_DEFAULTS as FAMILY_GBDT_DEFAULTS, type GbdtParams as FamilyGbdtParams } from '@shared/families/gbdt'
 
-export interface GbdtParams {
-  /** boosting rounds = trees per model, 1 ≤ rounds ≤ 100 000 */
-  rounds: number
-  /** max_depth, 1 ≤ maxDepth ≤ 16 (depth-wise growth; a depth-d tree has ≤ 2^d leaves) */
-  maxDepth: number
-  /** learning rate eta, 0 < eta ≤ 1; the stored leaf value is fround(fround(w) · fround(eta)) */
-  eta: number
-  /** L2 regularisation reg_lambda, ≥ 0 */
-  lambda: number
-  /** L1 regularisation reg_alpha, ≥ 0 */
-  alpha: number
-  /** min_split_loss gamma, ≥ 0 (compared with XGBoost's loss_chg, which has no ½) */
-  gamma: number
-  /** min_child_weight, ≥ 0 (the hessian of a child = its number of sampled rows) */
-  minChildWeight: number
-  /** max_bin, 2 ≤ maxBin ≤ 256 */
-  maxBin: number
-  /** row subsample per tree (Bernoulli per row), 0 < subsample ≤ 1 */
-  subsample: number
-  /** colsample_bytree, 0 < colsampleBytree ≤ 1; max(1, ⌊fround(c)·F⌋) features per tree */
-  colsampleBytree: number
-  /** base_score: the initial prediction of every row (XGBoost 1.7's default 0.5) */
-  baseScore: number
-}
+/**
+ * The engine's parameters: the gbdt family's (src-shared/families/gbdt.ts: names, meaning and the
+ * article's defaults are stated there once), without the family's `kind`. Leaf values are stored
+ * as fround(fround(w) · fround(eta)); gamma is compared with XGBoost's loss_chg (no ½); the hessian
+ * of a child is its number of sampled rows; colsample keeps max(1, ⌊fround(c)·F⌋) features per tree.
+ */
+export type GbdtParams = Omit<FamilyGbdtParams, 'kind'>
 
-export const GBDT_DEFAULTS: Readonly<GbdtParams> = Object.freeze({
-  rounds: 100,
-  maxDepth: 6,
-  eta: 0.1,
-  lambda: 1,
-  alpha: 0,
-  gamma: 0,
-  minChildWeight: 1,
-  maxBin: 256,
-  subsample: 0.8,
-  colsampleBytree: 0.8,
-  baseScore: 0.5,
-})
+const { kind: _kind, ...familyDefaults } = FAMILY_GBDT_DEFAULTS
+export const GBDT_DEFAULTS: Readonly<GbdtParams> = Object.freeze(familyDefaults)
 
 /** The largest training set: per-row quantised gradients are < 2^30, so any sum of ≤ 2^23 of them is < 2^53. */
 export const MAX_TRAIN_ROWS = 2 ** 23
