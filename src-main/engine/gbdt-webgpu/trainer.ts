@@ -15,7 +15,7 @@
 import { resolveGbdtParams, MAX_TRAIN_ROWS, type GbdtParams } from '../gbdt/params'
 import { quantExponent } from '../gbdt/quantise'
 import { featuresPerTree, GbdtCancelledError, histogramSlots, leafWeight } from '../gbdt/train'
-import type { GbdtModel, GbdtTree } from '../gbdt/tree'
+import { type GbdtModel, type GbdtTree, TreeBuilder } from '../gbdt/tree'
 import { Rng } from '../random'
 import type { GpuGbdtData } from './data'
 import { type GbdtGpu, USAGE } from './gpu'
@@ -106,35 +106,6 @@ export function emptyStats(): WebgpuTrainStats {
   }
 }
 
-class TreeBuilder {
-  feature: number[] = []
-  splitBin: number[] = []
-  threshold: number[] = []
-  defaultLeft: number[] = []
-  left: number[] = []
-  leafValue: number[] = []
-
-  add(leaf: number): number {
-    this.feature.push(-1)
-    this.splitBin.push(-1)
-    this.threshold.push(0)
-    this.defaultLeft.push(0)
-    this.left.push(-1)
-    this.leafValue.push(leaf)
-    return this.feature.length - 1
-  }
-
-  finish(): GbdtTree {
-    return {
-      feature: Int32Array.from(this.feature),
-      splitBin: Int32Array.from(this.splitBin),
-      threshold: Float32Array.from(this.threshold),
-      defaultLeft: Uint8Array.from(this.defaultLeft),
-      left: Int32Array.from(this.left),
-      leafValue: Float32Array.from(this.leafValue),
-    }
-  }
-}
 
 /** A node of the current level (index = its level index on the device). */
 interface LevelNode {

@@ -14,7 +14,7 @@ import { Rng } from '../random'
 import type { GbdtData } from './binning'
 import { MAX_TRAIN_ROWS, resolveGbdtParams, type GbdtParams } from './params'
 import { quantExponent } from './quantise'
-import type { GbdtModel, GbdtTree } from './tree'
+import { type GbdtModel, type GbdtTree, TreeBuilder } from './tree'
 
 const f32 = Math.fround
 /** XGBoost's kRtEps: a split must reduce the loss by more than this */
@@ -418,35 +418,6 @@ interface Unit {
   parent: Float64Array | null
 }
 
-class TreeBuilder {
-  feature: number[] = []
-  splitBin: number[] = []
-  threshold: number[] = []
-  defaultLeft: number[] = []
-  left: number[] = []
-  leafValue: number[] = []
-
-  add(leaf: number): number {
-    this.feature.push(-1)
-    this.splitBin.push(-1)
-    this.threshold.push(0)
-    this.defaultLeft.push(0)
-    this.left.push(-1)
-    this.leafValue.push(leaf)
-    return this.feature.length - 1
-  }
-
-  finish(): GbdtTree {
-    return {
-      feature: Int32Array.from(this.feature),
-      splitBin: Int32Array.from(this.splitBin),
-      threshold: Float32Array.from(this.threshold),
-      defaultLeft: Uint8Array.from(this.defaultLeft),
-      left: Int32Array.from(this.left),
-      leafValue: Float32Array.from(this.leafValue),
-    }
-  }
-}
 
 class ModelState {
   readonly colRng: Rng

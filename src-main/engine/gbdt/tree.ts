@@ -120,3 +120,34 @@ export function fnv1a64(bytes: Uint8Array): string {
   }
   return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0')
 }
+
+/** Grows one tree node by node (breadth-first ids), then freezes it into typed arrays: both engines (CPU and WebGPU) build their trees with it. */
+export class TreeBuilder {
+  feature: number[] = []
+  splitBin: number[] = []
+  threshold: number[] = []
+  defaultLeft: number[] = []
+  left: number[] = []
+  leafValue: number[] = []
+
+  add(leaf: number): number {
+    this.feature.push(-1)
+    this.splitBin.push(-1)
+    this.threshold.push(0)
+    this.defaultLeft.push(0)
+    this.left.push(-1)
+    this.leafValue.push(leaf)
+    return this.feature.length - 1
+  }
+
+  finish(): GbdtTree {
+    return {
+      feature: Int32Array.from(this.feature),
+      splitBin: Int32Array.from(this.splitBin),
+      threshold: Float32Array.from(this.threshold),
+      defaultLeft: Uint8Array.from(this.defaultLeft),
+      left: Int32Array.from(this.left),
+      leafValue: Float32Array.from(this.leafValue),
+    }
+  }
+}
