@@ -1,0 +1,89 @@
+// The user's own data: a CSV or Parquet file, loaded once into a cached binary columnar table in
+// the store (keyed by the file's sha256), then named by a run's config. Generated data needs none
+// of this (config.data absent). What a run used is recorded in its result (`dataset`).
+import { z } from 'zod'
+
+export const DATA_FORMATS = ['csv', 'parquet'] as const
+export type DataFormat = (typeof DATA_FORMATS)[number]
+
+/** MLP only: what to do with missing values (trees handle them natively, the default direction learned). */
+export const IMPUTE_MODES = ['none', 'mean'] as const
+export type ImputeMode = (typeof IMPUTE_MODES)[number]
+
+export const SHA256_PATTERN = /^[0-9a-f]{64}$/
+
+/** A column name as written in the header (trimmed of a BOM); at most this long. */
+export const COLUMN_NAME_MAX = 256
+
+const ColumnName = z.string().min(1, 'a column name is not empty').max(COLUMN_NAME_MAX, `at most ${COLUMN_NAME_MAX} characters`)
+
+/**
+ * Which data a run trains on, when it is the user's file (config.data). The table is found in the
+ * store's data cache by `sha256`; `name` is only for people. Features: `features` when given, else
+ * every numeric column but the target and `exclude`.
+ */
+export const DataSourceSchema = z
+  .object({
+    sha256: z.string().regex(SHA256_PATTERN, 'sha256 is 64 lowercase hex digits'),
+    name: z.string().min(1).max(512),
+    target: ColumnName,
+    features: z.array(ColumnName).min(1).max(4096).nullable().default(null),
+    exclude: z.array(ColumnName).max(4096).default([]),
+    impute: z.enum(IMPUTE_MODES, { error: `impute accepts ${IMPUTE_MODES.join(', ')}` }).default('none'),
+  })
+  .strict()
+export type DataSource = z.infer<typeof DataSourceSchema>
+
+export const COLUMN_TYPES = ['numeric', 'text'] as const
+export type ColumnType = (typeof COLUMN_TYPES)[number]
+
+export const ColumnInfoSchema = z.object({
+  name: z.string(),
+  type: z.enum(COLUMN_TYPES),
+  /** empty, NA, NaN (and Parquet nulls) */
+  missing: z.number().int().min(0),
+  /** numeric columns: the range of the present values; null for text or an all-missing column */
+  min: z.number().nullable(),
+  max: z.number().nullable(),
+  /** text columns: the first row (1-based, header excluded) whose value is not a number */
+  firstTextRow: z.number().int().min(1).nullable(),
+})
+export type ColumnInfo = z.infer<typeof ColumnInfoSchema>
+
+/** A loaded (cached) data set, as the config panel previews it and the recent list shows it. */
+export const DataSetInfoSchema = z.object({
+  sha256: z.string().regex(SHA256_PATTERN),
+  /** the file's base name */
+  name: z.string(),
+  /** where it was read from (the user's path, or the upload's file in the store) */
+  path: z.string(),
+  format: z.enum(DATA_FORMATS),
+  bytes: z.number().int().min(0),
+  rows: z.number().int().min(0),
+  columns: z.array(ColumnInfoSchema),
+  /** the first rows as read (strings, at most 10), for the preview */
+  preview: z.array(z.array(z.string())),
+  loadedAt: z.string(),
+  /** how long parsing into the cache took (0 when it was already cached) */
+  loadMs: z.number().min(0),
+})
+export type DataSetInfo = z.infer<typeof DataSetInfoSchema>
+
+/** What a run on the user's data records in its result (and the report and History show). */
+export const DataSetRecordSchema = z.object({
+  name: z.string(),
+  sha256: z.string().regex(SHA256_PATTERN),
+  rows: z.number().int().min(0),
+  columns: z.number().int().min(0),
+  target: z.string(),
+  features: z.array(z.string()),
+  targetStats: z.object({ mean: z.number(), std: z.number(), min: z.number(), max: z.number() }),
+  impute: z.enum(IMPUTE_MODES),
+  /** MLP with impute=mean: how many values were imputed per feature column (absent when none) */
+  imputed: z.record(z.string(), z.number().int().min(0)).optional(),
+  /** features standardised with training-row statistics (MLP), or left raw (trees) */
+  standardised: z.boolean(),
+  /** the seed of the row samples and the test split (the run's seed) */
+  sampleSeed: z.number().int(),
+})
+export type DataSetRecord = z.infer<typeof DataSetRecordSchema>
