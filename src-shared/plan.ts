@@ -1,5 +1,8 @@
 // Config → the ordered list of measurements: sizes × models × strategies × workers × repeats.
 // `sequential` is one worker by definition, so it is measured once per (size, models), not per W.
+// A pool or batched W larger than the model count N is skipped at that N (each worker needs a
+// model), so one list of Ws serves a model-count sweep from N = 1; the config refuses a W larger
+// than every N. modelSweep() is the sweep's one definition (CLI --sweep models and the config panel).
 import type { BenchConfig, MeasurementKey, Strategy } from './contract'
 
 export function expandPlan(config: BenchConfig): MeasurementKey[] {
@@ -7,7 +10,7 @@ export function expandPlan(config: BenchConfig): MeasurementKey[] {
   for (const size of config.sizes) {
     for (const models of config.models) {
       for (const strategy of config.strategies) {
-        for (const workers of workersFor(strategy, config.workers)) {
+        for (const workers of workersFor(strategy, config.workers).filter((w) => w <= models)) {
           for (let repeat = 0; repeat < config.repeats; repeat++) plan.push({ size, models, workers, strategy, repeat })
         }
       }
@@ -18,6 +21,14 @@ export function expandPlan(config: BenchConfig): MeasurementKey[] {
 
 function workersFor(strategy: Strategy, workers: number[]): number[] {
   return strategy === 'sequential' ? [1] : [...new Set(workers)].sort((a, b) => a - b)
+}
+
+/** The model counts of a sweep up to `upTo`: 1, 2, 4, … (powers of two below it), then `upTo` itself. */
+export function modelSweep(upTo: number): number[] {
+  if (!Number.isInteger(upTo) || upTo < 1) throw new RangeError(`a model-count sweep needs a whole number of models ≥ 1, got ${upTo}`)
+  const counts: number[] = []
+  for (let n = 1; n < upTo; n *= 2) counts.push(n)
+  return [...counts, upTo]
 }
 
 /** Consecutive plan entries that share one warmed pool (same size, models, strategy, workers). */

@@ -1,9 +1,12 @@
 // BenchService: the one façade the shells call, implementing the API table. It validates configs
 // (schema, backend, memory), refuses a second concurrent run, and delegates: the run in flight to
 // LiveRun (runner, progress projection, telemetry, saves), browsing and exporting to RunHistory,
-// the backend probe to BackendProbe.
+// advice (advise, verifyAdvice: src-shared/advice/) on top of those, the backend probe to BackendProbe.
 import os from 'node:os'
+import { adviseFrom, checkAdvice, verificationConfig } from '@shared/advice'
 import {
+  type Advice,
+  type AdviceCheck,
   BenchConfigSchema,
   type BackendCapability,
   type BenchConfig,
@@ -56,6 +59,8 @@ export class BenchService implements BenchServiceApi {
   private live: LiveRun | null = null
   private readonly probe: BackendProbe
   private readonly history: RunHistory
+  /** verification run id → its advice check, stored with the source run when the run ended */
+  private readonly adviceChecks = new Map<string, Promise<AdviceCheck>>()
 
   constructor(private readonly options: BenchServiceOptions) {
     this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)))
@@ -105,10 +110,20 @@ export class BenchService implements BenchServiceApi {
   }
 
   async start({ config: raw }: ParsedRequest<'start'>): Promise<{ runId: string }> {
+    return this.launch(raw)
+  }
+
+  /**
+   * Validates and starts a run. A verification run names the run it `verifies` and an `afterRun`
+   * step (storing the advice check) that runs before run-finished goes out, so a shell that reads
+   * the source run on run-finished sees the check.
+   */
+  private async launch(raw: unknown, check?: { verifies: string; afterRun: (result: RunResult) => Promise<AdviceCheck> }): Promise<{ runId: string }> {
     this.refuseIfBusy()
     const config = await this.validate(raw)
     this.refuseIfBusy()
     const live = new LiveRun(config, {
+      verifies: check?.verifies,
       launcher: this.options.launcher,
       store: this.options.store,
       appVersion: this.options.appVersion,
@@ -118,7 +133,11 @@ export class BenchService implements BenchServiceApi {
       onFinished: (result) => {
         this.history.remember(result)
         this.live = null
-        this.emit({ type: 'run-finished', runId: result.runId, result })
+        const finished = () => this.emit({ type: 'run-finished', runId: result.runId, result })
+        if (!check) return finished()
+        const stored = check.afterRun(result)
+        this.adviceChecks.set(result.runId, stored)
+        stored.then(finished, finished)
       },
     })
     this.live = live
@@ -175,6 +194,38 @@ export class BenchService implements BenchServiceApi {
 
   reportPdf({ runId }: ParsedRequest<'reportPdf'>): Promise<PdfReport> {
     return this.history.reportPdf(runId)
+  }
+
+  async advise({ runId, models, size }: ParsedRequest<'advise'>): Promise<Advice> {
+    return adviseFrom(await this.history.get(runId), { models, size })
+  }
+
+  /** Starts the run that checks the advice for the target (refused when the advice is); see API.verifyAdvice. */
+  async verifyAdvice({ runId, models, size }: ParsedRequest<'verifyAdvice'>): Promise<{ runId: string }> {
+    this.refuseIfBusy()
+    const source = await this.history.get(runId)
+    if (source.status === 'running') throw new TrainpoolError('busy', `run ${runId} is still running: its advice can be checked once it has finished`)
+    const advice = adviseFrom(source, { models, size })
+    if (advice.refusal !== null) {
+      const why = `nothing to verify: ${advice.refusal}`
+      throw new TrainpoolError('invalid-input', why, [{ field: 'models', message: why }])
+    }
+    return this.launch(verificationConfig(source.config, advice), {
+      verifies: runId,
+      afterRun: async (result) => {
+        const check = checkAdvice(advice, result)
+        await this.history.addAdviceCheck(runId, check)
+        return check
+      },
+    })
+  }
+
+  /** The check a verification run stored with its source run (the CLI waits on it after the run). */
+  async waitForAdviceCheck(verifyRunId: string): Promise<AdviceCheck> {
+    await this.waitForRun(verifyRunId)
+    const stored = this.adviceChecks.get(verifyRunId)
+    if (!stored) throw new TrainpoolError('not-found', `run ${verifyRunId} is not a verification run started here`)
+    return stored
   }
 
   async shutdown(): Promise<void> {

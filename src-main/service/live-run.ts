@@ -27,6 +27,8 @@ export interface LiveRunDeps {
   runner?: RunnerOptions
   telemetry?: false | Omit<TelemetrySessionOptions, 'pids' | 'context' | 'onSample'>
   emit(event: RunEvent): void
+  /** a verification run: the run whose advice it checks (recorded as the result's `verifies`) */
+  verifies?: string
   /** called once the run is finished and saved, before `done` resolves */
   onFinished(result: RunResult): void
 }
@@ -62,6 +64,7 @@ export class LiveRun implements LiveRunAccess {
       verification: { sameWork: false, maxRelMseDiff: 0, tolerance: familyOf(config.model).sameWorkTolerance, modelsTrained: {}, problems: ['not finished'] },
       warnings: [],
       error: null,
+      ...(deps.verifies ? { verifies: deps.verifies } : {}),
     }
     this.progress = new LiveProgress(this.runId, (e) => this.emit(e))
     this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), { appVersion: deps.appVersion, ...deps.runner })

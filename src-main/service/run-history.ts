@@ -1,7 +1,7 @@
 // The run history the shells browse: the live run, finished runs kept in memory (a store-less
 // service, or a run whose save failed) and the store, merged; rename, tag, delete, export and the
 // PDF report. The live run is read and changed through the accessor the service gives it.
-import type { ExportedFile, ExportFormat, PdfReport, RunListEntry, RunResult } from '@shared/contract'
+import type { AdviceCheck, ExportedFile, ExportFormat, PdfReport, RunListEntry, RunResult } from '@shared/contract'
 import { listEntry, TrainpoolError } from '@shared/contract'
 import { exportFileName, exportRun } from '../bench/export'
 import { cleanName, cleanTags, type RunStore } from '../store/run-store'
@@ -58,6 +58,13 @@ export class RunHistory {
     return this.update(runId, (run) => {
       if (clean.length) run.tags = clean
       else delete run.tags
+    })
+  }
+
+  /** Stores the check of an advice drawn from this run (appended: a run keeps every check made of it). */
+  addAdviceCheck(runId: string, check: AdviceCheck): Promise<RunListEntry> {
+    return this.update(runId, (run) => {
+      run.adviceChecks = [...(run.adviceChecks ?? []), check]
     })
   }
 

@@ -7,6 +7,7 @@
 //
 // The sandboxed preload bundles this file (zod included; no Node module is required at run time).
 import { z } from 'zod'
+import { type Advice, AdviceTargetSchema } from './advice'
 import type { MenuCommand } from './channels'
 import type { TrainpoolErrorShape } from './errors'
 import type { Capabilities, RunEvent } from './events'
@@ -128,6 +129,14 @@ export const API = {
   exportRun: { request: z.object({ runId: RunIdSchema, format: z.enum(EXPORT_FORMATS) }).strict(), response: response<ExportedFile>() },
   /** browser mode and the CLI get the bytes (base64); the Electron shell saves it instead */
   reportPdf: { request: z.object({ runId: RunIdSchema }).strict(), response: response<PdfReport>() },
+  /** which strategy and W for `models` at `size`, predicted from the run's own times (a refusal inside when the fits cannot be trusted) */
+  advise: { request: AdviceTargetSchema.extend({ runId: RunIdSchema }).strict(), response: response<Advice>() },
+  /**
+   * runs the advice's recommended and runner-up options at the target (a normal live run, `verifies`
+   * the source); when it ends, the check (predicted vs measured) is stored with the source run's
+   * adviceChecks before run-finished is sent. Refused when the advice is.
+   */
+  verifyAdvice: { request: AdviceTargetSchema.extend({ runId: RunIdSchema }).strict(), response: response<{ runId: string }>() },
 } satisfies Record<string, MethodSpec>
 
 export type Method = keyof typeof API

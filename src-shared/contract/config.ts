@@ -25,6 +25,8 @@ export const LIMITS = {
   models: { min: 1, max: 1000 },
   workers: { min: 1, max: 64 },
   listCount: { min: 1, max: 8 },
+  /** model counts: room for a sweep (1, 2, 4, … up to 1000 is 11 counts; plan.ts modelSweep) */
+  modelsCount: { min: 1, max: 16 },
   repeats: { min: 1, max: 100 },
   seed: { min: 0, max: 2_000_000_000 },
   features: { min: 1, max: 4096 },
@@ -55,7 +57,7 @@ export const BenchConfigSchema = z
   .object({
     preset: z.enum([...PRESET_NAMES, 'custom']).default('custom'),
     sizes: intListField('sizes', LIMITS.size, LIMITS.sizesCount),
-    models: intListField('models', LIMITS.models, LIMITS.listCount),
+    models: intListField('models', LIMITS.models, LIMITS.modelsCount),
     workers: intListField('workers', LIMITS.workers, LIMITS.listCount),
     strategies: enumListField('strategies', STRATEGIES),
     backend: z.enum(BACKENDS, { error: `backend accepts ${BACKENDS.join(', ')}` }),
@@ -84,13 +86,15 @@ export const BenchConfigSchema = z
         ctx.addIssue({ code: 'custom', path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}${why ? `: ${why}` : ''}; accepted: sequential, pool` })
       }
     }
-    const minModels = Math.min(...c.models)
+    // a W larger than some model counts is measured only where W ≤ N (plan.ts skips the rest, so a
+    // sweep from N = 1 can still use W = 2); a W larger than every model count would never run
+    const maxModels = Math.max(...c.models)
     for (const w of c.workers) {
-      if (w > minModels) {
+      if (w > maxModels) {
         ctx.addIssue({
           code: 'custom',
           path: ['workers'],
-          message: `workers ${w} is more than models ${minModels}: each worker needs at least one model (workers must be from 1 to ${minModels})`,
+          message: `workers ${w} is more than models ${maxModels}: each worker needs at least one model (workers must be from 1 to ${maxModels})`,
         })
       }
     }

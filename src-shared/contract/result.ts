@@ -1,6 +1,7 @@
 // The stored/exported result of one run (schema version 2: the model family in the config; v1 files
 // are migrated on read by migrate.ts). Validated when read back so a damaged file is reported, never trusted.
 import { z } from 'zod'
+import { AdviceCheckSchema } from './advice'
 import { BenchConfigSchema, CONCRETE_BACKENDS, STRATEGIES } from './config'
 import { RunTelemetrySchema } from './telemetry'
 
@@ -117,6 +118,10 @@ export const RunResultSchema = z.object({
   error: z.string().nullable(),
   /** GPU (nvidia-smi) and worker CPU/RSS samples, ≤ 1 Hz, bounded; absent in older files */
   telemetry: RunTelemetrySchema.optional(),
+  /** checks of advice drawn from this run: each verification run's predicted against measured (newest last) */
+  adviceChecks: z.array(AdviceCheckSchema).optional(),
+  /** a verification run: the id of the run whose advice it checks */
+  verifies: z.string().optional(),
 })
 export type RunResult = z.infer<typeof RunResultSchema>
 

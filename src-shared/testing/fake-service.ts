@@ -11,6 +11,9 @@
 // - a scripted event stream: emit(event) / play(events) to every onEvent listener; the fake follows
 //   the stream like the service does (run-started makes a live run, its events are kept for
 //   currentRun, run-finished ends it), and start() makes a live run too (no events of its own);
+// - advice: advise() is the real advice of a stored run; verifyAdvice() starts a live run and
+//   completeVerification(id, result) ends it as the service does (check stored with the source run,
+//   then run-finished);
 // - call recording: `calls` (every method in order with the request it received), callsTo(method);
 // - injected failures: fail(method, error, times = 1); and respond(method, impl) to replace what a
 //   method does (a promise that never settles, a gate the test opens, a different value).
@@ -24,6 +27,8 @@ import {
   type ServiceMethods,
   type TrainpoolApi,
 } from '../contract/api'
+import { adviseFrom, checkAdvice } from '../advice'
+import type { Advice, AdviceCheck } from '../contract/advice'
 import type { MenuCommand } from '../contract/channels'
 import { invalidInput, toErrorShape, TrainpoolError, type TrainpoolErrorShape } from '../contract/errors'
 import type { Capabilities, RunEvent } from '../contract/events'
@@ -67,6 +72,8 @@ export class FakeService implements ServiceMethods {
   /** every call, in order */
   readonly calls: FakeCall[] = []
 
+  /** verification runs in flight: their source run and the advice they check */
+  private readonly verifications = new Map<string, { sourceRunId: string; advice: Advice }>()
   private readonly listeners = new Set<(e: RunEvent) => void>()
   private readonly overrides = new Map<FakeMethod, Handler<never>>()
   private readonly failures = new Map<FakeMethod, { error: unknown; times: number }[]>()
@@ -192,6 +199,46 @@ export class FakeService implements ServiceMethods {
       this.entry(runId)
       return { fileName: `trainpool-${runId}.pdf`, sizeBytes: 4, base64: 'JVBERg==' } // "%PDF"
     })
+  }
+
+  /** the real advice (src-shared/advice) of a stored run: give the run a sweep's summary to get options */
+  advise(request: ParsedRequest<'advise'>): Promise<Advice> {
+    return this.call('advise', request, ({ runId, models, size }) => adviseFrom(this.stored(runId), { models, size }))
+  }
+
+  /**
+   * As the service: refused when the advice is; otherwise a live run starts (nextRunId, like start).
+   * Finish it with completeVerification(), which stores the check with the source run and emits
+   * run-finished, in the service's order.
+   */
+  verifyAdvice(request: ParsedRequest<'verifyAdvice'>): Promise<{ runId: string }> {
+    return this.call('verifyAdvice', request, ({ runId, models, size }) => {
+      const advice = adviseFrom(this.stored(runId), { models, size })
+      if (advice.refusal !== null) throw new TrainpoolError('invalid-input', `nothing to verify: ${advice.refusal}`, [{ field: 'models', message: advice.refusal }])
+      const verifyRunId = this.nextRunId
+      this.current = { runId: verifyRunId, events: [] }
+      this.verifications.set(verifyRunId, { sourceRunId: runId, advice })
+      return { runId: verifyRunId }
+    })
+  }
+
+  /**
+   * Ends a verification run started by verifyAdvice with `result` (its summary holds the measured
+   * times; runId and verifies are set here): the check goes to the source run's adviceChecks, the
+   * verification run is stored, and run-finished is emitted. Returns the check.
+   */
+  completeVerification(verifyRunId: string, result: RunResult): AdviceCheck {
+    const pending = this.verifications.get(verifyRunId)
+    if (!pending) throw new Error(`${verifyRunId} is not a verification run started by verifyAdvice`)
+    this.verifications.delete(verifyRunId)
+    const finished: RunResult = { ...result, runId: verifyRunId, verifies: pending.sourceRunId }
+    const check = checkAdvice(pending.advice, finished)
+    const source = this.stored(pending.sourceRunId)
+    this.addRun({ ...source, adviceChecks: [...(source.adviceChecks ?? []), check] })
+    this.addRun(finished)
+    if (this.current?.runId !== verifyRunId) this.current = { runId: verifyRunId, events: [] }
+    this.emit({ type: 'run-finished', runId: verifyRunId, result: finished })
+    return check
   }
 
   shutdown(): Promise<void> {

@@ -1,0 +1,187 @@
+// Advice from a finished run: which strategy and W to use for N models at a data size, predicted
+// from the run's own summary (median time per size, N, strategy, W), and the check of that advice
+// against a run that measured it. Pure: the CLI, the service and the renderer call the same code.
+//
+// Choices, and why:
+// - One cost model per (strategy, W) at one size: time ≈ a + b·N, fitted per W directly rather than
+//   a + b·N/W_eff. Per-W lines need no assumption about how the pool's W processes share the cores
+//   (that is what the worker-scaling fit describes, for the chart); options are only the measured Ws.
+// - The data size must have been measured. A model-count sweep at one size says nothing about how
+//   time grows with rows (the MLP is roughly linear in rows, the trees are mostly per-tree overhead),
+//   so an unmeasured size is refused with the sizes that were measured, rather than guessed.
+// - A fit is refused (no prediction) with fewer than 3 model counts or R² < 0.9, or when time does
+//   not grow with N; a target N beyond 4× the largest measured N is still predicted but labelled.
+import { ADVICE_LIMITS, type Advice, type AdviceCheck, type AdviceOption, type AdviceTarget, type CostModel, type WorkerScaling } from '../contract/advice'
+import type { BenchConfig, Strategy } from '../contract/config'
+import type { RunResult, SummaryEntry } from '../contract/result'
+import { formatDuration } from '../format'
+import { fitLine, predictWithInterval } from './linear-fit'
+import { fitWorkerScaling } from './worker-scaling'
+
+/** the fewest model counts a line is fitted and checked on */
+export const MIN_MODEL_COUNTS = 3
+
+/** "50 000": rows and counts in advice text, grouped by thin spaces as in the design's prose. */
+export function groupedNumber(n: number): string {
+  return Math.round(n).toLocaleString('en-US').replace(/,/g, ' ')
+}
+
+/** "batched, W=2", "sequential" */
+export function optionLabel(o: { strategy: Strategy; workers: number }, separator = ', '): string {
+  return o.strategy === 'sequential' ? 'sequential' : `${o.strategy}${separator}W=${o.workers}`
+}
+
+/** "36–47 s" when both ends share a unit, else "950 ms–1.20 s". */
+export function formatRange(lowMs: number, highMs: number): string {
+  const low = formatDuration(lowMs)
+  const high = formatDuration(highMs)
+  const unit = / (ms|s)$/.exec(low)?.[1]
+  return unit && high.endsWith(` ${unit}`) && !low.includes('min') ? `${low.slice(0, -unit.length - 1)}–${high}` : `${low}–${high}`
+}
+
+/** Cost models (time against N) per (strategy, W) at one size, each with its refusal or null. */
+export function costModelsAt(summary: readonly SummaryEntry[], size: number): CostModel[] {
+  const bySeries = new Map<string, SummaryEntry[]>()
+  for (const s of summary) {
+    if (s.size !== size || !Number.isFinite(s.medianMs)) continue
+    const key = `${s.strategy}/${s.workers}`
+    bySeries.set(key, [...(bySeries.get(key) ?? []), s])
+  }
+  const models: CostModel[] = []
+  for (const entries of bySeries.values()) {
+    const { strategy, workers } = entries[0]
+    const points = entries.map((e) => ({ x: e.models, ms: e.medianMs })).sort((a, b) => a.x - b.x)
+    const fit = fitLine(points)
+    models.push({ strategy, workers, size, fit, refusal: refusalOf(points.map((p) => p.x), fit) })
+  }
+  return models.sort((a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.workers - b.workers)
+}
+
+function strategyOrder(s: Strategy): number {
+  return ['sequential', 'pool', 'batched'].indexOf(s)
+}
+
+function refusalOf(counts: number[], fit: CostModel['fit']): string | null {
+  if (counts.length < MIN_MODEL_COUNTS) {
+    return `only ${counts.length} model count${counts.length === 1 ? '' : 's'} measured (N = ${counts.join(', ')}); at least ${MIN_MODEL_COUNTS} are needed to fit and check a line (run a sweep: --sweep models)`
+  }
+  if (fit.r2 === null || fit.r2 < ADVICE_LIMITS.minR2) {
+    return `the line fits poorly (R² ${fit.r2 === null ? '–' : fit.r2.toFixed(2)} < ${ADVICE_LIMITS.minR2}): time does not grow linearly with N here`
+  }
+  if (!(fit.b > 0)) return `time does not grow with N here (slope ${fit.b.toFixed(2)} ms per model)`
+  return null
+}
+
+/** Worker scaling per parallel strategy and N at one size, wherever at least two W were measured. */
+export function workerScalingAt(summary: readonly SummaryEntry[], size: number): WorkerScaling[] {
+  const series = new Map<string, SummaryEntry[]>()
+  for (const s of summary) {
+    if (s.size !== size || s.strategy === 'sequential' || !Number.isFinite(s.medianMs)) continue
+    const key = `${s.strategy}/${s.models}`
+    series.set(key, [...(series.get(key) ?? []), s])
+  }
+  const out: WorkerScaling[] = []
+  for (const entries of series.values()) {
+    if (new Set(entries.map((e) => e.workers)).size < 2) continue
+    const { strategy, models } = entries[0]
+    out.push(fitWorkerScaling(strategy, size, models, entries.map((e) => ({ workers: e.workers, ms: e.medianMs }))))
+  }
+  return out.sort((a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.models - b.models)
+}
+
+/** The advice for a target, from a run's summary; a refusal (text, no options) when it cannot be trusted. */
+export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'>, target: AdviceTarget): Advice {
+  const { models: n, size } = target
+  const head = `${groupedNumber(n)} model${n === 1 ? '' : 's'} at ${groupedNumber(size)} rows`
+  const sizes = [...new Set(run.summary.map((s) => s.size))].sort((a, b) => a - b)
+  const refuse = (fittedSize: number, why: string, costModels: CostModel[] = [], scaling: WorkerScaling[] = [], extrapolated = false): Advice => ({
+    runId: run.runId,
+    target: { models: n, size },
+    fittedSize,
+    extrapolated,
+    options: [],
+    costModels,
+    scaling,
+    text: `${head}: no advice — ${why}`,
+    refusal: why,
+  })
+  if (!sizes.includes(size)) {
+    const why = sizes.length
+      ? `${groupedNumber(size)} rows was not measured (measured: ${sizes.map(groupedNumber).join(', ')}); time per model depends on rows in a way a sweep at other sizes cannot tell, so measure this size`
+      : 'the run has no finished measurement'
+    return refuse(sizes[0] ?? size, why)
+  }
+  const costModels = costModelsAt(run.summary, size)
+  const scaling = workerScalingAt(run.summary, size)
+  const largestN = Math.max(...run.summary.filter((s) => s.size === size).map((s) => s.models))
+  const extrapolated = n > ADVICE_LIMITS.extrapolationFactor * largestN
+  const usable = costModels.filter((c) => c.refusal === null && c.workers <= n)
+  if (usable.length === 0) {
+    const reasons = costModels.filter((c) => c.workers <= n).map((c) => `${optionLabel(c, ' ')}: ${c.refusal}`)
+    const why = reasons.length ? `no fit can be trusted — ${[...new Set(reasons)].join('; ')}` : `every measured W is more than ${n} models`
+    return refuse(size, why, costModels, scaling, extrapolated)
+  }
+  const options: AdviceOption[] = usable
+    .map((c) => ({ strategy: c.strategy, workers: c.workers, ...predictWithInterval(c.fit, n) }))
+    .sort((a, b) => a.predictedMs - b.predictedMs)
+  const [best, next] = options
+  let text = `${head}: ${optionLabel(best)}, ≈ ${formatDuration(best.predictedMs)} (${formatRange(best.lowMs, best.highMs)})`
+  if (next) text += `; ${optionLabel(next, ' ')} ≈ ${(next.predictedMs / best.predictedMs).toFixed(1)}× slower`
+  if (extrapolated) text += `; extrapolated: ${groupedNumber(n)} is ${(n / largestN).toFixed(0)}× the largest measured N (${largestN})`
+  const left = costModels.filter((c) => c.refusal !== null && c.workers <= n)
+  if (left.length) text += `; not ranked: ${left.map((c) => `${optionLabel(c, ' ')} (${c.refusal!.split(':')[0].split(';')[0]})`).join(', ')}`
+  return { runId: run.runId, target: { models: n, size }, fittedSize: size, extrapolated, options, costModels, scaling, text, refusal: null }
+}
+
+/** The options a check measures: the recommended one and the runner-up. */
+export function optionsToVerify(advice: Advice): AdviceOption[] {
+  return advice.options.slice(0, 2)
+}
+
+/**
+ * The config of the run that checks an advice: the source run's, at the target size and N, with
+ * just the recommended and runner-up strategies and Ws, one repeat (the check costs one training
+ * of the target per option). The plan crosses strategies × Ws, so when the two options differ in
+ * both, a third (or fourth) combination is measured too and compared as well.
+ */
+export function verificationConfig(source: BenchConfig, advice: Advice): BenchConfig {
+  const picked = optionsToVerify(advice)
+  if (picked.length === 0) throw new RangeError(`the advice has no option to verify: ${advice.refusal ?? 'no options'}`)
+  const strategies = (['sequential', 'pool', 'batched'] as const).filter((s) => picked.some((o) => o.strategy === s))
+  const parallel = picked.filter((o) => o.strategy !== 'sequential').map((o) => o.workers)
+  return {
+    ...structuredClone(source),
+    preset: 'custom',
+    sizes: [advice.target.size],
+    models: [advice.target.models],
+    strategies,
+    workers: parallel.length ? [...new Set(parallel)].sort((a, b) => a - b) : [1],
+    repeats: 1,
+  }
+}
+
+/**
+ * Predicted against measured for every advised option the verification run measured at the
+ * target (its config crosses strategies × Ws, so it may measure a third option too; that one is
+ * compared as well). pickRight: the measured fastest is the recommended one; null when the
+ * recommended one or every other was not measured.
+ */
+export function checkAdvice(advice: Advice, verifyRun: Pick<RunResult, 'runId' | 'summary'>, checkedAt = new Date().toISOString()): AdviceCheck {
+  const { models, size } = advice.target
+  const measured = (o: AdviceOption) =>
+    verifyRun.summary.find((s) => s.size === size && s.models === models && s.strategy === o.strategy && s.workers === o.workers)?.medianMs ?? null
+  const asked = new Set(optionsToVerify(advice).map((o) => `${o.strategy}/${o.workers}`))
+  const rows = advice.options
+    .map((o) => ({ strategy: o.strategy, workers: o.workers, predictedMs: o.predictedMs, lowMs: o.lowMs, highMs: o.highMs, measuredMs: measured(o) }))
+    .filter((r) => asked.has(`${r.strategy}/${r.workers}`) || r.measuredMs !== null)
+  const withTimes = rows.filter((r) => r.measuredMs !== null)
+  const recommended = rows[0]
+  const pickRight =
+    recommended && recommended.measuredMs !== null && withTimes.length >= 2 ? withTimes.every((r) => r.measuredMs! >= recommended.measuredMs!) : null
+  return { advice, verifyRunId: verifyRun.runId, checkedAt, rows, pickRight }
+}
+
+/** The error of a prediction as a signed fraction of the measured time ((predicted − measured) / measured). */
+export function predictionError(row: { predictedMs: number; measuredMs: number | null }): number | null {
+  return row.measuredMs === null || row.measuredMs <= 0 ? null : (row.predictedMs - row.measuredMs) / row.measuredMs
+}

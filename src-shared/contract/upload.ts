@@ -1,0 +1,31 @@
+// Browser mode's data-file upload: the one HTTP endpoint besides the page and the WebSocket (the
+// renderer POSTs the file's bytes there; the server streams them to the store and loads them). Its
+// path, query and limits live here so the server, the renderer and the tests name them once.
+
+/** POST the file's bytes as the body; `?name=` its file name; answers the DataSetInfo as JSON */
+export const UPLOAD_PATH = '/api/upload'
+export const UPLOAD_NAME_QUERY = 'name'
+
+/** the cap when `trainpool serve --max-upload` does not set one: 2 GiB */
+export const DEFAULT_MAX_UPLOAD_BYTES = 2 * 2 ** 30
+
+/** the file types Trainpool reads (TSV is CSV with tabs) */
+export const DATA_FILE_EXTENSIONS = ['csv', 'tsv', 'parquet'] as const
+
+/** characters of an uploaded file's name */
+export const UPLOAD_NAME_MAX = 255
+
+/**
+ * Why a file name is refused for upload, or null when it is fine: a base name (no folders), at most
+ * UPLOAD_NAME_MAX characters, no control characters, ending in .csv, .tsv or .parquet.
+ */
+export function uploadNameProblem(name: string): string | null {
+  if (name.length === 0) return 'name: the file name is missing (?name=data.csv)'
+  if (name.length > UPLOAD_NAME_MAX) return `name: at most ${UPLOAD_NAME_MAX} characters (got ${name.length})`
+  if (/[\u0000-\u001f\u007f/\\]/.test(name) || name === '.' || name === '..') return `name: ${JSON.stringify(name)} is not a plain file name (no folders, no control characters)`
+  const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase()
+  if (!ext || !(DATA_FILE_EXTENSIONS as readonly string[]).includes(ext)) {
+    return `name: ${JSON.stringify(name)} is not a data file; accepted: ${DATA_FILE_EXTENSIONS.map((e) => `.${e}`).join(', ')}`
+  }
+  return null
+}
