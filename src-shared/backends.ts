@@ -4,8 +4,12 @@
 // capabilities' autoBackend; so the backend the app announces is the backend a run gets.
 import type { BackendCapability, ConcreteBackend } from './contract'
 
-/** `auto` preference: tensorflow → webgpu → wasm → cpu. */
-export const AUTO_ORDER: readonly ConcreteBackend[] = ['tensorflow', 'webgpu', 'wasm', 'cpu']
+/**
+ * `auto` preference: tensorflow → webgpu → onnxruntime → wasm → cpu. onnxruntime (ONNX Runtime's CPU
+ * provider, native GEMMs) comes first on machines without a GPU backend; wasm is the fallback where
+ * its native library cannot load (the probe says why).
+ */
+export const AUTO_ORDER: readonly ConcreteBackend[] = ['tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu']
 
 /** Backends worth picking automatically only on GPU hardware (tfjs-node-gpu falls back to the CPU silently; WebGPU without a GPU is lavapipe). */
 const GPU_BACKENDS: ReadonlySet<ConcreteBackend> = new Set<ConcreteBackend>(['tensorflow', 'webgpu'])

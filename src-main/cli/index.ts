@@ -23,7 +23,7 @@ export function buildProgram(): Command {
     .option('--models <list>', 'model counts, e.g. 50')
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
     .option('--strategies <list>', `comma-separated: ${STRATEGIES.join(',')}`)
-    .option('--backend <name>', `${BACKENDS.join(' | ')} (auto = tensorflow → webgpu → wasm → cpu; xgboost = your libxgboost, --model gbdt only)`)
+    .option('--backend <name>', `${BACKENDS.join(' | ')} (auto = tensorflow → webgpu → onnxruntime → wasm → cpu; xgboost = your libxgboost, --model gbdt only)`)
     .option('--repeats <n>', 'repeats per measurement (median reported)')
     .option('--seed <n>', 'data seed; model i uses seed + i + 1')
     .option('--target <name>', `${TARGETS.join(' | ')}`)

@@ -32,7 +32,7 @@ describe('bench flags', () => {
     [{ preset: 'smoke', workers: '5' }, /--workers: --workers 5 is more than models 4/],
     [{ strategies: 'sequential,turbo' }, /--strategies.*sequential, pool, batched/],
     [{ strategies: 'pool,pool' }, /--strategies.*twice/],
-    [{ backend: 'cuda' }, /--backend.*auto, tensorflow, webgpu, wasm, cpu/],
+    [{ backend: 'cuda' }, /--backend.*auto, tensorflow, webgpu, onnxruntime, wasm, cpu/],
     [{ epochs: '0' }, /--epochs.*1 to 1000/],
     [{ epochs: '2.5' }, /--epochs "2.5" is not an integer/],
     [{ batchSize: '0' }, /--batch-size.*1 to 65536/],

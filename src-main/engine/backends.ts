@@ -1,4 +1,4 @@
-// Backend selection inside a worker process. `auto` = tensorflow → webgpu → wasm → cpu, where the
+// Backend selection inside a worker process. `auto` = tensorflow → webgpu → onnxruntime → wasm → cpu, where the
 // GPU backends count only on real GPU hardware (tfjs-node-gpu silently falls back to the CPU, and
 // WebGPU on Linux without a GPU is Mesa's lavapipe); those stay reachable by asking for them by name.
 // Asking for a backend that is not available is an error with the reason, never a silent fallback.
@@ -10,6 +10,7 @@ import os from 'node:os'
 import type * as TF from '@tensorflow/tfjs-core'
 import { AUTO_ORDER, autoAccepts } from '@shared/backends'
 import type { BackendCapability, BackendName, ConcreteBackend } from '@shared/contract'
+import { probeOnnxRuntime } from './onnx/runtime'
 import { probeXgboost } from './xgboost'
 
 type Tf = typeof TF
@@ -52,13 +53,46 @@ export function capabilityOf(selected: SelectedBackend): BackendCapability {
 }
 
 function unavailable(name: ConcreteBackend, err: unknown): BackendCapability {
-  return { name, available: false, gpu: false, detail: err instanceof BackendUnavailableError ? err.reason : err instanceof Error ? err.message : String(err) }
+  const reason = (err as { reason?: unknown } | null)?.reason
+  return { name, available: false, gpu: false, detail: typeof reason === 'string' ? reason : err instanceof Error ? err.message : String(err) }
 }
 
 /**
- * Loads tfjs-core and initialises the requested backend in this process. `auto` starts the
- * candidates in AUTO_ORDER and keeps the first that autoAccepts() (the rule autoBackendFrom() applies
- * to the probe), so the backend a run gets is the one the capabilities card announced.
+ * The `auto` rule applied while starting backends: the candidates in AUTO_ORDER are started one by
+ * one and the first that autoAccepts() is kept (the rule autoBackendFrom() applies to the probe), so
+ * the backend a run gets is the one the capabilities card announced. What was passed over, and why,
+ * goes in the kept one's flags.autoSkipped; a started candidate that is passed over is discarded.
+ */
+export async function startAuto<T extends { flags: Record<string, string | number | boolean> }>(
+  start: (candidate: ConcreteBackend) => Promise<T>,
+  capability: (started: T) => BackendCapability,
+  discard: (started: T) => void = () => {},
+): Promise<T> {
+  const reasons: string[] = []
+  for (const candidate of AUTO_ORDER) {
+    let started: T
+    try {
+      started = await start(candidate)
+    } catch (err) {
+      reasons.push(autoSkipReason(unavailable(candidate, err)))
+      continue
+    }
+    const c = capability(started)
+    if (!autoAccepts(c)) {
+      reasons.push(autoSkipReason(c))
+      discard(started)
+      continue
+    }
+    started.flags.autoSkipped = reasons.join('; ')
+    return started
+  }
+  throw new BackendUnavailableError('auto', reasons.join('; '))
+}
+
+/**
+ * Loads tfjs-core and initialises the requested tfjs backend in this process (`auto`: startAuto over
+ * the tfjs backends; onnxruntime, not a tfjs backend, counts as unavailable here — the MLP family
+ * applies startAuto over all its backends itself).
  */
 export async function selectBackend(
   name: BackendName,
@@ -66,24 +100,7 @@ export async function selectBackend(
 ): Promise<{ tf: Tf; selected: SelectedBackend }> {
   const tf: Tf = require('@tensorflow/tfjs-core')
   if (name !== 'auto') return { tf, selected: await init(tf, name) }
-  const reasons: string[] = []
-  for (const candidate of AUTO_ORDER) {
-    let selected: SelectedBackend
-    try {
-      selected = await init(tf, candidate)
-    } catch (err) {
-      reasons.push(autoSkipReason(unavailable(candidate, err)))
-      continue
-    }
-    const capability = capabilityOf(selected)
-    if (!autoAccepts(capability)) {
-      reasons.push(autoSkipReason(capability))
-      continue
-    }
-    selected.flags.autoSkipped = reasons.join('; ')
-    return { tf, selected }
-  }
-  throw new BackendUnavailableError('auto', reasons.join('; '))
+  return { tf, selected: await startAuto((candidate) => init(tf, candidate), capabilityOf) }
 }
 
 export async function initBackend(tf: Tf, name: ConcreteBackend): Promise<SelectedBackend> {
@@ -117,6 +134,8 @@ export async function initBackend(tf: Tf, name: ConcreteBackend): Promise<Select
         versions: { ...versions, 'tfjs-backend-cpu': packageVersion('@tensorflow/tfjs-backend-cpu') },
       }
     }
+    case 'onnxruntime':
+      throw new BackendUnavailableError('onnxruntime', 'onnxruntime is not a tfjs backend: the MLP family starts it itself (engine/onnx/)')
     case 'xgboost':
       throw new BackendUnavailableError('xgboost', 'xgboost is not a tfjs backend: it trains gradient-boosted trees only (--model gbdt)')
   }
@@ -286,6 +305,8 @@ export async function probeBackends(): Promise<BackendCapability[]> {
     releaseWebgpu()
     webgpuGlobalsInstalled = false
   }
+  // ONNX Runtime's CPU provider (the MLP only): the addon loaded and a session run, or why not
+  out.push(await probeOnnxRuntime())
   out.push({ name: 'wasm', available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object', gpu: false, detail: `${cpuModel()}, WebAssembly (XNNPACK)` })
   out.push({ name: 'cpu', available: true, gpu: false, detail: `${cpuModel()}, plain JavaScript` })
   // the user's own libxgboost (gbdt family only): loaded here, in the probe's worker, never in main

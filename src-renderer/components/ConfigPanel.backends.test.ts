@@ -29,7 +29,7 @@ const options = (w: Awaited<ReturnType<typeof setup>>) => w.findAll('[data-test=
 
 it('trees offer auto and their backends, xgboost among them with its library; the MLP does not offer xgboost', async () => {
   const w = await setup({ available: true, detail: 'AMD EPYC (2 cores), XGBoost 1.7.4 (CPU build) from /usr/lib/x86_64-linux-gnu/libxgboost.so.0' })
-  expect(options(w)).toEqual(['auto', 'tensorflow', 'webgpu', 'wasm', 'cpu'])
+  expect(options(w)).toEqual(['auto', 'tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu'])
   await w.get('[data-test=family]').setValue('gbdt')
   expect(options(w)).toEqual(['auto', ...BACKENDS.filter((b) => (gbdtFamily.backends as readonly string[]).includes(b))])
   expect(options(w)).toContain('xgboost')

@@ -6,9 +6,9 @@ import { splitRows } from './split'
 import { enumListField, intField, intListField, realField } from './fields'
 
 export const STRATEGIES = ['sequential', 'pool', 'batched'] as const
-/** tfjs backends (tensorflow, webgpu, wasm, cpu) and `xgboost`: the user's own libxgboost, for the gbdt family only */
-export const BACKENDS = ['auto', 'tensorflow', 'webgpu', 'wasm', 'cpu', 'xgboost'] as const
-export const CONCRETE_BACKENDS = ['tensorflow', 'webgpu', 'wasm', 'cpu', 'xgboost'] as const
+/** tfjs backends (tensorflow, webgpu, wasm, cpu), `onnxruntime` (ONNX Runtime's CPU provider, the MLP only) and `xgboost`: the user's own libxgboost, for the gbdt family only */
+export const BACKENDS = ['auto', 'tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu', 'xgboost'] as const
+export const CONCRETE_BACKENDS = ['tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu', 'xgboost'] as const
 export const TARGETS = ['teacher', 'noise'] as const
 export const PRESET_NAMES = ['smoke', 'quick', 'article'] as const
 export const FAILURE_POLICIES = ['stop', 'continue'] as const

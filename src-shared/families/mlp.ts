@@ -90,7 +90,7 @@ export const mlpFamily: ModelFamily<MlpParams> = {
   fields: FIELDS,
   paramsSchema: paramsSchemaFrom<MlpParams>('mlp', FIELDS),
   defaults: { kind: 'mlp', epochs: 3, batchSize: 512, hidden: [64], lr: 0.01 },
-  backends: ['tensorflow', 'webgpu', 'wasm', 'cpu'],
+  backends: ['tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu'],
   supportsBatched: () => true,
   progressTotal: (w) => batchesPerEpoch(w) * w.model.epochs,
   describeProgress(p, w) {

@@ -1,9 +1,13 @@
-// The MLP family's worker half: a tfjs backend as its runtime, the seeded data set placed once per
-// worker (engine/trainer.ts), and training through FusedMlp (one model, or N fused for batched).
+// The MLP family's worker half. Its runtime is a tfjs backend (training through FusedMlp: one model,
+// or N fused for batched; data placed once per worker by engine/trainer.ts) or `onnxruntime` (the
+// same math as a generated ONNX graph on ONNX Runtime's CPU provider: engine/onnx/). `auto` starts
+// the family's backends in AUTO_ORDER and keeps the first the `auto` rule accepts.
 import type * as TF from '@tensorflow/tfjs-core'
 import type { BackendName } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
-import { releaseWebgpu, selectBackend } from '../backends'
+import { releaseWebgpu, selectBackend, startAuto } from '../backends'
+import { isOnnxRuntime, type OnnxRuntime, startOnnxRuntime } from '../onnx/runtime'
+import { type OrtData, prepareOrtData, trainOrt, warmUpOrt } from '../onnx/trainer'
 import { type DataTensors, dataKey, disposeData, trainModels, uploadData, warmUp } from '../trainer'
 import type { WorkerFamily, WorkerRuntime } from './types'
 
@@ -11,7 +15,12 @@ type Tf = typeof TF
 
 export interface TfjsRuntime extends WorkerRuntime {
   tf: Tf
+  /** GPU backends: true on real GPU hardware */
+  hardware: boolean
 }
+
+export type MlpRuntime = TfjsRuntime | OnnxRuntime
+type MlpData = DataTensors | OrtData
 
 export async function tfjsRuntime(name: BackendName): Promise<TfjsRuntime> {
   const { tf, selected } = await selectBackend(name)
@@ -19,6 +28,7 @@ export async function tfjsRuntime(name: BackendName): Promise<TfjsRuntime> {
     tf,
     backend: selected.backend,
     device: selected.device,
+    hardware: selected.hardware,
     flags: selected.flags,
     versions: selected.versions,
     memory: () => {
@@ -30,12 +40,31 @@ export async function tfjsRuntime(name: BackendName): Promise<TfjsRuntime> {
   }
 }
 
-export const mlpWorkerFamily: WorkerFamily<MlpParams, TfjsRuntime, DataTensors> = {
+/** Starts the named backend, or applies the `auto` rule over tfjs's backends and onnxruntime. */
+export function mlpRuntime(name: BackendName): Promise<MlpRuntime> {
+  if (name === 'onnxruntime') return startOnnxRuntime()
+  if (name !== 'auto') return tfjsRuntime(name)
+  return startAuto<MlpRuntime>(
+    (candidate) => (candidate === 'onnxruntime' ? startOnnxRuntime() : tfjsRuntime(candidate)),
+    (rt) => ({ name: rt.backend, available: true, gpu: !isOnnxRuntime(rt) && rt.hardware, detail: rt.device }),
+    (rt) => rt.release(),
+  )
+}
+
+const isOrtData = (d: MlpData): d is OrtData => !('placement' in d)
+
+export const mlpWorkerFamily: WorkerFamily<MlpParams, MlpRuntime, MlpData> = {
   kind: 'mlp',
-  init: tfjsRuntime,
+  init: mlpRuntime,
   dataKey,
-  prepare: (rt, workload) => uploadData(rt.tf, workload),
-  disposeData: (_rt, data) => disposeData(data),
-  warmUp: (rt, data, workload, indices) => warmUp(rt.tf, data, workload, indices),
-  train: (rt, data, workload, indices, { fused }, hooks) => trainModels(rt.tf, data, workload, indices, fused, hooks),
+  prepare: (rt, workload) => (isOnnxRuntime(rt) ? prepareOrtData(dataKey(workload), workload) : uploadData(rt.tf, workload)),
+  disposeData: (_rt, data) => {
+    if (!isOrtData(data)) disposeData(data)
+  },
+  warmUp: (rt, data, workload, indices) =>
+    isOnnxRuntime(rt) ? warmUpOrt(rt, data as OrtData, workload, indices) : warmUp(rt.tf, data as DataTensors, workload, indices),
+  train: (rt, data, workload, indices, { fused }, hooks) =>
+    isOnnxRuntime(rt)
+      ? trainOrt(rt, data as OrtData, workload, indices, fused, hooks)
+      : trainModels(rt.tf, data as DataTensors, workload, indices, fused, hooks),
 }

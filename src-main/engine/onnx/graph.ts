@@ -1,0 +1,283 @@
+// The ONNX graphs of the MLP on onnxruntime: one Adam training step (forward, hand-written backward,
+// Adam) and the test-set evaluation, generated from the same hyperparameters as the tfjs engine and
+// for any number n of fused models (n = 1 is one plain MLP, so every strategy runs the same graph).
+//
+// The math is FusedMlp's (engine/fused-mlp.ts), node for node: the first layer is ONE MatMul of
+// the batch X[B,F+1] (a last column of ones: its bias row) against all models' weights side by side
+// W1[F+1, n·H1]; its gradient is Gemm(transA) X^T·dZ1, so no transposed copy of X is needed; later
+// hidden layers are per-model batched MatMuls over [n,B,H]; the output layer (width 1) is a multiply
+// and a sum; the loss is the SUM of per-model mean squared errors, so no model's gradient is divided
+// by n. Adam is elementwise, with the step's bias corrections fed as scalars (lr/c1 and c2), so one
+// session serves every step. The batch dimension is symbolic ("B"): the last, shorter batch of an
+// epoch runs the same session.
+//
+// Weights and Adam state go in as inputs p_i, m_i, v_i and come back as outputs p_i.next, … (Node's
+// binding has no IOBinding: the trainer ping-pongs two preallocated sets). Parameter order and
+// shapes are FusedMlp's: [W1[F+1,n·H1], (Wk[n,Hin,Hout], bk[n,1,Hout])…, Wo[n,HL], bo[n]].
+//
+// The model bytes are encoded with onnx-proto (static protobufjs code for ONNX 1.10's schema: IR 8,
+// opset 13 here, all this graph needs). `precision: 'float64'` builds the same graph in doubles,
+// for the gradient check against finite differences; `outputs: 'gradients'` stops before Adam.
+import { onnx } from 'onnx-proto'
+
+export interface AdamConstants {
+  beta1: number
+  beta2: number
+  epsilon: number
+}
+
+export interface MlpGraphSpec {
+  /** input features, without the ones column */
+  features: number
+  hidden: readonly number[]
+  /** fused models */
+  n: number
+  adam: AdamConstants
+  precision?: 'float32' | 'float64'
+}
+
+export const OPSET = 13
+const IR_VERSION = 8
+const BATCH = 'B'
+
+/** The scalar inputs of the training step, fed each step. */
+export const STEP_SCALARS = ['rows', 'two_over_rows', 'lr_c1', 'c2'] as const
+
+/** Shapes of the parameters in FusedMlp's order (see the header). */
+export function paramShapes(features: number, hidden: readonly number[], n: number): number[][] {
+  const L = hidden.length
+  const shapes: number[][] = [[features + 1, n * hidden[0]]]
+  for (let k = 1; k < L; k++) shapes.push([n, hidden[k - 1], hidden[k]], [n, 1, hidden[k]])
+  shapes.push([n, hidden[L - 1]], [n])
+  return shapes
+}
+
+export const paramName = (i: number) => `p${i}`
+export const adamMName = (i: number) => `m${i}`
+export const adamVName = (i: number) => `v${i}`
+export const nextName = (name: string) => `${name}.next`
+export const gradName = (i: number) => `g${i}`
+
+type Attr = number | number[]
+
+/** A small graph builder: nodes with generated output names, typed constants, inputs/outputs. */
+class Builder {
+  readonly nodes: onnx.INodeProto[] = []
+  readonly initializers: onnx.ITensorProto[] = []
+  readonly inputs: onnx.IValueInfoProto[] = []
+  readonly outputs: onnx.IValueInfoProto[] = []
+  private count = 0
+  private readonly consts = new Map<string, string>()
+
+  constructor(readonly elemType: onnx.TensorProto.DataType) {}
+
+  op(type: string, inputs: string[], attrs: Record<string, Attr> = {}, output?: string): string {
+    const out = output ?? `${type.toLowerCase()}_${this.count++}`
+    const attribute = Object.entries(attrs).map(([name, v]): onnx.IAttributeProto =>
+      Array.isArray(v) ? { name, type: onnx.AttributeProto.AttributeType.INTS, ints: v } : { name, type: onnx.AttributeProto.AttributeType.INT, i: v },
+    )
+    this.nodes.push({ opType: type, input: inputs, output: [out], name: out, attribute })
+    return out
+  }
+
+  /** A scalar of the graph's element type (tfjs turns JS numbers into float32 scalars the same way). */
+  scalar(value: number): string {
+    const key = `f:${value}`
+    let name = this.consts.get(key)
+    if (!name) {
+      name = `const_${this.count++}`
+      const t: onnx.ITensorProto = { name, dataType: this.elemType, dims: [] }
+      if (this.elemType === onnx.TensorProto.DataType.DOUBLE) t.doubleData = [value]
+      else t.floatData = [value]
+      this.initializers.push(t)
+      this.consts.set(key, name)
+    }
+    return name
+  }
+
+  /** An int64 vector (shapes, axes). */
+  ints(values: number[]): string {
+    const key = `i:${values.join(',')}`
+    let name = this.consts.get(key)
+    if (!name) {
+      name = `const_${this.count++}`
+      this.initializers.push({ name, dataType: onnx.TensorProto.DataType.INT64, dims: [values.length], int64Data: values })
+      this.consts.set(key, name)
+    }
+    return name
+  }
+
+  private valueInfo(name: string, dims: (number | string)[]): onnx.IValueInfoProto {
+    return {
+      name,
+      type: { tensorType: { elemType: this.elemType, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) } } },
+    }
+  }
+
+  input(name: string, dims: (number | string)[]): string {
+    this.inputs.push(this.valueInfo(name, dims))
+    return name
+  }
+
+  output(name: string, dims: (number | string)[]): void {
+    this.outputs.push(this.valueInfo(name, dims))
+  }
+
+  // ---- shorthands
+  reduceSum(x: string, axis: number, keepdims = 0): string {
+    return this.op('ReduceSum', [x, this.ints([axis])], { keepdims })
+  }
+  reshape(x: string, shape: number[]): string {
+    return this.op('Reshape', [x, this.ints(shape)])
+  }
+  /** ReLU's derivative applied: dx where z > 0, else 0 (tfjs: dx · step(z)). */
+  reluGrad(dx: string, z: string): string {
+    return this.op('Where', [this.op('Greater', [z, this.scalar(0)]), dx, this.scalar(0)])
+  }
+
+  encode(graphName: string): Uint8Array {
+    const model = onnx.ModelProto.create({
+      irVersion: IR_VERSION,
+      opsetImport: [{ domain: '', version: OPSET }],
+      producerName: 'trainpool',
+      graph: { name: graphName, node: this.nodes, initializer: this.initializers, input: this.inputs, output: this.outputs },
+    })
+    return onnx.ModelProto.encode(model).finish()
+  }
+}
+
+function elemTypeOf(spec: MlpGraphSpec): onnx.TensorProto.DataType {
+  return spec.precision === 'float64' ? onnx.TensorProto.DataType.DOUBLE : onnx.TensorProto.DataType.FLOAT
+}
+
+interface Forward {
+  /** prediction − target: [B, n] when there is one hidden layer, else [n, B] */
+  err: string
+  /** the axis of err that runs over rows */
+  rowAxis: number
+  z1: string
+  /** layers 2..L: pre-activations and their inputs, layout [n, B, H] */
+  zs: string[]
+  as: string[]
+  /** the activations feeding the output layer, [B, n, HL] or [n, B, HL] */
+  last: string
+  /** Wo reshaped to broadcast against `last` */
+  woB: string
+}
+
+function forward(g: Builder, spec: MlpGraphSpec, x: string, y: string, params: string[]): Forward {
+  const { n, hidden } = spec
+  const L = hidden.length
+  const h1 = hidden[0]
+  const hl = hidden[L - 1]
+  const z1 = g.op('MatMul', [x, params[0]]) // [B, n·H1], bias included
+  const a1 = g.op('Relu', [z1])
+  const zs: string[] = []
+  const as: string[] = []
+  const wo = params[2 * L - 1]
+  const bo = params[2 * L]
+  if (L === 1) {
+    const last = g.reshape(a1, [-1, n, h1]) // [B, n, H1]
+    const woB = g.reshape(wo, [1, n, hl])
+    const pred = g.op('Add', [g.reduceSum(g.op('Mul', [last, woB]), 2), bo]) // [B, n]
+    return { err: g.op('Sub', [pred, y]), rowAxis: 0, z1, zs, as, last, woB }
+  }
+  let a = g.op('Transpose', [g.reshape(a1, [-1, n, h1])], { perm: [1, 0, 2] }) // [n, B, H1]
+  for (let k = 1; k < L; k++) {
+    as.push(a)
+    const z = g.op('Add', [g.op('MatMul', [a, params[2 * k - 1]]), params[2 * k]])
+    zs.push(z)
+    a = g.op('Relu', [z])
+  }
+  const woB = g.reshape(wo, [n, 1, hl])
+  const pred = g.op('Add', [g.reduceSum(g.op('Mul', [a, woB]), 2), g.reshape(bo, [n, 1])]) // [n, B]
+  return { err: g.op('Sub', [pred, g.reshape(y, [1, -1])]), rowAxis: 1, z1, zs, as, last: a, woB }
+}
+
+/** Gradients of the summed per-model mean squared errors, FusedMlp.lossAndGradients' backward pass. */
+function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f: Forward, twoOverRows: string): string[] {
+  const { n, hidden } = spec
+  const L = hidden.length
+  const h1 = hidden[0]
+  const grads: string[] = new Array(2 * L + 1)
+  const dPred = g.op('Mul', [f.err, twoOverRows])
+  const dPred3 = g.op('Unsqueeze', [dPred, g.ints([2])])
+  grads[2 * L] = g.reduceSum(dPred, f.rowAxis) // [n]
+  grads[2 * L - 1] = g.reduceSum(g.op('Mul', [dPred3, f.last]), f.rowAxis) // [n, HL]
+  let dLast = g.op('Mul', [dPred3, f.woB]) // [B, n, HL] or [n, B, HL]
+  if (L > 1) {
+    for (let k = L - 1; k >= 1; k--) {
+      const dz = g.reluGrad(dLast, f.zs[k - 1])
+      grads[2 * k - 1] = g.op('MatMul', [g.op('Transpose', [f.as[k - 1]], { perm: [0, 2, 1] }), dz]) // [n, Hin, Hout]
+      grads[2 * k] = g.reduceSum(dz, 1, 1) // [n, 1, Hout]
+      dLast = g.op('MatMul', [dz, g.op('Transpose', [params[2 * k - 1]], { perm: [0, 2, 1] })]) // [n, B, Hin]
+    }
+    dLast = g.op('Transpose', [dLast], { perm: [1, 0, 2] }) // [B, n, H1]
+  }
+  const dz1 = g.reluGrad(g.reshape(dLast, [-1, n * h1]), f.z1) // [B, n·H1]
+  grads[0] = g.op('Gemm', [x, dz1], { transA: 1 }) // X^T·dZ1 [F+1, n·H1]; the last row is the bias gradient
+  return grads
+}
+
+/**
+ * The training step. Inputs: x [B, F+1] (last column ones), y [B, 1], the scalars rows, 2/rows,
+ * lr/(1−β1^t), 1−β2^t, and p_i, m_i, v_i. Outputs: loss [n] (per-model mean squared error of the
+ * batch, before the update) and p_i.next, m_i.next, v_i.next. With `outputs: 'gradients'` it
+ * outputs loss and g_i instead, and takes no Adam inputs (the gradient check).
+ */
+export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients' = 'step'): Uint8Array {
+  const g = new Builder(elemTypeOf(spec))
+  const { features, hidden, n } = spec
+  const shapes = paramShapes(features, hidden, n)
+  const x = g.input('x', [BATCH, features + 1])
+  const y = g.input('y', [BATCH, 1])
+  const rows = g.input('rows', [])
+  const twoOverRows = g.input('two_over_rows', [])
+  const params = shapes.map((s, i) => g.input(paramName(i), s))
+  const f = forward(g, spec, x, y, params)
+  g.op('Div', [g.reduceSum(g.op('Mul', [f.err, f.err]), f.rowAxis), rows], {}, 'loss')
+  g.output('loss', [n])
+  const grads = backward(g, spec, x, params, f, twoOverRows)
+  if (outputs === 'gradients') {
+    grads.forEach((gr, i) => {
+      g.op('Identity', [gr], {}, gradName(i))
+      g.output(gradName(i), shapes[i])
+    })
+    return g.encode('trainpool_mlp_gradients')
+  }
+  const lrC1 = g.input('lr_c1', [])
+  const c2 = g.input('c2', [])
+  const { beta1, beta2, epsilon } = spec.adam
+  // the constants as FusedMlp.applyAdam writes them (JS doubles, rounded to the graph's type)
+  const b1 = g.scalar(beta1)
+  const oneMinusB1 = g.scalar(1 - beta1)
+  const b2 = g.scalar(beta2)
+  const oneMinusB2 = g.scalar(1 - beta2)
+  const eps = g.scalar(epsilon)
+  shapes.forEach((s, i) => {
+    const m = g.input(adamMName(i), s)
+    const v = g.input(adamVName(i), s)
+    const gr = grads[i]
+    const mNext = g.op('Add', [g.op('Mul', [m, b1]), g.op('Mul', [gr, oneMinusB1])], {}, nextName(m))
+    const vNext = g.op('Add', [g.op('Mul', [v, b2]), g.op('Mul', [g.op('Mul', [gr, gr]), oneMinusB2])], {}, nextName(v))
+    const update = g.op('Div', [g.op('Mul', [mNext, lrC1]), g.op('Add', [g.op('Sqrt', [g.op('Div', [vNext, c2])]), eps])])
+    g.op('Sub', [params[i], update], {}, nextName(params[i]))
+    g.output(nextName(params[i]), s)
+    g.output(mNext, s)
+    g.output(vNext, s)
+  })
+  return g.encode('trainpool_mlp_train_step')
+}
+
+/** Evaluation: inputs x [R, F+1], y [R, 1], p_i; output sse [n], each model's sum of squared errors over the R rows. */
+export function evaluateGraph(spec: MlpGraphSpec): Uint8Array {
+  const g = new Builder(elemTypeOf(spec))
+  const shapes = paramShapes(spec.features, spec.hidden, spec.n)
+  const x = g.input('x', ['R', spec.features + 1])
+  const y = g.input('y', ['R', 1])
+  const params = shapes.map((s, i) => g.input(paramName(i), s))
+  const f = forward(g, spec, x, y, params)
+  g.op('ReduceSum', [g.op('Mul', [f.err, f.err]), g.ints([f.rowAxis])], { keepdims: 0 }, 'sse')
+  g.output('sse', [spec.n])
+  return g.encode('trainpool_mlp_evaluate')
+}

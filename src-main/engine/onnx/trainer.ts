@@ -1,0 +1,272 @@
+// Training on onnxruntime: the MLP family's data, warm-up and training when its runtime is the
+// `onnxruntime` backend. Same work as engine/trainer.ts: model i starts from initialWeights(seed + i
+// + 1) laid out as FusedMlp lays it out, mini-batches come in the shared (data seed, epoch) order,
+// Adam with the same constants, the same per-model test MSE at the end.
+//
+// Weights and Adam state live in two preallocated sets of ort Tensors (Node's binding has no
+// IOBinding, so a step reads one set and writes the other, then they swap — outputs are never
+// aliased onto inputs); the batch, its targets and the step's scalars are preallocated too and
+// refilled in place. onnxruntime-node runs a session in setImmediate, so every step yields to the
+// event loop (cancel and heartbeats get through) without an extra yield.
+import type * as Ort from 'onnxruntime-node'
+import { modelSeed, type Workload } from '@shared/contract'
+import { batchesPerEpoch, type MlpParams } from '@shared/families/mlp'
+import { epochOrder, generateDataset, initialWeights, type Dataset } from '../data'
+import { ADAM_DEFAULTS, type AdamSettings } from '../fused-mlp'
+import { CancelledError, type TrainedModel, type TrainHooks } from '../families/types'
+import { adamMName, adamVName, evaluateGraph, nextName, paramName, paramShapes, trainStepGraph, type MlpGraphSpec } from './graph'
+import { type OnnxRuntime, sessionFor } from './runtime'
+
+type MlpWorkload = Workload<MlpParams>
+
+/** Rows of the test set evaluated per run, bounded so n·H activations stay small (FusedMlp's bound). */
+const EVAL_ELEMENTS_PER_CHUNK = 8 * 1024 * 1024
+
+export interface OrtData {
+  key: string
+  dataset: Dataset
+  /** the test rows with a last column of ones, [test, F+1] */
+  xTest: Float32Array
+}
+
+export function prepareOrtData(key: string, workload: MlpWorkload): OrtData {
+  const dataset = generateDataset(workload)
+  const F = workload.features
+  const xTest = new Float32Array(dataset.test * (F + 1))
+  for (let r = 0; r < dataset.test; r++) {
+    xTest.set(dataset.xTest.subarray(r * F, r * F + F), r * (F + 1))
+    xTest[r * (F + 1) + F] = 1
+  }
+  return { key, dataset, xTest }
+}
+
+export interface OrtMlpOptions {
+  features: number
+  hidden: readonly number[]
+  seeds: readonly number[]
+  adam: AdamSettings
+}
+
+/** The initial parameters of n fused models in FusedMlp's layout (see graph.ts paramShapes). */
+export function initialParams(features: number, hidden: readonly number[], seeds: readonly number[]): Float32Array[] {
+  const n = seeds.length
+  const L = hidden.length
+  const perModel = seeds.map((seed) => initialWeights(features, hidden, seed))
+  const h1 = hidden[0]
+  const w1 = new Float32Array((features + 1) * n * h1) // last row: the first layer's bias, zero
+  for (let i = 0; i < n; i++) {
+    const src = perModel[i][0]
+    for (let f = 0; f < features; f++) w1.set(src.subarray(f * h1, (f + 1) * h1), f * n * h1 + i * h1)
+  }
+  const out = [w1]
+  for (let k = 1; k < L; k++) {
+    const w = new Float32Array(n * hidden[k - 1] * hidden[k])
+    for (let i = 0; i < n; i++) w.set(perModel[i][k], i * hidden[k - 1] * hidden[k])
+    out.push(w, new Float32Array(n * hidden[k]))
+  }
+  const wo = new Float32Array(n * hidden[L - 1])
+  for (let i = 0; i < n; i++) wo.set(perModel[i][L], i * hidden[L - 1])
+  out.push(wo, new Float32Array(n))
+  return out
+}
+
+interface BatchBuffers {
+  x: Float32Array
+  y: Float32Array
+  feeds: { x: Ort.Tensor; y: Ort.Tensor }
+}
+
+/** n MLPs (n = 1: one) trained by the generated step graph; the ORT twin of FusedMlp. */
+export class OrtMlp {
+  readonly n: number
+  private readonly spec: MlpGraphSpec
+  private readonly sets: Record<string, Ort.Tensor>[]
+  private current = 0
+  private step = 0
+  private readonly scalars: Record<'rows' | 'two_over_rows' | 'lr_c1' | 'c2', Ort.Tensor>
+  private readonly loss: Ort.Tensor
+  private readonly batches = new Map<number, BatchBuffers>()
+
+  private constructor(
+    private readonly rt: OnnxRuntime,
+    private readonly options: OrtMlpOptions,
+    private readonly train: Ort.InferenceSession,
+    private readonly evaluator: Ort.InferenceSession,
+  ) {
+    const { Tensor } = rt.ort
+    this.n = options.seeds.length
+    this.spec = graphSpec(options)
+    const shapes = paramShapes(options.features, options.hidden, this.n)
+    const initial = initialParams(options.features, options.hidden, options.seeds)
+    this.sets = [0, 1].map((s) => {
+      const set: Record<string, Ort.Tensor> = {}
+      shapes.forEach((shape, i) => {
+        set[paramName(i)] = new Tensor('float32', s === 0 ? initial[i] : new Float32Array(initial[i].length), shape)
+        set[adamMName(i)] = new Tensor('float32', new Float32Array(initial[i].length), shape)
+        set[adamVName(i)] = new Tensor('float32', new Float32Array(initial[i].length), shape)
+      })
+      return set
+    })
+    const scalar = () => new Tensor('float32', new Float32Array(1), [])
+    this.scalars = { rows: scalar(), two_over_rows: scalar(), lr_c1: scalar(), c2: scalar() }
+    this.loss = new Tensor('float32', new Float32Array(this.n), [this.n])
+  }
+
+  /** Creates the model; its sessions come from the runtime's cache (created on first use). */
+  static async create(rt: OnnxRuntime, options: OrtMlpOptions): Promise<OrtMlp> {
+    const spec = graphSpec(options)
+    const key = `${options.features}:${options.hidden.join(',')}:${options.seeds.length}:${spec.adam.beta1}:${spec.adam.beta2}:${spec.adam.epsilon}`
+    const [train, evaluator] = await Promise.all([
+      sessionFor(rt, `train:${key}`, () => trainStepGraph(spec)),
+      sessionFor(rt, `eval:${key}`, () => evaluateGraph(spec)),
+    ])
+    return new OrtMlp(rt, options, train, evaluator)
+  }
+
+  /** The batch buffers for `rows` rows, to be filled in place before trainStep(rows). */
+  batch(rows: number): { x: Float32Array; y: Float32Array } {
+    let b = this.batches.get(rows)
+    if (!b) {
+      const F1 = this.options.features + 1
+      const x = new Float32Array(rows * F1)
+      const y = new Float32Array(rows)
+      const { Tensor } = this.rt.ort
+      b = { x, y, feeds: { x: new Tensor('float32', x, [rows, F1]), y: new Tensor('float32', y, [rows, 1]) } }
+      this.batches.set(rows, b)
+    }
+    return b
+  }
+
+  /** One Adam step on the batch filled through batch(rows). Returns the per-model batch MSE (before the update); valid until the next step. */
+  async trainStep(rows: number): Promise<Float32Array> {
+    const b = this.batches.get(rows)
+    if (!b) throw new Error(`no batch buffers for ${rows} rows: fill batch(${rows}) first`)
+    const { lr, beta1, beta2 } = this.options.adam
+    this.step += 1
+    const c1 = 1 - beta1 ** this.step
+    const c2 = 1 - beta2 ** this.step
+    ;(this.scalars.rows.data as Float32Array)[0] = rows
+    ;(this.scalars.two_over_rows.data as Float32Array)[0] = 2 / rows
+    ;(this.scalars.lr_c1.data as Float32Array)[0] = lr / c1
+    ;(this.scalars.c2.data as Float32Array)[0] = c2
+    const from = this.sets[this.current]
+    const to = this.sets[1 - this.current]
+    const fetches: Record<string, Ort.Tensor> = { loss: this.loss }
+    for (const name of Object.keys(to)) fetches[nextName(name)] = to[name]
+    await this.train.run({ ...b.feeds, ...this.scalars, ...from }, fetches)
+    this.current = 1 - this.current
+    return this.loss.data as Float32Array
+  }
+
+  /** Per-model mean squared error on rows of x [rows, F+1] (ones last) and y [rows], in chunks. */
+  async evaluate(x: Float32Array, y: Float32Array, rows: number): Promise<Float64Array> {
+    const { Tensor } = this.rt.ort
+    const F1 = this.options.features + 1
+    const widest = Math.max(...this.options.hidden)
+    const chunk = Math.max(1, Math.min(rows, Math.floor(EVAL_ELEMENTS_PER_CHUNK / (this.n * widest))))
+    const params: Record<string, Ort.Tensor> = {}
+    const set = this.sets[this.current]
+    for (const name of Object.keys(set)) if (name.startsWith('p')) params[name] = set[name]
+    const total = new Float64Array(this.n)
+    for (let start = 0; start < rows; start += chunk) {
+      const size = Math.min(chunk, rows - start)
+      const out = await this.evaluator.run({
+        x: new Tensor('float32', x.subarray(start * F1, (start + size) * F1), [size, F1]),
+        y: new Tensor('float32', y.subarray(start, start + size), [size, 1]),
+        ...params,
+      })
+      const sse = out.sse.data as Float32Array
+      for (let i = 0; i < this.n; i++) total[i] += sse[i]
+      out.sse.dispose()
+    }
+    for (let i = 0; i < this.n; i++) total[i] /= rows
+    return total
+  }
+
+  /** The current parameters (FusedMlp's layout), for tests. */
+  parameters(): Float32Array[] {
+    const set = this.sets[this.current]
+    return paramShapes(this.options.features, this.options.hidden, this.n).map((_, i) => set[paramName(i)].data as Float32Array)
+  }
+}
+
+function graphSpec(o: OrtMlpOptions): MlpGraphSpec {
+  const { beta1, beta2, epsilon } = o.adam
+  return { features: o.features, hidden: o.hidden, n: o.seeds.length, adam: { beta1, beta2, epsilon } }
+}
+
+function modelOptions(workload: MlpWorkload, indices: readonly number[]): OrtMlpOptions {
+  return {
+    features: workload.features,
+    hidden: workload.model.hidden,
+    seeds: indices.map((i) => modelSeed(workload.seed, i)),
+    adam: { lr: workload.model.lr, ...ADAM_DEFAULTS },
+  }
+}
+
+/** Copies rows order[start…start+rows) of the training set into the batch buffers (X with its ones column). */
+function fillBatch(data: OrtData, order: Int32Array, start: number, rows: number, into: { x: Float32Array; y: Float32Array }): void {
+  const { xTrain, yTrain } = data.dataset
+  const F = data.dataset.spec.features
+  for (let r = 0; r < rows; r++) {
+    const src = order[start + r]
+    into.x.set(xTrain.subarray(src * F, src * F + F), r * (F + 1))
+    into.x[r * (F + 1) + F] = 1
+    into.y[r] = yTrain[src]
+  }
+}
+
+/** Warm-up before the clock: sessions for this shape created, one step and one evaluation run. */
+export async function warmUpOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[]): Promise<void> {
+  const model = await OrtMlp.create(rt, modelOptions(workload, indices))
+  const rows = Math.min(workload.model.batchSize, data.dataset.train)
+  fillBatch(data, epochOrder(data.dataset.train, workload.seed, 0), 0, rows, model.batch(rows))
+  await model.trainStep(rows)
+  await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
+}
+
+/** Trains the models: all in one program when `fused` (batched), else one after another. */
+export async function trainOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], fused: boolean, hooks: TrainHooks): Promise<void> {
+  const groups = fused ? [indices] : indices.map((i) => [i])
+  for (const group of groups) {
+    for (const m of await trainGroup(rt, data, workload, group, fused, hooks)) hooks.onModelDone(m)
+  }
+}
+
+async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], fused: boolean, hooks: TrainHooks): Promise<TrainedModel[]> {
+  const options = modelOptions(workload, indices)
+  const started = performance.now()
+  const model = await OrtMlp.create(rt, options)
+  const { epochs, batchSize } = workload.model
+  const { train } = data.dataset
+  const batches = batchesPerEpoch(workload)
+  const n = indices.length
+  let epochLoss: Float32Array | null = null
+  let lastEpochMeanLoss: number | null = null
+  for (let epoch = 0; epoch < epochs; epoch++) {
+    const order = epochOrder(train, workload.seed, epoch)
+    const lossSum = new Float32Array(n) // float32 sums, as the tfjs loop keeps them
+    for (let b = 0; b < batches; b++) {
+      if (hooks.shouldStop()) throw new CancelledError()
+      const start = b * batchSize
+      const rows = Math.min(batchSize, train - start)
+      fillBatch(data, order, start, rows, model.batch(rows))
+      const loss = await model.trainStep(rows)
+      for (let i = 0; i < n; i++) lossSum[i] += loss[i] * rows
+      hooks.onProgress(indices, { done: epoch * batches + b + 1, total: epochs * batches, unit: 'batch', loss: lastEpochMeanLoss })
+    }
+    for (let i = 0; i < n; i++) lossSum[i] /= train
+    epochLoss = lossSum
+    lastEpochMeanLoss = lossSum.reduce((s, v) => s + v, 0) / n
+  }
+  const elapsedMs = performance.now() - started
+  const mse = await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
+  return indices.map((index, k) => ({
+    index,
+    seed: options.seeds[k],
+    trainMs: fused ? null : elapsedMs,
+    groupTrainMs: fused ? elapsedMs : null,
+    testMse: mse[k],
+    finalLoss: epochLoss ? epochLoss[k] : null,
+  }))
+}
