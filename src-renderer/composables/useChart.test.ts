@@ -81,3 +81,24 @@ describe('a reference level (sequential in the worker sweep)', () => {
     expect(ref.borderDash).toEqual([6, 4])
   })
 })
+
+describe('toDatasets: fits and several mark sets', () => {
+  it('draws measured points without lines, fitted curves as lines without points, each mark set on its own', () => {
+    const sets = toDatasets({
+      series: [series('pool', null, [300, 170])],
+      pointsOnly: true,
+      curves: [{ ...series('pool', null, [310, 160, 120]), id: 'pool/fit', label: 'pool Amdahl fit' }],
+      marks: [
+        { label: 'fastest W (fit)', points: [{ x: 3000, y: 120 }] },
+        { label: 'knee', pointStyle: 'crossRot', color: '#7c3aed', points: [{ x: 2000, y: 160 }] },
+        { label: 'empty', points: [] },
+      ],
+    })
+    expect(sets.map((s) => s.label)).toEqual(['pool', 'pool Amdahl fit', 'fastest W (fit)', 'knee'])
+    expect(sets[0]).toMatchObject({ showLine: false })
+    expect(sets[1]).toMatchObject({ pointRadius: 0, borderColor: sets[0].borderColor })
+    expect(sets[1].showLine).toBeUndefined()
+    expect(sets[2]).toMatchObject({ pointStyle: 'star', showLine: false })
+    expect(sets[3]).toMatchObject({ pointStyle: 'crossRot', borderColor: '#7c3aed', showLine: false })
+  })
+})

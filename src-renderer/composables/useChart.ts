@@ -21,15 +21,30 @@ import { STRATEGY_STYLE } from '../lib/chartSeries'
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Title, Tooltip, Legend)
 
+/** Highlighted points (the best W, a knee): their own legend entry, no line. */
+export interface MarkSet {
+  label: string
+  points: Point[]
+  /** default: a green star */
+  pointStyle?: 'star' | 'crossRot' | 'rectRot' | 'triangle'
+  color?: string
+}
+
 export interface LineChartInput {
   title: string
   series: Series[]
   xLabel: string
   yLabel: string
   xLog?: boolean
+  /** a logarithmic y axis (yMin is then ignored: a log axis has no 0) */
+  yLog?: boolean
   yMin?: number
-  /** extra highlighted points (e.g. the best worker count), drawn as stars */
-  marks?: { label: string; points: Point[] }
+  /** the series are measured points only, drawn without lines (fitted curves carry the lines) */
+  pointsOnly?: boolean
+  /** fitted curves drawn as thin lines in their strategy's colour, without points */
+  curves?: Series[]
+  /** extra highlighted points (e.g. the best worker count), drawn as stars unless a set says otherwise */
+  marks?: MarkSet | MarkSet[]
   /** x values are counts (workers): integer ticks */
   integerX?: boolean
   /** a horizontal reference level across the whole x range, drawn dashed with its label on the line */
@@ -46,7 +61,7 @@ const EXTRA_DASH = [[], [8, 3, 2, 3], [1, 2], [10, 4]]
 const EXTRA_POINTS = ['circle', 'rectRot', 'crossRot', 'star'] as const
 
 /** Pure: the datasets a chart receives for some series (one per series, plus marks and the reference line). */
-export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'reference'>): LineDataset[] {
+export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'reference' | 'curves' | 'pointsOnly'>): LineDataset[] {
   const perStrategyCount = new Map<string, number>()
   const sets: LineDataset[] = input.series.map((s) => {
     const st = STRATEGY_STYLE[s.strategy]
@@ -66,15 +81,34 @@ export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'ref
       pointRadius: 4,
       pointHoverRadius: 6,
       tension: 0,
+      ...(input.pointsOnly ? { showLine: false, pointRadius: 5 } : {}),
     }
   })
-  if (input.marks && input.marks.points.length) {
+  for (const c of input.curves ?? []) {
+    const color = STRATEGY_STYLE[c.strategy].color
     sets.push({
-      label: input.marks.label,
-      data: input.marks.points.map((p) => ({ x: p.x, y: p.y })),
-      borderColor: '#16a34a',
-      backgroundColor: '#16a34a',
-      pointStyle: 'star',
+      label: c.label,
+      data: c.points.map((p) => ({ x: p.x, y: p.y })),
+      borderColor: color,
+      backgroundColor: color,
+      borderWidth: 1.5,
+      borderDash: [],
+      pointRadius: 0,
+      pointHoverRadius: 0,
+      pointStyle: 'line',
+      tension: 0,
+    })
+  }
+  const marks = input.marks == null ? [] : Array.isArray(input.marks) ? input.marks : [input.marks]
+  for (const m of marks) {
+    if (!m.points.length) continue
+    const color = m.color ?? '#16a34a'
+    sets.push({
+      label: m.label,
+      data: m.points.map((p) => ({ x: p.x, y: p.y })),
+      borderColor: color,
+      backgroundColor: color,
+      pointStyle: m.pointStyle ?? 'star',
       pointRadius: 10,
       borderWidth: 2,
       showLine: false,
@@ -173,8 +207,8 @@ function options(input: LineChartInput): ChartOptions<'line'> {
         grid: { color: grid },
       },
       y: {
-        type: 'linear',
-        min: input.yMin,
+        type: input.yLog ? 'logarithmic' : 'linear',
+        min: input.yLog ? undefined : input.yMin,
         title: { display: true, text: input.yLabel, color: text },
         ticks: { color: text },
         grid: { color: grid },

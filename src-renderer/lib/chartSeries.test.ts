@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Measurement } from '@shared/contract/result'
 import { measurementFor } from '@shared/testing/fixtures'
-import { chartSeries, median } from './chartSeries'
+import { chartSeries, median, modelCountSeries, throughputPlateaus } from './chartSeries'
 
 const m = (size: number, strategy: Measurement['strategy'], workers: number, repeat: number, wallMs: number, models = 4) => ({
   ...measurementFor({ size, models, workers, strategy, repeat }),
@@ -83,5 +83,42 @@ describe('chartSeries', () => {
     expect(chartSeries(ms).time[0].points[0].y).toBe(900)
     expect(chartSeries(ms, { models: 4 }).time[0].points[0].y).toBe(100)
     expect(chartSeries(ms).modelCounts).toEqual([4, 8])
+  })
+})
+
+describe('modelCountSeries and throughputPlateaus', () => {
+  const at = (models: number, strategy: Measurement['strategy'], workers: number, wallMs: number, size = 1000) => ({
+    ...measurementFor({ size, models, workers, strategy, repeat: 0 }),
+    wallMs,
+  })
+  // batched: fixed cost 100 ms, then 10 ms per model: throughput rises, then flattens near 100 models/s
+  const batched = [1, 2, 4, 8, 16, 32, 64, 128, 256].map((n) => at(n, 'batched', 1, 100 + 10 * n))
+  const seq = [1, 2, 4, 8].map((n) => at(n, 'sequential', 1, 40 * n))
+
+  it('is empty without two model counts at one size', () => {
+    expect(modelCountSeries([at(4, 'sequential', 1, 100)]).time).toEqual([])
+    expect(modelCountSeries([at(4, 'sequential', 1, 100), at(8, 'sequential', 1, 200, 2000)]).sizes).toEqual([])
+  })
+
+  it('time and throughput against N per strategy and W, at the largest size with a sweep', () => {
+    const d = modelCountSeries([...batched, ...seq, at(4, 'pool', 2, 90), at(8, 'pool', 2, 170), at(8, 'sequential', 1, 999, 500)])
+    expect(d.size).toBe(1000)
+    expect(d.time.map((s) => s.label)).toEqual(['sequential', 'pool (W=2)', 'batched (W=1)'])
+    expect(d.time[0].points).toEqual([1, 2, 4, 8].map((n) => ({ x: n, y: 40 * n })))
+    // throughput = N / seconds
+    expect(d.throughput[0].points.map((p) => p.y)).toEqual([25, 25, 25, 25])
+    expect(d.throughput[2].points[0]).toEqual({ x: 1, y: 1 / 0.11 })
+  })
+
+  it('says from which N throughput stops rising (time linear in N past it), or that it still rises', () => {
+    const d = modelCountSeries([...batched, ...seq])
+    const [s, b] = throughputPlateaus(d.throughput)
+    expect(s.flatFrom).toBe(1) // sequential: one model at a time, flat from the start
+    // models/s: … 32 → 76, 64 → 86 (+14 %), 128 → 93 (+7 %), 256 → 96 (+4 %): flat from N = 64
+    expect(b.flatFrom).toBe(64)
+    expect(b.rate).toBeCloseTo(64 / 0.74)
+    const rising = throughputPlateaus(modelCountSeries(batched.slice(0, 4)).throughput)[0]
+    expect(rising.flatFrom).toBeNull()
+    expect(rising.largestN).toBe(8)
   })
 })

@@ -157,3 +157,77 @@ export const STRATEGY_STYLE: Record<Strategy, { color: string; dash: number[]; p
   pool: { color: '#2563eb', dash: [], point: 'circle' },
   batched: { color: '#d97706', dash: [2, 3], point: 'triangle' },
 }
+
+// ---- model-count sweep: time and throughput against N at one data size ----
+
+export interface ModelCountData {
+  /** the data size drawn (the largest with two or more model counts unless asked otherwise) */
+  size: number | null
+  /** sizes that have two or more model counts */
+  sizes: number[]
+  /** median time (ms) against N, per strategy and W (sequential once) */
+  time: Series[]
+  /** models per second against N: N / median seconds */
+  throughput: Series[]
+}
+
+/**
+ * Time and throughput against the model count N at one data size: a model-count sweep drawn per
+ * strategy and W. Empty (no series) unless the run measured two or more model counts at a size.
+ */
+export function modelCountSeries(measurements: readonly Measurement[], opts: { size?: number } = {}): ModelCountData {
+  const ok = measurements.filter((m) => m.status === 'ok' && Number.isFinite(m.wallMs))
+  const countsAt = new Map<number, Set<number>>()
+  for (const m of ok) countsAt.set(m.size, (countsAt.get(m.size) ?? new Set()).add(m.models))
+  const sizes = [...countsAt].filter(([, n]) => n.size >= 2).map(([s]) => s).sort((a, b) => a - b)
+  const size = opts.size != null && sizes.includes(opts.size) ? opts.size : sizes.length ? sizes[sizes.length - 1] : null
+  if (size == null) return { size, sizes, time: [], throughput: [] }
+  const groups = new Map<string, { strategy: Strategy; workers: number | null; byN: Map<number, number[]> }>()
+  for (const m of ok) {
+    if (m.size !== size) continue
+    const workers = m.strategy === 'sequential' ? null : m.workers
+    const id = seriesId(m.strategy, workers)
+    let g = groups.get(id)
+    if (!g) groups.set(id, (g = { strategy: m.strategy, workers, byN: new Map() }))
+    g.byN.set(m.models, [...(g.byN.get(m.models) ?? []), m.wallMs])
+  }
+  const time: Series[] = []
+  const throughput: Series[] = []
+  for (const [id, g] of groups) {
+    const pts = [...g.byN].map(([n, walls]) => ({ x: n, y: median(walls) }))
+    const label = seriesLabel(g.strategy, g.workers)
+    time.push({ id, label, strategy: g.strategy, workers: g.workers, points: pts })
+    throughput.push({ id, label, strategy: g.strategy, workers: g.workers, points: pts.filter((p) => p.y > 0).map((p) => ({ x: p.x, y: p.x / (p.y / 1000) })) })
+  }
+  return { size, sizes, time: sortSeries(time), throughput: sortSeries(throughput) }
+}
+
+/** A throughput gain below this from one measured N to the next counts as flat. */
+export const FLAT_GAIN = 0.1
+
+export interface ThroughputPlateau {
+  series: Series
+  /** the N from which throughput stays within FLAT_GAIN of flat to the largest N measured; null: still rising there */
+  flatFrom: number | null
+  /** throughput at flatFrom (or at the largest N when still rising), models/s */
+  rate: number
+  largestN: number
+}
+
+/**
+ * Where each series' throughput stops rising: the smallest measured N from which every step to the
+ * next measured N gains less than FLAT_GAIN. Past it, time grows about linearly with N (batching
+ * stops paying; a pool has every worker busy). Series with fewer than 3 points say nothing.
+ */
+export function throughputPlateaus(throughput: readonly Series[]): ThroughputPlateau[] {
+  const out: ThroughputPlateau[] = []
+  for (const s of throughput) {
+    const p = [...s.points].sort((a, b) => a.x - b.x)
+    if (p.length < 3) continue
+    let from = p.length - 1
+    while (from > 0 && p[from].y < (1 + FLAT_GAIN) * p[from - 1].y) from--
+    const flat = from < p.length - 1
+    out.push({ series: s, flatFrom: flat ? p[from].x : null, rate: flat ? p[from].y : p[p.length - 1].y, largestN: p[p.length - 1].x })
+  }
+  return out
+}
