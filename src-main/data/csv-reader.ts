@@ -1,0 +1,131 @@
+// Streams a CSV file into a TableBuilder: bytes → (sha256, binary check, strict UTF-8 decoding) →
+// csv-parse → rows. csv-parse owns the CSV grammar (quotes, escaped quotes, CRLF, ragged rows) and
+// reports where the file breaks it; this file owns what csv-parse does not: the delimiter (comma,
+// semicolon or tab, detected from the header line), refusing binary and non-UTF-8 bytes (csv-parse
+// would read them as replacement characters), and errors that name the file, the line and the fix.
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { pipeline } from 'node:stream/promises'
+import { CsvError, parse } from 'csv-parse'
+import { TrainpoolError } from '@shared/contract'
+import { TableBuilder } from './table-builder'
+
+export const CSV_DELIMITERS = [',', ';', '\t'] as const
+/** a row longer than this is refused (a 100 MB "row" is not a table) */
+export const MAX_ROW_CHARS = 8 * 2 ** 20
+const READ_CHUNK = 1 << 20
+
+export interface ReadOptions {
+  /** the file's name in messages */
+  name: string
+  budgetBytes: number
+}
+
+export interface ReadResult {
+  builder: TableBuilder
+  /** the sha256 of the bytes actually read (the caller compares it with the one it hashed first) */
+  sha256: string
+}
+
+/** The delimiter the header line uses most, outside quotes (comma when it has none: one column). */
+export function detectDelimiter(headerLine: string): (typeof CSV_DELIMITERS)[number] {
+  const counts = new Map<string, number>(CSV_DELIMITERS.map((d) => [d, 0]))
+  let quoted = false
+  for (const ch of headerLine) {
+    if (ch === '"') quoted = !quoted
+    else if (!quoted && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1)
+  }
+  let best: (typeof CSV_DELIMITERS)[number] = ','
+  for (const d of CSV_DELIMITERS) if (counts.get(d)! > counts.get(best)!) best = d
+  return best
+}
+
+/** The file's text, decoded strictly as UTF-8 (a BOM dropped), hashing the bytes on the way. */
+async function* utf8Text(path: string, name: string, hash: ReturnType<typeof createHash>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  let offset = 0
+  let lines = 1
+  for await (const chunk of createReadStream(path, { highWaterMark: READ_CHUNK }) as AsyncIterable<Buffer>) {
+    hash.update(chunk)
+    const nul = chunk.indexOf(0)
+    if (nul >= 0) {
+      throw new TrainpoolError('invalid-input', `data: ${name} is not a text file (a zero byte at byte ${offset + nul + 1}): Trainpool reads CSV (UTF-8 text) or Parquet`)
+    }
+    let text: string
+    try {
+      text = decoder.decode(chunk, { stream: true })
+    } catch {
+      throw notUtf8(name, lines, offset, chunk.length)
+    }
+    offset += chunk.length
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++
+    if (text) yield text
+  }
+  try {
+    const rest = decoder.decode()
+    if (rest) yield rest
+  } catch {
+    throw notUtf8(name, lines, offset, 0)
+  }
+}
+
+function notUtf8(name: string, line: number, offset: number, length: number): TrainpoolError {
+  return new TrainpoolError(
+    'invalid-input',
+    `data: ${name} is not UTF-8 text (an invalid byte sequence at line ${line} or after, within bytes ${offset + 1}–${offset + Math.max(length, 1)}): save it as UTF-8 (most spreadsheet programs offer "CSV UTF-8")`,
+  )
+}
+
+/** Reads the whole file; throws a TrainpoolError naming the line for every way a CSV can be broken. */
+export async function readCsv(path: string, options: ReadOptions): Promise<ReadResult> {
+  const hash = createHash('sha256')
+  const text = utf8Text(path, options.name, hash)
+  // the header line decides the delimiter: gather text until it is complete (or a row's worth)
+  let head = ''
+  for (;;) {
+    const next = await text.next()
+    if (next.done) break
+    head += next.value
+    if (head.includes('\n') || head.length > MAX_ROW_CHARS) break
+  }
+  if (head.trim() === '') throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
+  const delimiter = detectDelimiter(head.slice(0, head.indexOf('\n') >= 0 ? head.indexOf('\n') : MAX_ROW_CHARS))
+  async function* all(): AsyncGenerator<string> {
+    yield head
+    yield* text
+  }
+  let builder: TableBuilder | null = null
+  try {
+    await pipeline(all(), parse({ delimiter, skip_empty_lines: true, max_record_size: MAX_ROW_CHARS }), async (records: AsyncIterable<string[]>) => {
+      for await (const record of records) {
+        if (!builder) builder = new TableBuilder(record, options.name, options.budgetBytes)
+        else builder.addRow(record)
+      }
+    })
+  } catch (err) {
+    if (err instanceof CsvError) throw csvProblem(err, options.name, (builder as TableBuilder | null)?.columnCount ?? 0)
+    throw err
+  }
+  if (!builder) throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
+  return { builder, sha256: hash.digest('hex') }
+}
+
+function csvProblem(err: CsvError, name: string, headerFields: number): TrainpoolError {
+  const line = (err as CsvError & { lines?: number }).lines
+  const at = `data: ${name} line ${line ?? '?'}`
+  switch (err.code) {
+    case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH': {
+      const got = (err as CsvError & { record?: unknown[] }).record?.length
+      return new TrainpoolError('invalid-input', `${at} has ${got ?? 'a different number of'} fields but the header has ${headerFields}: every row needs one value per column (an empty value is written as nothing between two delimiters)`)
+    }
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return new TrainpoolError('invalid-input', `data: ${name} ends inside a quoted field: a " opened on line ${line ?? '?'} or before is never closed (a quote inside a quoted field is written "")`)
+    case 'INVALID_OPENING_QUOTE':
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      return new TrainpoolError('invalid-input', `${at} has a " inside a field that is not quoted as a whole: quote the whole field and double the quote inside it (e.g. "6"" pipe")`)
+    case 'CSV_MAX_RECORD_SIZE':
+      return new TrainpoolError('invalid-input', `${at} is longer than ${MAX_ROW_CHARS / 2 ** 20} MiB: a row that long is not a table row (is the file one line, or are its line ends missing?)`)
+    default:
+      return new TrainpoolError('invalid-input', `${at}: not a CSV Trainpool can read: ${err.message}`)
+  }
+}

@@ -1,0 +1,5 @@
+// The user's own data sets, on the Node side: loading a CSV or Parquet file into the store's data
+// cache, listing and describing what is cached, and reading a cached table's columns (workers).
+// The shells and the service call only what is exported here (README.md: the API and the cache).
+export { loadDataFile, sha256File, type LoadOptions } from './load-data-file'
+export { dataSetInfo, listDataSets, readCachedInfo, tablePath, cacheDir, datasetsDir } from './cache'

@@ -1,0 +1,104 @@
+// loadDataFile: the one way a user's file becomes a data set. Hash the bytes (the cache key), return
+// the cached info when those bytes were loaded before (the parse is skipped), else read the file
+// by its content — Parquet by its magic bytes, anything else as CSV — and install the table in the
+// cache. Every refusal is a TrainpoolError naming the file and what is accepted, thrown before the
+// cache is touched, so a bad file leaves nothing behind.
+import { createHash } from 'node:crypto'
+import { createReadStream, promises as fs, type Stats } from 'node:fs'
+import os from 'node:os'
+import { basename, resolve } from 'node:path'
+import { type DataFormat, type DataSetInfo, TrainpoolError } from '@shared/contract'
+import { installInCache, readCachedInfo, updateCachedInfo } from './cache'
+import { readCsv } from './csv-reader'
+import { PARQUET_MAGIC, readParquet } from './parquet-reader'
+import type { TableBuilder } from './table-builder'
+
+export interface LoadOptions {
+  /** the most a table's numeric columns may take in memory while loading (default: a quarter of RAM) */
+  budgetBytes?: number
+  /** the name shown and stored (default: the file's base name; an upload passes the name it was given) */
+  name?: string
+}
+
+export function defaultBudgetBytes(): number {
+  return Math.floor(os.totalmem() / 4)
+}
+
+export async function loadDataFile(path: string, storeDir: string, options: LoadOptions = {}): Promise<DataSetInfo> {
+  const file = resolve(path)
+  const name = options.name ?? basename(file)
+  const before = await statDataFile(file, name)
+  const sha256 = await sha256File(file)
+  const cached = await readCachedInfo(storeDir, sha256)
+  if (cached) {
+    const info: DataSetInfo = { ...cached, name, path: file, loadedAt: new Date().toISOString(), loadMs: 0 }
+    await updateCachedInfo(storeDir, info)
+    return info
+  }
+
+  const started = performance.now()
+  const format = await formatOf(file)
+  const budgetBytes = options.budgetBytes ?? defaultBudgetBytes()
+  let builder: TableBuilder
+  if (format === 'parquet') builder = await readParquet(file, { name, budgetBytes })
+  else {
+    const read = await readCsv(file, { name, budgetBytes })
+    if (read.sha256 !== sha256) throw changedWhileReading(name)
+    builder = read.builder
+  }
+  const after = await statDataFile(file, name)
+  if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw changedWhileReading(name)
+  const table = builder.finish()
+  if (table.rows === 0) {
+    throw new TrainpoolError('invalid-input', `data: ${name} has a header but no rows: a data set needs one row per example under the header`)
+  }
+  const info: DataSetInfo = {
+    sha256,
+    name,
+    path: file,
+    format,
+    bytes: before.size,
+    rows: table.rows,
+    columns: table.columns,
+    preview: table.preview,
+    loadedAt: new Date().toISOString(),
+    loadMs: Math.round(performance.now() - started),
+  }
+  await installInCache(storeDir, info, table.numeric.map((c) => c.values))
+  return info
+}
+
+async function statDataFile(file: string, name: string): Promise<Stats> {
+  let stats: Stats
+  try {
+    stats = await fs.stat(file)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new TrainpoolError('not-found', `data: there is no file ${file} (was it moved or deleted?); choose the file again`)
+    throw new TrainpoolError('invalid-input', `data: ${file} cannot be read: ${(err as Error).message}`)
+  }
+  if (!stats.isFile()) throw new TrainpoolError('invalid-input', `data: ${file} is not a file; choose a CSV or Parquet file`)
+  if (stats.size === 0) throw new TrainpoolError('invalid-input', `data: ${name} is empty: a CSV needs a header row naming the columns, then one row per example`)
+  return stats
+}
+
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) hash.update(chunk)
+  return hash.digest('hex')
+}
+
+async function formatOf(file: string): Promise<DataFormat> {
+  const handle = await fs.open(file, 'r')
+  try {
+    const head = Buffer.alloc(4)
+    const { bytesRead } = await handle.read(head, 0, 4, 0)
+    return bytesRead === 4 && head.toString('latin1') === PARQUET_MAGIC ? 'parquet' : 'csv'
+  } finally {
+    await handle.close()
+  }
+}
+
+function changedWhileReading(name: string): TrainpoolError {
+  return new TrainpoolError('invalid-input', `data: ${name} changed while it was being read; load it again once it is no longer being written`)
+}
