@@ -11,6 +11,7 @@
 // unpacked from the asar archive (asarUnpack); there is no packaging step yet.
 import { createRequire } from 'node:module'
 import type * as Ort from 'onnxruntime-node'
+import { onnx } from 'onnx-proto'
 import type { BackendCapability } from '@shared/contract'
 import { cpuModel } from '../backends'
 import type { WorkerRuntime } from '../families/types'
@@ -132,7 +133,6 @@ export function sessionFor(rt: OnnxRuntime, key: string, model: () => Uint8Array
 
 /** 1×1 Identity: the addon loads AND its CPU provider runs (a broken install fails here, not mid-run). */
 async function selfTest(ort: OrtModule): Promise<void> {
-  const { onnx } = await import('onnx-proto')
   const vi = (name: string) => ({ name, type: { tensorType: { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: [{ dimValue: 1 }] } } } })
   const bytes = onnx.ModelProto.encode(
     onnx.ModelProto.create({
