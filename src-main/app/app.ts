@@ -9,6 +9,7 @@ import { ElectronLauncher } from '../pool/electron-launcher'
 import type { BenchServiceApi } from '../service/types'
 import { resolveAppPage, type AppPage } from './app-page'
 import { installCsp } from './csp'
+import { dataFilePicker } from './data-file-dialog'
 import { registerIpc } from './ipc'
 import { printReportPdf, withDesktopSaving } from './report-window'
 import { installMenu } from './menu'
@@ -50,14 +51,20 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
     devServerUrl: env.ELECTRON_RENDERER_URL,
     allowDevServer: !app.isPackaged,
   })
+  let window: BrowserWindow | null = null
+  const getWindow = () => (window && !window.isDestroyed() ? window : null)
+
   const launcher = new ElectronLauncher({ utilityProcess, workerPath: join(options.mainDir, 'worker.js') })
-  const service = await options.createService({ launcher, storeDir: env.TRAINPOOL_STORE || undefined, appVersion: app.getVersion() })
+  const service = await options.createService({
+    launcher,
+    storeDir: env.TRAINPOOL_STORE || undefined,
+    appVersion: app.getVersion(),
+    // "Open…" in the config panel: a native open dialog; the service loads the file it names
+    pickDataFile: dataFilePicker({ dialog: () => dialog, getWindow, defaultDir: () => app.getPath('documents') }),
+  })
 
   hardenSession(session.defaultSession)
   installCsp(session.defaultSession, page)
-
-  let window: BrowserWindow | null = null
-  const getWindow = () => (window && !window.isDestroyed() ? window : null)
   // exports and PDF reports are saved where the user picks (save dialog); the PDF prints in a hidden window
   const desktopService = withDesktopSaving(service, {
     dialog: () => dialog,

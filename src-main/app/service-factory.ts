@@ -10,13 +10,15 @@ export interface ServiceFactoryContext {
   /** run store folder; undefined → the default shared with the CLI */
   storeDir?: string
   appVersion?: string
+  /** the desktop's open dialog for a data file (app/data-file-dialog.ts) */
+  pickDataFile?: () => Promise<string | null>
 }
 
 export type ServiceFactory = (context: ServiceFactoryContext) => BenchServiceApi | Promise<BenchServiceApi>
 
-export const createBenchService: ServiceFactory = ({ launcher, storeDir, appVersion }) => {
+export const createBenchService: ServiceFactory = ({ launcher, storeDir, appVersion, pickDataFile }) => {
   const store = new RunStore(storeDir ?? defaultStoreDir())
   // runs a crashed process left "running" are marked interrupted (as the CLI does); never blocks start-up
   store.markInterrupted().catch((err: unknown) => console.warn(`trainpool: could not check ${store.dir}: ${(err as Error)?.message ?? err}`))
-  return new BenchService({ launcher, store, shell: 'electron', ...(appVersion ? { appVersion } : {}) })
+  return new BenchService({ launcher, store, shell: 'electron', pickDataFile, ...(appVersion ? { appVersion } : {}) })
 }

@@ -80,4 +80,14 @@ describe('trainpool serve', () => {
     expect(parseServeFlags({ host: 'not a host!' })).toMatch(/^--host/)
     expect(parseServeFlags({})).toMatchObject({ port: 7878, host: '127.0.0.1' })
   })
+
+  it('--max-upload takes bytes or a binary unit; default 2 GiB; anything else names the flag', () => {
+    expect(parseServeFlags({})).toMatchObject({ maxUpload: 2 * 2 ** 30 })
+    expect(parseServeFlags({ maxUpload: '1048576' })).toMatchObject({ maxUpload: 2 ** 20 })
+    expect(parseServeFlags({ maxUpload: '500MiB' })).toMatchObject({ maxUpload: 500 * 2 ** 20 })
+    expect(parseServeFlags({ maxUpload: '2G' })).toMatchObject({ maxUpload: 2 * 2 ** 30 })
+    for (const bad of ['', '0', '-5', 'lots', '2 TB', '1.5.2']) {
+      expect(parseServeFlags({ maxUpload: bad }), bad).toMatch(/^--max-upload: .* is not a size: use a whole number of bytes/)
+    }
+  })
 })

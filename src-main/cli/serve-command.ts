@@ -4,20 +4,37 @@
 import { isIP } from 'node:net'
 import { NodeLauncher } from '../pool/node-launcher'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../server/server'
+import { serviceUploads } from '../server/upload'
 import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
+import { DEFAULT_MAX_UPLOAD_BYTES } from '@shared/contract/upload'
+import { formatBytes } from '@shared/format'
 
 export interface ServeFlags {
   port?: string
   host?: string
   store?: string
+  maxUpload?: string
 }
 
 export interface ParsedServeFlags {
   port: number
   host: string
   store: string
+  /** the data-file upload cap in bytes */
+  maxUpload: number
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 2 ** 10, kib: 2 ** 10, m: 2 ** 20, mib: 2 ** 20, g: 2 ** 30, gib: 2 ** 30 }
+
+/** "2147483648", "500MiB", "2G" → bytes (binary units); null when it is not one of those. */
+export function parseByteSize(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim())
+  const unit = m ? UNITS[m[2].toLowerCase()] : undefined
+  if (!m || unit === undefined) return null
+  const bytes = Math.floor(Number(m[1]) * unit)
+  return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : null
 }
 
 export function parseServeFlags(flags: ServeFlags): ParsedServeFlags | string {
@@ -29,7 +46,11 @@ export function parseServeFlags(flags: ServeFlags): ParsedServeFlags | string {
   if (!host || !(isIP(host) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(host))) {
     return `--host: ${JSON.stringify(flags.host)} is not an IP address or host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)`
   }
-  return { port: Number(portText), host, store: flags.store ?? defaultStoreDir() }
+  const maxUpload = flags.maxUpload === undefined ? DEFAULT_MAX_UPLOAD_BYTES : parseByteSize(flags.maxUpload)
+  if (maxUpload === null) {
+    return `--max-upload: ${JSON.stringify(flags.maxUpload)} is not a size: use a whole number of bytes (e.g. 2147483648) or one with a unit (500MiB, 2GiB; K, M, G are binary too)`
+  }
+  return { port: Number(portText), host, store: flags.store ?? defaultStoreDir(), maxUpload }
 }
 
 export async function serveCommand(flags: ServeFlags, version: string): Promise<number> {
@@ -43,7 +64,7 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
   const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'browser', appVersion: version })
   let server
   try {
-    server = await startServer({ service, host: parsed.host, port: parsed.port })
+    server = await startServer({ service, host: parsed.host, port: parsed.port, uploads: serviceUploads(service, parsed.maxUpload) })
   } catch (err) {
     const e = err as NodeJS.ErrnoException
     if (e.code === 'EADDRINUSE') {
@@ -62,7 +83,7 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
         'and traffic is not encrypted (plain HTTP): prefer the default 127.0.0.1 with an SSH tunnel (ssh -L 7878:127.0.0.1:7878 host).\n',
     )
   }
-  process.stderr.write(`trainpool serve: runs are kept in ${store.dir}\n`)
+  process.stderr.write(`trainpool serve: runs are kept in ${store.dir}; data files upload up to ${formatBytes(parsed.maxUpload)}\n`)
   process.stdout.write(`\n  Trainpool is running. Open this URL in a browser:\n\n    ${server.url}\n\n  Press Ctrl+C to stop.\n\n`)
 
   return new Promise<number>((resolve) => {

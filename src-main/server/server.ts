@@ -1,12 +1,14 @@
 // Browser mode: the built renderer over HTTP and the contract over one WebSocket (/ws), backed by
-// the same BenchService as the desktop shell. Token-locked (URL ?token= or the cookie the first
-// authorized load sets), Host/Origin-checked, bound to 127.0.0.1 unless told otherwise.
+// the same BenchService as the desktop shell; data files come in by POST /api/upload (upload.ts).
+// Token-locked (URL ?token= or the cookie the first authorized load sets), Host/Origin-checked,
+// bound to 127.0.0.1 unless told otherwise.
 import { createReadStream } from 'node:fs'
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { type RawData, WebSocket, WebSocketServer } from 'ws'
 import type { RunEvent } from '@shared/contract'
+import { UPLOAD_PATH } from '@shared/contract/upload'
 import { WS_CLOSE, WS_MAX_MESSAGE_BYTES, WS_PATH, type WsReply, type WsRequestId } from '@shared/contract/websocket'
 import { dispatch } from '../service/dispatch'
 import type { BenchServiceApi } from '../service/types'
@@ -22,6 +24,7 @@ import {
   urlHost,
 } from './security'
 import { lookupStatic, resolveRendererDir } from './static'
+import { handleUpload, type UploadOptions } from './upload'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 7878
@@ -41,6 +44,8 @@ export interface ServeOptions {
   token?: string
   /** call service.shutdown() in close() (default true) */
   shutdownService?: boolean
+  /** data-file uploads (POST /api/upload): where they arrive, the cap, the loader; absent: refused (503) */
+  uploads?: UploadOptions
 }
 
 export interface TrainpoolServer {
@@ -90,6 +95,7 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
       res.setHeader('WWW-Authenticate', 'Bearer realm="trainpool"')
       return send(res, 401, 'unauthorized: open the URL `trainpool serve` printed (it carries ?token=…)')
     }
+    if (url.pathname === UPLOAD_PATH) return handleUpload(req, res, url, options.uploads)
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD')
       return send(res, 405, 'method not allowed')

@@ -1,8 +1,9 @@
 // BenchService: the one façade the shells call, implementing the API table. It validates configs
 // (schema, backend, memory), refuses a second concurrent run, and delegates: the run in flight to
 // LiveRun (runner, progress projection, telemetry, saves), browsing and exporting to RunHistory,
-// advice (advise, verifyAdvice: src-shared/advice/) on top of those, the backend probe to BackendProbe.
+// advice (advise, verifyAdvice: src-shared/advice/) on top of those, the backend probe to BackendProbe, the user's data sets to DataSets.
 import os from 'node:os'
+import { join } from 'node:path'
 import { adviseFrom, checkAdvice, verificationConfig } from '@shared/advice'
 import {
   type Advice,
@@ -11,6 +12,7 @@ import {
   type BackendCapability,
   type BenchConfig,
   type Capabilities,
+  type DataSetInfo,
   type ExportedFile,
   invalidInput,
   type ParsedRequest,
@@ -26,6 +28,7 @@ import type { WorkerLauncher } from '../pool/launcher'
 import type { RunStore } from '../store/run-store'
 import type { TelemetrySessionOptions } from '../telemetry/session'
 import { BackendProbe, probeInWorker } from './backend-probe'
+import { DataSets } from './data-sets'
 import { LiveRun } from './live-run'
 import { RunHistory } from './run-history'
 import type { BenchServiceApi } from './types'
@@ -52,6 +55,11 @@ export interface BenchServiceOptions {
    * stored with it; false turns it off. Default: on.
    */
   telemetry?: false | Omit<TelemetrySessionOptions, 'pids' | 'context' | 'onSample'>
+  /**
+   * The desktop's open dialog for a data file (Electron only: app/data-file-dialog.ts): the chosen
+   * path, null when cancelled. Without it chooseDataFile is refused (browser mode uploads instead).
+   */
+  pickDataFile?: () => Promise<string | null>
 }
 
 export class BenchService implements BenchServiceApi {
@@ -61,10 +69,12 @@ export class BenchService implements BenchServiceApi {
   private readonly history: RunHistory
   /** verification run id → its advice check, stored with the source run when the run ended */
   private readonly adviceChecks = new Map<string, Promise<AdviceCheck>>()
+  private readonly data: DataSets
 
   constructor(private readonly options: BenchServiceOptions) {
     this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)))
     this.history = new RunHistory(options.store, () => this.live, options.renderPdf)
+    this.data = new DataSets({ storeDir: options.store?.dir ?? null, shell: options.shell, pickFile: options.pickDataFile })
   }
 
   onEvent(listener: (event: RunEvent) => void): () => void {
@@ -194,6 +204,31 @@ export class BenchService implements BenchServiceApi {
 
   reportPdf({ runId }: ParsedRequest<'reportPdf'>): Promise<PdfReport> {
     return this.history.reportPdf(runId)
+  }
+
+  dataSets(): Promise<DataSetInfo[]> {
+    return this.data.list()
+  }
+
+  dataSetInfo({ sha256 }: ParsedRequest<'dataSetInfo'>): Promise<DataSetInfo> {
+    return this.data.info(sha256)
+  }
+
+  chooseDataFile(): Promise<DataSetInfo | null> {
+    return this.data.choose()
+  }
+
+  /**
+   * Loads a file already on this machine into the data cache (browser mode's upload, once streamed
+   * to the store). Not in the API table: no page may name a path on the server's disk.
+   */
+  importDataFile(path: string): Promise<DataSetInfo> {
+    return this.data.load(path)
+  }
+
+  /** where browser mode puts uploads while they arrive (null: no store, no uploads) */
+  uploadDir(): string | null {
+    return this.options.store ? join(this.options.store.dir, '.uploads') : null
   }
 
   async advise({ runId, models, size }: ParsedRequest<'advise'>): Promise<Advice> {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Browser, type Page, chromium } from 'playwright-core'
 import { type TrainpoolServer, startServer } from '../server/server'
+import { serviceUploads } from '../server/upload'
 import { BenchService } from '../service/bench-service'
 import { RunStore } from '../store/run-store'
 import { skipWithout } from './capability'
@@ -45,7 +46,7 @@ export async function startE2eServer(): Promise<E2eServer> {
   const store = new RunStore(mkdtempSync(join(tmpdir(), 'trainpool-e2e-browser-')))
   const launcher = new RecordingLauncher(builtOrSourceLauncher())
   const service = new BenchService({ launcher, store, shell: 'browser', appVersion: 'e2e' })
-  const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer') })
+  const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer'), uploads: serviceUploads(service) })
   return { server, service, store, launcher, close: () => server.close() }
 }
 

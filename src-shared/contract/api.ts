@@ -9,6 +9,7 @@
 import { z } from 'zod'
 import { type Advice, AdviceTargetSchema } from './advice'
 import type { MenuCommand } from './channels'
+import { type DataSetInfo, SHA256_PATTERN } from './dataset'
 import type { TrainpoolErrorShape } from './errors'
 import type { Capabilities, RunEvent } from './events'
 import type { RunResult, RunStatus } from './result'
@@ -129,6 +130,12 @@ export const API = {
   exportRun: { request: z.object({ runId: RunIdSchema, format: z.enum(EXPORT_FORMATS) }).strict(), response: response<ExportedFile>() },
   /** browser mode and the CLI get the bytes (base64); the Electron shell saves it instead */
   reportPdf: { request: z.object({ runId: RunIdSchema }).strict(), response: response<PdfReport>() },
+  /** the data sets loaded into the store's cache, newest first (the config panel's recent list) */
+  dataSets: { request: NO_REQUEST, response: response<DataSetInfo[]>() },
+  /** one cached data set, by the sha256 of its file */
+  dataSetInfo: { request: z.object({ sha256: z.string().regex(SHA256_PATTERN, 'sha256 is 64 lowercase hex digits') }).strict(), response: response<DataSetInfo>() },
+  /** Electron: a native open dialog for a CSV/TSV/Parquet file, loaded into the cache; null when cancelled. Browser mode and the CLI refuse it (upload instead) */
+  chooseDataFile: { request: NO_REQUEST, response: response<DataSetInfo | null>() },
   /** which strategy and W for `models` at `size`, predicted from the run's own times (a refusal inside when the fits cannot be trusted) */
   advise: { request: AdviceTargetSchema.extend({ runId: RunIdSchema }).strict(), response: response<Advice>() },
   /**

@@ -8,6 +8,9 @@
 // Per test it is configured with
 // - canned runs: `runs` (what listRuns returns), `results` (what getRun returns; anything else is
 //   not-found, as in the service), addRun(result) for both, `capabilities` (constructor option);
+// - canned data sets: `dataSetsValue` (what dataSets returns; dataSetInfo finds them, else
+//   not-found), addDataSet(info), and `chosenFile` (what chooseDataFile answers: null = cancelled;
+//   a chosen one joins the list, as loading it into the cache does);
 // - a scripted event stream: emit(event) / play(events) to every onEvent listener; the fake follows
 //   the stream like the service does (run-started makes a live run, its events are kept for
 //   currentRun, run-finished ends it), and start() makes a live run too (no events of its own);
@@ -30,6 +33,7 @@ import {
 import { adviseFrom, checkAdvice } from '../advice'
 import type { Advice, AdviceCheck } from '../contract/advice'
 import type { MenuCommand } from '../contract/channels'
+import type { DataSetInfo } from '../contract/dataset'
 import { invalidInput, toErrorShape, TrainpoolError, type TrainpoolErrorShape } from '../contract/errors'
 import type { Capabilities, RunEvent } from '../contract/events'
 import type { RunResult } from '../contract/result'
@@ -71,6 +75,10 @@ export class FakeService implements ServiceMethods {
   nextRunId: string
   /** every call, in order */
   readonly calls: FakeCall[] = []
+  /** the cached data sets, newest first (what dataSets returns) */
+  dataSetsValue: DataSetInfo[] = []
+  /** what chooseDataFile answers (null: the user cancelled the dialog) */
+  chosenFile: DataSetInfo | null = null
 
   /** verification runs in flight: their source run and the advice they check */
   private readonly verifications = new Map<string, { sourceRunId: string; advice: Advice }>()
@@ -90,6 +98,12 @@ export class FakeService implements ServiceMethods {
   addRun(result: RunResult, entry: Partial<RunListEntry> = {}): this {
     this.results.set(result.runId, result)
     this.runs = [...this.runs.filter((r) => r.runId !== result.runId), { ...listEntry(result), ...entry }]
+    return this
+  }
+
+  /** Caches a data set: listed first by dataSets, found by dataSetInfo. */
+  addDataSet(info: DataSetInfo): this {
+    this.dataSetsValue = [info, ...this.dataSetsValue.filter((d) => d.sha256 !== info.sha256)]
     return this
   }
 
@@ -198,6 +212,25 @@ export class FakeService implements ServiceMethods {
     return this.call('reportPdf', request, ({ runId }) => {
       this.entry(runId)
       return { fileName: `trainpool-${runId}.pdf`, sizeBytes: 4, base64: 'JVBERg==' } // "%PDF"
+    })
+  }
+
+  dataSets(): Promise<DataSetInfo[]> {
+    return this.call('dataSets', undefined, () => [...this.dataSetsValue])
+  }
+
+  dataSetInfo(request: ParsedRequest<'dataSetInfo'>): Promise<DataSetInfo> {
+    return this.call('dataSetInfo', request, ({ sha256 }) => {
+      const found = this.dataSetsValue.find((d) => d.sha256 === sha256)
+      if (!found) throw new TrainpoolError('not-found', `no data set ${sha256} in the cache`)
+      return found
+    })
+  }
+
+  chooseDataFile(): Promise<DataSetInfo | null> {
+    return this.call('chooseDataFile', undefined, () => {
+      if (this.chosenFile) this.addDataSet(this.chosenFile)
+      return this.chosenFile
     })
   }
 

@@ -1,0 +1,157 @@
+// Browser mode's data-file upload through a real server: a good CSV comes back as the cache's
+// DataSetInfo; no token is 401, a declared or streamed body over the cap is 413, a body cut off
+// halfway leaves nothing behind (no folder, nothing cached) and the server keeps answering; a bad
+// name or method is refused naming what is accepted. The loader is the data cache's own.
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { DataSetInfo } from '@shared/contract'
+import { FakeService } from '@shared/testing/fake-service'
+import { listDataSets, loadDataFile } from '../data'
+import { waitUntil } from '../testing/capability'
+import { fakeRendererDir } from '../testing/http'
+import { type TrainpoolServer, startServer } from './server'
+
+const CSV = 'x1,x2,city,y\n1,2,Lyon,3.5\n2,,Paris,4.5\n3,4,Nantes,5.5\n4,5,Lille,6.5\n'
+
+let store: string
+let uploads: string
+let loads: string[]
+let server: TrainpoolServer
+
+beforeEach(async () => {
+  store = mkdtempSync(join(tmpdir(), 'trainpool-upload-test-'))
+  uploads = join(store, '.uploads')
+  loads = []
+  server = await startServer({
+    service: new FakeService({ capabilities: { shell: 'browser' } }),
+    port: 0,
+    rendererDir: fakeRendererDir().dir,
+    uploads: {
+      dir: uploads,
+      maxBytes: 64 * 1024,
+      load: (path) => {
+        loads.push(path)
+        return loadDataFile(path, store)
+      },
+    },
+  })
+})
+
+afterEach(() => server.close())
+
+interface Answer {
+  status: number
+  body: string
+}
+
+/** POSTs `body` in chunks (chunked transfer unless a Content-Length is given) and reads the answer. */
+function post(path: string, chunks: Buffer[], headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path, method: 'POST', headers }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c) => (body += c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    // a refusal may close the connection while the rest of the body is still being sent
+    req.on('error', (err) => (err.message.includes('EPIPE') || err.message.includes('ECONNRESET') ? undefined : reject(err)))
+    for (const c of chunks) req.write(c)
+    req.end()
+  })
+}
+
+const uploadPath = (name: string, token = server.token) => `/api/upload?name=${encodeURIComponent(name)}${token ? `&token=${token}` : ''}`
+const leftovers = () => (existsSync(uploads) ? readdirSync(uploads) : [])
+
+describe('POST /api/upload', () => {
+  it('streams a CSV to the store, loads it into the cache and answers its DataSetInfo', async () => {
+    const r = await post(uploadPath('houses.csv'), [Buffer.from(CSV.slice(0, 20)), Buffer.from(CSV.slice(20))])
+    expect(r.status, r.body).toBe(200)
+    const info = JSON.parse(r.body) as DataSetInfo
+    expect(info).toMatchObject({ name: 'houses.csv', format: 'csv', rows: 4, bytes: Buffer.byteLength(CSV) })
+    expect(info.sha256).toMatch(/^[0-9a-f]{64}$/)
+    expect(info.columns.map((c) => [c.name, c.type, c.missing])).toEqual([
+      ['x1', 'numeric', 0],
+      ['x2', 'numeric', 1],
+      ['city', 'text', 0],
+      ['y', 'numeric', 0],
+    ])
+    expect(loads).toHaveLength(1)
+    expect((await listDataSets(store)).map((d) => d.sha256)).toEqual([info.sha256])
+  })
+
+  it('refuses an upload without the token (401): nothing read, nothing stored', async () => {
+    const r = await post(uploadPath('houses.csv', ''), [Buffer.from(CSV)])
+    expect(r.status).toBe(401)
+    const wrong = await post(`/api/upload?name=houses.csv&token=${'0'.repeat(48)}`, [Buffer.from(CSV)])
+    expect(wrong.status).toBe(401)
+    expect(leftovers()).toEqual([])
+    expect(loads).toEqual([])
+  })
+
+  it('refuses a body over the cap by its Content-Length (413) before reading it', async () => {
+    const big = Buffer.alloc(64 * 1024 + 1, 0x31)
+    const r = await post(uploadPath('big.csv'), [big], { 'Content-Length': String(big.length) })
+    expect(r.status).toBe(413)
+    expect(JSON.parse(r.body).error.message).toMatch(/over this server's upload limit of 64\.0 KiB \(65536 bytes; trainpool serve --max-upload/)
+    expect(leftovers()).toEqual([])
+    expect(loads).toEqual([])
+  })
+
+  it('refuses a body that grows over the cap while streaming (no Content-Length): 413, the partial file removed', async () => {
+    const chunk = Buffer.alloc(16 * 1024, 0x31)
+    const r = await post(uploadPath('big.csv'), [chunk, chunk, chunk, chunk, chunk, chunk])
+    expect(r.status).toBe(413)
+    expect(leftovers()).toEqual([])
+    expect(loads).toEqual([])
+  })
+
+  it('cleans up an upload cut off halfway: its folder removed, nothing loaded or cached, the server still fine', async () => {
+    const req = request({
+      host: '127.0.0.1',
+      port: server.port,
+      path: uploadPath('cut.csv'),
+      method: 'POST',
+      headers: { 'Content-Length': String(Buffer.byteLength(CSV) * 2) },
+    })
+    req.on('error', () => {})
+    req.write(CSV)
+    // the first half has arrived on the server's disk …
+    expect(await waitUntil(() => leftovers().length === 1 && readdirSync(join(uploads, leftovers()[0])).length === 1, 10_000)).toBe(true)
+    // … then the client goes away
+    req.destroy()
+    expect(await waitUntil(() => leftovers().length === 0, 10_000)).toBe(true)
+    expect(loads).toEqual([])
+    expect(await listDataSets(store)).toEqual([])
+    const after = await post(uploadPath('houses.csv'), [Buffer.from(CSV)])
+    expect(after.status).toBe(200)
+  })
+
+  it('refuses a name that is not a plain .csv/.tsv/.parquet file name, and any method but POST', async () => {
+    for (const name of ['', 'notes.txt', '../x.csv', 'a/b.csv']) {
+      const r = await post(uploadPath(name), [Buffer.from(CSV)])
+      expect(r.status, name).toBe(400)
+      expect(JSON.parse(r.body).error.message, name).toMatch(/^name: /)
+    }
+    const get = await new Promise<number>((resolve, reject) => {
+      request({ host: '127.0.0.1', port: server.port, path: uploadPath('houses.csv') }, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+        .on('error', reject)
+        .end()
+    })
+    expect(get).toBe(405)
+    expect(leftovers()).toEqual([])
+  })
+
+  it('answers a file the cache cannot read with its reason (400), keeping nothing', async () => {
+    const r = await post(uploadPath('empty.csv'), [Buffer.from('')])
+    expect(r.status).toBe(400)
+    expect(JSON.parse(r.body).error.message.length).toBeGreaterThan(0)
+    expect(leftovers()).toEqual([])
+  })
+})

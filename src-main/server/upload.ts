@@ -1,0 +1,101 @@
+// Browser mode's data-file upload (POST /api/upload?name=FILE, the file's bytes as the body): the
+// page cannot hand the server a path, so the bytes come over HTTP. They are streamed to a fresh
+// folder under the store's .uploads (never held in memory), counted against the cap on the way
+// (Content-Length is checked first, but a body may lie or have none), then loaded into the data
+// cache by the service; the answer is the DataSetInfo as JSON. A body cut off halfway, over the cap,
+// or a file that does not load leaves nothing behind: its folder is removed and nothing is cached.
+// The token, Host and Origin checks happen before this is called (server.ts), as for every request.
+import { randomUUID } from 'node:crypto'
+import { createWriteStream, promises as fs } from 'node:fs'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { join } from 'node:path'
+import { Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { DataSetInfo, TrainpoolErrorShape } from '@shared/contract'
+import { toErrorShape } from '@shared/contract'
+import { DEFAULT_MAX_UPLOAD_BYTES, UPLOAD_NAME_QUERY, uploadNameProblem } from '@shared/contract/upload'
+import { formatBytes } from '@shared/format'
+
+export interface UploadOptions {
+  /** where uploads arrive: one new folder per upload (the service's uploadDir(): <store>/.uploads) */
+  dir: string
+  /** bytes; larger bodies are refused with 413 (default 2 GiB) */
+  maxBytes?: number
+  /** loads the arrived file into the data cache (the service's importDataFile) */
+  load: (path: string) => Promise<DataSetInfo>
+}
+
+/** What a service offers uploads (BenchService: uploadDir, importDataFile). */
+export interface UploadingService {
+  uploadDir(): string | null
+  importDataFile(path: string): Promise<DataSetInfo>
+}
+
+/** The upload options over a service (serve and the e2e server); undefined when it has no store. */
+export function serviceUploads(service: UploadingService, maxBytes?: number): UploadOptions | undefined {
+  const dir = service.uploadDir()
+  return dir === null ? undefined : { dir, ...(maxBytes !== undefined ? { maxBytes } : {}), load: (path) => service.importDataFile(path) }
+}
+
+class TooLarge extends Error {}
+
+/** Answers one upload request; never throws (every failure is an HTTP answer, or a dropped socket). */
+export async function handleUpload(req: IncomingMessage, res: ServerResponse, url: URL, options: UploadOptions | undefined): Promise<void> {
+  if (req.method !== 'POST') {
+    res.setHeader('Allow', 'POST')
+    return refuse(req, res, 405, { code: 'invalid-input', message: 'method not allowed: POST the file as the body' })
+  }
+  if (!options) return refuse(req, res, 503, { code: 'invalid-input', message: 'uploads are off: this server has no run store to keep data sets in' })
+  const max = options.maxBytes ?? DEFAULT_MAX_UPLOAD_BYTES
+  const name = url.searchParams.get(UPLOAD_NAME_QUERY) ?? ''
+  const problem = uploadNameProblem(name)
+  if (problem) return refuse(req, res, 400, { code: 'invalid-input', message: problem, issues: [{ field: 'name', message: problem }] })
+  const tooLarge = (what: string) => `the file is ${what}, over this server's upload limit of ${formatBytes(max)} (${max} bytes; trainpool serve --max-upload BYTES raises it)`
+  const declared = req.headers['content-length']
+  if (declared !== undefined && Number(declared) > max) {
+    return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`${formatBytes(Number(declared))}`) })
+  }
+
+  const folder = join(options.dir, randomUUID())
+  const file = join(folder, name)
+  let received = 0
+  try {
+    await fs.mkdir(folder, { recursive: true })
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        received += chunk.length
+        if (received > max) done(new TooLarge())
+        else done(null, chunk)
+      },
+    })
+    await pipeline(req, counter, createWriteStream(`${file}.part`))
+    await fs.rename(`${file}.part`, file)
+  } catch (err) {
+    await fs.rm(folder, { recursive: true, force: true })
+    if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`) })
+    // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone
+    if (req.destroyed || req.readableAborted || !req.complete) return void res.destroy()
+    return answer(res, 500, { code: 'internal', message: `could not store the upload: ${(err as Error)?.message ?? String(err)}` })
+  }
+
+  try {
+    const info = await options.load(file)
+    return answer(res, 200, info)
+  } catch (err) {
+    await fs.rm(folder, { recursive: true, force: true })
+    const shape = toErrorShape(err)
+    return answer(res, shape.code === 'internal' ? 500 : 400, shape)
+  }
+}
+
+function answer(res: ServerResponse, status: number, body: DataSetInfo | TrainpoolErrorShape, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(status === 200 ? body : { error: body })
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)), 'Cache-Control': 'no-store', ...headers })
+  res.end(text)
+}
+
+/** An answer before (or instead of) reading the body: the connection closes after it, so no unread bytes linger. */
+function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: TrainpoolErrorShape): void {
+  answer(res, status, error, { Connection: 'close' })
+  req.resume()
+}
