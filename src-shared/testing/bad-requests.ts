@@ -96,8 +96,12 @@ export const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     .map((tags) => ({ method: 'tagRun', payload: { runId: VALID_ID, tags }, what: 'tagRun: bad tags' })),
   fc.constantFrom('pdf', 'xml', '', null, 1, 'JSON', '../json').map((format) => ({ method: 'exportRun', payload: { runId: VALID_ID, format }, what: 'exportRun: bad format' })),
   fc.tuple(badRunId.filter((v) => v !== undefined), fc.boolean()).map(([runId]) => ({ method: 'cancel', payload: { runId }, what: 'cancel: bad runId' })),
+  // data sets: a sha256 that is not 64 lowercase hex digits (the cache's folder name)
+  fc
+    .oneof(fc.constantFrom('', 'A'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), 'g'.repeat(64), `../${'a'.repeat(61)}`, null, 1, []), badRunId)
+    .map((sha256) => ({ method: 'dataSetInfo', payload: { sha256 }, what: 'dataSetInfo: bad sha256' })),
   // methods that take no payload, given one
-  fc.tuple(fc.constantFrom('capabilities', 'listRuns', 'currentRun'), fc.oneof(nonObject, pollution, fc.constant({}))).map(([method, payload]) => ({ method, payload, what: `${method}: unexpected payload` })),
+  fc.tuple(fc.constantFrom('capabilities', 'listRuns', 'currentRun', 'dataSets', 'chooseDataFile'), fc.oneof(nonObject, pollution, fc.constant({}))).map(([method, payload]) => ({ method, payload, what: `${method}: unexpected payload` })),
   // unknown methods, including prototype names
   fc
     .oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'rm -rf /', '', 'START', 'shutdown', 'onEvent', 'prototype'), fc.string())
