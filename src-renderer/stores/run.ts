@@ -246,23 +246,37 @@ export const useRunStore = defineStore('run', () => {
 
   /** Starts a run of `cfg` (already validated). False when it could not start; `error` says why (with field issues). */
   async function start(cfg: BenchConfig): Promise<boolean> {
-    if (busy.value) return false
+    return (await launch(cfg, () => chooseBridge().start({ config: cfg }))) != null
+  }
+
+  /**
+   * Starts the run that checks an advice (API verifyAdvice): a normal live run, shown by the live
+   * view like any other, started here (so the config panel keeps its draft). `cfg` is the
+   * verification run's config as far as it is known here (its run-started event brings the real one).
+   * Its id, or null when it could not start (`error` says why).
+   */
+  function startVerification(request: { runId: string; models: number; size: number }, cfg: BenchConfig): Promise<string | null> {
+    return launch(cfg, () => chooseBridge().verifyAdvice(request))
+  }
+
+  async function launch(cfg: BenchConfig, call: () => Promise<{ runId: string }>): Promise<string | null> {
+    if (busy.value) return null
     lastRun.value = null
     status.value = 'starting'
     error.value = null
     cancelling.value = false
     joined.value = false
     try {
-      const { runId: id } = await chooseBridge().start({ config: cfg })
+      const { runId: id } = await call()
       // run-started not seen yet: show the run as started with what we know (its event fills in the plan)
       if (runId.value !== id && status.value === 'starting') beginRun(id, cfg, [], Date.now(), true)
       if (status.value === 'starting') status.value = 'running'
       startTicker()
-      return true
+      return id
     } catch (err) {
       error.value = asErrorShape(err)
       status.value = 'error'
-      return false
+      return null
     }
   }
 
@@ -341,6 +355,7 @@ export const useRunStore = defineStore('run', () => {
     connect,
     disconnect,
     start,
+    startVerification,
     cancel,
     resetRun,
     findLastRun,
