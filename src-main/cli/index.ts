@@ -1,7 +1,8 @@
-// `trainpool` command line: bench (and, as they land, serve and report).
+// `trainpool` command line: bench, serve, advise and report.
 import { Command, CommanderError, Option } from 'commander'
-import { BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '@shared/contract'
+import { ADVICE_LIMITS, BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '@shared/contract'
 import { acceptedText, allFamilies, familyKinds } from '@shared/families'
+import { adviseCommand } from './advise-command'
 import { EXIT, benchCommand } from './bench-command'
 import { reportCommand } from './report-command'
 import { serveCommand } from './serve-command'
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--preset <name>', `preset: ${PRESET_NAMES.join(' | ')}`))
     .option('--sizes <list>', 'data sizes (rows), e.g. 10000,50000')
     .option('--models <list>', 'model counts, e.g. 50')
+    .option('--sweep <what>', 'models: measure N = 1, 2, 4, … up to --models N (a W larger than N is skipped at that N)')
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
     .option('--strategies <list>', `comma-separated: ${STRATEGIES.join(',')}`)
     .option('--backend <name>', `${BACKENDS.join(' | ')} (auto = tensorflow → webgpu → onnxruntime → wasm → cpu; xgboost = your libxgboost, --model gbdt only)`)
@@ -55,6 +57,18 @@ export function buildProgram(): Command {
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .action(async (flags) => {
       process.exitCode = await serveCommand(flags, version)
+    })
+  program
+    .command('advise')
+    .description('which strategy and W to use for N models at a data size, predicted from a run (best from a sweep: bench --sweep models)')
+    .argument('<run>', 'run id in the store, or a result JSON file')
+    .option('--models <n>', `the target model count (1 to ${ADVICE_LIMITS.models.max})`)
+    .option('--size <rows>', `the target data size in rows (a size the run measured; ${ADVICE_LIMITS.size.min} to ${ADVICE_LIMITS.size.max})`)
+    .option('--verify', 'run the recommended and runner-up options at the target and print predicted vs measured (stored with the run)')
+    .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
+    .option('--json <file>', 'write the advice (with --verify: the check) as JSON')
+    .action(async (target: string, flags) => {
+      process.exitCode = await adviseCommand(target, flags, version)
     })
   program
     .command('report')

@@ -6,6 +6,7 @@ import {
   STRATEGIES, TARGETS, fieldIssues,
 } from '@shared/contract'
 import { acceptedText, allFamilies, familyKinds, findFamily, type ModelFamily, type ParamField } from '@shared/families'
+import { modelSweep } from '@shared/plan'
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -95,6 +96,15 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
   const given = (key: string) => text(flags, key)
   if (given('sizes') !== undefined) explicit('sizes', numberList('--sizes', given('sizes')!, LIMITS.size))
   if (given('models') !== undefined) explicit('models', numberList('--models', given('models')!, LIMITS.models))
+  const sweep = given('sweep')
+  if (sweep !== undefined) {
+    if (sweep !== 'models') throw new UsageError(`--sweep ${JSON.stringify(sweep)} is not a sweep; accepted: models`)
+    const counts = raw.models as number[]
+    if (counts.length !== 1 || !Number.isInteger(counts[0]) || counts[0] < LIMITS.models.min || counts[0] > LIMITS.models.max) {
+      throw new UsageError(`--sweep models needs one --models N to sweep up to (a whole number from ${LIMITS.models.min} to ${LIMITS.models.max}), got ${counts.join(',')}`)
+    }
+    explicit('models', modelSweep(counts[0]))
+  }
   if (given('workers') !== undefined) explicit('workers', numberList('--workers', given('workers')!, LIMITS.workers))
   if (given('strategies') !== undefined) explicit('strategies', given('strategies')!.split(',').map((s) => s.trim()))
   if (given('backend') !== undefined) explicit('backend', given('backend'))
