@@ -1,9 +1,10 @@
-// Streams a CSV file into a TableBuilder: bytes → (sha256, binary check, strict UTF-8 decoding) →
-// csv-parse → rows. csv-parse owns the CSV grammar (quotes, escaped quotes, CRLF, ragged rows) and
+// Streams a CSV file into a TableBuilder: bytes → (sha256, binary check, UTF-8 check) → csv-parse
+// → rows. csv-parse owns the CSV grammar (quotes, escaped quotes, CRLF, ragged rows) and
 // reports where the file breaks it; this file owns what csv-parse does not: the delimiter (comma,
 // semicolon or tab, detected from the header line), refusing binary and non-UTF-8 bytes (csv-parse
 // would read them as replacement characters), and errors that name the file, the line and the fix.
 import { createHash } from 'node:crypto'
+import { isUtf8 } from 'node:buffer'
 import { createReadStream } from 'node:fs'
 import { pipeline } from 'node:stream/promises'
 import { CsvError, parse } from 'csv-parse'
@@ -40,33 +41,43 @@ export function detectDelimiter(headerLine: string): (typeof CSV_DELIMITERS)[num
   return best
 }
 
-/** The file's text, decoded strictly as UTF-8 (a BOM dropped), hashing the bytes on the way. */
-async function* utf8Text(path: string, name: string, hash: ReturnType<typeof createHash>): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true })
+/**
+ * The file's bytes for csv-parse (which decodes them itself), hashed, checked to be text (no zero
+ * byte) and valid UTF-8 on the way. A chunk ending inside a multi-byte character carries those bytes
+ * over to the next check, so only a file that really breaks UTF-8 is refused.
+ */
+async function* checkedBytes(path: string, name: string, hash: ReturnType<typeof createHash>): AsyncGenerator<Buffer> {
   let offset = 0
   let lines = 1
+  let carry: Buffer = Buffer.alloc(0)
   for await (const chunk of createReadStream(path, { highWaterMark: READ_CHUNK }) as AsyncIterable<Buffer>) {
     hash.update(chunk)
     const nul = chunk.indexOf(0)
     if (nul >= 0) {
       throw new TrainpoolError('invalid-input', `data: ${name} is not a text file (a zero byte at byte ${offset + nul + 1}): Trainpool reads CSV (UTF-8 text) or Parquet`)
     }
-    let text: string
-    try {
-      text = decoder.decode(chunk, { stream: true })
-    } catch {
-      throw notUtf8(name, lines, offset, chunk.length)
-    }
+    const bytes = carry.length ? Buffer.concat([carry, chunk]) : chunk
+    const complete = completeUtf8Length(bytes)
+    if (!isUtf8(bytes.subarray(0, complete))) throw notUtf8(name, lines, offset - carry.length, bytes.length)
+    carry = Buffer.from(bytes.subarray(complete))
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++
     offset += chunk.length
-    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++
-    if (text) yield text
+    yield chunk
   }
-  try {
-    const rest = decoder.decode()
-    if (rest) yield rest
-  } catch {
-    throw notUtf8(name, lines, offset, 0)
+  if (carry.length) throw notUtf8(name, lines, offset - carry.length, carry.length)
+}
+
+/** How many leading bytes end on a character boundary (a trailing, possibly partial, sequence excluded). */
+function completeUtf8Length(bytes: Buffer): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]
+    if (b < 0x80) return bytes.length // ASCII: nothing pending
+    if (b >= 0xc0) {
+      const needs = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2
+      return needs > back ? bytes.length - back : bytes.length
+    }
   }
+  return bytes.length // continuation bytes only: let the check judge them
 }
 
 function notUtf8(name: string, line: number, offset: number, length: number): TrainpoolError {
@@ -79,24 +90,28 @@ function notUtf8(name: string, line: number, offset: number, length: number): Tr
 /** Reads the whole file; throws a TrainpoolError naming the line for every way a CSV can be broken. */
 export async function readCsv(path: string, options: ReadOptions): Promise<ReadResult> {
   const hash = createHash('sha256')
-  const text = utf8Text(path, options.name, hash)
-  // the header line decides the delimiter: gather text until it is complete (or a row's worth)
-  let head = ''
+  const bytes = checkedBytes(path, options.name, hash)
+  // the header line decides the delimiter: gather bytes until it is complete (or a row's worth)
+  const head: Buffer[] = []
+  let headBytes = 0
   for (;;) {
-    const next = await text.next()
+    const next = await bytes.next()
     if (next.done) break
-    head += next.value
-    if (head.includes('\n') || head.length > MAX_ROW_CHARS) break
+    head.push(next.value)
+    headBytes += next.value.length
+    if (next.value.includes(10) || headBytes > MAX_ROW_CHARS) break
   }
-  if (head.trim() === '') throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
-  const delimiter = detectDelimiter(head.slice(0, head.indexOf('\n') >= 0 ? head.indexOf('\n') : MAX_ROW_CHARS))
-  async function* all(): AsyncGenerator<string> {
-    yield head
-    yield* text
+  const headText = Buffer.concat(head).toString('utf8')
+  if (headText.replace(/^\uFEFF/, '').trim() === '') throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
+  const newline = headText.indexOf('\n')
+  const delimiter = detectDelimiter(headText.slice(0, newline >= 0 ? newline : MAX_ROW_CHARS))
+  async function* all(): AsyncGenerator<Buffer> {
+    yield* head
+    yield* bytes
   }
   let builder: TableBuilder | null = null
   try {
-    await pipeline(all(), parse({ delimiter, skip_empty_lines: true, max_record_size: MAX_ROW_CHARS }), async (records: AsyncIterable<string[]>) => {
+    await pipeline(all(), parse({ delimiter, bom: true, skip_empty_lines: true, max_record_size: MAX_ROW_CHARS }), async (records: AsyncIterable<string[]>) => {
       for await (const record of records) {
         if (!builder) builder = new TableBuilder(record, options.name, options.budgetBytes)
         else builder.addRow(record)

@@ -13,8 +13,6 @@ export type Cell = unknown
 export const MISSING_SPELLINGS: readonly string[] = ['NA', 'N/A', 'NaN', 'nan', 'null', 'NULL']
 const MISSING = new Set(MISSING_SPELLINGS)
 
-/** A plain decimal number (no hex, no Infinity, no thousands separators). */
-const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
 const FLOAT32_MAX = 3.4028234663852886e38
 
 export const PREVIEW_ROWS = 10
@@ -23,15 +21,31 @@ const CHUNK_BYTES = CHUNK_ROWS * 4
 
 /** What a cell is: a finite float32-range number, missing (NaN), or text (undefined). */
 export function cellValue(cell: Cell): number | undefined {
+  if (typeof cell === 'string') return textValue(cell)
   if (cell === null || cell === undefined) return NaN
-  if (typeof cell === 'number') return Number.isNaN(cell) ? NaN : Number.isFinite(cell) && Math.abs(cell) <= FLOAT32_MAX ? cell : undefined
-  if (typeof cell === 'bigint') return cellValue(Number(cell))
-  if (typeof cell !== 'string') return undefined // booleans, dates, nested values: not numbers to train on
-  const text = cell.trim()
-  if (text === '' || MISSING.has(text)) return NaN
-  if (!DECIMAL.test(text)) return undefined
+  if (typeof cell === 'number') return Number.isNaN(cell) ? NaN : inFloat32Range(cell)
+  if (typeof cell === 'bigint') return inFloat32Range(Number(cell))
+  return undefined // booleans, dates, nested values: not numbers to train on
+}
+
+function textValue(text: string): number | undefined {
+  // Number() is the fast path (most cells of a numeric table are plain numbers); it also accepts
+  // what a data file does not mean as a number — hex/binary/octal literals and blanks — so those
+  // are told apart after it
   const value = Number(text)
-  return Math.abs(value) <= FLOAT32_MAX ? value : undefined
+  if (Number.isFinite(value)) {
+    const second = text.length > 1 && text.charCodeAt(0) === 48 ? text.charCodeAt(1) | 32 : 0 // '0x', '0b', '0o'
+    if (second === 120 || second === 98 || second === 111) return undefined
+    if (value === 0 && text.trim() === '') return NaN
+    return inFloat32Range(value)
+  }
+  const trimmed = text.trim()
+  if (MISSING.has(trimmed)) return NaN
+  return undefined
+}
+
+function inFloat32Range(value: number): number | undefined {
+  return Number.isFinite(value) && Math.abs(value) <= FLOAT32_MAX ? value : undefined
 }
 
 export function cellText(cell: Cell): string {
