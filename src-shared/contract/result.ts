@@ -3,6 +3,7 @@
 import { z } from 'zod'
 import { AdviceCheckSchema } from './advice'
 import { BenchConfigSchema, CONCRETE_BACKENDS, STRATEGIES } from './config'
+import { DataSetRecordSchema } from './dataset'
 import { RunTelemetrySchema } from './telemetry'
 
 export const SCHEMA_VERSION = 2
@@ -122,6 +123,8 @@ export const RunResultSchema = z.object({
   adviceChecks: z.array(AdviceCheckSchema).optional(),
   /** a verification run: the id of the run whose advice it checks */
   verifies: z.string().optional(),
+  /** the user's data set the run trained on (config.data); absent for generated data and in older files */
+  dataset: DataSetRecordSchema.optional(),
 })
 export type RunResult = z.infer<typeof RunResultSchema>
 
