@@ -1,11 +1,12 @@
 // Browser mode's data-file upload (POST /api/upload?name=FILE, the file's bytes as the body): the
 // page cannot hand the server a path, so the bytes come over HTTP. They are streamed to a fresh
-// folder under the store's .uploads (never held in memory), counted against the cap on the way
-// (Content-Length is checked first, but a body may lie or have none), then loaded into the data
-// cache by the service; the answer is the DataSetInfo as JSON. A body cut off halfway, over the cap,
-// or a file that does not load leaves nothing behind: its folder is removed and nothing is cached.
+// folder under the store's .uploads (never held in memory), counted against the cap and hashed on
+// the way (Content-Length is checked first, but a body may lie or have none), moved to
+// .uploads/<sha256>/<name> (the same bytes uploaded again take no more room), then loaded into the
+// data cache by the service; the answer is the DataSetInfo as JSON. A body cut off halfway, over the
+// cap, or a file that does not load leaves nothing behind: its folder is removed, nothing cached.
 // The token, Host and Origin checks happen before this is called (server.ts), as for every request.
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { createWriteStream, promises as fs } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
@@ -56,22 +57,28 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
     return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`${formatBytes(Number(declared))}`) })
   }
 
-  const folder = join(options.dir, randomUUID())
-  const file = join(folder, name)
+  const arriving = join(options.dir, `${randomUUID()}.part`)
+  const hash = createHash('sha256')
   let received = 0
+  let folder: string
+  let file: string
   try {
-    await fs.mkdir(folder, { recursive: true })
+    await fs.mkdir(options.dir, { recursive: true })
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         received += chunk.length
-        if (received > max) done(new TooLarge())
-        else done(null, chunk)
+        if (received > max) return done(new TooLarge())
+        hash.update(chunk)
+        done(null, chunk)
       },
     })
-    await pipeline(req, counter, createWriteStream(`${file}.part`))
-    await fs.rename(`${file}.part`, file)
+    await pipeline(req, counter, createWriteStream(arriving))
+    folder = join(options.dir, hash.digest('hex'))
+    file = join(folder, name)
+    await fs.mkdir(folder, { recursive: true })
+    await fs.rename(arriving, file)
   } catch (err) {
-    await fs.rm(folder, { recursive: true, force: true })
+    await fs.rm(arriving, { force: true })
     if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`) })
     // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone
     if (req.destroyed || req.readableAborted || !req.complete) return void res.destroy()
@@ -82,6 +89,7 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
     const info = await options.load(file)
     return answer(res, 200, info)
   } catch (err) {
+    // bytes that do not load never will: the folder goes (it is named by those bytes)
     await fs.rm(folder, { recursive: true, force: true })
     const shape = toErrorShape(err)
     return answer(res, shape.code === 'internal' ? 500 : 400, shape)
