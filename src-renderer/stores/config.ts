@@ -10,6 +10,7 @@ import type { FieldIssue } from '@shared/contract/errors'
 import { fieldIssues } from '@shared/contract/errors'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
 import { allFamilies, findFamily, type ModelFamily, type ParamField } from '@shared/families'
+import { modelSweep } from '@shared/plan'
 import { type Calibration, calibrationFrom } from '../lib/calibration'
 import { fieldWords, sayIssue } from '../lib/fieldText'
 import { useCapabilitiesStore } from './capabilities'
@@ -32,6 +33,13 @@ export function parseList(text: string): number[] {
     .split(/[\s,;]+/)
     .filter((t) => t.length > 0)
     .map((t) => (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t) ? Number(t) : NaN))
+}
+
+/** Model counts shaped as a sweep (1, 2, 4, … up to N: plan.ts modelSweep), from `min` counts on. */
+export function isModelSweep(models: readonly number[], min = 3): boolean {
+  if (models.length < min || !models.every((n) => Number.isInteger(n) && n >= 1)) return false
+  const sweep = modelSweep(Math.max(...models))
+  return sweep.length === models.length && sweep.every((n, i) => n === models[i])
 }
 
 /** A number box's text → its value; an empty box is NaN, so validation names the field. */
@@ -111,8 +119,16 @@ export const useConfigStore = defineStore('config', () => {
   /** The family of the draft's model (the draft always holds a known kind: restore() validated it). */
   const family = computed<ModelFamily>(() => findFamily(draft.model.kind) ?? (allFamilies()[0] as ModelFamily))
 
+  /**
+   * "sweep model counts": the models box holds one N and the run measures 1, 2, 4, … up to N. Kept
+   * on while the counts keep that shape; a config with that shape (3 counts or more: a run again, a
+   * restored draft) turns it on.
+   */
+  const sweepModels = ref(false)
+
   function syncText() {
-    for (const f of LIST_FIELDS) listText[f] = draft[f].join(', ')
+    sweepModels.value = isModelSweep(draft.models, sweepModels.value ? 1 : 3)
+    for (const f of LIST_FIELDS) listText[f] = f === 'models' && sweepModels.value ? String(Math.max(...draft.models)) : draft[f].join(', ')
     for (const f of NUMBER_FIELDS) numberText[f] = Number.isFinite(draft[f]) ? String(draft[f]) : ''
     sizeText.value = draft.sizes.map((s) => (Number.isFinite(s) ? String(s) : ''))
     for (const key of Object.keys(modelText)) delete modelText[key]
@@ -174,7 +190,22 @@ export const useConfigStore = defineStore('config', () => {
 
   function setList(field: ListField, text: string) {
     listText[field] = text
-    draft[field] = parseList(text)
+    const values = parseList(text)
+    // a sweep's box holds its largest N; anything else is left for the schema to judge
+    const upTo = values.length === 1 && Number.isInteger(values[0]) && values[0] >= LIMITS.models.min && values[0] <= LIMITS.models.max ? values[0] : null
+    draft[field] = field === 'models' && sweepModels.value && upTo != null ? modelSweep(upTo) : values
+    touched()
+  }
+
+  /** Turns the model-count sweep on (the largest N typed becomes "up to N") or off (back to that one N). */
+  function setSweep(on: boolean) {
+    const finite = draft.models.filter((n) => Number.isInteger(n) && n >= 1)
+    const upTo = finite.length ? Math.min(Math.max(...finite), LIMITS.models.max) : null
+    sweepModels.value = on
+    if (upTo != null) {
+      draft.models = on ? modelSweep(upTo) : [upTo]
+      listText.models = String(upTo)
+    }
     touched()
   }
 
@@ -332,6 +363,8 @@ export const useConfigStore = defineStore('config', () => {
     reset,
     replace,
     setList,
+    sweepModels,
+    setSweep,
     setNumber,
     setSize,
     setFamily,
