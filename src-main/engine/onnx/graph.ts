@@ -2,7 +2,7 @@
 // Adam) and the test-set evaluation, generated from the same hyperparameters as the tfjs engine and
 // for any number n of fused models (n = 1 is one plain MLP, so every strategy runs the same graph).
 //
-// The math is FusedMlp's (engine/fused-mlp.ts), node for node: the first layer is ONE MatMul of
+// The math is FusedMlp's (engine/fused-mlp.ts), node for node: the first layer is ONE Gemm of
 // the batch X[B,F+1] (a last column of ones: its bias row) against all models' weights side by side
 // W1[F+1, n·H1]; its gradient is Gemm(transA) X^T·dZ1, so no transposed copy of X is needed; later
 // hidden layers are per-model batched MatMuls over [n,B,H]; the output layer (width 1) is a multiply
@@ -130,9 +130,13 @@ class Builder {
   reshape(x: string, shape: number[]): string {
     return this.op('Reshape', [x, this.ints(shape)])
   }
-  /** ReLU's derivative applied: dx where z > 0, else 0 (tfjs: dx · step(z)). */
-  reluGrad(dx: string, z: string): string {
-    return this.op('Where', [this.op('Greater', [z, this.scalar(0)]), dx, this.scalar(0)])
+  /**
+   * ReLU's derivative applied, from the ReLU's OUTPUT a = relu(z): dx · step(z) as tfjs writes it, with
+   * step(z) = sign(a) ∈ {0, 1} (a ≥ 0, and a > 0 ⇔ z > 0). Sign+Mul costs half of Greater+Where in
+   * ORT, and the pre-activation z then has one consumer, so ORT fuses Gemm+Relu.
+   */
+  reluGrad(dx: string, a: string): string {
+    return this.op('Mul', [dx, this.op('Cast', [this.op('Greater', [a, this.scalar(0)])], { to: this.elemType })])
   }
 
   encode(graphName: string): Uint8Array {
@@ -155,10 +159,11 @@ interface Forward {
   err: string
   /** the axis of err that runs over rows */
   rowAxis: number
-  z1: string
-  /** layers 2..L: pre-activations and their inputs, layout [n, B, H] */
-  zs: string[]
+  /** the first layer's activations [B, n·H1] (its ReLU's mask comes from them) */
+  a1: string
+  /** layers 2..L: their inputs and their (ReLU) outputs, layout [n, B, H] */
   as: string[]
+  outs: string[]
   /** the activations feeding the output layer, [B, n, HL] or [n, B, HL] */
   last: string
   /** Wo reshaped to broadcast against `last` */
@@ -170,28 +175,26 @@ function forward(g: Builder, spec: MlpGraphSpec, x: string, y: string, params: s
   const L = hidden.length
   const h1 = hidden[0]
   const hl = hidden[L - 1]
-  const z1 = g.op('MatMul', [x, params[0]]) // [B, n·H1], bias included
-  const a1 = g.op('Relu', [z1])
-  const zs: string[] = []
+  const a1 = g.op('Relu', [g.op('Gemm', [x, params[0]])]) // [B, n·H1], bias included
   const as: string[] = []
+  const outs: string[] = []
   const wo = params[2 * L - 1]
   const bo = params[2 * L]
   if (L === 1) {
     const last = g.reshape(a1, [-1, n, h1]) // [B, n, H1]
     const woB = g.reshape(wo, [1, n, hl])
     const pred = g.op('Add', [g.reduceSum(g.op('Mul', [last, woB]), 2), bo]) // [B, n]
-    return { err: g.op('Sub', [pred, y]), rowAxis: 0, z1, zs, as, last, woB }
+    return { err: g.op('Sub', [pred, y]), rowAxis: 0, a1, as, outs, last, woB }
   }
   let a = g.op('Transpose', [g.reshape(a1, [-1, n, h1])], { perm: [1, 0, 2] }) // [n, B, H1]
   for (let k = 1; k < L; k++) {
     as.push(a)
-    const z = g.op('Add', [g.op('MatMul', [a, params[2 * k - 1]]), params[2 * k]])
-    zs.push(z)
-    a = g.op('Relu', [z])
+    a = g.op('Relu', [g.op('Add', [g.op('MatMul', [a, params[2 * k - 1]]), params[2 * k]])])
+    outs.push(a)
   }
   const woB = g.reshape(wo, [n, 1, hl])
   const pred = g.op('Add', [g.reduceSum(g.op('Mul', [a, woB]), 2), g.reshape(bo, [n, 1])]) // [n, B]
-  return { err: g.op('Sub', [pred, g.reshape(y, [1, -1])]), rowAxis: 1, z1, zs, as, last: a, woB }
+  return { err: g.op('Sub', [pred, g.reshape(y, [1, -1])]), rowAxis: 1, a1, as, outs, last: a, woB }
 }
 
 /** Gradients of the summed per-model mean squared errors, FusedMlp.lossAndGradients' backward pass. */
@@ -207,14 +210,14 @@ function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f
   let dLast = g.op('Mul', [dPred3, f.woB]) // [B, n, HL] or [n, B, HL]
   if (L > 1) {
     for (let k = L - 1; k >= 1; k--) {
-      const dz = g.reluGrad(dLast, f.zs[k - 1])
+      const dz = g.reluGrad(dLast, f.outs[k - 1])
       grads[2 * k - 1] = g.op('MatMul', [g.op('Transpose', [f.as[k - 1]], { perm: [0, 2, 1] }), dz]) // [n, Hin, Hout]
       grads[2 * k] = g.reduceSum(dz, 1, 1) // [n, 1, Hout]
       dLast = g.op('MatMul', [dz, g.op('Transpose', [params[2 * k - 1]], { perm: [0, 2, 1] })]) // [n, B, Hin]
     }
     dLast = g.op('Transpose', [dLast], { perm: [1, 0, 2] }) // [B, n, H1]
   }
-  const dz1 = g.reluGrad(g.reshape(dLast, [-1, n * h1]), f.z1) // [B, n·H1]
+  const dz1 = g.reluGrad(g.reshape(dLast, [-1, n * h1]), f.a1) // [B, n·H1]
   grads[0] = g.op('Gemm', [x, dz1], { transA: 1 }) // X^T·dZ1 [F+1, n·H1]; the last row is the bias gradient
   return grads
 }
