@@ -1,6 +1,7 @@
 // The run configuration: one schema for the CLI, IPC, WebSocket and the renderer's inline validation.
 // Limits are product limits (what a desktop benchmark can sensibly run), stated once here.
 import { z } from 'zod'
+import { DataSourceSchema } from './dataset'
 import { familyKinds, findFamily, mlpFamily, type ModelParams } from '../families'
 import { splitRows } from './split'
 import { enumListField, intField, intListField, realField } from './fields'
@@ -68,6 +69,12 @@ export const BenchConfigSchema = z
     testSplit: realField('testSplit', LIMITS.testSplit),
     failurePolicy: z.enum(FAILURE_POLICIES, { error: `failurePolicy accepts ${FAILURE_POLICIES.join(', ')}` }),
     model: ModelSchema,
+    /**
+     * The user's data set (src-shared/contract/dataset.ts); absent: generated data. With it, `target`
+     * (teacher | noise) does not apply and `features` is the number of feature columns the data's
+     * column choice gives (the service sets it when it resolves the data, so estimates count them).
+     */
+    data: DataSourceSchema.optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

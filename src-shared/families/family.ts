@@ -52,6 +52,12 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
   workerPeakBytes(w: Workload<P>, modelsInWorker: number): number
   /** relative tolerance on model i's test MSE across strategies on one backend (0: exact) */
   sameWorkTolerance: number
+  /**
+   * On the user's data: whether training takes missing feature values as they are (`native`: trees
+   * learn a default direction) or they must be imputed or the run is refused (`refuse`), and whether
+   * features are standardised with the training rows' statistics first. Absent: refuse, raw.
+   */
+  userData?: { missingValues: 'native' | 'refuse'; standardise: boolean }
   /** the family's tweak of each preset (smoke must take seconds), and how the preset says it */
   presets: Partial<Record<PresetName, { params: Partial<P>; note: string }>>
   /** what a user should know about these settings before running them (shown by the config panel) */

@@ -132,6 +132,8 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
   },
   workerPeakBytes: (w, n) => gbdtMemory(w.size, w.features, w.testSplit, w.model, n).totalBytes,
   sameWorkTolerance: 0,
+  // splits are on quantile bins (scale-free); a missing value takes the split's learned default side
+  userData: { missingValues: 'native', standardise: false },
   notes: (p) =>
     identicalModels(p)
       ? ["No row or column sampling (the article's exact settings): every model trains the same trees. Set subsample or column sample below 1 to make the models differ."]

@@ -104,6 +104,8 @@ export const mlpFamily: ModelFamily<MlpParams> = {
   workCount: trainingFlops,
   workerPeakBytes: mlpWorkerPeakBytes,
   sameWorkTolerance: 1e-4,
+  // gradient descent needs comparable feature scales and cannot step through a NaN
+  userData: { missingValues: 'refuse', standardise: true },
   notes: () => [],
   presets: {
     smoke: { params: { epochs: 1 }, note: '1 epoch' },

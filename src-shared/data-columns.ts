@@ -1,0 +1,80 @@
+// Which columns of a loaded data set a run uses: the target, and the features (the ones named, else
+// every numeric column but the target and the excluded ones). Shared so the config panel previews
+// exactly what the service will refuse or use, without asking it. Pure: it reads only the set's
+// DataSetInfo. Every refusal names the field (data.target, data.features, data.exclude) and what
+// is accepted; the service adds the checks that need the rows (sizes, missing values, families).
+import type { ColumnInfo, DataSetInfo, DataSource } from './contract/dataset'
+import { TrainpoolError } from './contract/errors'
+
+export interface ColumnChoice {
+  target: ColumnInfo
+  features: ColumnInfo[]
+  /** positions among the set's numeric columns (the cached table's column order) */
+  targetColumn: number
+  featureColumns: number[]
+}
+
+type ColumnRequest = Pick<DataSource, 'target' | 'features' | 'exclude'>
+
+function refuse(field: string, message: string): TrainpoolError {
+  return new TrainpoolError('invalid-input', `data: ${message}`, [{ field, message }])
+}
+
+function textColumnProblem(info: Pick<DataSetInfo, 'name'>, c: ColumnInfo, role: string): string {
+  return `${role} column ${JSON.stringify(c.name)} of ${info.name} is not numeric: row ${c.firstTextRow} is not a number (Trainpool does not encode text categories)`
+}
+
+function quoted(names: readonly string[], max = 8): string {
+  const shown = names.slice(0, max).map((n) => JSON.stringify(n))
+  return names.length > max ? `${shown.join(', ')} and ${names.length - max} more` : shown.join(', ')
+}
+
+/** The target and features a run on this data set would use; throws the first problem. */
+export function chooseColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request: ColumnRequest): ColumnChoice {
+  const byName = new Map(info.columns.map((c) => [c.name, c]))
+  const numericIndex = new Map(info.columns.filter((c) => c.type === 'numeric').map((c, k) => [c.name, k]))
+  const numericNames = [...numericIndex.keys()]
+
+  const target = byName.get(request.target)
+  if (!target) {
+    throw refuse('data.target', `target column ${JSON.stringify(request.target)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
+  }
+  if (target.type !== 'numeric') throw refuse('data.target', `${textColumnProblem(info, target, 'target')}; choose a numeric column`)
+
+  for (const name of request.exclude) {
+    if (!byName.has(name)) throw refuse('data.exclude', `excluded column ${JSON.stringify(name)} is not in ${info.name}; its columns are ${quoted(info.columns.map((c) => c.name))}`)
+  }
+  let features: ColumnInfo[]
+  if (request.features) {
+    const seen = new Set<string>()
+    features = request.features.filter((name) => !request.exclude.includes(name)).map((name) => {
+      const column = byName.get(name)
+      if (!column) throw refuse('data.features', `feature column ${JSON.stringify(name)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
+      if (name === target.name) throw refuse('data.features', `column ${JSON.stringify(name)} is the target; it cannot also be a feature`)
+      if (seen.has(name)) throw refuse('data.features', `feature column ${JSON.stringify(name)} is named twice`)
+      seen.add(name)
+      if (column.type !== 'numeric') {
+        throw refuse('data.features', `${textColumnProblem(info, column, 'feature')}; leave it out of the features`)
+      }
+      return column
+    })
+  } else {
+    const excluded = new Set([target.name, ...request.exclude])
+    features = info.columns.filter((c) => c.type === 'numeric' && !excluded.has(c.name))
+  }
+  if (features.length === 0) {
+    throw refuse('data.features', `no feature columns are left in ${info.name}: besides the target ${JSON.stringify(target.name)} it needs at least one numeric column that is not excluded`)
+  }
+  return {
+    target,
+    features,
+    targetColumn: numericIndex.get(target.name)!,
+    featureColumns: features.map((c) => numericIndex.get(c.name)!),
+  }
+}
+
+/** Text columns a default feature choice leaves out (the config panel says so; the CLI prints it). */
+export function skippedTextColumns(info: Pick<DataSetInfo, 'columns'>, request: ColumnRequest): ColumnInfo[] {
+  if (request.features) return []
+  return info.columns.filter((c) => c.type === 'text' && c.name !== request.target && !request.exclude.includes(c.name))
+}
