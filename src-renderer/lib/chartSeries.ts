@@ -1,8 +1,11 @@
 // Pure derivation of what the three charts draw, from the measurements received so far. Charts,
 // HTML data tables and tests all read this, so a point appears as soon as its measurement arrives.
+import type { CostModel, WorkerScaling } from '@shared/contract/advice'
 import type { Strategy } from '@shared/contract/config'
 import { STRATEGIES } from '@shared/contract/config'
 import type { Measurement } from '@shared/contract/result'
+import { formatRows } from '@shared/format'
+import type { LineChartInput } from '../composables/useChart'
 
 export interface Point {
   x: number
@@ -230,4 +233,54 @@ export function throughputPlateaus(throughput: readonly Series[]): ThroughputPla
     out.push({ series: s, flatFrom: flat ? p[from].x : null, rate: flat ? p[from].y : p[p.length - 1].y, largestN: p[p.length - 1].x })
   }
   return out
+}
+
+// ---- the advice's fits as charts (the Run view's panel and the printed report draw the same) ----
+
+/**
+ * The worker chart of one model count: per strategy the measured medians (points only), the fitted
+ * Amdahl/USL curve (a line), and the fastest W and the knee read off the curve (marks).
+ */
+export function workerFitChart(list: readonly WorkerScaling[]): LineChartInput {
+  const measured: Series[] = list.map((s) => ({ id: `${s.strategy}/measured`, label: `${s.strategy} measured`, strategy: s.strategy, workers: null, points: s.points.map((p) => ({ x: p.workers, y: p.ms })) }))
+  const curves: Series[] = list.map((s) => ({ id: `${s.strategy}/fit`, label: `${s.strategy} ${s.law === 'usl' ? 'USL' : 'Amdahl'} fit`, strategy: s.strategy, workers: null, points: s.curve.map((c) => ({ x: c.workers, y: c.ms })) }))
+  const at = (s: WorkerScaling, w: number) => ({ x: w, y: s.curve.find((c) => c.workers === w)?.ms ?? NaN })
+  const first = list[0]
+  return {
+    title: `Time vs workers (fitted)${first ? ` — ${first.models} models at ${formatRows(first.size)} rows` : ''}`,
+    series: measured,
+    curves,
+    pointsOnly: true,
+    xLabel: 'workers (W)',
+    yLabel: 'median time (ms)',
+    yMin: 0,
+    integerX: true,
+    marks: [
+      { label: 'fastest W (fit)', points: list.map((s) => at(s, s.fastestWorkers)).filter((p) => Number.isFinite(p.y)) },
+      { label: 'knee', pointStyle: 'crossRot', color: '#7c3aed', points: list.map((s) => at(s, s.kneeWorkers)).filter((p) => Number.isFinite(p.y)) },
+    ],
+  }
+}
+
+/** "sequential", "pool (W=2)": a cost model's name in charts and tables */
+export function costModelLabel(c: Pick<CostModel, 'strategy' | 'workers'>): string {
+  return seriesLabel(c.strategy, c.strategy === 'sequential' ? null : c.workers)
+}
+
+/** The cost models at one size: measured medians (points) and each fitted line a + b·N. */
+export function costModelChart(costModels: readonly CostModel[]): LineChartInput {
+  const measured: Series[] = costModels.map((c) => ({ id: `${c.strategy}/W${c.workers}`, label: costModelLabel(c), strategy: c.strategy, workers: c.workers, points: c.fit.points.map((p) => ({ x: p.x, y: p.ms })) }))
+  const lines: Series[] = costModels
+    .filter((c) => Number.isFinite(c.fit.a) && Number.isFinite(c.fit.b))
+    .map((c) => ({ id: `${c.strategy}/W${c.workers}/fit`, label: `${costModelLabel(c)} fit`, strategy: c.strategy, workers: c.workers, points: c.fit.points.map((p) => ({ x: p.x, y: p.predictedMs })) }))
+  const size = costModels[0]?.size
+  return {
+    title: `Cost models: time ≈ a + b·N${size != null ? ` at ${formatRows(size)} rows` : ''}`,
+    series: measured,
+    curves: lines,
+    pointsOnly: true,
+    xLabel: 'models (N)',
+    yLabel: 'median time (ms)',
+    yMin: 0,
+  }
 }
