@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract/result'
 import { type ModelFamily, registerFamily } from '@shared/families'
 import { formatDuration } from '@shared/format'
+import { fakeDataSetRecord, HOUSES_SHA } from '@shared/testing/data-sets'
 import { scriptedRun, toyFamily } from '@shared/testing/fixtures'
 import ReportApp from './ReportApp.vue'
 
@@ -36,5 +37,23 @@ describe('report page', () => {
     } finally {
       unregister()
     }
+  })
+
+  it('a run on the user\'s data names the file, its size, the target\'s statistics and the columns used', () => {
+    const w = render({ ...result(), dataset: fakeDataSetRecord() })
+    expect(configRow(w, 'Data')).toBe('houses.csv: 3 feature columns → price, test split 0.2')
+    expect(configRow(w, 'Target / seed')).toBeUndefined()
+    const rows = w.get('[data-test=report-dataset]').findAll('tr').map((tr) => [tr.get('th').text(), tr.get('td').text()])
+    expect(rows).toEqual([
+      ['File', 'houses.csv'],
+      ['sha256', HOUSES_SHA.slice(0, 12)],
+      ['Rows × columns', '1,200 × 5'],
+      ['Target', 'price: mean 412,300, std 98,770, range 52,000 … 1,900,000'],
+      ['Features (3)', 'area, rooms, age'],
+      ['Preparation', 'features standardised with the training rows; missing values imputed with the training mean (4 values)'],
+      ['Row samples', 'seed 42 (the same rows for every strategy and model)'],
+    ])
+    // generated data: no data set section
+    expect(render(result()).find('[data-test=report-dataset]').exists()).toBe(false)
   })
 })

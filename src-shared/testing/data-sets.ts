@@ -1,7 +1,7 @@
 // A loaded data set as the service describes it (DataSetInfo), for the renderer's, the fake's and the
 // shells' tests: a small house-price table with a text column and missing values, so previews,
 // column types, missing counts and the feature defaults all have something to show.
-import type { DataSetInfo } from '../contract/dataset'
+import type { DataSetInfo, DataSetRecord } from '../contract/dataset'
 
 export const HOUSES_SHA = 'a'.repeat(63) + '1'
 
@@ -27,6 +27,24 @@ export function fakeDataSet(overrides: Partial<DataSetInfo> = {}): DataSetInfo {
     ],
     loadedAt: '2026-12-02T20:00:00.000Z',
     loadMs: 42,
+    ...overrides,
+  }
+}
+
+/** What a run on fakeDataSet() records (result.dataset): price from area, rooms and age, rooms imputed. */
+export function fakeDataSetRecord(overrides: Partial<DataSetRecord> = {}): DataSetRecord {
+  return {
+    name: 'houses.csv',
+    sha256: HOUSES_SHA,
+    rows: 1_200,
+    columns: 5,
+    target: 'price',
+    features: ['area', 'rooms', 'age'],
+    targetStats: { mean: 412_345.678, std: 98_765.4321, min: 52_000, max: 1_900_000 },
+    impute: 'mean',
+    imputed: { rooms: 4 },
+    standardised: true,
+    sampleSeed: 42,
     ...overrides,
   }
 }
