@@ -2,6 +2,8 @@
 //  1. MLP — the article's shape (100 features, 50 models, 100→64→1, 3 epochs) on wasm: sequential vs
 //     pool (W = 1..cores) vs batched (W = 1 and cores), medians of 3 repeats, training GFLOP/s next
 //     to the backend's own large-GEMM GFLOP/s measured in the same run; a small webgpu pass; peak RSS.
+//     The same shape on onnxruntime (native CPU, 1 thread per worker) beside wasm and PyTorch CPU
+//     (1 thread: a loop, and all models stacked), when /usr/bin/python3 has torch.
 //  2. Trees — the article's own workload (50 XGBoost-style models, depth 6, eta 0.1, 100 rounds,
 //     subsample/colsample 0.8) on Trainpool's TypeScript engine: sequential, pool W=1..cores, batched
 //     W=1..cores, next to real XGBoost 1.7 (one thread, per model, same shape) timed in the same run;
@@ -15,7 +17,9 @@
 // BENCH_GBDT_SIZE (10000; 0 skips the trees), BENCH_GBDT_MODELS (50), BENCH_GBDT_ROUNDS (100),
 // BENCH_GBDT_RSS_SIZE (200000; 0 skips), BENCH_MLP (1; 0 skips the MLP passes), BENCH_ESTIMATE (1; 0 skips
 // the check of the config panel's time estimate against actual smoke and quick runs),
-// BENCH_GBDT_WEBGPU_SIZE (2000; 0 skips the trees on webgpu), BENCH_GBDT_WEBGPU_MODELS (4), BENCH_GBDT_WEBGPU_ROUNDS (10).
+// BENCH_ORT (1; 0 skips the onnxruntime + PyTorch pass), BENCH_ORT_SIZE (10000),
+// BENCH_GBDT_WEBGPU_SIZE (2000; 0 skips the trees on webgpu), BENCH_GBDT_WEBGPU_MODELS (4), BENCH_GBDT_WEBGPU_ROUNDS (10),
+// BENCH_ADVICE (1; 0 skips the advice check: benchmarks/advice-check.mts, its own BENCH_ADVICE_* knobs).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -105,6 +109,7 @@ if (env('BENCH_MLP', '1') !== '0') {
       text += `\nwebgpu pass skipped: ${err.message.split('\n')[0]}`
     }
   }
+  if (env('BENCH_ORT', '1') !== '0') text += '\n' + nativeCpuPass(mlpReport, backend === 'wasm' ? main : null)
   const rssSize = Number(env('BENCH_RSS_SIZE', 200000))
   if (rssSize > 0) {
     // peak RSS per worker at a large size (target ≤ 400 MB): one epoch, one repeat is enough
@@ -112,6 +117,61 @@ if (env('BENCH_MLP', '1') !== '0') {
     out.rss = big.measurements.map((m) => ({ strategy: m.strategy, workers: m.workers, size: m.size, peakRssBytes: m.peakRssBytes, wallMs: m.wallMs }))
     text += `\n\nMLP peak RSS per worker at ${rssSize} rows (target ≤ 400 MiB): ${big.measurements.map((m) => `${m.strategy} W=${m.workers}: ${m.peakRssBytes.map(mib).join(', ')}`).join('; ')}`
   }
+}
+
+/**
+ * The native CPU backend (issue 17): the MLP's default shape on onnxruntime (1 thread per worker)
+ * beside wasm, and PyTorch CPU with 1 thread (a loop of models, and all stacked in one program) in the
+ * same run; Trainpool's best against PyTorch's best, and the targets: best onnxruntime ≤ 1.0× PyTorch's
+ * best, batched W=1 training GFLOP/s ≥ 60 % of ORT's own 1024³ GEMM, pool W=2 ≥ 1.7× W=1.
+ */
+function nativeCpuPass(mlpReport, wasmMain) {
+  const size = Number(env('BENCH_ORT_SIZE', 10000))
+  const shape = ['--sizes', String(size), '--models', models, '--workers', workerCounts, '--repeats', repeats, '--epochs', '3', '--hidden', '64', '--batch-size', '512', '--features', '100']
+  let ortRef
+  try {
+    ortRef = gemm('onnxruntime')
+  } catch (err) {
+    return `onnxruntime pass skipped: its GEMM reference failed (${err.message.split('\n')[0]}); see trainpool's capabilities for why`
+  }
+  const ort = bench('bench-onnxruntime', ['--backend', 'onnxruntime', ...shape])
+  const wasm = wasmMain && wasmMain.config.sizes.includes(size) ? wasmMain : bench('bench-wasm-native-shape', ['--backend', 'wasm', ...shape])
+  const lines = [mlpReport(ort, ortRef)]
+  const torch = pytorch(size)
+  out.nativeCpu = { reference: ortRef, onnxruntime: ort.summary, wasm: wasm.summary.filter((s) => s.size === size), verification: ort.verification, environment: ort.environment, pytorch: torch }
+  const cell = (s) => (s ? secs(s.medianMs) : 'n/a')
+  lines.push(`\nSide by side — ${size} rows (${Math.round(size * 0.8)} training) × ${models} models, 100→64→1, Adam, batch 512, 3 epochs, medians of ${repeats}, one run:`)
+  lines.push(`${'strategy'.padEnd(22)} ${'onnxruntime'.padStart(12)} ${'wasm'.padStart(10)}`)
+  for (const s of ort.summary.filter((x) => x.size === size)) {
+    lines.push(`${`${s.strategy} W=${s.workers}`.padEnd(22)} ${cell(s).padStart(12)} ${cell(get(wasm, size, s.strategy, s.workers)).padStart(10)}`)
+  }
+  const best = (run) => run.summary.filter((s) => s.size === size && s.status !== 'failed').reduce((a, b) => (a && a.medianMs <= b.medianMs ? a : b), null)
+  const bestOrt = best(ort)
+  const bestWasm = best(wasm)
+  if (torch.error) lines.push(`PyTorch: ${torch.error}`)
+  else {
+    lines.push(`${`PyTorch ${torch.torch} loop`.padEnd(22)} ${secs(torch.loop.medianMs).padStart(12)}   (1 thread, models one after another)`)
+    lines.push(`${`PyTorch ${torch.torch} stacked`.padEnd(22)} ${secs(torch.stacked.medianMs).padStart(12)}   (1 thread, all ${models} in one program)`)
+    const torchBest = Math.min(torch.loop.medianMs, torch.stacked.medianMs)
+    lines.push(
+      `Trainpool's best on onnxruntime (${bestOrt.strategy} W=${bestOrt.workers}) ${secs(bestOrt.medianMs)} = ${(bestOrt.medianMs / torchBest).toFixed(2)}× PyTorch's best ${secs(torchBest)} (target ≤ 1.00×); on wasm (${bestWasm.strategy} W=${bestWasm.workers}) ${secs(bestWasm.medianMs)} = ${(bestWasm.medianMs / torchBest).toFixed(2)}×`,
+    )
+  }
+  const b1 = get(ort, size, 'batched', 1)
+  if (b1) lines.push(`batched W=1 on onnxruntime trains at ${b1.workRate.toFixed(1)} GFLOP/s = ${((b1.workRate / ortRef.gflops) * 100).toFixed(0)} % of ORT's own ${ortRef.n}³ GEMM (${ortRef.gflops.toFixed(1)} GFLOP/s, 1 thread, this run; target ≥ 60 %)`)
+  lines.push(`pool W=2 vs W=1 on onnxruntime: ${ratio(get(ort, size, 'pool', 1), get(ort, size, 'pool', 2))} (target ≥ 1.7×); threads: ${JSON.stringify(ort.environment.backendFlags)}`)
+  return lines.join('\n')
+}
+
+/** PyTorch CPU on the same shape (benchmarks/pytorch/mlp.py), when /usr/bin/python3 has torch. */
+function pytorch(size) {
+  const python = '/usr/bin/python3'
+  const probe = spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' })
+  if (probe.status !== 0) return { error: `not available (${python} has no torch: apt-get install -y python3-torch)` }
+  process.stderr.write(`\n== PyTorch reference: ${size} rows × ${models} models, 1 thread, loop and stacked\n`)
+  const r = spawnSync(python, [join(root, 'benchmarks/pytorch/mlp.py'), '--rows', String(size), '--models', models, '--repeats', repeats, '--threads', '1'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  if (r.status !== 0) return { error: `benchmarks/pytorch/mlp.py exited ${r.status}` }
+  return JSON.parse(r.stdout.trim().split('\n').pop())
 }
 
 const gbdtSize = Number(env('BENCH_GBDT_SIZE', 10000))
@@ -200,6 +260,15 @@ if (env('BENCH_ESTIMATE', '1') !== '0') {
   const lines = (r.stdout ?? '').trim().split('\n')
   out.estimate = JSON.parse(lines.pop() || '[]')
   text += `\n\nEstimate before Run vs the actual run (target within ±30 %):\n${lines.join('\n')}`
+}
+
+if (env('BENCH_ADVICE', '1') !== '0') {
+  // issue 15: a sweep to N = 50 predicts N = 200 for every strategy/W, then N = 200 is measured (target within 15 %)
+  process.stderr.write('\n== advice check: sweep to 50 models, predict 200, measure 200 (MLP on wasm, trees on cpu)\n')
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/advice-check.mts')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const lines = (r.stdout ?? '').trim().split('\n')
+  out.advice = JSON.parse(lines.pop() || '[]')
+  text += `\n\n${lines.join('\n')}`
 }
 
 writeFileSync(join(outDir, 'summary.json'), JSON.stringify(out, null, 2))
