@@ -9,6 +9,7 @@ import {
   type MeasurementKey,
   type PerModel,
   type WorkerFailure,
+  type WorkloadData,
   workloadFor,
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
@@ -40,6 +41,8 @@ export interface RunnerOptions {
   appVersion?: string
   /** extra environment variables for every worker (tests use them to inject faults) */
   workerEnv?: Record<string, string>
+  /** the user's data set (config.data) as workers read it, resolved by the service; absent: generated data */
+  data?: WorkloadData
 }
 
 export class BenchRunner {
@@ -76,7 +79,7 @@ export class BenchRunner {
         const first = this.plan[index]
         const group: number[] = []
         for (let k = index; k < this.plan.length && groupKey(this.plan[k]) === groupKey(first); k++) group.push(k)
-        const workload = workloadFor(this.config, first.size)
+        const workload = workloadFor(this.config, first.size, this.options.data)
         const jobs = jobsFor(first, workload)
         const poolSize = first.strategy === 'sequential' ? 1 : Math.min(first.workers, jobs.length)
         this.hooks.onPhase?.('starting', index, first)

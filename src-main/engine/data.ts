@@ -1,8 +1,10 @@
-// Synthetic regression data from the data seed alone. X ~ U(0,1). The default target is a fixed
+// Synthetic regression data from the data seed alone (the user's own data: user-data.ts; datasetFor
+// picks). X ~ U(0,1). The default target is a fixed
 // seeded "teacher" (a random one-hidden-layer tanh network) plus noise, standardised, so models
 // learn and test MSE means something; `noise` reproduces the article's pure-noise target.
-import { splitRows, type Target } from '@shared/contract'
+import { splitRows, type Target, type Workload } from '@shared/contract'
 import { Rng, mixSeed, permutation } from './random'
+import { userDataset } from './user-data'
 
 export interface DatasetSpec {
   size: number
@@ -25,6 +27,11 @@ export interface Dataset {
 
 const TEACHER_UNITS = 16
 const TEACHER_NOISE = 0.1
+
+/** The data set a workload trains on: the user's (read from the cached table) or generated. */
+export function datasetFor(w: Workload): Dataset {
+  return w.data ? userDataset({ ...w, data: w.data }) : generateDataset(w)
+}
 
 export function generateDataset(spec: DatasetSpec): Dataset {
   const { size, features } = spec

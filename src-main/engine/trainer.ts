@@ -4,8 +4,9 @@
 import type * as TF from '@tensorflow/tfjs-core'
 import { modelSeed, type Workload } from '@shared/contract'
 import { batchesPerEpoch, type MlpParams } from '@shared/families/mlp'
-import { epochOrder, generateDataset, type Dataset } from './data'
+import { datasetFor, epochOrder, type Dataset } from './data'
 import { ADAM_DEFAULTS, FusedMlp } from './fused-mlp'
+import { userDataKey } from './user-data'
 import { CancelledError, type TrainedModel, type TrainHooks } from './families/types'
 
 type Tf = typeof TF
@@ -32,16 +33,16 @@ export interface DataTensors {
 type MlpWorkload = Workload<MlpParams>
 
 export function dataKey(w: MlpWorkload): string {
-  return `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}`
+  return `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}${userDataKey(w)}`
 }
 
 export function placementFor(backend: string): Placement {
   return backend === 'wasm' || backend === 'cpu' ? 'host' : 'device'
 }
 
-/** Generates the data set from the seed and uploads it once (a worker keeps it across jobs). */
+/** Generates (or reads) the data set and uploads it once (a worker keeps it across jobs). */
 export function uploadData(tf: Tf, workload: MlpWorkload, placement: Placement = placementFor(tf.getBackend())): DataTensors {
-  const dataset = generateDataset(workload)
+  const dataset = datasetFor(workload)
   const { train, test } = dataset
   const F = workload.features
   const onDevice = placement === 'device'

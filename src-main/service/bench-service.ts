@@ -29,6 +29,7 @@ import type { RunStore } from '../store/run-store'
 import type { TelemetrySessionOptions } from '../telemetry/session'
 import { BackendProbe, probeInWorker } from './backend-probe'
 import { DataSets } from './data-sets'
+import { resolveDataSource, type ResolvedData } from '../data'
 import { LiveRun } from './live-run'
 import { RunHistory } from './run-history'
 import type { BenchServiceApi } from './types'
@@ -96,11 +97,16 @@ export class BenchService implements BenchServiceApi {
     return this.probe.capabilities(this.options.shell, this.options.appVersion)
   }
 
-  /** Validates a raw config: field errors, availability of the backend, memory. Nothing starts. */
+  /** Validates a raw config: field errors, availability of the backend, the user's data, memory. Nothing starts. */
   async validate(raw: unknown): Promise<BenchConfig> {
+    return (await this.prepare(raw)).config
+  }
+
+  /** The validated config, and with config.data the resolved data set (its feature count in the config). */
+  private async prepare(raw: unknown): Promise<{ config: BenchConfig; data: ResolvedData | null }> {
     const parsed = BenchConfigSchema.safeParse(raw)
     if (!parsed.success) throw invalidInput(parsed.error, raw, 'config')
-    const config = parsed.data
+    let config = parsed.data
     if (config.backend !== 'auto') {
       const cap = (await this.probe.backends()).find((b) => b.name === config.backend)
       if (!cap?.available) {
@@ -108,6 +114,8 @@ export class BenchService implements BenchServiceApi {
         throw new TrainpoolError('backend-unavailable', why, [{ field: 'backend', message: why }])
       }
     }
+    const data = config.data ? await resolveDataSource(this.options.store?.dir ?? null, { ...config, data: config.data }) : null
+    if (data) config = data.config
     const need = estimateRunPeakBytes(config)
     const free = os.freemem()
     if (need > free) {
@@ -116,7 +124,7 @@ export class BenchService implements BenchServiceApi {
         { field: 'sizes', message: `needs about ${gib(need)}, ${gib(free)} free` },
       ])
     }
-    return config
+    return { config, data }
   }
 
   async start({ config: raw }: ParsedRequest<'start'>): Promise<{ runId: string }> {
@@ -130,9 +138,10 @@ export class BenchService implements BenchServiceApi {
    */
   private async launch(raw: unknown, check?: { verifies: string; afterRun: (result: RunResult) => Promise<AdviceCheck> }): Promise<{ runId: string }> {
     this.refuseIfBusy()
-    const config = await this.validate(raw)
+    const { config, data } = await this.prepare(raw)
     this.refuseIfBusy()
     const live = new LiveRun(config, {
+      dataset: data ? { record: data.record, workload: data.workload } : undefined,
       verifies: check?.verifies,
       launcher: this.options.launcher,
       store: this.options.store,

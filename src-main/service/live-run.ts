@@ -4,11 +4,13 @@
 // back — what cancel() and waitForRun() wait for, whenever they are called).
 import {
   type BenchConfig,
+  type DataSetRecord,
   type Measurement,
   type MeasurementKey,
   type RunEvent,
   type RunResult,
   SCHEMA_VERSION,
+  type WorkloadData,
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
 import { BenchRunner, type RunnerHooks, type RunnerOptions } from '../bench/runner'
@@ -29,6 +31,8 @@ export interface LiveRunDeps {
   emit(event: RunEvent): void
   /** a verification run: the run whose advice it checks (recorded as the result's `verifies`) */
   verifies?: string
+  /** a run on the user's data: what the result records and what workers read (resolved by the service) */
+  dataset?: { record: DataSetRecord; workload: WorkloadData }
   /** called once the run is finished and saved, before `done` resolves */
   onFinished(result: RunResult): void
 }
@@ -65,9 +69,10 @@ export class LiveRun implements LiveRunAccess {
       warnings: [],
       error: null,
       ...(deps.verifies ? { verifies: deps.verifies } : {}),
+      ...(deps.dataset ? { dataset: deps.dataset.record } : {}),
     }
     this.progress = new LiveProgress(this.runId, (e) => this.emit(e))
-    this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), { appVersion: deps.appVersion, ...deps.runner })
+    this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), { appVersion: deps.appVersion, ...deps.runner, data: deps.dataset?.workload })
     this.telemetry = this.startTelemetry()
     this.emit({ type: 'run-started', runId: this.runId, config, plan: this.runner.plan, startedAt })
     this.saved = this.save()

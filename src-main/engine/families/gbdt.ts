@@ -1,5 +1,6 @@
 // The gradient-boosted trees family's worker half, on Trainpool's own TypeScript engine (engine/
-// gbdt/): no tfjs backend. The data set is generated from the seed (as for the MLP) and binned once
+// gbdt/): no tfjs backend. The data set is generated from the seed or read from the user's cached
+// table (as for the MLP; missing values stay NaN and take each split's default side) and binned once
 // per worker; every strategy trains model i from seed + i + 1 on those same bins, so its trees —
 // and the fingerprint (tree hash) and test MSE reported with it — are bit-identical everywhere.
 // Rounds run asynchronously (a yield between rounds), so cancel and heartbeats get through.
@@ -8,7 +9,8 @@
 // DMatrices built once per worker, one booster per model, never fused.
 import { modelSeed, splitRows, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
-import { generateDataset, type Dataset } from '../data'
+import { datasetFor, type Dataset } from '../data'
+import { userDataKey } from '../user-data'
 import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
 import { createXgbData, freeXgbData, isXgboostRuntime, startXgboostRuntime, trainXgbModel, xgbParams, type XgbData, type XgboostRuntime } from '../xgboost'
 import { disposeWebgpu, isWebgpuGbdtRuntime, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuPrepared } from '../gbdt-webgpu/runtime'
@@ -70,10 +72,10 @@ export const gbdtWorkerFamily: WorkerFamily<GbdtParams, WorkerRuntime, GbdtPrepa
     if (backend !== 'cpu' && backend !== 'auto') throw new Error(`backend ${backend} cannot train gradient-boosted trees here; accepted: cpu, webgpu, xgboost`)
     return plainCpuRuntime({ 'trainpool-gbdt': 'xgboost-1.7-hist' })
   },
-  dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}:bins${w.model.maxBin}`,
+  dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}:bins${w.model.maxBin}${userDataKey(w)}`,
   prepare(rt, w) {
     if (isWebgpuGbdtRuntime(rt)) return prepareWebgpu(rt, w)
-    const dataset = generateDataset(w)
+    const dataset = datasetFor(w)
     if (isXgboostRuntime(rt)) return { engine: 'xgboost', dataset, xgb: createXgbData(rt.xgb.lib.api, dataset, w.features, rt.xgb.nthread) }
     return { engine: 'typescript', dataset, binned: prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin) }
   },

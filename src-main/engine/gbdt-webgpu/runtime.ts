@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module'
 import { modelSeed, splitRows, type Workload } from '@shared/contract'
 import type { GbdtParams as FamilyGbdtParams } from '@shared/families/gbdt'
-import { generateDataset, type Dataset } from '../data'
+import { datasetFor, type Dataset } from '../data'
 import { CancelledError, type TrainHooks, type WorkerRuntime } from '../families/types'
 import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, type GbdtData } from '../gbdt'
 import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
@@ -85,7 +85,7 @@ function engineParams({ kind: _kind, ...params }: FamilyGbdtParams) {
 
 /** The data set as the CPU engine bins it, and its bins and labels on the device (once per worker). */
 export function prepareWebgpu(rt: WebgpuGbdtRuntime, w: GbdtWorkload): WebgpuPrepared {
-  const dataset = generateDataset(w)
+  const dataset = datasetFor(w)
   const binned = prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin)
   return { engine: 'webgpu', dataset, binned, gpuData: uploadGbdtData(rt.gbdtGpu, binned) }
 }

@@ -1,0 +1,100 @@
+// The user's data set as a worker trains on it: the target and feature columns read from the cached
+// table (never the CSV), a seeded sample of `size` rows, split into training and test rows, then —
+// where the family asks — missing values imputed and features standardised, both with statistics of
+// the training rows only (the test rows must not leak into what the model sees). The result has the
+// same shape as generated data (data.ts's Dataset), so the engines cannot tell the two apart.
+//
+// The sample: one seeded permutation of the rows that have a target value; a size takes its first
+// `size` rows, so every strategy and model of a size trains on the same rows, a larger size contains
+// the smaller ones, and the first `train` of them are the training rows (the split is seeded too).
+import { splitRows, type Workload, type WorkloadData } from '@shared/contract'
+import { readTableColumns } from '../data/table-file'
+import type { Dataset } from './data'
+import { Rng, permutation } from './random'
+
+/** the PRNG stream of the row sample (data.ts uses 1–6) */
+const SAMPLE_STREAM = 7
+
+/** Rows (0-based) of the table a size trains on, in order: training rows first, then test rows. */
+export function sampleRows(targetValues: Float32Array, size: number, seed: number): Int32Array {
+  const usable: number[] = []
+  for (let r = 0; r < targetValues.length; r++) if (!Number.isNaN(targetValues[r])) usable.push(r)
+  if (size > usable.length) {
+    throw new Error(`data: a sample of ${size} rows was asked for, the data set has ${usable.length} rows with a target value`)
+  }
+  const order = permutation(usable.length, new Rng(seed, SAMPLE_STREAM))
+  const rows = new Int32Array(size)
+  for (let i = 0; i < size; i++) rows[i] = usable[order[i]]
+  return rows
+}
+
+export interface FeatureStats {
+  mean: Float64Array
+  std: Float64Array
+}
+
+/** Per-feature mean and (population) std over the first `train` rows of row-major x, NaN skipped. */
+export function trainingStats(x: Float32Array, train: number, features: number): FeatureStats {
+  const sum = new Float64Array(features)
+  const count = new Float64Array(features)
+  for (let r = 0; r < train; r++) {
+    for (let f = 0; f < features; f++) {
+      const v = x[r * features + f]
+      if (v === v) {
+        sum[f] += v
+        count[f]++
+      }
+    }
+  }
+  const mean = sum.map((s, f) => (count[f] > 0 ? s / count[f] : 0))
+  const sq = new Float64Array(features)
+  for (let r = 0; r < train; r++) {
+    for (let f = 0; f < features; f++) {
+      const v = x[r * features + f]
+      if (v === v) sq[f] += (v - mean[f]) ** 2
+    }
+  }
+  // a constant column is only centred (dividing by 0 would make it NaN)
+  const std = sq.map((s, f) => (count[f] > 0 && s > 0 ? Math.sqrt(s / count[f]) : 1))
+  return { mean, std }
+}
+
+export function userDataset(w: Workload & { data: WorkloadData }): Dataset {
+  const { data } = w
+  const { values } = readTableColumns(data.table, [data.targetColumn, ...data.featureColumns])
+  const [target, ...columns] = values
+  const F = columns.length
+  const rows = sampleRows(target, w.size, w.seed)
+  const { train, test } = splitRows(w.size, w.testSplit)
+  const x = new Float32Array(w.size * F)
+  const y = new Float32Array(w.size)
+  for (let i = 0; i < w.size; i++) {
+    const r = rows[i]
+    y[i] = target[r]
+    for (let f = 0; f < F; f++) x[i * F + f] = columns[f][r]
+  }
+  if (data.impute === 'mean' || data.standardise) {
+    const { mean, std } = trainingStats(x, train, F)
+    for (let i = 0; i < x.length; i++) {
+      const f = i % F
+      let v = x[i]
+      if (v !== v && data.impute === 'mean') v = mean[f]
+      x[i] = data.standardise ? (v - mean[f]) / std[f] : v
+    }
+  }
+  return {
+    spec: { size: w.size, features: F, seed: w.seed, target: w.target, testSplit: w.testSplit },
+    train,
+    test,
+    xTrain: x.subarray(0, train * F),
+    yTrain: y.subarray(0, train),
+    xTest: x.subarray(train * F),
+    yTest: y.subarray(train),
+  }
+}
+
+/** What identifies the user's data in a worker's data key ('' for generated data). */
+export function userDataKey(w: Workload): string {
+  const d = w.data
+  return d ? `:${d.sha256}:${d.targetColumn}:${d.featureColumns.join(',')}:${d.impute}:${d.standardise ? 's' : 'r'}` : ''
+}
