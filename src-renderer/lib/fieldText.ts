@@ -24,6 +24,17 @@ export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string }>
   model: { label: 'Model' },
 }
 
+/** The user's data file's fields (config.data.*), as the panel's data section labels them. */
+export const DATA_FIELDS: Record<string, string> = {
+  '': 'Data file',
+  sha256: 'Data file',
+  name: 'Data file',
+  target: 'Target column',
+  features: 'Feature columns',
+  exclude: 'Feature columns',
+  impute: 'Missing values',
+}
+
 export interface FieldWords {
   /** "Learning rate", "Data size 2" */
   label: string
@@ -54,6 +65,7 @@ export function fieldWords(field: string, texts: Readonly<Record<string, string>
       return { label: f.label, typed, item: Number.isInteger(index) && typed != null ? listTokens(typed)[index] : undefined, accepted: acceptedText(f) }
     }
   }
+  if (path[0] === 'data') return { label: DATA_FIELDS[path[1] ?? ''] ?? DATA_FIELDS[''] }
   const base = CONFIG_FIELDS[path[0]]
   if (!base) return { label: field || 'Configuration' }
   const index = path[1] != null ? Number(path[1]) : NaN

@@ -1,20 +1,36 @@
 // The editable run configuration, validated inline against the shared BenchConfigSchema, and the one
 // way a run is started from it (startFromDraft). The model's fields are the family's own field
 // specs (families/), edited generically: no field of any family is named here.
-// Store dependencies run one way: config → run, capabilities (the run store imports no store).
+// The user's own data (draft.data: which file, target, features, impute) is edited here too; the
+// files themselves (recent list, preview, upload) are the dataSets store's.
+// Store dependencies run one way: config → run, capabilities, dataSets (those import no store).
 import { defineStore } from 'pinia'
 import { computed, reactive, ref, watch } from 'vue'
 import type { BenchConfig, ModelParams, PresetName } from '@shared/contract/config'
+import type { DataSetInfo, ImputeMode } from '@shared/contract/dataset'
 import { BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESETS, presetConfig, presetDescription } from '@shared/contract/config'
 import type { FieldIssue } from '@shared/contract/errors'
-import { fieldIssues } from '@shared/contract/errors'
+import { fieldIssues, TrainpoolError } from '@shared/contract/errors'
+import { type ColumnChoice, chooseColumns, skippedTextColumns } from '@shared/data-columns'
+import { formatNumber } from '@shared/format'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
 import { allFamilies, findFamily, type ModelFamily, type ParamField } from '@shared/families'
 import { modelSweep } from '@shared/plan'
 import { type Calibration, calibrationFrom } from '../lib/calibration'
-import { fieldWords, sayIssue } from '../lib/fieldText'
+import { DATA_FIELDS, fieldWords, sayIssue } from '../lib/fieldText'
 import { useCapabilitiesStore } from './capabilities'
+import { useDataSetsStore } from './dataSets'
 import { useRunStore } from './run'
+
+/** A column-choice message under its field's label: "Target column …" / "Feature columns: …". */
+function dataMessage(field: string, message: string): string {
+  const label = DATA_FIELDS[field.split('.')[1] ?? ''] ?? DATA_FIELDS['']
+  const m = message.replace(/^data: /, '')
+  return m.toLowerCase().startsWith(label.toLowerCase()) ? label + m.slice(label.length) : `${label}: ${m}`
+}
+
+/** Where a run's rows come from. */
+export type DataSourceKind = 'generated' | 'file'
 
 /** The config's own list fields, typed as text ("1, 2, 5"). */
 export type ListField = 'models' | 'workers'
@@ -106,7 +122,10 @@ function fieldText(field: ParamField, value: unknown): string {
 export const useConfigStore = defineStore('config', () => {
   const run = useRunStore()
   const caps = useCapabilitiesStore()
+  const dataSets = useDataSetsStore()
   const draft = reactive<BenchConfig>(clone(restore() ?? DEFAULT_CONFIG))
+  /** where the rows come from: generated (seeded) or the user's file (draft.data once one is chosen) */
+  const source = ref<DataSourceKind>(draft.data ? 'file' : 'generated')
   const listText = reactive<Record<ListField, string>>({ models: '', workers: '' })
   /** what each model field's box shows, by field key (kept as typed: "64, " stays "64, ") */
   const modelText = reactive<Record<string, string>>({})
@@ -151,7 +170,11 @@ export const useConfigStore = defineStore('config', () => {
   )
 
   function replace(c: BenchConfig) {
-    Object.assign(draft, clone(c))
+    const next = clone(c)
+    if (!next.data) delete draft.data
+    Object.assign(draft, next)
+    source.value = draft.data ? 'file' : 'generated'
+    if (draft.data) void dataSets.select(draft.data.sha256)
     syncText()
     serverIssues.value = []
   }
@@ -166,10 +189,146 @@ export const useConfigStore = defineStore('config', () => {
     { flush: 'sync', immediate: true },
   )
 
-  /** A preset's workload; where and how to run (backend, failure policy) stay as they were. */
+  /** A preset's workload; where and how to run (backend, failure policy) and the data file stay as they were. */
   function applyPreset(name: PresetName) {
-    replace(presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy, model: { kind: draft.model.kind } }))
+    const data = draft.data
+    replace({ ...presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy, model: { kind: draft.model.kind } }), ...(data ? { data } : {}) })
   }
+
+  // ---- the user's own data ----
+
+  /** Generated or file: switching to file uses the data set on show (if any); back to generated drops draft.data. */
+  function setSource(kind: DataSourceKind) {
+    source.value = kind
+    if (kind === 'generated') delete draft.data
+    else if (dataSets.current && !draft.data) useDataSet(dataSets.current)
+    touched()
+  }
+
+  /**
+   * Trains on `info`: its last numeric column is the target (a file's usual layout), every other
+   * numeric column a feature. The same file again keeps the columns already picked.
+   */
+  function useDataSet(info: DataSetInfo) {
+    source.value = 'file'
+    dataSets.current = info
+    if (draft.data?.sha256 === info.sha256) return touched()
+    const numeric = info.columns.filter((c) => c.type === 'numeric')
+    const target = numeric[numeric.length - 1]?.name ?? info.columns[info.columns.length - 1]?.name ?? ''
+    draft.data = { sha256: info.sha256, name: info.name, target, features: null, exclude: [], impute: 'none' }
+    touched()
+  }
+
+  /** The target column; it stops being a feature (and is no longer excluded: it is not one). */
+  function setDataTarget(name: string) {
+    if (!draft.data) return
+    draft.data.target = name
+    draft.data.exclude = draft.data.exclude.filter((c) => c !== name)
+    touched()
+  }
+
+  /** A numeric column in or out of the features (the default is every one but the target). */
+  function setFeatureUsed(name: string, used: boolean) {
+    const d = draft.data
+    if (!d) return
+    // an explicit feature list (a config from the CLI) becomes the default rule plus exclusions
+    if (d.features) {
+      const info = dataSets.current
+      const all = info ? info.columns.filter((c) => c.type === 'numeric' && c.name !== d.target).map((c) => c.name) : d.features
+      d.exclude = all.filter((c) => !d.features!.includes(c))
+      d.features = null
+    }
+    d.exclude = used ? d.exclude.filter((c) => c !== name) : [...new Set([...d.exclude, name])]
+    touched()
+  }
+
+  function setImpute(mode: ImputeMode) {
+    if (!draft.data) return
+    draft.data.impute = mode
+    touched()
+  }
+
+  /** The column choice the service will make (src-shared/data-columns.ts), or the first problem with it. */
+  const columnChoice = computed<{ choice: ColumnChoice | null; issues: FieldIssue[] }>(() => {
+    const d = draft.data
+    const info = dataSets.current
+    if (!d || !info || info.sha256 !== d.sha256) return { choice: null, issues: [] }
+    try {
+      return { choice: chooseColumns(info, d), issues: [] }
+    } catch (err) {
+      const issues = err instanceof TrainpoolError && err.issues ? err.issues : [{ field: 'data', message: (err as Error).message }]
+      // said under the field's own label ("Target column …"), as the panel's other messages are
+      return { choice: null, issues: issues.map((i) => ({ field: i.field, message: dataMessage(i.field, i.message) })) }
+    }
+  })
+
+  /** The feature columns the run will use (none while the choice has a problem). */
+  const featureColumns = computed<string[]>(() => columnChoice.value.choice?.features.map((c) => c.name) ?? [])
+
+  /** Text columns the default feature rule leaves out (said next to the features). */
+  const textColumnsLeftOut = computed<string[]>(() => {
+    const d = draft.data
+    const info = dataSets.current
+    return d && info && info.sha256 === d.sha256 ? skippedTextColumns(info, d).map((c) => c.name) : []
+  })
+
+  /** Missing values among the target and the feature columns used. */
+  const missingInUse = computed<number>(() => {
+    const c = columnChoice.value.choice
+    return c ? [c.target, ...c.features].reduce((n, col) => n + col.missing, 0) : 0
+  })
+
+  /** The family cannot train on missing values (the MLP): they must be imputed, or the run is refused. */
+  const refusesMissing = computed(() => (family.value.userData?.missingValues ?? 'refuse') === 'refuse')
+
+  // the config's feature count follows the file's columns (the estimate counts them; the service sets the same)
+  let generatedFeatures: number | null = null
+  watch(
+    () => [source.value, featureColumns.value.length] as const,
+    ([kind, n]) => {
+      if (kind === 'file' && n > 0) {
+        generatedFeatures ??= draft.features
+        draft.features = n
+        numberText.features = String(n)
+      } else if (kind === 'generated' && generatedFeatures !== null) {
+        draft.features = generatedFeatures
+        numberText.features = String(generatedFeatures)
+        generatedFeatures = null
+      }
+    },
+    { immediate: true },
+  )
+
+  /** "All rows": one data size, the file's row count. */
+  function useAllRows() {
+    const info = dataSets.current
+    if (!info) return
+    draft.sizes = [info.rows]
+    sizeText.value = [String(info.rows)]
+    touched()
+  }
+
+  /** What the file choice gets wrong (the schema cannot know the file's columns or row count). */
+  const dataIssues = computed<FieldIssue[]>(() => {
+    if (source.value !== 'file') return []
+    const d = draft.data
+    if (!d) return [{ field: 'data', message: 'Data file: choose a file (Open…, Upload, or one of the recent ones), or use generated data' }]
+    const info = dataSets.current
+    if (!info || info.sha256 !== d.sha256) return []
+    const out = [...columnChoice.value.issues]
+    if (missingInUse.value > 0 && refusesMissing.value && d.impute === 'none') {
+      out.push({
+        field: 'data.impute',
+        message: `Missing values: the columns used have ${formatNumber(missingInUse.value)}, and the ${family.value.shortLabel ?? family.value.label} cannot train on them: impute them with the mean, or leave those columns out`,
+      })
+    }
+    draft.sizes.forEach((size, i) => {
+      if (Number.isFinite(size) && size > info.rows) {
+        out.push({ field: `sizes.${i}`, message: `${size} rows is more than ${info.name} has (${formatNumber(info.rows)} rows): use at most ${info.rows} ("All rows")` })
+      }
+    })
+    return out
+  })
 
   function reset() {
     replace(DEFAULT_CONFIG)
@@ -279,7 +438,7 @@ export const useConfigStore = defineStore('config', () => {
       list.push({ field: 'backend', message: `Backend ${draft.backend} is not available here: ${opt.detail}` })
     }
     const fields = family.value.fields
-    return [...list, ...serverIssues.value].map((i) => ({ ...i, message: sayIssue(i, fieldWords(i.field, texts.value, fields), fields) }))
+    return [...list, ...dataIssues.value, ...serverIssues.value].map((i) => ({ ...i, message: sayIssue(i, fieldWords(i.field, texts.value, fields), fields) }))
   })
 
   /** Messages for a field, including its list items ("sizes" covers "sizes.2", "model.hidden" "model.hidden.0"). */
@@ -353,6 +512,17 @@ export const useConfigStore = defineStore('config', () => {
 
   return {
     draft,
+    source,
+    setSource,
+    useDataSet,
+    setDataTarget,
+    setFeatureUsed,
+    setImpute,
+    featureColumns,
+    textColumnsLeftOut,
+    missingInUse,
+    refusesMissing,
+    useAllRows,
     listText,
     modelText,
     numberBox,

@@ -1,0 +1,98 @@
+// The user's own data sets as the config panel sees them: the recent list (the store's data cache),
+// the one in use (its DataSetInfo: preview, column types, missing counts, ranges), and the two ways
+// a file comes in: the desktop's open dialog (chooseDataFile, in main) or browser mode's upload (an
+// HTTP POST with progress, lib/upload.ts). Which columns a run uses is the config's (draft.data);
+// this store only knows the files. Depends on no other store.
+import { defineStore } from 'pinia'
+import { ref, shallowRef } from 'vue'
+import type { DataSetInfo } from '@shared/contract/dataset'
+import { chooseBridge } from '../bridge'
+import { asErrorShape } from '../lib/errors'
+import { type Upload, type UploadProgress, uploadDataFile } from '../lib/upload'
+
+export const useDataSetsStore = defineStore('dataSets', () => {
+  /** the cached data sets, newest first */
+  const recent = shallowRef<DataSetInfo[]>([])
+  /** the data set the config names (or was just loaded), with its preview */
+  const current = shallowRef<DataSetInfo | null>(null)
+  /** a dialog, an upload or a lookup is under way */
+  const busy = ref(false)
+  /** the upload in flight: its file name and bytes sent so far */
+  const upload = shallowRef<({ name: string } & UploadProgress) | null>(null)
+  const error = ref<string | null>(null)
+  let inFlight: Upload | null = null
+
+  async function refresh(): Promise<void> {
+    try {
+      recent.value = await chooseBridge().dataSets()
+    } catch (err) {
+      error.value = `Could not list the recent data sets: ${asErrorShape(err).message}`
+    }
+  }
+
+  function loaded(info: DataSetInfo): DataSetInfo {
+    current.value = info
+    recent.value = [info, ...recent.value.filter((d) => d.sha256 !== info.sha256)]
+    return info
+  }
+
+  /** Desktop: the open dialog in main; the loaded set, or null when the user cancelled. */
+  async function choose(): Promise<DataSetInfo | null> {
+    busy.value = true
+    error.value = null
+    try {
+      const info = await chooseBridge().chooseDataFile()
+      return info ? loaded(info) : null
+    } catch (err) {
+      error.value = asErrorShape(err).message
+      return null
+    } finally {
+      busy.value = false
+    }
+  }
+
+  /** Browser mode: POSTs the file to the server (progress in `upload`); the loaded set, or null on failure or cancel. */
+  async function send(file: File): Promise<DataSetInfo | null> {
+    busy.value = true
+    error.value = null
+    upload.value = { name: file.name, loaded: 0, total: file.size }
+    try {
+      inFlight = uploadDataFile(file, (p) => (upload.value = { name: file.name, ...p }))
+      return loaded(await inFlight.done)
+    } catch (err) {
+      error.value = `${file.name}: ${(err as Error).message}`
+      return null
+    } finally {
+      inFlight = null
+      upload.value = null
+      busy.value = false
+    }
+  }
+
+  function cancelUpload(): void {
+    inFlight?.abort()
+  }
+
+  /** The set with this sha256: from the recent list, else asked of the service; null (and an error) when gone. */
+  async function select(sha256: string): Promise<DataSetInfo | null> {
+    const known = recent.value.find((d) => d.sha256 === sha256) ?? (current.value?.sha256 === sha256 ? current.value : null)
+    if (known) return (current.value = known)
+    busy.value = true
+    try {
+      return (current.value = await chooseBridge().dataSetInfo({ sha256 }))
+    } catch (err) {
+      error.value = `The data set ${sha256.slice(0, 12)}… is not in the cache any more: ${asErrorShape(err).message}`
+      current.value = null
+      return null
+    } finally {
+      busy.value = false
+    }
+  }
+
+  function clear(): void {
+    current.value = null
+    error.value = null
+  }
+
+  return { recent, current, busy, upload, error, refresh, choose, send, cancelUpload, select, clear }
+})
