@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { adviseFrom, checkAdvice, optionLabel } from '@shared/advice'
 import { RunResultSchema } from '@shared/contract'
+import { modelSweep } from '@shared/plan'
 import { fakeRun } from '../testing/run-fixtures'
 import { CSV_COLUMNS, MARKDOWN_HEADER, exportFileName, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
 
@@ -77,5 +79,25 @@ describe('exports', () => {
     expect(exportFileName({ runId: 'abc', name: '../my run: wasm/cpu' }, 'csv')).toBe('trainpool-my-run-wasm-cpu-abc.csv')
     expect(exportRun(run, 'md').content).toContain(toMarkdown(run))
     expect(exportRun(run, 'csv').mimeType).toBe('text/csv')
+  })
+})
+
+describe('the Markdown Advice section', () => {
+  it('is there only when the run has advice checks: the advice line, predicted (interval) vs measured with the error, the pick', () => {
+    const sweep = fakeRun({ sizes: [2000], models: modelSweep(16), workers: [1, 2], repeats: 1 }, 'sweep-run')
+    expect(exportRun(sweep, 'md').content).not.toMatch(/## Advice/)
+    const advice = adviseFrom(sweep, { models: 64, size: 2000 })
+    const [best, next] = advice.options
+    const summary = [
+      { ...sweep.summary[0], models: 64, strategy: best.strategy, workers: best.workers, medianMs: best.predictedMs * 1.05 },
+      { ...sweep.summary[0], models: 64, strategy: next.strategy, workers: next.workers, medianMs: next.predictedMs * 1.1 },
+    ]
+    const check = checkAdvice(advice, { runId: 'verify-run', summary }, '2026-12-02T21:00:00.000Z')
+    const md = exportRun({ ...sweep, adviceChecks: [check] }, 'md').content
+    expect(md).toContain('## Advice')
+    expect(md).toContain(`**64 models at 2,000 rows**, checked 2026-12-02 21:00 UTC by run verify-run: ${advice.text}`)
+    expect(md).toContain(`| ${optionLabel(best, ' ')} | ${mdMs(best.predictedMs)} | ${mdMs(best.lowMs)}–${mdMs(best.highMs)} | ${mdMs(best.predictedMs * 1.05)} | −4.8 % |`)
+    expect(md).toMatch(/The recommended option was the fastest measured: yes\./)
+    expect(exportRun({ ...sweep, runId: 'verify-run', verifies: 'sweep-run' }, 'md').content).toMatch(/checks the advice of run sweep-run/)
   })
 })

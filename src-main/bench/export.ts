@@ -1,7 +1,9 @@
 // Exports of a run: the full JSON, CSV (one row per measurement; header documented in README
-// "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's.
+// "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's, followed by
+// an Advice section when the run's advice was checked (predicted vs measured, src-shared/advice).
 // Numbers are written at full precision so JSON and CSV round-trip them exactly.
 import { type ExportedFile, type ExportFormat, modelLine, type RunResult, type SummaryEntry } from '@shared/contract'
+import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
 
 export const CSV_COLUMNS = [
@@ -97,14 +99,42 @@ export function toMarkdown(run: RunResult): string {
   return lines.join('\n') + '\n'
 }
 
-/** Markdown with a one-line heading naming the run, backend and device, then the table. */
+/** Markdown with a one-line heading naming the run, backend and device, then the table (and the Advice section when the run's advice was checked). */
 export function toMarkdownDocument(run: RunResult): string {
   const env = run.environment
   const head = `**Trainpool run ${run.name ? `${run.name} (${run.runId})` : run.runId}** — ${run.status}` +
     (env ? ` · ${env.backend} on ${env.device}` : '') +
     ` · ${modelLine(run.config)}` +
-    ` · ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'}, median shown`
-  return `${head}\n\n${toMarkdown(run)}`
+    ` · ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'}, median shown` +
+    (run.verifies ? ` · checks the advice of run ${run.verifies}` : '')
+  const advice = adviceMarkdown(run)
+  return `${head}\n\n${toMarkdown(run)}${advice ? `\n${advice}` : ''}`
+}
+
+/** "+4.9 %" / "−12.0 %" */
+function signedPercent(fraction: number): string {
+  return `${fraction >= 0 ? '+' : '−'}${Math.abs(fraction * 100).toFixed(1)} %`
+}
+
+/** The Advice section: per check of this run's advice, the advice line and predicted (interval) vs measured; '' without checks. */
+export function adviceMarkdown(run: Pick<RunResult, 'adviceChecks'>): string {
+  const checks = run.adviceChecks ?? []
+  if (checks.length === 0) return ''
+  const out = ['## Advice', '']
+  for (const check of checks) {
+    const { models, size } = check.advice.target
+    out.push(`**${models} models at ${size.toLocaleString('en-US')} rows**, checked ${check.checkedAt.slice(0, 16).replace('T', ' ')} UTC by run ${check.verifyRunId}: ${check.advice.text}`, '')
+    out.push('| option | predicted [ms] | 95 % interval [ms] | measured [ms] | error | in interval |', '|:---|---:|---:|---:|---:|:---|')
+    for (const r of check.rows) {
+      const error = predictionError(r)
+      const inside = r.measuredMs === null ? '–' : r.measuredMs >= r.lowMs && r.measuredMs <= r.highMs ? 'yes' : 'no'
+      out.push(
+        `| ${optionLabel(r, ' ')} | ${mdMs(r.predictedMs)} | ${mdMs(r.lowMs)}–${mdMs(r.highMs)} | ${r.measuredMs === null ? 'not measured' : mdMs(r.measuredMs)} | ${error === null ? '–' : signedPercent(error)} | ${inside} |`,
+      )
+    }
+    out.push('', `The recommended option was the fastest measured: ${check.pickRight === null ? 'not decided (an option was not measured)' : check.pickRight ? 'yes' : 'no'}.`, '')
+  }
+  return out.join('\n')
 }
 
 const MIME: Record<ExportFormat, string> = { json: 'application/json', csv: 'text/csv', md: 'text/markdown' }
