@@ -41,4 +41,12 @@ describe('verify', () => {
     expect(v.problems.some((p) => /model 1 test MSE is NaN/.test(p))).toBe(true)
     expect(v.problems.some((p) => /batched .*: failed/.test(p))).toBe(true)
   })
+
+  it('does not ask for a strategy at a model count where every W was skipped (W > N in a sweep)', () => {
+    const sweep = presetConfig('smoke', { models: [1, 4], workers: [2] })
+    const at1 = m('sequential', [0.5], { models: 1 })
+    const v = verify(sweep, [at1, m('sequential', mses), m('pool', mses), m('batched', mses)])
+    expect(v.problems).toEqual([])
+    expect(v.sameWork).toBe(true)
+  })
 })
