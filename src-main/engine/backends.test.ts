@@ -89,6 +89,19 @@ const MACHINES: Record<string, Machine> = {
     cpu: { gpu: false, device: 'cpu' },
   },
   'nothing but plain JavaScript': { cpu: { gpu: false, device: 'cpu' } },
+  'no GPU backend, onnxruntime loads': {
+    tensorflow: '@tensorflow/tfjs-node-gpu is not installed',
+    webgpu: { gpu: false, device: 'llvmpipe (software adapter, runs on the CPU)' },
+    onnxruntime: { gpu: false, device: 'Xeon, ONNX Runtime CPU (MLAS), 1 thread per worker' },
+    wasm: { gpu: false, device: 'wasm' },
+    cpu: { gpu: false, device: 'cpu' },
+  },
+  "onnxruntime's native library cannot load": {
+    tensorflow: '@tensorflow/tfjs-node-gpu is not installed',
+    onnxruntime: 'onnxruntime-node failed to load its native library: libonnxruntime.so.1: cannot open shared object file',
+    wasm: { gpu: false, device: 'wasm' },
+    cpu: { gpu: false, device: 'cpu' },
+  },
 }
 
 describe("selectBackend('auto') (a worker starting) agrees with autoBackendFrom (the card)", () => {
@@ -105,6 +118,14 @@ describe("selectBackend('auto') (a worker starting) agrees with autoBackendFrom 
     expect(selected.backend).toBe('wasm')
     expect(selected.flags.autoSkipped).toMatch(/tensorflow: .*no usable CUDA device\) is not a GPU/)
     expect(selected.flags.autoSkipped).toMatch(/webgpu: llvmpipe .* is not a GPU/)
+  })
+
+  it('picks onnxruntime before wasm without a GPU backend, and falls back to wasm saying why onnxruntime could not load', async () => {
+    expect((await selectBackend('auto', fakeInit(MACHINES['no GPU backend, onnxruntime loads']))).selected.backend).toBe('onnxruntime')
+    const { selected } = await selectBackend('auto', fakeInit(MACHINES["onnxruntime's native library cannot load"]))
+    expect(selected.backend).toBe('wasm')
+    expect(selected.flags.autoSkipped).toMatch(/onnxruntime: onnxruntime-node failed to load its native library: libonnxruntime\.so\.1/)
+    expect(autoBackendFrom([cap('tensorflow', true, true, 'CUDA GPU'), cap('onnxruntime', true, false), cap('wasm', true, false)])).toBe('tensorflow')
   })
 
   it('a backend asked for by name is used even without a GPU', async () => {
