@@ -51,7 +51,7 @@ describe('report: Advice section', () => {
     expect(w.get('[data-test=report-advice-rec]').text()).toMatch(/^For 100 models at 2,000 rows: .* Verified below\.$/)
     expect(w.get('[data-test=report-advice-extrapolation]').text()).toMatch(/^EXTRAPOLATION\. Extrapolation: 100 models is 6× the largest N measured \(16\)/)
     const table = w.get('[data-test=report-advice-check]')
-    expect(table.get('caption').text()).toBe('Verified: 100 models at 2,000 rows, run verify-9 — predicted against measured')
+    expect(table.get('caption').text()).toBe('Verified: 100 models at 2,000 rows, run verify-9 — predicted against measured (error = (predicted − measured) / measured)')
     const rows = table.findAll('tbody tr').map((tr) => tr.findAll('td').map((td) => td.text()))
     expect(rows[0][0]).toMatch(/\(recommended\)$/)
     expect(rows[0][3]).toBe(formatDuration(a.predictedMs * 1.1))
