@@ -1,17 +1,22 @@
-// `trainpool bench`: validate flags (exit 2, nothing started), run through the BenchService,
-// progress bar on stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
+// `trainpool bench`: validate flags (exit 2, nothing started), load --data FILE into the store's data
+// cache (rows × columns and the load time on stderr), run through the BenchService, progress bar on
+// stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { type BenchConfig, type DataSetInfo, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDuration } from '@shared/format'
 import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
-import { type BenchFlags, UsageError, configFromFlags } from './options'
+import { loadDataFile } from '../data'
+import { type BenchFlags, FLAG_FOR_DATA_FIELD, UsageError, configFromFlags, dataSourceFromFlags } from './options'
 
 export interface BenchCommandFlags extends BenchFlags {
+  /** the user's CSV or Parquet file */
+  data?: string
   json?: string
   csv?: string
   store?: string
@@ -21,7 +26,7 @@ export interface BenchCommandFlags extends BenchFlags {
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
 
 export async function benchCommand(flags: BenchCommandFlags, version: string): Promise<number> {
-  let config
+  let config: BenchConfig
   try {
     config = configFromFlags(flags)
   } catch (err) {
@@ -31,16 +36,31 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
     }
     throw err
   }
-  const store = flags.save === false ? null : new RunStore(flags.store ?? defaultStoreDir())
-  const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'cli', appVersion: version })
+  const storeDir = flags.store ?? defaultStoreDir()
+  const store = flags.save === false ? null : new RunStore(storeDir)
+  // the data cache lives in the store's folder even when this run is not kept (--no-save)
+  const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'cli', appVersion: version, dataDir: storeDir })
   await store?.markInterrupted().catch(() => [])
+  if (flags.data !== undefined) {
+    try {
+      const info = await loadDataFile(flags.data, storeDir)
+      config = { ...config, data: dataSourceFromFlags(flags, info) }
+      process.stderr.write(`${describeLoad(info, config)}\n`)
+    } catch (err) {
+      if (err instanceof UsageError || (err instanceof TrainpoolError && err.code !== 'internal')) {
+        process.stderr.write(`trainpool bench: ${err instanceof UsageError ? '' : '--data: '}${err.message}\n`)
+        return EXIT.usage
+      }
+      throw err
+    }
+  }
   let runId: string
   try {
     ;({ runId } = await service.start({ config }))
   } catch (err) {
     if (err instanceof TrainpoolError && err.code !== 'internal') {
-      const field = err.issues?.[0]?.field
-      const flag = field === 'backend' ? '--backend' : field === 'sizes' ? '--sizes' : ''
+      const field = err.issues?.[0]?.field ?? ''
+      const flag = field === 'backend' ? '--backend' : field.startsWith('sizes') ? '--sizes' : (FLAG_FOR_DATA_FIELD[field] ?? '')
       process.stderr.write(`trainpool bench: ${flag ? `${flag}: ` : ''}${err.message}\n`)
       return EXIT.usage
     }
@@ -66,6 +86,21 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   if (flags.csv) writeFileSync(flags.csv, toCsv(result))
   if (store) process.stderr.write(`saved run ${result.runId} in ${store.dir}${result.warnings.some((w) => w.startsWith('could not save')) ? ' (FAILED: see warnings)' : ''}\n`)
   return result.status === 'ok' ? EXIT.ok : EXIT.failed
+}
+
+/** "data: houses.csv — 1 200 rows × 5 columns, loaded in 0.4 s; target price, 3 features (city left out: text)" */
+function describeLoad(info: DataSetInfo, config: BenchConfig): string {
+  const how = info.loadMs === 0 ? 'already in the data cache (parse skipped)' : `loaded in ${formatDuration(info.loadMs)}`
+  const lines = [`data: ${info.name} — ${info.rows} rows × ${info.columns.length} columns, ${how}`]
+  const source = config.data!
+  try {
+    const choice = chooseColumns(info, source)
+    const skipped = skippedTextColumns(info, source).map((c) => `${c.name} (row ${c.firstTextRow} is not a number)`)
+    lines.push(`  target ${choice.target.name}; ${choice.features.length} feature${choice.features.length === 1 ? '' : 's'}${skipped.length ? `; left out, not numeric: ${skipped.join(', ')}` : ''}`)
+  } catch {
+    // the service says what is wrong with the column choice, naming the flag
+  }
+  return lines.join('\n')
 }
 
 function progressBar(service: BenchService, runId: string): SingleBar {
@@ -111,6 +146,7 @@ export function summaryTable(run: RunResult): string {
   out.push(
     `Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}`,
   )
+  if (run.dataset) out.push(dataSetLine(run.dataset))
   const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
   const rows = run.summary.map((s) => [
     String(s.size), String(s.models), s.strategy, String(s.workers), formatDuration(s.medianMs), formatDuration(s.minMs), formatDuration(s.maxMs),
@@ -135,6 +171,12 @@ export function summaryTable(run: RunResult): string {
   for (const w of run.warnings) out.push(`warning: ${w}`)
   if (run.error) out.push(`error: ${run.error}`)
   return out.join('\n') + '\n'
+}
+
+/** "data: houses.csv (sha256 3f2a…) · 1200 rows × 5 columns · target price · 3 features, standardised · rows sampled with seed 42" */
+export function dataSetLine(d: NonNullable<RunResult['dataset']>): string {
+  const imputed = d.imputed ? `, missing values imputed (mean) in ${Object.keys(d.imputed).length}` : ''
+  return `data: ${d.name} (sha256 ${d.sha256.slice(0, 12)}…) · ${d.rows} rows × ${d.columns} columns · target ${d.target} · ${d.features.length} features, ${d.standardised ? 'standardised' : 'raw'}${imputed} · rows sampled with seed ${d.sampleSeed}`
 }
 
 /**

@@ -1,9 +1,10 @@
 // `trainpool` command line: bench, serve, advise and report.
 import { Command, CommanderError, Option } from 'commander'
-import { ADVICE_LIMITS, BACKENDS, PRESET_NAMES, STRATEGIES, TARGETS } from '@shared/contract'
+import { ADVICE_LIMITS, BACKENDS, PRESET_NAMES, STRATEGIES } from '@shared/contract'
 import { acceptedText, allFamilies, familyKinds } from '@shared/families'
 import { adviseCommand } from './advise-command'
 import { EXIT, benchCommand } from './bench-command'
+import { FLAG_HELP } from './options'
 import { reportCommand } from './report-command'
 import { serveCommand } from './serve-command'
 
@@ -28,8 +29,11 @@ export function buildProgram(): Command {
     .option('--backend <name>', `${BACKENDS.join(' | ')} (auto = tensorflow → webgpu → onnxruntime → wasm → cpu; xgboost = your libxgboost, --model gbdt only)`)
     .option('--repeats <n>', 'repeats per measurement (median reported)')
     .option('--seed <n>', 'data seed; model i uses seed + i + 1')
-    .option('--target <name>', `${TARGETS.join(' | ')}`)
-    .option('--features <n>', 'input features')
+    .option('--data <file>', 'train on your own CSV or Parquet file (loaded once into the store\'s data cache); needs --target')
+    .option('--target <name>', FLAG_HELP.target)
+    .option('--features <n|list>', FLAG_HELP.features)
+    .option('--exclude <list>', 'with --data: columns that are not features, comma-separated')
+    .option('--impute <mode>', FLAG_HELP.impute)
     .option('--test-split <x>', 'fraction of rows held out for test MSE')
     .option('--on-failure <policy>', 'stop | continue when a worker dies')
     .option('--json <file>', 'write the full result JSON')

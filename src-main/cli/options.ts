@@ -1,9 +1,12 @@
 // Flag parsing for `trainpool bench`: flags → a raw config, and config errors → messages that name
 // the flag, the value and the accepted range. A model family's flags come from its field specs
-// (families/), so a new family needs no change here.
+// (families/), so a new family needs no change here. With --data FILE (the user's own data),
+// --target names the column to predict and --features lists the feature columns; without it they
+// keep their generated-data meaning (teacher | noise, and a count): the data set has its own target
+// and its own features, so the two meanings never apply to the same run.
 import {
-  BACKENDS, type BenchConfig, BenchConfigSchema, type ConcreteBackend, DEFAULT_CONFIG, LIMITS, PRESET_NAMES, type PresetName, presetConfig,
-  STRATEGIES, TARGETS, fieldIssues,
+  BACKENDS, type BenchConfig, BenchConfigSchema, type ConcreteBackend, type DataSetInfo, type DataSource, DataSourceSchema, DEFAULT_CONFIG,
+  IMPUTE_MODES, LIMITS, PRESET_NAMES, type PresetName, presetConfig, STRATEGIES, TARGETS, fieldIssues,
 } from '@shared/contract'
 import { acceptedText, allFamilies, familyKinds, findFamily, type ModelFamily, type ParamField } from '@shared/families'
 import { modelSweep } from '@shared/plan'
@@ -20,6 +23,11 @@ export const FLAG_FOR_FIELD: Record<string, string> = {
   sizes: '--sizes', models: '--models', workers: '--workers', strategies: '--strategies', backend: '--backend',
   repeats: '--repeats', seed: '--seed', target: '--target', preset: '--preset', features: '--features',
   testSplit: '--test-split', failurePolicy: '--on-failure', model: '--model',
+}
+
+/** config.data's fields → their flags (with --data) */
+export const FLAG_FOR_DATA_FIELD: Record<string, string> = {
+  'data.target': '--target', 'data.features': '--features', 'data.exclude': '--exclude', 'data.impute': '--impute', 'data.sha256': '--data', data: '--data',
 }
 
 /** Parsed command-line options, keyed as commander names them (--batch-size → batchSize). */
@@ -113,11 +121,19 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
   if (given('strategies') === undefined && family.backends.includes(backend) && !family.supportsBatched(backend)) {
     raw.strategies = (raw.strategies as string[]).filter((s) => s !== 'batched')
   }
-  if (given('target') !== undefined) explicit('target', given('target'))
+  const ownData = given('data') !== undefined
+  if (!ownData) {
+    for (const [key, flag] of [['exclude', '--exclude'], ['impute', '--impute']] as const) {
+      if (given(key) !== undefined) throw new UsageError(`${flag} applies to your own data only: add --data FILE (a CSV or Parquet file)`)
+    }
+  } else if (given('target') === undefined) {
+    throw new UsageError('--data needs --target COLUMN: the column of the file to predict')
+  }
+  if (!ownData && given('target') !== undefined) explicit('target', given('target'))
   if (given('onFailure') !== undefined) explicit('failurePolicy', given('onFailure'))
   if (given('repeats') !== undefined) explicit('repeats', integerValue('--repeats', given('repeats')!, LIMITS.repeats))
   if (given('seed') !== undefined) explicit('seed', integerValue('--seed', given('seed')!, LIMITS.seed))
-  if (given('features') !== undefined) explicit('features', integerValue('--features', given('features')!, LIMITS.features))
+  if (!ownData && given('features') !== undefined) explicit('features', integerValue('--features', given('features')!, LIMITS.features))
   if (given('testSplit') !== undefined) {
     explicit('testSplit', numberValue('--test-split', given('testSplit')!, `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`))
   }
@@ -152,8 +168,35 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
   return parsed.data
 }
 
+function columnList(flag: string, text: string): string[] {
+  const names = text.split(',').map((s) => s.trim())
+  if (names.some((n) => n === '')) throw new UsageError(`${flag} ${JSON.stringify(text)}: a column name is empty; accepted: comma-separated column names`)
+  return names
+}
+
+/** The data source of `--data FILE` once the file is loaded: --target, --features, --exclude, --impute. Throws UsageError. */
+export function dataSourceFromFlags(flags: BenchFlags, loaded: Pick<DataSetInfo, 'sha256' | 'name'>): DataSource {
+  const given = (key: string) => text(flags, key)
+  const raw = {
+    sha256: loaded.sha256,
+    name: loaded.name,
+    target: given('target') ?? '',
+    features: given('features') === undefined ? null : columnList('--features', given('features')!),
+    exclude: given('exclude') === undefined ? [] : columnList('--exclude', given('exclude')!),
+    impute: given('impute') ?? 'none',
+  }
+  const parsed = DataSourceSchema.safeParse(raw)
+  if (!parsed.success) {
+    const messages = fieldIssues(parsed.error, raw).map((issue) => `${FLAG_FOR_DATA_FIELD[`data.${issue.field.split('.')[0]}`] ?? '--data'}: ${issue.message}`)
+    throw new UsageError([...new Set(messages)].join('\n'))
+  }
+  return parsed.data
+}
+
 export const FLAG_HELP = {
   strategies: `comma-separated: ${STRATEGIES.join(', ')}`,
   backend: BACKENDS.join(' | '),
-  target: TARGETS.join(' | '),
+  target: `generated data: ${TARGETS.join(' | ')}; with --data: the column to predict`,
+  features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
+  impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,
 }

@@ -61,6 +61,8 @@ export interface BenchServiceOptions {
    * path, null when cancelled. Without it chooseDataFile is refused (browser mode uploads instead).
    */
   pickDataFile?: () => Promise<string | null>
+  /** where the data cache lives (<dir>/.datasets) when it is not the store's folder (the CLI's --no-save) */
+  dataDir?: string
 }
 
 export class BenchService implements BenchServiceApi {
@@ -114,7 +116,7 @@ export class BenchService implements BenchServiceApi {
         throw new TrainpoolError('backend-unavailable', why, [{ field: 'backend', message: why }])
       }
     }
-    const data = config.data ? await resolveDataSource(this.options.store?.dir ?? null, { ...config, data: config.data }) : null
+    const data = config.data ? await resolveDataSource(this.options.dataDir ?? this.options.store?.dir ?? null, { ...config, data: config.data }) : null
     if (data) config = data.config
     const need = estimateRunPeakBytes(config)
     const free = os.freemem()
