@@ -69,8 +69,9 @@ export interface BackendSpeed {
 export const ASSUMED_SPEED: Readonly<Record<ConcreteBackend, BackendSpeed>> = {
   tensorflow: { workPerSecond: { FLOP: 2e11 }, stepMs: 0.6, jobMs: 10, poolStartMs: 5000, sharedDevice: true },
   webgpu: { workPerSecond: { FLOP: 5e10 }, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
-  // onnxruntime: ONNX Runtime's CPU provider, 1 thread per worker (MLAS GEMMs ~2.5× tfjs-wasm's per thread, plus elementwise passes)
-  onnxruntime: { workPerSecond: { FLOP: 2e10 }, stepMs: 0.3, jobMs: 5, poolStartMs: 500, sharedDevice: false },
+  // onnxruntime: ONNX Runtime's CPU provider, 1 thread per worker; measured (benchmarks/onnx/step-bench.mts) ~7–14 ms per
+  // step of 50 fused models (0.66 GFLOP: GEMMs plus elementwise passes), ~0.5 ms per one-model step (mostly fixed cost)
+  onnxruntime: { workPerSecond: { FLOP: 5e10 }, stepMs: 0.4, jobMs: 5, poolStartMs: 500, sharedDevice: false },
   wasm: { workPerSecond: { FLOP: 8e9 }, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
   cpu: { workPerSecond: { FLOP: 1e9, 'histogram update': 4e7 }, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
   // xgboost: measured 2.2 s CPU per model at 10 000 rows × 100 features, 100 rounds, depth 6, sampling 0.8, nthread 1 (3.1e8 updates)
