@@ -117,6 +117,10 @@ describe('modelCountSeries and throughputPlateaus', () => {
     // models/s: … 32 → 76, 64 → 86 (+14 %), 128 → 93 (+7 %), 256 → 96 (+4 %): flat from N = 64
     expect(b.flatFrom).toBe(64)
     expect(b.rate).toBeCloseTo(64 / 0.74)
+    expect(b.falls).toBe(false)
+    // a peak: 8 → 16 models takes three times as long
+    const peaked = throughputPlateaus(modelCountSeries([...[1, 2, 4, 8].map((n) => at(n, 'pool', 1, 50 * n)), at(16, 'pool', 1, 2400)]).throughput)[0]
+    expect(peaked).toMatchObject({ flatFrom: 8, rate: 20, falls: true })
     const rising = throughputPlateaus(modelCountSeries(batched.slice(0, 4)).throughput)[0]
     expect(rising.flatFrom).toBeNull()
     expect(rising.largestN).toBe(8)

@@ -210,11 +210,13 @@ export const FLAT_GAIN = 0.1
 
 export interface ThroughputPlateau {
   series: Series
-  /** the N from which throughput stays within FLAT_GAIN of flat to the largest N measured; null: still rising there */
+  /** the N from which throughput stays within FLAT_GAIN of flat to the largest N measured (where it peaks, when it falls); null: still rising there */
   flatFrom: number | null
   /** throughput at flatFrom (or at the largest N when still rising), models/s */
   rate: number
   largestN: number
+  /** past flatFrom throughput falls by more than FLAT_GAIN (time grows faster than N): a peak, not a plateau */
+  falls: boolean
 }
 
 /**
@@ -230,7 +232,12 @@ export function throughputPlateaus(throughput: readonly Series[]): ThroughputPla
     let from = p.length - 1
     while (from > 0 && p[from].y < (1 + FLAT_GAIN) * p[from - 1].y) from--
     const flat = from < p.length - 1
-    out.push({ series: s, flatFrom: flat ? p[from].x : null, rate: flat ? p[from].y : p[p.length - 1].y, largestN: p[p.length - 1].x })
+    const last = p[p.length - 1]
+    const falls = flat && last.y < (1 - FLAT_GAIN) * p[from].y
+    // a peak: the highest throughput of the flat tail (the last of equals), where it starts to fall
+    let peak = from
+    for (let i = from; falls && i < p.length; i++) if (p[i].y >= p[peak].y) peak = i
+    out.push({ series: s, flatFrom: flat ? p[peak].x : null, rate: flat ? p[peak].y : last.y, largestN: last.x, falls })
   }
   return out
 }
