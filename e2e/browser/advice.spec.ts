@@ -3,13 +3,21 @@
 // asked for a target (a bad one first: refused inline), "Verify this advice" run as a live run, and
 // the check table — predicted against measured — equal to the check stored with the source run.
 // Screenshots: test-artifacts/e2e/70–77.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration } from '@shared/format'
-import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { ARTIFACTS, type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
+
+/** A screenshot of one part of the page (test-artifacts/e2e/<name>.png), readable at full size. */
+async function shotOf(page: Page, selector: string, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true })
+  await page.locator(selector).screenshot({ path: join(ARTIFACTS, `${name}.png`) })
+}
 
 /** A table's body as text cells (th and td), row by row. */
 function cells(page: Page, selector: string): Promise<string[][]> {
@@ -66,11 +74,11 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
     const rows = await cells(page, '[data-test="chart-model-count"]')
     expect(rows.map((r) => r[0])).toEqual(['N=1', 'N=2', 'N=4', 'N=8', 'N=16'])
     for (const r of rows) for (const c of r.slice(1)) expect(c, JSON.stringify(rows)).toMatch(/^(—|\d[\d.,]* (ms|s))$/)
-    await shot(page, '71-model-count-time')
+    await shotOf(page, '[data-test="model-count"]', '71-model-count-time')
     await page.locator('[data-test="mc-view-throughput"]').click()
     await expect.poll(() => chart.locator('figcaption').textContent()).toMatch(/^Throughput vs model count/)
     expect(await page.locator('[data-test="mc-plateaus"] li').count()).toBeGreaterThanOrEqual(3)
-    await shot(page, '72-model-count-throughput')
+    await shotOf(page, '[data-test="model-count"]', '72-model-count-throughput')
   })
 
   it('refuses a bad target inline, then advises for 32 models', async () => {
@@ -80,7 +88,7 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
     await page.locator('[data-test="advice-ask"]').click()
     expect(await page.locator('#err-advice-models').textContent()).toBe('models must be a whole number from 1 to 1000000')
     expect(await page.locator('[data-test="advice-models"]').getAttribute('aria-invalid')).toBe('true')
-    await shot(page, '73-advice-bad-target')
+    await shotOf(page, '[data-test="advice-card"]', '73-advice-bad-target')
     await page.locator('[data-test="advice-models"]').fill('32')
     await page.locator('[data-test="advice-size"]').fill('2000')
     await page.locator('[data-test="advice-ask"]').click()
@@ -93,7 +101,7 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
     expect(await page.locator('[data-test="advice-pick"]').textContent()).toContain(formatDuration(best.predictedMs))
     expect(await page.locator('[data-test="chart-worker-fit"]').count()).toBe(1)
     expect(await page.locator('[data-test="cm-table"] tbody tr[data-test^="cm-row-"]').count()).toBe(advice.costModels.length)
-    await shot(page, '74-advice')
+    await shotOf(page, '[data-test="advice-panel"]', '74-advice')
   })
 
   it('verifies the advice: a live run, then predicted against measured from the stored check', async () => {
@@ -121,7 +129,8 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
     })
     expect(await page.locator('[data-test="advice-check-verdict"]').textContent()).toMatch(/the pick (was right|was wrong|could not be judged)/)
     await page.locator('[data-test="advice-check"]').scrollIntoViewIfNeeded()
-    await shot(page, '76-verified')
+    await shotOf(page, '[data-test="advice-card"]', '76-verified')
+    await shot(page, '76-verified-page')
     expect(pageErrors).toEqual([])
   }, 200_000)
 
