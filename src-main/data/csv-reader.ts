@@ -50,6 +50,7 @@ async function* checkedBytes(path: string, name: string, hash: ReturnType<typeof
   let offset = 0
   let lines = 1
   let carry: Buffer = Buffer.alloc(0)
+  let lineBytes = 0
   for await (const chunk of createReadStream(path, { highWaterMark: READ_CHUNK }) as AsyncIterable<Buffer>) {
     hash.update(chunk)
     const nul = chunk.indexOf(0)
@@ -58,13 +59,21 @@ async function* checkedBytes(path: string, name: string, hash: ReturnType<typeof
     }
     const bytes = carry.length ? Buffer.concat([carry, chunk]) : chunk
     const complete = completeUtf8Length(bytes)
-    if (!isUtf8(bytes.subarray(0, complete))) throw notUtf8(name, lines, offset - carry.length, bytes.length)
+    if (!isUtf8(bytes.subarray(0, complete))) {
+      const bad = firstInvalidUtf8(bytes)
+      throw notUtf8(name, lines + countNewlines(bytes.subarray(0, bad)), offset - carry.length + bad)
+    }
     carry = Buffer.from(bytes.subarray(complete))
-    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++
+    // csv-parse measures a record only once it ends: a file with no line ends would be read whole first
+    const lastNewline = chunk.lastIndexOf(10)
+    lineBytes = lastNewline >= 0 ? chunk.length - lastNewline - 1 : lineBytes + chunk.length
+    const newlines = countNewlines(chunk)
+    if (lineBytes > MAX_ROW_CHARS) throw lineTooLong(name, lines + newlines)
+    lines += newlines
     offset += chunk.length
     yield chunk
   }
-  if (carry.length) throw notUtf8(name, lines, offset - carry.length, carry.length)
+  if (carry.length) throw notUtf8(name, lines, offset - carry.length)
 }
 
 /** How many leading bytes end on a character boundary (a trailing, possibly partial, sequence excluded). */
@@ -80,11 +89,34 @@ function completeUtf8Length(bytes: Buffer): number {
   return bytes.length // continuation bytes only: let the check judge them
 }
 
-function notUtf8(name: string, line: number, offset: number, length: number): TrainpoolError {
+function countNewlines(bytes: Uint8Array): number {
+  let n = 0
+  for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++
+  return n
+}
+
+/** The offset of the first byte that breaks UTF-8 (only called once isUtf8 said one does: to name where). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i]
+    const length = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0
+    if (length === 0) return i
+    for (let k = 1; k < length; k++) if (i + k >= bytes.length || (bytes[i + k] & 0xc0) !== 0x80) return i
+    if (length > 1 && !isUtf8(bytes.subarray(i, i + length))) return i // overlong or surrogate forms
+    i += length
+  }
+  return bytes.length
+}
+
+function notUtf8(name: string, line: number, byte: number): TrainpoolError {
   return new TrainpoolError(
     'invalid-input',
-    `data: ${name} is not UTF-8 text (an invalid byte sequence at line ${line} or after, within bytes ${offset + 1}–${offset + Math.max(length, 1)}): save it as UTF-8 (most spreadsheet programs offer "CSV UTF-8")`,
+    `data: ${name} is not UTF-8 text (line ${line}, byte ${byte + 1} is not part of a UTF-8 character): save it as UTF-8 (most spreadsheet programs offer "CSV UTF-8")`,
   )
+}
+
+function lineTooLong(name: string, line: number): TrainpoolError {
+  return new TrainpoolError('invalid-input', `data: ${name} line ${line} is longer than ${MAX_ROW_CHARS / 2 ** 20} MiB: a row that long is not a table row (is the file one line, or are its line ends missing?)`)
 }
 
 /** Reads the whole file; throws a TrainpoolError naming the line for every way a CSV can be broken. */
@@ -110,15 +142,21 @@ export async function readCsv(path: string, options: ReadOptions): Promise<ReadR
     yield* bytes
   }
   let builder: TableBuilder | null = null
+  // seen as csv-parse parses (a broken row can stop the stream before the header reaches the builder)
+  let headerFields = 0
+  const onRecord = (record: string[]) => {
+    if (headerFields === 0) headerFields = record.length
+    return record
+  }
   try {
-    await pipeline(all(), parse({ delimiter, bom: true, skip_empty_lines: true, max_record_size: MAX_ROW_CHARS }), async (records: AsyncIterable<string[]>) => {
+    await pipeline(all(), parse({ delimiter, bom: true, skip_empty_lines: true, max_record_size: MAX_ROW_CHARS, on_record: onRecord }), async (records: AsyncIterable<string[]>) => {
       for await (const record of records) {
         if (!builder) builder = new TableBuilder(record, options.name, options.budgetBytes)
         else builder.addRow(record)
       }
     })
   } catch (err) {
-    if (err instanceof CsvError) throw csvProblem(err, options.name, (builder as TableBuilder | null)?.columnCount ?? 0)
+    if (err instanceof CsvError) throw csvProblem(err, options.name, headerFields)
     throw err
   }
   if (!builder) throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
@@ -139,7 +177,7 @@ function csvProblem(err: CsvError, name: string, headerFields: number): Trainpoo
     case 'CSV_INVALID_CLOSING_QUOTE':
       return new TrainpoolError('invalid-input', `${at} has a " inside a field that is not quoted as a whole: quote the whole field and double the quote inside it (e.g. "6"" pipe")`)
     case 'CSV_MAX_RECORD_SIZE':
-      return new TrainpoolError('invalid-input', `${at} is longer than ${MAX_ROW_CHARS / 2 ** 20} MiB: a row that long is not a table row (is the file one line, or are its line ends missing?)`)
+      return lineTooLong(name, line ?? 0)
     default:
       return new TrainpoolError('invalid-input', `${at}: not a CSV Trainpool can read: ${err.message}`)
   }
