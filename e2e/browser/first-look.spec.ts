@@ -4,13 +4,11 @@
 // backend, and fits the window at 1 400, 1 280 and 1 024 px even with long warnings; a reload offers
 // the last run; a cancelled run leaves no green cells and counts what it verified per data size;
 // Compare says how two runs differ. axe-core checks contrast and names in light and dark.
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { verdictFor } from '@shared/verdict'
-import { type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { accessibilityProblems, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -24,40 +22,12 @@ interface PageGlobals {
   document: { body: unknown; activeElement: El | null; documentElement: { scrollWidth: number }; querySelector(s: string): El | null }
   innerWidth: number
   MutationObserver: new (cb: () => void) => { observe(target: unknown, options: object): void }
-  axe?: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> }
   __counter: string[]
-}
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-interface AxeViolation {
-  id: string
-  impact: string | null
-  help: string
-  nodes: { target: string[]; failureSummary?: string }[]
-}
-
-/** axe-core's WCAG 2 A/AA rules on the page as it is; the serious and critical violations, said briefly. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.addScriptTag({ content: AXE_SOURCE })
-  const violations = await page.evaluate(async () => {
-    const w = globalThis as unknown as PageGlobals
-    const result = await w.axe!.run(w.document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] })
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }))
-  })
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join(' | ')}`)
 }
 
 /** Both themes: no serious axe violation. */
 async function expectAccessible(page: Page, where: string): Promise<void> {
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme })
-    await page.waitForTimeout(100)
-    expect(await seriousViolations(page), `${where}, ${scheme} theme`).toEqual([])
-  }
-  await page.emulateMedia({ colorScheme: 'light' })
+  expect(await accessibilityProblems(page), where).toEqual([])
 }
 
 function overflow(page: Page): Promise<{ scrollWidth: number; innerWidth: number }> {

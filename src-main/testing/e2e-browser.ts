@@ -2,7 +2,8 @@
 // `trainpool serve`'s server started in-process (port 0, a temp run store, the real BenchService and
 // Node launcher over the built worker). The launcher records every worker it starts so specs can
 // check that none outlives a run.
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Browser, type Page, chromium } from 'playwright-core'
@@ -106,4 +107,39 @@ export async function recordLiveView(page: Page): Promise<void> {
 
 export function seenLiveView(page: Page): Promise<{ lanes: string[]; done: string[]; fractions: string[] }> {
   return page.evaluate(() => (globalThis as unknown as { __seen: { lanes: string[]; done: string[]; fractions: string[] } }).__seen)
+}
+
+interface AxeViolation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: { target: string[]; failureSummary?: string }[]
+}
+
+let axeSource: string | null = null
+
+/** axe-core's WCAG 2 A/AA rules on the page as it is; the serious and critical violations, said briefly. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  axeSource ??= readFileSync(createRequire(join(repoRoot, 'package.json')).resolve('axe-core/axe.min.js'), 'utf8')
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.addScriptTag({ content: axeSource })
+  const violations = await page.evaluate(async () => {
+    const w = globalThis as unknown as { document: unknown; axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> } }
+    const result = await w.axe.run(w.document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] })
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }))
+  })
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join(' | ')}`)
+}
+
+/** Both themes (light, then dark, back to light): the serious axe violations, each named with its theme. */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  const problems: string[] = []
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    await page.waitForTimeout(100)
+    problems.push(...(await seriousViolations(page)).map((v) => `${scheme} theme: ${v}`))
+  }
+  await page.emulateMedia({ colorScheme: 'light' })
+  return problems
 }
