@@ -59,6 +59,7 @@ export function buildProgram(): Command {
     .option('--port <n>', 'port (0 picks a free one)', '7878')
     .option('--host <addr>', 'address to bind; 0.0.0.0 exposes it to other machines (a warning is printed)', '127.0.0.1')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
+    .option('--max-upload <bytes>', 'largest data file the page may upload (bytes, or 500MiB, 2GiB; default 2GiB)')
     .action(async (flags) => {
       process.exitCode = await serveCommand(flags, version)
     })
