@@ -100,6 +100,12 @@ export const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
   fc
     .oneof(fc.constantFrom('', 'A'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), 'g'.repeat(64), `../${'a'.repeat(61)}`, null, 1, []), badRunId)
     .map((sha256) => ({ method: 'dataSetInfo', payload: { sha256 }, what: 'dataSetInfo: bad sha256' })),
+  // advice: a target out of range (0, negative, fractional, above 1e6, not a number) or a bad run id
+  fc
+    .tuple(fc.constantFrom('advise', 'verifyAdvice'), fc.constantFrom('models', 'size'), fc.constantFrom(0, -1, -500, 1.5, 1_000_001, 1e9, NaN, Infinity, '500', null, [], {}))
+    .map(([method, field, value]) => ({ method, payload: { runId: VALID_ID, models: 500, size: 50_000, [field]: value }, what: `${method}: bad ${field}` })),
+  fc.tuple(fc.constantFrom('advise', 'verifyAdvice'), badRunId).map(([method, runId]) => ({ method, payload: { runId, models: 500, size: 50_000 }, what: `${method}: bad runId` })),
+  fc.tuple(fc.constantFrom('advise', 'verifyAdvice'), pollution).map(([method, extra]) => ({ method, payload: Object.assign(extra, { runId: VALID_ID, models: 5, size: 1000 }), what: `${method}: pollution keys` })),
   // methods that take no payload, given one
   fc.tuple(fc.constantFrom('capabilities', 'listRuns', 'currentRun', 'dataSets', 'chooseDataFile'), fc.oneof(nonObject, pollution, fc.constant({}))).map(([method, payload]) => ({ method, payload, what: `${method}: unexpected payload` })),
   // unknown methods, including prototype names
