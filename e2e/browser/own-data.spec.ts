@@ -2,8 +2,8 @@
 // page (POST /api/upload with the page's token), see its preview and each column's type and missing
 // count, pick the target, let "All rows" fix a size larger than the file, run the smoke preset on
 // wasm on it, and see the run finish with the same work verified and the data set named in the Run
-// view and in History.
-import { mkdtempSync, writeFileSync } from 'node:fs'
+// view and in History. A throttled upload shows its progress bar; cancelled, it leaves nothing behind.
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
@@ -66,6 +66,37 @@ describe.skipIf(skip)('browser mode: your own data', () => {
     expect(cached.map((d) => [d.name, d.rows])).toEqual([['plants.csv', ROWS]])
     await page.locator('[data-test="data-source"]').scrollIntoViewIfNeeded()
     await shot(page, '60-own-data-uploaded')
+  })
+
+  it("shows the upload's progress, and a cancelled upload leaves nothing on the server", async () => {
+    // a slow link (Chromium's network emulation throttles the request body) so progress is seen
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('Network.enable')
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 64 * 1024 })
+    try {
+      const big = join(mkdtempSync(join(tmpdir(), 'trainpool-own-data-')), 'big.csv')
+      writeFileSync(big, `a,b\n${'1,2\n'.repeat(300_000)}`)
+      await page.locator('[data-test="data-upload"]').setInputFiles(big)
+      const bar = page.locator('[data-test="upload-progress"] progress')
+      await bar.waitFor({ timeout: 10_000 })
+      await expect.poll(async () => Number(await bar.getAttribute('value')), { timeout: 20_000, interval: 100 }).toBeGreaterThan(0)
+      expect(Number(await bar.getAttribute('value'))).toBeLessThan(Number(await bar.getAttribute('max')))
+      expect(await page.locator('[data-test="upload-progress"]').textContent()).toMatch(/big\.csv: \d+ % \(.* of 1\.1 MiB\)/)
+      await page.locator('[data-test="upload-progress"]').scrollIntoViewIfNeeded()
+      await shot(page, '64-own-data-uploading')
+      await page.locator('[data-test="upload-cancel"]').click()
+      await expect.poll(() => page.locator('[data-test="data-error"]').textContent()).toBe('big.csv: upload cancelled')
+      expect(await page.locator('[data-test="upload-progress"]').count()).toBe(0)
+      // the server removed what had arrived, and cached nothing
+      const uploads = join(env.store.dir, '.uploads')
+      await expect.poll(() => readdirSync(uploads).filter((f) => f.endsWith('.part')), { timeout: 10_000 }).toEqual([])
+      expect((await env.service.dataSets()).map((d) => d.name)).toEqual(['plants.csv'])
+      // the data set shown is still the one uploaded before
+      expect(await page.locator('[data-test="data-summary"]').textContent()).toMatch(/^plants\.csv/)
+    } finally {
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
+      await cdp.detach()
+    }
   })
 
   it('picks the target and features; a size larger than the file is an error until All rows', async () => {
