@@ -1,3 +1,5 @@
+import type { DataSetRecord } from './contract/dataset'
+
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '—'
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
@@ -47,4 +49,21 @@ export function formatSci(x: number): string {
 export function formatLoss(x: number | null | undefined): string {
   if (x == null || !Number.isFinite(x)) return '—'
   return Math.abs(x) >= 0.01 ? x.toFixed(4) : x.toExponential(2)
+}
+
+/**
+ * The user's data set a run trained on, in one line (CLI summary, Markdown export, report):
+ * "houses.csv (sha256 3f2a9c01b2d4…) · 1200 rows × 5 columns · target price · 3 features, standardised
+ * · missing values imputed (mean) in 1 column · rows sampled with seed 42"
+ */
+export function formatDataSet(d: DataSetRecord): string {
+  const imputed = d.imputed ? Object.keys(d.imputed).length : 0
+  return [
+    `${d.name} (sha256 ${d.sha256.slice(0, 12)}…)`,
+    `${d.rows} rows × ${d.columns} columns`,
+    `target ${d.target}`,
+    `${d.features.length} feature${d.features.length === 1 ? '' : 's'}, ${d.standardised ? 'standardised' : 'raw'}` +
+      (imputed ? `, missing values imputed (mean) in ${imputed} column${imputed === 1 ? '' : 's'}` : ''),
+    `rows sampled with seed ${d.sampleSeed}`,
+  ].join(' · ')
 }

@@ -5,6 +5,7 @@
 import { type ExportedFile, type ExportFormat, modelLine, type RunResult, type SummaryEntry } from '@shared/contract'
 import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
+import { formatDataSet } from '@shared/format'
 
 export const CSV_COLUMNS = [
   'runId', 'family', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
@@ -107,8 +108,9 @@ export function toMarkdownDocument(run: RunResult): string {
     ` · ${modelLine(run.config)}` +
     ` · ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'}, median shown` +
     (run.verifies ? ` · checks the advice of run ${run.verifies}` : '')
+  const data = run.dataset ? `Data: ${formatDataSet(run.dataset)}\n\n` : ''
   const advice = adviceMarkdown(run)
-  return `${head}\n\n${toMarkdown(run)}${advice ? `\n${advice}` : ''}`
+  return `${head}\n\n${data}${toMarkdown(run)}${advice ? `\n${advice}` : ''}`
 }
 
 /** "+4.9 %" / "−12.0 %" */

@@ -6,7 +6,7 @@ import { SingleBar } from 'cli-progress'
 import { type BenchConfig, type DataSetInfo, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
-import { formatDuration } from '@shared/format'
+import { formatDataSet, formatDuration } from '@shared/format'
 import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -146,7 +146,7 @@ export function summaryTable(run: RunResult): string {
   out.push(
     `Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}`,
   )
-  if (run.dataset) out.push(dataSetLine(run.dataset))
+  if (run.dataset) out.push(`data: ${formatDataSet(run.dataset)}`)
   const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
   const rows = run.summary.map((s) => [
     String(s.size), String(s.models), s.strategy, String(s.workers), formatDuration(s.medianMs), formatDuration(s.minMs), formatDuration(s.maxMs),
@@ -171,12 +171,6 @@ export function summaryTable(run: RunResult): string {
   for (const w of run.warnings) out.push(`warning: ${w}`)
   if (run.error) out.push(`error: ${run.error}`)
   return out.join('\n') + '\n'
-}
-
-/** "data: houses.csv (sha256 3f2a…) · 1200 rows × 5 columns · target price · 3 features, standardised · rows sampled with seed 42" */
-export function dataSetLine(d: NonNullable<RunResult['dataset']>): string {
-  const imputed = d.imputed ? `, missing values imputed (mean) in ${Object.keys(d.imputed).length}` : ''
-  return `data: ${d.name} (sha256 ${d.sha256.slice(0, 12)}…) · ${d.rows} rows × ${d.columns} columns · target ${d.target} · ${d.features.length} features, ${d.standardised ? 'standardised' : 'raw'}${imputed} · rows sampled with seed ${d.sampleSeed}`
 }
 
 /**
