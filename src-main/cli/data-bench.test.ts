@@ -1,0 +1,69 @@
+// `trainpool bench --data FILE --target COL`: the real CLI with real worker processes trains trees
+// and the MLP on the example CSV (the file loaded into the store's data cache first, the second
+// time from the cache), verifies the same work, and records the data set; bad data choices exit 2
+// naming the flag, before anything starts.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { parseRunResult } from '@shared/contract'
+import { killAll, spawnCli } from '../testing/cli-process'
+
+const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-data-cli-'))
+const store = join(dir, 'store')
+const houses = resolve(__dirname, '..', '..', 'examples', 'houses.csv')
+afterAll(() => {
+  killAll()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function bench(args: string[]) {
+  const cli = spawnCli('bench', ['--data', houses, '--store', store, '--backend', 'cpu', ...args])
+  const { code } = await cli.exited
+  return { code, ...cli.out }
+}
+
+describe('trainpool bench --data', () => {
+  it('--model gbdt --preset smoke: loads the file, trains every strategy on it, same trees everywhere', async () => {
+    const json = join(dir, 'gbdt.json')
+    const { code, stdout, stderr } = await bench(['--target', 'price_eur', '--model', 'gbdt', '--preset', 'smoke', '--json', json])
+    expect(stderr).toMatch(/data: houses\.csv — 2500 rows × 6 columns, (loaded in|already in the data cache)/)
+    expect(stderr).toMatch(/target price_eur; 4 features; left out, not numeric: city \(row 1 is not a number\)/)
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/data: houses\.csv \(sha256 [0-9a-f]{12}…\) · 2500 rows × 6 columns · target price_eur · 4 features, raw · rows sampled with seed 42/)
+    expect(stdout).toMatch(/same work: sequential 4\/4, pool 4\/4, batched 4\/4 models; per-model test MSE agree \(max rel\. Δ 0\.0e\+0, tolerance 0\)/)
+    const run = parseRunResult(JSON.parse(readFileSync(json, 'utf8')))
+    expect(run.dataset).toMatchObject({ name: 'houses.csv', rows: 2500, target: 'price_eur', features: ['area_m2', 'rooms', 'age_years', 'distance_km'] })
+    expect(run.config.data).toMatchObject({ target: 'price_eur', features: null })
+  })
+
+  it('--model mlp --preset smoke: standardised features, the file already cached (parse skipped)', async () => {
+    const json = join(dir, 'mlp.json')
+    const { code, stdout, stderr } = await bench(['--target', 'price_eur', '--model', 'mlp', '--preset', 'smoke', '--exclude', 'age_years', '--json', json])
+    expect(stderr).toMatch(/already in the data cache \(parse skipped\)/)
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/MLP 3→64→1/)
+    expect(stdout).toMatch(/same work: sequential 4\/4, pool 4\/4, batched 4\/4 models/)
+    expect(parseRunResult(JSON.parse(readFileSync(json, 'utf8'))).dataset).toMatchObject({ features: ['area_m2', 'rooms', 'distance_km'], standardised: true })
+  })
+
+  it.each([
+    [['--model', 'gbdt'], /--data needs --target COLUMN/],
+    [['--target', 'price'], /--target: data: target column "price" is not in houses\.csv; its numeric columns are "area_m2", "rooms", "age_years", "distance_km", "price_eur"/],
+    [['--target', 'city'], /--target: data: target column "city" of houses\.csv is not numeric: row 1 is not a number/],
+    [['--target', 'price_eur', '--features', 'area_m2,city'], /--features: data: feature column "city" of houses\.csv is not numeric: row 1/],
+    [['--target', 'price_eur', '--sizes', '3000'], /--sizes: data: sizes 3000 is more rows than houses\.csv has: the file has 2500 rows/],
+    [['--target', 'price_eur', '--impute', 'median'], /--impute: impute accepts none, mean/],
+  ])('%j exits 2 with the flag named', async (args, message) => {
+    const { code, stderr } = await bench(args)
+    expect(stderr).toMatch(message)
+    expect(code).toBe(2)
+  })
+
+  it('a file that is not there exits 2', async () => {
+    const cli = spawnCli('bench', ['--data', join(dir, 'nope.csv'), '--target', 'y', '--store', store])
+    const { code } = await cli.exited
+    expect(cli.out.stderr).toMatch(/--data: data: there is no file .*nope\.csv \(was it moved or deleted\?\)/)
+    expect(code).toBe(2)
+  })
+})
