@@ -146,6 +146,15 @@ describe('advice card', () => {
   })
 })
 
+describe('a run without a sweep', () => {
+  it('one line on how to get advice, no card and no fits', () => {
+    const w = panel(sweepResult({ runId: 'single', counts: [4] }))
+    expect(w.get('[data-test=advice-needs-sweep]').text()).toMatch(/^Advice .* needs times at several model counts: tick “sweep model counts”/)
+    expect(w.find('[data-test=advice-card]').exists()).toBe(false)
+    expect(w.find('[data-test=advice-fits]').exists()).toBe(false)
+  })
+})
+
 describe('the fits behind the advice', () => {
   it('worker chart: measured points and the fitted curve per strategy, fastest W and knee in words', () => {
     const run = sweepResult()
