@@ -13,6 +13,8 @@ import { accessibilityProblems, type E2eServer, chooseSmokeOnWasm, launchChromiu
 const skip = skipBrowserSpecs()
 
 const ROWS = 300
+/** this server's upload cap: room for the CSV above, not for a megabyte */
+const MAX_UPLOAD = 256 * 1024
 
 /** A small regression table: five numeric features (x3 with a few gaps), a text column, target y. */
 function writeCsv(): string {
@@ -35,7 +37,7 @@ describe.skipIf(skip)('browser mode: your own data', () => {
   const pageErrors: string[] = []
 
   beforeAll(async () => {
-    env = await startE2eServer()
+    env = await startE2eServer({ maxUploadBytes: MAX_UPLOAD })
     browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
     page.on('pageerror', (err) => pageErrors.push(err.message))
@@ -72,16 +74,16 @@ describe.skipIf(skip)('browser mode: your own data', () => {
     // a slow link (Chromium's network emulation throttles the request body) so progress is seen
     const cdp = await page.context().newCDPSession(page)
     await cdp.send('Network.enable')
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 64 * 1024 })
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 16 * 1024 })
     try {
       const big = join(mkdtempSync(join(tmpdir(), 'trainpool-own-data-')), 'big.csv')
-      writeFileSync(big, `a,b\n${'1,2\n'.repeat(300_000)}`)
+      writeFileSync(big, `a,b\n${'1,2\n'.repeat(50_000)}`)
       await page.locator('[data-test="data-upload"]').setInputFiles(big)
       const bar = page.locator('[data-test="upload-progress"] progress')
       await bar.waitFor({ timeout: 10_000 })
       await expect.poll(async () => Number(await bar.getAttribute('value')), { timeout: 20_000, interval: 100 }).toBeGreaterThan(0)
       expect(Number(await bar.getAttribute('value'))).toBeLessThan(Number(await bar.getAttribute('max')))
-      expect(await page.locator('[data-test="upload-progress"]').textContent()).toMatch(/big\.csv: \d+ % \(.* of 1\.1 MiB\)/)
+      expect(await page.locator('[data-test="upload-progress"]').textContent()).toMatch(/big\.csv: \d+ % \([\d.]+ KiB of 195 KiB\)/)
       await page.locator('[data-test="upload-progress"]').scrollIntoViewIfNeeded()
       await shot(page, '64-own-data-uploading')
       await page.locator('[data-test="upload-cancel"]').click()
@@ -97,6 +99,20 @@ describe.skipIf(skip)('browser mode: your own data', () => {
       await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
       await cdp.detach()
     }
+  })
+
+  it('a file over the server\'s upload cap is refused, saying the cap and how to raise it; nothing kept', async () => {
+    const huge = join(mkdtempSync(join(tmpdir(), 'trainpool-own-data-')), 'huge.csv')
+    writeFileSync(huge, `a,b\n${'1,2\n'.repeat(100_000)}`)
+    await page.locator('[data-test="data-upload"]').setInputFiles(huge)
+    await expect.poll(() => page.locator('[data-test="data-error"]').textContent(), { timeout: 20_000 }).toBe(
+      `huge.csv: the file is 391 KiB, over this server's upload limit of 256 KiB (${MAX_UPLOAD} bytes; trainpool serve --max-upload BYTES raises it)`,
+    )
+    expect(readdirSync(join(env.store.dir, '.uploads')).filter((f) => f.endsWith('.part'))).toEqual([])
+    expect((await env.service.dataSets()).map((d) => d.name)).toEqual(['plants.csv'])
+    expect(await page.locator('[data-test="data-summary"]').textContent()).toMatch(/^plants\.csv/)
+    // the browser logs the refused request itself; nothing else went wrong
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/status of 413/)])
   })
 
   it('picks the target and features; a size larger than the file is an error until All rows', async () => {

@@ -40,14 +40,15 @@ export interface E2eServer {
   close(): Promise<void>
 }
 
-export async function startE2eServer(): Promise<E2eServer> {
+/** `maxUploadBytes`: the data-file upload cap (default: serve's, 2 GiB). */
+export async function startE2eServer(options: { maxUploadBytes?: number } = {}): Promise<E2eServer> {
   if (!existsSync(RENDERER)) {
     throw new Error(`the renderer is not built (${RENDERER} missing): run \`npx electron-vite build\` (npm test does it first)`)
   }
   const store = new RunStore(mkdtempSync(join(tmpdir(), 'trainpool-e2e-browser-')))
   const launcher = new RecordingLauncher(builtOrSourceLauncher())
   const service = new BenchService({ launcher, store, shell: 'browser', appVersion: 'e2e' })
-  const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer'), uploads: serviceUploads(service) })
+  const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer'), uploads: serviceUploads(service, options.maxUploadBytes) })
   return { server, service, store, launcher, close: () => server.close() }
 }
 
