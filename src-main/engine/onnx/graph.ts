@@ -36,12 +36,9 @@ export interface MlpGraphSpec {
   precision?: 'float32' | 'float64'
 }
 
-export const OPSET = 13
+const OPSET = 13
 const IR_VERSION = 8
 const BATCH = 'B'
-
-/** The scalar inputs of the training step, fed each step. */
-export const STEP_SCALARS = ['rows', 'two_over_rows', 'lr_c1', 'c2'] as const
 
 /** Shapes of the parameters in FusedMlp's order (see the header). */
 export function paramShapes(features: number, hidden: readonly number[], n: number): number[][] {

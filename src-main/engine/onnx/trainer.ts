@@ -182,12 +182,6 @@ export class OrtMlp {
     for (let i = 0; i < this.n; i++) total[i] /= rows
     return total
   }
-
-  /** The current parameters (FusedMlp's layout), for tests. */
-  parameters(): Float32Array[] {
-    const set = this.sets[this.current]
-    return paramShapes(this.options.features, this.options.hidden, this.n).map((_, i) => set[paramName(i)].data as Float32Array)
-  }
 }
 
 function graphSpec(o: OrtMlpOptions): MlpGraphSpec {
