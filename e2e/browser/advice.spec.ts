@@ -2,14 +2,14 @@
 // 4 epochs so time grows with N above the noise of a busy machine), the model-count chart, advice
 // asked for a target (a bad one first: refused inline), "Verify this advice" run as a live run, and
 // the check table — predicted against measured — equal to the check stored with the source run.
-// Screenshots: test-artifacts/e2e/70–77.
+// axe-core finds no serious violation in either theme. Screenshots: test-artifacts/e2e/70–77.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration } from '@shared/format'
-import { ARTIFACTS, type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { accessibilityProblems, ARTIFACTS, type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -36,7 +36,8 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
   beforeAll(async () => {
     env = await startE2eServer()
     browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+    // bypassCSP: only so axe-core's script can be injected; the app's own CSP is tested in security.spec.ts
+    page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, bypassCSP: true })
     page.on('pageerror', (err) => pageErrors.push(err.message))
     page.on('console', (msg) => {
       if (msg.type() === 'error') pageErrors.push(msg.text())
@@ -89,6 +90,7 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
     expect(await page.locator('#err-advice-models').textContent()).toBe('models must be a whole number from 1 to 1000000')
     expect(await page.locator('[data-test="advice-models"]').getAttribute('aria-invalid')).toBe('true')
     await shotOf(page, '[data-test="advice-card"]', '73-advice-bad-target')
+    expect(await accessibilityProblems(page), 'a bad advice target').toEqual([])
     await page.locator('[data-test="advice-models"]').fill('32')
     await page.locator('[data-test="advice-size"]').fill('2000')
     await page.locator('[data-test="advice-ask"]').click()
@@ -102,6 +104,7 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
     expect(await page.locator('[data-test="chart-worker-fit"]').count()).toBe(1)
     expect(await page.locator('[data-test="cm-table"] tbody tr[data-test^="cm-row-"]').count()).toBe(advice.costModels.length)
     await shotOf(page, '[data-test="advice-panel"]', '74-advice')
+    expect(await accessibilityProblems(page), 'the advice panel').toEqual([])
   })
 
   it('verifies the advice: a live run, then predicted against measured from the stored check', async () => {
@@ -127,10 +130,11 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
       expect(r[1]).toBe(formatDuration(c.predictedMs))
       expect(r[3]).toBe(c.measuredMs == null ? 'not measured' : formatDuration(c.measuredMs))
     })
-    expect(await page.locator('[data-test="advice-check-verdict"]').textContent()).toMatch(/the pick (was right|was wrong|could not be judged)/)
+    expect(await page.locator('[data-test="advice-check-verdict"]').textContent()).toMatch(/the pick (was right|was wrong|could not be judged)/i)
     await page.locator('[data-test="advice-check"]').scrollIntoViewIfNeeded()
     await shotOf(page, '[data-test="advice-card"]', '76-verified')
     await shot(page, '76-verified-page')
+    expect(await accessibilityProblems(page), 'the verified advice').toEqual([])
     expect(pageErrors).toEqual([])
   }, 200_000)
 
