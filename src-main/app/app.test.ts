@@ -6,7 +6,7 @@ import { CHANNELS } from '@shared/contract/api'
 import { MENU_CHANNEL } from '@shared/contract/channels'
 import { ElectronLauncher } from '../pool/electron-launcher'
 import type { ServiceFactoryContext } from './service-factory'
-import { BrowserWindow, FakeFrame, Menu, app, ipcMain, nativeTheme, resetFakeElectron, session } from '../testing/fake-electron'
+import { BrowserWindow, FakeFrame, Menu, app, dialog, ipcMain, nativeTheme, resetFakeElectron, session } from '../testing/fake-electron'
 import { FakeService } from '@shared/testing/fake-service'
 
 vi.mock('electron', () => import('../testing/fake-electron'))
@@ -50,6 +50,19 @@ describe('runApp', () => {
     expect(session.defaultSession.headersListener).not.toBeNull()
     expect(session.defaultSession.permissionCheck?.(null, 'geolocation')).toBe(false)
     expect(Menu.current).not.toBeNull()
+  })
+
+  it('gives the service the native open dialog for data files, modal to the app window', async () => {
+    const { contexts, ctx } = await start()
+    const pick = contexts[0].pickDataFile!
+    expect(await pick()).toBeNull() // cancelled
+    dialog.openAnswer = { canceled: false, filePaths: ['/home/u/data/houses.parquet'] }
+    expect(await pick()).toBe('/home/u/data/houses.parquet')
+    expect(dialog.showOpenDialog).toHaveBeenCalledTimes(2)
+    const [parent, options] = dialog.showOpenDialog.mock.calls[1] as [unknown, { filters: { extensions: string[] }[]; properties: string[] }]
+    expect(parent).toBe(ctx.getWindow())
+    expect(options.properties).toEqual(['openFile'])
+    expect(options.filters[0].extensions).toEqual(['csv', 'tsv', 'parquet'])
   })
 
   it('answers IPC from its window through the service', async () => {

@@ -159,7 +159,15 @@ export const Menu = {
 
 export const utilityProcess = { fork: vi.fn() }
 
+/** The native dialogs: what the next open dialog answers, and what each was asked (window, options). */
+export const dialog = {
+  openAnswer: { canceled: true, filePaths: [] as string[] },
+  showOpenDialog: vi.fn(async (..._args: unknown[]) => dialog.openAnswer),
+}
+
 export function resetFakeElectron(): void {
+  dialog.openAnswer = { canceled: true, filePaths: [] }
+  dialog.showOpenDialog.mockClear()
   BrowserWindow.instances = []
   ipcMain.handlers.clear()
   app.removeAllListeners()
@@ -177,4 +185,4 @@ export function resetFakeElectron(): void {
   utilityProcess.fork.mockReset()
 }
 
-export default { app, BrowserWindow, ipcMain, session, nativeTheme, screen, Menu, utilityProcess }
+export default { app, BrowserWindow, ipcMain, session, nativeTheme, screen, Menu, utilityProcess, dialog }
