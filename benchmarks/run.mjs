@@ -11,6 +11,9 @@
 //  3. Trees on webgpu (Trainpool's WGSL engine) beside the CPU engine at a small shape, sequential
 //     and batched W=1, the same tree hashes required: on lavapipe this shows the dispatch works and
 //     at what cost (a CPU emulating a GPU: not a speed claim).
+//  4. Your own data — a generated 200 000 × 101 numeric CSV loaded into the data cache (s, MB/s, peak
+//     RSS), loaded again (parse skipped), and training on the cached file vs generated data of the
+//     same shape, MLP and trees (benchmarks/data-load.mts).
 // Timing is a benchmark, not a test: this machine is shared and noisy, so read the ratios.
 // Options (env): BENCH_SIZES (10000,50000), BENCH_BACKEND (wasm), BENCH_REPEATS (3), BENCH_MODELS (50),
 // BENCH_WEBGPU_SIZE (2000; 0 skips), BENCH_RSS_SIZE (200000; 0 skips the MLP RSS pass),
@@ -19,7 +22,8 @@
 // the check of the config panel's time estimate against actual smoke and quick runs),
 // BENCH_ORT (1; 0 skips the onnxruntime + PyTorch pass), BENCH_ORT_SIZE (10000),
 // BENCH_GBDT_WEBGPU_SIZE (2000; 0 skips the trees on webgpu), BENCH_GBDT_WEBGPU_MODELS (4), BENCH_GBDT_WEBGPU_ROUNDS (10),
-// BENCH_ADVICE (1; 0 skips the advice check: benchmarks/advice-check.mts, its own BENCH_ADVICE_* knobs).
+// BENCH_ADVICE (1; 0 skips the advice check: benchmarks/advice-check.mts, its own BENCH_ADVICE_* knobs),
+// BENCH_DATA (1; 0 skips the data-file pass), BENCH_DATA_ROWS (200000), BENCH_DATA_SIZE (10000: rows trained on).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -269,6 +273,19 @@ if (env('BENCH_ADVICE', '1') !== '0') {
   const lines = (r.stdout ?? '').trim().split('\n')
   out.advice = JSON.parse(lines.pop() || '[]')
   text += `\n\n${lines.join('\n')}`
+}
+
+if (env('BENCH_DATA', '1') !== '0') {
+  // issue 14: the user's CSV into the data cache, and training on it vs generated data
+  process.stderr.write(`\n== your own data: load a ${env('BENCH_DATA_ROWS', '200000')} × 101 CSV, load it again, train on it vs generated data\n`)
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'benchmarks/data-load.mts'), '--rows', env('BENCH_DATA_ROWS', '200000'), '--size', env('BENCH_DATA_SIZE', '10000')],
+    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  const lines = (r.stdout ?? '').trim().split('\n')
+  out.data = r.status === 0 ? JSON.parse(lines.pop() || '{}') : null
+  text += r.status === 0 ? `\n\n${lines.join('\n')}` : `\n\nyour own data: the pass exited ${r.status}`
 }
 
 writeFileSync(join(outDir, 'summary.json'), JSON.stringify(out, null, 2))

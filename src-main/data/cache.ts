@@ -70,7 +70,7 @@ export async function listDataSets(storeDir: string): Promise<DataSetInfo[]> {
 }
 
 /** Puts a parsed table in the cache, whole or not at all (an existing entry with the same sha wins). */
-export async function installInCache(storeDir: string, info: DataSetInfo, columns: readonly Float32Array[]): Promise<void> {
+export async function installInCache(storeDir: string, info: DataSetInfo, columns: readonly (readonly Float32Array[])[]): Promise<void> {
   const root = datasetsDir(storeDir)
   await fs.mkdir(root, { recursive: true })
   const partial = join(root, `${PARTIAL_PREFIX}${randomBytes(6).toString('hex')}`)

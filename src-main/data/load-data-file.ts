@@ -64,7 +64,7 @@ export async function loadDataFile(path: string, storeDir: string, options: Load
     loadedAt: new Date().toISOString(),
     loadMs: Math.round(performance.now() - started),
   }
-  await installInCache(storeDir, info, table.numeric.map((c) => c.values))
+  await installInCache(storeDir, info, table.numeric.map((c) => c.chunks))
   return info
 }
 

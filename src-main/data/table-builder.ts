@@ -68,8 +68,11 @@ export interface BuiltTable {
   rows: number
   columns: ColumnInfo[]
   preview: string[][]
-  /** the numeric columns' values, in column order, each `rows` long (NaN = missing) */
-  numeric: { name: string; values: Float32Array }[]
+  /**
+   * the numeric columns' values, in column order, as the chunks they were read into (concatenated,
+   * at least `rows` long; NaN = missing): written out as they are, never copied into one array
+   */
+  numeric: { name: string; chunks: Float32Array[] }[]
 }
 
 export class TableBuilder {
@@ -164,9 +167,8 @@ export class TableBuilder {
     })
     const numeric = this.columns.flatMap((acc) => {
       if (!acc.chunks) return []
-      const values = new Float32Array(rows).fill(NaN)
-      acc.chunks.forEach((chunk, k) => values.set(chunk.subarray(0, Math.min(CHUNK_ROWS, rows - k * CHUNK_ROWS)), k * CHUNK_ROWS))
-      return [{ name: acc.name, values }]
+      while (acc.chunks.length * CHUNK_ROWS < rows) acc.chunks.push(new Float32Array(CHUNK_ROWS).fill(NaN))
+      return [{ name: acc.name, chunks: acc.chunks }]
     })
     return { rows, columns, preview: this.preview, numeric }
   }

@@ -22,15 +22,24 @@ export function tableHeader(rows: number, columns: number): Buffer {
   return header
 }
 
-/** Writes the table to an open file (the cache writes it into a folder it renames into place). */
-export async function writeTable(handle: FileHandle, rows: number, columns: readonly Float32Array[]): Promise<void> {
+/**
+ * Writes the table to an open file (the cache writes it into a folder it renames into place). Each
+ * column comes as the chunks it was read into, together at least `rows` long; the first `rows`
+ * values are written.
+ */
+export async function writeTable(handle: FileHandle, rows: number, columns: readonly (readonly Float32Array[])[]): Promise<void> {
   await handle.write(tableHeader(rows, columns.length), 0, TABLE_HEADER_BYTES, 0)
   let position = TABLE_HEADER_BYTES
-  for (const values of columns) {
-    if (values.length !== rows) throw new Error(`table column has ${values.length} values, expected ${rows}`)
-    const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength)
-    await handle.write(bytes, 0, bytes.length, position)
-    position += bytes.length
+  for (const chunks of columns) {
+    let left = rows
+    for (const chunk of chunks) {
+      if (left === 0) break
+      const part = chunk.subarray(0, Math.min(left, chunk.length))
+      await handle.write(Buffer.from(part.buffer, part.byteOffset, part.byteLength), 0, part.byteLength, position)
+      position += part.byteLength
+      left -= part.length
+    }
+    if (left > 0) throw new Error(`a table column has ${rows - left} values, expected ${rows}`)
   }
 }
 
