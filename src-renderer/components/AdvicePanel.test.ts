@@ -142,6 +142,9 @@ describe('advice card', () => {
     expect(w.get('[data-test=advice-check] h4').text()).toMatch(/^Verified: 8 models at 2,000 rows\s+run v-new$/)
     expect(w.get('[data-test=advice-check] [data-test=advice-check-verdict]').text()).toMatch(/the pick was right\. 2 of 2 measured times inside the predicted interval\./)
     expect(w.findAll('[data-test=advice-check-older]')).toHaveLength(1)
+    // the card opens on the last verified advice, as the report does
+    expect(w.get<HTMLInputElement>('[data-test=advice-models]').element.value).toBe('8')
+    expect(w.get('.advice-for').text()).toBe('Last verified advice, for 8 models at 2,000 rows:')
     expect(w.get('[data-test=advice-check-older] tbody td:nth-of-type(4)').text()).toBe('−67 %')
   })
 })
