@@ -3,14 +3,17 @@
 // count, pick the target, let "All rows" fix a size larger than the file, run the smoke preset on
 // wasm on it, and see the run finish with the same work verified and the data set named in the Run
 // view and in History. A throttled upload shows its progress bar; cancelled, it leaves nothing behind.
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { accessibilityProblems, type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { skipWithout } from '../../src-main/testing/capability'
+import { ARTIFACTS, accessibilityProblems, type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
+const noPoppler = skipWithout('poppler', spawnSync('sh', ['-c', 'command -v pdftotext && command -v pdftoppm']).status === 0, 'pdftotext/pdftoppm missing (apt-get install poppler-utils)')
 
 const ROWS = 300
 /** this server's upload cap: room for the CSV above, not for a megabyte */
@@ -157,6 +160,25 @@ describe.skipIf(skip)('browser mode: your own data', () => {
     expect(await card.textContent()).toMatch(/plants\.csv/)
     expect(await card.textContent()).toMatch(/Features \(5\)x1, x2, x3, x4, x5/)
     await shot(page, '63-own-data-history')
+  })
+
+  it.skipIf(noPoppler)('the PDF report (Save PDF in browser mode) has the data set section', async () => {
+    const [entry] = await env.service.listRuns()
+    const pdf = await env.service.reportPdf({ runId: entry.runId })
+    const dir = mkdtempSync(join(tmpdir(), 'trainpool-own-data-pdf-'))
+    const file = join(dir, 'report.pdf')
+    writeFileSync(file, Buffer.from(pdf.base64!, 'base64'))
+    const raw = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' })
+    const text = raw.replace(/\s+/g, ' ')
+    expect(text).toMatch(/Data plants\.csv: 5 feature columns → y/)
+    expect(text).toMatch(/DATA SET File plants\.csv sha256 [0-9a-f]{12} /i)
+    expect(text).toMatch(/Rows × columns 300 × 7/)
+    expect(text).toMatch(/Features \(5\) x1, x2, x3, x4, x5/)
+    // the page with the data set, for people to look at
+    const pages = raw.split('\f')
+    const page = pages.findIndex((p) => /DATA SET/i.test(p)) + 1
+    mkdirSync(ARTIFACTS, { recursive: true })
+    execFileSync('pdftoppm', ['-png', '-r', '70', '-f', String(page), '-l', String(page), '-singlefile', file, join(ARTIFACTS, '65-own-data-report')])
   })
 
   it('the data section, with a file from the recent list, is accessible in both themes', async () => {
