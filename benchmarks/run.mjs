@@ -162,7 +162,14 @@ function nativeCpuPass(mlpReport, wasmMain) {
     )
   }
   const b1 = get(ort, size, 'batched', 1)
-  if (b1) lines.push(`batched W=1 on onnxruntime trains at ${b1.workRate.toFixed(1)} GFLOP/s = ${((b1.workRate / ortRef.gflops) * 100).toFixed(0)} % of ORT's own ${ortRef.n}³ GEMM (${ortRef.gflops.toFixed(1)} GFLOP/s, 1 thread, this run; target ≥ 60 %)`)
+  if (b1) {
+    // on a shared machine the best repeat is the closest to an idle one: both are printed
+    const bestRate = (b1.workRate * b1.medianMs) / b1.minMs
+    const pct = (rate) => ((rate / ortRef.gflops) * 100).toFixed(0)
+    lines.push(
+      `batched W=1 on onnxruntime trains at ${b1.workRate.toFixed(1)} GFLOP/s (best repeat ${bestRate.toFixed(1)}) = ${pct(b1.workRate)} % (best ${pct(bestRate)} %) of ORT's own ${ortRef.n}³ GEMM (${ortRef.gflops.toFixed(1)} GFLOP/s, 1 thread, this run; target ≥ 60 %)`,
+    )
+  }
   lines.push(`pool W=2 vs W=1 on onnxruntime: ${ratio(get(ort, size, 'pool', 1), get(ort, size, 'pool', 2))} (target ≥ 1.7×); threads: ${JSON.stringify(ort.environment.backendFlags)}`)
   return lines.join('\n')
 }
