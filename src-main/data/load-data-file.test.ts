@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DataSetInfoSchema, TrainpoolError } from '@shared/contract'
@@ -138,6 +139,23 @@ describe('reading Parquet', () => {
     expect(values[0][2345]).toBe(2345)
     expect(values[1][1001]).toBe(1001 / 4)
     expect(values[1][2000]).toBeNaN()
+  })
+
+  it('reads compressed pages beyond snappy (gzip here)', async () => {
+    const { store, file } = fresh()
+    const buffer = parquetWriteBuffer({
+      codec: 'GZIP',
+      compressors: { GZIP: (bytes: Uint8Array) => new Uint8Array(gzipSync(bytes)) },
+      columnData: [
+        { name: 'x', data: [1.5, 2.5, null], type: 'DOUBLE' },
+        { name: 'y', data: [1, 2, 3], type: 'INT32' },
+      ],
+    })
+    const info = await loadDataFile(file('t.parquet', new Uint8Array(buffer)), store)
+    expect(info.columns.map((c) => [c.name, c.missing, c.min, c.max])).toEqual([
+      ['x', 1, 1.5, 2.5],
+      ['y', 0, 1, 3],
+    ])
   })
 
   it('a file that starts like Parquet but is not is refused with the reader\'s reason', async () => {
