@@ -4,6 +4,7 @@
 // DataSetInfo. Every refusal names the field (data.target, data.features, data.exclude) and what
 // is accepted; the service adds the checks that need the rows (sizes, missing values, families).
 import type { ColumnInfo, DataSetInfo, DataSource } from './contract/dataset'
+import { LIMITS } from './contract/config'
 import { TrainpoolError } from './contract/errors'
 
 export interface ColumnChoice {
@@ -65,12 +66,25 @@ export function chooseColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, reque
   if (features.length === 0) {
     throw refuse('data.features', `no feature columns are left in ${info.name}: besides the target ${JSON.stringify(target.name)} it needs at least one numeric column that is not excluded`)
   }
+  if (features.length > LIMITS.features.max) {
+    throw refuse('data.features', `${features.length} feature columns are more than a run takes (at most ${LIMITS.features.max}); name the features, or exclude some columns`)
+  }
   return {
     target,
     features,
     targetColumn: numericIndex.get(target.name)!,
     featureColumns: features.map((c) => numericIndex.get(c.name)!),
   }
+}
+
+/** Rows a run can use: those with a target value (a data size may be at most this many). */
+export function usableRows(info: Pick<DataSetInfo, 'rows'>, choice: Pick<ColumnChoice, 'target'>): number {
+  return info.rows - choice.target.missing
+}
+
+/** The feature columns with missing values (a family that refuses them needs them imputed). */
+export function featuresWithMissing(choice: Pick<ColumnChoice, 'features'>): ColumnInfo[] {
+  return choice.features.filter((c) => c.missing > 0)
 }
 
 /** Text columns a default feature choice leaves out (the config panel says so; the CLI prints it). */

@@ -12,7 +12,7 @@ import {
   TrainpoolError,
   type WorkloadData,
 } from '@shared/contract'
-import { chooseColumns } from '@shared/data-columns'
+import { chooseColumns, featuresWithMissing, usableRows } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { datasetsDir, readCachedInfo, tablePath } from './cache'
 import { readTableColumns } from './table-file'
@@ -39,7 +39,7 @@ export async function resolveDataSource(storeDir: string | null, config: BenchCo
     throw refuse('data.sha256', `${source.name} (sha256 ${source.sha256.slice(0, 12)}…) is not in the data cache (${datasetsDir(storeDir)}): load the file again`, 'not-found')
   }
   const choice = chooseColumns(info, source)
-  const usable = info.rows - choice.target.missing
+  const usable = usableRows(info, choice)
   if (usable === 0) {
     throw refuse('data.target', `target column ${JSON.stringify(choice.target.name)} of ${info.name} has no values: all ${info.rows} rows are missing it`)
   }
@@ -58,7 +58,7 @@ export async function resolveDataSource(storeDir: string | null, config: BenchCo
   const needs = family.userData ?? { missingValues: 'refuse', standardise: false }
   // impute applies where missing values are not handled natively: trees keep theirs as NaN
   const impute: ImputeMode = needs.missingValues === 'native' ? 'none' : source.impute
-  const withMissing = choice.features.filter((c) => c.missing > 0)
+  const withMissing = featuresWithMissing(choice)
   if (needs.missingValues === 'refuse' && impute === 'none' && withMissing.length > 0) {
     const counts = withMissing.slice(0, 6).map((c) => `${JSON.stringify(c.name)} has ${c.missing}`)
     const more = withMissing.length > 6 ? ` and ${withMissing.length - 6} more columns` : ''

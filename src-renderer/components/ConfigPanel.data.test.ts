@@ -122,9 +122,9 @@ describe('ConfigPanel data section', () => {
   it('MLP with missing values in the columns used: the impute choice; none left once the column is excluded; trees get a note', async () => {
     const w = await setup()
     await pickRecent(w)
-    expect(w.get('[data-test=data-missing] label').text()).toBe('Missing values (4 in the columns used)')
+    expect(w.get('[data-test=data-missing] label').text()).toBe('Missing values (4 in the feature columns)')
     // left as they are, the run would be refused: said on the field, Run disabled
-    expect(w.get('#err-data-impute').text()).toBe('Missing values: the columns used have 4, and the MLP cannot train on them: impute them with the mean, or leave those columns out')
+    expect(w.get('#err-data-impute').text()).toBe('Missing values: the feature columns have 4, and the MLP cannot train on them: impute them with the mean, or leave those columns out')
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
     await w.get('[data-test=data-impute]').setValue('mean')
     expect(useConfigStore().draft.data?.impute).toBe('mean')
@@ -134,7 +134,7 @@ describe('ConfigPanel data section', () => {
     await w.get('[data-test=data-feature-rooms]').setValue(true)
     await w.get('[data-test=family]').setValue('gbdt')
     expect(w.find('[data-test=data-impute]').exists()).toBe(false)
-    expect(w.get('[data-test=data-missing]').text()).toBe('4 missing values in the columns used: GBDT trains on them as they are (each split learns which way they go).')
+    expect(w.get('[data-test=data-missing]').text()).toBe('4 missing values in the feature columns: GBDT trains on them as they are (each split learns which way they go).')
   })
 
   it('a size larger than the file is an error on that size; All rows sets the one size to the row count', async () => {
@@ -148,6 +148,14 @@ describe('ConfigPanel data section', () => {
     expect((w.get('[data-test=size-0]').element as HTMLInputElement).value).toBe('1200')
     expect(useConfigStore().draft.sizes).toEqual([1200])
     expect(w.find('#err-sizes').exists()).toBe(false)
+    // rows missing the target cannot be used: a target with gaps lowers the most a size may be
+    await w.get('[data-test=data-target]').setValue('rooms')
+    expect(w.get('[data-test=data-all-rows]').text()).toBe('All rows (1,196)')
+    expect(w.get('#err-sizes').text()).toBe('Data size 1: 1200 rows is more than houses.csv has (1,196 rows with a target value): use at most 1196 ("All rows")')
+    await w.get('[data-test=data-all-rows]').trigger('click')
+    expect(useConfigStore().draft.sizes).toEqual([1196])
+    // rooms' gaps are in the target now, not a feature: nothing to impute
+    expect(w.find('[data-test=data-missing]').exists()).toBe(false)
   })
 
   it('Run sends the data source with the config', async () => {

@@ -11,7 +11,7 @@ import type { DataSetInfo, ImputeMode } from '@shared/contract/dataset'
 import { BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESETS, presetConfig, presetDescription } from '@shared/contract/config'
 import type { FieldIssue } from '@shared/contract/errors'
 import { fieldIssues, TrainpoolError } from '@shared/contract/errors'
-import { type ColumnChoice, chooseColumns, skippedTextColumns } from '@shared/data-columns'
+import { type ColumnChoice, chooseColumns, featuresWithMissing, skippedTextColumns, usableRows } from '@shared/data-columns'
 import { formatNumber } from '@shared/format'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
 import { allFamilies, findFamily, type ModelFamily, type ParamField } from '@shared/families'
@@ -272,10 +272,17 @@ export const useConfigStore = defineStore('config', () => {
     return d && info && info.sha256 === d.sha256 ? skippedTextColumns(info, d).map((c) => c.name) : []
   })
 
-  /** Missing values among the target and the feature columns used. */
+  /** Missing values among the feature columns used (rows missing the target are left out, not imputed). */
   const missingInUse = computed<number>(() => {
     const c = columnChoice.value.choice
-    return c ? [c.target, ...c.features].reduce((n, col) => n + col.missing, 0) : 0
+    return c ? featuresWithMissing(c).reduce((n, col) => n + col.missing, 0) : 0
+  })
+
+  /** Rows a run can use (those with a target value): the most a data size may be; null until a file's columns are chosen. */
+  const usable = computed<number | null>(() => {
+    const c = columnChoice.value.choice
+    const info = dataSets.current
+    return c && info ? usableRows(info, c) : null
   })
 
   /** The family cannot train on missing values (the MLP): they must be imputed, or the run is refused. */
@@ -299,12 +306,12 @@ export const useConfigStore = defineStore('config', () => {
     { immediate: true },
   )
 
-  /** "All rows": one data size, the file's row count. */
+  /** "All rows": one data size, every row with a target value. */
   function useAllRows() {
-    const info = dataSets.current
-    if (!info) return
-    draft.sizes = [info.rows]
-    sizeText.value = [String(info.rows)]
+    const n = usable.value
+    if (!n) return
+    draft.sizes = [n]
+    sizeText.value = [String(n)]
     touched()
   }
 
@@ -316,17 +323,24 @@ export const useConfigStore = defineStore('config', () => {
     const info = dataSets.current
     if (!info || info.sha256 !== d.sha256) return []
     const out = [...columnChoice.value.issues]
+    const choice = columnChoice.value.choice
+    if (choice && usable.value === 0) out.push({ field: 'data.target', message: `Target column ${JSON.stringify(choice.target.name)} has no values: all ${formatNumber(info.rows)} rows are missing it` })
+    for (const f of choice?.features ?? []) {
+      if (f.missing === info.rows) out.push({ field: 'data.features', message: `Feature columns: ${JSON.stringify(f.name)} has no values (all rows are missing); leave it out` })
+    }
     if (missingInUse.value > 0 && refusesMissing.value && d.impute === 'none') {
       out.push({
         field: 'data.impute',
-        message: `Missing values: the columns used have ${formatNumber(missingInUse.value)}, and the ${family.value.shortLabel ?? family.value.label} cannot train on them: impute them with the mean, or leave those columns out`,
+        message: `Missing values: the feature columns have ${formatNumber(missingInUse.value)}, and the ${family.value.shortLabel ?? family.value.label} cannot train on them: impute them with the mean, or leave those columns out`,
       })
     }
-    draft.sizes.forEach((size, i) => {
-      if (Number.isFinite(size) && size > info.rows) {
-        out.push({ field: `sizes.${i}`, message: `${size} rows is more than ${info.name} has (${formatNumber(info.rows)} rows): use at most ${info.rows} ("All rows")` })
-      }
-    })
+    const most = usable.value
+    if (most) {
+      const has = most === info.rows ? `${formatNumber(info.rows)} rows` : `${formatNumber(most)} rows with a target value`
+      draft.sizes.forEach((size, i) => {
+        if (Number.isFinite(size) && size > most) out.push({ field: `sizes.${i}`, message: `${size} rows is more than ${info.name} has (${has}): use at most ${most} ("All rows")` })
+      })
+    }
     return out
   })
 
@@ -521,6 +535,7 @@ export const useConfigStore = defineStore('config', () => {
     featureColumns,
     textColumnsLeftOut,
     missingInUse,
+    usable,
     refusesMissing,
     useAllRows,
     listText,
