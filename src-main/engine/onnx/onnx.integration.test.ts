@@ -32,8 +32,8 @@ describe('onnxruntime backend', () => {
     expect(result.environment!.backendFlags).toMatchObject({ intraOpThreads: 1, interOpThreads: 1, allowSpinning: false })
     const verification = verify(presetConfig('smoke'), result.measurements)
     expect(verification.problems).toEqual([])
-    // one hidden layer: batched and one-model-at-a-time runs are bit-identical on this backend
-    expect(verification.maxRelMseDiff).toBe(0)
+    // one hidden layer: batched and one-model-at-a-time runs are bit-identical on the dev VM (0); room for other CPUs' kernels
+    expect(verification.maxRelMseDiff).toBeLessThan(1e-6)
     const reference = wasm.measurements[0].perModel
     for (const m of result.measurements) {
       expect(m.modelsTrained).toBe(4)

@@ -162,7 +162,10 @@ describe('training on onnxruntime', () => {
     expect(Array.from(bo)).toEqual([0, 0])
   })
 
-  it('batched with one hidden layer is bit-identical to one model at a time; with two, within 1e-5 relative', async (ctx) => {
+  // Measured on the dev VM (x86-64, AVX-512): bit-identical with one hidden layer (MLAS computes each
+  // output column the same way whatever the width), ~2e-7 with two (per-model batched MatMuls). The
+  // assertion leaves room for MLAS picking other kernels on other CPUs; the contract is 1e-4.
+  it('batched matches one model at a time within 1e-6 relative with one hidden layer, 1e-5 with two', async (ctx) => {
     if (missing()) return ctx.skip()
     for (const hidden of [[16], [16, 8]]) {
       const w = { ...workload, model: { ...workload.model, hidden } }
@@ -171,8 +174,7 @@ describe('training on onnxruntime', () => {
       expect(fused.map((m) => m.index)).toEqual([0, 1, 2, 3])
       for (let i = 0; i < 4; i++) {
         expect(fused[i].seed).toBe(w.seed + i + 1)
-        if (hidden.length === 1) expect(fused[i].testMse).toBe(single[i].testMse)
-        else expect(Math.abs(fused[i].testMse - single[i].testMse) / single[i].testMse).toBeLessThan(1e-5)
+        expect(Math.abs(fused[i].testMse - single[i].testMse) / single[i].testMse).toBeLessThan(hidden.length === 1 ? 1e-6 : 1e-5)
       }
       expect(new Set(fused.map((m) => m.testMse.toFixed(7))).size).toBe(4)
     }
