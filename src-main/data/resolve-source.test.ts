@@ -56,6 +56,12 @@ describe('the column choice', () => {
     expect(chooseColumns(info, source({ features: ['a', 'city'], exclude: ['city'] })).features.map((c) => c.name)).toEqual(['a'])
   })
 
+  it('more feature columns than a run takes are refused, naming the limit', () => {
+    const wide = { name: 'wide.csv', columns: Array.from({ length: 4098 }, (_, i) => ({ name: `c${i}`, type: 'numeric' as const, missing: 0, min: 0, max: 1, firstTextRow: null })) }
+    expect(() => chooseColumns(wide, { target: 'c0', features: null, exclude: [] })).toThrow(/4097 feature columns are more than a run takes \(at most 4096\)/)
+    expect(chooseColumns(wide, { target: 'c0', features: null, exclude: ['c1'] }).features).toHaveLength(4096)
+  })
+
   it.each([
     [{ target: 'price' }, 'data.target', /target column "price" is not in houses\.csv; its numeric columns are "a", "b", "empty", "y"/],
     [{ target: 'city' }, 'data.target', /target column "city" of houses\.csv is not numeric: row 1 is not a number .*choose a numeric column/],
