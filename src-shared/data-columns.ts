@@ -77,6 +77,16 @@ export function chooseColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, reque
   }
 }
 
+/** Rows a run can use: those with a target value (a data size may be at most this many). */
+export function usableRows(info: Pick<DataSetInfo, 'rows'>, choice: Pick<ColumnChoice, 'target'>): number {
+  return info.rows - choice.target.missing
+}
+
+/** The feature columns with missing values (a family that refuses them needs them imputed). */
+export function featuresWithMissing(choice: Pick<ColumnChoice, 'features'>): ColumnInfo[] {
+  return choice.features.filter((c) => c.missing > 0)
+}
+
 /** Text columns a default feature choice leaves out (the config panel says so; the CLI prints it). */
 export function skippedTextColumns(info: Pick<DataSetInfo, 'columns'>, request: ColumnRequest): ColumnInfo[] {
   if (request.features) return []
