@@ -26,6 +26,12 @@ describe('trainpool serve', () => {
     expect((await fetch(url!)).status).toBe(200)
     expect((await fetch(url!.replace(/\?token=.*/, ''))).status).toBe(401)
     expect(out.stderr).not.toMatch(/WARNING/)
+    // the page can upload a data file (token required), loaded into the store's data cache
+    expect(out.stderr).toMatch(/data files upload up to 2\.0 GiB/)
+    const token = new URL(url!).searchParams.get('token')
+    const upload = await fetch(url!.replace(/\?token=.*/, `api/upload?name=t.csv&token=${token}`), { method: 'POST', body: 'a,b\n1,2\n3,4\n' })
+    expect(upload.status).toBe(200)
+    expect(await upload.json()).toMatchObject({ name: 't.csv', rows: 2, columns: [{ name: 'a' }, { name: 'b' }] })
     child.kill('SIGINT')
     const t0 = Date.now()
     expect(await exited).toEqual({ code: 0, signal: null })
