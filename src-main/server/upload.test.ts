@@ -1,7 +1,8 @@
 // Browser mode's data-file upload through a real server: a good CSV comes back as the cache's
-// DataSetInfo; no token is 401, a declared or streamed body over the cap is 413, a body cut off
-// halfway leaves nothing behind (no folder, nothing cached) and the server keeps answering; a bad
-// name or method is refused naming what is accepted. The loader is the data cache's own.
+// DataSetInfo; no token is 401, a foreign Origin or Host 403, a declared or streamed body over the
+// cap 413, a body cut off halfway leaves nothing behind (no folder, nothing cached) and the server
+// keeps answering; a bad name or method is refused naming what is accepted. The loader is the data
+// cache's own.
 import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -94,6 +95,15 @@ describe('POST /api/upload', () => {
     expect(r.status).toBe(401)
     const wrong = await post(`/api/upload?name=houses.csv&token=${'0'.repeat(48)}`, [Buffer.from(CSV)])
     expect(wrong.status).toBe(401)
+    expect(leftovers()).toEqual([])
+    expect(loads).toEqual([])
+  })
+
+  it('refuses an upload from a foreign page (Origin) or under a foreign Host name (403), even with the token', async () => {
+    const foreign = await post(uploadPath('houses.csv'), [Buffer.from(CSV)], { Origin: 'http://evil.example' })
+    expect(foreign.status).toBe(403)
+    const rebound = await post(uploadPath('houses.csv'), [Buffer.from(CSV)], { Host: `evil.example:${server.port}` })
+    expect(rebound.status).toBe(403)
     expect(leftovers()).toEqual([])
     expect(loads).toEqual([])
   })
