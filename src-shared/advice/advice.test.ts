@@ -155,7 +155,7 @@ describe('adviseFrom', () => {
   })
 
   it('refuses a poor fit (R² < 0.9) and leaves it out of the ranking', () => {
-    const zigzag = [1, 2, 4, 8, 16, 32, 50].map((n, i) => entry('pool', 2, n, i % 2 ? 5000 : 500))
+    const zigzag = [1, 2, 4, 8, 16, 32, 50].map((n, i) => entry('pool', 2, n, i % 2 ? 9000 : 6000)) // slower than sequential everywhere
     const good = sweepRun([TRUE_LINES[0]]).summary
     const advice = adviseFrom({ runId: 'r', summary: [...good, ...zigzag] }, { models: 200, size: SIZE })
     const pool = costModelsAt([...good, ...zigzag], SIZE).find((c) => c.strategy === 'pool')!
@@ -165,6 +165,20 @@ describe('adviseFrom', () => {
     const onlyBad = adviseFrom({ runId: 'r', summary: zigzag }, { models: 200, size: SIZE })
     expect(onlyBad.options).toEqual([])
     expect(onlyBad.refusal).toMatch(/no fit can be trusted — pool W=2: the line fits poorly/)
+  })
+
+  it('gives no advice when an option whose fit was refused measured faster than the pick', () => {
+    const good = sweepRun([TRUE_LINES[0]]).summary // sequential: 50 + 80 N
+    const fastButNoisy = [1, 2, 4, 8, 16, 32, 50].map((n, i) => entry('batched', 2, n, i % 2 ? 300 : 900))
+    const advice = adviseFrom({ runId: 'r', summary: [...good, ...fastButNoisy] }, { models: 200, size: SIZE })
+    expect(advice.options).toEqual([])
+    expect(advice.refusal).toMatch(/^batched W=2 measured faster than sequential at N = 50 \(900 ms vs 4.05 s\) but its fit cannot be trusted \(the line fits poorly \(R² 0\.\d\d < 0.9\)\)/)
+  })
+
+  it('formats an interval with one unit where it can', () => {
+    expect(formatRange(36_000, 47_000)).toBe('36.0–47.0 s')
+    expect(formatRange(950, 1200)).toBe('950 ms–1.20 s')
+    expect(formatRange(25_200, 221_000)).toBe('25.2 s–3 min 41 s')
   })
 
   it('refuses a data size that was not measured, naming the measured ones', () => {

@@ -10,7 +10,9 @@
 //   time grows with rows (the MLP is roughly linear in rows, the trees are mostly per-tree overhead),
 //   so an unmeasured size is refused with the sizes that were measured, rather than guessed.
 // - A fit is refused (no prediction) with fewer than 3 model counts or R² < 0.9, or when time does
-//   not grow with N; a target N beyond 4× the largest measured N is still predicted but labelled.
+//   not grow with N; the others are ranked, unless a refused option measured faster than the pick
+//   (then no advice: ranking only the trusted fits would recommend a slower option). A target N
+//   beyond 4× the largest measured N is still predicted but labelled.
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, type AdviceOption, type AdviceTarget, type CostModel, type WorkerScaling } from '../contract/advice'
 import type { BenchConfig, Strategy } from '../contract/config'
 import type { RunResult, SummaryEntry } from '../contract/result'
@@ -31,12 +33,13 @@ export function optionLabel(o: { strategy: Strategy; workers: number }, separato
   return o.strategy === 'sequential' ? 'sequential' : `${o.strategy}${separator}W=${o.workers}`
 }
 
-/** "36–47 s" when both ends share a unit, else "950 ms–1.20 s". */
+/** "36–47 s" when both ends are plain numbers of the same unit, else "950 ms–1.20 s", "25.2 s–3 min 41 s". */
 export function formatRange(lowMs: number, highMs: number): string {
   const low = formatDuration(lowMs)
   const high = formatDuration(highMs)
-  const unit = / (ms|s)$/.exec(low)?.[1]
-  return unit && high.endsWith(` ${unit}`) && !low.includes('min') ? `${low.slice(0, -unit.length - 1)}–${high}` : `${low}–${high}`
+  const plain = /^[\d.]+ (ms|s)$/
+  const unit = plain.exec(low)?.[1]
+  return unit && plain.exec(high)?.[1] === unit ? `${low.slice(0, -unit.length - 1)}–${high}` : `${low}–${high}`
 }
 
 /** Cost models (time against N) per (strategy, W) at one size, each with its refusal or null. */
@@ -125,12 +128,32 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'>, target: Ad
     .map((c) => ({ strategy: c.strategy, workers: c.workers, ...predictWithInterval(c.fit, n) }))
     .sort((a, b) => a.predictedMs - b.predictedMs)
   const [best, next] = options
+  const beaten = fasterUnranked(costModels, best, n)
+  if (beaten) return refuse(size, beaten, costModels, scaling, extrapolated)
   let text = `${head}: ${optionLabel(best)}, ≈ ${formatDuration(best.predictedMs)} (${formatRange(best.lowMs, best.highMs)})`
   if (next) text += `; ${optionLabel(next, ' ')} ≈ ${(next.predictedMs / best.predictedMs).toFixed(1)}× slower`
   if (extrapolated) text += `; extrapolated: ${groupedNumber(n)} is ${(n / largestN).toFixed(0)}× the largest measured N (${largestN})`
   const left = costModels.filter((c) => c.refusal !== null && c.workers <= n)
   if (left.length) text += `; not ranked: ${left.map((c) => `${optionLabel(c, ' ')} (${c.refusal!.split(':')[0].split(';')[0]})`).join(', ')}`
   return { runId: run.runId, target: { models: n, size }, fittedSize: size, extrapolated, options, costModels, scaling, text, refusal: null }
+}
+
+/**
+ * A pick among the trusted fits only is no pick when an option whose fit was refused measured faster
+ * than it at the largest N both have: say so instead of recommending the slower one.
+ */
+function fasterUnranked(costModels: readonly CostModel[], best: AdviceOption, n: number): string | null {
+  const pick = costModels.find((c) => c.strategy === best.strategy && c.workers === best.workers)!
+  for (const c of costModels) {
+    if (c.refusal === null || c.workers > n) continue
+    const shared = c.fit.points.filter((p) => pick.fit.points.some((q) => q.x === p.x))
+    const at = shared.at(-1)
+    const pickMs = at && pick.fit.points.find((q) => q.x === at.x)!.ms
+    if (at && pickMs !== undefined && at.ms < pickMs) {
+      return `${optionLabel(c, ' ')} measured faster than ${optionLabel(best, ' ')} at N = ${at.x} (${formatDuration(at.ms)} vs ${formatDuration(pickMs)}) but its fit cannot be trusted (${c.refusal.split(':')[0].split(';')[0]}), so the options cannot be ranked; measure again on a quieter machine or with more repeats`
+    }
+  }
+  return null
 }
 
 /** The options a check measures: the recommended one and the runner-up. */
