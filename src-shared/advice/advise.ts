@@ -144,16 +144,17 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'>, target: Ad
  */
 function fasterUnranked(costModels: readonly CostModel[], best: AdviceOption, n: number): string | null {
   const pick = costModels.find((c) => c.strategy === best.strategy && c.workers === best.workers)!
+  // the refused option that beat the pick by the widest margin names the problem best
+  let worst: { c: CostModel; x: number; ms: number; pickMs: number } | null = null
   for (const c of costModels) {
     if (c.refusal === null || c.workers > n) continue
-    const shared = c.fit.points.filter((p) => pick.fit.points.some((q) => q.x === p.x))
-    const at = shared.at(-1)
-    const pickMs = at && pick.fit.points.find((q) => q.x === at.x)!.ms
-    if (at && pickMs !== undefined && at.ms < pickMs) {
-      return `${optionLabel(c, ' ')} measured faster than ${optionLabel(best, ' ')} at N = ${at.x} (${formatDuration(at.ms)} vs ${formatDuration(pickMs)}) but its fit cannot be trusted (${c.refusal.split(':')[0].split(';')[0]}), so the options cannot be ranked; measure again on a quieter machine or with more repeats`
-    }
+    const at = c.fit.points.filter((p) => pick.fit.points.some((q) => q.x === p.x)).at(-1)
+    if (!at) continue
+    const pickMs = pick.fit.points.find((q) => q.x === at.x)!.ms
+    if (at.ms < pickMs && (!worst || pickMs / at.ms > worst.pickMs / worst.ms)) worst = { c, x: at.x, ms: at.ms, pickMs }
   }
-  return null
+  if (!worst) return null
+  return `${optionLabel(worst.c, ' ')} measured faster than ${optionLabel(best, ' ')} at N = ${worst.x} (${formatDuration(worst.ms)} vs ${formatDuration(worst.pickMs)}) but its fit cannot be trusted (${worst.c.refusal!.split(':')[0].split(';')[0]}), so the options cannot be ranked; measure again on a quieter machine or with more repeats`
 }
 
 /** The options a check measures: the recommended one and the runner-up. */
