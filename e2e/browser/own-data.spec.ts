@@ -154,6 +154,7 @@ describe.skipIf(skip)('browser mode: your own data', () => {
   it('History shows the data set of the run', async () => {
     const [entry] = await env.service.listRuns()
     await page.locator('[data-test="nav-history"]').click()
+    expect(await page.locator(`[data-test="history-${entry.runId}"] [data-test="history-data"]`).textContent()).toBe('data: plants.csv · 300 × 7')
     await page.locator(`[data-test="history-${entry.runId}"] button`).first().click()
     const card = page.locator('[data-test="run-report"] [data-test="dataset"]')
     await card.waitFor({ timeout: 10_000 })

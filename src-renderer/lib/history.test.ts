@@ -20,6 +20,11 @@ describe('history helpers', () => {
     expect(filterRuns(runs, { ...DEFAULT_QUERY, sort: 'name', descending: false }).map((r) => r.runId)).toEqual(['bb', 'a', 'ccc'])
   })
 
+  it('finds a run by the name of the data set it trained on', () => {
+    const withData = [...runs, entry('dddd', { data: 'plants.csv · 300 × 7' })]
+    expect(filterRuns(withData, { ...DEFAULT_QUERY, text: 'plants' }).map((r) => r.runId)).toEqual(['dddd'])
+  })
+
   it('compares two runs per measurement with Δ% (negative: B faster)', () => {
     const s = (strategy: 'sequential' | 'pool', medianMs: number, workers = 1) => ({ size: 2000, models: 4, workers, strategy, repeats: 1, medianMs, minMs: medianMs, maxMs: medianMs, speedupVsSequential: null, efficiency: null, workRate: 0, warnings: [] })
     const a = { summary: [s('sequential', 200), s('pool', 100, 2)] } as unknown as RunResult

@@ -11,7 +11,7 @@ export type SortKey = 'date' | 'speedup' | 'status' | 'name'
 export type StatusFilter = 'all' | RunListEntry['status']
 
 export interface HistoryQuery {
-  /** free text over name, id, preset, backend, device, tags, sizes */
+  /** free text over name, id, preset, backend, device, tags, sizes, the data set */
   text: string
   status: StatusFilter
   sort: SortKey
@@ -21,7 +21,7 @@ export interface HistoryQuery {
 export const DEFAULT_QUERY: HistoryQuery = { text: '', status: 'all', sort: 'date', descending: true }
 
 function haystack(r: RunListEntry): string {
-  return [r.name, r.runId, r.preset, r.backend, r.device, ...(r.tags ?? []), ...r.sizes.map(String), r.status].filter(Boolean).join(' ').toLowerCase()
+  return [r.name, r.runId, r.preset, r.backend, r.device, ...(r.tags ?? []), ...r.sizes.map(String), r.status, r.data].filter(Boolean).join(' ').toLowerCase()
 }
 
 export function filterRuns(runs: readonly RunListEntry[], q: HistoryQuery): RunListEntry[] {

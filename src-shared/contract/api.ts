@@ -88,6 +88,8 @@ export interface RunListEntry {
   bestSpeedup: number | null
   /** the model family and its parameters in one line ("GBDT · 100 rounds, depth 6, …"); absent for a damaged file */
   model?: string
+  /** the user's data set the run trained on ("plants.csv · 300 × 7"); absent for generated data */
+  data?: string
   name?: string
   tags?: string[]
   /** why a damaged file could not be read */

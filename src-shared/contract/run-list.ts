@@ -27,6 +27,7 @@ export function listEntry(run: RunResult): RunListEntry {
     models: run.config.models,
     bestSpeedup: speedups.length ? Math.max(...speedups) : null,
     model: modelLine(run.config),
+    ...(run.dataset ? { data: `${run.dataset.name} · ${run.dataset.rows} × ${run.dataset.columns}` } : {}),
     ...(run.name ? { name: run.name } : {}),
     ...(run.tags ? { tags: run.tags } : {}),
   }
