@@ -61,12 +61,12 @@ function unavailable(name: ConcreteBackend, err: unknown): BackendCapability {
  * The `auto` rule applied while starting backends: the candidates in AUTO_ORDER are started one by
  * one and the first that autoAccepts() is kept (the rule autoBackendFrom() applies to the probe), so
  * the backend a run gets is the one the capabilities card announced. What was passed over, and why,
- * goes in the kept one's flags.autoSkipped; a started candidate that is passed over is discarded.
+ * goes in the kept one's flags.autoSkipped. A started candidate that is passed over stays as it is
+ * (see engine/families/mlp.ts: releasing Dawn's instance under a live device can crash the process).
  */
 export async function startAuto<T extends { flags: Record<string, string | number | boolean> }>(
   start: (candidate: ConcreteBackend) => Promise<T>,
   capability: (started: T) => BackendCapability,
-  discard: (started: T) => void = () => {},
 ): Promise<T> {
   const reasons: string[] = []
   for (const candidate of AUTO_ORDER) {
@@ -80,7 +80,6 @@ export async function startAuto<T extends { flags: Record<string, string | numbe
     const c = capability(started)
     if (!autoAccepts(c)) {
       reasons.push(autoSkipReason(c))
-      discard(started)
       continue
     }
     started.flags.autoSkipped = reasons.join('; ')

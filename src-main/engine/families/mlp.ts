@@ -44,10 +44,12 @@ export async function tfjsRuntime(name: BackendName): Promise<TfjsRuntime> {
 export function mlpRuntime(name: BackendName): Promise<MlpRuntime> {
   if (name === 'onnxruntime') return startOnnxRuntime()
   if (name !== 'auto') return tfjsRuntime(name)
+  // a tfjs GPU backend passed over (webgpu on lavapipe) is left as it is, not released: dropping Dawn's
+  // navigator.gpu while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
+  // worker ends with process.exit, so the instance cannot keep it alive
   return startAuto<MlpRuntime>(
     (candidate) => (candidate === 'onnxruntime' ? startOnnxRuntime() : tfjsRuntime(candidate)),
     (rt) => ({ name: rt.backend, available: true, gpu: !isOnnxRuntime(rt) && rt.hardware, detail: rt.device }),
-    (rt) => rt.release(),
   )
 }
 
