@@ -2,8 +2,8 @@
 // into the data cache — seconds, MB/s and the peak RSS while loading —, the same file loaded again
 // (hashed, the parse skipped), then training on that cached table against generated data of the
 // same shape, both in this one process run: the MLP on wasm and the trees on the cpu engine, the
-// same configs but for `data`, medians of the measured repeats (warm-up, where the worker reads
-// or generates its data, reported apart). Called by `npm run bench`; the lines, then a JSON line.
+// same configs but for `data`, each run twice in the order generated, file, file, generated, medians
+// of the measured repeats (warm-up, where the worker reads or generates its data, reported apart). Called by `npm run bench`; the lines, then a JSON line.
 //   node --import tsx benchmarks/data-load.mts [--rows 200000] [--size 10000]
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os'
@@ -90,11 +90,11 @@ try {
   const shapes: { label: string; config: BenchConfig }[] = [
     {
       label: 'MLP on wasm',
-      config: { ...DEFAULT_CONFIG, sizes: [size], models: [8], workers: [2], strategies: ['sequential', 'batched'], backend: 'wasm', repeats: 2, features: FEATURES, model: { ...DEFAULT_CONFIG.model, kind: 'mlp', epochs: 1 } } as BenchConfig,
+      config: { ...DEFAULT_CONFIG, sizes: [size], models: [8], workers: [2], strategies: ['sequential', 'batched'], backend: 'wasm', repeats: 1, features: FEATURES, model: { ...DEFAULT_CONFIG.model, kind: 'mlp', epochs: 1 } } as BenchConfig,
     },
     {
       label: 'trees on cpu',
-      config: { ...DEFAULT_CONFIG, sizes: [size], models: [4], workers: [2], strategies: ['sequential', 'batched'], backend: 'cpu', repeats: 2, features: FEATURES, model: { ...gbdtFamily.defaults, rounds: 10 } } as BenchConfig,
+      config: { ...DEFAULT_CONFIG, sizes: [size], models: [4], workers: [2], strategies: ['sequential', 'batched'], backend: 'cpu', repeats: 1, features: FEATURES, model: { ...gbdtFamily.defaults, rounds: 6 } } as BenchConfig,
     },
   ]
   // workers from sources (as the tests run them), the same for both sides of the comparison
@@ -102,16 +102,21 @@ try {
   json.training = []
   for (const { label, config } of shapes) {
     const resolved = await resolveDataSource(store, { ...config, data })
-    const generated = await new BenchRunner(launcher, config).run()
-    const own = await new BenchRunner(launcher, resolved.config, {}, { data: resolved.workload }).run()
-    if (generated.status !== 'ok' || own.status !== 'ok') throw new Error(`${label}: ${generated.error ?? own.error}`)
-    lines.push(`Training on the cached file vs generated data, ${size.toLocaleString('en-US')} rows × ${FEATURES} features, ${label} (median of ${config.repeats}; warm-up = the worker's data read or generated, plus one step):`)
+    // generated, file, file, generated: a machine whose load drifts favours neither side
+    const generated: Measurement[] = []
+    const own: Measurement[] = []
+    for (const fromFile of [false, true, true, false]) {
+      const outcome = fromFile ? await new BenchRunner(launcher, resolved.config, {}, { data: resolved.workload }).run() : await new BenchRunner(launcher, config).run()
+      if (outcome.status !== 'ok') throw new Error(`${label}: ${outcome.error}`)
+      ;(fromFile ? own : generated).push(...outcome.measurements)
+    }
+    lines.push(`Training on the cached file vs generated data, ${size.toLocaleString('en-US')} rows × ${FEATURES} features, ${label} (median of ${2 * config.repeats}, run in the order generated, file, file, generated; warm-up = the worker's data read or generated, plus one step):`)
     for (const strategy of config.strategies) {
       const pick = (ms: Measurement[]) => ms.filter((m) => m.strategy === strategy)
-      const gen = median(pick(generated.measurements).map((m) => m.wallMs))
-      const file = median(pick(own.measurements).map((m) => m.wallMs))
-      const genWarm = pick(generated.measurements)[0].warmupMs
-      const fileWarm = pick(own.measurements)[0].warmupMs
+      const gen = median(pick(generated).map((m) => m.wallMs))
+      const file = median(pick(own).map((m) => m.wallMs))
+      const genWarm = median(pick(generated).map((m) => m.warmupMs))
+      const fileWarm = median(pick(own).map((m) => m.warmupMs))
       lines.push(`  ${strategy.padEnd(10)} generated ${formatDuration(gen).padStart(8)} · file ${formatDuration(file).padStart(8)} · file/generated ${(file / gen).toFixed(2)}× · warm-up ${formatDuration(genWarm)} vs ${formatDuration(fileWarm)}`)
       ;(json.training as unknown[]).push({ family: label, strategy, generatedMs: gen, fileMs: file, ratio: file / gen, generatedWarmupMs: genWarm, fileWarmupMs: fileWarm })
     }
