@@ -79,7 +79,10 @@ export const DataSetRecordSchema = z.object({
   features: z.array(z.string()),
   targetStats: z.object({ mean: z.number(), std: z.number(), min: z.number(), max: z.number() }),
   impute: z.enum(IMPUTE_MODES),
-  /** MLP with impute=mean: how many values were imputed per feature column (absent when none) */
+  /**
+   * MLP with impute=mean: per feature column with missing values, how many the file has (each size's
+   * sampled rows have theirs filled with the training rows' mean); absent when none
+   */
   imputed: z.record(z.string(), z.number().int().min(0)).optional(),
   /** features standardised with training-row statistics (MLP), or left raw (trees) */
   standardised: z.boolean(),
