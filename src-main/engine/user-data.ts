@@ -61,18 +61,18 @@ export function trainingStats(x: Float32Array, train: number, features: number):
 
 export function userDataset(w: Workload & { data: WorkloadData }): Dataset {
   const { data } = w
-  const { values } = readTableColumns(data.table, [data.targetColumn, ...data.featureColumns])
-  const [target, ...columns] = values
-  const F = columns.length
+  const [target] = readTableColumns(data.table, [data.targetColumn]).values
+  const F = data.featureColumns.length
   const rows = sampleRows(target, w.size, w.seed)
   const { train, test } = splitRows(w.size, w.testSplit)
   const x = new Float32Array(w.size * F)
   const y = new Float32Array(w.size)
-  for (let i = 0; i < w.size; i++) {
-    const r = rows[i]
-    y[i] = target[r]
-    for (let f = 0; f < F; f++) x[i * F + f] = columns[f][r]
-  }
+  for (let i = 0; i < w.size; i++) y[i] = target[rows[i]]
+  // one column at a time: a worker holds one of the file's columns besides its sample, never the table
+  data.featureColumns.forEach((column, f) => {
+    const [values] = readTableColumns(data.table, [column]).values
+    for (let i = 0; i < w.size; i++) x[i * F + f] = values[rows[i]]
+  })
   if (data.impute === 'mean' || data.standardise) {
     const { mean, std } = trainingStats(x, train, F)
     for (let i = 0; i < x.length; i++) {
