@@ -44,8 +44,10 @@ export async function readParquet(path: string, options: ReadOptions): Promise<T
           const from = Math.max(chunkStart, start)
           const to = Math.min(chunkEnd, rowEnd)
           if (to <= from) return
-          const cells = Array.prototype.slice.call(columnData, from - chunkStart, to - chunkStart) as Cell[]
-          builder.addColumnRun(column, from, flat[column] ? cells : cells.map((c) => (c === null || c === undefined ? c : JSON.stringify(c, bigintAsText))))
+          const [a, b] = [from - chunkStart, to - chunkStart]
+          // numeric columns often come as typed arrays: a view, not a copy
+          const cells: ArrayLike<Cell> = ArrayBuffer.isView(columnData) ? (columnData as Float64Array).subarray(a, b) : (columnData as Cell[]).slice(a, b)
+          builder.addColumnRun(column, from, flat[column] ? cells : Array.from(cells, (c) => (c === null || c === undefined ? c : JSON.stringify(c, bigintAsText))))
         },
       })
     } catch (err) {
