@@ -85,9 +85,9 @@ for (const c of cases) {
   const measuredBest = rows.filter((r) => r.measuredMs !== null).sort((a, b) => a.measuredMs! - b.measuredMs!)[0]
   const pick = advice.options[0]
   const pickRight = pick && measuredBest ? pick.strategy === measuredBest.strategy && pick.workers === measuredBest.workers : null
-  lines.push(`  best pick right: ${pickRight === null ? 'no pick' : pickRight ? 'yes' : `NO (picked ${optionLabel(pick, ' ')}, measured fastest ${optionLabel(measuredBest, ' ')}, ${formatDuration(measuredBest.measuredMs)} vs ${formatDuration(rows.find((r) => r.strategy === pick.strategy && r.workers === pick.workers)?.measuredMs)})`}; worst error of the advised options ${(worst * 100).toFixed(1)} % (target ≤ ${ERROR_TARGET * 100} %: ${worst <= ERROR_TARGET ? 'met' : 'MISSED'})`)
-  results.push({ family: c.family, label: c.label, size, sweepTo, targetN, repeats: Number(repeats), advice, check, rows, pickRight, worstError: worst })
+  lines.push(`  best pick right: ${pickRight === null ? 'no pick' : pickRight ? 'yes' : `NO (picked ${optionLabel(pick, ' ')}, measured fastest ${optionLabel(measuredBest, ' ')}, ${formatDuration(measuredBest.measuredMs)} vs ${formatDuration(rows.find((r) => r.strategy === pick.strategy && r.workers === pick.workers)?.measuredMs)})`}; ${advice.options.length ? `worst error of the advised options ${(worst * 100).toFixed(1)} % (target ≤ ${ERROR_TARGET * 100} %: ${worst <= ERROR_TARGET ? 'met' : 'MISSED'})` : 'no option advised (every fit refused, or a refused one measured faster than the pick): the target is not met, the advice said so'}`)
+  results.push({ family: c.family, label: c.label, size, sweepTo, targetN, repeats: Number(repeats), advice, check, rows, pickRight, worstError: advice.options.length ? worst : null })
 }
 writeFileSync(join(outDir, 'advice-check.json'), JSON.stringify(results, null, 2))
 console.log(lines.join('\n'))
-console.log(JSON.stringify(results.map((r) => { const x = r as { family: string; worstError: number; pickRight: boolean | null }; return { family: x.family, worstError: x.worstError, pickRight: x.pickRight } })))
+console.log(JSON.stringify(results.map((r) => { const x = r as { family: string; worstError: number | null; pickRight: boolean | null }; return { family: x.family, worstError: x.worstError, pickRight: x.pickRight } })))
