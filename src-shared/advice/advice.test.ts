@@ -139,6 +139,18 @@ describe('adviseFrom', () => {
     }
   })
 
+  it('says when the runner-up’s interval overlaps the pick’s (as good as a tie)', () => {
+    const random = seededRandom(11)
+    const close = [
+      { strategy: 'pool' as const, workers: 2, a: 300, b: 40 },
+      { strategy: 'batched' as const, workers: 2, a: 300, b: 39 },
+    ]
+    const advice = adviseFrom(sweepRun(close, [1, 2, 4, 8, 16, 32, 50], () => 1 + (random() - 0.5) * 0.1), { models: 200, size: SIZE })
+    expect(advice.options[1].lowMs).toBeLessThanOrEqual(advice.options[0].highMs)
+    expect(advice.text).toMatch(/≈ 1\.0× slower \(the intervals overlap: as good as a tie\)$/)
+    expect(adviseFrom(sweepRun(TRUE_LINES), { models: 200, size: SIZE }).text).not.toMatch(/tie/)
+  })
+
   it('labels a target beyond 4× the largest measured N as extrapolated', () => {
     const advice = adviseFrom(sweepRun(TRUE_LINES), { models: 500, size: SIZE })
     expect(advice.extrapolated).toBe(true)

@@ -131,7 +131,11 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'>, target: Ad
   const beaten = fasterUnranked(costModels, best, n)
   if (beaten) return refuse(size, beaten, costModels, scaling, extrapolated)
   let text = `${head}: ${optionLabel(best)}, ≈ ${formatDuration(best.predictedMs)} (${formatRange(best.lowMs, best.highMs)})`
-  if (next) text += `; ${optionLabel(next, ' ')} ≈ ${(next.predictedMs / best.predictedMs).toFixed(1)}× slower`
+  if (next) {
+    text += `; ${optionLabel(next, ' ')} ≈ ${(next.predictedMs / best.predictedMs).toFixed(1)}× slower`
+    // overlapping intervals: the measured order of the two may well come out the other way
+    if (next.lowMs <= best.highMs) text += ' (the intervals overlap: as good as a tie)'
+  }
   if (extrapolated) text += `; extrapolated: ${groupedNumber(n)} is ${(n / largestN).toFixed(0)}× the largest measured N (${largestN})`
   const left = costModels.filter((c) => c.refusal !== null && c.workers <= n)
   if (left.length) text += `; not ranked: ${left.map((c) => `${optionLabel(c, ' ')} (${c.refusal!.split(':')[0].split(';')[0]})`).join(', ')}`
