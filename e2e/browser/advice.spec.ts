@@ -1,8 +1,10 @@
-// Browser mode end to end: a small model-count sweep (MLP, smoke sizes, N = 1, 2, 4, 8, 16 on wasm,
-// 4 epochs so time grows with N above the noise of a busy machine), the model-count chart, advice
-// asked for a target (a bad one first: refused inline), "Verify this advice" run as a live run, and
-// the check table — predicted against measured — equal to the check stored with the source run.
-// axe-core finds no serious violation in either theme. Screenshots: test-artifacts/e2e/70–77.
+// Browser mode end to end: a small model-count sweep (MLP, smoke sizes, N = 1, 2, 4, 8, 16 on wasm),
+// the model-count chart, advice asked for a target (a bad one first: refused inline), "Verify this
+// advice" run as a live run, and the check table — predicted against measured — equal to the check
+// stored with the source run. The sweep trains 20 epochs and takes the median of 3 repeats so that even
+// batched time grows with N well above a busy machine's noise (at 4 epochs and 1 repeat batched grew
+// 80 ms over N = 1…16 and CI refused every fit). axe-core finds no serious violation in either theme.
+// Screenshots: test-artifacts/e2e/70–77.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
@@ -55,7 +57,8 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
     await page.locator('[data-test="models"]').fill('16')
     await page.locator('[data-test="sweep-models"]').check()
     await page.locator('[data-test="workers"]').fill('1, 2')
-    await page.locator('[data-test="model-epochs"]').fill('4')
+    await page.locator('[data-test="model-epochs"]').fill('20')
+    await page.locator('[data-test="repeats"]').fill('3')
     expect(await page.locator('[data-test="sweep-counts"]').textContent()).toBe("measures N = 1, 2, 4, 8, 16 (for the advice's fits)")
     await shot(page, '70-sweep-config')
     await page.locator('[data-test="run"]').click()

@@ -186,7 +186,8 @@ describe('the fits behind the advice', () => {
     const refusals = poor.findAll('[data-test=cm-refusal]').map((c) => c.text())
     expect(refusals).toHaveLength(6)
     expect(refusals[0]).toMatch(/^⚠ Not used to predict: the line fits poorly \(R² 0\.\d\d < 0\.9\)/)
-    // sequential still fits: it is the one ranked
-    expect(poor.get('[data-test=advice-pick]').text()).toMatch(/^sequential ≈/)
+    // sequential still fits, but the refused options measured faster than it: no pick, and the card says why
+    expect(poor.find('[data-test=advice-pick]').exists()).toBe(false)
+    expect(poor.get('[data-test=advice-refusal]').text()).toMatch(/measured faster than sequential at N = \d+ .* but its fit cannot be trusted/)
   })
 })
