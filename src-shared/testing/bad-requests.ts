@@ -3,7 +3,7 @@
 // keys, path-traversal run ids, unknown methods. Every generated request is invalid by construction.
 import fc from 'fast-check'
 import { METHODS } from '../contract/api'
-import { type BenchConfig, presetConfig } from '../contract/config'
+import { BACKENDS, type BenchConfig, FAILURE_POLICIES, PRESET_NAMES, presetConfig, TARGETS } from '../contract/config'
 
 export interface BadRequest {
   method: string
@@ -28,9 +28,12 @@ const huge = fc.oneof(
 )
 
 /** A value that is wrong for every config field (0 and -0 are valid seeds, so they are not here). */
+/** Every string some config field accepts: a random string equal to one of them is not bad. */
+const ACCEPTED_WORDS: readonly string[] = [...TARGETS, ...FAILURE_POLICIES, ...PRESET_NAMES, 'custom', ...BACKENDS]
+
 const badFieldValue = fc.oneof(
   fc.constantFrom(null, true, false, '', 'x', '10', NaN, Infinity, -Infinity, -1, -1e9, 1.5, 1e12, [], {}, [[1]], ['a'], [NaN], [-1], [0.5]),
-  fc.string({ maxLength: 20 }).filter((s) => !['teacher', 'noise', 'stop', 'continue', 'custom', 'smoke', 'quick', 'article', 'auto', 'wasm', 'cpu', 'webgpu', 'tensorflow'].includes(s)),
+  fc.string({ maxLength: 20 }).filter((s) => !ACCEPTED_WORDS.includes(s)),
   fc.integer({ min: -1_000_000, max: -1 }),
   fc.double({ noNaN: true, min: 1.000001, max: 1e6 }).filter((v) => !Number.isInteger(v)),
   pollution,
