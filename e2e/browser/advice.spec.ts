@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration } from '@shared/format'
-import { accessibilityProblems, ARTIFACTS, type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { accessibilityProblems, ARTIFACTS, chooseSmokeOnWasm, collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -33,17 +33,14 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
   let browser: Browser
   let page: Page
   let sourceId: string
-  const pageErrors: string[] = []
+  let pageErrors: string[] = []
 
   beforeAll(async () => {
     env = await startE2eServer()
     browser = await launchChromium()
     // bypassCSP: only so axe-core's script can be injected; the app's own CSP is tested in security.spec.ts
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, bypassCSP: true })
-    page.on('pageerror', (err) => pageErrors.push(err.message))
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') pageErrors.push(msg.text())
-    })
+    pageErrors = collectPageErrors(page)
   })
 
   afterAll(async () => {

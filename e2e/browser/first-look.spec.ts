@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { verdictFor } from '@shared/verdict'
-import { accessibilityProblems, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { accessibilityProblems, collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -83,7 +83,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
   let page: Page
   let finished: RunResult
   let cancelled: RunResult
-  const pageErrors: string[] = []
+  let pageErrors: string[] = []
 
   beforeAll(async () => {
     env = await startE2eServer()
@@ -91,10 +91,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     // bypassCSP: only so axe-core's script can be injected; the app's own CSP is tested in security.spec.ts
     context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP: true })
     page = await context.newPage()
-    page.on('pageerror', (err) => pageErrors.push(err.message))
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') pageErrors.push(msg.text())
-    })
+    pageErrors = collectPageErrors(page)
     await openApp(page, env.server)
   })
 

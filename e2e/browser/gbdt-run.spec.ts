@@ -3,7 +3,7 @@
 // point per strategy, the tree parameters on the page, and an exact same-work verification.
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -11,13 +11,13 @@ describe.skipIf(skip)('browser mode: trees (gbdt) smoke run', () => {
   let env: E2eServer
   let browser: Browser
   let page: Page
-  const pageErrors: string[] = []
+  let pageErrors: string[] = []
 
   beforeAll(async () => {
     env = await startE2eServer()
     browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    page.on('pageerror', (err) => pageErrors.push(err.message))
+    pageErrors = collectPageErrors(page)
   })
 
   afterAll(async () => {

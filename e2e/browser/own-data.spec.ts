@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { skipWithout } from '../../src-main/testing/capability'
-import { ARTIFACTS, accessibilityProblems, type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { accessibilityProblems, ARTIFACTS, chooseSmokeOnWasm, collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 const noPoppler = skipWithout('poppler', spawnSync('sh', ['-c', 'command -v pdftotext && command -v pdftoppm']).status === 0, 'pdftotext/pdftoppm missing (apt-get install poppler-utils)')
@@ -37,16 +37,13 @@ describe.skipIf(skip)('browser mode: your own data', () => {
   let env: E2eServer
   let browser: Browser
   let page: Page
-  const pageErrors: string[] = []
+  let pageErrors: string[] = []
 
   beforeAll(async () => {
     env = await startE2eServer({ maxUploadBytes: MAX_UPLOAD })
     browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    page.on('pageerror', (err) => pageErrors.push(err.message))
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') pageErrors.push(msg.text())
-    })
+    pageErrors = collectPageErrors(page)
   })
 
   afterAll(async () => {

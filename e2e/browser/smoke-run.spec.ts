@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration, formatNumber } from '@shared/format'
-import { type E2eServer, chooseSmokeOnWasm, launchChromium, openApp, recordLiveView, seenLiveView, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { chooseSmokeOnWasm, collectPageErrors, type E2eServer, launchChromium, openApp, recordLiveView, seenLiveView, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -15,16 +15,13 @@ describe.skipIf(skip)('browser mode: smoke run on wasm', () => {
   let page: Page
   let runId: string
   let stored: RunResult
-  const pageErrors: string[] = []
+  let pageErrors: string[] = []
 
   beforeAll(async () => {
     env = await startE2eServer()
     browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    page.on('pageerror', (err) => pageErrors.push(err.message))
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') pageErrors.push(msg.text())
-    })
+    pageErrors = collectPageErrors(page)
   })
 
   afterAll(async () => {

@@ -58,6 +58,16 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
 }
 
+/** The page's uncaught errors and console errors as they happen (a spec expects none at its end). */
+export function collectPageErrors(page: Page): string[] {
+  const errors: string[] = []
+  page.on('pageerror', (err) => errors.push(err.message))
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(msg.text())
+  })
+  return errors
+}
+
 /** Opens the app with the token and waits until the capabilities arrived (backend list filled). */
 export async function openApp(page: Page, server: TrainpoolServer): Promise<void> {
   const response = await page.goto(server.url)
