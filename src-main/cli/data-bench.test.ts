@@ -1,12 +1,13 @@
 // `trainpool bench --data FILE --target COL`: the real CLI with real worker processes trains trees
 // and the MLP on the example CSV (the file loaded into the store's data cache first, the second
-// time from the cache), verifies the same work, and records the data set; bad data choices exit 2
+// time from the cache: the MLP test loads it first itself, so it runs alone too), verifies the same work, and records the data set; bad data choices exit 2
 // naming the flag, before anything starts.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseRunResult } from '@shared/contract'
+import { loadDataFile } from '../data'
 import { killAll, spawnCli } from '../testing/cli-process'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-data-cli-'))
@@ -39,6 +40,7 @@ describe('trainpool bench --data', () => {
 
   it('--model mlp --preset smoke: standardised features, the file already cached (parse skipped)', async () => {
     const json = join(dir, 'mlp.json')
+    await loadDataFile(houses, store) // a no-op when the trees test above has cached it
     const { code, stdout, stderr } = await bench(['--target', 'price_eur', '--model', 'mlp', '--preset', 'smoke', '--exclude', 'age_years', '--json', json])
     expect(stderr).toMatch(/already in the data cache \(parse skipped\)/)
     expect(code).toBe(0)
