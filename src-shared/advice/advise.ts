@@ -66,7 +66,7 @@ function strategyOrder(s: Strategy): number {
 
 function refusalOf(counts: number[], fit: CostModel['fit']): string | null {
   if (counts.length < MIN_MODEL_COUNTS) {
-    return `only ${counts.length} model count${counts.length === 1 ? '' : 's'} measured (N = ${counts.join(', ')}); at least ${MIN_MODEL_COUNTS} are needed to fit and check a line (run a sweep: --sweep models)`
+    return `only ${counts.length} model count${counts.length === 1 ? '' : 's'} measured (N = ${counts.join(', ')}); at least ${MIN_MODEL_COUNTS} are needed to fit and check a line (run a model-count sweep: “sweep model counts” in the app, --sweep models on the command line)`
   }
   if (fit.r2 === null || fit.r2 < ADVICE_LIMITS.minR2) {
     return `the line fits poorly (R² ${fit.r2 === null ? '–' : fit.r2.toFixed(2)} < ${ADVICE_LIMITS.minR2}): time does not grow linearly with N here`
