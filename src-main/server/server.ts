@@ -24,7 +24,7 @@ import {
   urlHost,
 } from './security'
 import { lookupStatic, resolveRendererDir } from './static'
-import { handleUpload, type UploadOptions } from './upload'
+import { handleUpload, removeAbandonedUploads, type UploadOptions } from './upload'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 7878
@@ -212,6 +212,7 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
     })
   })
   port = (http.address() as AddressInfo).port
+  if (options.uploads) await removeAbandonedUploads(options.uploads.dir)
 
   const shownHost = urlHost(host === '0.0.0.0' || host === '::' ? DEFAULT_HOST : host)
   const baseUrl = `http://${shownHost}:${port}/`

@@ -1,9 +1,10 @@
 // Browser mode's data-file upload through a real server: a good CSV comes back as the cache's
 // DataSetInfo; no token is 401, a foreign Origin or Host 403, a declared or streamed body over the
 // cap 413, a body cut off halfway leaves nothing behind (no folder, nothing cached) and the server
-// keeps answering; a bad name or method is refused naming what is accepted. The loader is the data
+// keeps answering; a bad name or method is refused naming what is accepted; the .part file of a
+// server killed mid-upload is removed at the next start, one still being written is not. The loader is the data
 // cache's own.
-import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,6 +15,7 @@ import { listDataSets, loadDataFile } from '../data'
 import { waitUntil } from '../testing/capability'
 import { fakeRendererDir } from '../testing/http'
 import { type TrainpoolServer, startServer } from './server'
+import { ABANDONED_PART_MS, removeAbandonedUploads } from './upload'
 
 const CSV = 'x1,x2,city,y\n1,2,Lyon,3.5\n2,,Paris,4.5\n3,4,Nantes,5.5\n4,5,Lille,6.5\n'
 
@@ -145,6 +147,23 @@ describe('POST /api/upload', () => {
     expect(await listDataSets(store)).toEqual([])
     const after = await post(uploadPath('houses.csv'), [Buffer.from(CSV)])
     expect(after.status).toBe(200)
+  })
+
+  it('removes a server-killed upload\'s .part file at the next start, not one still being written', async () => {
+    await server.close()
+    mkdirSync(uploads, { recursive: true })
+    const abandoned = join(uploads, 'abandoned.part')
+    const writing = join(uploads, 'writing.part')
+    const kept = join(uploads, 'kept.csv.txt')
+    for (const f of [abandoned, writing, kept]) writeFileSync(f, 'x,y\n1,2\n')
+    const old = (Date.now() - ABANDONED_PART_MS - 60_000) / 1000
+    utimesSync(abandoned, old, old)
+    utimesSync(kept, old, old)
+    expect(await removeAbandonedUploads(uploads)).toEqual(['abandoned.part'])
+    utimesSync(writing, old, old)
+    server = await startServer({ service: new FakeService({ capabilities: { shell: 'browser' } }), port: 0, rendererDir: fakeRendererDir().dir, uploads: { dir: uploads, load: (path) => loadDataFile(path, store) } })
+    expect(leftovers().sort()).toEqual(['kept.csv.txt'])
+    expect(await removeAbandonedUploads(join(store, 'nowhere'))).toEqual([])
   })
 
   it('refuses a name that is not a plain .csv/.tsv/.parquet file name, and any method but POST', async () => {

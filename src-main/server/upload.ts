@@ -5,6 +5,9 @@
 // .uploads/<sha256>/<name> (the same bytes uploaded again take no more room), then loaded into the
 // data cache by the service; the answer is the DataSetInfo as JSON. A body cut off halfway, over the
 // cap, or a file that does not load leaves nothing behind: its folder is removed, nothing cached.
+// A server killed mid-upload cannot remove its .part file: the next server start removes .part
+// files nobody has written to for ABANDONED_PART_MS (a live upload in another server on the same
+// store keeps writing, so it is left alone).
 // The token, Host and Origin checks happen before this is called (server.ts), as for every request.
 import { createHash, randomUUID } from 'node:crypto'
 import { createWriteStream, promises as fs } from 'node:fs'
@@ -39,6 +42,22 @@ export function serviceUploads(service: UploadingService, maxBytes?: number): Up
 }
 
 class TooLarge extends Error {}
+
+/** A .part file unwritten for this long belongs to an upload whose server is gone. */
+export const ABANDONED_PART_MS = 10 * 60 * 1000
+
+/** Removes the abandoned .part files in the uploads folder; returns their names. Never throws. */
+export async function removeAbandonedUploads(dir: string, now = Date.now()): Promise<string[]> {
+  const names = await fs.readdir(dir).catch(() => [] as string[])
+  const removed: string[] = []
+  for (const name of names.filter((n) => n.endsWith('.part'))) {
+    const path = join(dir, name)
+    const stat = await fs.stat(path).catch(() => null)
+    if (!stat?.isFile() || now - stat.mtimeMs < ABANDONED_PART_MS) continue
+    await fs.rm(path, { force: true }).then(() => removed.push(name), () => undefined)
+  }
+  return removed
+}
 
 /** Answers one upload request; never throws (every failure is an HTTP answer, or a dropped socket). */
 export async function handleUpload(req: IncomingMessage, res: ServerResponse, url: URL, options: UploadOptions | undefined): Promise<void> {
