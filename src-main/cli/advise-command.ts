@@ -104,6 +104,10 @@ async function verify(runId: string, target: AdviceTarget, flags: AdviseFlags, v
   let check: AdviceCheck
   try {
     check = await service.waitForAdviceCheck(verifyRunId)
+  } catch (err) {
+    if (!(err instanceof TrainpoolError) || err.code === 'internal') throw err
+    process.stderr.write(`trainpool advise: ${err.message}\n`)
+    return EXIT.failed
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)

@@ -1,6 +1,7 @@
 // advise and verifyAdvice through the real BenchService: the advice of a stored sweep, and the check
 // — a real verification run (worker processes, wasm, small sizes) whose predicted-vs-measured rows
-// are stored with the source run before run-finished goes out; refusals start nothing.
+// are stored with the source run before run-finished goes out; refusals start nothing; a
+// verification cancelled before it measured anything stores no check and says so.
 import { afterAll, describe, expect, it } from 'vitest'
 import type { RunEvent } from '@shared/contract'
 import { mlpFamily } from '@shared/families'
@@ -66,5 +67,27 @@ describe('verifyAdvice', () => {
     const stored = await store!.get(SOURCE)
     expect(stored.adviceChecks).toEqual([check])
     expect(events.filter((e) => e.type === 'run-finished' && e.runId === runId)).toHaveLength(1)
+  }, 120_000)
+
+  it('a verification cancelled before it measured an option stores no check, and says why', async () => {
+    await store!.save(sweep)
+    const before = (await store!.get(SOURCE)).adviceChecks ?? []
+    const { runId } = await service.verifyAdvice({ runId: SOURCE, models: 4, size: 2000 })
+    const finished = new Promise<void>((resolve) => {
+      const off = service.onEvent((e: RunEvent) => {
+        if (e.type === 'run-finished' && e.runId === runId) {
+          off()
+          resolve()
+        }
+      })
+    })
+    await service.cancel({ runId })
+    await expect(service.waitForAdviceCheck(runId)).rejects.toMatchObject({
+      code: 'not-found',
+      message: expect.stringMatching(new RegExp(`^no check stored: the verification run ${runId} ended cancelled before it measured an option`)),
+    })
+    await finished
+    expect((await service.getRun({ runId })).status).toBe('cancelled')
+    expect((await store!.get(SOURCE)).adviceChecks ?? []).toEqual(before)
   }, 120_000)
 })

@@ -260,6 +260,10 @@ export class BenchService implements BenchServiceApi {
       verifies: runId,
       afterRun: async (result) => {
         const check = checkAdvice(advice, result)
+        // a run that measured none of the options (cancelled or failed early) checks nothing: none is stored
+        if (!check.rows.some((r) => r.measuredMs !== null)) {
+          throw new TrainpoolError('not-found', `no check stored: the verification run ${result.runId} ended ${result.status} before it measured an option${result.error ? ` (${result.error})` : ''}`)
+        }
         await this.history.addAdviceCheck(runId, check)
         return check
       },
