@@ -5,7 +5,7 @@
 // on stderr), then predicted against measured side by side. The text is built here; the numbers
 // all come from the shared advice code, so the CLI, the app and the export say the same.
 import { writeFileSync } from 'node:fs'
-import { adviseFrom, formatRange, optionLabel, predictionError } from '@shared/advice'
+import { adviseFrom, describeWorkerFit, formatRange, optionLabel, predictionError } from '@shared/advice'
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, AdviceTargetSchema, type AdviceTarget, fieldIssues, type RunResult, TrainpoolError } from '@shared/contract'
 import { formatDuration } from '@shared/format'
 import { NodeLauncher } from '../pool/node-launcher'
@@ -146,8 +146,7 @@ export function adviceReport(advice: Advice): string {
   if (widest.size) {
     out.push('', 'time against W (at the largest N measured with several W):')
     for (const s of widest.values()) {
-      const law = s.law === 'usl' ? `USL σ=${s.sigma.toFixed(3)} κ=${s.kappa.toFixed(4)}` : `Amdahl serial fraction σ=${s.sigma.toFixed(3)}`
-      out.push(`  ${s.strategy} at N=${s.models}: ${law}${s.r2 === null ? '' : `, R² ${s.r2.toFixed(3)}`}; fastest W=${s.fastestWorkers}, knee W=${s.kneeWorkers} (past it one more worker gains < 10 %)`)
+      out.push(`  at N=${s.models}, ${describeWorkerFit(s)}`)
     }
   }
   if (advice.options.length) {

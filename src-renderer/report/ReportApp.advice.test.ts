@@ -34,7 +34,7 @@ describe('report: Advice section', () => {
     // pool W=4 was not measured at N = 1, 2
     expect(rows[3].slice(4, 6)).toEqual(['—', '—'])
     expect(w.findAll('[data-test=report-worker-fits] li').map((li) => li.text())).toEqual([
-      expect.stringMatching(/^Worker scaling at 16 models, pool: Amdahl \(serial fraction σ \d\.\d\d\), R² \d\.\d\d; fastest W = \d+, knee at W = \d+\.$/),
+      expect.stringMatching(/^Worker scaling at 16 models, pool: Amdahl fit \(serial fraction σ \d\.\d\d\), R² \d\.\d\d; fastest at W = \d+( \(read off the curve past the largest W measured, 4\))?; knee at W = \d+ \(past it one more worker saves < 10 %\)\.$/),
       expect.stringMatching(/^Worker scaling at 16 models, batched: (Amdahl|USL) /),
     ])
     expect(w.findAll('[data-test=report-advice] report-chart-stub')).toHaveLength(3)
