@@ -1,11 +1,11 @@
 // A run on the user's data says which data set in its exports (the Markdown document, the CLI
-// summary share formatDataSet), and result files without a data set stay valid.
+// summary share formatDataSet; the CSV has its name, hash and target on every row), and result files without a data set stay valid.
 import { describe, expect, it } from 'vitest'
 import { type DataSetRecord, parseRunResult } from '@shared/contract'
 import { formatDataSet } from '@shared/format'
 import { summaryTable } from '../cli/bench-command'
 import { fakeRun } from '../testing/run-fixtures'
-import { toMarkdownDocument } from './export'
+import { CSV_COLUMNS, parseCsv, toCsv, toMarkdownDocument } from './export'
 
 const record: DataSetRecord = {
   name: 'houses.csv',
@@ -35,6 +35,17 @@ describe('the data set in exports', () => {
     expect(summaryTable(run)).toContain(`\ndata: ${formatDataSet(record)}\n`)
     expect(toMarkdownDocument(fakeRun())).not.toContain('Data:')
     expect(summaryTable(fakeRun())).not.toContain('data:')
+  })
+
+  it('the CSV names the file, its sha256 and the target on every row; empty on generated data', () => {
+    const col = (rows: string[][], name: (typeof CSV_COLUMNS)[number]) => rows.slice(1).map((r) => r[CSV_COLUMNS.indexOf(name)])
+    const own = parseCsv(toCsv({ ...fakeRun(), dataset: record }))
+    expect(own.length).toBeGreaterThan(1)
+    expect(new Set(col(own, 'dataset'))).toEqual(new Set(['houses.csv']))
+    expect(new Set(col(own, 'datasetSha256'))).toEqual(new Set([record.sha256]))
+    expect(new Set(col(own, 'target'))).toEqual(new Set(['price']))
+    const generated = parseCsv(toCsv(fakeRun()))
+    expect(new Set([...col(generated, 'dataset'), ...col(generated, 'datasetSha256'), ...col(generated, 'target')])).toEqual(new Set(['']))
   })
 
   it('result files with and without a data set are valid; a damaged one is refused', () => {

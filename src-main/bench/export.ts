@@ -10,6 +10,7 @@ import { formatDataSet } from '@shared/format'
 export const CSV_COLUMNS = [
   'runId', 'family', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
   'wallMs', 'startupMs', 'warmupMs', 'modelsTrained', 'work', 'workRate', 'workRateUnit', 'meanTestMse',
+  'dataset', 'datasetSha256', 'target',
 ] as const
 
 function csvCell(v: unknown): string {
@@ -28,7 +29,7 @@ export function toCsv(run: RunResult): string {
     [
       run.runId, family.kind, run.environment?.backend ?? '', run.environment?.device ?? '', m.size, m.models, m.workers, m.strategy,
       m.repeat, m.status, m.wallMs, m.startupMs, m.warmupMs, m.modelsTrained, m.work, m.wallMs > 0 ? workRate(family, m.work, m.wallMs) : null,
-      family.work.rateLabel, meanTestMse(m.perModel),
+      family.work.rateLabel, meanTestMse(m.perModel), run.dataset?.name, run.dataset?.sha256, run.dataset?.target,
     ].map(csvCell).join(','),
   )
   return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n'
