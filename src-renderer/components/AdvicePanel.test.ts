@@ -46,11 +46,12 @@ describe('advice card', () => {
     const w = panel(run)
     const advice = adviseFrom(run, { models: 16, size: 2000 })
     const [best, next] = advice.options
+    expect(next.lowMs).toBeLessThanOrEqual(best.highMs) // the fixture's two batched options overlap: a tie, said so
     expect(w.get<HTMLInputElement>('[data-test=advice-models]').element.value).toBe('16')
     expect(w.get<HTMLInputElement>('[data-test=advice-size]').element.value).toBe('2000')
     expect(w.get('[data-test=advice-pick]').text()).toBe(`batched, W=${best.workers} ≈ ${formatDuration(best.predictedMs)} (95 % interval ${formatRange(best.lowMs, best.highMs)})`)
     expect(w.get('[data-test=advice-next]').text()).toBe(
-      `Next best: ${next.strategy}, W=${next.workers} ≈ ${formatDuration(next.predictedMs)}, ${(next.predictedMs / best.predictedMs).toFixed(1)}× slower.`,
+      `Next best: ${next.strategy}, W=${next.workers} ≈ ${formatDuration(next.predictedMs)}, ${(next.predictedMs / best.predictedMs).toFixed(1)}× slower (the intervals overlap: as good as a tie).`,
     )
     expect(w.find('[data-test=advice-extrapolation]').exists()).toBe(false)
     expect(service.callsTo('advise')).toEqual([])

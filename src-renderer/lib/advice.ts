@@ -3,7 +3,7 @@
 // table's rows. Pure; the fits and the advice themselves come from src-shared/advice.
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, type AdviceTarget, AdviceTargetSchema } from '@shared/contract/advice'
 import type { Measurement } from '@shared/contract/result'
-import { formatRange, optionLabel, predictionError } from '@shared/advice'
+import { formatRange, howMuchSlower, optionLabel, predictionError } from '@shared/advice'
 import { formatDuration, formatNumber } from '@shared/format'
 
 /**
@@ -53,7 +53,7 @@ export function recommendation(advice: Advice, largestMeasuredN: number | null):
     label: optionLabel(best),
     predicted: formatDuration(best.predictedMs),
     interval: formatRange(best.lowMs, best.highMs),
-    next: next ? { label: optionLabel(next), predicted: formatDuration(next.predictedMs), slower: `${(next.predictedMs / best.predictedMs).toFixed(1)}× slower` } : null,
+    next: next ? { label: optionLabel(next), predicted: formatDuration(next.predictedMs), slower: howMuchSlower(best, next) } : null,
     extrapolation: advice.extrapolated ? `Extrapolation: ${formatNumber(advice.target.models)} models is ${times}; the interval widens with the distance, but the line may not hold that far.` : null,
   }
 }

@@ -24,7 +24,7 @@ describe('report: Advice section', () => {
     const advice = adviseFrom(run, { models: 16, size: 2000 })
     const best = advice.options[0]
     expect(w.get('[data-test=report-advice-rec]').text()).toMatch(
-      new RegExp(`^For 16 models at 2,000 rows: batched, W=${best.workers} ≈ ${formatDuration(best.predictedMs)} \\(95 % interval .+\\); next best .+ slower\\.$`),
+      new RegExp(`^For 16 models at 2,000 rows: batched, W=${best.workers} ≈ ${formatDuration(best.predictedMs)} \\(95 % interval .+\\); next best .+ slower \\(the intervals overlap: as good as a tie\\)\\.$`),
     )
     const rows = w.findAll('[data-test=report-cost-models] tbody tr').map((tr) => tr.findAll('td').map((td) => td.text()))
     expect(rows.map((r) => r[0])).toEqual(['sequential', 'pool (W=1)', 'pool (W=2)', 'pool (W=4)', 'batched (W=1)', 'batched (W=2)', 'batched (W=4)'])

@@ -92,6 +92,16 @@ export function workerScalingAt(summary: readonly SummaryEntry[], size: number):
   return out.sort((a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.models - b.models)
 }
 
+/**
+ * The runner-up against the pick, in words: "1.7× slower", and when their 95 % intervals overlap
+ * "… (the intervals overlap: as good as a tie)" — then the measured order may well come out the
+ * other way. The advice's text, the advice card and the report all say it so.
+ */
+export function howMuchSlower(best: AdviceOption, next: AdviceOption): string {
+  const slower = `${(next.predictedMs / best.predictedMs).toFixed(1)}× slower`
+  return next.lowMs <= best.highMs ? `${slower} (the intervals overlap: as good as a tie)` : slower
+}
+
 /** The advice for a target, from a run's summary; a refusal (text, no options) when it cannot be trusted. */
 export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'>, target: AdviceTarget): Advice {
   const { models: n, size } = target
@@ -131,11 +141,7 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'>, target: Ad
   const beaten = fasterUnranked(costModels, best, n)
   if (beaten) return refuse(size, beaten, costModels, scaling, extrapolated)
   let text = `${head}: ${optionLabel(best)}, ≈ ${formatDuration(best.predictedMs)} (${formatRange(best.lowMs, best.highMs)})`
-  if (next) {
-    text += `; ${optionLabel(next, ' ')} ≈ ${(next.predictedMs / best.predictedMs).toFixed(1)}× slower`
-    // overlapping intervals: the measured order of the two may well come out the other way
-    if (next.lowMs <= best.highMs) text += ' (the intervals overlap: as good as a tie)'
-  }
+  if (next) text += `; ${optionLabel(next, ' ')} ≈ ${howMuchSlower(best, next)}`
   if (extrapolated) text += `; extrapolated: ${groupedNumber(n)} is ${(n / largestN).toFixed(0)}× the largest measured N (${largestN})`
   const left = costModels.filter((c) => c.refusal !== null && c.workers <= n)
   if (left.length) text += `; not ranked: ${left.map((c) => `${optionLabel(c, ' ')} (${c.refusal!.split(':')[0].split(';')[0]})`).join(', ')}`
