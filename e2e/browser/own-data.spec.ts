@@ -3,6 +3,7 @@
 // count, pick the target, let "All rows" fix a size larger than the file, run the smoke preset on
 // wasm on it, and see the run finish with the same work verified and the data set named in the Run
 // view and in History. A throttled upload shows its progress bar; cancelled, it leaves nothing behind.
+// Last, the file is removed from the data cache through the page; the finished run keeps its record.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -191,8 +192,35 @@ describe.skipIf(skip)('browser mode: your own data', () => {
       await other.locator('[data-test="data-recent"]').selectOption(sha)
       await other.locator('[data-test="data-summary"]').waitFor({ timeout: 10_000 })
       expect(await accessibilityProblems(other)).toEqual([])
+      // and with the removal's question showing
+      await other.locator('[data-test="data-remove"]').click()
+      expect(await accessibilityProblems(other)).toEqual([])
     } finally {
       await context.close()
+    }
+  })
+
+  it('removes the file from the data cache through the page; the finished run keeps its record of it', async () => {
+    const other = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+    const errors = collectPageErrors(other)
+    try {
+      await openApp(other, env.server)
+      await other.locator('[data-test="source-file"]').check()
+      const [set] = await env.service.dataSets()
+      await other.locator('[data-test="data-recent"]').selectOption(set.sha256)
+      await other.locator('[data-test="data-remove"]').click()
+      expect(await other.locator('[data-test="data-remove-confirm"]').textContent()).toMatch(/Remove plants\.csv from the data cache\?/)
+      await other.locator('[data-test="data-remove-confirm"]').scrollIntoViewIfNeeded()
+      await shot(other, '66-own-data-remove-confirm')
+      await other.locator('[data-test="data-remove-yes"]').click()
+      await expect.poll(() => other.locator('[data-test="data-summary"]').count()).toBe(0)
+      expect(await env.service.dataSets()).toEqual([])
+      expect(await other.locator('#err-data').textContent()).toMatch(/choose a file/)
+      const [entry] = await env.service.listRuns()
+      expect((await env.store.get(entry.runId)).dataset).toMatchObject({ name: 'plants.csv', sha256: set.sha256 })
+      expect(errors).toEqual([])
+    } finally {
+      await other.close()
     }
   })
 })

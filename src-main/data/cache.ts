@@ -69,6 +69,22 @@ export async function listDataSets(storeDir: string): Promise<DataSetInfo[]> {
   return infos.filter((i): i is DataSetInfo => i !== null).sort((a, b) => b.loadedAt.localeCompare(a.loadedAt))
 }
 
+/**
+ * Removes a cached set, whole: its folder is renamed aside first (a reader sees the set or nothing),
+ * then deleted. A worker that already opened its table keeps reading it (POSIX). Not cached: not-found.
+ */
+export async function removeFromCache(storeDir: string, sha256: string): Promise<void> {
+  const dir = cacheDir(storeDir, sha256)
+  const aside = join(datasetsDir(storeDir), `${PARTIAL_PREFIX}${randomBytes(6).toString('hex')}`)
+  try {
+    await fs.rename(dir, aside)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TrainpoolError('not-found', `data set ${sha256} is not in the data cache (${datasetsDir(storeDir)})`)
+    throw err
+  }
+  await fs.rm(aside, { recursive: true, force: true })
+}
+
 /** Puts a parsed table in the cache, whole or not at all (an existing entry with the same sha wins). */
 export async function installInCache(storeDir: string, info: DataSetInfo, columns: readonly (readonly Float32Array[])[]): Promise<void> {
   const root = datasetsDir(storeDir)

@@ -3,7 +3,6 @@
 // LiveRun (runner, progress projection, telemetry, saves), browsing and exporting to RunHistory,
 // advice (advise, verifyAdvice: src-shared/advice/) on top of those, the backend probe to BackendProbe, the user's data sets to DataSets.
 import os from 'node:os'
-import { join } from 'node:path'
 import { adviseFrom, checkAdvice, verificationConfig } from '@shared/advice'
 import {
   type Advice,
@@ -225,6 +224,14 @@ export class BenchService implements BenchServiceApi {
     return this.data.info(sha256)
   }
 
+  async deleteDataSet({ sha256 }: ParsedRequest<'deleteDataSet'>): Promise<{ deleted: true }> {
+    const live = this.live?.result
+    if (live?.config.data?.sha256 === sha256) {
+      throw new TrainpoolError('busy', `run ${live.runId} is training on ${live.config.data.name}: remove it from the data cache once that run has finished`)
+    }
+    return this.data.remove(sha256)
+  }
+
   chooseDataFile(): Promise<DataSetInfo | null> {
     return this.data.choose()
   }
@@ -239,7 +246,7 @@ export class BenchService implements BenchServiceApi {
 
   /** where browser mode puts uploads while they arrive (null: no store, no uploads) */
   uploadDir(): string | null {
-    return this.options.store ? join(this.options.store.dir, '.uploads') : null
+    return this.data.uploadDir()
   }
 
   async advise({ runId, models, size }: ParsedRequest<'advise'>): Promise<Advice> {

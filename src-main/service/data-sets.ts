@@ -1,11 +1,14 @@
 // The service's side of the user's own data sets: the recent list and one set's info from the store's
 // data cache (src-main/data owns parsing and the cache), the desktop's open dialog (injected by the
-// Electron shell, which alone may show one), and loading a file a shell already has on disk (browser
-// mode's upload). Kept apart from bench-service.ts, which only delegates here.
+// Electron shell, which alone may show one), loading a file a shell already has on disk (browser
+// mode's upload, which arrives in uploadDir()), and removing a set (its cache entry and its uploaded
+// copy). Kept apart from bench-service.ts, which only delegates here.
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
 import type { DataSetInfo } from '@shared/contract'
 import { TrainpoolError } from '@shared/contract'
 import { UPLOAD_PATH } from '@shared/contract/upload'
-import { dataSetInfo, listDataSets, loadDataFile } from '../data'
+import { dataSetInfo, listDataSets, loadDataFile, removeFromCache } from '../data'
 
 export interface DataSetsOptions {
   /** the store's folder (its data cache is <dir>/.datasets); null: runs kept in memory, no cache */
@@ -15,6 +18,8 @@ export interface DataSetsOptions {
   /** the desktop's open dialog: the chosen file's path, null when cancelled (Electron only) */
   pickFile?: () => Promise<string | null>
 }
+
+const UPLOADS_DIR = '.uploads'
 
 export class DataSets {
   constructor(private readonly options: DataSetsOptions) {}
@@ -45,6 +50,18 @@ export class DataSets {
   /** Loads a file this process can read (a dialog's choice, an upload's file) into the cache. */
   async load(path: string): Promise<DataSetInfo> {
     return loadDataFile(path, this.storeDir())
+  }
+
+  /** where browser mode's uploads arrive: <store>/.uploads (one folder per file, named by its sha256); null without a store */
+  uploadDir(): string | null {
+    return this.options.storeDir === null ? null : join(this.options.storeDir, UPLOADS_DIR)
+  }
+
+  /** Removes the set from the cache and its uploaded copy, if it was uploaded (the caller checks it is not in use). */
+  async remove(sha256: string): Promise<{ deleted: true }> {
+    await removeFromCache(this.storeDir(), sha256)
+    await fs.rm(join(this.uploadDir()!, sha256), { recursive: true, force: true })
+    return { deleted: true }
   }
 
   private storeDir(): string {

@@ -1,8 +1,9 @@
 // Runs on the user's data through the real service, pool and runner (workers run the real message
 // loop in-process): trees and the MLP train on the cached table with the same work verified, the
 // result records the data set, a refused data choice starts nothing, and the run needs the cache,
-// not the original file.
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+// not the original file; deleteDataSet removes a set (cache entry and uploaded copy) but not while
+// the live run trains on it, and past runs keep their record of it.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -99,5 +100,30 @@ describe('a run on the user\'s data', () => {
     const before = launcher.launched
     await expect(service.start({ config: c })).rejects.toMatchObject({ code: 'not-found', message: expect.stringMatching(/copy\.csv .* is not in the data cache/) })
     expect(launcher.launched).toBe(before)
+  })
+
+  it('deleteDataSet: refused while the live run trains on it; then the cache entry and its upload go, past runs keep their record', async () => {
+    writeFileSync(join(dir, 'gone.csv'), 'a,y\n' + Array.from({ length: 200 }, (_, i) => `${i % 13},${i % 7}`).join('\n'))
+    const store = join(dir, 'store')
+    const gone = await loadDataFile(join(dir, 'gone.csv'), store)
+    const upload = join(store, '.uploads', gone.sha256)
+    mkdirSync(upload, { recursive: true })
+    writeFileSync(join(upload, 'gone.csv'), 'a,y\n1,2\n')
+    const { service } = makeService()
+    const c = { ...config('gbdt', { sha256: gone.sha256, name: gone.name }), sizes: [150], strategies: ['sequential'] } as BenchConfig
+    const { runId } = await service.start({ config: c })
+    await expect(service.deleteDataSet({ sha256: gone.sha256 })).rejects.toMatchObject({ code: 'busy', message: expect.stringMatching(/is training on gone\.csv/) })
+    const run = await service.waitForRun(runId)
+    expect(run.status).toBe('ok')
+    expect((await service.dataSets()).map((d) => d.sha256)).toContain(gone.sha256)
+
+    expect(await service.deleteDataSet({ sha256: gone.sha256 })).toEqual({ deleted: true })
+    expect((await service.dataSets()).map((d) => d.sha256)).not.toContain(gone.sha256)
+    expect(existsSync(cacheDir(store, gone.sha256))).toBe(false)
+    expect(existsSync(upload)).toBe(false)
+    expect((await service.dataSets()).map((d) => d.sha256)).toContain(info.sha256) // the others stay
+    expect((await service.getRun({ runId })).dataset).toMatchObject({ name: 'gone.csv', sha256: gone.sha256 })
+    await expect(service.deleteDataSet({ sha256: gone.sha256 })).rejects.toMatchObject({ code: 'not-found' })
+    await expect(service.start({ config: c })).rejects.toMatchObject({ code: 'not-found' })
   })
 })

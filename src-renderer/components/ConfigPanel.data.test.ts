@@ -2,7 +2,8 @@
 // recent list (browser) or the desktop's Open… dialog; its preview and each column's type, missing
 // count and range; the target and feature columns (defaults: the last numeric column is the target,
 // every other numeric column a feature); the MLP's impute choice when values are missing; "All
-// rows" and the error for a size larger than the file; what Run sends.
+// rows" and the error for a size larger than the file; what Run sends; removing the file from the
+// data cache after an inline question (and the service's refusal said).
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -200,5 +201,38 @@ describe('ConfigPanel data section', () => {
     await w.get('[data-test=data-open]').trigger('click')
     await flushPromises()
     expect(w.get('[data-test=data-error]').text()).toBe('houses.csv: row 3 has 4 fields, the header 5')
+  })
+
+  it('removes the data set from the cache after asking; the config stops naming it, the recent list drops it', async () => {
+    const w = await setup('browser')
+    await pickRecent(w)
+    expect(useConfigStore().draft.data?.sha256).toBe(HOUSES_SHA)
+    await w.get('[data-test=data-remove]').trigger('click')
+    expect(w.get('[data-test=data-remove-confirm]').text()).toMatch(/^Remove houses\.csv from the data cache\? Runs that trained on it keep their record of it/)
+    // "Keep it" changes nothing
+    await w.get('[data-test=data-remove-no]').trigger('click')
+    expect(w.find('[data-test=data-remove-confirm]').exists()).toBe(false)
+    expect(service.callsTo('deleteDataSet')).toEqual([])
+    await w.get('[data-test=data-remove]').trigger('click')
+    await w.get('[data-test=data-remove-yes]').trigger('click')
+    await flushPromises()
+    expect(service.callsTo('deleteDataSet')).toEqual([{ sha256: HOUSES_SHA }])
+    expect(useConfigStore().draft.data).toBeUndefined()
+    expect(w.find('[data-test=data-summary]').exists()).toBe(false)
+    expect(w.find('[data-test=data-recent]').exists()).toBe(false)
+    expect((w.get('[data-test=source-file]').element as HTMLInputElement).checked).toBe(true)
+    expect(w.get('#err-data').text()).toMatch(/^Data file: choose a file/)
+  })
+
+  it('a refused removal (a run trains on it) says why and keeps the data set', async () => {
+    const w = await setup('browser')
+    await pickRecent(w)
+    service.fail('deleteDataSet', { code: 'busy', message: 'run r1 is training on houses.csv: remove it from the data cache once that run has finished' })
+    await w.get('[data-test=data-remove]').trigger('click')
+    await w.get('[data-test=data-remove-yes]').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test=data-error]').text()).toBe('Could not remove the data set: run r1 is training on houses.csv: remove it from the data cache once that run has finished')
+    expect(useConfigStore().draft.data?.sha256).toBe(HOUSES_SHA)
+    expect(w.get('[data-test=data-summary]').text()).toMatch(/^houses\.csv/)
   })
 })

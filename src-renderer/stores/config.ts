@@ -219,6 +219,13 @@ export const useConfigStore = defineStore('config', () => {
     touched()
   }
 
+  /** The data set was removed from the cache: the draft stops naming it (still on "your file", to pick another). */
+  function forgetDataSet(sha256: string) {
+    if (draft.data?.sha256 !== sha256) return
+    delete draft.data
+    touched()
+  }
+
   /** The target column; it stops being a feature (and is no longer excluded: it is not one). */
   function setDataTarget(name: string) {
     if (!draft.data) return
@@ -529,6 +536,7 @@ export const useConfigStore = defineStore('config', () => {
     source,
     setSource,
     useDataSet,
+    forgetDataSet,
     setDataTarget,
     setFeatureUsed,
     setImpute,

@@ -1,7 +1,7 @@
 // The user's own data sets as the config panel sees them: the recent list (the store's data cache),
 // the one in use (its DataSetInfo: preview, column types, missing counts, ranges), and the two ways
 // a file comes in: the desktop's open dialog (chooseDataFile, in main) or browser mode's upload (an
-// HTTP POST with progress, lib/upload.ts). Which columns a run uses is the config's (draft.data);
+// HTTP POST with progress, lib/upload.ts), and removing one from the store's cache (deleteDataSet). Which columns a run uses is the config's (draft.data);
 // this store only knows the files. Depends on no other store.
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
@@ -89,10 +89,27 @@ export const useDataSetsStore = defineStore('dataSets', () => {
     }
   }
 
+  /** Removes the set from the store's cache; false, with the service's reason in `error`, when refused (e.g. a run trains on it). */
+  async function remove(sha256: string): Promise<boolean> {
+    busy.value = true
+    error.value = null
+    try {
+      await chooseBridge().deleteDataSet({ sha256 })
+      recent.value = recent.value.filter((d) => d.sha256 !== sha256)
+      if (current.value?.sha256 === sha256) current.value = null
+      return true
+    } catch (err) {
+      error.value = `Could not remove the data set: ${asErrorShape(err).message}`
+      return false
+    } finally {
+      busy.value = false
+    }
+  }
+
   function clear(): void {
     current.value = null
     error.value = null
   }
 
-  return { recent, current, busy, upload, error, refresh, choose, send, cancelUpload, select, clear }
+  return { recent, current, busy, upload, error, refresh, choose, send, cancelUpload, select, remove, clear }
 })

@@ -9,7 +9,7 @@
 import { z } from 'zod'
 import { type Advice, AdviceTargetSchema } from './advice'
 import type { MenuCommand } from './channels'
-import { type DataSetInfo, SHA256_PATTERN } from './dataset'
+import { type DataSetInfo, Sha256Schema } from './dataset'
 import type { TrainpoolErrorShape } from './errors'
 import type { Capabilities, RunEvent } from './events'
 import type { RunResult, RunStatus } from './result'
@@ -135,7 +135,12 @@ export const API = {
   /** the data sets loaded into the store's cache, newest first (the config panel's recent list) */
   dataSets: { request: NO_REQUEST, response: response<DataSetInfo[]>() },
   /** one cached data set, by the sha256 of its file */
-  dataSetInfo: { request: z.object({ sha256: z.string().regex(SHA256_PATTERN, 'sha256 is 64 lowercase hex digits') }).strict(), response: response<DataSetInfo>() },
+  dataSetInfo: { request: z.object({ sha256: Sha256Schema }).strict(), response: response<DataSetInfo>() },
+  /**
+   * removes a data set from the store's cache, and browser mode's uploaded copy of its file; runs that
+   * trained on it keep their record of it. Refused (busy) while the live run trains on it
+   */
+  deleteDataSet: { request: z.object({ sha256: Sha256Schema }).strict(), response: response<{ deleted: true }>() },
   /** Electron: a native open dialog for a CSV/TSV/Parquet file, loaded into the cache; null when cancelled. Browser mode and the CLI refuse it (upload instead) */
   chooseDataFile: { request: NO_REQUEST, response: response<DataSetInfo | null>() },
   /** which strategy and W for `models` at `size`, predicted from the run's own times (a refusal inside when the fits cannot be trusted) */

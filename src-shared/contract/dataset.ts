@@ -11,6 +11,8 @@ export const IMPUTE_MODES = ['none', 'mean'] as const
 export type ImputeMode = (typeof IMPUTE_MODES)[number]
 
 export const SHA256_PATTERN = /^[0-9a-f]{64}$/
+/** A file's sha256 as requests name it (a data set's key in the cache). */
+export const Sha256Schema = z.string().regex(SHA256_PATTERN, 'sha256 is 64 lowercase hex digits')
 
 /** A column name as written in the header (trimmed of a BOM); at most this long. */
 export const COLUMN_NAME_MAX = 256
@@ -24,7 +26,7 @@ const ColumnName = z.string().min(1, 'a column name is not empty').max(COLUMN_NA
  */
 export const DataSourceSchema = z
   .object({
-    sha256: z.string().regex(SHA256_PATTERN, 'sha256 is 64 lowercase hex digits'),
+    sha256: Sha256Schema,
     name: z.string().min(1).max(512),
     target: ColumnName,
     features: z.array(ColumnName).min(1).max(4096).nullable().default(null),

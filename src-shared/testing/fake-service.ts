@@ -227,7 +227,15 @@ export class FakeService implements ServiceMethods {
     })
   }
 
-  chooseDataFile(): Promise<DataSetInfo | null> {
+  deleteDataSet(request: ParsedRequest<'deleteDataSet'>): Promise<{ deleted: true }> {
+    return this.call('deleteDataSet', request, ({ sha256 }) => {
+      if (!this.dataSetsValue.some((d) => d.sha256 === sha256)) throw new TrainpoolError('not-found', `no data set ${sha256} in the cache`)
+      this.dataSetsValue = this.dataSetsValue.filter((d) => d.sha256 !== sha256)
+      return { deleted: true as const }
+    })
+  }
+
+    chooseDataFile(): Promise<DataSetInfo | null> {
     return this.call('chooseDataFile', undefined, () => {
       if (this.chosenFile) this.addDataSet(this.chosenFile)
       return this.chosenFile
