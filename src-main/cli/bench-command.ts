@@ -97,6 +97,10 @@ function describeLoad(info: DataSetInfo, config: BenchConfig): string {
     const choice = chooseColumns(info, source)
     const skipped = skippedTextColumns(info, source).map((c) => `${c.name} (row ${c.firstTextRow} is not a number)`)
     lines.push(`  target ${choice.target.name}; ${choice.features.length} feature${choice.features.length === 1 ? '' : 's'}${skipped.length ? `; left out, not numeric: ${skipped.join(', ')}` : ''}`)
+    const family = familyOf(config.model)
+    if (source.impute !== 'none' && family.userData?.missingValues === 'native') {
+      lines.push(`  --impute ${source.impute} does not apply: ${family.label} take missing values as they are (nothing is imputed)`)
+    }
   } catch {
     // the service says what is wrong with the column choice, naming the flag
   }

@@ -25,16 +25,17 @@ async function bench(args: string[]) {
 }
 
 describe('trainpool bench --data', () => {
-  it('--model gbdt --preset smoke: loads the file, trains every strategy on it, same trees everywhere', async () => {
+  it('--model gbdt --preset smoke: loads the file, trains every strategy on it, same trees everywhere; --impute is said not to apply', async () => {
     const json = join(dir, 'gbdt.json')
-    const { code, stdout, stderr } = await bench(['--target', 'price_eur', '--model', 'gbdt', '--preset', 'smoke', '--json', json])
+    const { code, stdout, stderr } = await bench(['--target', 'price_eur', '--model', 'gbdt', '--preset', 'smoke', '--impute', 'mean', '--json', json])
     expect(stderr).toMatch(/data: houses\.csv — 2500 rows × 6 columns, (loaded in|already in the data cache)/)
     expect(stderr).toMatch(/target price_eur; 4 features; left out, not numeric: city \(row 1 is not a number\)/)
+    expect(stderr).toMatch(/--impute mean does not apply: gradient-boosted trees take missing values as they are \(nothing is imputed\)/)
     expect(code).toBe(0)
     expect(stdout).toMatch(/data: houses\.csv \(sha256 [0-9a-f]{12}…\) · 2500 rows × 6 columns · target price_eur · 4 features, raw · rows sampled with seed 42/)
     expect(stdout).toMatch(/same work: sequential 4\/4, pool 4\/4, batched 4\/4 models; per-model test MSE agree \(max rel\. Δ 0\.0e\+0, tolerance 0\)/)
     const run = parseRunResult(JSON.parse(readFileSync(json, 'utf8')))
-    expect(run.dataset).toMatchObject({ name: 'houses.csv', rows: 2500, target: 'price_eur', features: ['area_m2', 'rooms', 'age_years', 'distance_km'] })
+    expect(run.dataset).toMatchObject({ name: 'houses.csv', rows: 2500, target: 'price_eur', features: ['area_m2', 'rooms', 'age_years', 'distance_km'], impute: 'none' })
     expect(run.config.data).toMatchObject({ target: 'price_eur', features: null })
   })
 
