@@ -106,6 +106,22 @@ describe('fitWorkerScaling', () => {
     expect(s.fastestWorkers).toBe(7)
   })
 
+  it('ends the curve at the machine\'s cores when known (past them workers only share cores), never before the largest W measured', () => {
+    const points = [1, 2].map((w) => ({ workers: w, ms: 1000 * (0.2 + 0.8 / w) }))
+    expect(fitWorkerScaling('pool', SIZE, 64, points).curve.at(-1)!.workers).toBe(4)
+    const onTwoCores = fitWorkerScaling('pool', SIZE, 64, points, 2)
+    expect(onTwoCores.curve.at(-1)!.workers).toBe(2)
+    expect(onTwoCores.fastestWorkers).toBe(2)
+    expect(fitWorkerScaling('pool', SIZE, 64, [...points, { workers: 4, ms: 450 }], 2).curve.at(-1)!.workers).toBe(4)
+  })
+
+  it('adviseFrom ends the worker curves at the cores of the machine the run was measured on', () => {
+    const run = sweepRun(TRUE_LINES)
+    const ends = (r: Parameters<typeof adviseFrom>[0]) => adviseFrom(r, { models: 200, size: SIZE }).scaling.map((s) => `${s.strategy}@N=${s.models}:${s.curve.at(-1)!.workers}`)
+    expect(ends(run)).toContain('batched@N=50:4')
+    expect(ends({ ...run, environment: { cpuCount: 2 } as never })).toContain('batched@N=50:2')
+  })
+
   it('needs two worker counts', () => {
     expect(() => fitWorkerScaling('pool', SIZE, 8, [{ workers: 2, ms: 5 }])).toThrow(/two worker counts/)
   })

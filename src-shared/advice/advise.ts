@@ -75,8 +75,8 @@ function refusalOf(counts: number[], fit: CostModel['fit']): string | null {
   return null
 }
 
-/** Worker scaling per parallel strategy and N at one size, wherever at least two W were measured. */
-export function workerScalingAt(summary: readonly SummaryEntry[], size: number): WorkerScaling[] {
+/** Worker scaling per parallel strategy and N at one size, wherever at least two W were measured (curves end at `cores` when known). */
+export function workerScalingAt(summary: readonly SummaryEntry[], size: number, cores?: number): WorkerScaling[] {
   const series = new Map<string, SummaryEntry[]>()
   for (const s of summary) {
     if (s.size !== size || s.strategy === 'sequential' || !Number.isFinite(s.medianMs)) continue
@@ -87,7 +87,7 @@ export function workerScalingAt(summary: readonly SummaryEntry[], size: number):
   for (const entries of series.values()) {
     if (new Set(entries.map((e) => e.workers)).size < 2) continue
     const { strategy, models } = entries[0]
-    out.push(fitWorkerScaling(strategy, size, models, entries.map((e) => ({ workers: e.workers, ms: e.medianMs }))))
+    out.push(fitWorkerScaling(strategy, size, models, entries.map((e) => ({ workers: e.workers, ms: e.medianMs })), cores))
   }
   return out.sort((a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.models - b.models)
 }
@@ -103,7 +103,7 @@ export function howMuchSlower(best: AdviceOption, next: AdviceOption): string {
 }
 
 /** The advice for a target, from a run's summary; a refusal (text, no options) when it cannot be trusted. */
-export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'>, target: AdviceTarget): Advice {
+export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<Pick<RunResult, 'environment'>>, target: AdviceTarget): Advice {
   const { models: n, size } = target
   const head = `${groupedNumber(n)} model${n === 1 ? '' : 's'} at ${groupedNumber(size)} rows`
   const sizes = [...new Set(run.summary.map((s) => s.size))].sort((a, b) => a - b)
@@ -125,7 +125,7 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'>, target: Ad
     return refuse(sizes[0] ?? size, why)
   }
   const costModels = costModelsAt(run.summary, size)
-  const scaling = workerScalingAt(run.summary, size)
+  const scaling = workerScalingAt(run.summary, size, run.environment?.cpuCount)
   const largestN = Math.max(...run.summary.filter((s) => s.size === size).map((s) => s.models))
   const extrapolated = n > ADVICE_LIMITS.extrapolationFactor * largestN
   const usable = costModels.filter((c) => c.refusal === null && c.workers <= n)

@@ -65,14 +65,17 @@ function risesAgain(points: readonly { workers: number; ms: number }[]): boolean
 
 /**
  * Fits the law to the measured (W, median ms) points (at least two distinct W). The curve runs from
- * W = 1 to a little past the measured W (twice the largest, at most N: each worker needs a model);
- * the fastest W and the knee are read off it, so they may lie just past what was measured.
+ * W = 1 to a little past the measured W (twice the largest; at most N, as each worker needs a model;
+ * at most `cores`, the machine's, when known: past them the laws' "more workers, more parallel" no
+ * longer holds, the workers only share cores). The fastest W and the knee are read off it, so they
+ * may lie just past what was measured.
  */
 export function fitWorkerScaling(
   strategy: Strategy,
   size: number,
   models: number,
   points: readonly { workers: number; ms: number }[],
+  cores?: number,
 ): WorkerScaling {
   const distinct = new Set(points.map((p) => p.workers))
   if (distinct.size < 2) throw new RangeError(`a worker-scaling fit needs at least two worker counts, got ${[...distinct].join(', ') || 'none'}`)
@@ -82,7 +85,7 @@ export function fitWorkerScaling(
   const meanY = points.reduce((s, p) => s + p.ms, 0) / points.length
   const syy = points.reduce((s, p) => s + (p.ms - meanY) ** 2, 0)
   const maxMeasured = Math.max(...distinct)
-  const wMax = Math.max(maxMeasured, Math.min(models, 2 * maxMeasured))
+  const wMax = Math.max(maxMeasured, Math.min(models, 2 * maxMeasured, cores ?? Infinity))
   const curve = Array.from({ length: wMax }, (_, i) => ({ workers: i + 1, ms: at(i + 1) }))
   let fastest = curve[0]
   for (const c of curve) if (c.ms < fastest.ms) fastest = c
