@@ -239,11 +239,13 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
   }
 
   it('cancel mid-run: no green cell for an unfinished model, counters reset, verified models counted per finished size', async () => {
-    await configure(page, { sizes: ['2000', '5000'], models: '8', workers: '2', repeats: '1' })
+    // the second size is large so that its measurements outlast the wait for a lane below: at 5 000
+    // rows a fast CI machine finished the whole run before a lane was seen
+    await configure(page, { sizes: ['2000', '20000'], models: '8', workers: '2', repeats: '1' })
     await recordCounter(page)
     await page.locator('[data-test="run"]').click()
     // into the second size: the first one finished every strategy
-    await expect.poll(() => page.locator('[data-test="current-key"]').textContent().catch(() => ''), { timeout: 180_000, interval: 200 }).toMatch(/5k rows/)
+    await expect.poll(() => page.locator('[data-test="current-key"]').textContent().catch(() => ''), { timeout: 180_000, interval: 200 }).toMatch(/20k rows/)
     await page.locator('[data-test="lanes"] [data-test="lane-models"]', { hasText: '#' }).first().waitFor({ timeout: 60_000 })
     await page.locator('[data-test="cancel"]').click()
     await expect.poll(() => status(page), { timeout: 60_000 }).toBe('Cancelled')
@@ -260,7 +262,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     const badge = page.locator('[data-test="verification"]')
     expect(await badge.getAttribute('class')).toMatch(/verify-unverified/)
     expect(await badge.locator('[data-test="verification-partial"] summary').textContent()).toBe(
-      'what was checked (2,000 rows: 8/8 models per strategy; 5,000 rows: not finished)',
+      'what was checked (2,000 rows: 8/8 models per strategy; 20,000 rows: not finished)',
     )
     await shot(page, '46-cancelled')
     await expectAccessible(page, 'a cancelled run')
