@@ -69,13 +69,18 @@ export async function listDataSets(storeDir: string): Promise<DataSetInfo[]> {
   return infos.filter((i): i is DataSetInfo => i !== null).sort((a, b) => b.loadedAt.localeCompare(a.loadedAt))
 }
 
+/** A fresh name beside the cached sets for a folder in the making or on its way out (never listed: not a sha256). */
+function partialDir(storeDir: string): string {
+  return join(datasetsDir(storeDir), `${PARTIAL_PREFIX}${randomBytes(6).toString('hex')}`)
+}
+
 /**
  * Removes a cached set, whole: its folder is renamed aside first (a reader sees the set or nothing),
  * then deleted. A worker that already opened its table keeps reading it (POSIX). Not cached: not-found.
  */
 export async function removeFromCache(storeDir: string, sha256: string): Promise<void> {
   const dir = cacheDir(storeDir, sha256)
-  const aside = join(datasetsDir(storeDir), `${PARTIAL_PREFIX}${randomBytes(6).toString('hex')}`)
+  const aside = partialDir(storeDir)
   try {
     await fs.rename(dir, aside)
   } catch (err) {
@@ -89,7 +94,7 @@ export async function removeFromCache(storeDir: string, sha256: string): Promise
 export async function installInCache(storeDir: string, info: DataSetInfo, columns: readonly (readonly Float32Array[])[]): Promise<void> {
   const root = datasetsDir(storeDir)
   await fs.mkdir(root, { recursive: true })
-  const partial = join(root, `${PARTIAL_PREFIX}${randomBytes(6).toString('hex')}`)
+  const partial = partialDir(storeDir)
   await fs.mkdir(partial)
   try {
     const handle = await fs.open(join(partial, TABLE_FILE), 'w')

@@ -1,8 +1,9 @@
 // The user's own data sets as the config panel sees them: the recent list (the store's data cache),
-// the one in use (its DataSetInfo: preview, column types, missing counts, ranges), and the two ways
-// a file comes in: the desktop's open dialog (chooseDataFile, in main) or browser mode's upload (an
-// HTTP POST with progress, lib/upload.ts), and removing one from the store's cache (deleteDataSet). Which columns a run uses is the config's (draft.data);
-// this store only knows the files. Depends on no other store.
+// the one in use (its DataSetInfo: preview, column types, missing counts, ranges), the two ways a
+// file comes in — the desktop's open dialog (chooseDataFile, in main) or browser mode's upload (an
+// HTTP POST with progress, lib/upload.ts) — and removing one from the store's cache (deleteDataSet).
+// Which columns a run uses is the config's (draft.data); this store only knows the files. Depends
+// on no other store.
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
 import type { DataSetInfo } from '@shared/contract/dataset'

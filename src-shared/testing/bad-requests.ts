@@ -27,10 +27,10 @@ const huge = fc.oneof(
   fc.array(fc.integer(), { minLength: 13, maxLength: 300 }),
 )
 
-/** A value that is wrong for every config field (0 and -0 are valid seeds, so they are not here). */
 /** Every string some config field accepts: a random string equal to one of them is not bad. */
 const ACCEPTED_WORDS: readonly string[] = [...TARGETS, ...FAILURE_POLICIES, ...PRESET_NAMES, 'custom', ...BACKENDS]
 
+/** A value that is wrong for every config field (0 and -0 are valid seeds, so they are not here). */
 const badFieldValue = fc.oneof(
   fc.constantFrom(null, true, false, '', 'x', '10', NaN, Infinity, -Infinity, -1, -1e9, 1.5, 1e12, [], {}, [[1]], ['a'], [NaN], [-1], [0.5]),
   fc.string({ maxLength: 20 }).filter((s) => !ACCEPTED_WORDS.includes(s)),

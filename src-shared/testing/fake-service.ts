@@ -220,22 +220,18 @@ export class FakeService implements ServiceMethods {
   }
 
   dataSetInfo(request: ParsedRequest<'dataSetInfo'>): Promise<DataSetInfo> {
-    return this.call('dataSetInfo', request, ({ sha256 }) => {
-      const found = this.dataSetsValue.find((d) => d.sha256 === sha256)
-      if (!found) throw new TrainpoolError('not-found', `no data set ${sha256} in the cache`)
-      return found
-    })
+    return this.call('dataSetInfo', request, ({ sha256 }) => this.dataSet(sha256))
   }
 
   deleteDataSet(request: ParsedRequest<'deleteDataSet'>): Promise<{ deleted: true }> {
     return this.call('deleteDataSet', request, ({ sha256 }) => {
-      if (!this.dataSetsValue.some((d) => d.sha256 === sha256)) throw new TrainpoolError('not-found', `no data set ${sha256} in the cache`)
+      this.dataSet(sha256)
       this.dataSetsValue = this.dataSetsValue.filter((d) => d.sha256 !== sha256)
       return { deleted: true as const }
     })
   }
 
-    chooseDataFile(): Promise<DataSetInfo | null> {
+  chooseDataFile(): Promise<DataSetInfo | null> {
     return this.call('chooseDataFile', undefined, () => {
       if (this.chosenFile) this.addDataSet(this.chosenFile)
       return this.chosenFile
@@ -303,6 +299,12 @@ export class FakeService implements ServiceMethods {
     } catch (err) {
       return Promise.reject(err)
     }
+  }
+
+  private dataSet(sha256: string): DataSetInfo {
+    const found = this.dataSetsValue.find((d) => d.sha256 === sha256)
+    if (!found) throw new TrainpoolError('not-found', `no data set ${sha256} in the cache`)
+    return found
   }
 
   private entry(runId: string): RunListEntry {
