@@ -12,6 +12,7 @@ import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
+import { flagMessage } from './options'
 import { loadRun } from './report-command'
 
 export interface AdviseFlags {
@@ -30,7 +31,8 @@ export function targetFromFlags(flags: AdviseFlags): AdviceTarget | string {
   const raw = { models: number(flags.models), size: number(flags.size) }
   const parsed = AdviceTargetSchema.safeParse(raw)
   if (parsed.success) return parsed.data
-  return fieldIssues(parsed.error, raw)
+  // the issues quote the text as given ("lots"), not the number it parsed to
+  return fieldIssues(parsed.error, { models: flags.models, size: flags.size })
     .map((i) => {
       const field = i.field as keyof typeof FLAG
       const flag = FLAG[field] ?? i.field
@@ -39,7 +41,7 @@ export function targetFromFlags(flags: AdviseFlags): AdviceTarget | string {
         const range = ADVICE_LIMITS[field]
         return `${flag} is missing: the target ${field === 'size' ? 'data size in rows' : 'model count'}, a whole number from ${range.min} to ${range.max}`
       }
-      return `${flag} ${JSON.stringify(given)}: ${i.message}`
+      return flagMessage(flag, i.field, i.message)
     })
     .join('\n')
 }

@@ -12,7 +12,7 @@ import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
 import { loadDataFile } from '../data'
-import { type BenchFlags, FLAG_FOR_DATA_FIELD, UsageError, configFromFlags, dataSourceFromFlags } from './options'
+import { type BenchFlags, UsageError, configFromFlags, dataSourceFromFlags, flagForField, flagMessage } from './options'
 
 export interface BenchCommandFlags extends BenchFlags {
   /** the user's CSV or Parquet file */
@@ -48,7 +48,7 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
       process.stderr.write(`${describeLoad(info, config)}\n`)
     } catch (err) {
       if (err instanceof UsageError || (err instanceof TrainpoolError && err.code !== 'internal')) {
-        process.stderr.write(`trainpool bench: ${err instanceof UsageError ? '' : '--data: '}${err.message}\n`)
+        process.stderr.write(`trainpool bench: ${err instanceof UsageError ? err.message : flagMessage('--data', 'data', err.message)}\n`)
         return EXIT.usage
       }
       throw err
@@ -60,8 +60,8 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   } catch (err) {
     if (err instanceof TrainpoolError && err.code !== 'internal') {
       const field = err.issues?.[0]?.field ?? ''
-      const flag = field === 'backend' ? '--backend' : field.startsWith('sizes') ? '--sizes' : (FLAG_FOR_DATA_FIELD[field] ?? '')
-      process.stderr.write(`trainpool bench: ${flag ? `${flag}: ` : ''}${err.message}\n`)
+      const flag = flagForField(field)
+      process.stderr.write(`trainpool bench: ${flag ? flagMessage(flag, field, err.message) : err.message}\n`)
       return EXIT.usage
     }
     throw err

@@ -52,11 +52,11 @@ describe('trainpool bench --data', () => {
 
   it.each([
     [['--model', 'gbdt'], /--data needs --target COLUMN/],
-    [['--target', 'price'], /--target: data: target column "price" is not in houses\.csv; its numeric columns are "area_m2", "rooms", "age_years", "distance_km", "price_eur"/],
-    [['--target', 'city'], /--target: data: target column "city" of houses\.csv is not numeric: row 1 is not a number/],
-    [['--target', 'price_eur', '--features', 'area_m2,city'], /--features: data: feature column "city" of houses\.csv is not numeric: row 1/],
-    [['--target', 'price_eur', '--sizes', '3000'], /--sizes: data: sizes 3000 is more rows than houses\.csv has: the file has 2500 rows/],
-    [['--target', 'price_eur', '--impute', 'median'], /--impute: impute accepts none, mean/],
+    [['--target', 'price'], /trainpool bench: --target column "price" is not in houses\.csv; its numeric columns are "area_m2", "rooms", "age_years", "distance_km", "price_eur"/],
+    [['--target', 'city'], /trainpool bench: --target column "city" of houses\.csv is not numeric: row 1 is not a number/],
+    [['--target', 'price_eur', '--features', 'area_m2,city'], /trainpool bench: --features: feature column "city" of houses\.csv is not numeric: row 1/],
+    [['--target', 'price_eur', '--sizes', '3000'], /trainpool bench: --sizes 3000 is more rows than houses\.csv has: the file has 2500 rows/],
+    [['--target', 'price_eur', '--impute', 'median'], /trainpool bench: --impute accepts none, mean \(got "median"\)/],
   ])('%j exits 2 with the flag named', async (args, message) => {
     const { code, stderr } = await bench(args)
     expect(stderr).toMatch(message)
@@ -66,7 +66,7 @@ describe('trainpool bench --data', () => {
   it('a file that is not there exits 2', async () => {
     const cli = spawnCli('bench', ['--data', join(dir, 'nope.csv'), '--target', 'y', '--store', store])
     const { code } = await cli.exited
-    expect(cli.out.stderr).toMatch(/--data: data: there is no file .*nope\.csv \(was it moved or deleted\?\)/)
+    expect(cli.out.stderr).toMatch(/trainpool bench: --data: there is no file .*nope\.csv \(was it moved or deleted\?\)/)
     expect(code).toBe(2)
   })
 })

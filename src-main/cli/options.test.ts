@@ -21,15 +21,15 @@ describe('bench flags', () => {
   })
 
   it.each([
-    [{ models: '0' }, /^--models: --models must be an integer from 1 to 1000 \(got 0\)$/],
+    [{ models: '0' }, /^--models must be an integer from 1 to 1000 \(got 0\)$/],
     [{ models: '-3' }, /--models/],
     [{ models: 'abc' }, /--models "abc".*not an integer/],
     [{ sizes: '0' }, /--sizes.*2 to 2000000/],
     [{ sizes: '1.5' }, /--sizes "1.5".*not an integer/],
-    [{ sizes: '2' }, /--sizes: --sizes 2 leaves 2 training and 0 test rows.*at least one of each/],
+    [{ sizes: '2' }, /^--sizes 2 leaves 2 training and 0 test rows.*at least one of each/],
     [{ sizes: '10', testSplit: '0.01' }, /--test-split.*0.05 to 0.5/],
     [{ workers: '0' }, /--workers/],
-    [{ preset: 'smoke', workers: '5' }, /--workers: --workers 5 is more than models 4/],
+    [{ preset: 'smoke', workers: '5' }, /^--workers 5 is more than models 4/],
     [{ strategies: 'sequential,turbo' }, /--strategies.*sequential, pool, batched/],
     [{ strategies: 'pool,pool' }, /--strategies.*twice/],
     [{ backend: 'cuda' }, /--backend.*auto, tensorflow, webgpu, onnxruntime, wasm, cpu/],
@@ -62,9 +62,9 @@ describe('bench flags for trees (--model gbdt)', () => {
   })
 
   it.each([
-    [{ maxDepth: '0' }, /^--max-depth: --max-depth must be an integer from 1 to 16 \(got 0\)$/],
+    [{ maxDepth: '0' }, /^--max-depth must be an integer from 1 to 16 \(got 0\)$/],
     [{ maxDepth: '17' }, /--max-depth.*1 to 16/],
-    [{ eta: '0' }, /--eta: --eta must be above 0 and at most 1/],
+    [{ eta: '0' }, /^--eta must be above 0 and at most 1/],
     [{ eta: '1.5' }, /--eta.*above 0 and at most 1/],
     [{ subsample: '0' }, /--subsample.*above 0 and at most 1/],
     [{ subsample: '1.01' }, /--subsample.*above 0 and at most 1/],
@@ -105,7 +105,7 @@ describe('trainpool bench process', () => {
     // tfjs-node-gpu is optional: when it is installed and loads, this machine has it
     if (tensorflow.status !== 0) {
       expect(tensorflow.status).toBe(2)
-      expect(tensorflow.stderr).toMatch(/--backend: backend tensorflow is not available here: .+/)
+      expect(tensorflow.stderr).toMatch(/trainpool bench: --backend tensorflow is not available here: .+/)
     }
   })
 })

@@ -33,6 +33,25 @@ export const FLAG_FOR_DATA_FIELD: Record<string, string> = {
 /** Parsed command-line options, keyed as commander names them (--batch-size → batchSize). */
 export type BenchFlags = Record<string, string | boolean | undefined>
 
+/** The flag that sets a config field ("sizes.1", "data.target", "backend"), or '' when none does. */
+export function flagForField(field: string): string {
+  const parts = field.split('.')
+  return FLAG_FOR_DATA_FIELD[parts.slice(0, 2).join('.')] ?? FLAG_FOR_FIELD[parts[0]] ?? ''
+}
+
+/**
+ * A field's error as the CLI says it, naming the flag once: the message's leading field name
+ * ("models must be…", "data: sizes 3000 is…") becomes the flag, else the flag leads ("--features: …").
+ */
+export function flagMessage(flag: string, field: string, message: string): string {
+  const name = field.split('.').filter((part) => !/^\d+$/.test(part)).pop() ?? ''
+  // the service says "data: …" for the data section; the flag says where instead
+  const text = message.replace(/^data: /, '')
+  const leadingName = new RegExp(`^(model\\.|data\\.)?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`)
+  if (name !== '' && leadingName.test(text)) return text.replace(leadingName, flag)
+  return text.startsWith(`${flag} `) || text.startsWith(`${flag}:`) ? text : `${flag}: ${text}`
+}
+
 /** commander's option key for a flag: "--batch-size" → "batchSize" */
 export function optionKey(flag: string): string {
   return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
@@ -159,9 +178,7 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
     const messages = fieldIssues(parsed.error, raw).map((issue) => {
       const [top, sub] = issue.field.split('.')
       const field = top === 'model' && sub ? family.fields.find((f) => f.key === sub) : undefined
-      const name = field ? sub : top
-      const flag = field?.flag ?? FLAG_FOR_FIELD[top] ?? top
-      return `${flag}: ${issue.message.replace(new RegExp(`^(model\\.)?${name}\\b`), flag)}`
+      return flagMessage(field?.flag ?? FLAG_FOR_FIELD[top] ?? top, field ? sub : top, issue.message)
     })
     throw new UsageError([...new Set(messages)].join('\n'))
   }
@@ -187,7 +204,7 @@ export function dataSourceFromFlags(flags: BenchFlags, loaded: Pick<DataSetInfo,
   }
   const parsed = DataSourceSchema.safeParse(raw)
   if (!parsed.success) {
-    const messages = fieldIssues(parsed.error, raw).map((issue) => `${FLAG_FOR_DATA_FIELD[`data.${issue.field.split('.')[0]}`] ?? '--data'}: ${issue.message}`)
+    const messages = fieldIssues(parsed.error, raw).map((issue) => flagMessage(flagForField(`data.${issue.field}`) || '--data', issue.field, issue.message))
     throw new UsageError([...new Set(messages)].join('\n'))
   }
   return parsed.data
