@@ -1,15 +1,13 @@
 // Checks the electron-vite output when there is one (`npm test` builds before running vitest).
 import { existsSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import vm from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { CHANNELS, METHODS } from '@shared/contract/api'
+import { BUILD_OUT, skipWithoutBuild } from '../testing/capability'
 
-const root = resolve(__dirname, '..', '..')
-const out = join(root, 'out')
-const built = existsSync(out)
-
-if (!built) console.warn(`[build.test] skipped: no electron-vite output in ${out} (run \`npm run build\` first)`)
+const out = BUILD_OUT
+const notBuilt = skipWithoutBuild()
 
 /** What a sandboxed preload may require (Electron docs, tutorial/sandbox.md "Preload scripts"). */
 const SANDBOX_REQUIRABLE = new Set(['electron', 'events', 'timers', 'url'])
@@ -18,7 +16,7 @@ export function requiredModules(source: string): string[] {
   return [...source.matchAll(/\brequire\(\s*(["'`])([^"'`]+)\1\s*\)/g)].map((m) => m[2])
 }
 
-describe.skipIf(!built)('electron-vite build output', () => {
+describe.skipIf(notBuilt)('electron-vite build output', () => {
   it('has the main, worker, CLI, preload and renderer entries', () => {
     for (const f of ['main/index.js', 'main/worker.js', 'main/cli.js', 'preload/index.js', 'renderer/index.html']) {
       expect(existsSync(join(out, f)), `out/${f}`).toBe(true)

@@ -3,24 +3,24 @@
 // IPC handlers with sender checks, the real BenchService, ElectronLauncher forking out/main/worker.js —
 // is exercised even where the Electron binary is absent. Needs `npm run build` first.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract/config'
+import { skipWithoutBuild } from '../testing/capability'
 
 const root = resolve(__dirname, '..', '..')
 const mainJs = join(root, 'out', 'main', 'index.js')
-const built = existsSync(mainJs) && existsSync(join(root, 'out', 'main', 'worker.js'))
-if (!built) console.warn('[bundle.test] skipped: out/main is not built (run `npm run build` first)')
+const notBuilt = skipWithoutBuild()
 
 interface ShimLine {
   kind: string
   data: unknown
 }
 
-describe.skipIf(!built)('built main process (electron stand-in)', () => {
+describe.skipIf(notBuilt)('built main process (electron stand-in)', () => {
   it('opens a hardened window, answers IPC, refuses foreign senders, runs a smoke benchmark over the launcher, and shuts down on quit', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trainpool-bundle-'))
     const config = { ...presetConfig('smoke'), backend: 'cpu', workers: [2], strategies: ['sequential', 'pool', 'batched'] }

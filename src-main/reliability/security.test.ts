@@ -3,13 +3,14 @@
 // victim folder outside the store left untouched; and the CSP header the BUILT main bundle installs
 // (out/main/index.js under the electron stand-in), next to its window's hardening options.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { TrainpoolError } from '@shared/contract'
 import { dispatch } from '../service/dispatch'
 import { RUN_FILE, RunStore } from '../store/run-store'
+import { skipWithoutBuild } from '../testing/capability'
 import { fakeRun } from '../testing/run-fixtures'
 import { makeService, tempDir } from '../testing/service-harness'
 
@@ -61,10 +62,9 @@ describe('run-id path traversal', () => {
 
 const root = resolve(__dirname, '..', '..')
 const mainJs = join(root, 'out', 'main', 'index.js')
-const built = existsSync(mainJs)
-if (!built) console.warn('[security.test] built-bundle check skipped: out/main is not built (run `npm run build` first)')
+const notBuilt = skipWithoutBuild()
 
-describe.skipIf(!built)('the built main bundle (electron stand-in)', () => {
+describe.skipIf(notBuilt)('the built main bundle (electron stand-in)', () => {
   it('installs a CSP with no remote origin on app pages, leaves other responses alone, and hardens the window', async () => {
     const dir = tempDir('csp')
     const appUrl = pathToFileURL(join(root, 'out', 'renderer', 'index.html')).href

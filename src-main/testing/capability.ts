@@ -1,5 +1,8 @@
 // Tests skip only for a missing capability, and say so. CI lists what it must test in
 // TRAINPOOL_REQUIRE (e.g. "chromium,webgpu"): there, a missing capability is a failure instead.
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
 export function required(capability: string): boolean {
   return (process.env.TRAINPOOL_REQUIRE ?? '')
     .split(',')
@@ -36,4 +39,16 @@ export async function waitUntil(predicate: () => boolean, timeoutMs: number, ste
     await new Promise((r) => setTimeout(r, stepMs))
   }
   return predicate()
+}
+
+/** The electron-vite output (`npm run build`) that the tests of the built app read. */
+export const BUILD_OUT = resolve(__dirname, '..', '..', 'out')
+
+/**
+ * skipWithout for the `build` capability: true (skip, with a message) when `out` lacks the built
+ * main process; throws instead when TRAINPOOL_REQUIRE includes build (CI builds before testing).
+ */
+export function skipWithoutBuild(out = BUILD_OUT): boolean {
+  const mainJs = join(out, 'main', 'index.js')
+  return skipWithout('build', existsSync(mainJs), `the app is not built: ${mainJs} is missing (run \`npm run build\` first)`)
 }
