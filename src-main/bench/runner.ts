@@ -23,6 +23,8 @@ export interface RunnerHooks {
   onProgress?: (index: number, worker: number, progress: ProgressMessage) => void
   onModelDone?: (index: number, model: PerModel) => void
   onFailure?: (index: number, failure: WorkerFailure) => void
+  /** something the run's warnings should say (a worker replaced after running out of memory) */
+  onWarning?: (index: number, warning: string) => void
   onMeasurement?: (index: number, measurement: Measurement) => void
   onEnvironment?: (environment: Environment) => void
 }
@@ -115,6 +117,7 @@ export class BenchRunner {
               onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),
               onModelDone: (m) => this.hooks.onModelDone?.(k, m),
               onFailure: (f) => this.hooks.onFailure?.(k, f),
+              onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason),
             })
             const wallMs = performance.now() - started
             const perModel = outcomes.flatMap((o) => o.models).sort((a, b) => a.index - b.index)

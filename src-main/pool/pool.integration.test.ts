@@ -170,29 +170,34 @@ describe('a worker stuck before any job', () => {
   })
 })
 
-describe('a job that fails while its worker stays alive (out of memory)', () => {
-  it('policy continue, W=1: the worker takes the next job and run() resolves', async () => {
+describe('a job that runs out of memory (worker memory cap)', () => {
+  it('policy continue, W=1: the spent worker is replaced, and the next job trains on the new one', async () => {
     // 32 MB cap (JS and wasm heap): the warm-up (2 000 rows) fits, the first job's data (200 000
-    // rows × 100 features, ~80 MB of floats) does not; the worker reports job-failed and lives on
+    // rows × 100 features, ~80 MB of floats) does not; the worker reports job-failed, out of memory
     const pool = new WorkerPool(launcher, { family: 'mlp', size: 1, backend: 'wasm', failurePolicy: 'continue', env: { TRAINPOOL_WORKER_MAX_MEMORY_MB: '32' } })
     pools.push(pool)
     await pool.start()
-    const [pid] = pool.pids
+    const [spentPid] = pool.pids
     const small = workloadFor(presetConfig('smoke', { model: { epochs: 1 } }), 2000)
     const big = workloadFor(presetConfig('smoke', { model: { epochs: 1 } }), 200_000)
     await pool.warmup(small, [[0]])
-    const running = pool.run([
-      { workload: big, modelIndices: [0], fused: false },
-      { workload: small, modelIndices: [1], fused: false },
-    ])
+    const restarts: string[] = []
+    const running = pool.run(
+      [
+        { workload: big, modelIndices: [0], fused: false },
+        { workload: small, modelIndices: [1], fused: false },
+        { workload: small, modelIndices: [2], fused: false },
+      ],
+      { onWorkerRestart: (_worker, reason) => restarts.push(reason) },
+    )
     const outcomes = await Promise.race([running, new Promise<null>((r) => setTimeout(() => r(null), 60_000))])
     expect(outcomes, 'run() did not resolve').not.toBeNull()
-    expect(outcomes![0].status).toBe('failed')
-    expect(outcomes![0].failure!.reason).toMatch(/out of memory/)
-    // the same worker took the next job (after a wasm trap it may fail too: what matters is that
-    // it ran, and that the run came back)
-    expect(outcomes![1].status).not.toBe('not-run')
-    expect(outcomes![1].worker).toBe(0)
-    expect(processAlive(pid)).toBe(true)
-  })
+    expect(outcomes!.map((o) => o.status)).toEqual(['failed', 'done', 'done'])
+    expect(outcomes![0].failure!.reason).toMatch(/out of memory.*the worker memory cap is 32 MB/)
+    expect(outcomes!.map((o) => o.worker)).toEqual([0, 0, 0])
+    expect(restarts).toEqual([expect.stringMatching(/^worker 0 ran out of memory \(out of memory.*\) and was restarted before its next job$/)])
+    expect(pool.pids).toHaveLength(1)
+    expect(pool.pids[0]).not.toBe(spentPid)
+    expect(await waitUntil(() => !processAlive(spentPid), 5000)).toBe(true)
+  }, 90_000)
 })

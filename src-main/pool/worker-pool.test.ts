@@ -6,8 +6,12 @@ import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from './
 import { type JobOutcome, type JobSpec, WorkerPool } from './worker-pool'
 
 type JobMessage = Extract<ToWorker, { type: 'job' }>
-/** what a fake worker does with a job: finish it, fail it (the worker stays alive), or say nothing until cancelled */
-type Behaviour = 'done' | 'fail' | 'hang'
+/**
+ * what a fake worker does with a job: finish it, fail it (the worker stays alive), run out of
+ * memory (it stays alive, its heap spent: every later job fails too, as a wasm worker's does), or
+ * say nothing until cancelled
+ */
+type Behaviour = 'done' | 'fail' | 'oom' | 'hang'
 
 /** A worker that answers over a fake IPC channel, asynchronously like the real one. */
 class FakeWorker implements WorkerHandle {
@@ -17,6 +21,7 @@ class FakeWorker implements WorkerHandle {
   private exitListeners: Array<(e: WorkerExit) => void> = []
   private alive = true
   private hanging: number | null = null
+  private heapSpent = false
 
   constructor(
     readonly index: number,
@@ -37,12 +42,16 @@ class FakeWorker implements WorkerHandle {
         return this.post({ type: 'ready', backend: 'cpu', device: 'fake', flags: {}, versions: {}, initMs: 0 })
       case 'job': {
         this.jobs.push(m.modelIndices)
-        const what = this.behaviour(m, this.index)
+        const what = this.heapSpent ? 'oom' : this.behaviour(m, this.index)
         if (what === 'hang') {
           this.hanging = m.jobId
           return
         }
         if (what === 'fail') return this.post({ type: 'job-failed', jobId: m.jobId, message: 'out of memory: fake; use fewer rows or models per worker' })
+        if (what === 'oom') {
+          this.heapSpent = true
+          return this.post({ type: 'job-failed', jobId: m.jobId, message: FAKE_OOM, outOfMemory: true })
+        }
         for (const index of m.modelIndices) {
           this.post({ type: 'model-done', jobId: m.jobId, model: { index, seed: index, trainMs: 1, testMse: 0.5, finalLoss: 0.5 } as never })
         }
@@ -63,6 +72,10 @@ class FakeWorker implements WorkerHandle {
 
   private post(m: FromWorker): void {
     for (const l of [...this.messageListeners]) l(m)
+  }
+
+  get isAlive(): boolean {
+    return this.alive
   }
 
   exit(e: WorkerExit): void {
@@ -95,6 +108,7 @@ class FakeLauncher implements WorkerLauncher {
 }
 
 const workload = { rows: 100 } as unknown as Workload
+const FAKE_OOM = 'out of memory: Maximum memory size exceeded; the worker memory cap is 32 MB (TRAINPOOL_WORKER_MAX_MEMORY_MB): use fewer rows or models per worker'
 const jobsFor = (n: number): JobSpec[] => Array.from({ length: n }, (_, i) => ({ workload, modelIndices: [i], fused: false }))
 
 /** rejects instead of hanging the test when the pool never answers */
@@ -198,6 +212,55 @@ describe('WorkerPool.run: a job fails and its worker stays alive', () => {
     expect(statuses(outcomes)).toEqual(['failed', 'done', 'done', 'done'])
     expect(outcomes[0].failure).toMatchObject({ signal: 'SIGKILL' })
     expect(outcomes.slice(1).map((o) => o.worker)).toEqual([1, 1, 1])
+    await pool.shutdown()
+  })
+})
+
+describe('WorkerPool.run: a worker runs out of memory', () => {
+  const oomFor =
+    (...failing: number[]) =>
+    (job: JobMessage): Behaviour =>
+      failing.includes(job.modelIndices[0]) ? 'oom' : 'done'
+
+  it('policy continue, W=1: the spent worker is replaced before the next job, and the run is told', async () => {
+    const { pool, launcher } = await startPool(1, 'continue', oomFor(0))
+    const restarts: Array<{ worker: number; reason: string }> = []
+    const outcomes = await within(pool.run(jobsFor(3), { onWorkerRestart: (worker, reason) => restarts.push({ worker, reason }) }), 2000, 'run()')
+    expect(statuses(outcomes)).toEqual(['failed', 'done', 'done'])
+    expect(outcomes[0].failure).toMatchObject({ worker: 0, modelIndices: [0], reason: expect.stringMatching(/training failed: out of memory/) })
+    expect(launcher.workers).toHaveLength(2)
+    expect(launcher.workers.map((w) => w.jobs)).toEqual([[[0]], [[1], [2]]])
+    expect(outcomes.map((o) => o.worker)).toEqual([0, 0, 0])
+    expect(restarts).toEqual([{ worker: 0, reason: expect.stringMatching(/^worker 0 ran out of memory \(.*memory cap is 32 MB.*\) and was restarted before its next job$/) }])
+    await pool.shutdown()
+    expect(launcher.workers.every((w) => !w.isAlive)).toBe(true)
+  })
+
+  it('policy continue, W=2: only the spent worker is replaced; a later repeat runs on the new one', async () => {
+    let once = true
+    const { pool, launcher } = await startPool(2, 'continue', (job, worker) => (worker === 1 && job.modelIndices[0] === 1 && once ? ((once = false), 'oom') : 'done'))
+    const first = await within(pool.run(jobsFor(4)), 2000, 'run()')
+    expect(statuses(first)).toEqual(['done', 'failed', 'done', 'done'])
+    expect(launcher.workers.map((w) => w.index)).toEqual([0, 1, 1])
+    const second = await within(pool.run(jobsFor(4)), 2000, 'the second run()')
+    expect(statuses(second)).toEqual(['done', 'done', 'done', 'done'])
+    await pool.shutdown()
+  })
+
+  it('a failure that is not out of memory keeps the worker', async () => {
+    const { pool, launcher } = await startPool(1, 'continue', failFor(0))
+    const restarts: number[] = []
+    await within(pool.run(jobsFor(2), { onWorkerRestart: (w) => restarts.push(w) }), 2000, 'run()')
+    expect(launcher.workers).toHaveLength(1)
+    expect(restarts).toEqual([])
+    await pool.shutdown()
+  })
+
+  it('policy stop: nothing is restarted (the run ends)', async () => {
+    const { pool, launcher } = await startPool(1, 'stop', oomFor(0))
+    const outcomes = await within(pool.run(jobsFor(2)), 2000, 'run()')
+    expect(statuses(outcomes)).toEqual(['failed', 'not-run'])
+    expect(launcher.workers).toHaveLength(1)
     await pool.shutdown()
   })
 })

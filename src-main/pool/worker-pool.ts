@@ -1,7 +1,9 @@
 // WorkerPool: W pre-started, warmed workers over a WorkerLauncher; one FIFO job queue; a free
 // worker takes the next job. A worker that dies mid-job fails that job (exit code/signal and the
 // tail of its stderr) without losing the models it already finished; the rest goes on or stops
-// per policy. Cancel = a graceful message, then SIGKILL after a grace period.
+// per policy. A worker that ran out of memory is replaced before it takes another job (its wasm
+// heap cannot shrink: it would fail every later job). Cancel = a graceful message, then SIGKILL
+// after a grace period.
 import type { BackendName, ConcreteBackend, FromWorker, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
 import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 import { workerEnv } from './launcher'
@@ -57,6 +59,8 @@ export interface RunHooks {
   onProgress?: (worker: number, progress: ProgressMessage) => void
   onModelDone?: (model: PerModel) => void
   onFailure?: (failure: WorkerFailure) => void
+  /** a worker was replaced by a fresh one (it ran out of memory); `reason` is a sentence for the run's warnings */
+  onWorkerRestart?: (worker: number, reason: string) => void
 }
 
 export class BackendInitError extends Error {
@@ -96,6 +100,8 @@ export class WorkerPool {
   private readonly heartbeatTimeoutMs: number
   private readonly prepareTimeoutMs: number
   private nextJobId = 1
+  /** the last warm-up's shapes, so a replacement worker is warmed like the one it replaces */
+  private warmedWith: { workload: Workload; modelIndicesPerWorker: number[][] } | null = null
 
   constructor(
     private readonly launcher: WorkerLauncher,
@@ -135,13 +141,10 @@ export class WorkerPool {
 
   private async startWorkers(): Promise<number> {
     const started = performance.now()
-    // W, for backends that size their threads by it (xgboost: nthread = cores ÷ W)
-    const env = workerEnv({ TRAINPOOL_POOL_WORKERS: String(this.options.size), ...this.options.env })
     for (let i = 0; i < this.options.size; i++) {
-      const handle = this.launcher.launch({ workerIndex: i, serviceName: `trainpool-worker-${i}`, env })
       const slot: Slot = {
         index: i,
-        handle,
+        handle: this.launch(i),
         alive: true,
         exit: null,
         stderrTail: '',
@@ -152,27 +155,10 @@ export class WorkerPool {
         listeners: new Set(),
         exitListeners: new Set(),
       }
-      handle.onMessage((m) => {
-        slot.lastHeard = performance.now()
-        for (const l of [...slot.listeners]) l(m)
-      })
-      handle.onStderr((chunk) => {
-        slot.stderrTail = (slot.stderrTail + chunk).slice(-STDERR_TAIL_CHARS)
-      })
-      handle.onExit((exit) => {
-        slot.alive = false
-        slot.exit = exit
-        for (const l of [...slot.exitListeners]) l(exit)
-      })
+      this.listen(slot)
       this.slots.push(slot)
     }
-    const ready = await Promise.all(
-      this.slots.map((slot) =>
-        this.request(slot, { type: 'init', backend: this.options.backend, family: this.options.family, workerIndex: slot.index }, (m) =>
-          m.type === 'ready' || m.type === 'init-failed' ? m : undefined,
-        ),
-      ),
-    )
+    const ready = await Promise.all(this.slots.map((slot) => this.init(slot)))
     const failed = ready.find((m) => m.type === 'init-failed')
     if (failed && failed.type === 'init-failed') {
       await this.shutdown()
@@ -185,9 +171,71 @@ export class WorkerPool {
     return performance.now() - started
   }
 
+  private launch(index: number): WorkerHandle {
+    // W, for backends that size their threads by it (xgboost: nthread = cores ÷ W)
+    const env = workerEnv({ TRAINPOOL_POOL_WORKERS: String(this.options.size), ...this.options.env })
+    return this.launcher.launch({ workerIndex: index, serviceName: `trainpool-worker-${index}`, env })
+  }
+
+  /** Hands the slot's process's messages, stderr and exit to the slot; a replaced process is no longer heard. */
+  private listen(slot: Slot): void {
+    const handle = slot.handle
+    handle.onMessage((m) => {
+      if (slot.handle !== handle) return
+      slot.lastHeard = performance.now()
+      for (const l of [...slot.listeners]) l(m)
+    })
+    handle.onStderr((chunk) => {
+      if (slot.handle !== handle) return
+      slot.stderrTail = (slot.stderrTail + chunk).slice(-STDERR_TAIL_CHARS)
+    })
+    handle.onExit((exit) => {
+      if (slot.handle !== handle) return
+      slot.alive = false
+      slot.exit = exit
+      for (const l of [...slot.exitListeners]) l(exit)
+    })
+  }
+
+  private init(slot: Slot): Promise<Extract<FromWorker, { type: 'ready' | 'init-failed' }>> {
+    return this.request(slot, { type: 'init', backend: this.options.backend, family: this.options.family, workerIndex: slot.index }, (m) =>
+      m.type === 'ready' || m.type === 'init-failed' ? m : undefined,
+    )
+  }
+
+  /**
+   * Replaces a worker whose memory is spent with a fresh process, started and warmed like the
+   * first. Resolves false (the slot left dead) when the new one cannot start.
+   */
+  private async restart(slot: Slot): Promise<boolean> {
+    const spent = slot.handle
+    Object.assign(slot, { handle: this.launch(slot.index), alive: true, exit: null, hung: null, lastHeard: performance.now() })
+    this.listen(slot)
+    // the spent process holds nothing worth a graceful stop
+    spent.kill('SIGKILL')
+    try {
+      const ready = await this.init(slot)
+      if (ready.type === 'init-failed') throw new Error(ready.reason)
+      const warm = this.warmedWith
+      if (warm) {
+        const m = await this.request(slot, { type: 'warmup', workload: warm.workload, modelIndices: warm.modelIndicesPerWorker[slot.index] ?? [0] }, (r) =>
+          r.type === 'warm' || r.type === 'job-failed' ? r : undefined,
+        )
+        if (m.type === 'job-failed') throw new Error(m.message)
+      }
+      return true
+    } catch (err) {
+      slot.stderrTail += `\n[trainpool] the replacement worker did not start: ${(err as Error).message}`
+      if (slot.alive) slot.handle.kill('SIGKILL')
+      slot.alive = false
+      return false
+    }
+  }
+
   /** Warms every worker on the real shapes (data generated + uploaded, kernels compiled). */
   async warmup(workload: Workload, modelIndicesPerWorker: number[][]): Promise<number> {
     const started = performance.now()
+    this.warmedWith = { workload, modelIndicesPerWorker }
     this.preparing++
     try {
       await this.warmAll(workload, modelIndicesPerWorker)
@@ -257,11 +305,27 @@ export class WorkerPool {
         active++
         slot.jobId = jobId
         slot.lastHeard = performance.now()
-        const settle = (status: JobOutcome['status']) => {
+        const settle = (status: JobOutcome['status'], outOfMemory = false) => {
           slot.listeners.delete(onMessage)
           slot.exitListeners.delete(onExit)
           slot.jobId = null
           outcome.status = status
+          if (outOfMemory && policy === 'continue' && !stopped && !this.cancelling) {
+            // still counted active, so the run waits for the replacement before it ends
+            void this.restart(slot).then((started) => {
+              const reason = outcome.failure!.reason.replace(/^training failed: /, '')
+              hooks.onWorkerRestart?.(
+                slot.index,
+                started
+                  ? `worker ${slot.index} ran out of memory (${reason}) and was restarted before its next job`
+                  : `worker ${slot.index} ran out of memory (${reason}); its replacement did not start`,
+              )
+              active--
+              if (started) dispatch(slot)
+              finishIfDone()
+            })
+            return
+          }
           active--
           // a worker still alive after its job takes the next one: after a success, and after a
           // failure (job-failed, e.g. out of memory) when the policy is 'continue'
@@ -291,7 +355,7 @@ export class WorkerPool {
               outcome.failure = this.failure(slot, outcome, `training failed: ${m.message}`)
               hooks.onFailure?.(outcome.failure)
               if (policy === 'stop') stopped = true
-              settle('failed')
+              settle('failed', m.outOfMemory === true)
               if (policy === 'stop') stopAll()
               break
           }

@@ -118,6 +118,11 @@ export class LiveRun implements LiveRunAccess {
       onDispatch: (_index, worker, job) => this.progress.dispatched(worker, job.modelIndices),
       onProgress: (_index, worker, { modelIndices, progress }) => this.progress.progressed(worker, modelIndices, progress),
       onModelDone: (_index, m) => this.progress.modelDone(m.index, m.finalLoss),
+      onWarning: (index, text) => {
+        const k = this.runner.plan[index]
+        const warning = `${k.strategy} W=${k.workers} at ${k.size} rows: ${text}`
+        if (!this.result.warnings.includes(warning)) this.result.warnings.push(warning)
+      },
       onMeasurement: (index: number, measurement: Measurement) => {
         this.progress.flush(true)
         this.context = { ...this.context, phase: null }

@@ -57,7 +57,7 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
     }
     if (message.type === 'shutdown') return exit(0)
     busy = busy.then(() => handle(message)).catch((err) => {
-      post({ type: 'job-failed', jobId: currentJob ?? -1, message: errorText(err) })
+      post({ type: 'job-failed', jobId: currentJob ?? -1, ...failureOf(err) })
     })
   })
 
@@ -81,7 +81,7 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
           const { backend, device, flags, versions } = runtime
           post({ type: 'ready', backend, device, flags, versions, initMs: performance.now() - started })
         } catch (err) {
-          post({ type: 'init-failed', backend: message.backend, reason: errorText(err) })
+          post({ type: 'init-failed', backend: message.backend, reason: failureOf(err).message })
         }
         return
       }
@@ -130,7 +130,7 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
       post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024 })
     } catch (err) {
       if (err instanceof CancelledError) post({ type: 'cancelled', jobId: job.jobId })
-      else post({ type: 'job-failed', jobId: job.jobId, message: errorText(err) })
+      else post({ type: 'job-failed', jobId: job.jobId, ...failureOf(err) })
     } finally {
       currentJob = null
       cancelledJobs.delete(job.jobId)
@@ -152,7 +152,8 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
     return data.value
   }
 
-  function errorText(err: unknown): string {
+  /** The error's text, and whether it was the memory cap (said so, with what to do about it). */
+  function failureOf(err: unknown): { message: string; outOfMemory: boolean } {
     const text = err instanceof Error ? `${err.message}` : String(err)
     const heap = runtime?.heapBytes() ?? null
     const cap = options.memoryCapMb
@@ -161,9 +162,9 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
     const oom =
       /out of memory|allocation failed|Invalid typed array length|Array buffer allocation|Maximum memory size/i.test(text) ||
       (/memory access out of bounds/.test(text) && heap !== null && heap > 0.75 * limit)
-    if (!oom) return text
+    if (!oom) return { message: text, outOfMemory: false }
     const why = cap ? `the worker memory cap is ${cap} MB (TRAINPOOL_WORKER_MAX_MEMORY_MB)` : 'the worker ran out of memory'
-    return `${text.startsWith('out of memory') ? text : `out of memory: ${text}`}; ${why}: use fewer rows or models per worker`
+    return { message: `${text.startsWith('out of memory') ? text : `out of memory: ${text}`}; ${why}: use fewer rows or models per worker`, outOfMemory: true }
   }
 }
 

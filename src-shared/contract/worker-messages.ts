@@ -47,7 +47,8 @@ export type FromWorker =
     }
   | { type: 'model-done'; jobId: number; model: Omit<PerModel, 'worker'> }
   | { type: 'job-done'; jobId: number; wallMs: number; rssBytes: number }
-  | { type: 'job-failed'; jobId: number; message: string }
+  /** outOfMemory: the worker hit its memory cap (its heap is spent: the pool replaces it) */
+  | { type: 'job-failed'; jobId: number; message: string; outOfMemory?: boolean }
   | { type: 'cancelled'; jobId: number }
   | { type: 'memory'; numTensors: number; numBytes: number; rssBytes: number }
   | { type: 'capabilities'; backends: BackendCapability[] }
