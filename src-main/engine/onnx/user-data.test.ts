@@ -1,0 +1,36 @@
+// onnxruntime trains the data set the result records: with the user's file, the file's rows (it once
+// generated data from the seed instead, while the result, the report and History named the file).
+// No session is needed to prepare the data, so this runs where onnxruntime-node cannot load too.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { presetConfig, type Workload, workloadFor } from '@shared/contract'
+import { loadDataFile, tablePath } from '../../data'
+import { datasetFor } from '../data'
+import { prepareOrtData } from './trainer'
+
+const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-onnx-user-data-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+// row r: a = r, b = 1000 + r, y = 3r: values no generated data set holds
+let workload: Workload
+beforeAll(async () => {
+  writeFileSync(join(dir, 'rows.csv'), ['a,b,y', ...Array.from({ length: 80 }, (_, r) => `${r},${1000 + r},${3 * r}`)].join('\n'))
+  const info = await loadDataFile(join(dir, 'rows.csv'), join(dir, 'store'))
+  const data = { table: tablePath(join(dir, 'store'), info.sha256), sha256: info.sha256, targetColumn: 2, featureColumns: [0, 1], impute: 'none' as const, standardise: false }
+  workload = workloadFor({ ...presetConfig('smoke'), testSplit: 0.25 }, 60, data)
+})
+
+it("prepares the user's rows, the same data set the other backends train on", () => {
+  const prepared = prepareOrtData('key', workload)
+  const expected = datasetFor(workload)
+  expect(prepared.dataset.yTrain).toEqual(expected.yTrain)
+  expect(prepared.dataset.xTrain).toEqual(expected.xTrain)
+  expect(prepared.dataset.yTest).toEqual(expected.yTest)
+  // the test rows with their ones column are the file's rows: b = 1000 + a, y = 3a
+  for (let r = 0; r < prepared.dataset.test; r++) {
+    const [a, b, one] = prepared.xTest.subarray(r * 3, r * 3 + 3)
+    expect([b, one, prepared.dataset.yTest[r]]).toEqual([1000 + a, 1, 3 * a])
+  }
+})
