@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { type BenchConfig, presetConfig } from './contract/config'
 import { type Workload, workloadFor } from './contract/workload'
-import { ASSUMED_SPEED, estimateMemory, estimateRun, estimateRunPeakBytes, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
-import { type MlpParams, type ModelFamily, mlpFamily, registerFamily } from './families'
+import { ASSUMED_SPEED, estimateMeasurementMs, estimateMemory, estimateRun, estimateRunPeakBytes, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
+import { allFamilies, type MlpParams, type ModelFamily, mlpFamily, registerFamily } from './families'
 import { expandPlan, groupKey } from './plan'
 
 /** The run of issue 16: 2 000 / 5 000 rows, 8 models, W 1 and 2, all three strategies, 3 repeats. */
@@ -103,5 +103,29 @@ describe('the one estimator', () => {
     expect(ms(presetConfig('quick'))).toBeLessThan(10_000)
     expect(ms(severalW())).toBeGreaterThan(9000)
     expect(ms(severalW())).toBeLessThan(20_000)
+  })
+})
+
+describe('every backend of every family', () => {
+  // trees on webgpu once had no histogram-update rate: their estimate counted fixed costs only
+  it('counts compute: more features (more work, the same steps) take longer', () => {
+    const pairs = allFamilies().flatMap((family) => family.backends.map((backend) => ({ family, backend })))
+    expect(pairs.map(({ family, backend }) => `${family.kind}/${backend}`)).toEqual([
+      'mlp/tensorflow',
+      'mlp/webgpu',
+      'mlp/onnxruntime',
+      'mlp/wasm',
+      'mlp/cpu',
+      'gbdt/cpu',
+      'gbdt/webgpu',
+      'gbdt/xgboost',
+    ])
+    for (const { family, backend } of pairs) {
+      const workload = (features: number) => workloadFor(presetConfig('quick', { features, model: { kind: family.kind } }), 5000)
+      const key = { strategy: 'pool' as const, models: 8, workers: 2 }
+      const narrow = estimateMeasurementMs(family, workload(10), key, backend)
+      const wide = estimateMeasurementMs(family, workload(100), key, backend)
+      expect(wide, `${family.kind} on ${backend}`).toBeGreaterThan(narrow)
+    }
   })
 })

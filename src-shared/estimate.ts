@@ -68,7 +68,9 @@ export interface BackendSpeed {
 
 export const ASSUMED_SPEED: Readonly<Record<ConcreteBackend, BackendSpeed>> = {
   tensorflow: { workPerSecond: { FLOP: 2e11 }, stepMs: 0.6, jobMs: 10, poolStartMs: 5000, sharedDevice: true },
-  webgpu: { workPerSecond: { FLOP: 5e10 }, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
+  // histogram updates: rough, not yet measured — the CPU engine's rate, as on lavapipe (the WGSL kernels
+  // running on the CPU); a hardware GPU is faster, so this errs long
+  webgpu: { workPerSecond: { FLOP: 5e10, 'histogram update': 4e7 }, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
   // onnxruntime: ONNX Runtime's CPU provider, 1 thread per worker; measured (benchmarks/onnx/step-bench.mts) ~7–14 ms per
   // step of 50 fused models (0.66 GFLOP: GEMMs plus elementwise passes), ~0.5 ms per one-model step (mostly fixed cost)
   onnxruntime: { workPerSecond: { FLOP: 5e10 }, stepMs: 0.4, jobMs: 5, poolStartMs: 500, sharedDevice: false },
