@@ -2,28 +2,13 @@
 // picks). X ~ U(0,1). The default target is a fixed
 // seeded "teacher" (a random one-hidden-layer tanh network) plus noise, standardised, so models
 // learn and test MSE means something; `noise` reproduces the article's pure-noise target.
-import { splitRows, type Target, type Workload } from '@shared/contract'
+import { splitRows, type Workload } from '@shared/contract'
+import type { Dataset, DatasetSpec } from './dataset'
 import { Rng, mixSeed, permutation } from './random'
 import { userDataset } from './user-data'
 
-export interface DatasetSpec {
-  size: number
-  features: number
-  seed: number
-  target: Target
-  testSplit: number
-}
-
-export interface Dataset {
-  spec: DatasetSpec
-  train: number
-  test: number
-  /** row-major [train, features] */
-  xTrain: Float32Array
-  yTrain: Float32Array
-  xTest: Float32Array
-  yTest: Float32Array
-}
+// the engines import the shape together with datasetFor from here; it is defined in dataset.ts
+export type { Dataset, DatasetSpec } from './dataset'
 
 const TEACHER_UNITS = 16
 const TEACHER_NOISE = 0.1

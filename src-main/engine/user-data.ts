@@ -2,14 +2,14 @@
 // table (never the CSV), a seeded sample of `size` rows, split into training and test rows, then —
 // where the family asks — missing values imputed and features standardised, both with statistics of
 // the training rows only (the test rows must not leak into what the model sees). The result has the
-// same shape as generated data (data.ts's Dataset), so the engines cannot tell the two apart.
+// same shape as generated data (dataset.ts's Dataset), so the engines cannot tell the two apart.
 //
 // The sample: one seeded permutation of the rows that have a target value; a size takes its first
 // `size` rows, so every strategy and model of a size trains on the same rows, a larger size contains
 // the smaller ones, and the first `train` of them are the training rows (the split is seeded too).
 import { splitRows, type Workload, type WorkloadData } from '@shared/contract'
 import { readTableColumns } from '../data/table-file'
-import type { Dataset } from './data'
+import type { Dataset } from './dataset'
 import { Rng, permutation } from './random'
 
 /** the PRNG stream of the row sample (data.ts uses 1–6) */

@@ -1,8 +1,8 @@
 import { mount } from '@vue/test-utils'
 import { describe, expect, it } from 'vitest'
 import { defineComponent, h, nextTick, ref } from 'vue'
-import type { Series } from '../lib/chartSeries'
-import { singleXAxis, toDatasets, useLineChart, type LineChartInput } from './useChart'
+import type { LineChartInput, Series } from '../lib/chartSeries'
+import { singleXAxis, toDatasets, useLineChart } from './useChart'
 
 const series = (strategy: Series['strategy'], workers: number | null, ys: number[]): Series => ({
   id: `${strategy}/${workers}`,

@@ -16,40 +16,10 @@ import {
   type Plugin,
 } from 'chart.js'
 import { onBeforeUnmount, onMounted, watch, type Ref } from 'vue'
-import type { Point, Series } from '../lib/chartSeries'
+import type { LineChartInput, Point, Series } from '../lib/chartSeries'
 import { STRATEGY_STYLE } from '../lib/chartSeries'
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Title, Tooltip, Legend)
-
-/** Highlighted points (the best W, a knee): their own legend entry, no line. */
-export interface MarkSet {
-  label: string
-  points: Point[]
-  /** default: a green star */
-  pointStyle?: 'star' | 'crossRot' | 'rectRot' | 'triangle'
-  color?: string
-}
-
-export interface LineChartInput {
-  title: string
-  series: Series[]
-  xLabel: string
-  yLabel: string
-  xLog?: boolean
-  /** a logarithmic y axis (yMin is then ignored: a log axis has no 0) */
-  yLog?: boolean
-  yMin?: number
-  /** the series are measured points only, drawn without lines (fitted curves carry the lines) */
-  pointsOnly?: boolean
-  /** fitted curves drawn as thin lines in their strategy's colour, without points */
-  curves?: Series[]
-  /** extra highlighted points (e.g. the best worker count), drawn as stars unless a set says otherwise */
-  marks?: MarkSet | MarkSet[]
-  /** x values are counts (workers): integer ticks */
-  integerX?: boolean
-  /** a horizontal reference level across the whole x range, drawn dashed with its label on the line */
-  reference?: { label: string; y: number } | null
-}
 
 /** Marks the reference dataset, so the label plugin finds it. */
 const REFERENCE = Symbol('reference')
