@@ -177,7 +177,7 @@ describe('cancel flow', () => {
     await flushPromises()
     expect(service.callsTo('cancel')).toEqual([{ runId: 'run-1' }])
     expect(w.get('[data-test=cancel]').text()).toBe('Cancelling…')
-    expect(w.get('[data-test=cancel]').attributes('disabled')).toBeDefined()
+    expect(w.get('[data-test=cancel]').attributes('aria-disabled')).toBe('true')
     // a second click does not send a second cancel
     await w.get('[data-test=cancel]').trigger('click')
     expect(service.callsTo('cancel')).toHaveLength(1)
@@ -210,7 +210,7 @@ describe('cancel flow', () => {
     await w.get('[data-test=cancel]').trigger('click')
     await flushPromises()
     expect(run.cancelling).toBe(false)
-    expect(w.get('[data-test=cancel]').attributes('disabled')).toBeUndefined()
+    expect(w.get('[data-test=cancel]').attributes('aria-disabled')).toBeUndefined()
   })
 
   it('re-attaches to a run already in progress (currentRun) on connect', async () => {
@@ -220,5 +220,60 @@ describe('cancel flow', () => {
     await flushPromises()
     expect(run.status).toBe('running')
     expect(w.findAll('[data-test=lanes] tbody tr').length).toBeGreaterThan(0)
+  })
+})
+
+describe('focus at the end of a run', () => {
+  // keyboard users who pressed (or tabbed to) Cancel must not land on the page body when it goes
+  function mountAttached() {
+    const pinia = createPinia()
+    setActivePinia(pinia)
+    const w = mount(LiveRun, { global: { plugins: [pinia] }, attachTo: document.body })
+    return { w, run: useRunStore() }
+  }
+  afterEach(() => {
+    document.body.innerHTML = ''
+  })
+
+  it('Cancel pressed with the keyboard: focus stays on it while cancelling, then moves to the heading that says how the run ended', async () => {
+    const { w, run } = mountAttached()
+    await run.connect()
+    service.play(events.slice(0, 8))
+    await flushPromises()
+    const cancel = w.get('[data-test=cancel]').element as HTMLButtonElement
+    cancel.focus()
+    await w.get('[data-test=cancel]').trigger('click')
+    await flushPromises()
+    // not disabled (a disabled button drops focus): said disabled, and a second press does nothing
+    expect(w.get('[data-test=cancel]').attributes('aria-disabled')).toBe('true')
+    expect(document.activeElement).toBe(cancel)
+
+    const finished = events.at(-1) as Extract<RunEvent, { type: 'run-finished' }>
+    service.emit({ ...finished, result: { ...finished.result, status: 'cancelled', measurements: [] } })
+    await flushPromises()
+    expect(w.find('[data-test=cancel]').exists()).toBe(false)
+    expect(document.activeElement).toBe(w.get('#live-title').element)
+    expect((document.activeElement as HTMLElement).textContent).toMatch(/Live run\s*Cancelled/)
+  })
+
+  it('a run that finishes while Cancel has focus moves focus to the heading; focus elsewhere is left alone', async () => {
+    const { w, run } = mountAttached()
+    await run.connect()
+    service.play(events.slice(0, 8))
+    await flushPromises()
+    ;(w.get('[data-test=cancel]').element as HTMLButtonElement).focus()
+    service.play(events.slice(8))
+    await flushPromises()
+    expect(document.activeElement).toBe(w.get('#live-title').element)
+    expect(w.get('#live-title').text()).toMatch(/Finished/)
+
+    // a second run ends while the user works elsewhere: focus is not taken from them
+    const elsewhere = document.body.appendChild(document.createElement('input'))
+    service.play(events.slice(0, 8).map((e) => ({ ...e, runId: 'run-2' })))
+    await flushPromises()
+    elsewhere.focus()
+    service.play(events.slice(8).map((e) => ({ ...e, runId: 'run-2' })))
+    await flushPromises()
+    expect(document.activeElement).toBe(elsewhere)
   })
 })
