@@ -2,20 +2,34 @@
 // same bytes are parsed once whatever they are called and wherever they lie. A folder appears whole
 // or not at all: it is written under a temporary name and renamed into place, so a failed or killed
 // load leaves nothing a reader could mistake for a data set. The run store's listing skips it (its
-// name starts with '.', which no run id may contain).
+// name starts with '.', which no run id may contain). The cache holds the user's data: its files are
+// readable by the user only (0600 in 0700 folders), whatever the umask.
 //
 //   <storeDir>/.datasets/<sha256>/info.json   DataSetInfo (src-shared/contract/dataset.ts)
 //   <storeDir>/.datasets/<sha256>/table.f32   the numeric columns (table-file.ts)
-import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { type DataSetInfo, DataSetInfoSchema, SHA256_PATTERN, TrainpoolError } from '@shared/contract'
+import { removeAbandonedTemps, tempName } from '../store/leftovers'
+import { readRegularFile } from '../store/regular-file'
 import { writeTable } from './table-file'
 
 export const DATASETS_DIR = '.datasets'
 export const INFO_FILE = 'info.json'
 export const TABLE_FILE = 'table.f32'
-const PARTIAL_PREFIX = '.partial-'
+/** the cache's folders and files: the user's data, readable by the user only */
+export const CACHE_DIR_MODE = 0o700
+export const CACHE_FILE_MODE = 0o600
+/**
+ * The most an info.json may weigh to be read: its preview holds up to 10 rows, each at most
+ * MAX_ROW_CHARS (csv-reader.ts, 8 MiB), besides one entry per column.
+ */
+const MAX_INFO_BYTES = 96 * 2 ** 20
+/** partial folders named by versions before their writer's pid was in the name: removed once this old */
+const LEGACY_PARTIAL_PREFIX = '.partial-'
+const LEGACY_PARTIAL_ABANDONED_MS = 10 * 60_000
+/** the cache could not be written for one of these: the store's folder is not one this user can write */
+const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'ELOOP', 'EEXIST'])
 
 export function datasetsDir(storeDir: string): string {
   return join(storeDir, DATASETS_DIR)
@@ -34,15 +48,13 @@ export function tablePath(storeDir: string, sha256: string): string {
 /** A cached set's info, or null when it is not cached (or its folder is damaged: it is then loaded again). */
 export async function readCachedInfo(storeDir: string, sha256: string): Promise<DataSetInfo | null> {
   const dir = cacheDir(storeDir, sha256)
-  let text: string
+  // a FIFO or a link in the cache is not read (nor waited on): the set is then loaded again
+  const read = await readRegularFile(join(dir, INFO_FILE), MAX_INFO_BYTES)
+  if (read.kind !== 'file') return null
+  const table = await fs.lstat(join(dir, TABLE_FILE)).catch(() => null)
+  if (!table?.isFile()) return null
   try {
-    text = await fs.readFile(join(dir, INFO_FILE), 'utf8')
-    await fs.access(join(dir, TABLE_FILE))
-  } catch {
-    return null
-  }
-  try {
-    const info = DataSetInfoSchema.parse(JSON.parse(text))
+    const info = DataSetInfoSchema.parse(JSON.parse(read.text))
     return info.sha256 === sha256 ? info : null
   } catch {
     return null
@@ -71,7 +83,27 @@ export async function listDataSets(storeDir: string): Promise<DataSetInfo[]> {
 
 /** A fresh name beside the cached sets for a folder in the making or on its way out (never listed: not a sha256). */
 function partialDir(storeDir: string): string {
-  return join(datasetsDir(storeDir), `${PARTIAL_PREFIX}${randomBytes(6).toString('hex')}`)
+  return join(datasetsDir(storeDir), tempName('partial'))
+}
+
+/**
+ * Removes the partial folders of loads killed halfway (their writer's pid is gone from this
+ * machine; an older version's, named without a pid, once unchanged for 10 minutes) and info.json
+ * temp files left in cached sets. A live load's folder stays. Called at start-up (RunStore.markInterrupted).
+ */
+export async function removeAbandonedPartials(storeDir: string): Promise<void> {
+  const root = datasetsDir(storeDir)
+  await removeAbandonedTemps(root)
+  const names = await fs.readdir(root).catch(() => [] as string[])
+  for (const name of names) {
+    const path = join(root, name)
+    if (SHA256_PATTERN.test(name)) {
+      if ((await fs.lstat(path).catch(() => null))?.isDirectory()) await removeAbandonedTemps(path)
+    } else if (name.startsWith(LEGACY_PARTIAL_PREFIX)) {
+      const stats = await fs.lstat(path).catch(() => null)
+      if (stats && Date.now() - stats.mtimeMs > LEGACY_PARTIAL_ABANDONED_MS) await fs.rm(path, { recursive: true, force: true }).catch(() => undefined)
+    }
+  }
 }
 
 /**
@@ -93,11 +125,17 @@ export async function removeFromCache(storeDir: string, sha256: string): Promise
 /** Puts a parsed table in the cache, whole or not at all (an existing entry with the same sha wins). */
 export async function installInCache(storeDir: string, info: DataSetInfo, columns: readonly (readonly Float32Array[])[]): Promise<void> {
   const root = datasetsDir(storeDir)
-  await fs.mkdir(root, { recursive: true })
   const partial = partialDir(storeDir)
-  await fs.mkdir(partial)
   try {
-    const handle = await fs.open(join(partial, TABLE_FILE), 'w')
+    await fs.mkdir(root, { recursive: true, mode: CACHE_DIR_MODE })
+    // made by an older version (0755): the cache holds the user's data (best effort: a shared store may not be ours)
+    await fs.chmod(root, CACHE_DIR_MODE).catch(() => undefined)
+    await fs.mkdir(partial, { mode: CACHE_DIR_MODE })
+  } catch (err) {
+    throw cacheNotWritable(storeDir, err)
+  }
+  try {
+    const handle = await fs.open(join(partial, TABLE_FILE), 'wx', CACHE_FILE_MODE)
     try {
       await writeTable(handle, info.rows, columns)
       await handle.sync()
@@ -112,6 +150,8 @@ export async function installInCache(storeDir: string, info: DataSetInfo, column
       const code = (err as NodeJS.ErrnoException).code
       if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err
     }
+  } catch (err) {
+    throw cacheNotWritable(storeDir, err)
   } finally {
     await fs.rm(partial, { recursive: true, force: true })
   }
@@ -119,22 +159,49 @@ export async function installInCache(storeDir: string, info: DataSetInfo, column
 
 /** Rewrites a cached set's info.json (a new path, name or load time) atomically. */
 export async function updateCachedInfo(storeDir: string, info: DataSetInfo): Promise<void> {
-  const file = join(cacheDir(storeDir, info.sha256), INFO_FILE)
-  const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`
+  const dir = cacheDir(storeDir, info.sha256)
+  const temp = join(dir, tempName(INFO_FILE))
   try {
     await writeFileSynced(temp, JSON.stringify(info, null, 2))
-    await fs.rename(temp, file)
+    await fs.rename(temp, join(dir, INFO_FILE))
+  } catch (err) {
+    throw cacheNotWritable(storeDir, err)
   } finally {
     await fs.rm(temp, { force: true })
   }
 }
 
 async function writeFileSynced(path: string, text: string): Promise<void> {
-  const handle = await fs.open(path, 'w')
+  const handle = await fs.open(path, 'wx', CACHE_FILE_MODE)
   try {
     await handle.writeFile(text, 'utf8')
     await handle.sync()
   } finally {
     await handle.close()
+  }
+}
+
+/**
+ * A store folder this user cannot write (read-only, a plain file, a link that loops, no permission):
+ * said naming the path, as an error on the store (field `store`). Other failures (a full disk) pass as they are.
+ */
+function cacheNotWritable(storeDir: string, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException).code
+  if (code === undefined || !NOT_WRITABLE.has(code)) return err
+  const message = `the data cache ${datasetsDir(storeDir)} cannot be written (${code}: ${describeCode(code)}): the run store must be a folder this user can write`
+  return new TrainpoolError('invalid-input', message, [{ field: 'store', message }])
+}
+
+function describeCode(code: string): string {
+  switch (code) {
+    case 'EROFS':
+      return 'a read-only file system'
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return 'a part of the path is a file, not a folder'
+    case 'ELOOP':
+      return 'a symbolic link in the path loops'
+    default:
+      return 'permission denied'
   }
 }

@@ -114,7 +114,7 @@ describe('RunStore', () => {
     expect(parseRun(JSON.stringify(run)).schemaVersion).toBe(SCHEMA_VERSION)
     expect(() => parseRun(JSON.stringify({ ...run, schemaVersion: 0 }))).toThrow(/schemaVersion 0 is not supported/)
     expect(() => parseRun(JSON.stringify({ ...run, schemaVersion: '1' }))).toThrow(/schemaVersion "1" is not supported/)
-    expect(() => parseRun('null')).toThrow(/schemaVersion/)
+    expect(() => parseRun('null')).toThrow(/the file holds null, not a run object/)
   })
 
   it('marks runs left running by a dead process as interrupted, keeping their measurements', async () => {

@@ -1,11 +1,14 @@
 // Run store: one folder per run holding run.json (src-shared/contract/result.ts, versioned; docs/ARCHITECTURE.md), rewritten
 // atomically (temp file, fsync, rename, fsync of the folder) after every finished measurement, so
-// a crash or kill -9 loses at most the measurement in flight. Damaged or unknown-version files are
-// listed as damaged with the reason; they never break the list. The process writing a live run
-// holds a writer lock in its folder (writer-lock.ts), so a process starting on the same store marks
-// a `running` run interrupted only when its writer is gone.
+// a crash or kill -9 loses at most the measurement in flight. Every entry of the store that could be
+// a run but cannot be used — damaged JSON, an unknown version, a run.json that is a FIFO, a device,
+// a folder, a symbolic link, or over MAX_RUN_FILE_BYTES — is listed as damaged with the reason:
+// never dropped, never blocking (regular-file.ts reads nothing else). The list keeps each entry
+// until its run.json changes. The process writing a live run holds a writer lock in its folder
+// (writer-lock.ts), so a process starting on the same store marks a `running` run interrupted only
+// when its writer is gone; that start also removes what killed writers left (leftovers.ts).
 import { randomBytes } from 'node:crypto'
-import { promises as fs } from 'node:fs'
+import { promises as fs, type Stats } from 'node:fs'
 import os from 'node:os'
 import { join, resolve, sep } from 'node:path'
 import { z } from 'zod'
@@ -21,9 +24,20 @@ import {
   type RunListEntry,
   type RunResult,
 } from '@shared/contract'
+import { removeAbandonedPartials } from '../data/cache'
+import { removeAbandonedTemps, tempName } from './leftovers'
+import { describeFileType, describeLink, readRegularFile } from './regular-file'
 import { HEARTBEAT_MS, STALE_AFTER_MS, type WriterLock, readLock, removeLock, writeLock, writerState } from './writer-lock'
 
 export const RUN_FILE = 'run.json'
+/**
+ * The most a run.json may weigh to be read (a larger one is listed as damaged, not parsed). A run at
+ * the API's limits (1 000 models, every size, strategy, W and repeat, hours of telemetry) stays
+ * under a quarter of it.
+ */
+export const MAX_RUN_FILE_BYTES = 128 * 2 ** 20
+/** The fields a user edits on a run (rename, tag), from any process, also while it is live. */
+const USER_EDITED = ['name', 'tags'] as const
 
 export function defaultStoreDir(): string {
   return process.env.TRAINPOOL_STORE ?? join(os.homedir(), '.trainpool', 'runs')
@@ -45,7 +59,8 @@ export interface SaveOptions {
   /**
    * This process is the run's writer (the service saving its live run): while the run is `running`
    * its writer lock is held and refreshed; saving any other status releases it. Other saves (a
-   * rename, a tag, marking a dead writer's run interrupted) leave locks alone.
+   * rename, a tag, marking a dead writer's run interrupted) leave locks alone. A writer's save keeps
+   * a name or tags another process gave the run since the writer's last save (see keepEditsMadeElsewhere).
    */
   writer?: boolean
 }
@@ -57,6 +72,18 @@ interface HeldLock {
   refreshing: Promise<void> | null
 }
 
+/** What a writer last wrote of its run: run.json's identity after that write, and the user-edited fields in it. */
+interface LastWrite {
+  fileKey: string
+  edits: Record<(typeof USER_EDITED)[number], string>
+}
+
+/** Another process writing a run on this machine right now (its writer lock is live). */
+export interface LiveWriter {
+  runId: string
+  pid: number
+}
+
 export class RunStore {
   readonly dir: string
   private readonly heartbeatMs: number
@@ -65,6 +92,10 @@ export class RunStore {
   private readonly held = new Map<string, HeldLock>()
   /** saves of one run are written in the order they were asked for */
   private readonly saving = new Map<string, Promise<void>>()
+  /** list entries by run id, kept while their run.json is the same file (fileKey) */
+  private readonly listed = new Map<string, { fileKey: string; entry: RunListEntry }>()
+  /** runs this store writes: what it last wrote of them */
+  private readonly lastWrites = new Map<string, LastWrite>()
 
   constructor(dir: string = defaultStoreDir(), options: RunStoreOptions = {}) {
     this.dir = resolve(dir)
@@ -85,7 +116,8 @@ export class RunStore {
   /**
    * Writes a run atomically. Saves of the same run from this store are written one after the other,
    * in call order (a measurement's save cannot land after the final one). With `writer`, a running
-   * run's lock is written before run.json, and released after the final save, even a failed one.
+   * run's lock is written before run.json, and released after the final save, even a failed one;
+   * a name or tags set by another process since the writer's last save are put into `run` first.
    */
   async save(run: RunResult, options: SaveOptions = {}): Promise<void> {
     const dir = this.runDir(run.runId)
@@ -94,11 +126,12 @@ export class RunStore {
       if (!options.writer) return this.write(dir, run)
       if (run.status === 'running') {
         await this.holdLock(run.runId, dir)
-        return this.write(dir, run)
+        return this.writeAsWriter(dir, run)
       }
       try {
-        await this.write(dir, run)
+        await this.writeAsWriter(dir, run)
       } finally {
+        this.lastWrites.delete(run.runId)
         await this.releaseLock(run.runId)
       }
     })
@@ -110,10 +143,43 @@ export class RunStore {
     return next
   }
 
+  private async writeAsWriter(dir: string, run: RunResult): Promise<void> {
+    await this.keepEditsMadeElsewhere(dir, run)
+    await this.write(dir, run)
+    const fileKey = await identity(join(dir, RUN_FILE)).catch(() => '')
+    this.lastWrites.set(run.runId, { fileKey, edits: userEdits(run) })
+  }
+
+  /**
+   * Issue 22: a rename or re-tag of a live run from another process (the app while `trainpool
+   * bench` writes it) must survive the writer's next save. When run.json changed since this
+   * writer's last save, every user-edited field this writer has not changed itself since then is
+   * taken from the file (into `run`, the live result, so this process shows it too).
+   */
+  private async keepEditsMadeElsewhere(dir: string, run: RunResult): Promise<void> {
+    const last = this.lastWrites.get(run.runId)
+    if (!last) return
+    const fileKey = await identity(join(dir, RUN_FILE)).catch(() => null)
+    if (fileKey === null || fileKey === last.fileKey) return
+    let stored: RunResult
+    try {
+      stored = await this.get(run.runId)
+    } catch {
+      return // gone or damaged: this save writes it whole again
+    }
+    const mine = userEdits(run)
+    const theirs = userEdits(stored)
+    for (const field of USER_EDITED) {
+      if (mine[field] !== last.edits[field] || theirs[field] === last.edits[field]) continue
+      if (stored[field] === undefined) delete run[field]
+      else (run as Record<string, unknown>)[field] = stored[field]
+    }
+  }
+
   private async write(dir: string, run: RunResult): Promise<void> {
     await fs.mkdir(dir, { recursive: true })
     const target = join(dir, RUN_FILE)
-    const temp = join(dir, `.${RUN_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+    const temp = join(dir, tempName(RUN_FILE))
     const handle = await fs.open(temp, 'w')
     try {
       await handle.writeFile(JSON.stringify(run, null, 1))
@@ -135,16 +201,35 @@ export class RunStore {
   }
 
   async get(runId: string): Promise<RunResult> {
-    const file = join(this.runDir(runId), RUN_FILE)
-    let text: string
-    try {
-      text = await fs.readFile(file, 'utf8')
-    } catch {
-      throw new TrainpoolError('not-found', `no run ${runId} in ${this.dir}`)
-    }
-    return parseRun(text, runId)
+    return parseRun(await this.readRunFile(runId), runId)
   }
 
+  /** A run's run.json text: not-found when there is none; damaged when what is there is not a regular file within the cap. */
+  private async readRunFile(runId: string): Promise<string> {
+    const dir = this.runDir(runId)
+    let folder: Stats
+    try {
+      folder = await fs.lstat(dir)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new TrainpoolError('not-found', `no run ${runId} in ${this.dir}`)
+      throw new TrainpoolError('damaged', `run ${runId}: its folder cannot be read (${code ?? (err as Error).message})`)
+    }
+    if (!folder.isDirectory()) {
+      const what = folder.isSymbolicLink() ? await describeLink(dir) : describeFileType(folder)
+      throw new TrainpoolError('damaged', `run ${runId}: the store holds ${what} by this name, not a run folder; Trainpool writes each run in a folder of its own`)
+    }
+    const read = await readRegularFile(join(dir, RUN_FILE), MAX_RUN_FILE_BYTES)
+    if (read.kind === 'missing') throw new TrainpoolError('not-found', `no run ${runId} in ${this.dir}`)
+    if (read.kind === 'unusable') throw new TrainpoolError('damaged', `run ${runId}: ${RUN_FILE} ${read.why}`)
+    return read.text
+  }
+
+  /**
+   * Every run in the store, and every entry named like a run that cannot be used, as damaged with
+   * the reason. A folder without run.json yet (a save in progress) is not listed. An entry whose
+   * run.json is the same file as at the last list (inode, size, times) is not read again.
+   */
   async list(): Promise<RunListEntry[]> {
     let names: string[]
     try {
@@ -152,35 +237,37 @@ export class RunStore {
     } catch {
       return []
     }
+    const runIds = names.filter((name) => RUN_ID_PATTERN.test(name))
+    for (const runId of this.listed.keys()) if (!runIds.includes(runId)) this.listed.delete(runId)
     const entries: RunListEntry[] = []
-    for (const name of names) {
-      if (!RUN_ID_PATTERN.test(name)) continue
-      try {
-        entries.push(listEntry(await this.get(name)))
-      } catch (err) {
-        if (err instanceof TrainpoolError && err.code === 'not-found') continue
-        entries.push({
-          runId: name,
-          status: 'damaged',
-          startedAt: null,
-          preset: null,
-          backend: null,
-          device: null,
-          sizes: [],
-          models: [],
-          bestSpeedup: null,
-          problem: err instanceof Error ? err.message : String(err),
-        })
-      }
+    for (const runId of runIds) {
+      const entry = await this.listEntryOf(runId)
+      if (entry) entries.push(entry)
     }
     return entries.sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? '') || b.runId.localeCompare(a.runId))
+  }
+
+  private async listEntryOf(runId: string): Promise<RunListEntry | null> {
+    const fileKey = await identity(join(this.dir, runId, RUN_FILE)).catch(() => null)
+    const cached = this.listed.get(runId)
+    if (fileKey !== null && cached?.fileKey === fileKey) return cached.entry
+    let entry: RunListEntry
+    try {
+      entry = listEntry(await this.get(runId))
+    } catch (err) {
+      if (err instanceof TrainpoolError && err.code === 'not-found') return null
+      entry = damagedEntry(runId, err instanceof Error ? err.message : String(err))
+    }
+    if (fileKey !== null) this.listed.set(runId, { fileKey, entry })
+    return entry
   }
 
   /** Deletes a run's folder; an unknown id is 'not-found', an id that could escape the store is refused. */
   async delete(runId: string): Promise<void> {
     const dir = this.runDir(runId)
     try {
-      await fs.access(dir)
+      // lstat: a damaged entry (a link that loops or leads nowhere) can be deleted too
+      await fs.lstat(dir)
     } catch {
       throw new TrainpoolError('not-found', `no run ${runId} in ${this.dir}`)
     }
@@ -210,11 +297,13 @@ export class RunStore {
   }
 
   /**
-   * Runs left `running` by a process that died are marked `interrupted` (their measurements stay).
-   * A run whose writer lock shows a live writer (this process or another: the app, `trainpool bench`,
-   * `trainpool serve` on the same store) is left alone.
+   * The start-up check of every shell. Runs left `running` by a process that died are marked
+   * `interrupted` (their measurements stay). A run whose writer lock shows a live writer (this
+   * process or another: the app, `trainpool bench`, `trainpool serve` on the same store) is left
+   * alone. What killed writers left is removed: temp files in run folders, partial data-cache folders.
    */
   async markInterrupted(activeRunId: string | null = null): Promise<string[]> {
+    await this.removeLeftovers()
     const marked: string[] = []
     for (const entry of await this.list()) {
       if (entry.status !== 'running' || entry.runId === activeRunId || this.held.has(entry.runId)) continue
@@ -228,6 +317,33 @@ export class RunStore {
       marked.push(entry.runId)
     }
     return marked
+  }
+
+  /**
+   * Other runs a live process on this machine is writing right now (by their writer locks): runs
+   * measured at the same time compete for the same cores and GPU. Writers on other hosts sharing the
+   * store do not count.
+   */
+  async otherLiveWriters(runId: string): Promise<LiveWriter[]> {
+    const writers: LiveWriter[] = []
+    for (const entry of await this.list()) {
+      if (entry.status !== 'running' || entry.runId === runId || this.held.has(entry.runId)) continue
+      const lock = await readLock(this.runDir(entry.runId))
+      if (lock && lock.host === os.hostname() && writerState(lock, Date.now(), this.staleAfterMs).alive) writers.push({ runId: entry.runId, pid: lock.pid })
+    }
+    return writers
+  }
+
+  /** Temp files of writers killed mid-save in every run folder, and the data cache's abandoned partial folders. */
+  private async removeLeftovers(): Promise<void> {
+    const names = await fs.readdir(this.dir).catch(() => [] as string[])
+    for (const runId of names) {
+      if (!RUN_ID_PATTERN.test(runId)) continue
+      const folder = join(this.dir, runId)
+      const stats = await fs.lstat(folder).catch(() => null)
+      if (stats?.isDirectory()) await removeAbandonedTemps(folder)
+    }
+    await removeAbandonedPartials(this.dir)
   }
 
   /** Writes this process's lock for a run (once) and keeps it fresh until releaseLock(). */
@@ -287,6 +403,20 @@ export function parseRun(text: string, runId = '?'): RunResult {
     throw new TrainpoolError('damaged', `run ${runId}: not valid JSON (${(err as Error).message})`)
   }
   return parseRunResult(raw, runId)
+}
+
+/** A file's identity for "has it changed since": inode, size, change and modification times (lstat: a link is judged as itself). */
+async function identity(path: string): Promise<string> {
+  const s = await fs.lstat(path)
+  return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}:${s.mode}`
+}
+
+function userEdits(run: RunResult): LastWrite['edits'] {
+  return { name: JSON.stringify(run.name ?? null), tags: JSON.stringify(run.tags ?? null) }
+}
+
+function damagedEntry(runId: string, problem: string): RunListEntry {
+  return { runId, status: 'damaged', startedAt: null, preset: null, backend: null, device: null, sizes: [], models: [], bestSpeedup: null, problem }
 }
 
 async function syncDir(dir: string): Promise<void> {

@@ -5,16 +5,19 @@
 // live and removed when it ends. A `running` run is interrupted when its lock is missing, names a
 // process that is gone (same host), or has not been refreshed for staleAfterMs (a wedged process, a
 // reused pid, a writer on another host).
-import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
+import { processAlive, tempName } from './leftovers'
+import { readRegularFile } from './regular-file'
 
 export const LOCK_FILE = 'writer.lock'
 /** how often a live writer refreshes its lock */
 export const HEARTBEAT_MS = 5_000
 /** a lock not refreshed for this long no longer proves a live writer */
 export const STALE_AFTER_MS = 60_000
+/** a lock is a few dozen bytes: anything larger is not one (and is not read) */
+const MAX_LOCK_BYTES = 4096
 
 export interface WriterLock {
   pid: number
@@ -28,7 +31,7 @@ export type WriterState = { alive: true } | { alive: false; why: string }
 
 /** Writes the lock atomically (temp file + rename), so a reader never sees half of it. */
 export async function writeLock(runDir: string, lock: WriterLock): Promise<void> {
-  const temp = join(runDir, `.${LOCK_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  const temp = join(runDir, tempName(LOCK_FILE))
   try {
     await fs.writeFile(temp, JSON.stringify(lock))
     await fs.rename(temp, join(runDir, LOCK_FILE))
@@ -38,10 +41,12 @@ export async function writeLock(runDir: string, lock: WriterLock): Promise<void>
   }
 }
 
-/** The lock of a run's folder; null when there is none or it cannot be read. */
+/** The lock of a run's folder; null when there is none or it cannot be read (or is no regular file: a FIFO never blocks). */
 export async function readLock(runDir: string): Promise<WriterLock | null> {
+  const read = await readRegularFile(join(runDir, LOCK_FILE), MAX_LOCK_BYTES)
+  if (read.kind !== 'file') return null
   try {
-    const raw = JSON.parse(await fs.readFile(join(runDir, LOCK_FILE), 'utf8')) as Partial<WriterLock> | null
+    const raw = JSON.parse(read.text) as Partial<WriterLock> | null
     if (!raw || typeof raw.pid !== 'number' || typeof raw.heartbeatAt !== 'number' || typeof raw.host !== 'string') return null
     return { pid: raw.pid, host: raw.host, startedAt: typeof raw.startedAt === 'number' ? raw.startedAt : raw.heartbeatAt, heartbeatAt: raw.heartbeatAt }
   } catch {
@@ -62,14 +67,4 @@ export function writerState(lock: WriterLock | null, now: number, staleAfterMs: 
   // another host: its pids mean nothing here, the heartbeat alone decides
   if (lock.host === host && !processAlive(lock.pid)) return { alive: false, why: `${where} is no longer running` }
   return { alive: true }
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    // EPERM: it exists, it belongs to someone else
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }

@@ -28,6 +28,10 @@ const MIGRATIONS: Record<number, (run: Json) => Json> = { 1: fromV1 }
 
 /** Parses a run from any known schema version. Throws TrainpoolError('damaged') with the reason. */
 export function parseRunResult(raw: unknown, runId = '?'): RunResult {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    const held = raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`
+    throw new TrainpoolError('damaged', `run ${runId}: the file holds ${held}, not a run object ({"schemaVersion": …, "runId": …})`)
+  }
   let run = raw as Json | null
   let version = run?.schemaVersion
   while (typeof version === 'number' && version < SCHEMA_VERSION && MIGRATIONS[version]) {

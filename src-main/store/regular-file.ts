@@ -1,0 +1,78 @@
+// Reading a file Trainpool wrote (a run.json, a writer lock, a data set's info.json) from a folder
+// anyone on this machine may have put anything in. Only a regular file is read, and never more than
+// a cap: a FIFO blocks its reader until a writer comes, a device (/dev/zero) never ends, a folder
+// cannot be read, and Trainpool writes no symbolic links (one may point anywhere, or loop). The
+// file is opened without following a link and without blocking, then judged by fstat before one
+// byte is read.
+import { constants, promises as fs, type Stats } from 'node:fs'
+
+/** A regular file's text; or nothing there; or why what is there cannot be used (words after "run.json …"). */
+export type RegularFileRead =
+  | { kind: 'file'; text: string; stats: Stats }
+  | { kind: 'missing' }
+  | { kind: 'unusable'; why: string }
+
+// O_NOFOLLOW and O_NONBLOCK do not exist on Windows (no FIFOs or links to fear there in the same way)
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)
+
+/** The words for what a non-regular file is ("a FIFO (named pipe)", "a folder", …). */
+export function describeFileType(stats: Stats): string {
+  if (stats.isDirectory()) return 'a folder'
+  if (stats.isFIFO()) return 'a FIFO (named pipe)'
+  if (stats.isCharacterDevice()) return 'a character device'
+  if (stats.isBlockDevice()) return 'a block device'
+  if (stats.isSocket()) return 'a socket'
+  if (stats.isSymbolicLink()) return 'a symbolic link'
+  return 'a regular file'
+}
+
+/** "a symbolic link to /dev/zero", "a symbolic link that loops (to a)": what a link is, without reading through it. */
+export async function describeLink(path: string): Promise<string> {
+  const target = await fs.readlink(path).catch(() => '?')
+  const loops = await fs.stat(path).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => err.code === 'ELOOP',
+  )
+  return loops ? `a symbolic link that loops (to ${target})` : `a symbolic link to ${target}`
+}
+
+/**
+ * Reads a regular file of at most maxBytes as UTF-8. A missing file is `missing`; anything else that
+ * is not such a file is `unusable` with the reason; other read errors (permissions) too.
+ */
+export async function readRegularFile(path: string, maxBytes: number): Promise<RegularFileRead> {
+  let handle: fs.FileHandle
+  try {
+    handle = await fs.open(path, OPEN_FLAGS)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' }
+    if (code === 'ELOOP') return { kind: 'unusable', why: `is ${await describeLink(path)}; Trainpool reads only regular files it wrote` }
+    if (code === 'EISDIR') return { kind: 'unusable', why: 'is a folder, not a file' }
+    return { kind: 'unusable', why: `cannot be read (${code ?? (err as Error).message})` }
+  }
+  try {
+    const stats = await handle.stat()
+    if (!stats.isFile()) return { kind: 'unusable', why: `is ${describeFileType(stats)}, not a file; Trainpool reads only regular files it wrote` }
+    if (stats.size > maxBytes) return { kind: 'unusable', why: tooLarge(stats.size, maxBytes) }
+    // one byte more than the cap tells a file that grew since fstat from one that fits
+    const buffer = Buffer.alloc(stats.size + 1)
+    let length = 0
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length)
+      if (bytesRead === 0) break
+      length += bytesRead
+    }
+    if (length > maxBytes) return { kind: 'unusable', why: tooLarge(length, maxBytes) }
+    return { kind: 'file', text: buffer.toString('utf8', 0, length), stats }
+  } catch (err) {
+    return { kind: 'unusable', why: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` }
+  } finally {
+    await handle.close()
+  }
+}
+
+function tooLarge(bytes: number, maxBytes: number): string {
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`
+  return `is ${mib(bytes)}, over the ${mib(maxBytes)} Trainpool reads for such a file`
+}
