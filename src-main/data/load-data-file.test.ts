@@ -192,7 +192,8 @@ describe('bad files are refused, and nothing is left in the cache', () => {
     const csv = `a,b\n${Array.from({ length: 70_000 }, (_, i) => `${i},${i}`).join('\n')}\n`
     const error = await loadDataFile(file('big.csv', csv), store, { budgetBytes: 2 ** 19 }).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'insufficient-memory' })
-    expect((error as Error).message).toMatch(/big\.csv is too large to load on this machine: by row \d+ its numeric columns already take/)
+    // the real size (32 768 rows × 2 columns, one of them being doubled: 128 + 256 + 256 KiB) and the real limit
+    expect((error as Error).message).toMatch(/big\.csv is too large to load on this machine: by row 32769 its 2 numeric columns need 640 KiB as float32, over the 512 KiB a table may take while loading \(by default a quarter of this machine's [\d.]+ GiB of memory\)/)
     expect(await cacheEntries(store)).toEqual([])
   })
   it('a file that is not there (moved or deleted after it was chosen)', async () => {

@@ -2,7 +2,9 @@
 // the cached info when those bytes were loaded before (the parse is skipped), else read the file
 // by its content — Parquet by its magic bytes, anything else as CSV — and install the table in the
 // cache. Every refusal is a TrainpoolError naming the file and what is accepted, thrown before the
-// cache is touched, so a bad file leaves nothing behind.
+// cache is touched, so a bad file leaves nothing behind (not even its preview). A caller that loads
+// a file for one run (the CLI's --data) learns whether this load added the set, so a refused run
+// can take it out again (loadIntoCache).
 import { createHash } from 'node:crypto'
 import { createReadStream, promises as fs, type Stats } from 'node:fs'
 import os from 'node:os'
@@ -25,24 +27,29 @@ export function defaultBudgetBytes(): number {
 }
 
 export async function loadDataFile(path: string, storeDir: string, options: LoadOptions = {}): Promise<DataSetInfo> {
+  return (await loadIntoCache(path, storeDir, options)).info
+}
+
+/** loadDataFile, and whether this call added the set to the cache (false: those bytes were cached already). */
+export async function loadIntoCache(path: string, storeDir: string, options: LoadOptions = {}): Promise<{ info: DataSetInfo; added: boolean }> {
   const file = resolve(path)
   const name = options.name ?? basename(file)
   const before = await statDataFile(file, name)
-  const sha256 = await sha256File(file)
+  const sha256 = await readingFile(file, () => sha256File(file))
   const cached = await readCachedInfo(storeDir, sha256)
   if (cached) {
     const info: DataSetInfo = { ...cached, name, path: file, loadedAt: new Date().toISOString(), loadMs: 0 }
     await updateCachedInfo(storeDir, info)
-    return info
+    return { info, added: false }
   }
 
   const started = performance.now()
-  const format = await formatOf(file)
+  const format = await readingFile(file, () => formatOf(file))
   const budgetBytes = options.budgetBytes ?? defaultBudgetBytes()
   let builder: TableBuilder
-  if (format === 'parquet') builder = await readParquet(file, { name, budgetBytes })
+  if (format === 'parquet') builder = await readingFile(file, () => readParquet(file, { name, budgetBytes }))
   else {
-    const read = await readCsv(file, { name, budgetBytes })
+    const read = await readingFile(file, () => readCsv(file, { name, budgetBytes }))
     if (read.sha256 !== sha256) throw changedWhileReading(name)
     builder = read.builder
   }
@@ -65,7 +72,19 @@ export async function loadDataFile(path: string, storeDir: string, options: Load
     loadMs: Math.round(performance.now() - started),
   }
   await installInCache(storeDir, info, table.numeric.map((c) => c.chunks))
-  return info
+  return { info, added: true }
+}
+
+/** A read of the user's file that fails for the file's sake (permissions, an I/O error) says so, naming it. */
+async function readingFile<T>(file: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read()
+  } catch (err) {
+    if (err instanceof TrainpoolError) throw err
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === undefined) throw err
+    throw new TrainpoolError('invalid-input', `data: ${file} cannot be read (${code}: ${(err as Error).message.replace(/^\w+: /, '')})`)
+  }
 }
 
 async function statDataFile(file: string, name: string): Promise<Stats> {

@@ -2,9 +2,14 @@
 // one rule for what a cell means (a number, missing, or text), per-column missing counts, ranges and
 // the first text row, the preview's first rows, and the numeric columns' values as float32 (what
 // every engine trains on). Cells are placed by (column, row), so a columnar reader can fill column
-// by column and a row reader row by row. Values live in fixed-size chunks, so growing never copies,
-// and a memory budget turns a file larger than this machine can hold into a clean error, not swap.
+// by column and a row reader row by row. Memory follows the rows actually read: a column's first
+// chunk starts at FIRST_CHUNK_ROWS and doubles up to CHUNK_ROWS (so a wide, short file costs what it
+// weighs — 30 000 columns × 5 rows is not 30 000 × 64 Ki rows), later rows go into fixed CHUNK_ROWS
+// chunks (a long file never copies its columns). A memory budget turns a file larger than this
+// machine can hold into a clean error, not swap.
+import os from 'node:os'
 import { COLUMN_NAME_MAX, type ColumnInfo, TrainpoolError } from '@shared/contract'
+import { formatBytes } from '@shared/format'
 
 /** A cell as a reader hands it over: CSV text, or a Parquet value (null = missing). */
 export type Cell = unknown
@@ -14,17 +19,20 @@ export const MISSING_SPELLINGS: readonly string[] = ['NA', 'N/A', 'NaN', 'nan', 
 const MISSING = new Set(MISSING_SPELLINGS)
 
 const FLOAT32_MAX = 3.4028234663852886e38
+/** what cellValue says of a number no float32 can hold (1e308): never a value, since values are finite */
+const BEYOND_FLOAT32 = Infinity
 
 export const PREVIEW_ROWS = 10
-const CHUNK_ROWS = 1 << 16
-const CHUNK_BYTES = CHUNK_ROWS * 4
+const CHUNK_SHIFT = 16
+const CHUNK_ROWS = 1 << CHUNK_SHIFT
+const FIRST_CHUNK_ROWS = 16
 
-/** What a cell is: a finite float32-range number, missing (NaN), or text (undefined). */
+/** What a cell is: a finite float32-range number, missing (NaN), text (undefined), or a number beyond float32 (BEYOND_FLOAT32). */
 export function cellValue(cell: Cell): number | undefined {
   if (typeof cell === 'string') return textValue(cell)
   if (cell === null || cell === undefined) return NaN
   if (typeof cell === 'number') return Number.isNaN(cell) ? NaN : inFloat32Range(cell)
-  if (typeof cell === 'bigint') return inFloat32Range(Number(cell))
+  if (typeof cell === 'bigint') return inFloat32Range(Number(cell), true)
   return undefined // booleans, dates, nested values: not numbers to train on
 }
 
@@ -41,11 +49,15 @@ function textValue(text: string): number | undefined {
   }
   const trimmed = text.trim()
   if (MISSING.has(trimmed)) return NaN
+  // 1e400 is a decimal number too large even for a double; the word Infinity is text
+  if (!Number.isNaN(value) && !/infinity/i.test(trimmed)) return BEYOND_FLOAT32
   return undefined
 }
 
-function inFloat32Range(value: number): number | undefined {
-  return Number.isFinite(value) && Math.abs(value) <= FLOAT32_MAX ? value : undefined
+/** A finite number within float32's range as it is; a larger one (or, `infiniteIsLarge`, an infinite one) BEYOND_FLOAT32; else text. */
+function inFloat32Range(value: number, infiniteIsLarge = false): number | undefined {
+  if (Number.isFinite(value)) return Math.abs(value) <= FLOAT32_MAX ? value : BEYOND_FLOAT32
+  return infiniteIsLarge ? BEYOND_FLOAT32 : undefined
 }
 
 export function cellText(cell: Cell): string {
@@ -60,6 +72,8 @@ class ColumnAccumulator {
   min = Infinity
   max = -Infinity
   firstTextRow: number | null = null
+  /** the first number no float32 can hold: refused at the end unless the column turns out to be text anyway */
+  beyondFloat32: { row: number; text: string } | null = null
 
   constructor(readonly name: string) {}
 }
@@ -121,10 +135,11 @@ export class TableBuilder {
   private set(column: number, row: number, cell: Cell): void {
     const acc = this.columns[column]
     const value = cellValue(cell)
-    if (value === undefined) {
-      if (acc.firstTextRow === null || row + 1 < acc.firstTextRow) acc.firstTextRow = row + 1
+    if (value === undefined || value === BEYOND_FLOAT32) {
+      if (value === undefined && (acc.firstTextRow === null || row + 1 < acc.firstTextRow)) acc.firstTextRow = row + 1
+      if (value === BEYOND_FLOAT32 && (acc.beyondFloat32 === null || row < acc.beyondFloat32.row)) acc.beyondFloat32 = { row, text: cellText(cell) }
       if (acc.chunks) {
-        this.heldBytes -= acc.chunks.length * CHUNK_BYTES
+        for (const chunk of acc.chunks) this.heldBytes -= chunk.byteLength
         acc.chunks = null // a text column keeps no values: Trainpool does not encode categories
       }
       return
@@ -135,25 +150,61 @@ export class TableBuilder {
       if (value > acc.max) acc.max = value
     }
     if (!acc.chunks) return
-    const chunk = row >>> 16
-    while (acc.chunks.length <= chunk) {
-      this.heldBytes += CHUNK_BYTES
-      if (this.heldBytes > this.budgetBytes) throw this.tooLarge(row)
-      acc.chunks.push(new Float32Array(CHUNK_ROWS).fill(NaN))
+    this.chunkFor(acc.chunks, row, row)[row & (CHUNK_ROWS - 1)] = value
+  }
+
+  /** The chunk that holds `row`, allocated (or the first one grown) when it does not yet reach it. */
+  private chunkFor(chunks: Float32Array[], row: number, readingRow: number): Float32Array {
+    const index = row >>> CHUNK_SHIFT
+    const first = chunks[0] as Float32Array | undefined
+    if (index === 0) {
+      if (first && row < first.length) return first
+      let rows = Math.max(FIRST_CHUNK_ROWS, first?.length ?? 0)
+      while (rows <= row) rows *= 2
+      chunks[0] = this.grown(first, Math.min(rows, CHUNK_ROWS), readingRow)
+      return chunks[0]
     }
-    acc.chunks[chunk][row & (CHUNK_ROWS - 1)] = value
+    // chunks after the first are whole CHUNK_ROWS, so the first is full before them
+    if (!first || first.length < CHUNK_ROWS) chunks[0] = this.grown(first, CHUNK_ROWS, readingRow)
+    while (chunks.length <= index) chunks.push(this.allocate(CHUNK_ROWS, readingRow))
+    return chunks[index]
+  }
+
+  private grown(old: Float32Array | undefined, rows: number, readingRow: number): Float32Array {
+    const next = this.allocate(rows, readingRow)
+    if (old) {
+      next.set(old)
+      this.heldBytes -= old.byteLength
+    }
+    return next
+  }
+
+  private allocate(rows: number, readingRow: number): Float32Array {
+    this.heldBytes += rows * 4
+    if (this.heldBytes > this.budgetBytes) throw this.tooLarge(readingRow)
+    return new Float32Array(rows).fill(NaN)
   }
 
   private tooLarge(row: number): TrainpoolError {
-    const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`
+    const numeric = this.columns.filter((c) => c.chunks).length
     return new TrainpoolError(
       'insufficient-memory',
-      `data: ${this.file} is too large to load on this machine: by row ${row + 1} its numeric columns already take ${mib(this.heldBytes)}, over the ${mib(this.budgetBytes)} Trainpool allows itself for a table (a quarter of this machine's memory); load a sample of the file's rows, or fewer columns`,
+      `data: ${this.file} is too large to load on this machine: by row ${row + 1} its ${numeric} numeric columns need ${formatBytes(this.heldBytes)} as float32, over the ${formatBytes(this.budgetBytes)} a table may take while loading (by default a quarter of this machine's ${formatBytes(os.totalmem())} of memory); load a sample of the file's rows, or fewer columns`,
+    )
+  }
+
+  private beyondFloat32(column: string, { row, text }: { row: number; text: string }): TrainpoolError {
+    const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text
+    return new TrainpoolError(
+      'invalid-input',
+      `data: ${this.file} column ${JSON.stringify(column)} row ${row + 1}: ${shown} is out of float32 range (±3.4e38), the precision every engine trains in; rescale that column (e.g. other units) or leave it out of the file`,
     )
   }
 
   finish(): BuiltTable {
     const rows = this.rows
+    // a number column with a value float32 cannot hold would train on a wrong number: said, not guessed
+    for (const acc of this.columns) if (acc.beyondFloat32 && acc.firstTextRow === null) throw this.beyondFloat32(acc.name, acc.beyondFloat32)
     const columns: ColumnInfo[] = this.columns.map((acc) => {
       const present = acc.firstTextRow === null && acc.min <= acc.max
       return {
@@ -167,7 +218,8 @@ export class TableBuilder {
     })
     const numeric = this.columns.flatMap((acc) => {
       if (!acc.chunks) return []
-      while (acc.chunks.length * CHUNK_ROWS < rows) acc.chunks.push(new Float32Array(CHUNK_ROWS).fill(NaN))
+      // a column read shorter than the table (a Parquet column chunk missing) is missing below
+      if (rows > 0) this.chunkFor(acc.chunks, rows - 1, rows - 1)
       return [{ name: acc.name, chunks: acc.chunks }]
     })
     return { rows, columns, preview: this.preview, numeric }
