@@ -11,7 +11,7 @@ import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
-import { loadDataFile } from '../data'
+import { loadIntoCache, removeFromCache } from '../data'
 import { type BenchFlags, UsageError, configFromFlags, dataSourceFromFlags, flagForField, flagMessage } from './options'
 
 export interface BenchCommandFlags extends BenchFlags {
@@ -40,16 +40,29 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   const store = flags.save === false ? null : new RunStore(storeDir)
   // the data cache lives in the store's folder even when this run is not kept (--no-save)
   const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'cli', appVersion: version, dataDir: storeDir })
-  await store?.markInterrupted().catch(() => [])
+  if (store) {
+    await store.markInterrupted().catch(() => [])
+    const damaged = await sayDamagedEntries(store)
+    if (damaged) process.stderr.write(`${damaged}\n`)
+  }
+  /** the data set this command added to the cache: a run refused for its data takes it out again */
+  let addedData: string | null = null
+  const refuseData = async () => {
+    if (addedData) await removeFromCache(storeDir, addedData).catch(() => undefined)
+    return EXIT.usage
+  }
   if (flags.data !== undefined) {
     try {
-      const info = await loadDataFile(flags.data, storeDir)
+      const { info, added } = await loadIntoCache(flags.data, storeDir)
+      if (added) addedData = info.sha256
       config = { ...config, data: dataSourceFromFlags(flags, info) }
       process.stderr.write(`${describeLoad(info, config)}\n`)
     } catch (err) {
       if (err instanceof UsageError || (err instanceof TrainpoolError && err.code !== 'internal')) {
-        process.stderr.write(`trainpool bench: ${err instanceof UsageError ? err.message : flagMessage('--data', 'data', err.message)}\n`)
-        return EXIT.usage
+        const storeIssue = err instanceof TrainpoolError && err.issues?.[0]?.field === 'store'
+        const message = err instanceof UsageError ? err.message : storeIssue ? storeMessage(err.message, flags.store) : flagMessage('--data', 'data', err.message)
+        process.stderr.write(`trainpool bench: ${message}\n`)
+        return refuseData()
       }
       throw err
     }
@@ -62,7 +75,7 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
       const field = err.issues?.[0]?.field ?? ''
       const flag = flagForField(field)
       process.stderr.write(`trainpool bench: ${flag ? flagMessage(flag, field, err.message) : err.message}\n`)
-      return EXIT.usage
+      return refuseData()
     }
     throw err
   }
@@ -86,6 +99,20 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   if (flags.csv) writeFileSync(flags.csv, toCsv(result))
   if (store) process.stderr.write(`saved run ${result.runId} in ${store.dir}${result.warnings.some((w) => w.startsWith('could not save')) ? ' (FAILED: see warnings)' : ''}\n`)
   return result.status === 'ok' ? EXIT.ok : EXIT.failed
+}
+
+/** The data cache could not be written: said on --store (the default store named when there was no --store). */
+function storeMessage(message: string, storeFlag: string | undefined): string {
+  return storeFlag === undefined ? `--store (default ${defaultStoreDir()}): ${message}; choose another with --store DIR` : `--store: ${message}`
+}
+
+/** "the store … has 2 entries it cannot read, listed as damaged: a (run.json is a FIFO …), …"; null when none. */
+export async function sayDamagedEntries(store: RunStore): Promise<string | null> {
+  const damaged = (await store.list().catch(() => [])).filter((e) => e.status === 'damaged')
+  if (damaged.length === 0) return null
+  const shown = damaged.slice(0, 5).map((e) => `  ${e.runId}: ${(e.problem ?? '').replace(`run ${e.runId}: `, '')}`)
+  const more = damaged.length > 5 ? [`  … and ${damaged.length - 5} more (trainpool report ID names the problem of each)`] : []
+  return [`warning: the store ${store.dir} has ${damaged.length} ${damaged.length === 1 ? 'entry' : 'entries'} it cannot read (listed as damaged, left as they are):`, ...shown, ...more].join('\n')
 }
 
 /** "data: houses.csv — 1 200 rows × 5 columns, loaded in 0.4 s; target price, 3 features (city left out: text)" */

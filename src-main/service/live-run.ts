@@ -91,10 +91,24 @@ export class LiveRun implements LiveRunAccess {
   async save(): Promise<void> {
     const store = this.deps.store
     if (!store) return
+    await this.noteCompetingRuns(store)
     try {
       await store.save(this.result, { writer: true })
     } catch (err) {
       const warning = `could not save the run to ${store.dir}: ${(err as Error).message} (results are kept in memory; export them before closing)`
+      if (!this.result.warnings.includes(warning)) this.result.warnings.push(warning)
+    }
+  }
+
+  /**
+   * Another run written by a live process on this machine (its writer lock: `trainpool bench`, the
+   * app, `serve` on the same store) trains on the same cores and GPU while this one is measured:
+   * said in the warnings, checked at every save (the start and after each measurement).
+   */
+  private async noteCompetingRuns(store: RunStore): Promise<void> {
+    const writers = await store.otherLiveWriters(this.runId).catch(() => [])
+    for (const writer of writers) {
+      const warning = `another run, pid ${writer.pid}, is training on this machine: these timings compete (run ${writer.runId} in ${store.dir})`
       if (!this.result.warnings.includes(warning)) this.result.warnings.push(warning)
     }
   }

@@ -16,11 +16,11 @@ export interface CliProcess {
 /** Spawned CLIs still running; `killAll()` in afterEach. */
 const running: ChildProcess[] = []
 
-/** `trainpool <command> <args…>` (optionally behind a wrapper such as `prlimit …`). */
-export function spawnCli(command: string, args: string[], wrapper: string[] = []): CliProcess {
+/** `trainpool <command> <args…>` (optionally behind a wrapper such as `prlimit …`; `env` added to this process's, undefined removes). */
+export function spawnCli(command: string, args: string[], wrapper: string[] = [], env: Record<string, string | undefined> = {}): CliProcess {
   const argv = [...wrapper, process.execPath, '--import', 'tsx', cliEntry, command, ...args]
   const child = spawn(argv[0], argv.slice(1), {
-    env: { ...process.env, TRAINPOOL_RENDERER_DIR: fakeRendererDir().dir },
+    env: { ...process.env, TRAINPOOL_RENDERER_DIR: fakeRendererDir().dir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   running.push(child)
