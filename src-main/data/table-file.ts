@@ -7,7 +7,7 @@
 //   bytes 8–11  rows (uint32 LE)
 //   bytes 12–15 numeric columns (uint32 LE), in the order of the numeric columns in info.json
 //   then        column k's rows × float32 LE at 16 + k × rows × 4
-import { closeSync, openSync, readSync, fstatSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync, fstatSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { TrainpoolError } from '@shared/contract'
 
@@ -50,14 +50,17 @@ export async function writeTable(handle: FileHandle, rows: number, columns: read
 export function readTableColumns(path: string, columns: readonly number[]): { rows: number; values: Float32Array[] } {
   let fd: number
   try {
-    fd = openSync(path, 'r')
+    // never blocks on a FIFO nor follows a link put in the cache's place
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0))
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'it is no longer there (was the data cache cleared?)' : (err as Error).message
     throw new TrainpoolError('not-found', `data: the cached table ${path} cannot be read: ${why}; load the data file again`)
   }
   try {
     const header = Buffer.alloc(TABLE_HEADER_BYTES)
-    const size = fstatSync(fd).size
+    const stats = fstatSync(fd)
+    if (!stats.isFile()) throw damaged(path, 'it is not a regular file')
+    const size = stats.size
     if (readSync(fd, header, 0, TABLE_HEADER_BYTES, 0) !== TABLE_HEADER_BYTES || header.toString('latin1', 0, 8) !== TABLE_MAGIC) {
       throw damaged(path, 'it does not start with a Trainpool table header')
     }

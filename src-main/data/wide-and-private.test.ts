@@ -1,6 +1,7 @@
 // The data loader's memory follows the data (a wide, short file costs what it weighs), numbers no
-// float32 can hold are named, and the cache is private: files 0600 in 0700 folders.
-import { spawn } from 'node:child_process'
+// float32 can hold are named, and the cache is private (files 0600 in 0700 folders) and never
+// blocks on what someone put in it (a FIFO as info.json or table.f32).
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
@@ -8,7 +9,7 @@ import { buildSync } from 'esbuild'
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DATASETS_DIR, tablePath } from './cache'
-import { loadDataFile } from './index'
+import { listDataSets, loadDataFile } from './index'
 import { TableBuilder } from './table-builder'
 import { readTableColumns } from './table-file'
 
@@ -155,5 +156,21 @@ describe.runIf(process.platform !== 'win32')('the data cache is private', () => 
     expect(await mode(join(store, DATASETS_DIR, sha, 'info.json'))).toBe(0o600)
     expect(await mode(join(store, DATASETS_DIR, sha, 'table.f32'))).toBe(0o600)
     expect((await fs.readdir(join(store, DATASETS_DIR, sha))).sort()).toEqual(['info.json', 'table.f32'])
+  })
+})
+
+describe.runIf(process.platform !== 'win32')('a FIFO in the data cache blocks nothing', () => {
+  it('as info.json the set counts as not cached (loaded again); as table.f32 it is a damaged table', async () => {
+    const { store, file } = fresh()
+    const csv = file('t.csv', 'a,y\n1,2\n')
+    const { sha256 } = await loadDataFile(csv, store)
+    const folder = join(store, DATASETS_DIR, sha256)
+    await fs.rename(join(folder, 'table.f32'), join(root, 'table-aside.f32'))
+    execFileSync('mkfifo', [join(folder, 'table.f32')])
+    expect(() => readTableColumns(tablePath(store, sha256), [0])).toThrow(/the cached table .* is damaged \(it is not a regular file\)/)
+    expect(await listDataSets(store)).toEqual([])
+    await fs.rm(join(folder, 'info.json'))
+    execFileSync('mkfifo', [join(folder, 'info.json')])
+    expect(await listDataSets(store)).toEqual([])
   })
 })
