@@ -248,7 +248,9 @@ export class RunStore {
   }
 
   private async listEntryOf(runId: string): Promise<RunListEntry | null> {
-    const fileKey = await identity(join(this.dir, runId, RUN_FILE)).catch(() => null)
+    // the folder by what it is (not its times: the writer lock's heartbeat touches those), then run.json
+    const folder = await fs.lstat(join(this.dir, runId)).catch(() => null)
+    const fileKey = folder?.isDirectory() ? await identity(join(this.dir, runId, RUN_FILE)).then((key) => `${folder.dev}:${folder.ino}/${key}`, () => null) : null
     const cached = this.listed.get(runId)
     if (fileKey !== null && cached?.fileKey === fileKey) return cached.entry
     let entry: RunListEntry
