@@ -39,7 +39,9 @@ export async function loadIntoCache(path: string, storeDir: string, options: Loa
   const cached = await readCachedInfo(storeDir, sha256)
   if (cached) {
     const info: DataSetInfo = { ...cached, name, path: file, loadedAt: new Date().toISOString(), loadMs: 0 }
-    await updateCachedInfo(storeDir, info)
+    // the table is there whole: a store that cannot take the new name and time (read-only, full)
+    // still serves it; the recent list keeps the old ones
+    await updateCachedInfo(storeDir, info).catch(() => undefined)
     return { info, added: false }
   }
 

@@ -7,7 +7,7 @@ import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { buildSync } from 'esbuild'
 import { parquetWriteBuffer } from 'hyparquet-writer'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { DATASETS_DIR, tablePath } from './cache'
 import { listDataSets, loadDataFile } from './index'
 import { TableBuilder } from './table-builder'
@@ -172,5 +172,30 @@ describe.runIf(process.platform !== 'win32')('a FIFO in the data cache blocks no
     await fs.rm(join(folder, 'info.json'))
     execFileSync('mkfifo', [join(folder, 'info.json')])
     expect(await listDataSets(store)).toEqual([])
+  })
+})
+
+describe('a store that cannot be written', () => {
+  it('a set already cached is still served (its info not updated); a new one is refused naming the cache, field store', async () => {
+    const { store, file } = fresh()
+    const csv = file('t.csv', 'a,y\n1,2\n')
+    const first = await loadDataFile(csv, store)
+    const readOnly = Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' })
+    const realOpen = fs.open.bind(fs)
+    const spy = vi.spyOn(fs, 'open').mockImplementation(((path: string, flags?: string | number, mode?: number) =>
+      typeof flags === 'string' && flags.startsWith('w') ? Promise.reject(readOnly) : realOpen(path, flags, mode)) as typeof fs.open)
+    try {
+      const again = await loadDataFile(csv, store, { name: 'renamed.csv' })
+      expect(again).toMatchObject({ sha256: first.sha256, name: 'renamed.csv', loadMs: 0 })
+      const error = await loadDataFile(file('new.csv', 'b,z\n3,4\n'), store).catch((e: unknown) => e)
+      expect(error).toMatchObject({
+        code: 'invalid-input',
+        message: `the data cache ${join(store, DATASETS_DIR)} cannot be written (EROFS: a read-only file system): the run store must be a folder this user can write`,
+        issues: [{ field: 'store' }],
+      })
+    } finally {
+      spy.mockRestore()
+    }
+    expect((await listDataSets(store)).map((d) => d.name)).toEqual(['t.csv'])
   })
 })
