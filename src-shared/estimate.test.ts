@@ -121,7 +121,7 @@ describe('every backend of every family', () => {
       'gbdt/xgboost',
     ])
     for (const { family, backend } of pairs) {
-      const workload = (features: number) => workloadFor(presetConfig('quick', { features, model: { kind: family.kind } }), 5000)
+      const workload = (features: number) => workloadFor(presetConfig('quick', { features, model: { kind: family.kind as 'mlp' | 'gbdt' } }), 5000)
       const key = { strategy: 'pool' as const, models: 8, workers: 2 }
       const narrow = estimateMeasurementMs(family, workload(10), key, backend)
       const wide = estimateMeasurementMs(family, workload(100), key, backend)

@@ -6,6 +6,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { presetConfig, type Workload, workloadFor } from '@shared/contract'
+import type { MlpParams } from '@shared/families/mlp'
 import { loadDataFile, tablePath } from '../../data'
 import { datasetFor } from '../data'
 import { prepareOrtData } from './trainer'
@@ -14,12 +15,12 @@ const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-onnx-user-data-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 // row r: a = r, b = 1000 + r, y = 3r: values no generated data set holds
-let workload: Workload
+let workload: Workload<MlpParams>
 beforeAll(async () => {
   writeFileSync(join(dir, 'rows.csv'), ['a,b,y', ...Array.from({ length: 80 }, (_, r) => `${r},${1000 + r},${3 * r}`)].join('\n'))
   const info = await loadDataFile(join(dir, 'rows.csv'), join(dir, 'store'))
   const data = { table: tablePath(join(dir, 'store'), info.sha256), sha256: info.sha256, targetColumn: 2, featureColumns: [0, 1], impute: 'none' as const, standardise: false }
-  workload = workloadFor({ ...presetConfig('smoke'), testSplit: 0.25 }, 60, data)
+  workload = workloadFor({ ...presetConfig('smoke'), testSplit: 0.25 }, 60, data) as Workload<MlpParams>
 })
 
 it("prepares the user's rows, the same data set the other backends train on", () => {
