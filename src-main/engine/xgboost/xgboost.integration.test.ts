@@ -55,7 +55,7 @@ describe('xgboost missing', () => {
     )
     const { code } = await cli.exited
     expect(code).toBe(2) // the CLI's code for a refused config: nothing started (as for any unavailable backend)
-    expect(cli.out.stderr).toContain(`--backend: backend xgboost is not available here: TRAINPOOL_XGBOOST_LIB=${notALibrary} is not a loadable XGBoost library`)
+    expect(cli.out.stderr).toContain(`trainpool bench: --backend xgboost is not available here: TRAINPOOL_XGBOOST_LIB=${notALibrary} is not a loadable XGBoost library`)
     expect(cli.out.stdout).toBe('')
   })
 })
