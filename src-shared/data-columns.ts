@@ -1,11 +1,11 @@
 // Which columns of a loaded data set a run uses: the target, and the features (the ones named, else
-// every numeric column but the target and the excluded ones). Shared so the config panel previews
-// exactly what the service will refuse or use, without asking it. Pure: it reads only the set's
+// every numeric column but the target and the excluded ones). Pure: it reads only the set's
 // DataSetInfo. Every refusal names the field (data.target, data.features, data.exclude) and what
-// is accepted; the service adds the checks that need the rows (sizes, missing values, families).
+// is accepted; data-check.ts adds the rules on rows, sizes and missing values, and is what the
+// service and the config panel both call.
 import type { ColumnInfo, DataSetInfo, DataSource } from './contract/dataset'
 import { LIMITS } from './contract/config'
-import { TrainpoolError } from './contract/errors'
+import { type FieldIssue, TrainpoolError } from './contract/errors'
 
 export interface ColumnChoice {
   target: ColumnInfo
@@ -17,8 +17,13 @@ export interface ColumnChoice {
 
 type ColumnRequest = Pick<DataSource, 'target' | 'features' | 'exclude'>
 
-function refuse(field: string, message: string): TrainpoolError {
-  return new TrainpoolError('invalid-input', `data: ${message}`, [{ field, message }])
+/** The error a refused data choice is thrown as: "data: " and the first refusal; all of them as issues. */
+export function dataRefusal(refusals: readonly FieldIssue[]): TrainpoolError {
+  return new TrainpoolError('invalid-input', `data: ${refusals[0]?.message ?? 'the data choice is refused'}`, [...refusals])
+}
+
+function refuse(field: string, message: string): FieldIssue {
+  return { field, message }
 }
 
 function textColumnProblem(info: Pick<DataSetInfo, 'name'>, c: ColumnInfo, role: string): string {
@@ -30,44 +35,52 @@ function quoted(names: readonly string[], max = 8): string {
   return names.length > max ? `${shown.join(', ')} and ${names.length - max} more` : shown.join(', ')
 }
 
-/** The target and features a run on this data set would use; throws the first problem. */
+/** The target and features a run on this data set would use; throws the first problem (dataRefusal). */
 export function chooseColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request: ColumnRequest): ColumnChoice {
+  const picked = pickColumns(info, request)
+  if ('field' in picked) throw dataRefusal([picked])
+  return picked
+}
+
+/** The target and features a run on this data set would use, or the first problem with the request. */
+export function pickColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request: ColumnRequest): ColumnChoice | FieldIssue {
   const byName = new Map(info.columns.map((c) => [c.name, c]))
   const numericIndex = new Map(info.columns.filter((c) => c.type === 'numeric').map((c, k) => [c.name, k]))
   const numericNames = [...numericIndex.keys()]
 
   const target = byName.get(request.target)
   if (!target) {
-    throw refuse('data.target', `target column ${JSON.stringify(request.target)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
+    return refuse('data.target', `target column ${JSON.stringify(request.target)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
   }
-  if (target.type !== 'numeric') throw refuse('data.target', `${textColumnProblem(info, target, 'target')}; choose a numeric column`)
+  if (target.type !== 'numeric') return refuse('data.target', `${textColumnProblem(info, target, 'target')}; choose a numeric column`)
 
   for (const name of request.exclude) {
-    if (!byName.has(name)) throw refuse('data.exclude', `excluded column ${JSON.stringify(name)} is not in ${info.name}; its columns are ${quoted(info.columns.map((c) => c.name))}`)
+    if (!byName.has(name)) return refuse('data.exclude', `excluded column ${JSON.stringify(name)} is not in ${info.name}; its columns are ${quoted(info.columns.map((c) => c.name))}`)
   }
   let features: ColumnInfo[]
   if (request.features) {
+    features = []
     const seen = new Set<string>()
-    features = request.features.filter((name) => !request.exclude.includes(name)).map((name) => {
+    for (const name of request.features.filter((n) => !request.exclude.includes(n))) {
       const column = byName.get(name)
-      if (!column) throw refuse('data.features', `feature column ${JSON.stringify(name)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
-      if (name === target.name) throw refuse('data.features', `column ${JSON.stringify(name)} is the target; it cannot also be a feature`)
-      if (seen.has(name)) throw refuse('data.features', `feature column ${JSON.stringify(name)} is named twice`)
+      if (!column) return refuse('data.features', `feature column ${JSON.stringify(name)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
+      if (name === target.name) return refuse('data.features', `column ${JSON.stringify(name)} is the target; it cannot also be a feature`)
+      if (seen.has(name)) return refuse('data.features', `feature column ${JSON.stringify(name)} is named twice`)
       seen.add(name)
       if (column.type !== 'numeric') {
-        throw refuse('data.features', `${textColumnProblem(info, column, 'feature')}; leave it out of the features`)
+        return refuse('data.features', `${textColumnProblem(info, column, 'feature')}; leave it out of the features`)
       }
-      return column
-    })
+      features.push(column)
+    }
   } else {
     const excluded = new Set([target.name, ...request.exclude])
     features = info.columns.filter((c) => c.type === 'numeric' && !excluded.has(c.name))
   }
   if (features.length === 0) {
-    throw refuse('data.features', `no feature columns are left in ${info.name}: besides the target ${JSON.stringify(target.name)} it needs at least one numeric column that is not excluded`)
+    return refuse('data.features', `no feature columns are left in ${info.name}: besides the target ${JSON.stringify(target.name)} it needs at least one numeric column that is not excluded`)
   }
   if (features.length > LIMITS.features.max) {
-    throw refuse('data.features', `${features.length} feature columns are more than a run takes (at most ${LIMITS.features.max}); name the features, or exclude some columns`)
+    return refuse('data.features', `${features.length} feature columns are more than a run takes (at most ${LIMITS.features.max}); name the features, or exclude some columns`)
   }
   return {
     target,

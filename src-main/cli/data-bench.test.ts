@@ -55,7 +55,7 @@ describe('trainpool bench --data', () => {
     [['--target', 'price'], /trainpool bench: --target column "price" is not in houses\.csv; its numeric columns are "area_m2", "rooms", "age_years", "distance_km", "price_eur"/],
     [['--target', 'city'], /trainpool bench: --target column "city" of houses\.csv is not numeric: row 1 is not a number/],
     [['--target', 'price_eur', '--features', 'area_m2,city'], /trainpool bench: --features: feature column "city" of houses\.csv is not numeric: row 1/],
-    [['--target', 'price_eur', '--sizes', '3000'], /trainpool bench: --sizes 3000 is more rows than houses\.csv has: the file has 2500 rows/],
+    [['--target', 'price_eur', '--sizes', '3000'], /trainpool bench: --sizes must be at most 2500: houses\.csv has 2500 rows \(got 3000\)/],
     [['--target', 'price_eur', '--impute', 'median'], /trainpool bench: --impute accepts none, mean \(got "median"\)/],
   ])('%j exits 2 with the flag named', async (args, message) => {
     const { code, stderr } = await bench(args)

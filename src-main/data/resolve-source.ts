@@ -1,18 +1,11 @@
 // Before a run on the user's data starts, the service turns config.data into what workers read and
 // what the result records, checking everything that can be known before any worker starts: the set
-// is in the cache and its table intact, the columns exist and are numeric (data-columns.ts), the
-// target has values, every size fits in the rows that have a target, and a family that cannot take
-// missing values gets none (or imputes them). So bad data is refused at start, never mid-run.
-import {
-  type BenchConfig,
-  type DataSetInfo,
-  type DataSetRecord,
-  type DataSource,
-  type ImputeMode,
-  TrainpoolError,
-  type WorkloadData,
-} from '@shared/contract'
-import { chooseColumns, featuresWithMissing, usableRows } from '@shared/data-columns'
+// is in the cache and its table intact, and the data choice passes the one check the config panel
+// shows too (src-shared/data-check.ts: columns, the target's values, sizes within the rows that
+// have a target, missing values per family). So bad data is refused at start, never mid-run.
+import { type BenchConfig, type DataSetInfo, type DataSetRecord, type DataSource, TrainpoolError, type WorkloadData } from '@shared/contract'
+import { checkDataChoice } from '@shared/data-check'
+import { dataRefusal } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { datasetsDir, readCachedInfo, tablePath } from './cache'
 import { readTableColumns } from './table-file'
@@ -38,35 +31,9 @@ export async function resolveDataSource(storeDir: string | null, config: BenchCo
   if (!info) {
     throw refuse('data.sha256', `${source.name} (sha256 ${source.sha256.slice(0, 12)}…) is not in the data cache (${datasetsDir(storeDir)}): load the file again`, 'not-found')
   }
-  const choice = chooseColumns(info, source)
-  const usable = usableRows(info, choice)
-  if (usable === 0) {
-    throw refuse('data.target', `target column ${JSON.stringify(choice.target.name)} of ${info.name} has no values: all ${info.rows} rows are missing it`)
-  }
-  for (const [i, size] of config.sizes.entries()) {
-    if (size > usable) {
-      const withTarget = usable === info.rows ? '' : ` (${usable} of them with a target value)`
-      throw refuse(`sizes.${i}`, `sizes ${size} is more rows than ${info.name} has: the file has ${info.rows} rows${withTarget}; use sizes up to ${usable}`)
-    }
-  }
-  for (const feature of choice.features) {
-    if (feature.missing === info.rows) {
-      throw refuse('data.features', `feature column ${JSON.stringify(feature.name)} of ${info.name} has no values (all ${info.rows} rows are missing); exclude it`)
-    }
-  }
-  const family = familyOf(config.model)
-  const needs = family.userData ?? { missingValues: 'refuse', standardise: false }
-  // impute applies where missing values are not handled natively: trees keep theirs as NaN
-  const impute: ImputeMode = needs.missingValues === 'native' ? 'none' : source.impute
-  const withMissing = featuresWithMissing(choice)
-  if (needs.missingValues === 'refuse' && impute === 'none' && withMissing.length > 0) {
-    const counts = withMissing.slice(0, 6).map((c) => `${JSON.stringify(c.name)} has ${c.missing}`)
-    const more = withMissing.length > 6 ? ` and ${withMissing.length - 6} more columns` : ''
-    throw refuse(
-      'data.impute',
-      `the ${family.label} cannot train on missing values, and ${info.name} has some in its features: ${counts.join(', ')}${more} (of ${info.rows} rows); impute them with the training rows' mean (impute: mean, --impute mean), exclude those columns, or train trees (--model gbdt), which handle them`,
-    )
-  }
+  const check = checkDataChoice({ info, data: source, family: familyOf(config.model), sizes: config.sizes })
+  if (!check.choice || check.refusals.length > 0) throw dataRefusal(check.refusals)
+  const { choice, impute, withMissing, standardise } = check
 
   const table = tablePath(storeDir, info.sha256)
   const [target] = readTableColumns(table, [choice.targetColumn]).values
@@ -76,7 +43,7 @@ export async function resolveDataSource(storeDir: string | null, config: BenchCo
     targetColumn: choice.targetColumn,
     featureColumns: choice.featureColumns,
     impute,
-    standardise: needs.standardise,
+    standardise,
   }
   const imputed = impute === 'mean' && withMissing.length > 0 ? Object.fromEntries(withMissing.map((c) => [c.name, c.missing])) : undefined
   const record: DataSetRecord = {
@@ -89,7 +56,7 @@ export async function resolveDataSource(storeDir: string | null, config: BenchCo
     targetStats: presentStats(target),
     impute,
     ...(imputed ? { imputed } : {}),
-    standardised: needs.standardise,
+    standardised: standardise,
     sampleSeed: config.seed,
   }
   return { info, config: { ...config, features: choice.features.length }, workload, record }

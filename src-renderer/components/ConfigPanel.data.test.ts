@@ -116,7 +116,7 @@ describe('ConfigPanel data section', () => {
     expect(useConfigStore().draft.data?.exclude).toEqual([])
     // none left: an error on the feature columns, Run disabled
     for (const c of ['rooms', 'age', 'price']) await w.get(`[data-test=data-feature-${c}]`).setValue(false)
-    expect(w.get('#err-data-features').text()).toBe('Feature columns: no feature columns are left in houses.csv: besides the target "area" it needs at least one numeric column that is not excluded')
+    expect(w.get('#err-data-features').text()).toBe('No feature columns are left in houses.csv: besides the target "area" it needs at least one numeric column that is not excluded')
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
   })
 
@@ -124,8 +124,11 @@ describe('ConfigPanel data section', () => {
     const w = await setup()
     await pickRecent(w)
     expect(w.get('[data-test=data-missing] label').text()).toBe('Missing values (4 in the feature columns)')
-    // left as they are, the run would be refused: said on the field, Run disabled
-    expect(w.get('#err-data-impute').text()).toBe('Missing values: the feature columns have 4, and the MLP cannot train on them: impute them with the mean, or leave those columns out')
+    // left as they are, the run would be refused: said on the field in the service's words
+    // (src-main/service/data-refusal.test.ts: the same file refused by the service), Run disabled
+    expect(w.get('#err-data-impute').text()).toBe(
+      'The neural network (MLP) cannot train on missing values, and houses.csv has some in its features: "rooms" has 4 (of 1200 rows); impute them with the training rows\' mean (impute: mean), exclude those columns, or train gradient-boosted trees, which take them as they are',
+    )
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
     await w.get('[data-test=data-impute]').setValue('mean')
     expect(useConfigStore().draft.data?.impute).toBe('mean')
@@ -142,7 +145,8 @@ describe('ConfigPanel data section', () => {
     const w = await setup()
     await w.get('[data-test=size-0]').setValue('5000')
     await pickRecent(w)
-    expect(w.get('#err-sizes').text()).toBe('Data size 1: 5000 rows is more than houses.csv has (1,200 rows): use at most 1200 ("All rows")')
+    // the service's words (data-refusal.test.ts: "sizes must be at most 1200: houses.csv has 1200 rows (got 5000)") under the box's label
+    expect(w.get('#err-sizes').text()).toBe('Data size 1 must be at most 1200: houses.csv has 1200 rows (you typed "5000")')
     expect(w.get('[data-test=size-0]').attributes('aria-invalid')).toBe('true')
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
     await w.get('[data-test=data-all-rows]').trigger('click')
@@ -152,7 +156,7 @@ describe('ConfigPanel data section', () => {
     // rows missing the target cannot be used: a target with gaps lowers the most a size may be
     await w.get('[data-test=data-target]').setValue('rooms')
     expect(w.get('[data-test=data-all-rows]').text()).toBe('All rows (1,196)')
-    expect(w.get('#err-sizes').text()).toBe('Data size 1: 1200 rows is more than houses.csv has (1,196 rows with a target value): use at most 1196 ("All rows")')
+    expect(w.get('#err-sizes').text()).toBe('Data size 1 must be at most 1196: houses.csv has 1200 rows, 1196 of them with a target value')
     await w.get('[data-test=data-all-rows]').trigger('click')
     expect(useConfigStore().draft.sizes).toEqual([1196])
     // rooms' gaps are in the target now, not a feature: nothing to impute

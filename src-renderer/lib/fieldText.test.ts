@@ -31,4 +31,11 @@ describe('error messages in the panel\'s words', () => {
       'Workers (W) 9 is more than models 4: each worker needs at least one model (workers must be from 1 to 4)',
     )
   })
+
+  it('a data check refusal is said in the service\'s words, capitalised, whoever found it', () => {
+    expect(say('data.target', 'data: target column "cost" is not in houses.csv; its numeric columns are "area", "price"', {})).toBe(
+      'Target column "cost" is not in houses.csv; its numeric columns are "area", "price"',
+    )
+    expect(say('data.features', 'no feature columns are left in houses.csv', {})).toBe('No feature columns are left in houses.csv')
+  })
 })

@@ -95,6 +95,12 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
  * showing "1e" becomes 'Learning rate: "1e" is not a number; enter a number from 0.000001 to 1'.
  */
 export function sayIssue(issue: FieldIssue, words: FieldWords, familyFields: readonly ParamField[] = []): string {
+  // the data check's words (src-shared/data-check.ts) name their column and file already: shown as
+  // the service says them, whether the panel found the problem or the service did
+  if (issue.field === 'data' || issue.field.startsWith('data.')) {
+    const text = issue.message.replace(/^data: /, '')
+    return text.charAt(0).toUpperCase() + text.slice(1)
+  }
   const name = issue.field.split('.').filter((p) => !/^\d+$/.test(p)).pop() ?? ''
   let message = issue.message.replace(/\s*\(got [^)]*\)\s*$/, '')
   const typedItem = (words.item ?? words.typed ?? '').trim()

@@ -10,24 +10,17 @@ import type { BenchConfig, ModelParams, PresetName } from '@shared/contract/conf
 import type { DataSetInfo, ImputeMode } from '@shared/contract/dataset'
 import { BenchConfigSchema, DEFAULT_CONFIG, LIMITS, PRESETS, presetConfig, presetDescription } from '@shared/contract/config'
 import type { FieldIssue } from '@shared/contract/errors'
-import { fieldIssues, TrainpoolError } from '@shared/contract/errors'
-import { type ColumnChoice, chooseColumns, featuresWithMissing, skippedTextColumns, usableRows } from '@shared/data-columns'
-import { formatNumber } from '@shared/format'
+import { fieldIssues } from '@shared/contract/errors'
+import { checkDataChoice, type DataCheck } from '@shared/data-check'
+import { skippedTextColumns } from '@shared/data-columns'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
 import { allFamilies, findFamily, type ModelFamily, type ParamField } from '@shared/families'
 import { modelSweep } from '@shared/plan'
 import { type Calibration, calibrationFrom } from '../lib/calibration'
-import { DATA_FIELDS, fieldWords, sayIssue } from '../lib/fieldText'
+import { fieldWords, sayIssue } from '../lib/fieldText'
 import { useCapabilitiesStore } from './capabilities'
 import { useDataSetsStore } from './dataSets'
 import { useRunStore } from './run'
-
-/** A column-choice message under its field's label: "Target column …" / "Feature columns: …". */
-function dataMessage(field: string, message: string): string {
-  const label = DATA_FIELDS[field.split('.')[1] ?? ''] ?? DATA_FIELDS['']
-  const m = message.replace(/^data: /, '')
-  return m.toLowerCase().startsWith(label.toLowerCase()) ? label + m.slice(label.length) : `${label}: ${m}`
-}
 
 /** Where a run's rows come from. */
 export type DataSourceKind = 'generated' | 'file'
@@ -255,22 +248,16 @@ export const useConfigStore = defineStore('config', () => {
     touched()
   }
 
-  /** The column choice the service will make (src-shared/data-columns.ts), or the first problem with it. */
-  const columnChoice = computed<{ choice: ColumnChoice | null; issues: FieldIssue[] }>(() => {
+  /** The service's own check of the data choice (src-shared/data-check.ts); null until the file's info is here. */
+  const dataCheck = computed<DataCheck | null>(() => {
     const d = draft.data
     const info = dataSets.current
-    if (!d || !info || info.sha256 !== d.sha256) return { choice: null, issues: [] }
-    try {
-      return { choice: chooseColumns(info, d), issues: [] }
-    } catch (err) {
-      const issues = err instanceof TrainpoolError && err.issues ? err.issues : [{ field: 'data', message: (err as Error).message }]
-      // said under the field's own label ("Target column …"), as the panel's other messages are
-      return { choice: null, issues: issues.map((i) => ({ field: i.field, message: dataMessage(i.field, i.message) })) }
-    }
+    if (!d || !info || info.sha256 !== d.sha256) return null
+    return checkDataChoice({ info, data: d, family: family.value, sizes: draft.sizes })
   })
 
   /** The feature columns the run will use (none while the choice has a problem). */
-  const featureColumns = computed<string[]>(() => columnChoice.value.choice?.features.map((c) => c.name) ?? [])
+  const featureColumns = computed<string[]>(() => dataCheck.value?.choice?.features.map((c) => c.name) ?? [])
 
   /** Text columns the default feature rule leaves out (said next to the features). */
   const textColumnsLeftOut = computed<string[]>(() => {
@@ -280,17 +267,10 @@ export const useConfigStore = defineStore('config', () => {
   })
 
   /** Missing values among the feature columns used (rows missing the target are left out, not imputed). */
-  const missingInUse = computed<number>(() => {
-    const c = columnChoice.value.choice
-    return c ? featuresWithMissing(c).reduce((n, col) => n + col.missing, 0) : 0
-  })
+  const missingInUse = computed<number>(() => dataCheck.value?.withMissing.reduce((n, col) => n + col.missing, 0) ?? 0)
 
   /** Rows a run can use (those with a target value): the most a data size may be; null until a file's columns are chosen. */
-  const usable = computed<number | null>(() => {
-    const c = columnChoice.value.choice
-    const info = dataSets.current
-    return c && info ? usableRows(info, c) : null
-  })
+  const usable = computed<number | null>(() => dataCheck.value?.usableRows ?? null)
 
   /** The family cannot train on missing values (the MLP): they must be imputed, or the run is refused. */
   const refusesMissing = computed(() => (family.value.userData?.missingValues ?? 'refuse') === 'refuse')
@@ -325,30 +305,8 @@ export const useConfigStore = defineStore('config', () => {
   /** What the file choice gets wrong (the schema cannot know the file's columns or row count). */
   const dataIssues = computed<FieldIssue[]>(() => {
     if (source.value !== 'file') return []
-    const d = draft.data
-    if (!d) return [{ field: 'data', message: 'Data file: choose a file (Open…, Upload, or one of the recent ones), or use generated data' }]
-    const info = dataSets.current
-    if (!info || info.sha256 !== d.sha256) return []
-    const out = [...columnChoice.value.issues]
-    const choice = columnChoice.value.choice
-    if (choice && usable.value === 0) out.push({ field: 'data.target', message: `Target column ${JSON.stringify(choice.target.name)} has no values: all ${formatNumber(info.rows)} rows are missing it` })
-    for (const f of choice?.features ?? []) {
-      if (f.missing === info.rows) out.push({ field: 'data.features', message: `Feature columns: ${JSON.stringify(f.name)} has no values (all rows are missing); leave it out` })
-    }
-    if (missingInUse.value > 0 && refusesMissing.value && d.impute === 'none') {
-      out.push({
-        field: 'data.impute',
-        message: `Missing values: the feature columns have ${formatNumber(missingInUse.value)}, and the ${family.value.shortLabel ?? family.value.label} cannot train on them: impute them with the mean, or leave those columns out`,
-      })
-    }
-    const most = usable.value
-    if (most) {
-      const has = most === info.rows ? `${formatNumber(info.rows)} rows` : `${formatNumber(most)} rows with a target value`
-      draft.sizes.forEach((size, i) => {
-        if (Number.isFinite(size) && size > most) out.push({ field: `sizes.${i}`, message: `${size} rows is more than ${info.name} has (${has}): use at most ${most} ("All rows")` })
-      })
-    }
-    return out
+    if (!draft.data) return [{ field: 'data', message: 'Data file: choose a file (Open…, Upload, or one of the recent ones), or use generated data' }]
+    return dataCheck.value?.refusals ?? []
   })
 
   function reset() {

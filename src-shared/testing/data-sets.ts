@@ -31,6 +31,22 @@ export function fakeDataSet(overrides: Partial<DataSetInfo> = {}): DataSetInfo {
   }
 }
 
+/**
+ * The file fakeDataSet() describes, as CSV text: the same columns, types and missing counts over the
+ * same 1 200 rows, so a Node test can load it and get the refusals the panel shows for the fake.
+ */
+export function housesCsv(): string {
+  const cities = ['Lyon', 'Paris', 'Nantes']
+  const lines = ['area,rooms,city,age,price']
+  for (let i = 0; i < 1_200; i++) {
+    const area = 21 + ((i * 37) % 290)
+    const rooms = i % 300 === 1 ? '' : String(1 + (i % 9))
+    const price = i === 0 ? 52_000 : i === 1 ? 1_900_000 : 60_000 + area * 3_000
+    lines.push(`${area},${rooms},${cities[i % 3]},${i % 121},${price}`)
+  }
+  return lines.join('\n')
+}
+
 /** What a run on fakeDataSet() records (result.dataset): price from area, rooms and age, rooms imputed. */
 export function fakeDataSetRecord(overrides: Partial<DataSetRecord> = {}): DataSetRecord {
   return {
