@@ -238,7 +238,8 @@ export class RunStore {
       return []
     }
     const runIds = names.filter((name) => RUN_ID_PATTERN.test(name))
-    for (const runId of this.listed.keys()) if (!runIds.includes(runId)) this.listed.delete(runId)
+    const present = new Set(runIds)
+    for (const runId of this.listed.keys()) if (!present.has(runId)) this.listed.delete(runId)
     const entries: RunListEntry[] = []
     for (const runId of runIds) {
       const entry = await this.listEntryOf(runId)
@@ -248,9 +249,11 @@ export class RunStore {
   }
 
   private async listEntryOf(runId: string): Promise<RunListEntry | null> {
-    // the folder by what it is (not its times: the writer lock's heartbeat touches those), then run.json
+    // the folder by what it is (not its times: the writer lock's heartbeat touches those), then run.json;
+    // anything else (a link, a file, no run.json) is judged again by get(), which costs no read
     const folder = await fs.lstat(join(this.dir, runId)).catch(() => null)
-    const fileKey = folder?.isDirectory() ? await identity(join(this.dir, runId, RUN_FILE)).then((key) => `${folder.dev}:${folder.ino}/${key}`, () => null) : null
+    const file = folder?.isDirectory() ? await identity(join(this.dir, runId, RUN_FILE)).catch(() => null) : null
+    const fileKey = folder && file ? `${folder.dev}:${folder.ino}/${file}` : null
     const cached = this.listed.get(runId)
     if (fileKey !== null && cached?.fileKey === fileKey) return cached.entry
     let entry: RunListEntry
