@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { type BenchConfig, presetConfig } from './contract/config'
+import { type BenchConfig, type ConcreteBackend, presetConfig } from './contract/config'
 import { type Workload, workloadFor } from './contract/workload'
-import { ASSUMED_SPEED, estimateMeasurementMs, estimateMemory, estimateRun, estimateRunPeakBytes, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
-import { allFamilies, type MlpParams, type ModelFamily, mlpFamily, registerFamily } from './families'
+import { estimateMeasurementMs, estimateMemory, estimateRun, estimateRunPeakBytes, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
+import { allFamilies, type BackendSpeed, type MlpParams, type ModelFamily, mlpFamily, registerFamily } from './families'
 import { expandPlan, groupKey } from './plan'
 
 /** The run of issue 16: 2 000 / 5 000 rows, 8 models, W 1 and 2, all three strategies, 3 repeats. */
@@ -68,27 +68,30 @@ describe('the one estimator', () => {
     expect(gpu.work).toBe(cpu.work)
   })
 
-  it('takes a job\'s steps from the family (progressTotal) and its work unit\'s rate from the one table', () => {
-    // a family whose unit has no assumed rate: only the fixed costs count, so the time is exact
+  it("takes a job's steps from the family (progressTotal) and the fixed costs from the family's own backend entry", () => {
+    // a family that does no work: only the fixed costs of its entry count, so the time is exact
+    const s: BackendSpeed = { workPerSecond: 1e6, stepMs: 3, jobMs: 7, poolStartMs: 300, sharedDevice: false }
     const toy: ModelFamily = {
       ...(mlpFamily as unknown as ModelFamily),
       kind: 'estimate-toy',
+      backends: [{ name: 'wasm', gpu: false, auto: true, batched: true, speed: s }],
       progressTotal: () => 10,
       work: { unit: 'leaf', rateLabel: 'kleaf/s', rateScale: 1e3 },
-      workCount: (_w, models) => models,
+      workCount: () => 0,
       workerPeakBytes: () => 1,
     }
     const unregister = registerFamily(toy)
     try {
       const c = { ...presetConfig('smoke'), sizes: [2000], models: [4], workers: [2], strategies: ['sequential', 'pool', 'batched'], repeats: 2 } as BenchConfig
       c.model = { kind: 'estimate-toy' } as unknown as BenchConfig['model']
-      const s = ASSUMED_SPEED.wasm
       const job = 10 * s.stepMs + s.jobMs
       // sequential: 4 jobs in turn; pool W2: 2 per lane; batched W2: 1 fused job per lane — per repeat
       const measurements = 2 * (4 * job + 2 * job + 1 * job)
       const pools = s.poolStartMs * (1 + 1 + 1) // 2 workers start at once on 2 cores
       expect(estimateRun(c, 'wasm', { cpuCount: 2 }).totalMs).toBeCloseTo(RUN_OVERHEAD_MS + pools + measurements, 6)
-      expect(estimateRun(c, 'wasm', { cpuCount: 2 }).work).toBe(expandPlan(c).reduce((a, k) => a + k.models, 0))
+      expect(estimateRun(c, 'wasm', { cpuCount: 2 }).work).toBe(0)
+      // a backend the family does not have gets no time (the schema refuses such a config)
+      expect(estimateRun(c, 'cpu', { cpuCount: 2 })).toMatchObject({ backend: null, totalMs: null })
       expect(new Set(expandPlan(c).map(groupKey)).size).toBe(3)
     } finally {
       unregister()
@@ -109,7 +112,7 @@ describe('the one estimator', () => {
 describe('every backend of every family', () => {
   // trees on webgpu once had no histogram-update rate: their estimate counted fixed costs only
   it('counts compute: more features (more work, the same steps) take longer', () => {
-    const pairs = allFamilies().flatMap((family) => family.backends.map((backend) => ({ family, backend })))
+    const pairs = allFamilies().flatMap((family) => family.backends.map(({ name: backend }) => ({ family, backend: backend as ConcreteBackend })))
     expect(pairs.map(({ family, backend }) => `${family.kind}/${backend}`)).toEqual([
       'mlp/tensorflow',
       'mlp/webgpu',

@@ -1,11 +1,12 @@
 // The one estimator of a run's cost before it starts: memory (checked by the service, shown by the
 // renderer) and time (shown by the renderer), both from the real plan (plan.ts: `sequential` is
 // measured once per size and model count, not once per W) and from the run's model family: its work
-// count, its steps per job (progressTotal) and its memory model (workerPeakBytes). Pure; no I/O.
+// count, its steps per job (progressTotal) and its memory model (workerPeakBytes), and the backend's
+// assumed speed from the family's entry for it (families/backend.ts BackendSpeed). Pure; no I/O.
 import type { BenchConfig, ConcreteBackend } from './contract/config'
 import type { MeasurementKey } from './contract/result'
 import { type Workload, workloadFor } from './contract/workload'
-import { familyOf, type ModelFamily } from './families'
+import { backendSpec, familyOf, type ModelFamily } from './families'
 import { contiguousGroups, expandPlan, groupKey } from './plan'
 
 /** Models each worker of a measurement holds at once: a fused group (batched) or one model. */
@@ -47,39 +48,6 @@ export function estimateRunPeakBytes(config: BenchConfig): number {
 
 // ---- time ----
 
-/**
- * Assumed speed of each backend: the one table of it. Rough on purpose (the UI says "rough
- * estimate"); fitted to wasm runs on a 2-core machine (smoke ≈ 1.5 s, quick ≈ 7 s, 2 000/5 000 rows ×
- * 8 models × W 1,2 × 3 strategies ≈ 13 s), the GPU rows scaled from the MLP benchmarks. A family whose
- * work is counted in another unit adds its rate under that unit; without one only the fixed costs count.
- */
-export interface BackendSpeed {
-  /** work one worker does per second, by the family's work unit (FLOP for the MLP) */
-  workPerSecond: Readonly<Record<string, number>>
-  /** fixed cost of one training step (one progress unit): dispatch, kernel launches, JS */
-  stepMs: number
-  /** fixed cost of one job: model set-up, test-set evaluation, the result message */
-  jobMs: number
-  /** starting and warming one pool of workers, paid once per pool (repeats reuse it), before the clock */
-  poolStartMs: number
-  /** all workers share one device (a GPU): W workers do not add compute, only overlap fixed costs */
-  sharedDevice: boolean
-}
-
-export const ASSUMED_SPEED: Readonly<Record<ConcreteBackend, BackendSpeed>> = {
-  tensorflow: { workPerSecond: { FLOP: 2e11 }, stepMs: 0.6, jobMs: 10, poolStartMs: 5000, sharedDevice: true },
-  // histogram updates: rough, not yet measured — the CPU engine's rate, as on lavapipe (the WGSL kernels
-  // running on the CPU); a hardware GPU is faster, so this errs long
-  webgpu: { workPerSecond: { FLOP: 5e10, 'histogram update': 4e7 }, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
-  // onnxruntime: ONNX Runtime's CPU provider, 1 thread per worker; measured (benchmarks/onnx/step-bench.mts) ~7–14 ms per
-  // step of 50 fused models (0.66 GFLOP: GEMMs plus elementwise passes), ~0.5 ms per one-model step (mostly fixed cost)
-  onnxruntime: { workPerSecond: { FLOP: 5e10 }, stepMs: 0.4, jobMs: 5, poolStartMs: 500, sharedDevice: false },
-  wasm: { workPerSecond: { FLOP: 8e9 }, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
-  cpu: { workPerSecond: { FLOP: 1e9, 'histogram update': 4e7 }, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
-  // xgboost: measured 2.2 s CPU per model at 10 000 rows × 100 features, 100 rounds, depth 6, sampling 0.8, nthread 1 (3.1e8 updates)
-  xgboost: { workPerSecond: { 'histogram update': 1.3e8 }, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
-}
-
 /** Paid once per run: probing the backend, verifying, saving. */
 export const RUN_OVERHEAD_MS = 200
 
@@ -96,7 +64,8 @@ export function estimateMeasurementMs(
   backend: ConcreteBackend,
   opts: TimeOptions = {},
 ): number {
-  const speed = ASSUMED_SPEED[backend]
+  const speed = backendSpec(family, backend)?.speed
+  if (!speed) throw new Error(`no time estimate: a ${family.label} has no backend ${backend}`)
   const lanes = key.strategy === 'sequential' ? 1 : Math.min(key.workers, key.models)
   // jobs one lane trains in turn: every model (sequential), its share of the queue (pool), one fused group (batched)
   const jobsPerLane = key.strategy === 'sequential' ? key.models : key.strategy === 'pool' ? Math.ceil(key.models / lanes) : 1
@@ -104,8 +73,7 @@ export function estimateMeasurementMs(
   const parallel = speed.sharedDevice ? 1 : Math.min(lanes, cores)
   // on a CPU backend, lanes beyond the cores take turns: their fixed costs do not overlap either
   const crowding = speed.sharedDevice ? 1 : lanes / parallel
-  const rate = speed.workPerSecond[family.work.unit]
-  const computeMs = rate ? (family.workCount(workload, key.models) / rate / parallel) * 1000 : 0
+  const computeMs = (family.workCount(workload, key.models) / speed.workPerSecond / parallel) * 1000
   const fixedMs = jobsPerLane * (family.progressTotal(workload) * speed.stepMs + speed.jobMs) * crowding
   return computeMs + fixedMs
 }
@@ -128,8 +96,11 @@ export interface RunEstimate extends MemoryEstimate {
  * The estimate of a whole run. `backend` is the concrete backend it will run on (what `auto`
  * resolves to here); pass null while that is unknown: memory and counts are estimated, time is not.
  */
-export function estimateRun(config: BenchConfig, backend: ConcreteBackend | null, opts: TimeOptions = {}): RunEstimate {
+export function estimateRun(config: BenchConfig, backendIn: ConcreteBackend | null, opts: TimeOptions = {}): RunEstimate {
   const family = familyOf(config.model)
+  // a backend the family does not have (a config the schema refuses) gets no time, only memory and counts
+  const speed = backendIn ? backendSpec(family, backendIn)?.speed : undefined
+  const backend = speed ? backendIn : null
   const plan = expandPlan(config)
   const pools = new Set(plan.map(groupKey))
   const cores = Math.max(1, opts.cpuCount ?? 1)
@@ -139,13 +110,13 @@ export function estimateRun(config: BenchConfig, backend: ConcreteBackend | null
   for (const key of plan) {
     const workload = workloadFor(config, key.size)
     work += family.workCount(workload, key.models)
-    if (!backend) continue
+    if (!backend || !speed) continue
     totalMs += estimateMeasurementMs(family, workload, key, backend, opts)
     if (!started.has(groupKey(key))) {
       started.add(groupKey(key))
       const lanes = key.strategy === 'sequential' ? 1 : Math.min(key.workers, key.models)
       // workers start in parallel, as many at once as there are cores
-      totalMs += ASSUMED_SPEED[backend].poolStartMs * Math.max(1, lanes / cores)
+      totalMs += speed.poolStartMs * Math.max(1, lanes / cores)
     }
   }
   return {

@@ -1,6 +1,6 @@
 // `trainpool` command line: bench, serve, advise and report.
 import { Command, CommanderError, Option } from 'commander'
-import { ADVICE_LIMITS, BACKENDS, PRESET_NAMES, STRATEGIES } from '@shared/contract'
+import { ADVICE_LIMITS, PRESET_NAMES, STRATEGIES } from '@shared/contract'
 import { acceptedText, allFamilies, familyKinds } from '@shared/families'
 import { adviseCommand } from './advise-command'
 import { EXIT, benchCommand } from './bench-command'
@@ -26,7 +26,7 @@ export function buildProgram(): Command {
     .option('--sweep <what>', 'models: measure N = 1, 2, 4, … up to --models N (a W larger than N is skipped at that N)')
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
     .option('--strategies <list>', `comma-separated: ${STRATEGIES.join(',')}`)
-    .option('--backend <name>', `${BACKENDS.join(' | ')} (auto = tensorflow → webgpu → onnxruntime → wasm → cpu; xgboost = your libxgboost, --model gbdt only)`)
+    .option('--backend <name>', FLAG_HELP.backend)
     .option('--repeats <n>', 'repeats per measurement (median reported)')
     .option('--seed <n>', 'data seed; model i uses seed + i + 1')
     .option('--data <file>', 'train on your own CSV or Parquet file (loaded once into the store\'s data cache); needs --target')

@@ -5,10 +5,10 @@
 // keep their generated-data meaning (teacher | noise, and a count): the data set has its own target
 // and its own features, so the two meanings never apply to the same run.
 import {
-  BACKENDS, type BenchConfig, BenchConfigSchema, type ConcreteBackend, type DataSetInfo, type DataSource, DataSourceSchema, DEFAULT_CONFIG,
+  backendChoices, type BenchConfig, BenchConfigSchema, type DataSetInfo, type DataSource, DataSourceSchema, DEFAULT_CONFIG,
   IMPUTE_MODES, LIMITS, PRESET_NAMES, type PresetName, presetConfig, STRATEGIES, TARGETS, fieldIssues,
 } from '@shared/contract'
-import { acceptedText, allFamilies, familyKinds, findFamily, type ModelFamily, type ParamField } from '@shared/families'
+import { acceptedText, allFamilies, autoOrder, familyKinds, findFamily, type ModelFamily, type ParamField, whyNoBatched } from '@shared/families'
 import { modelSweep } from '@shared/plan'
 
 export class UsageError extends Error {
@@ -136,8 +136,7 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
   if (given('strategies') !== undefined) explicit('strategies', given('strategies')!.split(',').map((s) => s.trim()))
   if (given('backend') !== undefined) explicit('backend', given('backend'))
   // default strategies leave out one the backend lacks (xgboost: no batched); asked for, it is refused with the reason
-  const backend = raw.backend as ConcreteBackend
-  if (given('strategies') === undefined && family.backends.includes(backend) && !family.supportsBatched(backend)) {
+  if (given('strategies') === undefined && typeof raw.backend === 'string' && whyNoBatched(family, raw.backend) !== null) {
     raw.strategies = (raw.strategies as string[]).filter((s) => s !== 'batched')
   }
   const ownData = given('data') !== undefined
@@ -212,7 +211,9 @@ export function dataSourceFromFlags(flags: BenchFlags, loaded: Pick<DataSetInfo,
 
 export const FLAG_HELP = {
   strategies: `comma-separated: ${STRATEGIES.join(', ')}`,
-  backend: BACKENDS.join(' | '),
+  backend: `${backendChoices().join(' | ')} (auto, per model family: ${allFamilies()
+    .map((f) => `${f.kind} ${autoOrder(f.backends).join(' → ')}`)
+    .join('; ')}; a backend not in that order runs only when asked for by name)`,
   target: `generated data: ${TARGETS.join(' | ')}; with --data: the column to predict`,
   features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
   impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families'
 import type { TrainedModel } from './families/types'
+import { datasetFor } from './data'
 import { type DataTensors, disposeData, trainModels as trainWithHooks, uploadData, warmUp } from './trainer'
 
 type W = Workload<MlpParams>
@@ -27,7 +28,7 @@ describe('fused N-model program', () => {
     for (const placement of ['host', 'device'] as const) {
       it(`matches one-model-at-a-time training per model (hidden ${hidden}, ${placement} batches)`, async () => {
         const w = { ...workload, model: { ...workload.model, hidden } }
-        const data = uploadData(tf, w, placement)
+        const data = uploadData(tf, datasetFor(w), w, placement)
         const fused = await trainModels(tf, data, w, [0, 1, 2, 3], true)
         const single = await trainModels(tf, data, w, [0, 1, 2, 3], false)
         disposeData(data)
@@ -43,8 +44,8 @@ describe('fused N-model program', () => {
   }
 
   it('host and device batch placement give the same models', async () => {
-    const host = uploadData(tf, workload, 'host')
-    const device = uploadData(tf, workload, 'device')
+    const host = uploadData(tf, datasetFor(workload), workload, 'host')
+    const device = uploadData(tf, datasetFor(workload), workload, 'device')
     const a = await trainModels(tf, host, workload, [0, 1], true)
     const b = await trainModels(tf, device, workload, [0, 1], true)
     disposeData(host)
@@ -54,7 +55,7 @@ describe('fused N-model program', () => {
 
   it('learns the teacher: loss falls and test MSE ends well below the target variance', async () => {
     const w = { ...workload, size: 2000, model: { ...workload.model, epochs: 8 } }
-    const data = uploadData(tf, w)
+    const data = uploadData(tf, datasetFor(w), w)
     const one = await trainModels(tf, data, { ...w, model: { ...w.model, epochs: 1 } }, [0], true)
     const many = await trainModels(tf, data, w, [0], true)
     disposeData(data)
@@ -64,7 +65,7 @@ describe('fused N-model program', () => {
 
   it('returns tf.memory().numTensors to baseline after a job', async () => {
     const before = tf.memory().numTensors
-    const data = uploadData(tf, workload)
+    const data = uploadData(tf, datasetFor(workload), workload)
     await trainModels(tf, data, workload, [0, 1, 2], true)
     await trainModels(tf, data, workload, [0, 1], false)
     disposeData(data)
@@ -72,7 +73,7 @@ describe('fused N-model program', () => {
   })
 
   it('warm-up (one step and one evaluation on the real shapes) leaves no tensor behind', async () => {
-    const data = uploadData(tf, workload)
+    const data = uploadData(tf, datasetFor(workload), workload)
     const before = tf.memory().numTensors
     await warmUp(tf, data, workload, [0, 1, 2])
     expect(tf.memory().numTensors).toBe(before)

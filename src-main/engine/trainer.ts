@@ -4,7 +4,7 @@
 import type * as TF from '@tensorflow/tfjs-core'
 import { modelSeed, type Workload } from '@shared/contract'
 import { batchesPerEpoch, type MlpParams } from '@shared/families/mlp'
-import { datasetFor, epochOrder, type Dataset } from './data'
+import { epochOrder, type Dataset } from './data'
 import { ADAM_DEFAULTS, FusedMlp } from './fused-mlp'
 import { userDataKey } from './user-data'
 import { CancelledError, type TrainedModel, type TrainHooks } from './families/types'
@@ -40,9 +40,8 @@ export function placementFor(backend: string): Placement {
   return backend === 'wasm' || backend === 'cpu' ? 'host' : 'device'
 }
 
-/** Generates (or reads) the data set and uploads it once (a worker keeps it across jobs). */
-export function uploadData(tf: Tf, workload: MlpWorkload, placement: Placement = placementFor(tf.getBackend())): DataTensors {
-  const dataset = datasetFor(workload)
+/** Places the family's data set once (a worker keeps it across jobs). */
+export function uploadData(tf: Tf, dataset: Dataset, workload: MlpWorkload, placement: Placement = placementFor(tf.getBackend())): DataTensors {
   const { train, test } = dataset
   const F = workload.features
   const onDevice = placement === 'device'

@@ -68,8 +68,8 @@ export class BackendInitError extends Error {
     readonly backend: BackendName,
     readonly reason: string,
   ) {
-    // the worker's reason is usually its error's text, which says this already: say it once
-    super(reason.startsWith(`backend ${backend} `) ? reason : `backend ${backend} is not available here: ${reason}`)
+    // the worker sends a BackendUnavailableError's reason alone, so the sentence is said here, once
+    super(`backend ${backend} is not available here: ${reason}`)
     this.name = 'BackendInitError'
   }
 }

@@ -2,7 +2,7 @@
 // backends never load into main), cached once it succeeds, and the Capabilities the shells show.
 import os from 'node:os'
 import type { BackendCapability, Capabilities } from '@shared/contract'
-import { autoBackendFrom } from '@shared/backends'
+import { autoBackendsFrom } from '@shared/families'
 import type { WorkerLauncher } from '../pool/launcher'
 import { workerEnv } from '../pool/launcher'
 
@@ -27,7 +27,7 @@ export class BackendProbe {
     const cpus = os.cpus()
     return {
       backends,
-      autoBackend: autoBackendFrom(backends),
+      autoBackends: autoBackendsFrom(backends),
       cpu: cpus[0]?.model?.trim() || os.arch(),
       cpuCount: cpus.length,
       memoryBytes: os.totalmem(),

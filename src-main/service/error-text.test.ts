@@ -1,14 +1,14 @@
-// Error text is said once. A run on a backend that its workers cannot initialise fails with the
-// worker's own sentence ("backend webgpu is not available here: why"), not the pool's prefix in
-// front of it ("backend webgpu is not available: backend webgpu is not available here: why").
+// Error text is said once. A run on a backend that its workers cannot initialise fails with one
+// sentence ("backend webgpu is not available here: why"): the worker sends the BackendUnavailableError's
+// reason alone and the pool says the sentence, never one in front of the other.
 import { describe, expect, it } from 'vitest'
 import { type FromWorker, type ToWorker, presetConfig } from '@shared/contract'
-import { BackendUnavailableError } from '../engine/backends'
+import { BackendUnavailableError } from '../engine/families/types'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from '../pool/launcher'
 import { BackendInitError } from '../pool/worker-pool'
 import { BenchService } from './bench-service'
 
-/** Workers that answer `init` as a real worker does when its backend fails: init-failed with the error's text. */
+/** Workers that answer `init` as a real worker does when its backend fails: init-failed with the error's reason (worker/loop.ts). */
 class BackendFailsLauncher implements WorkerLauncher {
   readonly kind = 'node' as const
   constructor(private readonly why: string) {}
@@ -28,7 +28,7 @@ class BackendFailsLauncher implements WorkerLauncher {
       send(message: ToWorker) {
         if (message.type === 'init') {
           const err = new BackendUnavailableError(message.backend, why)
-          setImmediate(() => messages.forEach((l) => l({ type: 'init-failed', backend: message.backend, reason: err.message })))
+          setImmediate(() => messages.forEach((l) => l({ type: 'init-failed', backend: message.backend, reason: err.reason })))
         } else if (message.type === 'shutdown') exit({ code: 0, signal: null })
       },
       onMessage: (l) => void messages.add(l),
@@ -58,9 +58,8 @@ describe('backend error text', () => {
     expect(countOf(result.error!, 'not available')).toBe(1)
   })
 
-  it('BackendInitError names the backend once, whether or not the worker\'s reason already does', () => {
-    const sentence = new BackendUnavailableError('webgpu', 'no adapter found').message
-    expect(new BackendInitError('webgpu', sentence).message).toBe('backend webgpu is not available here: no adapter found')
+  it('BackendInitError says the same sentence as BackendUnavailableError', () => {
+    expect(new BackendInitError('webgpu', 'no adapter found').message).toBe(new BackendUnavailableError('webgpu', 'no adapter found').message)
     expect(new BackendInitError('wasm', 'out of memory').message).toBe('backend wasm is not available here: out of memory')
   })
 })

@@ -5,8 +5,9 @@
 import os from 'node:os'
 import { splitRows } from '@shared/contract'
 import { type ModelFamily, paramsSchemaFrom, type ParamField } from '@shared/families'
-import { generateDataset, type Dataset } from '../engine/data'
-import { CancelledError, type WorkerFamily, type WorkerRuntime } from '../engine/families/types'
+import type { Dataset } from '../engine/data'
+import { backendEntry, workerFamily } from '../engine/families/seam'
+import { CancelledError, type WorkerBackend, type WorkerRuntime } from '../engine/families/types'
 import { Rng } from '../engine/random'
 
 export interface ConstantParams {
@@ -25,8 +26,7 @@ export const constantFamily: ModelFamily<ConstantParams> = {
   fields: FIELDS,
   paramsSchema: paramsSchemaFrom<ConstantParams>('constant', FIELDS),
   defaults: { kind: 'constant', rounds: 3 },
-  backends: ['cpu'],
-  supportsBatched: () => true,
+  backends: [{ name: 'cpu', gpu: false, auto: true, batched: true, speed: { workPerSecond: 5e7, stepMs: 3, jobMs: 5, poolStartMs: 400, sharedDevice: false } }],
   progressTotal: (w) => w.model.rounds,
   describeProgress: (p) => `pass ${p.done}/${p.total}`,
   work: { unit: 'row', rateLabel: 'Mrow/s', rateScale: 1e6 },
@@ -40,6 +40,7 @@ export const constantFamily: ModelFamily<ConstantParams> = {
 
 const plainCpu: WorkerRuntime = {
   backend: 'cpu',
+  hardware: false,
   device: os.cpus()[0]?.model ?? 'cpu',
   flags: {},
   versions: {},
@@ -48,15 +49,12 @@ const plainCpu: WorkerRuntime = {
   release: () => {},
 }
 
-export const constantWorkerFamily: WorkerFamily<ConstantParams, WorkerRuntime, Dataset> = {
-  kind: 'constant',
-  async init(backend) {
-    if (backend !== 'cpu' && backend !== 'auto') throw new Error(`the constant predictor runs on cpu only, not ${backend}`)
-    return plainCpu
-  },
-  dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}`,
-  prepare: (_rt, w) => generateDataset(w),
-  disposeData: () => {},
+const constantCpu: WorkerBackend<ConstantParams, WorkerRuntime, Dataset> = {
+  name: 'cpu',
+  probe: async () => ({ name: 'cpu', available: true, gpu: false, detail: plainCpu.device }),
+  start: async () => plainCpu,
+  prepare: (_rt, dataset) => dataset,
+  dispose: () => {},
   warmUp: async () => {},
   async train(_rt, data, w, indices, { fused }, hooks) {
     const groups = fused ? [indices] : indices.map((i) => [i])
@@ -97,3 +95,9 @@ export const constantWorkerFamily: WorkerFamily<ConstantParams, WorkerRuntime, D
     }
   },
 }
+
+export const constantWorkerFamily = workerFamily<ConstantParams>({
+  kind: 'constant',
+  dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}`,
+  backends: [backendEntry(constantCpu)],
+})

@@ -1,7 +1,6 @@
 // Worker process entry (Electron utility process and Node child_process alike): the message loop
 // (loop.ts) over the process's parent channel, with the built-in model families.
-import { probeBackends } from '../engine/backends'
-import { builtInWorkerFamilies } from '../engine/families'
+import { builtInWorkerFamilies, probeBackends } from '../engine/families'
 import { serveWorker } from './loop'
 import { connectToParent } from './transport'
 

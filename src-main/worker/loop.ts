@@ -2,9 +2,9 @@
 // family looked up by the workload's kind (it never reads a family's parameters), progress
 // rate-limited before it crosses the process boundary (a step can take microseconds; the service
 // coalesces what arrives from all workers again for the screen), heartbeats, cancel, faults.
-import { type FromWorker, PROGRESS_MIN_INTERVAL_MS, type ToWorker, type Workload } from '@shared/contract'
+import { type ConcreteBackend, type FromWorker, PROGRESS_MIN_INTERVAL_MS, type ToWorker, type Workload } from '@shared/contract'
 import type { AnyWorkerFamily, WorkerFamilyLookup } from '../engine/families'
-import { CancelledError, type WorkerRuntime } from '../engine/families/types'
+import { BackendUnavailableError, CancelledError, type WorkerRuntime } from '../engine/families/types'
 
 export interface WorkerChannel {
   post(message: FromWorker): void
@@ -78,10 +78,11 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
           family = options.families(message.family) ?? null
           if (!family) throw new Error(`this worker has no model family ${JSON.stringify(message.family)}`)
           runtime = await family.init(message.backend)
-          const { backend, device, flags, versions } = runtime
-          post({ type: 'ready', backend, device, flags, versions, initMs: performance.now() - started })
+          const { device, flags, versions } = runtime
+          // a name from the family's table (main checks it against the registry when the message arrives)
+          post({ type: 'ready', backend: runtime.backend as ConcreteBackend, device, flags, versions, initMs: performance.now() - started })
         } catch (err) {
-          post({ type: 'init-failed', backend: message.backend, reason: failureOf(err).message })
+          post({ type: 'init-failed', backend: message.backend, reason: err instanceof BackendUnavailableError ? err.reason : failureOf(err).message })
         }
         return
       }

@@ -28,8 +28,13 @@ const options = (w: Awaited<ReturnType<typeof setup>>) => w.findAll('[data-test=
 it('trees offer auto and their backends, xgboost among them with its library; the MLP does not offer xgboost', async () => {
   const w = await setup({ available: true, detail: 'AMD EPYC (2 cores), XGBoost 1.7.4 (CPU build) from /usr/lib/x86_64-linux-gnu/libxgboost.so.0' })
   expect(options(w)).toEqual(['auto', 'tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu'])
+  // each family's own auto: the capabilities announce webgpu for the MLP and the CPU engine for trees
+  const autoLabel = () => w.get('[data-test=backend] option[value=auto]').text()
+  expect(autoLabel()).toMatch(/^auto → webgpu/)
   await w.get('[data-test=family]').setValue('gbdt')
-  expect(options(w)).toEqual(['auto', 'webgpu', 'cpu', 'xgboost'])
+  // the family's backends in its own order
+  expect(options(w)).toEqual(['auto', 'cpu', 'webgpu', 'xgboost'])
+  expect(autoLabel()).toMatch(/^auto → cpu/)
   expect(options(w)).toContain('xgboost')
   await w.get('[data-test=backend]').setValue('xgboost')
   expect(w.get('[data-test=backend-detail]').text()).toMatch(/XGBoost 1\.7\.4 \(CPU build\) from \/usr\/lib/)

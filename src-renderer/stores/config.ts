@@ -412,7 +412,7 @@ export const useConfigStore = defineStore('config', () => {
   /** The schema's and the service's issues, said with the panel's labels and the text typed. */
   const issues = computed<FieldIssue[]>(() => {
     const list = parsed.value.success ? [] : fieldIssues(parsed.value.error, draft)
-    const opt = caps.option(draft.backend)
+    const opt = caps.option(draft.backend, draft.model.kind)
     if (caps.caps && opt && !opt.available) {
       list.push({ field: 'backend', message: `Backend ${draft.backend} is not available here: ${opt.detail}` })
     }
@@ -453,7 +453,7 @@ export const useConfigStore = defineStore('config', () => {
   const estimate = computed<RunEstimate | null>(() => {
     const c = config.value
     if (!c) return null
-    const backend = caps.caps ? caps.resolve(c.backend) : null
+    const backend = caps.caps ? caps.resolve(c.backend, c.model.kind) : null
     const e = estimateRun(c, backend, { cpuCount: caps.caps?.cpuCount })
     const cal = calibration.value
     if (e.totalMs == null || !cal || cal.backend !== backend || cal.kind !== c.model.kind) return e
@@ -469,7 +469,7 @@ export const useConfigStore = defineStore('config', () => {
   const calibrated = computed(() => {
     const c = config.value
     const cal = calibration.value
-    return !!c && !!cal && cal.backend === (caps.caps ? caps.resolve(c.backend) : null) && cal.kind === c.model.kind
+    return !!c && !!cal && cal.backend === (caps.caps ? caps.resolve(c.backend, c.model.kind) : null) && cal.kind === c.model.kind
   })
 
   /** Run is allowed: the config is valid and no run is starting or running. */

@@ -121,13 +121,16 @@ describe('config store', () => {
 })
 
 describe('capabilities store', () => {
-  it('lists every backend with availability and the reason', async () => {
+  it("lists a family's backends with availability and the reason, and resolves auto per family", async () => {
     const caps = useCapabilitiesStore()
     await caps.load()
-    const tf = caps.backendOptions.find((o) => o.value === 'tensorflow')!
+    const tf = caps.backendOptionsFor('mlp').find((o) => o.value === 'tensorflow')!
     expect(tf).toMatchObject({ available: false })
     expect(tf.detail).toMatch(/cuDNN/)
-    expect(caps.resolve('auto')).toBe('webgpu')
+    // the fixture announces webgpu for the MLP and the CPU engine for trees
+    expect(caps.resolve('auto', 'mlp')).toBe('webgpu')
+    expect(caps.resolve('auto', 'gbdt')).toBe('cpu')
+    expect(caps.backendOptionsFor('gbdt')[0]).toMatchObject({ value: 'auto', label: 'auto → cpu' })
   })
 
   it('keeps the error message when capabilities fail', async () => {

@@ -2,23 +2,34 @@
 // Limits are product limits (what a desktop benchmark can sensibly run), stated once here.
 import { z } from 'zod'
 import { DataSourceSchema } from './dataset'
-import { familyKinds, findFamily, mlpFamily, type ModelParams } from '../families'
+import { allBackendNames, type BackendName, backendKnown, type ConcreteBackend, backendSpec, familyKinds, findFamily, mlpFamily, type ModelParams, whyNoBatched } from '../families'
 import { splitRows } from './split'
 import { enumListField, intField, intListField, realField } from './fields'
+import { FAILURE_POLICIES, PRESET_NAMES, type PresetName, STRATEGIES, TARGETS } from './names'
 
-export const STRATEGIES = ['sequential', 'pool', 'batched'] as const
-/** tfjs backends (tensorflow, webgpu, wasm, cpu), `onnxruntime` (ONNX Runtime's CPU provider, the MLP only) and `xgboost`: the user's own libxgboost, for the gbdt family only */
-export const BACKENDS = ['auto', 'tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu', 'xgboost'] as const
-export const CONCRETE_BACKENDS = ['tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu', 'xgboost'] as const
-export const TARGETS = ['teacher', 'noise'] as const
-export const PRESET_NAMES = ['smoke', 'quick', 'article'] as const
-export const FAILURE_POLICIES = ['stop', 'continue'] as const
+export * from './names'
+export type { BackendName, ConcreteBackend }
 
-export type Strategy = (typeof STRATEGIES)[number]
-export type BackendName = (typeof BACKENDS)[number]
-export type ConcreteBackend = (typeof CONCRETE_BACKENDS)[number]
-export type Target = (typeof TARGETS)[number]
-export type PresetName = (typeof PRESET_NAMES)[number]
+/**
+ * The backend choices: `auto` and every registered family's backends (families/: the MLP's tfjs
+ * backends and onnxruntime, the trees' own engines and xgboost), looked up when asked, so a backend a
+ * test registers is accepted too.
+ */
+export function backendChoices(): string[] {
+  return ['auto', ...allBackendNames()]
+}
+
+/** A concrete backend name (what a result records): one some family has. */
+export const ConcreteBackendSchema = z
+  .string()
+  .refine(backendKnown, { error: () => `backend accepts ${allBackendNames().join(', ')}` })
+  .transform((name) => name as ConcreteBackend)
+
+/** A backend choice: `auto` or a concrete backend. */
+const BackendChoiceSchema = z
+  .string({ error: () => `backend accepts ${backendChoices().join(', ')}` })
+  .refine((name) => name === 'auto' || backendKnown(name), { error: () => `backend accepts ${backendChoices().join(', ')}` })
+  .transform((name) => name as BackendName)
 
 export const LIMITS = {
   size: { min: 2, max: 2_000_000 },
@@ -61,7 +72,7 @@ export const BenchConfigSchema = z
     models: intListField('models', LIMITS.models, LIMITS.modelsCount),
     workers: intListField('workers', LIMITS.workers, LIMITS.listCount),
     strategies: enumListField('strategies', STRATEGIES),
-    backend: z.enum(BACKENDS, { error: `backend accepts ${BACKENDS.join(', ')}` }),
+    backend: BackendChoiceSchema,
     repeats: intField('repeats', LIMITS.repeats),
     seed: intField('seed', LIMITS.seed),
     target: z.enum(TARGETS, { error: `target accepts ${TARGETS.join(', ')}` }),
@@ -84,13 +95,13 @@ export const BenchConfigSchema = z
     if (!valid(c.models, LIMITS.models) || !valid(c.workers, LIMITS.workers) || !valid(c.sizes, LIMITS.size)) return
     if (!(c.testSplit >= LIMITS.testSplit.min && c.testSplit <= LIMITS.testSplit.max)) return
     const family = c.model && findFamily(c.model.kind)
-    if (family && c.backend !== 'auto' && (CONCRETE_BACKENDS as readonly string[]).includes(c.backend)) {
-      const backend = c.backend as ConcreteBackend
-      if (!family.backends.includes(backend)) {
-        ctx.addIssue({ code: 'custom', path: ['backend'], message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.join(', ')}` })
-      } else if (c.strategies?.includes('batched') && !family.supportsBatched(backend)) {
-        const why = family.whyNoBatched?.(backend)
-        ctx.addIssue({ code: 'custom', path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}${why ? `: ${why}` : ''}; accepted: sequential, pool` })
+    if (family && typeof c.backend === 'string' && c.backend !== 'auto' && backendKnown(c.backend)) {
+      const backend = c.backend
+      const why = whyNoBatched(family, backend)
+      if (!backendSpec(family, backend)) {
+        ctx.addIssue({ code: 'custom', path: ['backend'], message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.map((b) => b.name).join(', ')}` })
+      } else if (c.strategies?.includes('batched') && why !== null) {
+        ctx.addIssue({ code: 'custom', path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}: ${why}; accepted: sequential, pool` })
       }
     }
     // a W larger than some model counts is measured only where W ≤ N (plan.ts skips the rest, so a

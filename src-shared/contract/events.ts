@@ -48,8 +48,8 @@ export type RunEvent =
 
 export interface Capabilities {
   backends: BackendCapability[]
-  /** the backend `auto` resolves to here */
-  autoBackend: string
+  /** per model family (its kind): the backend `auto` resolves to here; null when none it may pick is available */
+  autoBackends: Record<string, string | null>
   cpu: string
   cpuCount: number
   memoryBytes: number

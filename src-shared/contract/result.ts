@@ -2,7 +2,7 @@
 // are migrated on read by migrate.ts). Validated when read back so a damaged file is reported, never trusted.
 import { z } from 'zod'
 import { AdviceCheckSchema } from './advice'
-import { BenchConfigSchema, CONCRETE_BACKENDS, STRATEGIES } from './config'
+import { BenchConfigSchema, ConcreteBackendSchema, STRATEGIES } from './config'
 import { DataSetRecordSchema } from './dataset'
 import { RunTelemetrySchema } from './telemetry'
 
@@ -90,7 +90,7 @@ export const VerificationSchema = z.object({
 export type Verification = z.infer<typeof VerificationSchema>
 
 export const EnvironmentSchema = z.object({
-  backend: z.enum(CONCRETE_BACKENDS),
+  backend: ConcreteBackendSchema,
   device: z.string(),
   cpu: z.string(),
   cpuCount: z.number().int(),

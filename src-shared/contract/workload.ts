@@ -2,35 +2,14 @@
 // measurement, and the model family's parameters. The pool and runner pass it through unread.
 // Generated data is made from the seed alone; the user's data is named by its cached table file and
 // column choice (`data`): the worker reads that file itself, so no matrix ever crosses IPC.
-import type { BenchConfig, ModelParams, Target } from './config'
-import type { ImputeMode } from './dataset'
+import type { ModelParams } from '../families'
+import type { BenchConfig } from './config'
+import type { WorkloadData, WorkloadOf } from './workload-shape'
 
-/** The user's data set as a worker reads it (resolved and checked by the service before the run). */
-export interface WorkloadData {
-  /** the cached table file (src-main/data/table-file.ts) */
-  table: string
-  sha256: string
-  /** positions among the table's numeric columns */
-  targetColumn: number
-  featureColumns: number[]
-  /** missing feature values: left NaN for the family to handle ('none'), or the training rows' mean */
-  impute: ImputeMode
-  /** features scaled to mean 0, std 1 with the training rows' statistics (the MLP), else raw */
-  standardise: boolean
-}
+export type { WorkloadData }
 
-export interface Workload<P extends { kind: string } = ModelParams> {
-  size: number
-  /** with `data`: the number of feature columns */
-  features: number
-  seed: number
-  /** generated data only */
-  target: Target
-  testSplit: number
-  model: P
-  /** the user's data set; absent: generated data */
-  data?: WorkloadData
-}
+/** What a worker trains on, for the parameters of one family (the built-in families' by default). */
+export type Workload<P extends { kind: string } = ModelParams> = WorkloadOf<P>
 
 export function workloadFor(config: BenchConfig, size: number, data?: WorkloadData): Workload {
   return {

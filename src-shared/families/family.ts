@@ -4,12 +4,13 @@
 // memory need, and which backends and strategies it supports. The worker half (training) lives in
 // src-main/engine/families/. Pool, runner, verify, service and the shells see only this interface.
 import { z } from 'zod'
-import type { ConcreteBackend, PresetName } from '../contract/config'
 import { intField, intListField, type Range, realField } from '../contract/fields'
+import type { PresetName } from '../contract/names'
 import type { Progress } from '../contract/progress'
-import type { Workload } from '../contract/workload'
+import type { WorkloadOf } from '../contract/workload-shape'
+import type { BackendSpec } from './backend'
 
-export type { Workload }
+export type Workload<P extends ModelParamsBase = ModelParamsBase> = WorkloadOf<P>
 
 /** One hyperparameter: its schema, CLI flag and form input all come from this. */
 export type ParamField = {
@@ -34,12 +35,8 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
   fields: readonly ParamField[]
   paramsSchema: z.ZodType<P>
   defaults: P
-  /** backends that can train this family, in the order `auto` prefers them */
-  backends: readonly ConcreteBackend[]
-  /** whether `batched` (all of a worker's models in one program) exists on this backend */
-  supportsBatched(backend: ConcreteBackend): boolean
-  /** why `batched` does not exist on a backend, and what to use instead (said when it is refused) */
-  whyNoBatched?(backend: ConcreteBackend): string | undefined
+  /** the backends that can train this family, one entry each (families/backend.ts), in the order `auto` prefers them */
+  backends: readonly BackendSpec[]
   /** steps one job reports as progress (a job trains one model, or a fused group in the same steps) */
   progressTotal(w: Workload<P>): number
   /** a lane's words for a progress report: "epoch 2/3 · batch 5/16", "tree 37/100" */
@@ -86,6 +83,22 @@ export function acceptedText(f: ParamField): string {
     case 'intList':
       return `${f.count.max > 1 ? `1 to ${f.count.max} comma-separated integers` : 'an integer'} from ${f.range.min} to ${f.range.max}`
   }
+}
+
+/** A family's entry for a backend; undefined when the family has no such backend. */
+export function backendSpec(family: Pick<ModelFamily, 'backends'>, name: string): BackendSpec | undefined {
+  return family.backends.find((b) => b.name === name)
+}
+
+/** The names of a family's backends, in its `auto` preference order. */
+export function backendNames(family: Pick<ModelFamily, 'backends'>): string[] {
+  return family.backends.map((b) => b.name)
+}
+
+/** Why `batched` does not exist for a family on a backend, or null when it does. */
+export function whyNoBatched(family: Pick<ModelFamily, 'backends'>, name: string): string | null {
+  const batched = backendSpec(family, name)?.batched
+  return batched === undefined || batched === true ? null : batched.why
 }
 
 /** Work per second in the family's rate unit (GFLOP/s for the MLP); 0 for a zero wall time. */

@@ -1,12 +1,19 @@
 // The registry of model families: the one place that lists them. The config's `model` field is
 // validated by the family its `kind` names; tests may register a family of their own.
-import type { ModelFamily, ModelParamsBase } from './family'
-import { type GbdtParams, gbdtFamily } from './gbdt'
-import { type MlpParams, mlpFamily } from './mlp'
+import { autoBackendFor, type ProbedBackend } from './backend'
+import { backendNames, type ModelFamily, type ModelParamsBase } from './family'
+import { type GBDT_BACKENDS, type GbdtParams, gbdtFamily } from './gbdt'
+import { type MLP_BACKENDS, type MlpParams, mlpFamily } from './mlp'
 
+export * from './backend'
 export * from './family'
 export { gbdtFamily, type GbdtParams } from './gbdt'
 export { mlpFamily, type MlpParams } from './mlp'
+
+/** A backend of a built-in family, by name (a test's own backend is accepted at run time: backendKnown). */
+export type ConcreteBackend = (typeof MLP_BACKENDS)[number]['name'] | (typeof GBDT_BACKENDS)[number]['name']
+/** A backend choice: one by name, or `auto` (each family's own preference order over what this machine has). */
+export type BackendName = 'auto' | ConcreteBackend
 
 /** The parameters of every built-in family, discriminated by `kind`. */
 export type ModelParams = MlpParams | GbdtParams
@@ -41,4 +48,19 @@ export function familyOf<P extends ModelParamsBase>(model: P): ModelFamily<P> {
 export function registerFamily(family: ModelFamily): () => void {
   registry.set(family.kind, family)
   return () => registry.delete(family.kind)
+}
+
+/** Every registered family's backends, each name once, in registry order: the contract's backend list. */
+export function allBackendNames(): string[] {
+  return [...new Set(allFamilies().flatMap(backendNames))]
+}
+
+/** Whether some registered family has this backend (the contract's check of a backend name). */
+export function backendKnown(name: string): boolean {
+  return allFamilies().some((f) => f.backends.some((b) => b.name === name))
+}
+
+/** What `auto` picks for each family from the probe's results (null: nothing `auto` may take is available). */
+export function autoBackendsFrom(probed: readonly ProbedBackend[]): Record<string, string | null> {
+  return Object.fromEntries(allFamilies().map((f) => [f.kind, autoBackendFor(f.backends, probed)]))
 }

@@ -2,6 +2,7 @@
 // shared (data seed, epoch) order. Its work is counted in FLOPs of the training GEMMs; its progress
 // unit is a mini-batch (a lane shows epoch and batch). Training: src-main/engine/families/mlp.ts.
 import { splitRows } from '../contract/split'
+import type { BackendSpec } from './backend'
 import { type ModelFamily, paramsSchemaFrom, type ParamField, type Workload } from './family'
 
 export interface MlpParams {
@@ -83,6 +84,22 @@ export function mlpWorkerPeakBytes(w: Workload<MlpParams>, n: number): number {
   return PROCESS_BASE_BYTES + data + epochCopies + n * paramCount(F, hidden) * F32 * 6 + activations + evalChunk
 }
 
+/**
+ * The MLP's backends, in `auto`'s order: the GPU backends on GPU hardware, then onnxruntime (ONNX
+ * Runtime's CPU provider, native GEMMs), wasm where its native library cannot load (the probe says
+ * why), then tfjs's plain-JavaScript cpu. Speeds: fitted to wasm runs on a 2-core machine (smoke ≈
+ * 1.5 s, quick ≈ 7 s), the GPU rows scaled from the MLP benchmarks; onnxruntime measured
+ * (benchmarks/onnx/step-bench.mts) ~7–14 ms per step of 50 fused models (0.66 GFLOP: GEMMs plus
+ * elementwise passes), ~0.5 ms per one-model step (mostly fixed cost).
+ */
+export const MLP_BACKENDS = [
+  { name: 'tensorflow', gpu: true, auto: true, batched: true, speed: { workPerSecond: 2e11, stepMs: 0.6, jobMs: 10, poolStartMs: 5000, sharedDevice: true } },
+  { name: 'webgpu', gpu: true, auto: true, batched: true, speed: { workPerSecond: 5e10, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true } },
+  { name: 'onnxruntime', gpu: false, auto: true, batched: true, speed: { workPerSecond: 5e10, stepMs: 0.4, jobMs: 5, poolStartMs: 500, sharedDevice: false } },
+  { name: 'wasm', gpu: false, auto: true, batched: true, speed: { workPerSecond: 8e9, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false } },
+  { name: 'cpu', gpu: false, auto: true, batched: true, speed: { workPerSecond: 1e9, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false } },
+] as const satisfies readonly BackendSpec[]
+
 export const mlpFamily: ModelFamily<MlpParams> = {
   kind: 'mlp',
   label: 'neural network (MLP)',
@@ -90,8 +107,7 @@ export const mlpFamily: ModelFamily<MlpParams> = {
   fields: FIELDS,
   paramsSchema: paramsSchemaFrom<MlpParams>('mlp', FIELDS),
   defaults: { kind: 'mlp', epochs: 3, batchSize: 512, hidden: [64], lr: 0.01 },
-  backends: ['tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu'],
-  supportsBatched: () => true,
+  backends: MLP_BACKENDS,
   progressTotal: (w) => batchesPerEpoch(w) * w.model.epochs,
   describeProgress(p, w) {
     if (p.done <= 0) return 'starting'

@@ -3,7 +3,7 @@
 // keys, path-traversal run ids, unknown methods. Every generated request is invalid by construction.
 import fc from 'fast-check'
 import { METHODS } from '../contract/api'
-import { BACKENDS, type BenchConfig, FAILURE_POLICIES, PRESET_NAMES, presetConfig, TARGETS } from '../contract/config'
+import { backendChoices, type BenchConfig, FAILURE_POLICIES, PRESET_NAMES, presetConfig, TARGETS } from '../contract/config'
 
 export interface BadRequest {
   method: string
@@ -28,7 +28,7 @@ const huge = fc.oneof(
 )
 
 /** Every string some config field accepts: a random string equal to one of them is not bad. */
-const ACCEPTED_WORDS: readonly string[] = [...TARGETS, ...FAILURE_POLICIES, ...PRESET_NAMES, 'custom', ...BACKENDS]
+const ACCEPTED_WORDS: readonly string[] = [...TARGETS, ...FAILURE_POLICIES, ...PRESET_NAMES, 'custom', ...backendChoices()]
 
 /** A value that is wrong for every config field (0 and -0 are valid seeds, so they are not here). */
 const badFieldValue = fc.oneof(

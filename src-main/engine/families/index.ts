@@ -1,16 +1,22 @@
-// The worker halves of the model families, by kind: the one list the worker process consults.
+// The worker halves of the model families, by kind: the one list the worker process consults, for
+// training and for the probe (every family's backends, each name once).
+import type { BackendCapability } from '@shared/contract'
 import type { ModelParamsBase } from '@shared/families'
 import { gbdtWorkerFamily } from './gbdt'
 import { mlpWorkerFamily } from './mlp'
+import { probeFamilies } from './seam'
 import type { WorkerFamily, WorkerRuntime } from './types'
 
 /** Any family, as the worker loop sees it: parameters, runtime and data are the family's business. */
 export type AnyWorkerFamily = WorkerFamily<ModelParamsBase, WorkerRuntime, unknown>
 export type WorkerFamilyLookup = (kind: string) => AnyWorkerFamily | undefined
 
-const WORKER_FAMILIES = new Map<string, AnyWorkerFamily>([
-  [mlpWorkerFamily.kind, mlpWorkerFamily],
-  [gbdtWorkerFamily.kind, gbdtWorkerFamily],
-])
+const BUILT_IN = [mlpWorkerFamily, gbdtWorkerFamily]
+const WORKER_FAMILIES = new Map<string, AnyWorkerFamily>(BUILT_IN.map((f) => [f.kind, f as unknown as AnyWorkerFamily]))
 
 export const builtInWorkerFamilies: WorkerFamilyLookup = (kind) => WORKER_FAMILIES.get(kind)
+
+/** What this machine offers for every built-in family's backends, checked without training (in the probe's short-lived worker). */
+export function probeBackends(): Promise<BackendCapability[]> {
+  return probeFamilies(BUILT_IN as never)
+}

@@ -1,13 +1,18 @@
 // The worker half of a model family: what a worker process needs to train it. The worker's message
-// loop (worker/loop.ts) looks the family up by `workload.model.kind` and calls only this interface;
-// it never reads a family's parameters. A family brings its own runtime (the MLP starts a tfjs
-// backend; a family that needs none returns a plain CPU runtime).
-import type { BackendName, ConcreteBackend, ModelParams, Progress, Workload } from '@shared/contract'
+// loop (worker/loop.ts) looks the family up by `workload.model.kind` and calls only WorkerFamily; it
+// never reads a family's parameters. A family is its table of backends (WorkerBackend: one entry
+// owns everything about one backend), assembled by workerFamily() (seam.ts), which starts a backend
+// (by name, or `auto` by the shared family's rule), builds the data set once and hands it to it.
+import type { BackendCapability, BackendName, ModelParams, Progress, Workload } from '@shared/contract'
 import type { ModelParamsBase } from '@shared/families'
+import type { Dataset } from '../dataset'
 
 /** The backend a worker trains on, started once per process by the family's init(). */
 export interface WorkerRuntime {
-  backend: ConcreteBackend
+  /** the backend's name (its entry in the family's table) */
+  backend: string
+  /** on GPU hardware (what the `auto` rule reads; false for every CPU backend, lavapipe and tfjs-node-gpu's CPU fallback) */
+  hardware: boolean
   /** GPU/adapter name or CPU model: recorded with every result */
   device: string
   flags: Record<string, string | number | boolean>
@@ -46,6 +51,38 @@ export class CancelledError extends Error {
     super('cancelled')
     this.name = 'CancelledError'
   }
+}
+
+/** A backend cannot start here: the one error for it, whatever the backend; `reason` is what the probe and the pool say. */
+export class BackendUnavailableError extends Error {
+  constructor(
+    readonly backend: string,
+    readonly reason: string,
+  ) {
+    super(`backend ${backend} is not available here: ${reason}`)
+    this.name = 'BackendUnavailableError'
+  }
+}
+
+/**
+ * One backend of a family, as a worker trains on it. Its name's shared entry (src-shared/families/
+ * backend.ts BackendSpec) says whether it is a GPU backend, whether it batches and how fast it is
+ * assumed to be; this one starts it and trains. It gets the data set the family built, never the
+ * means to make its own, so it trains on exactly the data the result records.
+ */
+export interface WorkerBackend<P extends ModelParamsBase = ModelParamsBase, R extends WorkerRuntime = WorkerRuntime, D = unknown> {
+  name: string
+  /** What this machine offers, checked without training (in the probe's short-lived worker). */
+  probe(): Promise<BackendCapability>
+  /** Starts it in this process; throws BackendUnavailableError with the reason when it cannot. */
+  start(): Promise<R>
+  /** Places the family's data set where training reads it (host or device), once per worker and data key. */
+  prepare(runtime: R, dataset: Dataset, workload: Workload<P>): D
+  dispose(runtime: R, data: D): void
+  /** One step on the real shapes before the clock, so kernels and shaders are compiled. */
+  warmUp(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[]): Promise<void>
+  /** Trains the models: `fused` = all in one program (batched; only where the shared entry says it batches), else one after another. */
+  train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: { fused: boolean }, hooks: TrainHooks): Promise<void>
 }
 
 export interface WorkerFamily<P extends ModelParamsBase = ModelParams, R extends WorkerRuntime = WorkerRuntime, D = unknown> {

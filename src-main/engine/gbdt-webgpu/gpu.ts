@@ -3,15 +3,10 @@
 // limits, every buffer created through one tracker (live count and bytes, for leak checks), device
 // errors surfaced at the next read-back, and a release that lets the process exit.
 //
-// Its own Dawn instance (create([])), not navigator.gpu: the gbdt worker never loads tfjs, and a
-// private instance is released by dropping it (Dawn keeps Node alive while one is referenced).
-
-export class GbdtGpuUnavailableError extends Error {
-  constructor(readonly reason: string) {
-    super(`backend webgpu is not available here: ${reason}`)
-    this.name = 'GbdtGpuUnavailableError'
-  }
-}
+// Its own Dawn instance (create([]) from the one loader, ../webgpu/dawn.ts), not navigator.gpu: the
+// gbdt worker never loads tfjs, and a private instance is released by dropping it (Dawn keeps Node
+// alive while one is referenced).
+import { describeAdapter, loadDawn, requestAdapter } from '../webgpu/dawn'
 
 /** The limits the engine sizes its buffers, chunks and dispatches by (the device's, as granted). */
 export interface GbdtGpuLimits {
@@ -131,33 +126,14 @@ const LIMIT_NAMES: (keyof GbdtGpuLimits)[] = [
   'maxComputeInvocationsPerWorkgroup',
 ]
 
-function describeAdapter(adapter: GPUAdapter): { description: string; hardware: boolean } {
-  const info = (adapter.info ?? {}) as Partial<GPUAdapterInfo>
-  const description = info.description || [info.vendor, info.architecture, info.device].filter(Boolean).join(' ') || 'unknown adapter'
-  const fallback = Boolean((adapter as unknown as { isFallbackAdapter?: boolean }).isFallbackAdapter)
-  const software = fallback || /llvmpipe|lavapipe|swiftshader|software|microsoft basic render/i.test(`${description} ${info.architecture ?? ''}`)
-  return { description: software ? `${description} (software adapter, runs on the CPU)` : description, hardware: !software }
-}
-
 /**
  * Opens Dawn's high-performance adapter and a device with all of the adapter's limits (not
  * WebGPU's defaults: 128 MiB storage bindings and 16 KiB workgroup memory would cut the chunks).
- * Throws GbdtGpuUnavailableError with the reason when there is no adapter.
+ * Throws BackendUnavailableError('webgpu') with the reason when there is no adapter.
  */
 export async function openGbdtGpu(dawnFlags: string[] = []): Promise<GbdtGpu> {
-  let dawn: { create: (flags: string[]) => GPU }
-  try {
-    dawn = (await import('webgpu')) as unknown as typeof dawn
-  } catch (err) {
-    throw new GbdtGpuUnavailableError(`the webgpu package (Dawn) failed to load: ${(err as Error).message}`)
-  }
-  const instance = dawn.create(dawnFlags)
-  const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' })
-  if (!adapter) {
-    throw new GbdtGpuUnavailableError(
-      'Dawn found no WebGPU adapter (no Vulkan/Metal/D3D12 device; on Debian without a GPU, install mesa-vulkan-drivers from bookworm-backports for lavapipe)',
-    )
-  }
+  const instance = (await loadDawn()).create(dawnFlags)
+  const adapter = await requestAdapter(instance)
   const all: Record<string, number> = {}
   const lim = adapter.limits as unknown as Record<string, unknown>
   for (const key in lim) if (typeof lim[key] === 'number') all[key] = lim[key] as number

@@ -6,6 +6,7 @@ import type { Workload } from '@shared/contract'
 import { GBDT_DEFAULTS, type GbdtParams } from '@shared/families/gbdt'
 import { CancelledError, type TrainedModel, type TrainHooks } from '../families/types'
 import { skipWithout } from '../../testing/capability'
+import { datasetFor } from '../data'
 import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, type WebgpuGbdtRuntime } from './runtime'
 
 let rt: WebgpuGbdtRuntime | null = null
@@ -38,7 +39,7 @@ describe('webgpu trees: GPU buffers', () => {
     if (skipWithout('webgpu', rt !== null, `no WebGPU adapter: ${why}`)) return ctx.skip()
     const r = rt!
     const base = r.memory()
-    const d = prepareWebgpu(r, workload)
+    const d = prepareWebgpu(r, datasetFor(workload), workload)
     const withData = r.memory()
     expect(withData.numTensors - base.numTensors).toBe(3)
     const prints = new Set<string>()
@@ -61,7 +62,7 @@ describe('webgpu trees: GPU buffers', () => {
     if (skipWithout('webgpu', rt !== null, `no WebGPU adapter: ${why}`)) return ctx.skip()
     const r = rt!
     const base = r.memory()
-    const d = prepareWebgpu(r, workload)
+    const d = prepareWebgpu(r, datasetFor(workload), workload)
     const withData = r.memory()
     const done: TrainedModel[] = []
     await expect(trainWebgpu(r, d, workload, [0, 1], true, hooks(done, 1))).rejects.toBeInstanceOf(CancelledError)

@@ -2,14 +2,14 @@
 // limits and the chunking rule as flags, live GPU buffers as memory), the data (binned on the host
 // as for the CPU engine, uploaded once per worker), and training: sequential/pool = one model per
 // dispatch, batched = all of the job's models per dispatch (chunked to fit the device).
-import { createRequire } from 'node:module'
 import { modelSeed, splitRows, type Workload } from '@shared/contract'
 import type { GbdtParams as FamilyGbdtParams } from '@shared/families/gbdt'
-import { datasetFor, type Dataset } from '../data'
+import type { Dataset } from '../data'
 import { CancelledError, type TrainHooks, type WorkerRuntime } from '../families/types'
 import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, type GbdtData } from '../gbdt'
 import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
-import { type GbdtGpu, GbdtGpuUnavailableError, openGbdtGpu } from './gpu'
+import { packageVersion } from '../machine'
+import { type GbdtGpu, openGbdtGpu } from './gpu'
 import { DEFAULT_WEBGPU_HISTOGRAM_BUDGET } from './plan'
 import { DEFAULT_CANDIDATES_PER_NODE, trainGbdtGroupWebgpu } from './trainer'
 
@@ -22,28 +22,13 @@ export function isWebgpuGbdtRuntime(rt: WorkerRuntime): rt is WebgpuGbdtRuntime 
   return rt.backend === 'webgpu' && 'gbdtGpu' in rt
 }
 
-const require = createRequire(__filename)
-
-function packageVersion(pkg: string): string {
-  try {
-    return (require(`${pkg}/package.json`) as { version: string }).version
-  } catch {
-    return 'unknown'
-  }
-}
-
 /** Opens the device; throws with the reason (the worker reports init-failed) when there is none. */
 export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
-  let gpu: GbdtGpu
-  try {
-    gpu = await openGbdtGpu()
-  } catch (err) {
-    if (err instanceof GbdtGpuUnavailableError) throw new Error(err.message)
-    throw err
-  }
+  const gpu: GbdtGpu = await openGbdtGpu()
   const l = gpu.limits
   return {
     backend: 'webgpu',
+    hardware: gpu.hardware,
     device: gpu.description,
     gbdtGpu: gpu,
     flags: {
@@ -84,8 +69,7 @@ function engineParams({ kind: _kind, ...params }: FamilyGbdtParams) {
 }
 
 /** The data set as the CPU engine bins it, and its bins and labels on the device (once per worker). */
-export function prepareWebgpu(rt: WebgpuGbdtRuntime, w: GbdtWorkload): WebgpuPrepared {
-  const dataset = datasetFor(w)
+export function prepareWebgpu(rt: WebgpuGbdtRuntime, dataset: Dataset, w: GbdtWorkload): WebgpuPrepared {
   const binned = prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin)
   return { engine: 'webgpu', dataset, binned, gpuData: uploadGbdtData(rt.gbdtGpu, binned) }
 }

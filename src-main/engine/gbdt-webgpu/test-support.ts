@@ -3,7 +3,8 @@
 import { prepareGbdtData, trainGbdtGroup, treeHash, type GbdtData, type GbdtParams } from '../gbdt'
 import { Rng } from '../random'
 import { skipWithout } from '../../testing/capability'
-import { GbdtGpuUnavailableError, openGbdtGpu, type GbdtGpu } from './gpu'
+import { BackendUnavailableError } from '../families/types'
+import { openGbdtGpu, type GbdtGpu } from './gpu'
 
 export interface DeviceHolder {
   gpu: GbdtGpu | null
@@ -15,7 +16,7 @@ export async function openForTests(): Promise<DeviceHolder> {
   try {
     return { gpu: await openGbdtGpu(), why: '' }
   } catch (err) {
-    if (err instanceof GbdtGpuUnavailableError) return { gpu: null, why: err.reason }
+    if (err instanceof BackendUnavailableError) return { gpu: null, why: err.reason }
     throw err
   }
 }

@@ -9,12 +9,13 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families'
 import { skipWithout } from '../../testing/capability'
+import { datasetFor } from '../data'
 import { ADAM_DEFAULTS } from '../fused-mlp'
-import type { TrainedModel, TrainHooks } from '../families/types'
 import { Rng } from '../random'
 import { trainModels, uploadData } from '../trainer'
 import { adamMName, adamVName, gradName, nextName, paramName, paramShapes, trainStepGraph, type MlpGraphSpec } from './graph'
-import { type OnnxRuntime, OnnxRuntimeUnavailableError, SESSION_OPTIONS, startOnnxRuntime } from './runtime'
+import { BackendUnavailableError, type TrainedModel, type TrainHooks } from '../families/types'
+import { type OnnxRuntime, SESSION_OPTIONS, startOnnxRuntime } from './runtime'
 import { initialParams, prepareOrtData, trainOrt } from './trainer'
 
 /** Cross-backend agreement (DESIGN.md: backends agree to ~1e-6; 1e-3 leaves room). */
@@ -26,7 +27,7 @@ beforeAll(async () => {
   try {
     rt = await startOnnxRuntime()
   } catch (err) {
-    if (!(err instanceof OnnxRuntimeUnavailableError)) throw err
+    if (!(err instanceof BackendUnavailableError)) throw err
     why = err.reason
   }
   await tf.setBackend('cpu')
@@ -149,7 +150,7 @@ const collect = (into: TrainedModel[]): TrainHooks => ({ onProgress: () => {}, o
 
 async function trainOnOrt(w: W, indices: number[], fused: boolean): Promise<TrainedModel[]> {
   const done: TrainedModel[] = []
-  await trainOrt(rt!, prepareOrtData('test', w), w, indices, fused, collect(done))
+  await trainOrt(rt!, prepareOrtData('test', datasetFor(w), w), w, indices, fused, collect(done))
   return done
 }
 
@@ -186,7 +187,7 @@ describe('training on onnxruntime', () => {
       const w = { ...workload, model: { ...workload.model, hidden } }
       const ort = await trainOnOrt(w, [0, 1, 2], true)
       const reference: TrainedModel[] = []
-      const data = uploadData(tf, w, 'host')
+      const data = uploadData(tf, datasetFor(w), w, 'host')
       await trainModels(tf, data, w, [0, 1, 2], false, collect(reference))
       for (let i = 0; i < 3; i++) {
         expect(Math.abs(ort[i].testMse - reference[i].testMse) / reference[i].testMse).toBeLessThan(CROSS_BACKEND_TOLERANCE)
@@ -199,7 +200,7 @@ describe('training on onnxruntime', () => {
     if (missing()) return ctx.skip()
     let steps = 0
     const hooks: TrainHooks = { onProgress: () => steps++, onModelDone: () => {}, shouldStop: () => steps >= 2 }
-    await expect(trainOrt(rt!, prepareOrtData('test', workload), workload, [0, 1], true, hooks)).rejects.toThrow('cancelled')
+    await expect(trainOrt(rt!, prepareOrtData('test', datasetFor(workload), workload), workload, [0, 1], true, hooks)).rejects.toThrow('cancelled')
     expect(steps).toBe(2)
   })
 })

@@ -13,8 +13,8 @@ import { createRequire } from 'node:module'
 import type * as Ort from 'onnxruntime-node'
 import { onnx } from 'onnx-proto'
 import type { BackendCapability } from '@shared/contract'
-import { cpuModel } from '../backends'
-import type { WorkerRuntime } from '../families/types'
+import { BackendUnavailableError, type WorkerRuntime } from '../families/types'
+import { cpuModel, packageVersion } from '../machine'
 
 const require = createRequire(__filename)
 
@@ -40,39 +40,28 @@ export const ORT_FLAGS = {
   graphOptimizationLevel: 'all',
 } as const
 
-export class OnnxRuntimeUnavailableError extends Error {
-  constructor(readonly reason: string) {
-    super(`backend onnxruntime is not available here: ${reason}`)
-    this.name = 'OnnxRuntimeUnavailableError'
-  }
-}
-
 let loaded: OrtModule | null = null
 
-/** Loads onnxruntime-node, or throws OnnxRuntimeUnavailableError saying why it could not. */
+/** Loads onnxruntime-node, or throws BackendUnavailableError saying why it could not. */
 export function loadOrt(): OrtModule {
   if (loaded) return loaded
   try {
     require.resolve('onnxruntime-node')
   } catch {
-    throw new OnnxRuntimeUnavailableError(
+    throw new BackendUnavailableError('onnxruntime', 
       'onnxruntime-node is not installed (an optional dependency with CPU binaries for Linux/Windows x64 and arm64 and macOS arm64; run npm install on a supported platform)',
     )
   }
   try {
     loaded = require('onnxruntime-node') as OrtModule
   } catch (err) {
-    throw new OnnxRuntimeUnavailableError(`onnxruntime-node failed to load its native library: ${(err as Error).message.split('\n')[0]}`)
+    throw new BackendUnavailableError('onnxruntime', `onnxruntime-node failed to load its native library: ${(err as Error).message.split('\n')[0]}`)
   }
   return loaded
 }
 
 export function ortVersion(): string {
-  try {
-    return (require('onnxruntime-node/package.json') as { version: string }).version
-  } catch {
-    return 'unknown'
-  }
+  return packageVersion('onnxruntime-node')
 }
 
 export interface OnnxRuntime extends WorkerRuntime {
@@ -96,11 +85,12 @@ export async function startOnnxRuntime(): Promise<OnnxRuntime> {
   let released = false
   return {
     backend: 'onnxruntime',
+    hardware: false,
     ort,
     sessions,
     device: device(),
     flags: { ...ORT_FLAGS },
-    versions: { 'onnxruntime-node': ortVersion(), 'onnx-proto': onnxProtoVersion() },
+    versions: { 'onnxruntime-node': ortVersion(), 'onnx-proto': packageVersion('onnx-proto') },
     memory: () => ({ numTensors: 0, numBytes: 0 }),
     heapBytes: () => null,
     release: () => {
@@ -109,14 +99,6 @@ export async function startOnnxRuntime(): Promise<OnnxRuntime> {
       for (const s of sessions.values()) void s.then((session) => session.release()).catch(() => {})
       sessions.clear()
     },
-  }
-}
-
-function onnxProtoVersion(): string {
-  try {
-    return (require('onnx-proto/package.json') as { version: string }).version
-  } catch {
-    return 'unknown'
   }
 }
 
@@ -147,7 +129,7 @@ async function selfTest(ort: OrtModule): Promise<void> {
     await session.release()
     if ((out.b.data as Float32Array)[0] !== 3) throw new Error('a 1×1 Identity returned the wrong value')
   } catch (err) {
-    throw new OnnxRuntimeUnavailableError(`onnxruntime-node loaded but could not run a session: ${(err as Error).message.split('\n')[0]}`)
+    throw new BackendUnavailableError('onnxruntime', `onnxruntime-node loaded but could not run a session: ${(err as Error).message.split('\n')[0]}`)
   }
 }
 
@@ -158,6 +140,6 @@ export async function probeOnnxRuntime(): Promise<BackendCapability> {
     rt.release()
     return { name: 'onnxruntime', available: true, gpu: false, detail: `${rt.device}, onnxruntime-node ${ortVersion()}` }
   } catch (err) {
-    return { name: 'onnxruntime', available: false, gpu: false, detail: err instanceof OnnxRuntimeUnavailableError ? err.reason : (err as Error).message }
+    return { name: 'onnxruntime', available: false, gpu: false, detail: err instanceof BackendUnavailableError ? err.reason : (err as Error).message }
   }
 }

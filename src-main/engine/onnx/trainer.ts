@@ -11,7 +11,7 @@
 import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
 import { batchesPerEpoch, type MlpParams } from '@shared/families/mlp'
-import { datasetFor, epochOrder, initialWeights, type Dataset } from '../data'
+import { epochOrder, initialWeights, type Dataset } from '../data'
 import { ADAM_DEFAULTS, type AdamSettings } from '../fused-mlp'
 import { CancelledError, type TrainedModel, type TrainHooks } from '../families/types'
 import { adamMName, adamVName, evaluateGraph, nextName, paramName, paramShapes, trainStepGraph, type MlpGraphSpec } from './graph'
@@ -29,8 +29,8 @@ export interface OrtData {
   xTest: Float32Array
 }
 
-export function prepareOrtData(key: string, workload: MlpWorkload): OrtData {
-  const dataset = datasetFor(workload)
+/** The family's data set, with the test rows laid out for the graph. */
+export function prepareOrtData(key: string, dataset: Dataset, workload: MlpWorkload): OrtData {
   const F = workload.features
   const xTest = new Float32Array(dataset.test * (F + 1))
   for (let r = 0; r < dataset.test; r++) {

@@ -1,6 +1,7 @@
 // onnxruntime trains the data set the result records: with the user's file, the file's rows (it once
 // generated data from the seed instead, while the result, the report and History named the file).
-// No session is needed to prepare the data, so this runs where onnxruntime-node cannot load too.
+// The family builds the data set and hands it to the backend (families/seam.ts); no session is
+// needed to prepare it, so this runs where onnxruntime-node cannot load too.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -9,7 +10,9 @@ import { presetConfig, type Workload, workloadFor } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { loadDataFile, tablePath } from '../../data'
 import { datasetFor } from '../data'
-import { prepareOrtData } from './trainer'
+import { mlpWorkerFamily } from '../families/mlp'
+import type { WorkerRuntime } from '../families/types'
+import type { OrtData } from './trainer'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-onnx-user-data-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -24,7 +27,8 @@ beforeAll(async () => {
 })
 
 it("prepares the user's rows, the same data set the other backends train on", () => {
-  const prepared = prepareOrtData('key', workload)
+  // onnxruntime's prepare reads nothing of its runtime but the name the seam picks the entry by
+  const prepared = mlpWorkerFamily.prepare({ backend: 'onnxruntime' } as WorkerRuntime, workload) as OrtData
   const expected = datasetFor(workload)
   expect(prepared.dataset.yTrain).toEqual(expected.yTrain)
   expect(prepared.dataset.xTrain).toEqual(expected.xTrain)

@@ -10,7 +10,6 @@ export {
   probeXgboost,
   resolveDevice,
   startXgboostRuntime,
-  XgboostUnavailableError,
   type XgbDevice,
   type XgboostRuntime,
 } from './runtime'

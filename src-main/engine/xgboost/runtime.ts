@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import type { BackendCapability } from '@shared/contract'
-import type { WorkerRuntime } from '../families/types'
+import { BackendUnavailableError, type WorkerRuntime } from '../families/types'
 import { koffiVersion, loadXgboost, type XgbLibrary, XGBoostNotFoundError } from './library'
 
 export type XgbDevice = { kind: 'cpu' } | { kind: 'cuda'; ordinal: number | null }
@@ -17,15 +17,6 @@ export type XgbDevice = { kind: 'cpu' } | { kind: 'cuda'; ordinal: number | null
 export interface XgboostRuntime extends WorkerRuntime {
   backend: 'xgboost'
   xgb: { lib: XgbLibrary; device: XgbDevice; nthread: number }
-}
-
-/** Thrown by init when the backend cannot start here; the message is the probe's and the pool's wording. */
-export class XgboostUnavailableError extends Error {
-  readonly backend = 'xgboost'
-  constructor(readonly reason: string) {
-    super(`backend xgboost is not available here: ${reason}`)
-    this.name = 'BackendUnavailableError'
-  }
 }
 
 export function isXgboostRuntime(runtime: WorkerRuntime): runtime is XgboostRuntime {
@@ -105,7 +96,7 @@ function reasonOf(err: unknown): string {
   return err instanceof XGBoostNotFoundError ? err.reason : err instanceof Error ? err.message : String(err)
 }
 
-/** Starts the backend in this (worker) process: library, device, threads. Throws XgboostUnavailableError with the reason. */
+/** Starts the backend in this (worker) process: library, device, threads. Throws BackendUnavailableError with the reason. */
 export function startXgboostRuntime(env: NodeJS.ProcessEnv = process.env): XgboostRuntime {
   let lib: XgbLibrary
   let device: XgbDevice
@@ -116,10 +107,11 @@ export function startXgboostRuntime(env: NodeJS.ProcessEnv = process.env): Xgboo
     device = resolveDevice(env.TRAINPOOL_XGBOOST_DEVICE, lib, gpus)
     nthread = nthreadFor(env)
   } catch (err) {
-    throw new XgboostUnavailableError(reasonOf(err))
+    throw new BackendUnavailableError('xgboost', reasonOf(err))
   }
   return {
     backend: 'xgboost',
+    hardware: device.kind === 'cuda',
     device: `${deviceText(device, gpus)}, ${libraryText(lib)}`,
     flags: {
       xgboostLibrary: lib.path,
@@ -145,6 +137,6 @@ export function probeXgboost(env: NodeJS.ProcessEnv = process.env): BackendCapab
     const rt = startXgboostRuntime(env)
     return { name: 'xgboost', available: true, gpu: rt.xgb.device.kind === 'cuda', detail: rt.device }
   } catch (err) {
-    return { name: 'xgboost', available: false, gpu: false, detail: err instanceof XgboostUnavailableError ? err.reason : reasonOf(err) }
+    return { name: 'xgboost', available: false, gpu: false, detail: err instanceof BackendUnavailableError ? err.reason : reasonOf(err) }
   }
 }

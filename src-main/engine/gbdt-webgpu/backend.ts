@@ -1,0 +1,17 @@
+// The trees' `webgpu` backend entry: the same trees as the CPU engine, bit for bit, in WGSL on the
+// device (runtime.ts). Its shared entry (gpu, batched, speed; not in `auto`) is in
+// src-shared/families/gbdt.ts.
+import type { GbdtParams } from '@shared/families/gbdt'
+import type { WorkerBackend } from '../families/types'
+import { probeWebgpu } from '../webgpu/dawn'
+import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuGbdtRuntime, type WebgpuPrepared } from './runtime'
+
+export const webgpuTreesBackend: WorkerBackend<GbdtParams, WebgpuGbdtRuntime, WebgpuPrepared> = {
+  name: 'webgpu',
+  probe: probeWebgpu,
+  start: startWebgpuGbdtRuntime,
+  prepare: prepareWebgpu,
+  dispose: disposeWebgpu,
+  warmUp: warmUpWebgpu,
+  train: (rt, data, workload, indices, { fused }, hooks) => trainWebgpu(rt, data, workload, indices, fused, hooks),
+}

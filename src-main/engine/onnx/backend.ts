@@ -1,0 +1,18 @@
+// The MLP's `onnxruntime` backend entry: the same math as the tfjs trainer, as a generated ONNX graph
+// on ONNX Runtime's CPU provider (runtime.ts, trainer.ts). Its shared entry (gpu, batched, speed) is
+// in src-shared/families/mlp.ts.
+import type { MlpParams } from '@shared/families/mlp'
+import type { WorkerBackend } from '../families/types'
+import { dataKey } from '../trainer'
+import { type OnnxRuntime, probeOnnxRuntime, startOnnxRuntime } from './runtime'
+import { type OrtData, prepareOrtData, trainOrt, warmUpOrt } from './trainer'
+
+export const onnxRuntimeBackend: WorkerBackend<MlpParams, OnnxRuntime, OrtData> = {
+  name: 'onnxruntime',
+  probe: probeOnnxRuntime,
+  start: startOnnxRuntime,
+  prepare: (_rt, dataset, workload) => prepareOrtData(dataKey(workload), dataset, workload),
+  dispose: () => {},
+  warmUp: warmUpOrt,
+  train: (rt, data, workload, indices, { fused }, hooks) => trainOrt(rt, data, workload, indices, fused, hooks),
+}

@@ -1,0 +1,38 @@
+// The trees' `xgboost` backend entry: the user's own libxgboost (runtime.ts, train.ts), one booster
+// per model, never fused (its shared entry in src-shared/families/gbdt.ts says why). DMatrices are
+// built once per worker from the family's data set.
+import { modelSeed, type Workload } from '@shared/contract'
+import type { GbdtParams } from '@shared/families/gbdt'
+import { CancelledError, type WorkerBackend } from '../families/types'
+import { probeXgboost, startXgboostRuntime, type XgboostRuntime } from './runtime'
+import { createXgbData, freeXgbData, trainXgbModel, type XgbData, xgbParams } from './train'
+
+/** The booster's parameters for model `index` of the workload (its own seed). */
+function boosterParams(rt: XgboostRuntime, w: Workload<GbdtParams>, index: number) {
+  const { kind: _kind, rounds: _rounds, ...params } = w.model
+  return xgbParams(params, modelSeed(w.seed, index), rt.xgb.nthread, rt.xgb.device, rt.xgb.lib.major)
+}
+
+export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> = {
+  name: 'xgboost',
+  probe: async () => probeXgboost(),
+  start: async () => startXgboostRuntime(),
+  prepare: (rt, dataset, w) => createXgbData(rt.xgb.lib.api, dataset, w.features, rt.xgb.nthread),
+  dispose: (rt, data) => freeXgbData(rt.xgb.lib.api, data),
+  /** One round before the clock: XGBoost builds the DMatrix's bins. */
+  async warmUp(rt, data, w, indices) {
+    await trainXgbModel(rt.xgb.lib.api, data, boosterParams(rt, w, indices[0] ?? 0), 1)
+  },
+  /** One booster per model, one after another (XGBoost's training is not thread-safe; the pool's processes are the parallelism). */
+  async train(rt, data, w, indices, { fused }, hooks) {
+    if (fused) throw new Error('batched is not available on backend xgboost: XGBoost trains one booster at a time')
+    for (const index of indices) {
+      const trained = await trainXgbModel(rt.xgb.lib.api, data, boosterParams(rt, w, index), w.model.rounds, {
+        onRound: (done, total) => hooks.onProgress([index], { done, total, unit: 'round' }),
+        shouldStop: hooks.shouldStop,
+        cancelError: () => new CancelledError(),
+      })
+      hooks.onModelDone({ index, seed: modelSeed(w.seed, index), trainMs: trained.trainMs, groupTrainMs: null, testMse: trained.testMse, finalLoss: null, fingerprint: trained.fingerprint })
+    }
+  },
+}

@@ -1,0 +1,10 @@
+// The run configuration's word lists: the lowest layer of the contract, so the model families (which
+// the configuration's schema consults) can name presets and strategies without importing the schema.
+export const STRATEGIES = ['sequential', 'pool', 'batched'] as const
+export const TARGETS = ['teacher', 'noise'] as const
+export const PRESET_NAMES = ['smoke', 'quick', 'article'] as const
+export const FAILURE_POLICIES = ['stop', 'continue'] as const
+
+export type Strategy = (typeof STRATEGIES)[number]
+export type Target = (typeof TARGETS)[number]
+export type PresetName = (typeof PRESET_NAMES)[number]

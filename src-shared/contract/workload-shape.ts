@@ -1,0 +1,32 @@
+// The shape of a workload, apart from the configuration it is made from (workload.ts): the model
+// families' shared half reads it, and the configuration's schema reads the families, so this shape
+// imports neither.
+import type { ImputeMode } from './dataset'
+import type { Target } from './names'
+
+/** The user's data set as a worker reads it (resolved and checked by the service before the run). */
+export interface WorkloadData {
+  /** the cached table file (src-main/data/table-file.ts) */
+  table: string
+  sha256: string
+  /** positions among the table's numeric columns */
+  targetColumn: number
+  featureColumns: number[]
+  /** missing feature values: left NaN for the family to handle ('none'), or the training rows' mean */
+  impute: ImputeMode
+  /** features scaled to mean 0, std 1 with the training rows' statistics (the MLP), else raw */
+  standardise: boolean
+}
+
+export interface WorkloadOf<P extends { kind: string }> {
+  size: number
+  /** with `data`: the number of feature columns */
+  features: number
+  seed: number
+  /** generated data only */
+  target: Target
+  testSplit: number
+  model: P
+  /** the user's data set; absent: generated data */
+  data?: WorkloadData
+}

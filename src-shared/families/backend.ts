@@ -1,0 +1,70 @@
+// A backend as a model family's shared half knows it: one entry per (family, backend) that owns
+// everything main, the renderer and the CLI need without starting it — whether it is a GPU backend,
+// whether `batched` exists on it (and why not), and its assumed speed for the time estimate. The
+// family lists its entries in the order its `auto` prefers them; the worker half
+// (src-main/engine/families/) registers the same names with their probe, start, prepare, warm-up,
+// train and dispose. The `auto` rule lives here, once: the capabilities announce it per family and a
+// worker starting with `auto` applies it to what it could start, so both pick the same backend.
+// This module imports nothing from the contract: the contract's backend lists are derived from it.
+
+/**
+ * Assumed speed of a backend for one family: rough on purpose (the UI says "rough estimate"). The
+ * estimator (src-shared/estimate.ts) reads it; the compute part divides the family's work count by
+ * `workPerSecond`, so a family counts its work in its own unit.
+ */
+export interface BackendSpeed {
+  /** work one worker does per second, in the family's work unit (FLOP for the MLP) */
+  workPerSecond: number
+  /** fixed cost of one training step (one progress unit): dispatch, kernel launches, JS */
+  stepMs: number
+  /** fixed cost of one job: model set-up, test-set evaluation, the result message */
+  jobMs: number
+  /** starting and warming one pool of workers, paid once per pool (repeats reuse it), before the clock */
+  poolStartMs: number
+  /** all workers share one device (a GPU): W workers do not add compute, only overlap fixed costs */
+  sharedDevice: boolean
+}
+
+export interface BackendSpec<Name extends string = string> {
+  name: Name
+  /** a GPU backend: `auto` takes it only on GPU hardware (tfjs-node-gpu falls back to the CPU silently; WebGPU without a GPU is lavapipe) */
+  gpu: boolean
+  /** `auto` may pick it (the family's list order is the preference); false: only when asked for by name */
+  auto: boolean
+  /** `true`, or why `batched` does not exist on it and what to use instead (said when it is refused) */
+  batched: true | { why: string }
+  speed: BackendSpeed
+}
+
+/** What the probe says of a backend, as far as the `auto` rule reads it (structured fields, never the detail text). */
+export interface ProbedBackend {
+  name: string
+  available: boolean
+  gpu?: boolean
+  detail: string
+}
+
+/** The one rule of `auto`: an entry `auto` may pick, available and, for a GPU backend, on GPU hardware. */
+export function autoAccepts(spec: BackendSpec, probed: ProbedBackend): boolean {
+  return spec.auto && probed.available && (!spec.gpu || probed.gpu === true)
+}
+
+/** The backend `auto` picks for a family from probe results: its first entry autoAccepts(); null when none. */
+export function autoBackendFor(backends: readonly BackendSpec[], probed: readonly ProbedBackend[]): string | null {
+  for (const spec of backends) {
+    const p = probed.find((b) => b.name === spec.name)
+    if (p && autoAccepts(spec, p)) return spec.name
+  }
+  return null
+}
+
+/** Why autoAccepts() passed a backend by (the kept backend's autoSkipped flag, and the error when none is left). */
+export function autoSkipReason(spec: BackendSpec, probed: ProbedBackend): string {
+  if (!spec.auto) return `${spec.name}: only when asked for by name`
+  return probed.available ? `${spec.name}: ${probed.detail} is not a GPU` : `${spec.name}: ${probed.detail}`
+}
+
+/** The names `auto` tries, in order. */
+export function autoOrder(backends: readonly BackendSpec[]): string[] {
+  return backends.filter((b) => b.auto).map((b) => b.name)
+}
