@@ -6,12 +6,23 @@ import type { FromWorker, ToWorker } from '@shared/contract'
 import type { WorkerFamilyLookup } from '../engine/families'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from '../pool/launcher'
 import { serveWorker } from '../worker/loop'
+import { familyKinds } from '@shared/families'
+import { probeFamilies } from '../engine/families/seam'
 
 export class InProcessLauncher implements WorkerLauncher {
   readonly kind = 'node' as const
   launched = 0
 
   constructor(private readonly families: WorkerFamilyLookup) {}
+
+  /** The probe a worker process answers: every registered family's backend table (a family without one reports none). */
+  private probe() {
+    const tables = familyKinds().flatMap((kind) => {
+      const family = this.families(kind) as { backends?: unknown } | undefined
+      return family && Array.isArray(family.backends) ? [family] : []
+    })
+    return probeFamilies(tables as never)
+  }
 
   launch(_options: LaunchOptions): WorkerHandle {
     this.launched++
@@ -35,7 +46,7 @@ export class InProcessLauncher implements WorkerLauncher {
         onParentGone: (l) => parentGone.add(l),
         exit: (code) => end({ code, signal: null }),
       },
-      { families: this.families, probe: async () => [], heartbeatMs: 200 },
+      { families: this.families, probe: () => this.probe(), heartbeatMs: 200 },
     )
     return {
       pid: undefined,

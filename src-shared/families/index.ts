@@ -1,6 +1,6 @@
 // The registry of model families: the one place that lists them. The config's `model` field is
 // validated by the family its `kind` names; tests may register a family of their own.
-import { autoBackendFor, type ProbedBackend } from './backend'
+import { autoBackendFor, type BackendSpec, type ProbedBackend } from './backend'
 import { backendNames, type ModelFamily, type ModelParamsBase } from './family'
 import { type GBDT_BACKENDS, type GbdtParams, gbdtFamily } from './gbdt'
 import { type MLP_BACKENDS, type MlpParams, mlpFamily } from './mlp'
@@ -63,4 +63,16 @@ export function backendKnown(name: string): boolean {
 /** What `auto` picks for each family from the probe's results (null: nothing `auto` may take is available). */
 export function autoBackendsFrom(probed: readonly ProbedBackend[]): Record<string, string | null> {
   return Object.fromEntries(allFamilies().map((f) => [f.kind, autoBackendFor(f.backends, probed)]))
+}
+
+/**
+ * Adds a backend to a family (tests register a toy backend; built-ins are listed in each family's
+ * table). The family is replaced in the registry by one whose table ends with the entry, so every
+ * lookup (findFamily, familyOf, the contract's checks, the estimate) sees it; returns the undo.
+ */
+export function registerBackend(kind: string, spec: BackendSpec): () => void {
+  const family = registry.get(kind)
+  if (!family) throw new Error(`unknown model family ${JSON.stringify(kind)}; known: ${familyKinds().join(', ')}`)
+  registry.set(kind, { ...family, backends: [...family.backends, spec] })
+  return () => registry.set(kind, family)
 }

@@ -95,6 +95,11 @@ export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>
   }
 }
 
+/** The same family with more backends at the end of its table (a test's toy backend; its shared entry: registerBackend). */
+export function withBackends<P extends ModelParamsBase>(family: TableWorkerFamily<P>, extra: readonly WorkerBackend<P, WorkerRuntime, unknown>[]): TableWorkerFamily<P> {
+  return workerFamily<P>({ kind: family.kind, dataKey: family.dataKey, backends: [...family.backends, ...extra] })
+}
+
 /** What this machine offers: every family's backends, each name once (first family's probe), in registry order. */
 export async function probeFamilies(families: readonly { backends: readonly WorkerBackend<never, WorkerRuntime, unknown>[] }[]): Promise<BackendCapability[]> {
   const out: BackendCapability[] = []
