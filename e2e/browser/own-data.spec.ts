@@ -120,7 +120,7 @@ describe.skipIf(skip)('browser mode: your own data', () => {
     await page.locator('[data-test="data-target"]').selectOption('y')
     expect(await page.locator('[data-test="data-features-used"]').textContent()).toBe('5 feature columns: x1, x2, x3, x4, x5 (text, left out: site)')
     // the smoke preset's 2 000 rows do not fit in 300
-    expect(await page.locator('#err-sizes').textContent()).toMatch(/2000 rows is more than plants\.csv has \(300 rows\)/)
+    expect(await page.locator('#err-sizes').textContent()).toMatch(/must be at most 300: plants\.csv has 300 rows \(you typed "2000"\)/)
     expect(await page.locator('[data-test="run"]').isDisabled()).toBe(true)
     await page.locator('[data-test="data-all-rows"]').click()
     expect(await page.locator('[data-test="size-0"]').inputValue()).toBe(String(ROWS))
