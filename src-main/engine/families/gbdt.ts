@@ -21,15 +21,10 @@ type GbdtPrepared = { engine: 'typescript'; dataset: Dataset; binned: GbdtData }
 
 type GbdtWorkload = Workload<GbdtParams>
 
-/** The engine's parameters: the family's, without the kind. */
-function engineParams({ kind: _kind, ...params }: GbdtParams) {
-  return params
-}
-
 async function trainGroup(d: Extract<GbdtPrepared, { engine: 'typescript' }>, w: GbdtWorkload, indices: readonly number[], fused: boolean, hooks: TrainHooks): Promise<void> {
   const seeds = indices.map((i) => modelSeed(w.seed, i))
   const started = performance.now()
-  const models = await trainGbdtGroupAsync(d.binned, engineParams(w.model), seeds, {
+  const models = await trainGbdtGroupAsync(d.binned, w.model, seeds, {
     onRound: (round, rounds) => hooks.onProgress(indices, { done: round, total: rounds, unit: 'round' }),
     shouldStop: hooks.shouldStop,
     cancelError: () => new CancelledError(),
@@ -92,7 +87,7 @@ export const gbdtWorkerFamily: WorkerFamily<GbdtParams, WorkerRuntime, GbdtPrepa
       return
     }
     if (d.engine !== 'typescript') throw new Error('gbdt: data prepared for another backend')
-    await trainGbdtGroupAsync(d.binned, { ...engineParams(w.model), rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
+    await trainGbdtGroupAsync(d.binned, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
   },
   async train(rt, d, w, indices, { fused }, hooks) {
     if (d.engine === 'webgpu' && isWebgpuGbdtRuntime(rt)) return trainWebgpu(rt, d, w, indices, fused, hooks)

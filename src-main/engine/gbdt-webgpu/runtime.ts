@@ -4,13 +4,12 @@
 // dispatch, batched = all of the job's models per dispatch (chunked to fit the device).
 import { createRequire } from 'node:module'
 import { modelSeed, splitRows, type Workload } from '@shared/contract'
-import type { GbdtParams as FamilyGbdtParams } from '@shared/families/gbdt'
+import { type GbdtParams as FamilyGbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import { datasetFor, type Dataset } from '../data'
 import { CancelledError, type TrainHooks, type WorkerRuntime } from '../families/types'
 import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, type GbdtData } from '../gbdt'
 import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
 import { type GbdtGpu, GbdtGpuUnavailableError, openGbdtGpu } from './gpu'
-import { DEFAULT_WEBGPU_HISTOGRAM_BUDGET } from './plan'
 import { DEFAULT_CANDIDATES_PER_NODE, trainGbdtGroupWebgpu } from './trainer'
 
 export interface WebgpuGbdtRuntime extends WorkerRuntime {
@@ -53,7 +52,7 @@ export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
       splitDecision: 'device: interval filter of float32 gains; host: the CPU engine float32 formulas and tie rules on the filtered candidates',
       chunking:
         'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋, balanced; sequential and pool: 1',
-      histogramBudgetBytes: DEFAULT_WEBGPU_HISTOGRAM_BUDGET,
+      histogramBudgetBytes: HISTOGRAM_BUDGET_BYTES,
       candidatesPerNode: DEFAULT_CANDIDATES_PER_NODE,
       maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
       maxBufferSize: l.maxBufferSize,
@@ -79,10 +78,6 @@ export interface WebgpuPrepared {
 
 type GbdtWorkload = Workload<FamilyGbdtParams>
 
-function engineParams({ kind: _kind, ...params }: FamilyGbdtParams) {
-  return params
-}
-
 /** The data set as the CPU engine bins it, and its bins and labels on the device (once per worker). */
 export function prepareWebgpu(rt: WebgpuGbdtRuntime, w: GbdtWorkload): WebgpuPrepared {
   const dataset = datasetFor(w)
@@ -96,7 +91,7 @@ export function disposeWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared): void {
 
 /** One round of the job's models, as they will be dispatched, before the clock: compiles the pipelines. */
 export async function warmUpWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared, w: GbdtWorkload, indices: readonly number[]): Promise<void> {
-  await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, { ...engineParams(w.model), rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
+  await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
 }
 
 export async function trainWebgpu(
@@ -112,7 +107,7 @@ export async function trainWebgpu(
   for (const group of groups) {
     const seeds = group.map((i) => modelSeed(w.seed, i))
     const started = performance.now()
-    const models = await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, engineParams(w.model), seeds, {
+    const models = await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, {
       onRound: (chunk, round, rounds) =>
         hooks.onProgress(
           chunk.map((k) => group[k]),

@@ -1,22 +1,10 @@
-// The split decision on the host, exact: the CPU engine's float32 arithmetic (sideGain, the
-// first-strictly-greater rule over features ascending, forward bins ascending, backward bins
-// descending, loss ≠ Infinity), applied either to the few candidates the GPU's filter sends back
-// (with their exact integer sums) or, as a fallback, to a node's whole histogram read back.
-// Inputs are integers (Σq, row counts), so both paths give the CPU engine's choice bit for bit.
-import { sideGain } from '../gbdt/train'
-
-const f32 = Math.fround
-/** XGBoost's kRtEps */
-export const KRT_EPS = f32(1e-6)
-
-export interface SplitCoefs {
-  /** float32 values, as XGBoost sees them */
-  lambda: number
-  alpha: number
-  mcw: number
-  gamma: number
-  eta: number
-}
+// The split decision on the host, exact: the tree rules both engines follow (../gbdt/rules.ts: the
+// float32 arithmetic, the first-strictly-greater rule over features ascending, forward bins
+// ascending, backward bins descending, when a split applies), applied either to the few candidates
+// the GPU's filter sends back (with their exact integer sums) or, as a fallback, to a node's whole
+// histogram read back. Inputs are integers (Σq, row counts), so both paths give the CPU engine's
+// choice bit for bit.
+import { beatsBest, childrenGain, lossChange, sideGain, type SplitCoefs, splitApplies } from '../gbdt/rules'
 
 /** One candidate as the GPU writes it: sampled-feature index j, its scan bin, and the LEFT child's exact sums. */
 export interface Candidate {
@@ -54,8 +42,7 @@ function scanOrder(a: Candidate, b: Candidate): number {
 
 /** loss_chg of a split of a node (Σq = gq over h rows, gain rootGain) into left (glq, hl) and the rest. */
 function lossOf(glq: number, hl: number, gq: number, h: number, inv: number, rootGain: number, c: SplitCoefs): number {
-  const sum = f32(sideGain(glq * inv, hl, c.lambda, c.alpha) + sideGain((gq - glq) * inv, h - hl, c.lambda, c.alpha))
-  return f32(sum - rootGain)
+  return lossChange(childrenGain(glq * inv, hl, (gq - glq) * inv, h - hl, c), rootGain)
 }
 
 /**
@@ -71,7 +58,7 @@ export function chooseFromCandidates(cands: readonly Candidate[], gq: number, h:
   let best = 0
   for (const k of sorted) {
     const loss = lossOf(k.glq, k.hl, gq, h, inv, rootGain, c)
-    if (loss > best && loss !== Infinity) {
+    if (beatsBest(loss, best)) {
       best = loss
       out = { found: true, best: loss, j: k.j, bin: k.backward ? k.bin - 1 : k.bin, defaultLeft: k.backward, glq: k.glq, hl: k.hl }
     }
@@ -133,7 +120,7 @@ export function chooseFromHistogram(hist: NodeHistogram, gq: number, h: number, 
   return chooseFromCandidates(candidatesOfHistogram(hist, h, gq, c), gq, h, inv, c)
 }
 
-/** The split is applied iff it beats kRtEps and gamma and leaves rows on both sides (XGBoost 1.7). */
-export function splitApplies(s: SplitChoice, h: number, c: SplitCoefs): boolean {
-  return s.found && s.best > KRT_EPS && !(s.best < c.gamma) && s.hl !== 0 && s.hl !== h
+/** Whether the node (h rows) is split by its choice (rules.ts: splitApplies). */
+export function choiceApplies(s: SplitChoice, h: number, c: SplitCoefs): boolean {
+  return splitApplies(s.found, s.best, s.hl, h, c)
 }

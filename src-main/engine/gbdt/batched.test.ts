@@ -1,7 +1,7 @@
 // Same work, exactly: a model trained in a batched group is the model trained alone, bit for bit.
 import { describe, expect, it } from 'vitest'
 import {
-  estimateGbdtBytes,
+  gbdtMemory,
   meanSquaredError,
   predictGbdt,
   prepareGbdtData,
@@ -80,16 +80,16 @@ describe('batched == one at a time', () => {
 
 describe('memory estimate', () => {
   it('bounds the article\'s largest batch (200 000 rows, 100 features, 50 models) under 1 GiB', () => {
-    const e = estimateGbdtBytes({ rows: 160_000, features: 100, models: 50, testRows: 40_000 })
+    const e = gbdtMemory({ rows: 160_000, features: 100, models: 50, testRows: 40_000 })
     expect(e.totalBytes).toBeLessThan(2 ** 30)
     expect(e.histogramBytes).toBeLessThanOrEqual(e.histogramUnboundedBytes)
   })
 
   it('grows with models and depth, and the budget caps histograms', () => {
-    const a = estimateGbdtBytes({ rows: 10_000, features: 100, models: 1 })
-    const b = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50 })
+    const a = gbdtMemory({ rows: 10_000, features: 100, models: 1 })
+    const b = gbdtMemory({ rows: 10_000, features: 100, models: 50 })
     expect(b.totalBytes).toBeGreaterThan(a.totalBytes)
-    const deep = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50, treeGroup: 50, params: { maxDepth: 10 }, histogramBudgetBytes: 2 ** 28 })
+    const deep = gbdtMemory({ rows: 10_000, features: 100, models: 50, treeGroup: 50, params: { maxDepth: 10 }, histogramBudgetBytes: 2 ** 28 })
     expect(deep.histogramUnboundedBytes).toBeGreaterThan(2 ** 28)
     expect(deep.histogramBytes).toBeLessThanOrEqual(2 ** 28)
   })
