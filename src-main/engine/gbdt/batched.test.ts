@@ -1,5 +1,6 @@
 // Same work, exactly: a model trained in a batched group is the model trained alone, bit for bit.
 import { describe, expect, it } from 'vitest'
+import { GBDT_DEFAULTS, peakNodeHistograms } from '@shared/families/gbdt'
 import {
   gbdtMemory,
   meanSquaredError,
@@ -8,6 +9,7 @@ import {
   trainGbdt,
   trainGbdtGroup,
   treeHash,
+  type GbdtData,
   type GbdtParams,
 } from './index'
 import { splitRows, syntheticRegression } from './synthetic'
@@ -92,6 +94,24 @@ describe('memory estimate', () => {
     const deep = gbdtMemory({ rows: 10_000, features: 100, models: 50, treeGroup: 50, params: { maxDepth: 10 }, histogramBudgetBytes: 2 ** 28 })
     expect(deep.histogramUnboundedBytes).toBeGreaterThan(2 ** 28)
     expect(deep.histogramBytes).toBeLessThanOrEqual(2 ** 28)
+  })
+
+  it('counts the node histograms the trainer holds at its peak (the family\'s model is this trainer\'s)', () => {
+    const peakOf = (d: GbdtData, p: Partial<GbdtParams>, models: number) => {
+      const stats = { peakNodeHistograms: 0 }
+      trainGbdtGroup(d, p, seeds.slice(0, models), { treeGroup: models, stats })
+      return stats.peakNodeHistograms
+    }
+    // full trees: two models, 2^(maxDepth−2) each
+    const full = { ...params, rounds: 2, subsample: 1, colsampleBytree: 1 }
+    expect(peakOf(data, full, 2)).toBe(2 * peakNodeHistograms({ ...GBDT_DEFAULTS, ...full }, data.rows))
+    // the row bound: 40 rows, nodes of ≥ 6 rows, depth 8
+    const few = prepareGbdtData(train.x.subarray(0, 40 * train.features), train.y.subarray(0, 40), 40, train.features, 64)
+    const small = { ...params, rounds: 3, maxDepth: 8, minChildWeight: 3 }
+    const bound = peakNodeHistograms({ ...GBDT_DEFAULTS, ...small }, 40)
+    expect(bound).toBeLessThan(2 ** 6)
+    expect(peakOf(few, small, 1)).toBeLessThanOrEqual(bound)
+    expect(peakOf(data, params, 3)).toBeLessThanOrEqual(3 * peakNodeHistograms({ ...GBDT_DEFAULTS, ...params }, data.rows))
   })
 })
 

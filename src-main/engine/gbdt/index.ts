@@ -22,5 +22,5 @@ export {
 export { computeCuts, type GbdtCuts } from './quantile'
 export { QUANT_BITS, QUANT_MAX_ROWS, quantExponent, quantise } from './quantise'
 export { GbdtCancelledError, MAX_TRAIN_ROWS } from './rules'
-export { trainGbdt, trainGbdtGroup, trainGbdtGroupAsync, type GbdtTrainOptions } from './train'
+export { trainGbdt, trainGbdtGroup, trainGbdtGroupAsync, type GbdtTrainOptions, type GbdtTrainStats } from './train'
 export { meanSquaredError, predictGbdt, treeHash, type GbdtModel, type GbdtTree } from './tree'

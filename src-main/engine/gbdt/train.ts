@@ -54,6 +54,13 @@ export interface GbdtTrainOptions {
   histogramBudgetBytes?: number
   /** how many models of the group grow their trees together, one level pass for all (default: defaultTreeGroup) */
   treeGroup?: number
+  /** filled in when training ends (what the family's memory model, gbdtMemory, has to bound) */
+  stats?: GbdtTrainStats
+}
+
+export interface GbdtTrainStats {
+  /** the most node histogram buffers alive at once, all models of the group together */
+  peakNodeHistograms: number
 }
 
 /**
@@ -393,6 +400,7 @@ class ModelState {
 class HistPool {
   private free: Float64Array[] = []
   alive = 0
+  peak = 0
   constructor(
     readonly length: number,
     readonly capacity: number,
@@ -405,6 +413,7 @@ class HistPool {
   acquire(): Float64Array {
     if (this.alive >= this.capacity) throw new Error('histogram pool exhausted')
     this.alive++
+    if (this.alive > this.peak) this.peak = this.alive
     return this.free.pop() ?? new Float64Array(this.length)
   }
 
@@ -856,6 +865,7 @@ function* groupTrainer(
     yield
   }
 
+  if (options.stats) options.stats.peakNodeHistograms = pool.peak
   const out = models.map<GbdtModel>((m) => ({ params, seed: m.seed, features: F, baseScore, trees: m.trees }))
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
   return out
