@@ -7,43 +7,20 @@
 // Backend `webgpu` trains the same trees (bit for bit) in WGSL on the device (engine/gbdt-webgpu/).
 // Backend `xgboost` trains the same workload on the user's own libxgboost instead (engine/xgboost/):
 // DMatrices built once per worker, one booster per model, never fused.
-import { modelSeed, splitRows, type Workload } from '@shared/contract'
+import { modelSeed, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import { datasetFor, type Dataset } from '../data'
 import { userDataKey } from '../user-data'
-import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
+import { prepareGbdtData, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
 import { createXgbData, freeXgbData, isXgboostRuntime, startXgboostRuntime, trainXgbModel, xgbParams, type XgbData, type XgboostRuntime } from '../xgboost'
 import { disposeWebgpu, isWebgpuGbdtRuntime, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuPrepared } from '../gbdt-webgpu/runtime'
 import { plainCpuRuntime } from './cpu-runtime'
+import { type GroupTrainer, trainTreesAndReport } from './gbdt-report'
 import { CancelledError, type TrainHooks, type WorkerFamily, type WorkerRuntime } from './types'
 
 type GbdtPrepared = { engine: 'typescript'; dataset: Dataset; binned: GbdtData } | { engine: 'xgboost'; dataset: Dataset; xgb: XgbData } | WebgpuPrepared
 
 type GbdtWorkload = Workload<GbdtParams>
-
-async function trainGroup(d: Extract<GbdtPrepared, { engine: 'typescript' }>, w: GbdtWorkload, indices: readonly number[], fused: boolean, hooks: TrainHooks): Promise<void> {
-  const seeds = indices.map((i) => modelSeed(w.seed, i))
-  const started = performance.now()
-  const models = await trainGbdtGroupAsync(d.binned, w.model, seeds, {
-    onRound: (round, rounds) => hooks.onProgress(indices, { done: round, total: rounds, unit: 'round' }),
-    shouldStop: hooks.shouldStop,
-    cancelError: () => new CancelledError(),
-  })
-  const elapsedMs = performance.now() - started
-  const { test } = splitRows(w.size, w.testSplit)
-  models.forEach((model, k) => {
-    const testMse = meanSquaredError(predictGbdt(model, d.dataset.xTest, test, w.features), d.dataset.yTest)
-    hooks.onModelDone({
-      index: indices[k],
-      seed: seeds[k],
-      trainMs: fused ? null : elapsedMs,
-      groupTrainMs: fused ? elapsedMs : null,
-      testMse,
-      finalLoss: null,
-      fingerprint: treeHash(model),
-    })
-  })
-}
 
 /** XGBoost: one booster per model, one after another (its training is not thread-safe; the pool's processes are the parallelism). */
 async function trainXgboost(rt: XgboostRuntime, d: Extract<GbdtPrepared, { engine: 'xgboost' }>, w: GbdtWorkload, indices: readonly number[], hooks: TrainHooks): Promise<void> {
@@ -96,7 +73,9 @@ export const gbdtWorkerFamily: WorkerFamily<GbdtParams, WorkerRuntime, GbdtPrepa
       return trainXgboost(rt, d, w, indices, hooks)
     }
     if (d.engine !== 'typescript') throw new Error('gbdt: data prepared for another backend')
-    const groups = fused ? [indices] : indices.map((i) => [i])
-    for (const group of groups) await trainGroup(d, w, group, fused, hooks)
+    const everyModel = (seeds: readonly number[]) => seeds.map((_, k) => k)
+    const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }) =>
+      trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError })
+    return trainTreesAndReport(train, d.dataset, w, indices, fused, hooks)
   },
 }

@@ -3,11 +3,12 @@
 // as for the CPU engine, uploaded once per worker), and training: sequential/pool = one model per
 // dispatch, batched = all of the job's models per dispatch (chunked to fit the device).
 import { createRequire } from 'node:module'
-import { modelSeed, splitRows, type Workload } from '@shared/contract'
+import { modelSeed, type Workload } from '@shared/contract'
 import { type GbdtParams as FamilyGbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import { datasetFor, type Dataset } from '../data'
-import { CancelledError, type TrainHooks, type WorkerRuntime } from '../families/types'
-import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, type GbdtData } from '../gbdt'
+import { type GroupTrainer, trainTreesAndReport } from '../families/gbdt-report'
+import type { TrainHooks, WorkerRuntime } from '../families/types'
+import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
 import { type GbdtGpu, GbdtGpuUnavailableError, openGbdtGpu } from './gpu'
 import { DEFAULT_CANDIDATES_PER_NODE, trainGbdtGroupWebgpu } from './trainer'
@@ -102,31 +103,7 @@ export async function trainWebgpu(
   fused: boolean,
   hooks: TrainHooks,
 ): Promise<void> {
-  const { test } = splitRows(w.size, w.testSplit)
-  const groups = fused ? [indices] : indices.map((i) => [i])
-  for (const group of groups) {
-    const seeds = group.map((i) => modelSeed(w.seed, i))
-    const started = performance.now()
-    const models = await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, {
-      onRound: (chunk, round, rounds) =>
-        hooks.onProgress(
-          chunk.map((k) => group[k]),
-          { done: round, total: rounds, unit: 'round' },
-        ),
-      shouldStop: hooks.shouldStop,
-      cancelError: () => new CancelledError(),
-    })
-    const elapsedMs = performance.now() - started
-    models.forEach((model, k) => {
-      hooks.onModelDone({
-        index: group[k],
-        seed: seeds[k],
-        trainMs: fused ? null : elapsedMs,
-        groupTrainMs: fused ? elapsedMs : null,
-        testMse: meanSquaredError(predictGbdt(model, d.dataset.xTest, test, w.features), d.dataset.yTest),
-        finalLoss: null,
-        fingerprint: treeHash(model),
-      })
-    })
-  }
+  const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }) =>
+    trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, { onRound, shouldStop, cancelError })
+  await trainTreesAndReport(train, d.dataset, w, indices, fused, hooks)
 }
