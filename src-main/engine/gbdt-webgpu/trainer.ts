@@ -865,12 +865,10 @@ class WebgpuTrainer {
 
   private nodeHistogram(m: HostModel, w: Uint32Array): NodeHistogram {
     const host = this.d.host
-    const slots = this.S
-    const g = new Float64Array(slots)
-    const n = new Float64Array(slots)
-    for (let s = 0; s < slots; s++) {
-      g[s] = int64(w[3 * s], w[3 * s + 1])
-      n[s] = w[3 * s + 2]
+    const slots = new Float64Array(2 * this.S)
+    for (let s = 0; s < this.S; s++) {
+      slots[2 * s] = int64(w[3 * s], w[3 * s + 1])
+      slots[2 * s + 1] = w[3 * s + 2]
     }
     const nBins = new Int32Array(this.perTree)
     const hasMissing = new Uint8Array(this.perTree)
@@ -878,7 +876,7 @@ class WebgpuTrainer {
       nBins[j] = host.nBins[m.feats[j]]
       hasMissing[j] = host.hasMissing[m.feats[j]]
     }
-    return { g, n, offset: m.slotOff, nBins, hasMissing }
+    return { slots, offset: m.slotOff, nBins, hasMissing }
   }
 
   // ---- apply a level's decisions ------------------------------------------------------------------

@@ -107,6 +107,169 @@ export function buildsSecond(firstRows: number, secondRows: number): boolean {
   return secondRows < firstRows
 }
 
+/**
+ * A node's split search. It runs one feature at a time (features ascending), so the running best
+ * lives here: `best` is the best loss_chg so far (0 at first: a split must beat 0), `sBest` its
+ * f32(gain_L + gain_R) (the node's own gain at first). Once done, it is the node's AppliedSplit.
+ */
+export class SplitSearch {
+  rootGain = 0
+  best = 0
+  sBest = 0
+  found = false
+  feature = -1
+  /** non-missing rows with bin ≤ bin go left */
+  bin = -1
+  defaultLeft = false
+  /** integer (quantised) gradient sum and row count of the left child */
+  glq = 0
+  hl = 0
+  constructor(
+    /** Σq (integer) and row count of the node */
+    readonly gq: number,
+    readonly h: number,
+  ) {}
+
+  /** Before the node's first feature is scanned (Σq dequantised by inv). */
+  startSearch(inv: number, c: SplitCoefs): void {
+    this.rootGain = sideGain(this.gq * inv, this.h, c.lambda, c.alpha)
+    this.best = 0
+    this.sBest = this.rootGain
+    this.found = false
+  }
+}
+
+/**
+ * Scans one feature of a node's histogram (interleaved [Σq, count] per slot, the feature's slots
+ * from `o`) and updates the node's best split.
+ *
+ * Two shortcuts, neither of which can change the result:
+ * - empty bins are skipped: that candidate equals the previous one, which it cannot strictly beat;
+ * - a candidate is computed exactly (XGBoost's float32 steps, two divisions) only when a float64
+ *   estimate S ≈ gain_L + gain_R (with 1/(H+λ) from a table) could beat the best so far. The float32
+ *   path rounds 4 times at most, so its f32(gain_L + gain_R) ≤ S·(1 + 2.4e-7); if S·(1 + 1e-6) is
+ *   below the best's f32(gain_L + gain_R), its loss_chg ≤ the best's (rounding is monotone), and a
+ *   later candidate must be strictly greater to win.
+ */
+export function scanFeature(
+  node: SplitSearch,
+  hist: Float64Array,
+  o: number,
+  nb: number,
+  hasMissing: boolean,
+  f: number,
+  inv: number,
+  c: SplitCoefs,
+  recip: Float64Array,
+): void {
+  const missH = hasMissing ? hist[o + 2 * nb + 1] : 0
+  if (nb <= 1 && missH === 0) return
+  const { alpha, mcw } = c
+  const gq = node.gq
+  const h = node.h
+  const rootGain = node.rootGain
+  let best = node.best
+  let sBest = node.sBest
+  // skip a candidate whose estimate S < thr = (sBest − 1e-37)/(1 + 1e-6): then S·(1 + 1e-6) + 1e-37 < sBest
+  let thr = (sBest - 1e-37) / (1 + 1e-6)
+  // forward: left = bins ≤ b, missing right
+  let glq = 0
+  let hl = 0
+  if (alpha === 0) {
+    // the estimate in quantised units: (Σq·2^−k)² = (Σq)²·2^−2k exactly (a power of two), so
+    // comparing Σq-squares with thr·2^2k is the same comparison, bit for bit, with fewer products
+    const s2 = 1 / (inv * inv)
+    let thrQ = thr * s2
+    for (let b = 0; b < nb; b++) {
+      const hb = hist[o + 2 * b + 1]
+      if (hb === 0) continue
+      glq += hist[o + 2 * b]
+      hl += hb
+      const hr = h - hl
+      if (hr < mcw || hr <= 0) break
+      if (hl < mcw) continue
+      const grq = gq - glq
+      if (glq * glq * recip[hl] + grq * grq * recip[hr] < thrQ) continue
+      const sum = childrenGain(glq * inv, hl, grq * inv, hr, c)
+      const loss = lossChange(sum, rootGain)
+      if (beatsBest(loss, best)) {
+        best = loss
+        sBest = sum
+        thr = (sBest - 1e-37) / (1 + 1e-6)
+        thrQ = thr * s2
+        node.found = true
+        node.feature = f
+        node.bin = b
+        node.defaultLeft = false
+        node.glq = glq
+        node.hl = hl
+      }
+    }
+  } else {
+    for (let b = 0; b < nb; b++) {
+      const hb = hist[o + 2 * b + 1]
+      if (hb === 0) continue
+      glq += hist[o + 2 * b]
+      hl += hb
+      const hr = h - hl
+      if (hr < mcw || hr <= 0) break
+      if (hl < mcw) continue
+      const tl = thresholdL1(glq * inv, alpha)
+      const tr = thresholdL1((gq - glq) * inv, alpha)
+      const tl2 = tl * tl
+      const tr2 = tr * tr
+      if (tl2 * recip[hl] + tr2 * recip[hr] < thr) continue
+      const sum = childrenGain(glq * inv, hl, (gq - glq) * inv, hr, c)
+      const loss = lossChange(sum, rootGain)
+      if (beatsBest(loss, best)) {
+        best = loss
+        sBest = sum
+        thr = (sBest - 1e-37) / (1 + 1e-6)
+        node.found = true
+        node.feature = f
+        node.bin = b
+        node.defaultLeft = false
+        node.glq = glq
+        node.hl = hl
+      }
+    }
+  }
+  if (missH !== 0) {
+    // backward: right = bins ≥ b, missing left (runs only when the node has missing values here)
+    let grq = 0
+    let hr = 0
+    for (let b = nb - 1; b >= 0; b--) {
+      const hb = hist[o + 2 * b + 1]
+      if (hb === 0) continue
+      grq += hist[o + 2 * b]
+      hr += hb
+      const hl2 = h - hr
+      if (hl2 < mcw || hl2 <= 0) break
+      if (hr < mcw) continue
+      const tl = thresholdL1((gq - grq) * inv, alpha)
+      const tr = thresholdL1(grq * inv, alpha)
+      const tl2 = tl * tl
+      const tr2 = tr * tr
+      if (tl2 * recip[hl2] + tr2 * recip[hr] < thr) continue
+      const sum = childrenGain((gq - grq) * inv, hl2, grq * inv, hr, c)
+      const loss = lossChange(sum, rootGain)
+      if (beatsBest(loss, best)) {
+        best = loss
+        sBest = sum
+        thr = (sBest - 1e-37) / (1 + 1e-6)
+        node.found = true
+        node.feature = f
+        node.bin = b - 1
+        node.defaultLeft = true
+        node.glq = gq - grq
+        node.hl = hl2
+      }
+    }
+  }
+  node.best = best
+  node.sBest = sBest
+}
+
 /** The split of a node, in quantised units: feature, split bin, default direction, the left child's Σq and rows. */
 export interface AppliedSplit {
   feature: number

@@ -10,26 +10,22 @@
 // region at a time; for each split parent only the child with fewer rows is built and the sibling
 // is the parent minus it (in the parent's buffer); each region is scanned for splits while hot.
 // Split finding, leaf values and the stored leaf value eta·w follow XGBoost 1.7.4's CPU code,
-// including where it rounds to float32: the rules are in rules.ts (shared with the WGSL engine),
-// scanFeature here is their fast scan.
+// including where it rounds to float32: the rules, and the split scan, are in rules.ts (shared with
+// the WGSL engine).
 import { CPU_SLOT_BYTES, defaultTreeGroup, featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
 import { quantExponent } from './quantise'
 import {
   applySplit,
-  beatsBest,
   buildsSecond,
-  childrenGain,
   histogramSlots,
   isEvaluated,
   leafValue,
-  lossChange,
   ModelSampler,
-  sideGain,
+  scanFeature,
   splitApplies,
   splitCoefs,
-  type SplitCoefs,
-  thresholdL1,
+  SplitSearch,
   throwIfStopped,
   trainingParams,
 } from './rules'
@@ -63,164 +59,19 @@ export interface GbdtTrainStats {
   peakNodeHistograms: number
 }
 
-/**
- * A node being grown. Its split search runs one feature at a time (features ascending), so the
- * running best lives here: `best` is the best loss_chg so far (0 at first: a split must beat 0),
- * `sBest` its f32(gain_L + gain_R) (the node's own gain at first).
- */
-class Node {
+/** A node being grown: its rows [begin, end) and, while it has one, its histogram buffer. */
+class Node extends SplitSearch {
   hist: Float64Array | null = null
-  rootGain = 0
-  best = 0
-  sBest = 0
-  found = false
-  feature = -1
-  /** local bin: non-missing rows with bin ≤ bin go left */
-  bin = -1
-  defaultLeft = false
-  /** integer (quantised) gradient sum and row count of the left child */
-  glq = 0
-  hl = 0
   constructor(
     /** index in the tree under construction */
     readonly id: number,
     readonly begin: number,
     readonly end: number,
-    /** Σq (integer) and row count */
-    readonly gq: number,
-    readonly h: number,
-  ) {}
-}
-
-/**
- * Scans one feature of a node's histogram (interleaved [Σq, count] per slot, the feature's slots
- * from `o`) and updates the node's best split.
- *
- * Two shortcuts, neither of which can change the result:
- * - empty bins are skipped: that candidate equals the previous one, which it cannot strictly beat;
- * - a candidate is computed exactly (XGBoost's float32 steps, two divisions) only when a float64
- *   estimate S ≈ gain_L + gain_R (with 1/(H+λ) from a table) could beat the best so far. The float32
- *   path rounds 4 times at most, so its f32(gain_L + gain_R) ≤ S·(1 + 2.4e-7); if S·(1 + 1e-6) is
- *   below the best's f32(gain_L + gain_R), its loss_chg ≤ the best's (rounding is monotone), and a
- *   later candidate must be strictly greater to win.
- */
-function scanFeature(
-  node: Node,
-  hist: Float64Array,
-  o: number,
-  nb: number,
-  hasMissing: boolean,
-  f: number,
-  inv: number,
-  c: SplitCoefs,
-  recip: Float64Array,
-): void {
-  const missH = hasMissing ? hist[o + 2 * nb + 1] : 0
-  if (nb <= 1 && missH === 0) return
-  const { alpha, mcw } = c
-  const gq = node.gq
-  const h = node.h
-  const rootGain = node.rootGain
-  let best = node.best
-  let sBest = node.sBest
-  // skip a candidate whose estimate S < thr = (sBest − 1e-37)/(1 + 1e-6): then S·(1 + 1e-6) + 1e-37 < sBest
-  let thr = (sBest - 1e-37) / (1 + 1e-6)
-  // forward: left = bins ≤ b, missing right
-  let glq = 0
-  let hl = 0
-  if (alpha === 0) {
-    // the estimate in quantised units: (Σq·2^−k)² = (Σq)²·2^−2k exactly (a power of two), so
-    // comparing Σq-squares with thr·2^2k is the same comparison, bit for bit, with fewer products
-    const s2 = 1 / (inv * inv)
-    let thrQ = thr * s2
-    for (let b = 0; b < nb; b++) {
-      const hb = hist[o + 2 * b + 1]
-      if (hb === 0) continue
-      glq += hist[o + 2 * b]
-      hl += hb
-      const hr = h - hl
-      if (hr < mcw || hr <= 0) break
-      if (hl < mcw) continue
-      const grq = gq - glq
-      if (glq * glq * recip[hl] + grq * grq * recip[hr] < thrQ) continue
-      const sum = childrenGain(glq * inv, hl, grq * inv, hr, c)
-      const loss = lossChange(sum, rootGain)
-      if (beatsBest(loss, best)) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        thrQ = thr * s2
-        node.found = true
-        node.feature = f
-        node.bin = b
-        node.defaultLeft = false
-        node.glq = glq
-        node.hl = hl
-      }
-    }
-  } else {
-    for (let b = 0; b < nb; b++) {
-      const hb = hist[o + 2 * b + 1]
-      if (hb === 0) continue
-      glq += hist[o + 2 * b]
-      hl += hb
-      const hr = h - hl
-      if (hr < mcw || hr <= 0) break
-      if (hl < mcw) continue
-      const tl = thresholdL1(glq * inv, alpha)
-      const tr = thresholdL1((gq - glq) * inv, alpha)
-      const tl2 = tl * tl
-      const tr2 = tr * tr
-      if (tl2 * recip[hl] + tr2 * recip[hr] < thr) continue
-      const sum = childrenGain(glq * inv, hl, (gq - glq) * inv, hr, c)
-      const loss = lossChange(sum, rootGain)
-      if (beatsBest(loss, best)) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        node.found = true
-        node.feature = f
-        node.bin = b
-        node.defaultLeft = false
-        node.glq = glq
-        node.hl = hl
-      }
-    }
+    gq: number,
+    h: number,
+  ) {
+    super(gq, h)
   }
-  if (missH !== 0) {
-    // backward: right = bins ≥ b, missing left (runs only when the node has missing values here)
-    let grq = 0
-    let hr = 0
-    for (let b = nb - 1; b >= 0; b--) {
-      const hb = hist[o + 2 * b + 1]
-      if (hb === 0) continue
-      grq += hist[o + 2 * b]
-      hr += hb
-      const hl2 = h - hr
-      if (hl2 < mcw || hl2 <= 0) break
-      if (hr < mcw) continue
-      const tl = thresholdL1((gq - grq) * inv, alpha)
-      const tr = thresholdL1(grq * inv, alpha)
-      const tl2 = tl * tl
-      const tr2 = tr * tr
-      if (tl2 * recip[hl2] + tr2 * recip[hr] < thr) continue
-      const sum = childrenGain((gq - grq) * inv, hl2, grq * inv, hr, c)
-      const loss = lossChange(sum, rootGain)
-      if (beatsBest(loss, best)) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        node.found = true
-        node.feature = f
-        node.bin = b - 1
-        node.defaultLeft = true
-        node.glq = gq - grq
-        node.hl = hl2
-      }
-    }
-  }
-  node.best = best
-  node.sBest = sBest
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -628,12 +479,7 @@ function* groupTrainer(
   const levelPass = function* (group: ModelState[], depth: number): Generator<void> {
     const term = terminal(depth)
     for (const m of group) {
-      for (const node of m.levelNodes) {
-        node.rootGain = sideGain(node.gq * m.inv, node.h, c.lambda, c.alpha)
-        node.best = 0
-        node.sBest = node.rootGain
-        node.found = false
-      }
+      for (const node of m.levelNodes) node.startSearch(m.inv, c)
     }
     for (let c0 = 0; c0 < group.length; ) {
       let c1 = c0
