@@ -54,7 +54,7 @@ export function isEvaluated(h: number, depth: number, maxDepth: number, c: Split
 }
 
 /** T(G): the L1 soft threshold. */
-export function thresholdL1(g: number, alpha: number): number {
+function thresholdL1(g: number, alpha: number): number {
   if (g > alpha) return g - alpha
   if (g < -alpha) return g + alpha
   return 0
