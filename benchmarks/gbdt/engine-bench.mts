@@ -13,7 +13,7 @@
 import { writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import {
-  estimateGbdtBytes,
+  gbdtMemory,
   meanSquaredError,
   predictGbdt,
   prepareGbdtData,
@@ -116,7 +116,7 @@ const msesB = batched.map((m) => meanSquaredError(predictGbdt(m, test.x, test.ro
 const sameMse = mses.every((v, i) => v === msesB[i])
 const meanMse = mses.reduce((a, b) => a + b, 0) / mses.length
 
-const mem = estimateGbdtBytes({ rows: train.rows, features, models, params })
+const mem = gbdtMemory({ rows: train.rows, features, models, params })
 const mib = (b: number) => (b / 2 ** 20).toFixed(0)
 const f2 = (x: number) => x.toFixed(2)
 const lines = [

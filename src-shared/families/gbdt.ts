@@ -71,6 +71,37 @@ export function identicalModels(p: GbdtParams): boolean {
   return p.subsample >= 1 && p.colsampleBytree >= 1
 }
 
+// ---- the parameters' ranges, as both tree engines check them ----------------------------------
+
+function describeRange(f: (typeof FIELDS)[number]): string {
+  const { min, max } = f.range
+  const open = 'exclusiveMin' in f.range && f.range.exclusiveMin
+  return `${f.type === 'int' ? 'an integer' : 'a number'} ${open ? '>' : '≥'} ${min} and ≤ ${max}`
+}
+
+/** Problems with `p`, one message per bad field ("maxDepth must be an integer ≥ 1 and ≤ 16, got 0"); empty when valid. */
+export function gbdtParamProblems(p: Omit<GbdtParams, 'kind'>): string[] {
+  const out: string[] = []
+  for (const f of FIELDS) {
+    const v: unknown = p[f.key]
+    const { min, max } = f.range
+    const open = 'exclusiveMin' in f.range && f.range.exclusiveMin
+    const ok = typeof v === 'number' && Number.isFinite(v) && (open ? v > min : v >= min) && v <= max && (f.type !== 'int' || Number.isInteger(v))
+    if (!ok) out.push(`${f.key} must be ${describeRange(f)}, got ${String(v)}`)
+  }
+  return out
+}
+
+/** The defaults filled in; throws a RangeError listing every bad field (what the engines train with). */
+export function resolveGbdtParams(p: Partial<GbdtParams> = {}): GbdtParams {
+  const full: GbdtParams = { ...GBDT_DEFAULTS, ...p, kind: 'gbdt' }
+  const problems = gbdtParamProblems(full)
+  if (problems.length > 0) throw new RangeError(`invalid GBDT parameters: ${problems.join('; ')}`)
+  return full
+}
+
+// ---- what both engines derive from the parameters --------------------------------------------
+
 /** Features each tree samples, as XGBoost: max(1, int(float32(c) · F)). */
 export function featuresPerTree(colsample: number, features: number): number {
   const c = Math.fround(colsample)
@@ -78,35 +109,101 @@ export function featuresPerTree(colsample: number, features: number): number {
   return Math.max(1, Math.trunc(Math.fround(c * features)))
 }
 
-/** Histogram memory the trainer may hold for a whole group; above it a level pass is split (same results). */
-export const HISTOGRAM_BUDGET_BYTES = 512 * 1024 * 1024
-const PROCESS_BASE_BYTES = 80 * 1024 * 1024
-
-export interface GbdtMemory {
-  /** float32 features and labels (train and test), and the binned training matrix with its cuts */
-  dataBytes: number
-  /** per model: predictions, sampled rows, quantised gradients, trees */
-  perModelBytes: number
-  /** histograms at their peak (bounded by HISTOGRAM_BUDGET_BYTES) */
-  histogramBytes: number
-  totalBytes: number
+/** The fewest rows (the hessian) a node needs to be split: each child needs min_child_weight, and at least one row. */
+export function minSplitRows(minChildWeight: number): number {
+  return Math.max(2, 2 * Math.fround(minChildWeight))
 }
 
-/** Upper-bound memory of one worker training `models` models together on `size` rows. */
-export function gbdtMemory(size: number, features: number, testSplit: number, p: GbdtParams, models: number): GbdtMemory {
-  const { train } = splitRows(size, testSplit)
-  const F = features
-  const dataBytes = size * (F + 1) * 4 + train * F + F * (p.maxBin + 1) * 4 + F * 16
+/**
+ * Node histograms one model holds at tree level `level`: its nodes, at most 2^level, and at most
+ * two per split pair (the built child, or a temporary for a smaller sibling, and the parent's
+ * buffer), a pair holding ≥ minSplitRows + 1 rows (an evaluable child and a non-empty sibling).
+ */
+export function nodeHistogramsAtLevel(level: number, rows: number, minChildWeight: number): number {
+  const byRows = 2 * Math.floor(rows / (minSplitRows(minChildWeight) + 1))
+  return Math.max(1, Math.min(2 ** level, byRows))
+}
+
+/**
+ * Node histograms one model holds at its peak on the CPU engine: the last evaluated level
+ * (maxDepth − 1) builds in scratch and keeps nothing, so the deepest level that has histograms is
+ * maxDepth − 2 (none at depth 1: the root is the last level).
+ */
+export function peakNodeHistograms(p: Pick<GbdtParams, 'maxDepth' | 'minChildWeight'>, rows: number): number {
+  return p.maxDepth < 2 ? 0 : nodeHistogramsAtLevel(p.maxDepth - 2, rows, p.minChildWeight)
+}
+
+/** Histogram memory a trainer call may hold (all models together); above it a level pass is split (same results). */
+export const HISTOGRAM_BUDGET_BYTES = 512 * 1024 * 1024
+/** Bytes of one CPU histogram slot: Σq and the row count, two float64. */
+export const CPU_SLOT_BYTES = 16
+/** Histogram bytes a CPU tree group may keep hot (about one L3 slice). */
+const TREE_GROUP_CACHE_BYTES = 16 * 1024 * 1024
+const PROCESS_BASE_BYTES = 80 * 1024 * 1024
+
+/**
+ * Models growing their trees together on a CPU: as many as keep their peak histograms within
+ * TREE_GROUP_CACHE_BYTES. Measured at 8 000 rows × 100 features, depth 6, 50 models: 17.0 ms per
+ * tree with groups of 1, 17.7 with 8, 20.9 with all 50 (their 260 MB of histograms stream from DRAM
+ * each level); there is no arithmetic to share between models.
+ */
+export function defaultTreeGroup(maxDepth: number, slotsPerNode: number): number {
+  const perModel = 2 ** Math.max(0, maxDepth - 2) * slotsPerNode * CPU_SLOT_BYTES
+  return Math.max(1, Math.floor(TREE_GROUP_CACHE_BYTES / perModel))
+}
+
+export interface GbdtMemoryQuery {
+  /** training rows */
+  rows: number
+  features: number
+  /** models trained together in one process (1 for sequential/pool jobs, the group size for batched) */
+  models: number
+  params?: Partial<GbdtParams>
+  /** test rows the caller also holds (float32 features + label), 0 if not counted */
+  testRows?: number
+  histogramBudgetBytes?: number
+  /** models growing their trees together (the CPU trainer's treeGroup option; default as the trainer) */
+  treeGroup?: number
+}
+
+export interface GbdtMemory {
+  /** float32 training (and test) features and labels the caller holds */
+  inputBytes: number
+  /** the binned matrix and cuts, shared by all models */
+  binnedBytes: number
+  /** per model: predictions, sampled rows, quantised gradients, flags, trees */
+  perModelBytes: number
+  /** scratch shared by the group (partition buffers, gradients) */
+  scratchBytes: number
+  /** histograms at their peak: min(budget, what the tree group's deepest stored level needs) */
+  histogramBytes: number
+  /** everything above, for all models (not the process's own memory) */
+  totalBytes: number
+  /** histogram bytes the tree group would need without a budget (the budget then splits the level pass) */
+  histogramUnboundedBytes: number
+}
+
+/** Upper-bound memory of the CPU engine training `models` models together; assumes every feature has max_bin bins and no missing values. */
+export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
+  const p = { ...GBDT_DEFAULTS, ...q.params }
+  const rows = q.rows
+  const F = q.features
+  const inputBytes = (rows + (q.testRows ?? 0)) * (F + 1) * 4
+  const binnedBytes = rows * F + F * (p.maxBin + 1) * 4 + F * 16
   const nodesPerTree = 2 * 2 ** p.maxDepth - 1
-  const perModelBytes = train * 13 + F * 8 + p.rounds * (nodesPerTree * 22 + 400)
-  const scratchBytes = train * 12
-  const bufBytes = featuresPerTree(p.colsampleBytree, F) * p.maxBin * 16
-  const sampledRows = Math.ceil(train * p.subsample)
-  const peakNodes = Math.max(1, Math.min(2 ** (p.maxDepth - 1), Math.floor(sampledRows / Math.max(2, 2 * p.minChildWeight))))
-  const unbounded = models * peakNodes * bufBytes
-  const histogramBytes = Math.min(unbounded, Math.max(2 * bufBytes, Math.floor(HISTOGRAM_BUDGET_BYTES / bufBytes) * bufBytes))
-  const totalBytes = PROCESS_BASE_BYTES + dataBytes + models * perModelBytes + scratchBytes + histogramBytes
-  return { dataBytes, perModelBytes, histogramBytes, totalBytes }
+  // pred f32 + rows i32 + q i32 + sampled u8; trees: 6 typed arrays ≈ 22 B per node, plus object overhead
+  const perModelBytes = rows * 13 + F * 8 + p.rounds * (nodesPerTree * 22 + 400)
+  // partition buffers, float32 gradients, the 1/(H+λ) table
+  const scratchBytes = rows * 20
+  const slots = featuresPerTree(p.colsampleBytree, F) * p.maxBin
+  const bufBytes = slots * CPU_SLOT_BYTES
+  // the models that grow their trees together hold histograms at the same time
+  const together = Math.min(q.models, q.treeGroup ?? defaultTreeGroup(p.maxDepth, slots))
+  const histogramUnboundedBytes = together * peakNodeHistograms(p, rows) * bufBytes
+  const budget = q.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
+  const histogramBytes = Math.min(histogramUnboundedBytes, Math.max(2 * bufBytes, Math.floor(budget / bufBytes) * bufBytes))
+  const totalBytes = inputBytes + binnedBytes + q.models * perModelBytes + scratchBytes + histogramBytes
+  return { inputBytes, binnedBytes, perModelBytes, scratchBytes, histogramBytes, totalBytes, histogramUnboundedBytes }
 }
 
 /**
@@ -147,7 +244,10 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
     const p = w.model
     return models * p.rounds * p.maxDepth * Math.ceil(train * Math.min(1, p.subsample)) * featuresPerTree(p.colsampleBytree, w.features)
   },
-  workerPeakBytes: (w, n) => gbdtMemory(w.size, w.features, w.testSplit, w.model, n).totalBytes,
+  workerPeakBytes: (w, n) => {
+    const { train, test } = splitRows(w.size, w.testSplit)
+    return PROCESS_BASE_BYTES + gbdtMemory({ rows: train, testRows: test, features: w.features, models: n, params: w.model }).totalBytes
+  },
   sameWorkTolerance: 0,
   // splits are on quantile bins (scale-free); a missing value takes the split's learned default side
   userData: { missingValues: 'native', standardise: false },

@@ -6,50 +6,21 @@
 // between rounds), so cancel and heartbeats get through. `webgpu` trains the same trees bit for bit
 // in WGSL (engine/gbdt-webgpu/); `xgboost` the same workload on the user's own libxgboost
 // (engine/xgboost/). Order, `auto` and batching: src-shared/families/gbdt.ts GBDT_BACKENDS.
-import { modelSeed, splitRows, type Workload } from '@shared/contract'
+import { modelSeed } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
+import { prepareGbdtData, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
 import { webgpuTreesBackend } from '../gbdt-webgpu/backend'
 import { userDataKey } from '../user-data'
 import { xgboostBackend } from '../xgboost/backend'
 import { plainCpuRuntime } from './cpu-runtime'
+import { type GroupTrainer, trainTreesAndReport } from './gbdt-report'
 import { backendEntry, workerFamily } from './seam'
-import { CancelledError, type TrainHooks, type WorkerBackend, type WorkerRuntime } from './types'
+import type { WorkerBackend, WorkerRuntime } from './types'
 
-type GbdtWorkload = Workload<GbdtParams>
 interface CpuTrees {
   dataset: Dataset
   binned: GbdtData
-}
-
-/** The engine's parameters: the family's, without the kind. */
-function engineParams({ kind: _kind, ...params }: GbdtParams) {
-  return params
-}
-
-async function trainGroup(d: CpuTrees, w: GbdtWorkload, indices: readonly number[], fused: boolean, hooks: TrainHooks): Promise<void> {
-  const seeds = indices.map((i) => modelSeed(w.seed, i))
-  const started = performance.now()
-  const models = await trainGbdtGroupAsync(d.binned, engineParams(w.model), seeds, {
-    onRound: (round, rounds) => hooks.onProgress(indices, { done: round, total: rounds, unit: 'round' }),
-    shouldStop: hooks.shouldStop,
-    cancelError: () => new CancelledError(),
-  })
-  const elapsedMs = performance.now() - started
-  const { test } = splitRows(w.size, w.testSplit)
-  models.forEach((model, k) => {
-    const testMse = meanSquaredError(predictGbdt(model, d.dataset.xTest, test, w.features), d.dataset.yTest)
-    hooks.onModelDone({
-      index: indices[k],
-      seed: seeds[k],
-      trainMs: fused ? null : elapsedMs,
-      groupTrainMs: fused ? elapsedMs : null,
-      testMse,
-      finalLoss: null,
-      fingerprint: treeHash(model),
-    })
-  })
 }
 
 const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
@@ -60,11 +31,13 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   dispose: () => {},
   /** One round of the job's models before the clock: the JIT compiles the hot loops. */
   async warmUp(_rt, d, w, indices) {
-    await trainGbdtGroupAsync(d.binned, { ...engineParams(w.model), rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
+    await trainGbdtGroupAsync(d.binned, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
   },
   async train(_rt, d, w, indices, { fused }, hooks) {
-    const groups = fused ? [indices] : indices.map((i) => [i])
-    for (const group of groups) await trainGroup(d, w, group, fused, hooks)
+    const everyModel = (seeds: readonly number[]) => seeds.map((_, k) => k)
+    const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }) =>
+      trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError })
+    return trainTreesAndReport(train, d.dataset, w, indices, fused, hooks)
   },
 }
 

@@ -4,10 +4,8 @@
 // per-row state (prediction, quantised gradient, node index: 4 bytes each per model) must fit one
 // binding too. When one model's node slots alone do not fit, it runs with fewer slots: levels
 // with more nodes are then built in slices without the subtraction trick (same sums, same trees).
+import { HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
 import type { GbdtGpuLimits } from './gpu'
-
-/** Default histogram budget of one trainer call (the CPU engine's default too). */
-export const DEFAULT_WEBGPU_HISTOGRAM_BUDGET = 512 * 1024 * 1024
 /** Bytes of one histogram slot: Σq as two u32 words, and the row count. */
 export const SLOT_BYTES = 12
 
@@ -17,9 +15,9 @@ export interface ChunkPlanInput {
   /** histogram slots of one node: the widest `featuresPerTree` features (bins + missing slot) */
   slotsPerNode: number
   maxDepth: number
-  /** the smallest hessian (row count) a node needs to be split: max(2, 2·min_child_weight) */
-  minSplitH: number
+  minChildWeight: number
   limits: Pick<GbdtGpuLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>
+  /** default: the family's HISTOGRAM_BUDGET_BYTES, as the CPU engine's */
   histogramBudgetBytes?: number
   /** candidate records per node in the split filter's output */
   candidatesPerNode: number
@@ -40,26 +38,24 @@ export interface ChunkPlan {
 }
 
 /**
- * Node histograms a model holds at once at its widest level: the evaluable nodes of a level plus,
- * for a pair with one evaluable child, a temporary for its smaller sibling — at most 2 per pair,
- * a pair needing ≥ minSplitH + 1 rows, and at most 2^(maxDepth−1) at the last evaluated level.
+ * Node histograms a model holds at once at its widest level. Unlike the CPU engine (whose last
+ * evaluated level builds in scratch), the device keeps the last evaluated level's histograms
+ * (maxDepth − 1) for its split filter, so that level is the widest.
  */
-export function nodeSlotsWanted(rows: number, maxDepth: number, minSplitH: number): number {
-  const byDepth = 2 ** Math.max(0, maxDepth - 1)
-  const byRows = 2 * Math.floor(rows / (minSplitH + 1))
-  return Math.max(1, Math.min(byDepth, byRows))
+export function nodeSlotsWanted(rows: number, maxDepth: number, minChildWeight: number): number {
+  return nodeHistogramsAtLevel(Math.max(0, maxDepth - 1), rows, minChildWeight)
 }
 
 export function planChunks(input: ChunkPlanInput): ChunkPlan {
   const { models, rows, slotsPerNode, limits } = input
   if (models < 1) throw new RangeError('planChunks: no models')
-  const budget = input.histogramBudgetBytes ?? DEFAULT_WEBGPU_HISTOGRAM_BUDGET
+  const budget = input.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
   const limit = Math.floor(Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize, budget) / 4) * 4
   const perNode = slotsPerNode * SLOT_BYTES
   if (perNode > limit) {
     throw new RangeError(`webgpu: one node histogram needs ${perNode} bytes, more than the ${limit} bytes a storage buffer may hold here`)
   }
-  const wanted = nodeSlotsWanted(rows, input.maxDepth, input.minSplitH)
+  const wanted = nodeSlotsWanted(rows, input.maxDepth, input.minChildWeight)
   let nodeSlots = wanted
   let perChunk: number
   if (wanted * perNode <= limit) {

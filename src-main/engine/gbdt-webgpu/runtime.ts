@@ -2,15 +2,15 @@
 // limits and the chunking rule as flags, live GPU buffers as memory), the data (binned on the host
 // as for the CPU engine, uploaded once per worker), and training: sequential/pool = one model per
 // dispatch, batched = all of the job's models per dispatch (chunked to fit the device).
-import { modelSeed, splitRows, type Workload } from '@shared/contract'
-import type { GbdtParams as FamilyGbdtParams } from '@shared/families/gbdt'
+import { modelSeed, type Workload } from '@shared/contract'
+import { type GbdtParams as FamilyGbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { CancelledError, type TrainHooks, type WorkerRuntime } from '../families/types'
-import { meanSquaredError, predictGbdt, prepareGbdtData, treeHash, type GbdtData } from '../gbdt'
-import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
+import { type GroupTrainer, trainTreesAndReport } from '../families/gbdt-report'
+import type { TrainHooks, WorkerRuntime } from '../families/types'
+import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { packageVersion } from '../machine'
+import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
 import { type GbdtGpu, openGbdtGpu } from './gpu'
-import { DEFAULT_WEBGPU_HISTOGRAM_BUDGET } from './plan'
 import { DEFAULT_CANDIDATES_PER_NODE, trainGbdtGroupWebgpu } from './trainer'
 
 export interface WebgpuGbdtRuntime extends WorkerRuntime {
@@ -38,7 +38,7 @@ export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
       splitDecision: 'device: interval filter of float32 gains; host: the CPU engine float32 formulas and tie rules on the filtered candidates',
       chunking:
         'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋, balanced; sequential and pool: 1',
-      histogramBudgetBytes: DEFAULT_WEBGPU_HISTOGRAM_BUDGET,
+      histogramBudgetBytes: HISTOGRAM_BUDGET_BYTES,
       candidatesPerNode: DEFAULT_CANDIDATES_PER_NODE,
       maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
       maxBufferSize: l.maxBufferSize,
@@ -64,10 +64,6 @@ export interface WebgpuPrepared {
 
 type GbdtWorkload = Workload<FamilyGbdtParams>
 
-function engineParams({ kind: _kind, ...params }: FamilyGbdtParams) {
-  return params
-}
-
 /** The data set as the CPU engine bins it, and its bins and labels on the device (once per worker). */
 export function prepareWebgpu(rt: WebgpuGbdtRuntime, dataset: Dataset, w: GbdtWorkload): WebgpuPrepared {
   const binned = prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin)
@@ -80,7 +76,7 @@ export function disposeWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared): void {
 
 /** One round of the job's models, as they will be dispatched, before the clock: compiles the pipelines. */
 export async function warmUpWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared, w: GbdtWorkload, indices: readonly number[]): Promise<void> {
-  await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, { ...engineParams(w.model), rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
+  await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
 }
 
 export async function trainWebgpu(
@@ -91,31 +87,7 @@ export async function trainWebgpu(
   fused: boolean,
   hooks: TrainHooks,
 ): Promise<void> {
-  const { test } = splitRows(w.size, w.testSplit)
-  const groups = fused ? [indices] : indices.map((i) => [i])
-  for (const group of groups) {
-    const seeds = group.map((i) => modelSeed(w.seed, i))
-    const started = performance.now()
-    const models = await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, engineParams(w.model), seeds, {
-      onRound: (chunk, round, rounds) =>
-        hooks.onProgress(
-          chunk.map((k) => group[k]),
-          { done: round, total: rounds, unit: 'round' },
-        ),
-      shouldStop: hooks.shouldStop,
-      cancelError: () => new CancelledError(),
-    })
-    const elapsedMs = performance.now() - started
-    models.forEach((model, k) => {
-      hooks.onModelDone({
-        index: group[k],
-        seed: seeds[k],
-        trainMs: fused ? null : elapsedMs,
-        groupTrainMs: fused ? elapsedMs : null,
-        testMse: meanSquaredError(predictGbdt(model, d.dataset.xTest, test, w.features), d.dataset.yTest),
-        finalLoss: null,
-        fingerprint: treeHash(model),
-      })
-    })
-  }
+  const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }) =>
+    trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, { onRound, shouldStop, cancelError })
+  await trainTreesAndReport(train, d.dataset, w, indices, fused, hooks)
 }

@@ -1,22 +1,10 @@
-// The split decision on the host, exact: the CPU engine's float32 arithmetic (sideGain, the
-// first-strictly-greater rule over features ascending, forward bins ascending, backward bins
-// descending, loss ≠ Infinity), applied either to the few candidates the GPU's filter sends back
-// (with their exact integer sums) or, as a fallback, to a node's whole histogram read back.
-// Inputs are integers (Σq, row counts), so both paths give the CPU engine's choice bit for bit.
-import { sideGain } from '../gbdt/train'
-
-const f32 = Math.fround
-/** XGBoost's kRtEps */
-export const KRT_EPS = f32(1e-6)
-
-export interface SplitCoefs {
-  /** float32 values, as XGBoost sees them */
-  lambda: number
-  alpha: number
-  mcw: number
-  gamma: number
-  eta: number
-}
+// The split decision on the host, exact: the tree rules both engines follow (../gbdt/rules.ts: the
+// float32 arithmetic, the first-strictly-greater rule over features ascending, forward bins
+// ascending, backward bins descending, when a split applies), applied either to the few candidates
+// the GPU's filter sends back (with their exact integer sums) or, as a fallback, to a node's whole
+// histogram read back (there the CPU engine's own scanFeature runs). Inputs are integers (Σq, row counts), so both paths give the CPU engine's
+// choice bit for bit.
+import { beatsBest, childrenGain, lossChange, scanFeature, sideGain, type SplitCoefs, splitApplies, SplitSearch } from '../gbdt/rules'
 
 /** One candidate as the GPU writes it: sampled-feature index j, its scan bin, and the LEFT child's exact sums. */
 export interface Candidate {
@@ -54,8 +42,7 @@ function scanOrder(a: Candidate, b: Candidate): number {
 
 /** loss_chg of a split of a node (Σq = gq over h rows, gain rootGain) into left (glq, hl) and the rest. */
 function lossOf(glq: number, hl: number, gq: number, h: number, inv: number, rootGain: number, c: SplitCoefs): number {
-  const sum = f32(sideGain(glq * inv, hl, c.lambda, c.alpha) + sideGain((gq - glq) * inv, h - hl, c.lambda, c.alpha))
-  return f32(sum - rootGain)
+  return lossChange(childrenGain(glq * inv, hl, (gq - glq) * inv, h - hl, c), rootGain)
 }
 
 /**
@@ -71,7 +58,7 @@ export function chooseFromCandidates(cands: readonly Candidate[], gq: number, h:
   let best = 0
   for (const k of sorted) {
     const loss = lossOf(k.glq, k.hl, gq, h, inv, rootGain, c)
-    if (loss > best && loss !== Infinity) {
+    if (beatsBest(loss, best)) {
       best = loss
       out = { found: true, best: loss, j: k.j, bin: k.backward ? k.bin - 1 : k.bin, defaultLeft: k.backward, glq: k.glq, hl: k.hl }
     }
@@ -81,59 +68,27 @@ export function chooseFromCandidates(cands: readonly Candidate[], gq: number, h:
 
 /** One node's histogram as read back: per sampled feature j, its slots from offset[j] (nBins[j] value bins, then the missing slot if any). */
 export interface NodeHistogram {
-  /** Σq per slot (exact integers) */
-  g: Float64Array
-  /** rows per slot */
-  n: Float64Array
+  /** per slot [Σq, rows], interleaved (exact integers): the CPU engine's layout */
+  slots: Float64Array
   offset: Int32Array
   nBins: Int32Array
   hasMissing: Uint8Array
 }
 
-/** Every valid candidate of a whole node histogram, in the CPU engine's scan order (its scanFeature, without shortcuts). */
-export function candidatesOfHistogram(hist: NodeHistogram, h: number, gq: number, c: SplitCoefs): Candidate[] {
-  const out: Candidate[] = []
-  const { g, n, offset, nBins, hasMissing } = hist
-  for (let j = 0; j < offset.length; j++) {
-    const o = offset[j]
-    const nb = nBins[j]
-    const missH = hasMissing[j] === 1 ? n[o + nb] : 0
-    let glq = 0
-    let hl = 0
-    for (let b = 0; b < nb; b++) {
-      const hb = n[o + b]
-      if (hb === 0) continue
-      glq += g[o + b]
-      hl += hb
-      const hr = h - hl
-      if (hr < c.mcw || hr <= 0) break
-      if (hl < c.mcw) continue
-      out.push({ j, bin: b, backward: false, glq, hl })
-    }
-    if (missH !== 0) {
-      let grq = 0
-      let hr = 0
-      for (let b = nb - 1; b >= 0; b--) {
-        const hb = n[o + b]
-        if (hb === 0) continue
-        grq += g[o + b]
-        hr += hb
-        const hl2 = h - hr
-        if (hl2 < c.mcw || hl2 <= 0) break
-        if (hr < c.mcw) continue
-        out.push({ j, bin: b, backward: true, glq: gq - grq, hl: hl2 })
-      }
-    }
-  }
-  return out
-}
-
-/** The CPU engine's choice from a node's whole histogram (the fallback, and the tests' oracle for the filter). */
+/** The CPU engine's choice from a node's whole histogram: its own scan (the fallback, and the tests' oracle for the filter). */
 export function chooseFromHistogram(hist: NodeHistogram, gq: number, h: number, inv: number, c: SplitCoefs): SplitChoice {
-  return chooseFromCandidates(candidatesOfHistogram(hist, h, gq, c), gq, h, inv, c)
+  const search = new SplitSearch(gq, h)
+  search.startSearch(inv, c)
+  const recip = new Float64Array(h + 1)
+  for (let i = 0; i <= h; i++) recip[i] = 1 / (i + c.lambda)
+  for (let j = 0; j < hist.offset.length; j++) {
+    scanFeature(search, hist.slots, 2 * hist.offset[j], hist.nBins[j], hist.hasMissing[j] === 1, j, inv, c, recip)
+  }
+  if (!search.found) return NOT_FOUND
+  return { found: true, best: search.best, j: search.feature, bin: search.bin, defaultLeft: search.defaultLeft, glq: search.glq, hl: search.hl }
 }
 
-/** The split is applied iff it beats kRtEps and gamma and leaves rows on both sides (XGBoost 1.7). */
-export function splitApplies(s: SplitChoice, h: number, c: SplitCoefs): boolean {
-  return s.found && s.best > KRT_EPS && !(s.best < c.gamma) && s.hl !== 0 && s.hl !== h
+/** Whether the node (h rows) is split by its choice (rules.ts: splitApplies). */
+export function choiceApplies(s: SplitChoice, h: number, c: SplitCoefs): boolean {
+  return splitApplies(s.found, s.best, s.hl, h, c)
 }

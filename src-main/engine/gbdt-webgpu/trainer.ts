@@ -1,6 +1,6 @@
 // The host loop of the WebGPU trees engine. Rounds stay on the host; per round and chunk of models:
 //
-//   sample columns and rows (the CPU engine's RNG streams, on the host)
+//   sample columns and rows (../gbdt/rules.ts: the CPU engine's sampler, on the host)
 //   [gradient]  max |pred − y| per model                                  → read back: C floats
 //   host:       k = quantExponent(max) per model (the CPU engine's function)
 //   per level:  [rowUpdate of the previous level] [quantise, at the root]
@@ -12,20 +12,30 @@
 // sequential/pool train a group of one (one model per dispatch); batched a group of all of a
 // worker's models, in chunks that fit the device (plan.ts). Every sum is an exact integer, so
 // model i's trees equal the CPU engine's, bit for bit, whatever the chunking or the order of atomics.
-import { resolveGbdtParams, MAX_TRAIN_ROWS, type GbdtParams } from '../gbdt/params'
+import { featuresPerTree, type GbdtParams, resolveGbdtParams } from '@shared/families/gbdt'
 import { quantExponent } from '../gbdt/quantise'
-import { featuresPerTree, GbdtCancelledError, histogramSlots, leafWeight } from '../gbdt/train'
+import {
+  applySplit,
+  buildsSecond,
+  histogramSlots,
+  isEvaluated,
+  KRT_EPS,
+  leafValue,
+  ModelSampler,
+  samplesEveryRow,
+  splitCoefs,
+  type SplitCoefs,
+  throwIfStopped,
+  trainingParams,
+} from '../gbdt/rules'
 import { type GbdtModel, type GbdtTree, TreeBuilder } from '../gbdt/tree'
-import { Rng } from '../random'
 import type { GpuGbdtData } from './data'
 import { type GbdtGpu, USAGE } from './gpu'
 import { DERIVE_SLOTS, kernelKey, kernelSource, NONE, UNIFORM_WORDS, WG, type KernelName, type KernelOptions } from './kernels'
 import { type ChunkPlan, planChunks, SLOT_BYTES } from './plan'
-import { type Candidate, chooseFromCandidates, chooseFromHistogram, KRT_EPS, type NodeHistogram, type SplitChoice, type SplitCoefs, splitApplies } from './split'
+import { type Candidate, choiceApplies, chooseFromCandidates, chooseFromHistogram, type NodeHistogram, type SplitChoice } from './split'
 
 const f32 = Math.fround
-const COLUMN_STREAM = 1
-const ROW_STREAM = 2
 /** candidate records per node in the filter's output (more: that node's histogram is read back) */
 export const DEFAULT_CANDIDATES_PER_NODE = 16
 /** rows per workgroup of the shared-memory histogram kernel */
@@ -129,8 +139,7 @@ interface Slice {
 }
 
 class HostModel {
-  readonly colRng: Rng
-  readonly rowRng: Rng
+  readonly sampler: ModelSampler
   readonly trees: GbdtTree[] = []
   tb = new TreeBuilder()
   readonly feats: Int32Array
@@ -152,11 +161,11 @@ class HostModel {
   constructor(
     readonly seed: number,
     features: number,
-    perTree: number,
+    params: GbdtParams,
     maskWords: number,
   ) {
-    this.colRng = new Rng(seed, COLUMN_STREAM)
-    this.rowRng = new Rng(seed, ROW_STREAM)
+    this.sampler = new ModelSampler(seed, features, params)
+    const perTree = this.sampler.perTree
     this.feats = new Int32Array(features)
     this.slotOff = new Int32Array(perTree)
     this.mask = new Uint32Array(maskWords)
@@ -219,8 +228,6 @@ class WebgpuTrainer {
   readonly S: number
   readonly coefs: SplitCoefs
   readonly baseScore: number
-  readonly minSplitH: number
-  readonly colsAll: boolean
   readonly rowsAll: boolean
   readonly maskWords: number
   readonly chunk: ChunkPlan
@@ -245,6 +252,8 @@ class WebgpuTrainer {
   private readonly out: Growable
   private readonly staging: Growable
   private readonly owned: GPUBuffer[] = []
+  /** one round's sampled rows of the model being sampled (packed into its mask) */
+  private sampledScratch: Uint8Array | null = null
   private readonly maxWg: number
   private readonly timing: { set: GPUQuerySet; resolve: GPUBuffer; read: GPUBuffer } | null = null
   private timed: string[] = []
@@ -261,11 +270,9 @@ class WebgpuTrainer {
     this.F = host.features
     this.perTree = featuresPerTree(params.colsampleBytree, this.F)
     this.S = histogramSlots(host.width, this.perTree)
-    this.coefs = { lambda: f32(params.lambda), alpha: f32(params.alpha), mcw: f32(params.minChildWeight), gamma: f32(params.gamma), eta: f32(params.eta) }
+    this.coefs = splitCoefs(params)
     this.baseScore = f32(params.baseScore)
-    this.minSplitH = Math.max(2, 2 * this.coefs.mcw)
-    this.colsAll = f32(params.colsampleBytree) === 1
-    this.rowsAll = params.subsample >= 1
+    this.rowsAll = samplesEveryRow(params)
     this.maskWords = Math.ceil(this.n / 32)
     this.K = options.candidatesPerNode ?? DEFAULT_CANDIDATES_PER_NODE
     this.chunk = planChunks({
@@ -273,7 +280,7 @@ class WebgpuTrainer {
       rows: this.n,
       slotsPerNode: this.S,
       maxDepth: params.maxDepth,
-      minSplitH: this.minSplitH,
+      minChildWeight: params.minChildWeight,
       limits: gpu.limits,
       histogramBudgetBytes: options.histogramBudgetBytes,
       candidatesPerNode: this.K,
@@ -332,7 +339,7 @@ class WebgpuTrainer {
   }
 
   private stopCheck(): void {
-    if (this.options.shouldStop?.()) throw this.options.cancelError ? this.options.cancelError() : new GbdtCancelledError()
+    throwIfStopped(this.options)
   }
 
   // ---- dispatch helpers -------------------------------------------------------------------------
@@ -433,7 +440,7 @@ class WebgpuTrainer {
   // ---- a chunk ----------------------------------------------------------------------------------
 
   async trainChunk(seeds: readonly number[], indices: readonly number[]): Promise<GbdtModel[]> {
-    const ms = seeds.map((s) => new HostModel(s, this.F, this.perTree, this.maskWords))
+    const ms = seeds.map((s) => new HostModel(s, this.F, this.params, this.maskWords))
     this.gpu.device.queue.writeBuffer(this.pred, 0, new Float32Array(ms.length * this.n).fill(this.baseScore))
     for (let round = 0; round < this.params.rounds; round++) {
       this.stopCheck()
@@ -444,18 +451,8 @@ class WebgpuTrainer {
   }
 
   private sample(m: HostModel): void {
-    const F = this.F
     const feats = m.feats
-    for (let f = 0; f < F; f++) feats[f] = f
-    if (!this.colsAll) {
-      for (let i = 0; i < this.perTree; i++) {
-        const j = i + m.colRng.below(F - i)
-        const t = feats[i]
-        feats[i] = feats[j]
-        feats[j] = t
-      }
-      feats.subarray(0, this.perTree).sort()
-    }
+    m.sampler.columns(feats)
     let slot = 0
     for (let j = 0; j < this.perTree; j++) {
       m.slotOff[j] = slot
@@ -466,16 +463,10 @@ class WebgpuTrainer {
       m.ns = this.n
       return
     }
+    const sampled = (this.sampledScratch ??= new Uint8Array(this.n))
+    m.ns = m.sampler.rows(sampled)
     m.mask.fill(0)
-    let ns = 0
-    const p = this.params.subsample
-    for (let r = 0; r < this.n; r++) {
-      if (m.rowRng.uniform() < p) {
-        m.mask[r >>> 5] |= 1 << (r & 31)
-        ns++
-      }
-    }
-    m.ns = ns
+    for (let r = 0; r < this.n; r++) if (sampled[r] === 1) m.mask[r >>> 5] |= 1 << (r & 31)
   }
 
   private async round(ms: HostModel[]): Promise<void> {
@@ -518,7 +509,7 @@ class WebgpuTrainer {
       fv[4 * i + 2] = finiteF32(this.coefs.alpha * 2 ** m.k)
       fv[4 * i + 3] = finiteF32(minGain * 2 ** (2 * m.k))
       m.tb = new TreeBuilder()
-      m.level = [{ id: 0, gq: 0, h: m.ns, evaluable: this.params.maxDepth > 0 && m.ns >= this.minSplitH, slot: -1, choice: null }]
+      m.level = [{ id: 0, gq: 0, h: m.ns, evaluable: isEvaluated(m.ns, 0, this.params.maxDepth, this.coefs), slot: -1, choice: null }]
       m.parentSlots = null
       m.single = true
       m.free = []
@@ -571,8 +562,7 @@ class WebgpuTrainer {
       const gq = int64(words[3 * i], words[3 * i + 1])
       if (words[3 * i + 2] !== m.ns) throw new Error(`webgpu: root of model ${m.seed} has ${words[3 * i + 2]} rows, ${m.ns} sampled`)
       m.level[0].gq = gq
-      const c = this.coefs
-      m.tb.add(f32(leafWeight(gq * m.inv, m.ns, c.lambda, c.alpha, c.mcw) * c.eta))
+      m.tb.add(leafValue(gq * m.inv, m.ns, this.coefs))
     }
   }
 
@@ -618,7 +608,7 @@ class WebgpuTrainer {
         } else if (L.evaluable && R.evaluable) fresh++
         else {
           const [x, o] = L.evaluable ? [L, R] : [R, L]
-          if (o.h < x.h) fresh++
+          if (buildsSecond(x.h, o.h)) fresh++
         }
       }
       if (fresh <= m.free.length && ps.every((s, i) => s >= 0 || (!lv[2 * i].evaluable && !lv[2 * i + 1].evaluable))) {
@@ -630,7 +620,7 @@ class WebgpuTrainer {
           const L = lv[li]
           const R = lv[ri]
           if (L.evaluable && R.evaluable) {
-            const [small, big] = R.h < L.h ? [ri, li] : [li, ri]
+            const [small, big] = buildsSecond(L.h, R.h) ? [ri, li] : [li, ri]
             const s = m.alloc()
             lv[small].slot = s
             lv[big].slot = ps[i]
@@ -639,7 +629,7 @@ class WebgpuTrainer {
           } else {
             const [x, o] = L.evaluable ? [li, ri] : [ri, li]
             lv[x].slot = ps[i]
-            if (lv[o].h < lv[x].h) {
+            if (buildsSecond(lv[x].h, lv[o].h)) {
               const t = m.alloc()
               sl.builds.push({ li: o, slot: t })
               sl.derives.push({ dst: ps[i], src: t })
@@ -853,8 +843,8 @@ class WebgpuTrainer {
         const exact = chooseFromHistogram(hist, node.gq, node.h, m.inv, this.coefs)
         if (node.choice && this.options.checkFilter) {
           this.stats.filterChecks++
-          const a1 = splitApplies(node.choice, node.h, this.coefs)
-          const a2 = splitApplies(exact, node.h, this.coefs)
+          const a1 = choiceApplies(node.choice, node.h, this.coefs)
+          const a2 = choiceApplies(exact, node.h, this.coefs)
           const same =
             a1 === a2 &&
             (!a1 ||
@@ -875,12 +865,10 @@ class WebgpuTrainer {
 
   private nodeHistogram(m: HostModel, w: Uint32Array): NodeHistogram {
     const host = this.d.host
-    const slots = this.S
-    const g = new Float64Array(slots)
-    const n = new Float64Array(slots)
-    for (let s = 0; s < slots; s++) {
-      g[s] = int64(w[3 * s], w[3 * s + 1])
-      n[s] = w[3 * s + 2]
+    const slots = new Float64Array(2 * this.S)
+    for (let s = 0; s < this.S; s++) {
+      slots[2 * s] = int64(w[3 * s], w[3 * s + 1])
+      slots[2 * s + 1] = w[3 * s + 2]
     }
     const nBins = new Int32Array(this.perTree)
     const hasMissing = new Uint8Array(this.perTree)
@@ -888,7 +876,7 @@ class WebgpuTrainer {
       nBins[j] = host.nBins[m.feats[j]]
       hasMissing[j] = host.hasMissing[m.feats[j]]
     }
-    return { g, n, offset: m.slotOff, nBins, hasMissing }
+    return { slots, offset: m.slotOff, nBins, hasMissing }
   }
 
   // ---- apply a level's decisions ------------------------------------------------------------------
@@ -909,7 +897,7 @@ class WebgpuTrainer {
       for (let li = 0; li < lv.length; li++) {
         const node = lv[li]
         const ch = node.evaluable ? node.choice : null
-        if (!ch || !splitApplies(ch, node.h, c)) {
+        if (!ch || !choiceApplies(ch, node.h, c)) {
           entries[6 * li] = NONE
           entries[6 * li + 5] = f32Bits(t.leafValue[node.id])
           if (node.slot >= 0 && m.single) m.free.push(node.slot)
@@ -921,19 +909,12 @@ class WebgpuTrainer {
         const hl = ch.hl
         const gr = node.gq - gl
         const hr = node.h - hl
-        const lid = t.add(f32(leafWeight(gl * m.inv, hl, c.lambda, c.alpha, c.mcw) * c.eta))
-        t.add(f32(leafWeight(gr * m.inv, hr, c.lambda, c.alpha, c.mcw) * c.eta))
-        t.feature[node.id] = f
-        t.splitBin[node.id] = b
-        t.threshold[node.id] = b >= 0 ? host.cuts.values[host.cuts.ptrs[f] + b] : host.cuts.minValues[f]
-        t.defaultLeft[node.id] = ch.defaultLeft ? 1 : 0
-        t.left[node.id] = lid
-        t.leafValue[node.id] = 0
-        const deeper = depth + 1 < this.params.maxDepth
+        const lid = applySplit(t, node.id, { feature: f, bin: b, defaultLeft: ch.defaultLeft, glq: gl, hl }, node.gq, node.h, m.inv, c, host.cuts)
+        const maxDepth = this.params.maxDepth
         entries.set([f, b >>> 0, ch.defaultLeft ? 1 : 0, next.length, next.length + 1, 0], 6 * li)
         next.push(
-          { id: lid, gq: gl, h: hl, evaluable: deeper && hl >= this.minSplitH, slot: -1, choice: null },
-          { id: lid + 1, gq: gr, h: hr, evaluable: deeper && hr >= this.minSplitH, slot: -1, choice: null },
+          { id: lid, gq: gl, h: hl, evaluable: isEvaluated(hl, depth + 1, maxDepth, c), slot: -1, choice: null },
+          { id: lid + 1, gq: gr, h: hr, evaluable: isEvaluated(hr, depth + 1, maxDepth, c), slot: -1, choice: null },
         )
         nextParents.push(m.single ? node.slot : -1)
       }
@@ -988,13 +969,8 @@ export async function trainGbdtGroupWebgpu(
   seeds: readonly number[],
   options: WebgpuTrainOptions = {},
 ): Promise<GbdtModel[]> {
-  const params = resolveGbdtParams(paramsIn)
+  const params = trainingParams(paramsIn, d.host.rows, d.host.cuts.maxBin, seeds)
   if (d.disposed) throw new Error('webgpu: the data set was disposed')
-  if (d.host.rows > MAX_TRAIN_ROWS) throw new RangeError(`at most ${MAX_TRAIN_ROWS} training rows`)
-  if (d.host.cuts.maxBin !== params.maxBin) {
-    throw new RangeError(`data was binned with maxBin ${d.host.cuts.maxBin}, params ask for ${params.maxBin}`)
-  }
-  for (const s of seeds) if (!Number.isInteger(s)) throw new RangeError(`seed must be an integer, got ${s}`)
   if (seeds.length === 0) return []
   const t = new WebgpuTrainer(gpu, d, params, seeds.length, options)
   try {
@@ -1022,7 +998,7 @@ export function chunkPlanFor(gpu: GbdtGpu, d: GpuGbdtData, paramsIn: Partial<Gbd
     rows: d.host.rows,
     slotsPerNode: histogramSlots(d.host.width, perTree),
     maxDepth: params.maxDepth,
-    minSplitH: Math.max(2, 2 * f32(params.minChildWeight)),
+    minChildWeight: params.minChildWeight,
     limits: gpu.limits,
     histogramBudgetBytes,
     candidatesPerNode: DEFAULT_CANDIDATES_PER_NODE,

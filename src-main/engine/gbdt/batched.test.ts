@@ -1,13 +1,15 @@
 // Same work, exactly: a model trained in a batched group is the model trained alone, bit for bit.
 import { describe, expect, it } from 'vitest'
+import { GBDT_DEFAULTS, peakNodeHistograms } from '@shared/families/gbdt'
 import {
-  estimateGbdtBytes,
+  gbdtMemory,
   meanSquaredError,
   predictGbdt,
   prepareGbdtData,
   trainGbdt,
   trainGbdtGroup,
   treeHash,
+  type GbdtData,
   type GbdtParams,
 } from './index'
 import { splitRows, syntheticRegression } from './synthetic'
@@ -80,18 +82,36 @@ describe('batched == one at a time', () => {
 
 describe('memory estimate', () => {
   it('bounds the article\'s largest batch (200 000 rows, 100 features, 50 models) under 1 GiB', () => {
-    const e = estimateGbdtBytes({ rows: 160_000, features: 100, models: 50, testRows: 40_000 })
+    const e = gbdtMemory({ rows: 160_000, features: 100, models: 50, testRows: 40_000 })
     expect(e.totalBytes).toBeLessThan(2 ** 30)
     expect(e.histogramBytes).toBeLessThanOrEqual(e.histogramUnboundedBytes)
   })
 
   it('grows with models and depth, and the budget caps histograms', () => {
-    const a = estimateGbdtBytes({ rows: 10_000, features: 100, models: 1 })
-    const b = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50 })
+    const a = gbdtMemory({ rows: 10_000, features: 100, models: 1 })
+    const b = gbdtMemory({ rows: 10_000, features: 100, models: 50 })
     expect(b.totalBytes).toBeGreaterThan(a.totalBytes)
-    const deep = estimateGbdtBytes({ rows: 10_000, features: 100, models: 50, treeGroup: 50, params: { maxDepth: 10 }, histogramBudgetBytes: 2 ** 28 })
+    const deep = gbdtMemory({ rows: 10_000, features: 100, models: 50, treeGroup: 50, params: { maxDepth: 10 }, histogramBudgetBytes: 2 ** 28 })
     expect(deep.histogramUnboundedBytes).toBeGreaterThan(2 ** 28)
     expect(deep.histogramBytes).toBeLessThanOrEqual(2 ** 28)
+  })
+
+  it('counts the node histograms the trainer holds at its peak (the family\'s model is this trainer\'s)', () => {
+    const peakOf = (d: GbdtData, p: Partial<GbdtParams>, models: number) => {
+      const stats = { peakNodeHistograms: 0 }
+      trainGbdtGroup(d, p, seeds.slice(0, models), { treeGroup: models, stats })
+      return stats.peakNodeHistograms
+    }
+    // full trees: two models, 2^(maxDepth−2) each
+    const full = { ...params, rounds: 2, subsample: 1, colsampleBytree: 1 }
+    expect(peakOf(data, full, 2)).toBe(2 * peakNodeHistograms({ ...GBDT_DEFAULTS, ...full }, data.rows))
+    // the row bound: 40 rows, nodes of ≥ 6 rows, depth 8
+    const few = prepareGbdtData(train.x.subarray(0, 40 * train.features), train.y.subarray(0, 40), 40, train.features, 64)
+    const small = { ...params, rounds: 3, maxDepth: 8, minChildWeight: 3 }
+    const bound = peakNodeHistograms({ ...GBDT_DEFAULTS, ...small }, 40)
+    expect(bound).toBeLessThan(2 ** 6)
+    expect(peakOf(few, small, 1)).toBeLessThanOrEqual(bound)
+    expect(peakOf(data, params, 3)).toBeLessThanOrEqual(3 * peakNodeHistograms({ ...GBDT_DEFAULTS, ...params }, data.rows))
   })
 })
 

@@ -1,7 +1,7 @@
 // The binned training matrix, computed once per data set and shared by every model trained on it.
 // Feature-major (bins[f·rows + r]): the histogram loop reads one feature's column at a time, which
 // stays in L1/L2 while every node (and, batched, every model) that samples the feature uses it.
-import { MAX_TRAIN_ROWS } from './params'
+import { MAX_TRAIN_ROWS } from './rules'
 import { computeCuts, type GbdtCuts } from './quantile'
 
 export interface GbdtData {

@@ -9,7 +9,7 @@ import {
   type GbdtModel,
   type GbdtParams,
 } from './index'
-import { leafWeight, sideGain } from './train'
+import { leafWeight, sideGain } from './rules'
 import { fnv1a64 } from './tree'
 
 const f32 = Math.fround

@@ -1,5 +1,6 @@
 // Trainpool's gradient-boosted-trees engine: XGBoost 1.7 `hist`, squared error, depth-wise, in
-// plain TypeScript (no tfjs, nothing else from the app but the seeded RNG). See README.md here.
+// plain TypeScript (no tfjs, nothing else from the app but the seeded RNG and the gbdt family's
+// parameters). See README.md here.
 //
 //   const data = prepareGbdtData(xTrain, yTrain, rows, features, params.maxBin)  // once per data set
 //   const one  = trainGbdt(data, params, seed + i + 1, { onRound, shouldStop })  // sequential / pool
@@ -7,26 +8,19 @@
 //   await trainGbdtGroupAsync(...)   // the same, yielding to the event loop every ~20 ms (workers)
 //   const mse  = meanSquaredError(predictGbdt(model, xTest, testRows), yTest)
 //   treeHash(model)  // "same work, exactly": equal across strategies for the same seed
-//   estimateGbdtBytes({ rows, features, models, params })  // memory, before starting
+//   gbdtMemory({ rows, features, models, params })  // memory, before starting (the family's model)
 export { prepareGbdtData, type GbdtData } from './binning'
-export { estimateGbdtBytes, type GbdtMemoryEstimate, type GbdtMemoryQuery } from './memory'
 export {
   GBDT_DEFAULTS,
-  GBDT_PARAM_RANGES,
-  MAX_TRAIN_ROWS,
-  describeRange,
+  gbdtMemory,
   gbdtParamProblems,
   resolveGbdtParams,
+  type GbdtMemory,
+  type GbdtMemoryQuery,
   type GbdtParams,
-} from './params'
+} from '@shared/families/gbdt'
 export { computeCuts, type GbdtCuts } from './quantile'
 export { QUANT_BITS, QUANT_MAX_ROWS, quantExponent, quantise } from './quantise'
-export {
-  DEFAULT_HISTOGRAM_BUDGET_BYTES,
-  GbdtCancelledError,
-  trainGbdt,
-  trainGbdtGroup,
-  trainGbdtGroupAsync,
-  type GbdtTrainOptions,
-} from './train'
+export { GbdtCancelledError, MAX_TRAIN_ROWS } from './rules'
+export { trainGbdt, trainGbdtGroup, trainGbdtGroupAsync, type GbdtTrainOptions, type GbdtTrainStats } from './train'
 export { meanSquaredError, predictGbdt, treeHash, type GbdtModel, type GbdtTree } from './tree'

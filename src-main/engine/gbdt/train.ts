@@ -8,50 +8,35 @@
 // the gradients, then grow the tree level by level. Per level, ONE pass over the binned matrix
 // (features outermost, then models, then nodes) builds every model's node histograms, one feature
 // region at a time; for each split parent only the child with fewer rows is built and the sibling
-// is the parent minus it (in the parent's buffer); each region is scanned for splits while hot. Split finding, leaf values and the stored leaf value
-// eta·w follow XGBoost 1.7.4's CPU code, including where it rounds to float32 (see scanFeature).
-import { Rng } from '../random'
+// is the parent minus it (in the parent's buffer); each region is scanned for splits while hot.
+// Split finding, leaf values and the stored leaf value eta·w follow XGBoost 1.7.4's CPU code,
+// including where it rounds to float32: the rules, and the split scan, are in rules.ts (shared with
+// the WGSL engine).
+import { CPU_SLOT_BYTES, defaultTreeGroup, featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
-import { MAX_TRAIN_ROWS, resolveGbdtParams, type GbdtParams } from './params'
 import { quantExponent } from './quantise'
+import {
+  applySplit,
+  buildsSecond,
+  histogramSlots,
+  isEvaluated,
+  leafValue,
+  ModelSampler,
+  scanFeature,
+  splitApplies,
+  splitCoefs,
+  SplitSearch,
+  throwIfStopped,
+  trainingParams,
+} from './rules'
 import { type GbdtModel, type GbdtTree, TreeBuilder } from './tree'
 
 const f32 = Math.fround
-/** XGBoost's kRtEps: a split must reduce the loss by more than this */
-const KRT_EPS = f32(1e-6)
-/** stream ids of the per-model RNGs */
-const COLUMN_STREAM = 1
-const ROW_STREAM = 2
 
 /** global features per block of the level pass (16 columns: 128 KiB of bins at 8 000 rows) */
 const FEATURE_BLOCK = 16
 /** models per chunk of the level pass: their built rows' indices and gradients (8 B/row) fit in this */
 const MODEL_CHUNK_BYTES = 256 * 1024
-
-/** histogram bytes a tree group may keep hot (about one L3 slice) */
-const TREE_GROUP_CACHE_BYTES = 16 * 1024 * 1024
-
-/**
- * Models growing their trees together on a CPU: as many as keep their peak histograms (2^(maxDepth−2)
- * node buffers each) within TREE_GROUP_CACHE_BYTES. Measured at 8 000 rows × 100 features, depth 6,
- * 50 models: 17.0 ms per tree with groups of 1, 17.7 with 8, 20.9 with all 50 (their 260 MB of
- * histograms stream from DRAM each level); there is no arithmetic to share between models.
- */
-export function defaultTreeGroup(params: Pick<GbdtParams, 'maxDepth'>, slots: number): number {
-  const perModel = 2 ** Math.max(0, params.maxDepth - 2) * slots * 16
-  return Math.max(1, Math.floor(TREE_GROUP_CACHE_BYTES / perModel))
-}
-
-/** Default cap on histogram memory for one trainer call (all models of the group together). */
-export const DEFAULT_HISTOGRAM_BUDGET_BYTES = 512 * 1024 * 1024
-
-/** Thrown by the trainers when `shouldStop()` returns true (unless the caller supplies its own error). */
-export class GbdtCancelledError extends Error {
-  constructor(message = 'GBDT training cancelled') {
-    super(message)
-    this.name = 'GbdtCancelledError'
-  }
-}
 
 export interface GbdtTrainOptions {
   /** after every round (1-based), for the whole group */
@@ -61,231 +46,32 @@ export interface GbdtTrainOptions {
   cancelError?: () => Error
   /** when model `index` (of the group) has all its trees */
   onModelDone?: (index: number, model: GbdtModel) => void
-  /** histogram memory for the whole group; above it the level pass is split (results unchanged) */
+  /** histogram memory for the whole group (default HISTOGRAM_BUDGET_BYTES); above it the level pass is split (results unchanged) */
   histogramBudgetBytes?: number
   /** how many models of the group grow their trees together, one level pass for all (default: defaultTreeGroup) */
   treeGroup?: number
+  /** filled in when training ends (what the family's memory model, gbdtMemory, has to bound) */
+  stats?: GbdtTrainStats
 }
 
-/** The number of features each tree samples, as XGBoost: max(1, int(float(c) · float(F))). */
-export function featuresPerTree(colsample: number, features: number): number {
-  if (f32(colsample) === 1) return features
-  return Math.max(1, Math.trunc(f32(f32(colsample) * features)))
+export interface GbdtTrainStats {
+  /** the most node histogram buffers alive at once, all models of the group together */
+  peakNodeHistograms: number
 }
 
-/** Histogram slots a buffer needs: the sum of the `featuresPerTree` widest features. */
-export function histogramSlots(widths: ArrayLike<number>, perTree: number): number {
-  const w = Array.from(widths).sort((a, b) => b - a)
-  let s = 0
-  for (let i = 0; i < perTree && i < w.length; i++) s += w[i]
-  return s
-}
-
-// ---------------------------------------------------------------------------------------------
-// Float32 emulation of XGBoost 1.7's split evaluator (src/tree/split_evaluator.h, param.h):
-//   T(G)     = G − α if G > α; G + α if G < −α; else 0                       (float64)
-//   gain(G,H)= H > 0 ? f32( f32(T(G)²) / f32(H + λ) ) : 0                     (Divide in float)
-//   loss_chg = f32( f32(gain(G_L,H_L) + gain(G_R,H_R)) − f32(gain(G,H)) )
-//   w(G,H)   = (H < mcw or H ≤ 0) ? 0 : f32( −T(G) / (H + λ) )                (float64, then float)
-//   leaf     = f32( w · f32(eta) )
-// A candidate needs H_L ≥ mcw and H_R ≥ mcw; the best is the first strictly greater loss_chg in the
-// order (features ascending; forward bins ascending, then backward bins descending), starting
-// from 0; it is applied iff loss_chg > 1e-6f, loss_chg ≥ f32(gamma), H_L ≠ 0 and H_R ≠ 0.
-// G are dequantised integer sums (Σq · 2^−k, exact), H are row counts.
-// ---------------------------------------------------------------------------------------------
-
-interface Coefs {
-  lambda: number
-  alpha: number
-  mcw: number
-  gamma: number
-  eta: number
-}
-
-function thresholdL1(g: number, alpha: number): number {
-  if (g > alpha) return g - alpha
-  if (g < -alpha) return g + alpha
-  return 0
-}
-
-/** gain of one side, float32 as XGBoost's CalcGainGivenWeight (max_delta_step 0, no constraints) */
-export function sideGain(g: number, h: number, lambda: number, alpha: number): number {
-  if (h <= 0) return 0
-  const t = thresholdL1(g, alpha)
-  return f32(f32(t * t) / f32(h + lambda))
-}
-
-/** leaf weight w, float32 as XGBoost's CalcWeight */
-export function leafWeight(g: number, h: number, lambda: number, alpha: number, mcw: number): number {
-  if (h < mcw || h <= 0) return 0
-  return f32(-thresholdL1(g, alpha) / (h + lambda))
-}
-
-/** the float32 parameters XGBoost sees */
-function coefs(p: GbdtParams): Coefs {
-  return { lambda: f32(p.lambda), alpha: f32(p.alpha), mcw: f32(p.minChildWeight), gamma: f32(p.gamma), eta: f32(p.eta) }
-}
-
-/**
- * A node being grown. Its split search runs one feature at a time (features ascending), so the
- * running best lives here: `best` is the best loss_chg so far (0 at first: a split must beat 0),
- * `sBest` its f32(gain_L + gain_R) (the node's own gain at first).
- */
-class Node {
+/** A node being grown: its rows [begin, end) and, while it has one, its histogram buffer. */
+class Node extends SplitSearch {
   hist: Float64Array | null = null
-  rootGain = 0
-  best = 0
-  sBest = 0
-  found = false
-  feature = -1
-  /** local bin: non-missing rows with bin ≤ bin go left */
-  bin = -1
-  defaultLeft = false
-  /** integer (quantised) gradient sum and row count of the left child */
-  gl = 0
-  hl = 0
   constructor(
     /** index in the tree under construction */
     readonly id: number,
     readonly begin: number,
     readonly end: number,
-    /** Σq (integer) and row count */
-    readonly gq: number,
-    readonly h: number,
-  ) {}
-}
-
-/**
- * Scans one feature of a node's histogram (interleaved [Σq, count] per slot, the feature's slots
- * from `o`) and updates the node's best split.
- *
- * Two shortcuts, neither of which can change the result:
- * - empty bins are skipped: that candidate equals the previous one, which it cannot strictly beat;
- * - a candidate is computed exactly (XGBoost's float32 steps, two divisions) only when a float64
- *   estimate S ≈ gain_L + gain_R (with 1/(H+λ) from a table) could beat the best so far. The float32
- *   path rounds 4 times at most, so its f32(gain_L + gain_R) ≤ S·(1 + 2.4e-7); if S·(1 + 1e-6) is
- *   below the best's f32(gain_L + gain_R), its loss_chg ≤ the best's (rounding is monotone), and a
- *   later candidate must be strictly greater to win.
- */
-function scanFeature(
-  node: Node,
-  hist: Float64Array,
-  o: number,
-  nb: number,
-  hasMissing: boolean,
-  f: number,
-  inv: number,
-  c: Coefs,
-  recip: Float64Array,
-): void {
-  const missH = hasMissing ? hist[o + 2 * nb + 1] : 0
-  if (nb <= 1 && missH === 0) return
-  const { lambda, alpha, mcw } = c
-  const gq = node.gq
-  const h = node.h
-  const rootGain = node.rootGain
-  let best = node.best
-  let sBest = node.sBest
-  // skip a candidate whose estimate S < thr = (sBest − 1e-37)/(1 + 1e-6): then S·(1 + 1e-6) + 1e-37 < sBest
-  let thr = (sBest - 1e-37) / (1 + 1e-6)
-  // forward: left = bins ≤ b, missing right
-  let glq = 0
-  let hl = 0
-  if (alpha === 0) {
-    // the estimate in quantised units: (Σq·2^−k)² = (Σq)²·2^−2k exactly (a power of two), so
-    // comparing Σq-squares with thr·2^2k is the same comparison, bit for bit, with fewer products
-    const s2 = 1 / (inv * inv)
-    let thrQ = thr * s2
-    for (let b = 0; b < nb; b++) {
-      const hb = hist[o + 2 * b + 1]
-      if (hb === 0) continue
-      glq += hist[o + 2 * b]
-      hl += hb
-      const hr = h - hl
-      if (hr < mcw || hr <= 0) break
-      if (hl < mcw) continue
-      const grq = gq - glq
-      if (glq * glq * recip[hl] + grq * grq * recip[hr] < thrQ) continue
-      const tl = glq * inv
-      const tr = grq * inv
-      const sum = f32(f32(f32(tl * tl) / f32(hl + lambda)) + f32(f32(tr * tr) / f32(hr + lambda)))
-      const loss = f32(sum - rootGain)
-      if (loss > best && loss !== Infinity) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        thrQ = thr * s2
-        node.found = true
-        node.feature = f
-        node.bin = b
-        node.defaultLeft = false
-        node.gl = glq
-        node.hl = hl
-      }
-    }
-  } else {
-    for (let b = 0; b < nb; b++) {
-      const hb = hist[o + 2 * b + 1]
-      if (hb === 0) continue
-      glq += hist[o + 2 * b]
-      hl += hb
-      const hr = h - hl
-      if (hr < mcw || hr <= 0) break
-      if (hl < mcw) continue
-      const tl = thresholdL1(glq * inv, alpha)
-      const tr = thresholdL1((gq - glq) * inv, alpha)
-      const tl2 = tl * tl
-      const tr2 = tr * tr
-      if (tl2 * recip[hl] + tr2 * recip[hr] < thr) continue
-      const sum = f32(f32(f32(tl2) / f32(hl + lambda)) + f32(f32(tr2) / f32(hr + lambda)))
-      const loss = f32(sum - rootGain)
-      if (loss > best && loss !== Infinity) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        node.found = true
-        node.feature = f
-        node.bin = b
-        node.defaultLeft = false
-        node.gl = glq
-        node.hl = hl
-      }
-    }
+    gq: number,
+    h: number,
+  ) {
+    super(gq, h)
   }
-  if (missH !== 0) {
-    // backward: right = bins ≥ b, missing left (runs only when the node has missing values here)
-    let grq = 0
-    let hr = 0
-    for (let b = nb - 1; b >= 0; b--) {
-      const hb = hist[o + 2 * b + 1]
-      if (hb === 0) continue
-      grq += hist[o + 2 * b]
-      hr += hb
-      const hl2 = h - hr
-      if (hl2 < mcw || hl2 <= 0) break
-      if (hr < mcw) continue
-      const tl = thresholdL1((gq - grq) * inv, alpha)
-      const tr = thresholdL1(grq * inv, alpha)
-      const tl2 = tl * tl
-      const tr2 = tr * tr
-      if (tl2 * recip[hl2] + tr2 * recip[hr] < thr) continue
-      const sum = f32(f32(f32(tl2) / f32(hl2 + lambda)) + f32(f32(tr2) / f32(hr + lambda)))
-      const loss = f32(sum - rootGain)
-      if (loss > best && loss !== Infinity) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        node.found = true
-        node.feature = f
-        node.bin = b - 1
-        node.defaultLeft = true
-        node.gl = gq - grq
-        node.hl = hl2
-      }
-    }
-  }
-  node.best = best
-  node.sBest = sBest
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -420,8 +206,7 @@ interface Unit {
 
 
 class ModelState {
-  readonly colRng: Rng
-  readonly rowRng: Rng
+  readonly sampler: ModelSampler
   readonly pred: Float32Array
   readonly rows: Int32Array
   readonly q: Int32Array
@@ -450,11 +235,10 @@ class ModelState {
     readonly seed: number,
     n: number,
     features: number,
-    baseScore: number,
+    params: GbdtParams,
   ) {
-    this.colRng = new Rng(seed, COLUMN_STREAM)
-    this.rowRng = new Rng(seed, ROW_STREAM)
-    this.pred = new Float32Array(n).fill(baseScore)
+    this.sampler = new ModelSampler(seed, features, params)
+    this.pred = new Float32Array(n).fill(f32(params.baseScore))
     this.rows = new Int32Array(n)
     this.q = new Int32Array(n)
     this.sampled = new Uint8Array(n)
@@ -467,6 +251,7 @@ class ModelState {
 class HistPool {
   private free: Float64Array[] = []
   alive = 0
+  peak = 0
   constructor(
     readonly length: number,
     readonly capacity: number,
@@ -479,6 +264,7 @@ class HistPool {
   acquire(): Float64Array {
     if (this.alive >= this.capacity) throw new Error('histogram pool exhausted')
     this.alive++
+    if (this.alive > this.peak) this.peak = this.alive
     return this.free.pop() ?? new Float64Array(this.length)
   }
 
@@ -500,72 +286,52 @@ function* groupTrainer(
   seeds: readonly number[],
   options: GbdtTrainOptions,
 ): Generator<void, GbdtModel[]> {
-  const params = resolveGbdtParams(paramsIn)
-  if (data.rows > MAX_TRAIN_ROWS) throw new RangeError(`at most ${MAX_TRAIN_ROWS} training rows`)
-  if (data.cuts.maxBin !== params.maxBin) {
-    throw new RangeError(`data was binned with maxBin ${data.cuts.maxBin}, params ask for ${params.maxBin}`)
-  }
-  for (const s of seeds) if (!Number.isInteger(s)) throw new RangeError(`seed must be an integer, got ${s}`)
+  const params = trainingParams(paramsIn, data.rows, data.cuts.maxBin, seeds)
   const n = data.rows
   const F = data.features
-  const c = coefs(params)
+  const c = splitCoefs(params)
   const baseScore = f32(params.baseScore)
   const perTree = featuresPerTree(params.colsampleBytree, F)
   const slots = histogramSlots(data.width, perTree)
-  const bufBytes = slots * 16
-  const budget = options.histogramBudgetBytes ?? DEFAULT_HISTOGRAM_BUDGET_BYTES
+  const bufBytes = slots * CPU_SLOT_BYTES
+  const budget = options.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
   const pool = new HistPool(2 * slots, Math.max(2, Math.floor(budget / bufBytes)))
-  const models = seeds.map((s) => new ModelState(s, n, F, baseScore))
+  const models = seeds.map((s) => new ModelState(s, n, F, params))
   const scratchRows = new Int32Array(n)
   const scratchQ = new Int32Array(n)
   const gbuf = new Float32Array(n)
-  const minSplitH = Math.max(2, 2 * c.mcw)
   let maxWidth = 1
   for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
   const scratchA = new Float64Array(4 * 2 * maxWidth)
   const scratchB = new Float64Array(2 * maxWidth)
   const recip = new Float64Array(n + 1)
   for (let i = 0; i <= n; i++) recip[i] = 1 / (i + c.lambda)
-  const colsAll = f32(params.colsampleBytree) === 1
-  const rowsAll = params.subsample >= 1
 
-  const evaluable = (node: Node, depth: number) => depth < params.maxDepth && node.h >= minSplitH
+  const evaluable = (node: Node, depth: number) => isEvaluated(node.h, depth, params.maxDepth, c)
 
   // ---- per round: sampling, gradients, quantisation -------------------------------------------
   const startRound = (m: ModelState) => {
-    // columns: partial Fisher–Yates over 0..F−1, first perTree kept, sorted ascending
     const feats = m.feats
-    for (let f = 0; f < F; f++) feats[f] = f
-    if (!colsAll) {
-      for (let i = 0; i < perTree; i++) {
-        const j = i + m.colRng.below(F - i)
-        const t = feats[i]
-        feats[i] = feats[j]
-        feats[j] = t
-      }
-      feats.subarray(0, perTree).sort()
-    }
+    m.sampler.columns(feats)
     m.slotOf.fill(-1)
     let slot = 0
     for (let j = 0; j < perTree; j++) {
       m.slotOf[feats[j]] = slot
       slot += data.width[feats[j]]
     }
-    // rows: Bernoulli(subsample) per row
+    m.sampler.rows(m.sampled)
     const y = data.y
     const pred = m.pred
+    const sampled = m.sampled
     let ns = 0
     let maxAbs = 0
     for (let r = 0; r < n; r++) {
-      const take = rowsAll || m.rowRng.uniform() < params.subsample
-      m.sampled[r] = take ? 1 : 0
-      if (take) {
-        const g = f32(pred[r] - y[r])
-        gbuf[ns] = g
-        m.rows[ns++] = r
-        const a = g < 0 ? -g : g
-        if (a > maxAbs) maxAbs = a
-      }
+      if (sampled[r] === 0) continue
+      const g = f32(pred[r] - y[r])
+      gbuf[ns] = g
+      m.rows[ns++] = r
+      const a = g < 0 ? -g : g
+      if (a > maxAbs) maxAbs = a
     }
     m.nSampled = ns
     const k = quantExponent(maxAbs)
@@ -580,7 +346,7 @@ function* groupTrainer(
     m.tree = new TreeBuilder()
     m.leafSegs.length = 0
     const root = new Node(0, 0, ns, gq, ns)
-    m.tree.add(f32(leafWeight(gq * m.inv, ns, c.lambda, c.alpha, c.mcw) * c.eta))
+    m.tree.add(leafValue(gq * m.inv, ns, c))
     m.pairs = []
     m.levelNodes = []
     m.root = null
@@ -589,7 +355,6 @@ function* groupTrainer(
   }
 
   // ---- per level: plan which histograms to build or derive ------------------------------------
-  /** fresh buffers model m's level plan needs (pairs → levelNodes/builds/derives happen in plan) */
   /** the last level that is evaluated: its histograms are never parents, so they are not stored */
   const terminal = (depth: number) => depth === params.maxDepth - 1
 
@@ -640,12 +405,11 @@ function* groupTrainer(
       }
       if (p.hist && term) m.releaseAfter.push(p.hist)
       if (p.hist && eL && eR) {
-        // XGBoost builds the right child iff it has fewer rows (strictly); either way the sums are exact
-        const [small, big] = R.h < L.h ? [R, L] : [L, R]
+        const [small, big] = buildsSecond(L.h, R.h) ? [R, L] : [L, R]
         unit(small, small, big, p.hist)
       } else if (p.hist) {
         const [x, other] = eL ? [L, R] : [R, L]
-        if (other.h < x.h) {
+        if (buildsSecond(x.h, other.h)) {
           unit(null, other, x, p.hist)
         } else {
           if (!term) pool.release(p.hist)
@@ -664,9 +428,7 @@ function* groupTrainer(
   // blocks of the binned matrix are read once for all its models; per model, its sampled features
   // of the block go 4 at a time: per unit, build their regions of the histogram in one pass over
   // the rows, derive the sibling's regions, and scan both (features ascending per node).
-  const stopCheck = () => {
-    if (options.shouldStop?.()) throw options.cancelError ? options.cancelError() : new GbdtCancelledError()
-  }
+  const stopCheck = () => throwIfStopped(options)
 
   const groupFeats = new Int32Array(4)
   const colOf = new Int32Array(4)
@@ -717,12 +479,7 @@ function* groupTrainer(
   const levelPass = function* (group: ModelState[], depth: number): Generator<void> {
     const term = terminal(depth)
     for (const m of group) {
-      for (const node of m.levelNodes) {
-        node.rootGain = sideGain(node.gq * m.inv, node.h, c.lambda, c.alpha)
-        node.best = 0
-        node.sBest = node.rootGain
-        node.found = false
-      }
+      for (const node of m.levelNodes) node.startSearch(m.inv, c)
     }
     for (let c0 = 0; c0 < group.length; ) {
       let c1 = c0
@@ -762,28 +519,19 @@ function* groupTrainer(
   const applyLevel = (m: ModelState, nodes: Node[], depth: number) => {
     const t = m.tree
     for (const node of nodes) {
-      const ok = node.found && node.best > KRT_EPS && !(node.best < c.gamma) && node.hl !== 0 && node.hl !== node.h
-      if (!ok) {
+      if (!splitApplies(node.found, node.best, node.hl, node.h, c)) {
         pool.release(node.hist)
         node.hist = null
         m.leafSegs.push(node.begin, node.end, t.leafValue[node.id])
         continue
       }
-      // apply: children get ids in BFS order; leaf values f32(f32(w)·f32(eta))
+      const lid = applySplit(t, node.id, node, node.gq, node.h, m.inv, c, data.cuts)
       const f = node.feature
       const b = node.bin
-      const gl = node.gl
+      const gl = node.glq
       const hl = node.hl
       const gr = node.gq - gl
       const hr = node.h - hl
-      const lid = t.add(f32(leafWeight(gl * m.inv, hl, c.lambda, c.alpha, c.mcw) * c.eta))
-      t.add(f32(leafWeight(gr * m.inv, hr, c.lambda, c.alpha, c.mcw) * c.eta))
-      t.feature[node.id] = f
-      t.splitBin[node.id] = b
-      t.threshold[node.id] = b >= 0 ? data.cuts.values[data.cuts.ptrs[f] + b] : data.cuts.minValues[f]
-      t.defaultLeft[node.id] = node.defaultLeft ? 1 : 0
-      t.left[node.id] = lid
-      t.leafValue[node.id] = 0
       // stable partition of the node's rows (and their q) by the split
       const mid = partition(m, node.begin, node.end, f, b, node.defaultLeft)
       if (mid - node.begin !== hl) throw new Error(`partition disagrees with the histogram (${mid - node.begin} ≠ ${hl})`)
@@ -927,7 +675,7 @@ function* groupTrainer(
   // Each round, the group's trees grow `treeGroup` models at a time: per level, one pass over the
   // binned matrix serves every model of that set. On a CPU the set is kept small enough for its
   // histograms to stay in cache (see defaultTreeGroup); the trees do not depend on it.
-  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? defaultTreeGroup(params, slots)))
+  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? defaultTreeGroup(params.maxDepth, slots)))
   for (let round = 0; round < params.rounds; round++) {
     stopCheck()
     for (let t0 = 0; t0 < models.length; t0 += treeGroup) {
@@ -963,6 +711,7 @@ function* groupTrainer(
     yield
   }
 
+  if (options.stats) options.stats.peakNodeHistograms = pool.peak
   const out = models.map<GbdtModel>((m) => ({ params, seed: m.seed, features: F, baseScore, trees: m.trees }))
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
   return out

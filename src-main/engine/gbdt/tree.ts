@@ -1,5 +1,5 @@
 // Trained trees, prediction on raw features, test MSE and the per-model tree hash.
-import type { GbdtParams } from './params'
+import type { GbdtParams } from '@shared/families/gbdt'
 
 /**
  * One regression tree, nodes in breadth-first order of expansion (node 0 = root; the children of a

@@ -1,0 +1,56 @@
+// The train-and-report loop of the tree engines' worker halves (Trainpool's CPU engine here in
+// gbdt.ts, the WGSL one in ../gbdt-webgpu/runtime.ts): one group per job when fused, one per model
+// otherwise; progress per round; per model its time, its test MSE and tree hash computed on the
+// host from its trees. One loop, so both backends report the same numbers in the same way.
+import { modelSeed, splitRows, type Workload } from '@shared/contract'
+import type { GbdtParams } from '@shared/families/gbdt'
+import type { Dataset } from '../data'
+import { type GbdtModel, meanSquaredError, predictGbdt, treeHash } from '../gbdt'
+import { CancelledError, type TrainHooks } from './types'
+
+export interface GroupTrainHooks {
+  /** after a round of the models at these positions of `seeds` */
+  onRound(positions: readonly number[], round: number, rounds: number): void
+  shouldStop(): boolean
+  cancelError(): Error
+}
+
+/** Trains one model per seed (the engine's group trainer, with the workload's parameters). */
+export type GroupTrainer = (seeds: readonly number[], hooks: GroupTrainHooks) => Promise<GbdtModel[]>
+
+export async function trainTreesAndReport(
+  train: GroupTrainer,
+  dataset: Dataset,
+  w: Workload<GbdtParams>,
+  indices: readonly number[],
+  fused: boolean,
+  hooks: TrainHooks,
+): Promise<void> {
+  const { test } = splitRows(w.size, w.testSplit)
+  const groups = fused ? [indices] : indices.map((i) => [i])
+  for (const group of groups) {
+    const seeds = group.map((i) => modelSeed(w.seed, i))
+    const started = performance.now()
+    const models = await train(seeds, {
+      onRound: (positions, round, rounds) =>
+        hooks.onProgress(
+          positions.map((k) => group[k]),
+          { done: round, total: rounds, unit: 'round' },
+        ),
+      shouldStop: hooks.shouldStop,
+      cancelError: () => new CancelledError(),
+    })
+    const elapsedMs = performance.now() - started
+    models.forEach((model, k) => {
+      hooks.onModelDone({
+        index: group[k],
+        seed: seeds[k],
+        trainMs: fused ? null : elapsedMs,
+        groupTrainMs: fused ? elapsedMs : null,
+        testMse: meanSquaredError(predictGbdt(model, dataset.xTest, test, w.features), dataset.yTest),
+        finalLoss: null,
+        fingerprint: treeHash(model),
+      })
+    })
+  }
+}

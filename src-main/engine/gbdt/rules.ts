@@ -1,0 +1,393 @@
+// The tree rules both engines follow (this CPU engine and the WGSL one in ../gbdt-webgpu/): XGBoost
+// 1.7's float32 split arithmetic, when a split is applied, how it is written into the tree, which
+// child's histogram is built, and the per-model sampling with its RNG streams. Written once here so
+// the two engines cannot drift apart: their trees are bit-identical only while they agree. The
+// parameters, their ranges and the memory model are the family's (src-shared/families/gbdt.ts).
+//
+// Float32 emulation of XGBoost 1.7's split evaluator (src/tree/split_evaluator.h, param.h):
+//   T(G)     = G − α if G > α; G + α if G < −α; else 0                       (float64)
+//   gain(G,H)= H > 0 ? f32( f32(T(G)²) / f32(H + λ) ) : 0                     (Divide in float)
+//   loss_chg = f32( f32(gain(G_L,H_L) + gain(G_R,H_R)) − f32(gain(G,H)) )
+//   w(G,H)   = (H < mcw or H ≤ 0) ? 0 : f32( −T(G) / (H + λ) )                (float64, then float)
+//   leaf     = f32( w · f32(eta) )
+// A candidate needs H_L ≥ mcw and H_R ≥ mcw; the best is the first strictly greater loss_chg in the
+// order (features ascending; forward bins ascending, then backward bins descending), starting
+// from 0; it is applied iff loss_chg > 1e-6f, loss_chg ≥ f32(gamma), H_L ≠ 0 and H_R ≠ 0.
+// G are dequantised integer sums (Σq · 2^−k, exact), H are row counts.
+import { featuresPerTree, type GbdtParams, minSplitRows, resolveGbdtParams } from '@shared/families/gbdt'
+import { Rng } from '../random'
+import type { GbdtCuts } from './quantile'
+import { QUANT_MAX_ROWS } from './quantise'
+import type { TreeBuilder } from './tree'
+
+const f32 = Math.fround
+
+/** XGBoost's kRtEps: a split must reduce the loss by more than this. */
+export const KRT_EPS = f32(1e-6)
+
+/** The largest training set: the quantised gradients' sums stay exact doubles up to it (quantise.ts). */
+export const MAX_TRAIN_ROWS = QUANT_MAX_ROWS
+
+/** The per-model RNG streams (of the model's seed) that sampling draws from. */
+const COLUMN_STREAM = 1
+const ROW_STREAM = 2
+
+/** The split parameters as XGBoost sees them: float32. */
+export interface SplitCoefs {
+  lambda: number
+  alpha: number
+  mcw: number
+  gamma: number
+  eta: number
+  /** the fewest rows a node needs to be searched for a split */
+  minSplitH: number
+}
+
+export function splitCoefs(p: GbdtParams): SplitCoefs {
+  const mcw = f32(p.minChildWeight)
+  return { lambda: f32(p.lambda), alpha: f32(p.alpha), mcw, gamma: f32(p.gamma), eta: f32(p.eta), minSplitH: minSplitRows(mcw) }
+}
+
+/** A node at `depth` with `h` rows is searched for a split iff it is above maxDepth and has enough rows. */
+export function isEvaluated(h: number, depth: number, maxDepth: number, c: SplitCoefs): boolean {
+  return depth < maxDepth && h >= c.minSplitH
+}
+
+/** T(G): the L1 soft threshold. */
+function thresholdL1(g: number, alpha: number): number {
+  if (g > alpha) return g - alpha
+  if (g < -alpha) return g + alpha
+  return 0
+}
+
+/** gain of one side, float32 as XGBoost's CalcGainGivenWeight (max_delta_step 0, no constraints) */
+export function sideGain(g: number, h: number, lambda: number, alpha: number): number {
+  if (h <= 0) return 0
+  const t = thresholdL1(g, alpha)
+  return f32(f32(t * t) / f32(h + lambda))
+}
+
+/** f32(gain_L + gain_R), the sum a candidate is compared by (G dequantised). */
+export function childrenGain(gl: number, hl: number, gr: number, hr: number, c: SplitCoefs): number {
+  return f32(sideGain(gl, hl, c.lambda, c.alpha) + sideGain(gr, hr, c.lambda, c.alpha))
+}
+
+/** loss_chg of a split from its children's gain and the node's own. */
+export function lossChange(childrenGainSum: number, nodeGain: number): number {
+  return f32(childrenGainSum - nodeGain)
+}
+
+/** A candidate replaces the best so far only when strictly greater (ties keep the earlier one in scan order). */
+export function beatsBest(loss: number, best: number): boolean {
+  return loss > best && loss !== Infinity
+}
+
+/** The best split found is applied iff it beats kRtEps and gamma and leaves rows on both sides. */
+export function splitApplies(found: boolean, best: number, hl: number, h: number, c: SplitCoefs): boolean {
+  return found && best > KRT_EPS && !(best < c.gamma) && hl !== 0 && hl !== h
+}
+
+/** leaf weight w, float32 as XGBoost's CalcWeight */
+export function leafWeight(g: number, h: number, lambda: number, alpha: number, mcw: number): number {
+  if (h < mcw || h <= 0) return 0
+  return f32(-thresholdL1(g, alpha) / (h + lambda))
+}
+
+/** The stored leaf value f32(w · f32(eta)) of a node with dequantised gradient sum g over h rows. */
+export function leafValue(g: number, h: number, c: SplitCoefs): number {
+  return f32(leafWeight(g, h, c.lambda, c.alpha, c.mcw) * c.eta)
+}
+
+/**
+ * Of two siblings whose histograms are both needed, the one built from rows (the other is the
+ * parent minus it): the second iff it has strictly fewer rows, as XGBoost. Either way the sums are
+ * exact; the rule only has to be the same in both engines' bookkeeping.
+ */
+export function buildsSecond(firstRows: number, secondRows: number): boolean {
+  return secondRows < firstRows
+}
+
+/**
+ * A node's split search. It runs one feature at a time (features ascending), so the running best
+ * lives here: `best` is the best loss_chg so far (0 at first: a split must beat 0), `sBest` its
+ * f32(gain_L + gain_R) (the node's own gain at first). Once done, it is the node's AppliedSplit.
+ */
+export class SplitSearch {
+  rootGain = 0
+  best = 0
+  sBest = 0
+  found = false
+  feature = -1
+  /** non-missing rows with bin ≤ bin go left */
+  bin = -1
+  defaultLeft = false
+  /** integer (quantised) gradient sum and row count of the left child */
+  glq = 0
+  hl = 0
+  constructor(
+    /** Σq (integer) and row count of the node */
+    readonly gq: number,
+    readonly h: number,
+  ) {}
+
+  /** Before the node's first feature is scanned (Σq dequantised by inv). */
+  startSearch(inv: number, c: SplitCoefs): void {
+    this.rootGain = sideGain(this.gq * inv, this.h, c.lambda, c.alpha)
+    this.best = 0
+    this.sBest = this.rootGain
+    this.found = false
+  }
+}
+
+/**
+ * Scans one feature of a node's histogram (interleaved [Σq, count] per slot, the feature's slots
+ * from `o`) and updates the node's best split.
+ *
+ * Two shortcuts, neither of which can change the result:
+ * - empty bins are skipped: that candidate equals the previous one, which it cannot strictly beat;
+ * - a candidate is computed exactly (XGBoost's float32 steps, two divisions) only when a float64
+ *   estimate S ≈ gain_L + gain_R (with 1/(H+λ) from a table) could beat the best so far. The float32
+ *   path rounds 4 times at most, so its f32(gain_L + gain_R) ≤ S·(1 + 2.4e-7); if S·(1 + 1e-6) is
+ *   below the best's f32(gain_L + gain_R), its loss_chg ≤ the best's (rounding is monotone), and a
+ *   later candidate must be strictly greater to win.
+ */
+export function scanFeature(
+  node: SplitSearch,
+  hist: Float64Array,
+  o: number,
+  nb: number,
+  hasMissing: boolean,
+  f: number,
+  inv: number,
+  c: SplitCoefs,
+  recip: Float64Array,
+): void {
+  const missH = hasMissing ? hist[o + 2 * nb + 1] : 0
+  if (nb <= 1 && missH === 0) return
+  const { alpha, mcw } = c
+  const gq = node.gq
+  const h = node.h
+  const rootGain = node.rootGain
+  let best = node.best
+  let sBest = node.sBest
+  // skip a candidate whose estimate S < thr = (sBest − 1e-37)/(1 + 1e-6): then S·(1 + 1e-6) + 1e-37 < sBest
+  let thr = (sBest - 1e-37) / (1 + 1e-6)
+  // forward: left = bins ≤ b, missing right
+  let glq = 0
+  let hl = 0
+  if (alpha === 0) {
+    // the estimate in quantised units: (Σq·2^−k)² = (Σq)²·2^−2k exactly (a power of two), so
+    // comparing Σq-squares with thr·2^2k is the same comparison, bit for bit, with fewer products
+    const s2 = 1 / (inv * inv)
+    let thrQ = thr * s2
+    for (let b = 0; b < nb; b++) {
+      const hb = hist[o + 2 * b + 1]
+      if (hb === 0) continue
+      glq += hist[o + 2 * b]
+      hl += hb
+      const hr = h - hl
+      if (hr < mcw || hr <= 0) break
+      if (hl < mcw) continue
+      const grq = gq - glq
+      if (glq * glq * recip[hl] + grq * grq * recip[hr] < thrQ) continue
+      const sum = childrenGain(glq * inv, hl, grq * inv, hr, c)
+      const loss = lossChange(sum, rootGain)
+      if (beatsBest(loss, best)) {
+        best = loss
+        sBest = sum
+        thr = (sBest - 1e-37) / (1 + 1e-6)
+        thrQ = thr * s2
+        node.found = true
+        node.feature = f
+        node.bin = b
+        node.defaultLeft = false
+        node.glq = glq
+        node.hl = hl
+      }
+    }
+  } else {
+    for (let b = 0; b < nb; b++) {
+      const hb = hist[o + 2 * b + 1]
+      if (hb === 0) continue
+      glq += hist[o + 2 * b]
+      hl += hb
+      const hr = h - hl
+      if (hr < mcw || hr <= 0) break
+      if (hl < mcw) continue
+      const tl = thresholdL1(glq * inv, alpha)
+      const tr = thresholdL1((gq - glq) * inv, alpha)
+      const tl2 = tl * tl
+      const tr2 = tr * tr
+      if (tl2 * recip[hl] + tr2 * recip[hr] < thr) continue
+      const sum = childrenGain(glq * inv, hl, (gq - glq) * inv, hr, c)
+      const loss = lossChange(sum, rootGain)
+      if (beatsBest(loss, best)) {
+        best = loss
+        sBest = sum
+        thr = (sBest - 1e-37) / (1 + 1e-6)
+        node.found = true
+        node.feature = f
+        node.bin = b
+        node.defaultLeft = false
+        node.glq = glq
+        node.hl = hl
+      }
+    }
+  }
+  if (missH !== 0) {
+    // backward: right = bins ≥ b, missing left (runs only when the node has missing values here)
+    let grq = 0
+    let hr = 0
+    for (let b = nb - 1; b >= 0; b--) {
+      const hb = hist[o + 2 * b + 1]
+      if (hb === 0) continue
+      grq += hist[o + 2 * b]
+      hr += hb
+      const hl2 = h - hr
+      if (hl2 < mcw || hl2 <= 0) break
+      if (hr < mcw) continue
+      const tl = thresholdL1((gq - grq) * inv, alpha)
+      const tr = thresholdL1(grq * inv, alpha)
+      const tl2 = tl * tl
+      const tr2 = tr * tr
+      if (tl2 * recip[hl2] + tr2 * recip[hr] < thr) continue
+      const sum = childrenGain((gq - grq) * inv, hl2, grq * inv, hr, c)
+      const loss = lossChange(sum, rootGain)
+      if (beatsBest(loss, best)) {
+        best = loss
+        sBest = sum
+        thr = (sBest - 1e-37) / (1 + 1e-6)
+        node.found = true
+        node.feature = f
+        node.bin = b - 1
+        node.defaultLeft = true
+        node.glq = gq - grq
+        node.hl = hl2
+      }
+    }
+  }
+  node.best = best
+  node.sBest = sBest
+}
+
+/** The split of a node, in quantised units: feature, split bin, default direction, the left child's Σq and rows. */
+export interface AppliedSplit {
+  feature: number
+  /** non-missing rows with bin ≤ bin go left (−1: none do) */
+  bin: number
+  defaultLeft: boolean
+  glq: number
+  hl: number
+}
+
+/**
+ * Turns leaf `nodeId` (Σq = gq over h rows) into a split node: its two children are added in
+ * breadth-first order with their leaf values, the threshold is the float32 cut. Returns the left
+ * child's id (the right one's is that + 1).
+ */
+export function applySplit(tree: TreeBuilder, nodeId: number, s: AppliedSplit, gq: number, h: number, inv: number, c: SplitCoefs, cuts: GbdtCuts): number {
+  const lid = tree.add(leafValue(s.glq * inv, s.hl, c))
+  tree.add(leafValue((gq - s.glq) * inv, h - s.hl, c))
+  tree.feature[nodeId] = s.feature
+  tree.splitBin[nodeId] = s.bin
+  tree.threshold[nodeId] = s.bin >= 0 ? cuts.values[cuts.ptrs[s.feature] + s.bin] : cuts.minValues[s.feature]
+  tree.defaultLeft[nodeId] = s.defaultLeft ? 1 : 0
+  tree.left[nodeId] = lid
+  tree.leafValue[nodeId] = 0
+  return lid
+}
+
+/** Histogram slots one node needs: the sum of the `perTree` widest features (bins + missing slot). */
+export function histogramSlots(widths: ArrayLike<number>, perTree: number): number {
+  const w = Array.from(widths).sort((a, b) => b - a)
+  let s = 0
+  for (let i = 0; i < perTree && i < w.length; i++) s += w[i]
+  return s
+}
+
+/** Every row is in every tree (no row draws at all): subsample ≥ 1. */
+export function samplesEveryRow(p: Pick<GbdtParams, 'subsample'>): boolean {
+  return p.subsample >= 1
+}
+
+/**
+ * One model's row and column samples, from its seed: columns from COLUMN_STREAM, rows from ROW_STREAM.
+ * Not XGBoost's RNG (results with sampling cannot be compared tree by tree with XGBoost's).
+ */
+export class ModelSampler {
+  /** features each tree samples */
+  readonly perTree: number
+  private readonly everyColumn: boolean
+  private readonly everyRow: boolean
+  private readonly subsample: number
+  private readonly columnRng: Rng
+  private readonly rowRng: Rng
+
+  constructor(
+    seed: number,
+    private readonly features: number,
+    params: Pick<GbdtParams, 'colsampleBytree' | 'subsample'>,
+  ) {
+    this.subsample = params.subsample
+    this.perTree = featuresPerTree(params.colsampleBytree, features)
+    this.everyColumn = f32(params.colsampleBytree) === 1
+    this.everyRow = samplesEveryRow(params)
+    this.columnRng = new Rng(seed, COLUMN_STREAM)
+    this.rowRng = new Rng(seed, ROW_STREAM)
+  }
+
+  /**
+   * This round's features into feats[0, perTree), ascending: a partial Fisher–Yates over 0..F−1,
+   * below(F − i) for i < perTree, then sorted. No draw when colsample is 1.
+   */
+  columns(feats: Int32Array): void {
+    const F = this.features
+    for (let f = 0; f < F; f++) feats[f] = f
+    if (this.everyColumn) return
+    for (let i = 0; i < this.perTree; i++) {
+      const j = i + this.columnRng.below(F - i)
+      const t = feats[i]
+      feats[i] = feats[j]
+      feats[j] = t
+    }
+    feats.subarray(0, this.perTree).sort()
+  }
+
+  /** This round's rows: sampled[r] = 1 with probability subsample, one uniform() per row (none at 1). Returns the count. */
+  rows(sampled: Uint8Array): number {
+    const p = this.subsample
+    if (this.everyRow) {
+      sampled.fill(1)
+      return sampled.length
+    }
+    let count = 0
+    for (let r = 0; r < sampled.length; r++) {
+      const take = this.rowRng.uniform() < p ? 1 : 0
+      sampled[r] = take
+      count += take
+    }
+    return count
+  }
+}
+
+/** The parameters a trainer call trains with, after checking what both engines require of their inputs. */
+export function trainingParams(paramsIn: Partial<GbdtParams>, rows: number, binnedMaxBin: number, seeds: readonly number[]): GbdtParams {
+  const params = resolveGbdtParams(paramsIn)
+  if (rows > MAX_TRAIN_ROWS) throw new RangeError(`at most ${MAX_TRAIN_ROWS} training rows`)
+  if (binnedMaxBin !== params.maxBin) throw new RangeError(`data was binned with maxBin ${binnedMaxBin}, params ask for ${params.maxBin}`)
+  for (const s of seeds) if (!Number.isInteger(s)) throw new RangeError(`seed must be an integer, got ${s}`)
+  return params
+}
+
+/** Thrown by the trainers when `shouldStop()` returns true (unless the caller supplies its own error). */
+export class GbdtCancelledError extends Error {
+  constructor(message = 'GBDT training cancelled') {
+    super(message)
+    this.name = 'GbdtCancelledError'
+  }
+}
+
+/** Throws the caller's cancel error (or a GbdtCancelledError) when it asks to stop. */
+export function throwIfStopped(options: { shouldStop?: () => boolean; cancelError?: () => Error }): void {
+  if (options.shouldStop?.()) throw options.cancelError ? options.cancelError() : new GbdtCancelledError()
+}
