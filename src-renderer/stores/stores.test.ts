@@ -85,6 +85,15 @@ describe('config store', () => {
     expect(cfg.estimate).toEqual(estimateRun(cfg.config!, 'webgpu', { cpuCount: CAPABILITIES.cpuCount }))
   })
 
+  it("trees estimate on their own auto (the CPU engine), not the MLP's GPU pick, and count their compute", async () => {
+    const cfg = useConfigStore()
+    await useCapabilitiesStore().load()
+    cfg.setFamily('gbdt')
+    expect(cfg.config?.backend).toBe('auto')
+    expect(cfg.estimate?.backend).toBe('cpu')
+    expect(cfg.estimate).toEqual(estimateRun(cfg.config!, 'cpu', { cpuCount: CAPABILITIES.cpuCount }))
+  })
+
   it('startFromDraft starts the validated draft once; a refused start puts the service\'s field issues on the fields', async () => {
     const cfg = useConfigStore()
     const run = useRunStore()
