@@ -55,7 +55,7 @@ describe('fused N-model program', () => {
 
   it('learns the teacher: loss falls and test MSE ends well below the target variance', async () => {
     const w = { ...workload, size: 2000, model: { ...workload.model, epochs: 8 } }
-    const data = uploadData(tf, datasetFor(w), w)
+    const data = uploadData(tf, datasetFor(w), w, 'host')
     const one = await trainModels(tf, data, { ...w, model: { ...w.model, epochs: 1 } }, [0], true)
     const many = await trainModels(tf, data, w, [0], true)
     disposeData(data)
@@ -65,7 +65,7 @@ describe('fused N-model program', () => {
 
   it('returns tf.memory().numTensors to baseline after a job', async () => {
     const before = tf.memory().numTensors
-    const data = uploadData(tf, datasetFor(workload), workload)
+    const data = uploadData(tf, datasetFor(workload), workload, 'host')
     await trainModels(tf, data, workload, [0, 1, 2], true)
     await trainModels(tf, data, workload, [0, 1], false)
     disposeData(data)
@@ -73,7 +73,7 @@ describe('fused N-model program', () => {
   })
 
   it('warm-up (one step and one evaluation on the real shapes) leaves no tensor behind', async () => {
-    const data = uploadData(tf, datasetFor(workload), workload)
+    const data = uploadData(tf, datasetFor(workload), workload, 'host')
     const before = tf.memory().numTensors
     await warmUp(tf, data, workload, [0, 1, 2])
     expect(tf.memory().numTensors).toBe(before)

@@ -36,12 +36,9 @@ export function dataKey(w: MlpWorkload): string {
   return `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}${userDataKey(w)}`
 }
 
-export function placementFor(backend: string): Placement {
-  return backend === 'wasm' || backend === 'cpu' ? 'host' : 'device'
-}
 
 /** Places the family's data set once (a worker keeps it across jobs). */
-export function uploadData(tf: Tf, dataset: Dataset, workload: MlpWorkload, placement: Placement = placementFor(tf.getBackend())): DataTensors {
+export function uploadData(tf: Tf, dataset: Dataset, workload: MlpWorkload, placement: Placement): DataTensors {
   const { train, test } = dataset
   const F = workload.features
   const onDevice = placement === 'device'

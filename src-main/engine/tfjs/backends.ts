@@ -10,7 +10,7 @@ import type { BackendCapability } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { BackendUnavailableError, type WorkerBackend, type WorkerRuntime } from '../families/types'
 import { cpuModel, packageVersion } from '../machine'
-import { type DataTensors, disposeData, trainModels, uploadData, warmUp } from '../trainer'
+import { type DataTensors, disposeData, type Placement, trainModels, uploadData, warmUp } from '../trainer'
 import { describeAdapter, loadDawn, probeWebgpu, requestAdapter } from '../webgpu/dawn'
 
 type Tf = typeof TF
@@ -201,13 +201,20 @@ const PROBES: Record<TfjsBackendName, () => Promise<BackendCapability>> = {
   cpu: async () => ({ name: 'cpu', available: true, gpu: false, detail: `${cpuModel()}, plain JavaScript` }),
 }
 
+/**
+ * Where each backend keeps the training rows (../trainer.ts Placement): on the device for the GPU
+ * backends (host copies cost a transfer), on the host for wasm and cpu (their memory is host memory
+ * and their gather/slice kernels are far slower than a memcpy).
+ */
+const PLACEMENT: Record<TfjsBackendName, Placement> = { tensorflow: 'device', webgpu: 'device', wasm: 'host', cpu: 'host' }
+
 /** The table entry of one tfjs backend. */
 export function tfjsBackend(name: TfjsBackendName): WorkerBackend<MlpParams, TfjsRuntime, DataTensors> {
   return {
     name,
     probe: PROBES[name],
     start: () => startTfjs(name),
-    prepare: (rt, dataset, workload) => uploadData(rt.tf, dataset, workload),
+    prepare: (rt, dataset, workload) => uploadData(rt.tf, dataset, workload, PLACEMENT[name]),
     dispose: (_rt, data) => disposeData(data),
     warmUp: (rt, data, workload, indices) => warmUp(rt.tf, data, workload, indices),
     train: (rt, data, workload, indices, { fused }, hooks) => trainModels(rt.tf, data, workload, indices, fused, hooks),
