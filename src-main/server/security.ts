@@ -41,12 +41,20 @@ export function parseCookies(header: string | undefined): Map<string, string> {
   return out
 }
 
-export type TokenSource = 'query' | 'cookie' | null
+export type TokenSource = 'query' | 'cookie' | 'bearer' | null
+
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1: the scheme is case-insensitive), or null. */
+function bearerToken(header: string | undefined): string | null {
+  const m = /^bearer[ ]+(\S+)\s*$/i.exec(header ?? '')
+  return m ? m[1] : null
+}
 
 /** Where the request proved it knows the token, or null when it did not. */
 export function tokenSource(req: IncomingMessage, url: URL, token: string, port: number): TokenSource {
   if (tokenMatches(url.searchParams.get(TOKEN_QUERY), token)) return 'query'
   if (tokenMatches(parseCookies(req.headers.cookie).get(cookieName(port)), token)) return 'cookie'
+  // what the 401's `WWW-Authenticate: Bearer` asks a script for
+  if (tokenMatches(bearerToken(req.headers.authorization), token)) return 'bearer'
   return null
 }
 

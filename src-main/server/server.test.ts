@@ -99,6 +99,16 @@ describe('HTTP token', () => {
     expect(other.status).toBe(401)
   })
 
+  it('accepts the token as Authorization: Bearer (what its 401 advertises), and refuses a wrong or malformed one', async () => {
+    const refused = await rawGet(server.port, '/assets/app.js')
+    expect(refused.headers['www-authenticate']).toMatch(/^Bearer /)
+    expect((await rawGet(server.port, '/assets/app.js', { Authorization: `Bearer ${server.token}` })).status).toBe(200)
+    expect((await rawGet(server.port, '/assets/app.js', { Authorization: `bearer ${server.token}` })).status).toBe(200)
+    for (const value of [`Bearer ${server.token}x`, `Basic ${server.token}`, `Bearer`, `${server.token}`, `Bearer ${server.token} extra`]) {
+      expect((await rawGet(server.port, '/assets/app.js', { Authorization: value })).status, value).toBe(401)
+    }
+  })
+
   it('sends CSP (connect-src to this server only), nosniff and no-referrer', async () => {
     const r = await rawGet(server.port, `/?token=${server.token}`)
     const csp = String(r.headers['content-security-policy'])
