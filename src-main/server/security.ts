@@ -58,11 +58,36 @@ export function tokenSource(req: IncomingMessage, url: URL, token: string, port:
   return null
 }
 
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+/**
+ * A host as an address, not as text: WHATWG URL parsing (Node's own) turns every IPv4 spelling into
+ * its dotted quad (`127.1`, `2130706433`, `0x7f.1` → 127.0.0.1; `0` → 0.0.0.0) and compresses IPv6
+ * (returned in brackets); a name comes back lower-cased. Unparseable text comes back as it was.
+ */
+export function canonicalHost(host: string): string {
+  const h = host.trim().toLowerCase()
+  const bare = h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h
+  try {
+    return new URL(`http://${isIP(bare) === 6 ? `[${bare}]` : bare}/`).hostname
+  } catch {
+    return h
+  }
+}
 
 export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase()
-  return LOOPBACK_NAMES.has(h) || h.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(h)
+  const c = canonicalHost(host)
+  return c === 'localhost' || c.endsWith('.localhost') || c === '[::1]' || (isIP(c) === 4 && c.startsWith('127.'))
+}
+
+/** Bound to every interface: 0.0.0.0 or :: in any spelling (`0`, `0.0.0.0`, `[::]`, `0:0::0`). */
+export function isWildcardHost(host: string): boolean {
+  const c = canonicalHost(host)
+  return c === '0.0.0.0' || c === '[::]'
+}
+
+/** The address to listen on: the canonical form, IPv6 without brackets (what listen() takes). */
+export function listenHost(host: string): string {
+  const c = canonicalHost(host)
+  return c.startsWith('[') ? c.slice(1, -1) : c
 }
 
 /** Host name without the port ("[::1]:7878" → "[::1]", "a:1" → "a"). */

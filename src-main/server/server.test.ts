@@ -9,7 +9,7 @@ import type WebSocket from 'ws'
 import type { RunEvent } from '@shared/contract'
 import { WS_CLOSE, WS_MAX_MESSAGE_BYTES } from '@shared/contract/websocket'
 import { METHODS } from '../service/dispatch'
-import { hostAllowed, originAllowed, tokenMatches } from './security'
+import { canonicalHost, hostAllowed, isLoopbackHost, isWildcardHost, originAllowed, tokenMatches } from './security'
 import { type TrainpoolServer, startServer } from './server'
 import { lookupStatic } from './static'
 import { FakeService } from '@shared/testing/fake-service'
@@ -61,6 +61,29 @@ describe('binding', () => {
       .then(() => true)
       .catch(() => false)
     expect(reached).toBe(false)
+  })
+
+  it('knows loopback by address, not text: 127.1 and 2130706433 are loopback (Host check on), 0 is every interface (a URL that works)', async () => {
+    for (const host of ['127.1', '2130706433']) {
+      const s = await startServer({ service: new FakeService(), port: 0, host, rendererDir: renderer.dir })
+      try {
+        expect(s.exposed, host).toBe(false)
+        expect(s.url, host).toBe(`http://127.0.0.1:${s.port}/?token=${s.token}`)
+        // the DNS-rebinding check stays on: a foreign Host is refused even with the token
+        expect((await rawGet(s.port, `/?token=${s.token}`, { Host: `evil.example:${s.port}` })).status, host).toBe(403)
+        expect((await rawGet(s.port, `/?token=${s.token}`)).status, host).toBe(200)
+      } finally {
+        await s.close()
+      }
+    }
+    const wildcard = await startServer({ service: new FakeService(), port: 0, host: '0', rendererDir: renderer.dir })
+    try {
+      expect(wildcard.exposed).toBe(true)
+      expect(wildcard.url).toBe(`http://127.0.0.1:${wildcard.port}/?token=${wildcard.token}`)
+      expect((await rawGet(wildcard.port, `/?token=${wildcard.token}`)).status).toBe(200)
+    } finally {
+      await wildcard.close()
+    }
   })
 
   it('reports itself exposed on 0.0.0.0', async () => {
@@ -187,6 +210,13 @@ describe('Host and Origin', () => {
   })
 
   it('security helpers', () => {
+    for (const h of ['127.0.0.1', '127.1', '2130706433', '0x7f.1', '127.8.9.10', '::1', '[::1]', '0:0:0:0:0:0:0:1', 'localhost', 'LOCALHOST', 'app.localhost']) {
+      expect(isLoopbackHost(h), h).toBe(true)
+    }
+    for (const h of ['0.0.0.0', '0', '::', '10.0.0.1', 'example.com', '128.0.0.1']) expect(isLoopbackHost(h), h).toBe(false)
+    for (const h of ['0', '0.0.0.0', '::', '[::]', '0:0::0']) expect(isWildcardHost(h), h).toBe(true)
+    expect(isWildcardHost('127.0.0.1')).toBe(false)
+    expect(canonicalHost('2130706433')).toBe('127.0.0.1')
     expect(tokenMatches('abc', 'abc')).toBe(true)
     expect(tokenMatches('abd', 'abc')).toBe(false)
     expect(tokenMatches('', 'abc')).toBe(false)

@@ -17,6 +17,8 @@ import {
   contentSecurityPolicy,
   hostAllowed,
   isLoopbackHost,
+  isWildcardHost,
+  listenHost,
   newToken,
   originAllowed,
   tokenCookie,
@@ -206,7 +208,7 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => reject(err)
     http.once('error', onError)
-    http.listen(port, host, () => {
+    http.listen(port, listenHost(host), () => {
       http.off('error', onError)
       resolve()
     })
@@ -214,7 +216,8 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
   port = (http.address() as AddressInfo).port
   if (options.uploads) await removeAbandonedUploads(options.uploads.dir)
 
-  const shownHost = urlHost(host === '0.0.0.0' || host === '::' ? DEFAULT_HOST : host)
+  // a wildcard bind is reached on this machine at loopback: print a URL that works
+  const shownHost = urlHost(isWildcardHost(host) ? DEFAULT_HOST : listenHost(host))
   const baseUrl = `http://${shownHost}:${port}/`
   let closing: Promise<void> | null = null
 
