@@ -2,7 +2,7 @@
 // look the method up in the contract's API table, validate the payload against its schema, call the
 // service's method of that name with the parsed request, and wrap the outcome in an Envelope.
 // Unknown methods and invalid input are typed errors, never a throw.
-import { API, METHODS, TrainpoolError, invalidInput, isMethod, toErrorShape } from '@shared/contract'
+import { API, METHODS, TrainpoolError, echoValue, invalidInput, isMethod, toErrorShape } from '@shared/contract'
 import type { ApiResponse, Envelope, Method } from '@shared/contract'
 import type { BenchServiceApi } from './types'
 
@@ -16,7 +16,7 @@ export async function dispatch<M extends Method>(
   try {
     // not String(method): ["getRun"] would become "getRun"; only the table's own names pass
     if (!isMethod(method)) {
-      throw new TrainpoolError('invalid-input', `unknown method ${JSON.stringify(method)}; accepted: ${METHODS.join(', ')}`)
+      throw new TrainpoolError('invalid-input', `unknown method ${echoValue(method)}; accepted: ${METHODS.join(', ')}`)
     }
     const parsed = API[method].request.safeParse(payload)
     if (!parsed.success) throw invalidInput(parsed.error, payload, `${method} request`)

@@ -14,6 +14,7 @@ import { join, resolve, sep } from 'node:path'
 import { z } from 'zod'
 import {
   RUN_ID_PATTERN,
+  echoValue,
   RUN_ID_RULE,
   RunNameSchema,
   RunTagsSchema,
@@ -106,10 +107,10 @@ export class RunStore {
   /** The folder of a run; refuses ids that could escape the store (../, separators, …). */
   runDir(runId: string): string {
     if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) {
-      throw new TrainpoolError('invalid-input', `runId ${JSON.stringify(runId)} is not valid: ${RUN_ID_RULE}`)
+      throw new TrainpoolError('invalid-input', `runId ${echoValue(runId)} is not valid: ${RUN_ID_RULE}`)
     }
     const dir = resolve(this.dir, runId)
-    if (!dir.startsWith(this.dir + sep)) throw new TrainpoolError('invalid-input', `runId ${JSON.stringify(runId)} escapes the store`)
+    if (!dir.startsWith(this.dir + sep)) throw new TrainpoolError('invalid-input', `runId ${echoValue(runId)} escapes the store`)
     return dir
   }
 

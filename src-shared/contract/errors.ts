@@ -40,6 +40,15 @@ export class TrainpoolError extends Error implements TrainpoolErrorShape {
   }
 }
 
+/** The most characters of a user's value an error message repeats: a 900 KB input must not come back (twice) in its error. */
+export const ECHO_LIMIT = 120
+
+/** A value as an error message quotes it (JSON), cut to ECHO_LIMIT characters with what was left out said. */
+export function echoValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length <= ECHO_LIMIT ? text : `${text.slice(0, ECHO_LIMIT)}… (${text.length} characters)`
+}
+
 /** Turns zod issues into field issues whose message states the value and what is accepted. */
 export function fieldIssues(error: z.ZodError, input: unknown): FieldIssue[] {
   return error.issues.map((issue) => {
@@ -47,11 +56,12 @@ export function fieldIssues(error: z.ZodError, input: unknown): FieldIssue[] {
     const value = valueAt(input, issue.path)
     let message = issue.message
     if (issue.code === 'unrecognized_keys') {
-      message = `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
+      const keys = issue.keys.slice(0, 10).map((k) => (k.length > ECHO_LIMIT ? echoValue(k) : k))
+      message = `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys.join(', ')}${issue.keys.length > 10 ? `, and ${issue.keys.length - 10} more` : ''}`
     } else if (issue.code === 'invalid_type' && value === undefined) {
       message = `${field || 'value'} is required`
     } else if (value !== undefined && typeof value !== 'object') {
-      message = `${message} (got ${JSON.stringify(value) ?? String(value)})`
+      message = `${message} (got ${echoValue(value)})`
     }
     return { field, message }
   })
