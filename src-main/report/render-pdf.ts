@@ -111,7 +111,34 @@ export function footerTemplate(run: Pick<RunResult, 'runId'>): string {
   return `<div style="font: 8px system-ui, sans-serif; color: #6b7280; width: 100%; padding: 0 12mm; display: flex; justify-content: space-between;"><span>Trainpool · run ${id}</span><span>page <span class="pageNumber"></span> of <span class="totalPages"></span></span></div>`
 }
 
-export async function renderReportPdf(run: RunResult, options: RenderOptions = {}): Promise<Buffer> {
+/**
+ * One Chromium at a time in this process: each render starts a browser (several processes and
+ * ~150 MB), so calls queue behind each other (six "Save PDF" clicks at once used to start ~67
+ * processes). A failed render does not stop the queue.
+ */
+let queue: Promise<unknown> = Promise.resolve()
+const renders = { active: 0, peak: 0 }
+
+/** Renders now running and the most ever at once in this process (tests check the bound). */
+export function pdfRenders(): { active: number; peak: number } {
+  return { ...renders }
+}
+
+export function renderReportPdf(run: RunResult, options: RenderOptions = {}): Promise<Buffer> {
+  const next = queue.then(async () => {
+    renders.active++
+    renders.peak = Math.max(renders.peak, renders.active)
+    try {
+      return await renderOnce(run, options)
+    } finally {
+      renders.active--
+    }
+  })
+  queue = next.catch(() => {})
+  return next
+}
+
+async function renderOnce(run: RunResult, options: RenderOptions): Promise<Buffer> {
   const executablePath = options.executablePath ?? findChromium()
   if (!executablePath) throw noChromium(`no Chromium or Chrome found (looked in ${chromiumCandidates().join(', ')})`)
   const rendererDir = resolve(options.rendererDir ?? findRendererDir())

@@ -11,7 +11,7 @@ import { RunStore } from '../store/run-store'
 import { skipWithout } from '../testing/capability'
 import { formatDuration } from '@shared/format'
 import { reportRows, strategyLabel, verdictFor } from '@shared/verdict'
-import { findChromium } from './render-pdf'
+import { findChromium, pdfRenders, renderReportPdf } from './render-pdf'
 
 const ROOT = resolve(__dirname, '..', '..')
 const CLI = join(ROOT, 'src-main', 'cli', 'index.ts')
@@ -86,6 +86,14 @@ describe.skipIf(skip)('trainpool report --pdf', () => {
     expect(png).toBeTruthy()
     expect(statSync(join(ARTIFACTS, png!)).size).toBeGreaterThan(5_000)
   })
+
+  it('renders one PDF at a time: three at once all finish, never two Chromiums together', async () => {
+    const [runId] = readdirSync(dir)
+    const stored = await new RunStore(dir).get(runId)
+    const pdfs = await Promise.all([0, 1, 2].map(() => renderReportPdf(stored)))
+    for (const pdf of pdfs) expect(pdf.subarray(0, 5).toString()).toBe('%PDF-')
+    expect(pdfRenders()).toEqual({ active: 0, peak: 1 })
+  }, 120_000)
 
   it('reads an exported result file too, and --md prints the table', () => {
     const file = join(dir, 'result.json')
