@@ -1,7 +1,8 @@
 // Browser mode's data-file upload through a real server: a good CSV comes back as the cache's
 // DataSetInfo; no token is 401, a foreign Origin or Host 403, a declared or streamed body over the
 // cap 413, a body cut off halfway leaves nothing behind (no folder, nothing cached) and the server
-// keeps answering; a bad name or method is refused naming what is accepted; the .part file of a
+// keeps answering; concurrent uploads of the same bytes all succeed and are kept once; a bad name
+// (checked in bytes) or method is refused naming what is accepted; the .part file of a
 // server killed mid-upload is removed at the next start, one still being written is not. The loader is the data
 // cache's own.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
@@ -90,6 +91,54 @@ describe('POST /api/upload', () => {
     expect(JSON.parse(again.body)).toMatchObject({ sha256: info.sha256, rows: 4 })
     expect(leftovers()).toEqual([info.sha256])
     expect(readdirSync(join(uploads, info.sha256))).toEqual(['houses.csv'])
+  })
+
+  it('takes 4 uploads of the same bytes at once: all 200, one file kept, one data set cached', async () => {
+    const answers = await Promise.all([0, 1, 2, 3].map((k) => post(uploadPath('houses.csv'), [Buffer.from(CSV.slice(0, 7 * (k + 1))), Buffer.from(CSV.slice(7 * (k + 1)))])))
+    for (const r of answers) expect(r.status, r.body).toBe(200)
+    const shas = new Set(answers.map((r) => (JSON.parse(r.body) as DataSetInfo).sha256))
+    expect(shas.size).toBe(1)
+    const [sha] = shas
+    expect(leftovers()).toEqual([sha])
+    expect(readdirSync(join(uploads, sha))).toEqual(['houses.csv'])
+    expect((await listDataSets(store)).map((d) => d.sha256)).toEqual([sha])
+  })
+
+  it('random interleavings of concurrent uploads (fixed seeds): every good file answers 200 and is kept once, a bad one removes only its own name', async () => {
+    const files: [string, string][] = [
+      ['a.csv', CSV],
+      ['b.csv', CSV.replace('3.5', '9.5')],
+      ['a-copy.csv', CSV],
+      ['bad.csv', ''],
+    ]
+    for (const seed of [1, 2, 3]) {
+      let state = seed
+      const rand = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      const jobs = Array.from({ length: 8 }, () => files[Math.floor(rand() * files.length)])
+      const answers = await Promise.all(
+        jobs.map(async ([name, text]) => {
+          const cut = Math.floor(rand() * text.length)
+          await new Promise((r) => setTimeout(r, Math.floor(rand() * 5)))
+          return { name, r: await post(uploadPath(name), [Buffer.from(text.slice(0, cut)), Buffer.from(text.slice(cut))]) }
+        }),
+      )
+      for (const { name, r } of answers) expect(r.status, `seed ${seed}: ${name} ${r.body}`).toBe(name === 'bad.csv' ? 400 : 200)
+      // every good file is there under its bytes' folder, once; the bad one left nothing
+      for (const [name, text] of files.filter(([n]) => n !== 'bad.csv' && jobs.some(([j]) => j === n))) {
+        const sha = answers.find((a) => a.name === name)!.r.body.match(/"sha256":"([0-9a-f]{64})"/)![1]
+        expect(readdirSync(join(uploads, sha)), `seed ${seed}`).toContain(name)
+        expect(statSync(join(uploads, sha, name)).size).toBe(Buffer.byteLength(text))
+      }
+      expect(leftovers().filter((n) => n.endsWith('.part'))).toEqual([])
+    }
+  })
+
+  it('checks the name in bytes: 200 "é" (400 bytes) is refused with 400 naming the field, nothing left behind', async () => {
+    const r = await post(uploadPath(`${'é'.repeat(200)}.csv`), [Buffer.from(CSV)])
+    expect(r.status).toBe(400)
+    expect(JSON.parse(r.body)).toMatchObject({ error: { code: 'invalid-input', issues: [{ field: 'name' }] } })
+    expect(r.body).toMatch(/at most 255 bytes in UTF-8 \(got 404 bytes, 204 characters\)/)
+    expect(leftovers()).toEqual([])
   })
 
   it('refuses an upload without the token (401): nothing read, nothing stored', async () => {

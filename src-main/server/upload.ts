@@ -79,7 +79,7 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
   const arriving = join(options.dir, `${randomUUID()}.part`)
   const hash = createHash('sha256')
   let received = 0
-  let folder: string
+  let folder: string | undefined
   let file: string
   try {
     await fs.mkdir(options.dir, { recursive: true })
@@ -95,21 +95,32 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
     folder = join(options.dir, hash.digest('hex'))
     file = join(folder, name)
     await fs.mkdir(folder, { recursive: true })
-    await fs.rename(arriving, file)
+    // into place without replacing: a file there already holds these very bytes (the folder is their
+    // sha256), maybe being loaded by a concurrent upload of them, so ours is simply dropped
+    await fs.link(arriving, file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err
+    })
+    await fs.rm(arriving, { force: true })
   } catch (err) {
     await fs.rm(arriving, { force: true })
     if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`) })
     // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone
     if (req.destroyed || req.readableAborted || !req.complete) return void res.destroy()
-    return answer(res, 500, { code: 'internal', message: `could not store the upload: ${(err as Error)?.message ?? String(err)}` })
+    // an empty folder of ours goes; one holding another upload's file stays (rmdir refuses it)
+    if (folder) await fs.rmdir(folder).catch(() => undefined)
+    const code = (err as NodeJS.ErrnoException)?.code
+    const status = code === 'ENOSPC' || code === 'EDQUOT' ? 507 : 500
+    return answer(res, status, { code: 'internal', message: `could not store the upload${status === 507 ? ' (the disk is full)' : ''}: ${(err as Error)?.message ?? String(err)}` })
   }
 
   try {
     const info = await options.load(file)
     return answer(res, 200, info)
   } catch (err) {
-    // bytes that do not load never will: the folder goes (it is named by those bytes)
-    await fs.rm(folder, { recursive: true, force: true })
+    // bytes that do not load never will; the file goes, and its folder once empty (a concurrent
+    // upload of the same bytes under another name keeps its own)
+    await fs.rm(file, { force: true })
+    await fs.rmdir(folder).catch(() => undefined)
     const shape = toErrorShape(err)
     return answer(res, shape.code === 'internal' ? 500 : 400, shape)
   }

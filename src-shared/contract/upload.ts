@@ -12,16 +12,18 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 2 * 2 ** 30
 /** the file types Trainpool reads (TSV is CSV with tabs) */
 export const DATA_FILE_EXTENSIONS = ['csv', 'tsv', 'parquet'] as const
 
-/** characters of an uploaded file's name */
+/** bytes (UTF-8) of an uploaded file's name: what file systems allow for one name (NAME_MAX) */
 export const UPLOAD_NAME_MAX = 255
 
 /**
  * Why a file name is refused for upload, or null when it is fine: a base name (no folders), at most
- * UPLOAD_NAME_MAX characters, no control characters, ending in .csv, .tsv or .parquet.
+ * UPLOAD_NAME_MAX bytes in UTF-8 (a file system's limit is in bytes: 200 "é" are 400), no control
+ * characters, ending in .csv, .tsv or .parquet.
  */
 export function uploadNameProblem(name: string): string | null {
   if (name.length === 0) return 'name: the file name is missing (?name=data.csv)'
-  if (name.length > UPLOAD_NAME_MAX) return `name: at most ${UPLOAD_NAME_MAX} characters (got ${name.length})`
+  const bytes = new TextEncoder().encode(name).length
+  if (bytes > UPLOAD_NAME_MAX) return `name: at most ${UPLOAD_NAME_MAX} bytes in UTF-8 (got ${bytes} bytes, ${name.length} characters)`
   if (/[\u0000-\u001f\u007f/\\]/.test(name) || name === '.' || name === '..') return `name: ${JSON.stringify(name)} is not a plain file name (no folders, no control characters)`
   const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase()
   if (!ext || !(DATA_FILE_EXTENSIONS as readonly string[]).includes(ext)) {
