@@ -60,6 +60,7 @@ export function buildProgram(): Command {
     .option('--host <addr>', 'address to bind; 0.0.0.0 exposes it to other machines (a warning is printed)', '127.0.0.1')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .option('--max-upload <bytes>', 'largest data file the page may upload (bytes, or 500MiB, 2GiB; default 2GiB)')
+    .option('--upload-idle-timeout <seconds>', 'give an upload up after this long without a byte arriving (default 60; a slow upload that keeps moving is never cut off)')
     .action(async (flags) => {
       process.exitCode = await serveCommand(flags, version)
     })

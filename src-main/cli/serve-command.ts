@@ -8,7 +8,7 @@ import { serviceUploads } from '../server/upload'
 import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
-import { DEFAULT_MAX_UPLOAD_BYTES } from '@shared/contract/upload'
+import { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_UPLOAD_IDLE_SECONDS } from '@shared/contract/upload'
 import { formatBytes } from '@shared/format'
 
 export interface ServeFlags {
@@ -16,6 +16,7 @@ export interface ServeFlags {
   host?: string
   store?: string
   maxUpload?: string
+  uploadIdleTimeout?: string
 }
 
 export interface ParsedServeFlags {
@@ -24,6 +25,8 @@ export interface ParsedServeFlags {
   store: string
   /** the data-file upload cap in bytes */
   maxUpload: number
+  /** seconds an upload may go without a byte before it is given up */
+  uploadIdleSeconds: number
 }
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 2 ** 10, kib: 2 ** 10, m: 2 ** 20, mib: 2 ** 20, g: 2 ** 30, gib: 2 ** 30 }
@@ -50,7 +53,12 @@ export function parseServeFlags(flags: ServeFlags): ParsedServeFlags | string {
   if (maxUpload === null) {
     return `--max-upload: ${JSON.stringify(flags.maxUpload)} is not a size: use a whole number of bytes (e.g. 2147483648) or one with a unit (500MiB, 2GiB; K, M, G are binary too)`
   }
-  return { port: Number(portText), host, store: flags.store ?? defaultStoreDir(), maxUpload }
+  const idleText = flags.uploadIdleTimeout ?? String(DEFAULT_UPLOAD_IDLE_SECONDS)
+  const uploadIdleSeconds = Number(idleText.trim())
+  if (!/^\d+$/.test(idleText.trim()) || uploadIdleSeconds < 1 || uploadIdleSeconds > 86_400) {
+    return `--upload-idle-timeout: ${JSON.stringify(flags.uploadIdleTimeout)} is not a number of seconds: use an integer from 1 to 86400`
+  }
+  return { port: Number(portText), host, store: flags.store ?? defaultStoreDir(), maxUpload, uploadIdleSeconds }
 }
 
 export async function serveCommand(flags: ServeFlags, version: string): Promise<number> {
@@ -64,7 +72,7 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
   const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'browser', appVersion: version })
   let server
   try {
-    server = await startServer({ service, host: parsed.host, port: parsed.port, uploads: serviceUploads(service, parsed.maxUpload) })
+    server = await startServer({ service, host: parsed.host, port: parsed.port, uploads: serviceUploads(service, parsed.maxUpload, parsed.uploadIdleSeconds * 1000) })
   } catch (err) {
     const e = err as NodeJS.ErrnoException
     if (e.code === 'EADDRINUSE') {

@@ -79,7 +79,9 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
   const clients = new Set<WebSocket>()
   const alive = new WeakMap<WebSocket, boolean>()
 
-  const http: Server = createServer((req, res) => {
+  // no limit on a whole request: an upload is bounded by its idle timeout (upload.ts) instead of
+  // Node's 5 minutes in total; headers still must arrive within headersTimeout
+  const http: Server = createServer({ requestTimeout: 0 }, (req, res) => {
     handleHttp(req, res).catch((err: unknown) => {
       if (!res.headersSent) send(res, 500, `internal error: ${(err as Error)?.message ?? String(err)}`)
       else res.destroy()

@@ -141,6 +141,48 @@ describe('POST /api/upload', () => {
     expect(leftovers()).toEqual([])
   })
 
+  it('bounds an upload by its silence, not its length: a slow upload that keeps moving succeeds, a stalled one gets 408 and leaves nothing', async () => {
+    const slowServer = await startServer({
+      service: new FakeService({ capabilities: { shell: 'browser' } }),
+      port: 0,
+      rendererDir: fakeRendererDir().dir,
+      uploads: { dir: uploads, idleTimeoutMs: 300, load: (path) => loadDataFile(path, store) },
+    })
+    const send = (name: string, pauses: number[]) =>
+      new Promise<Answer>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: slowServer.port, path: `/api/upload?name=${name}&token=${slowServer.token}`, method: 'POST' }, (res) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (c) => (body += c))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+        })
+        req.on('error', (err) => (/EPIPE|ECONNRESET/.test(err.message) ? undefined : reject(err)))
+        const bytes = Buffer.from(CSV)
+        const step = Math.ceil(bytes.length / pauses.length)
+        void (async () => {
+          for (const [k, pause] of pauses.entries()) {
+            if (req.destroyed) return
+            req.write(bytes.subarray(k * step, (k + 1) * step))
+            await new Promise((r) => setTimeout(r, pause))
+          }
+          if (!req.destroyed) req.end()
+        })()
+      })
+    try {
+      // 8 pauses of 150 ms: 1.2 s in all, four times the idle limit, never 300 ms silent
+      const slow = await send('slow.csv', Array(8).fill(150))
+      expect(slow.status, slow.body).toBe(200)
+      expect(JSON.parse(slow.body)).toMatchObject({ name: 'slow.csv', rows: 4 })
+      const stalled = await send('stalled.csv', [1000, 0])
+      expect(stalled.status).toBe(408)
+      expect(JSON.parse(stalled.body).error.message).toMatch(/the upload stalled: no bytes for 0\.3 s \(trainpool serve --upload-idle-timeout/)
+      // answered first, then its partial file removed
+      expect(await waitUntil(() => leftovers().every((n) => !n.endsWith('.part')), 5000)).toBe(true)
+    } finally {
+      await slowServer.close()
+    }
+  })
+
   it('refuses an upload without the token (401): nothing read, nothing stored', async () => {
     const r = await post(uploadPath('houses.csv', ''), [Buffer.from(CSV)])
     expect(r.status).toBe(401)

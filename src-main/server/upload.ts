@@ -17,7 +17,7 @@ import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { DataSetInfo, TrainpoolErrorShape } from '@shared/contract'
 import { toErrorShape } from '@shared/contract'
-import { DEFAULT_MAX_UPLOAD_BYTES, UPLOAD_NAME_QUERY, uploadNameProblem } from '@shared/contract/upload'
+import { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_UPLOAD_IDLE_SECONDS, UPLOAD_NAME_QUERY, uploadNameProblem } from '@shared/contract/upload'
 import { formatBytes } from '@shared/format'
 
 export interface UploadOptions {
@@ -25,6 +25,8 @@ export interface UploadOptions {
   dir: string
   /** bytes; larger bodies are refused with 413 (default 2 GiB) */
   maxBytes?: number
+  /** ms without a byte arriving before an upload is given up (default DEFAULT_UPLOAD_IDLE_SECONDS) */
+  idleTimeoutMs?: number
   /** loads the arrived file into the data cache (the service's importDataFile) */
   load: (path: string) => Promise<DataSetInfo>
 }
@@ -36,12 +38,14 @@ export interface UploadingService {
 }
 
 /** The upload options over a service (serve and the e2e server); undefined when it has no store. */
-export function serviceUploads(service: UploadingService, maxBytes?: number): UploadOptions | undefined {
+export function serviceUploads(service: UploadingService, maxBytes?: number, idleTimeoutMs?: number): UploadOptions | undefined {
   const dir = service.uploadDir()
-  return dir === null ? undefined : { dir, ...(maxBytes !== undefined ? { maxBytes } : {}), load: (path) => service.importDataFile(path) }
+  if (dir === null) return undefined
+  return { dir, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}), load: (path) => service.importDataFile(path) }
 }
 
 class TooLarge extends Error {}
+class Stalled extends Error {}
 
 /** A .part file unwritten for this long belongs to an upload whose server is gone. */
 export const ABANDONED_PART_MS = 10 * 60 * 1000
@@ -83,6 +87,13 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
   let file: string
   try {
     await fs.mkdir(options.dir, { recursive: true })
+    // bounded by silence, not by total time (the server's own requestTimeout is off: server.ts)
+    const idleMs = options.idleTimeoutMs ?? DEFAULT_UPLOAD_IDLE_SECONDS * 1000
+    req.setTimeout(idleMs, () => {
+      // the answer first (a stalled client may still read), then the connection goes
+      const message = `the upload stalled: no bytes for ${idleMs / 1000} s (trainpool serve --upload-idle-timeout SECONDS allows longer pauses)`
+      answer(res, 408, { code: 'invalid-input', message }, { Connection: 'close' }, () => req.destroy(new Stalled()))
+    })
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         received += chunk.length
@@ -104,6 +115,7 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
   } catch (err) {
     await fs.rm(arriving, { force: true })
     if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`) })
+    if (err instanceof Stalled) return // answered when it stalled
     // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone
     if (req.destroyed || req.readableAborted || !req.complete) return void res.destroy()
     // an empty folder of ours goes; one holding another upload's file stays (rmdir refuses it)
@@ -126,10 +138,10 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
   }
 }
 
-function answer(res: ServerResponse, status: number, body: DataSetInfo | TrainpoolErrorShape, headers: Record<string, string> = {}): void {
+function answer(res: ServerResponse, status: number, body: DataSetInfo | TrainpoolErrorShape, headers: Record<string, string> = {}, sent?: () => void): void {
   const text = JSON.stringify(status === 200 ? body : { error: body })
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)), 'Cache-Control': 'no-store', ...headers })
-  res.end(text)
+  res.end(text, sent)
 }
 
 /** An answer before (or instead of) reading the body: the connection closes after it, so no unread bytes linger. */

@@ -9,6 +9,13 @@ export const UPLOAD_NAME_QUERY = 'name'
 /** the cap when `trainpool serve --max-upload` does not set one: 2 GiB */
 export const DEFAULT_MAX_UPLOAD_BYTES = 2 * 2 ** 30
 
+/**
+ * An upload may take as long as it needs while bytes keep arriving; it fails only after this long
+ * without any (seconds; `trainpool serve --upload-idle-timeout`). Node's default of 5 minutes for the
+ * whole request cut off anything slower than ~7 MB/s at the 2 GiB cap (an SSH tunnel).
+ */
+export const DEFAULT_UPLOAD_IDLE_SECONDS = 60
+
 /** the file types Trainpool reads (TSV is CSV with tabs) */
 export const DATA_FILE_EXTENSIONS = ['csv', 'tsv', 'parquet'] as const
 
