@@ -5,6 +5,7 @@
 // heap cannot shrink: it would fail every later job). Cancel = a graceful message, then SIGKILL
 // after a grace period.
 import type { BackendName, ConcreteBackend, FromWorker, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
+import { BackendUnavailableError } from '@shared/families'
 import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 import { workerEnv } from './launcher'
 
@@ -63,13 +64,10 @@ export interface RunHooks {
   onWorkerRestart?: (worker: number, reason: string) => void
 }
 
-export class BackendInitError extends Error {
-  constructor(
-    readonly backend: BackendName,
-    readonly reason: string,
-  ) {
-    // the worker sends a BackendUnavailableError's reason alone, so the sentence is said here, once
-    super(`backend ${backend} is not available here: ${reason}`)
+/** The pool's workers could not start their backend: the worker sends the reason alone, the shared error says the sentence. */
+export class BackendInitError extends BackendUnavailableError {
+  constructor(backend: BackendName, reason: string) {
+    super(backend, reason)
     this.name = 'BackendInitError'
   }
 }

@@ -22,6 +22,7 @@ import {
   TrainpoolError,
 } from '@shared/contract'
 import { estimateRunPeakBytes } from '@shared/estimate'
+import { BackendUnavailableError } from '@shared/families'
 import type { RunnerOptions } from '../bench/runner'
 import type { WorkerLauncher } from '../pool/launcher'
 import type { RunStore } from '../store/run-store'
@@ -111,7 +112,7 @@ export class BenchService implements BenchServiceApi {
     if (config.backend !== 'auto') {
       const cap = (await this.probe.backends()).find((b) => b.name === config.backend)
       if (!cap?.available) {
-        const why = `backend ${config.backend} is not available here: ${cap?.detail ?? 'unknown backend'}`
+        const why = new BackendUnavailableError(config.backend, cap?.detail ?? 'unknown backend').message
         throw new TrainpoolError('backend-unavailable', why, [{ field: 'backend', message: why }])
       }
     }

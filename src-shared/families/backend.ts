@@ -36,6 +36,21 @@ export interface BackendSpec<Name extends string = string> {
   speed: BackendSpeed
 }
 
+/**
+ * A backend cannot start here: the one error (and the one sentence) for it, whatever the backend —
+ * thrown by a worker's backend entry, by the pool when its workers report it, and said by the service
+ * when the probe already knows. `reason` alone is what the probe and the worker send.
+ */
+export class BackendUnavailableError extends Error {
+  constructor(
+    readonly backend: string,
+    readonly reason: string,
+  ) {
+    super(`backend ${backend} is not available here: ${reason}`)
+    this.name = 'BackendUnavailableError'
+  }
+}
+
 /** What the probe says of a backend, as far as the `auto` rule reads it (structured fields, never the detail text). */
 export interface ProbedBackend {
   name: string

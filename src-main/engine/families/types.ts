@@ -4,7 +4,7 @@
 // owns everything about one backend), assembled by workerFamily() (seam.ts), which starts a backend
 // (by name, or `auto` by the shared family's rule), builds the data set once and hands it to it.
 import type { BackendCapability, BackendName, ModelParams, Progress, Workload } from '@shared/contract'
-import type { ModelParamsBase } from '@shared/families'
+import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../dataset'
 
 /** The backend a worker trains on, started once per process by the family's init(). */
@@ -53,16 +53,8 @@ export class CancelledError extends Error {
   }
 }
 
-/** A backend cannot start here: the one error for it, whatever the backend; `reason` is what the probe and the pool say. */
-export class BackendUnavailableError extends Error {
-  constructor(
-    readonly backend: string,
-    readonly reason: string,
-  ) {
-    super(`backend ${backend} is not available here: ${reason}`)
-    this.name = 'BackendUnavailableError'
-  }
-}
+/** A backend cannot start here (the shared families' one error for it). */
+export { BackendUnavailableError }
 
 /**
  * One backend of a family, as a worker trains on it. Its name's shared entry (src-shared/families/

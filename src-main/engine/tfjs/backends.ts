@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import type * as TF from '@tensorflow/tfjs-core'
 import type { BackendCapability } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
+import { capabilityOf } from '../families/seam'
 import { BackendUnavailableError, type WorkerBackend, type WorkerRuntime } from '../families/types'
 import { cpuModel, packageVersion } from '../machine'
 import { type DataTensors, disposeData, type Placement, trainModels, uploadData, warmUp } from '../trainer'
@@ -187,15 +188,13 @@ export async function startTfjs(name: TfjsBackendName, init: (tf: Tf, name: Tfjs
   }
 }
 
-const started = (rt: TfjsRuntime): BackendCapability => ({ name: rt.backend as BackendCapability['name'], available: true, gpu: rt.hardware, detail: rt.device })
-
 /**
  * What each tfjs backend offers here, without training. tensorflow is started for real (loading
  * libtensorflow is the only way to learn whether it found a CUDA device), the way a worker starts
  * it, so `gpu` is what a run would get; webgpu asks Dawn for its adapter.
  */
 const PROBES: Record<TfjsBackendName, () => Promise<BackendCapability>> = {
-  tensorflow: async () => started(await startTfjs('tensorflow')),
+  tensorflow: async () => capabilityOf(await startTfjs('tensorflow')),
   webgpu: probeWebgpu,
   wasm: async () => ({ name: 'wasm', available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object', gpu: false, detail: `${cpuModel()}, WebAssembly (XNNPACK)` }),
   cpu: async () => ({ name: 'cpu', available: true, gpu: false, detail: `${cpuModel()}, plain JavaScript` }),

@@ -2,7 +2,8 @@
 // per model, never fused (its shared entry in src-shared/families/gbdt.ts says why). DMatrices are
 // built once per worker from the family's data set.
 import { modelSeed, type Workload } from '@shared/contract'
-import type { GbdtParams } from '@shared/families/gbdt'
+import { whyNoBatched } from '@shared/families'
+import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
 import { CancelledError, type WorkerBackend } from '../families/types'
 import { probeXgboost, startXgboostRuntime, type XgboostRuntime } from './runtime'
 import { createXgbData, freeXgbData, trainXgbModel, type XgbData, xgbParams } from './train'
@@ -25,7 +26,8 @@ export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> 
   },
   /** One booster per model, one after another (XGBoost's training is not thread-safe; the pool's processes are the parallelism). */
   async train(rt, data, w, indices, { fused }, hooks) {
-    if (fused) throw new Error('batched is not available on backend xgboost: XGBoost trains one booster at a time')
+    // the contract refuses batched here before a run starts (the shared entry's reason); a guard, in its words
+    if (fused) throw new Error(`batched is not available on backend xgboost: ${whyNoBatched(gbdtFamily, 'xgboost')}`)
     for (const index of indices) {
       const trained = await trainXgbModel(rt.xgb.lib.api, data, boosterParams(rt, w, index), w.model.rounds, {
         onRound: (done, total) => hooks.onProgress([index], { done, total, unit: 'round' }),
