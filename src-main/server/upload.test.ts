@@ -1,13 +1,14 @@
 // Browser mode's data-file upload through a real server: a good CSV comes back as the cache's
 // DataSetInfo; no token is 401, a foreign Origin or Host 403, a declared or streamed body over the
 // cap 413, a body cut off halfway leaves nothing behind (no folder, nothing cached) and the server
-// keeps answering; concurrent uploads of the same bytes all succeed and are kept once; a bad name
+// keeps answering; a disk filling mid-stream is answered 507; concurrent uploads of the same bytes all succeed and are kept once; a bad name
 // (checked in bytes) or method is refused naming what is accepted; the .part file of a
 // server killed mid-upload is removed at the next start, one still being written is not. The loader is the data
 // cache's own.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
+import { Writable } from 'node:stream'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { DataSetInfo } from '@shared/contract'
@@ -238,6 +239,35 @@ describe('POST /api/upload', () => {
     expect(await listDataSets(store)).toEqual([])
     const after = await post(uploadPath('houses.csv'), [Buffer.from(CSV)])
     expect(after.status).toBe(200)
+  })
+
+  it('answers 507 when the disk fills while the body streams, keeping nothing; the server still fine', async () => {
+    await server.close()
+    let written = 0
+    const fullDisk = (path: string) =>
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          written += chunk.length
+          if (written <= 1024) return void appendFileSync(path, chunk), done()
+          done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
+        },
+      })
+    server = await startServer({
+      service: new FakeService({ capabilities: { shell: 'browser' } }),
+      port: 0,
+      rendererDir: fakeRendererDir().dir,
+      uploads: { dir: uploads, maxBytes: 1024 * 1024, openArriving: fullDisk, load: (path) => loadDataFile(path, store) },
+    })
+    const row = Buffer.from('1,2,Lyon,3.5\n'.repeat(400))
+    const r = await post(uploadPath('big.csv'), [Buffer.from('x1,x2,city,y\n'), ...Array.from({ length: 40 }, () => row)])
+    expect(r.status).toBe(507)
+    expect(JSON.parse(r.body).error.message).toMatch(/disk is full/)
+    expect(written).toBeGreaterThan(1024)
+    expect(leftovers()).toEqual([])
+    expect(await listDataSets(store)).toEqual([])
+    // the next upload, on a disk with room again, is stored
+    written = -Infinity
+    expect((await post(uploadPath('houses.csv'), [Buffer.from(CSV)])).status).toBe(200)
   })
 
   it('removes a server-killed upload\'s .part file at the next start, not one still being written', async () => {

@@ -5,6 +5,8 @@
 // .uploads/<sha256>/<name> (the same bytes uploaded again take no more room), then loaded into the
 // data cache by the service; the answer is the DataSetInfo as JSON. A body cut off halfway, over the
 // cap, or a file that does not load leaves nothing behind: its folder is removed, nothing cached.
+// A disk that fills while the body streams is answered 507 (the rest of the body is read and
+// dropped so the client gets the answer, not a reset).
 // A server killed mid-upload cannot remove its .part file: the next server start removes .part
 // files nobody has written to for ABANDONED_PART_MS (a live upload in another server on the same
 // store keeps writing, so it is left alone).
@@ -13,7 +15,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { createWriteStream, promises as fs } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
-import { Transform } from 'node:stream'
+import { Transform, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { DataSetInfo, TrainpoolErrorShape } from '@shared/contract'
 import { toErrorShape } from '@shared/contract'
@@ -29,6 +31,8 @@ export interface UploadOptions {
   idleTimeoutMs?: number
   /** loads the arrived file into the data cache (the service's importDataFile) */
   load: (path: string) => Promise<DataSetInfo>
+  /** opens the file the bytes stream into (default createWriteStream; a test gives one whose disk fills) */
+  openArriving?: (path: string) => Writable
 }
 
 /** What a service offers uploads (BenchService: uploadDir, importDataFile). */
@@ -46,6 +50,7 @@ export function serviceUploads(service: UploadingService, maxBytes?: number, idl
 
 class TooLarge extends Error {}
 class Stalled extends Error {}
+class ClientGone extends Error {}
 
 /** A .part file unwritten for this long belongs to an upload whose server is gone. */
 export const ABANDONED_PART_MS = 10 * 60 * 1000
@@ -102,7 +107,15 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
         done(null, chunk)
       },
     })
-    await pipeline(req, counter, createWriteStream(arriving))
+    // the request is piped in, not part of the pipeline: a failed write (the disk filling mid-stream)
+    // must not destroy the socket, which still owes the client its answer
+    const written = pipeline(counter, (options.openArriving ?? createWriteStream)(arriving))
+    req.on('error', (err) => counter.destroy(err))
+    req.on('close', () => {
+      if (!req.complete) counter.destroy(new ClientGone())
+    })
+    req.pipe(counter)
+    await written
     folder = join(options.dir, hash.digest('hex'))
     file = join(folder, name)
     await fs.mkdir(folder, { recursive: true })
@@ -113,16 +126,21 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
     })
     await fs.rm(arriving, { force: true })
   } catch (err) {
+    req.unpipe()
     await fs.rm(arriving, { force: true })
     if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`) })
     if (err instanceof Stalled) return // answered when it stalled
     // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone
-    if (req.destroyed || req.readableAborted || !req.complete) return void res.destroy()
+    if (err instanceof ClientGone || req.destroyed || req.readableAborted) return void res.destroy()
     // an empty folder of ours goes; one holding another upload's file stays (rmdir refuses it)
     if (folder) await fs.rmdir(folder).catch(() => undefined)
     const code = (err as NodeJS.ErrnoException)?.code
     const status = code === 'ENOSPC' || code === 'EDQUOT' ? 507 : 500
-    return answer(res, status, { code: 'internal', message: `could not store the upload${status === 507 ? ' (the disk is full)' : ''}: ${(err as Error)?.message ?? String(err)}` })
+    const error: TrainpoolErrorShape = { code: 'internal', message: `could not store the upload${status === 507 ? ' (the disk is full)' : ''}: ${(err as Error)?.message ?? String(err)}` }
+    // a body still arriving (the disk filled mid-stream) is read to its end and dropped, still
+    // counted against the cap, so the client reads the answer instead of a reset connection
+    if (!req.complete) return discardRest(req, res, status, error, max, received)
+    return answer(res, status, error)
   }
 
   try {
@@ -146,6 +164,17 @@ function answer(res: ServerResponse, status: number, body: DataSetInfo | Trainpo
 
 /** An answer before (or instead of) reading the body: the connection closes after it, so no unread bytes linger. */
 function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: TrainpoolErrorShape): void {
+  answer(res, status, error, { Connection: 'close' })
+  req.resume()
+}
+
+/** Answers now and reads the rest of the body without keeping it; past the cap the connection goes. */
+function discardRest(req: IncomingMessage, res: ServerResponse, status: number, error: TrainpoolErrorShape, max: number, received: number): void {
+  let total = received
+  req.on('data', (chunk: Buffer) => {
+    total += chunk.length
+    if (total > max) req.destroy()
+  })
   answer(res, status, error, { Connection: 'close' })
   req.resume()
 }
