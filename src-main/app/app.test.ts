@@ -8,6 +8,10 @@ import { ElectronLauncher } from '../pool/electron-launcher'
 import type { ServiceFactoryContext } from './service-factory'
 import { BrowserWindow, FakeFrame, Menu, app, dialog, ipcMain, nativeTheme, resetFakeElectron, session } from '../testing/fake-electron'
 import { FakeService } from '@shared/testing/fake-service'
+import { presetConfig } from '@shared/contract'
+
+/** a whole config: the service (and so the fake) checks it */
+const SMOKE = presetConfig('smoke')
 
 vi.mock('electron', () => import('../testing/fake-electron'))
 const { runApp } = await import('./app')
@@ -71,10 +75,10 @@ describe('runApp', () => {
     const reply = await ipcMain.invoke(
       CHANNELS.start,
       { sender: win.webContents, senderFrame: new FakeFrame('file:///app/out/renderer/index.html') },
-      { config: { preset: 'smoke' } },
+      { config: SMOKE },
     )
     expect(reply).toEqual({ ok: true, value: { runId: 'run-1' } })
-    expect(service.callsTo('start')).toEqual([{ config: { preset: 'smoke' } }])
+    expect(service.callsTo('start')).toEqual([{ config: SMOKE }])
   })
 
   it('uses the dev server only when unpackaged', async () => {

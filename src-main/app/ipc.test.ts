@@ -5,6 +5,10 @@ import { METHODS } from '../service/dispatch'
 import { resolveAppPage } from './app-page'
 import { BrowserWindow, FakeFrame, FakeWebContents, ipcMain, resetFakeElectron } from '../testing/fake-electron'
 import { FakeService } from '@shared/testing/fake-service'
+import { presetConfig } from '@shared/contract'
+
+/** a whole config: the service (and so the fake) checks it */
+const SMOKE = presetConfig('smoke')
 
 vi.mock('electron', () => import('../testing/fake-electron'))
 const { registerIpc } = await import('./ipc')
@@ -34,11 +38,11 @@ describe('IPC handlers', () => {
 
   it('start and cancel reach the service and come back as ok envelopes', async () => {
     const { service, fromApp } = setup()
-    await expect(ipcMain.invoke(CHANNELS.start, fromApp(), { config: { preset: 'smoke' } })).resolves.toEqual({
+    await expect(ipcMain.invoke(CHANNELS.start, fromApp(), { config: SMOKE })).resolves.toEqual({
       ok: true,
       value: { runId: 'run-1' },
     })
-    expect(service.callsTo('start')).toEqual([{ config: { preset: 'smoke' } }])
+    expect(service.callsTo('start')).toEqual([{ config: SMOKE }])
     await expect(ipcMain.invoke(CHANNELS.cancel, fromApp(), { runId: 'run-1' })).resolves.toEqual({
       ok: true,
       value: { cancelled: true },

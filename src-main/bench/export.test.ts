@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { adviseFrom, checkAdvice, optionLabel } from '@shared/advice'
-import { RunResultSchema } from '@shared/contract'
+import { exportFileName, RunResultSchema } from '@shared/contract'
 import { modelSweep } from '@shared/plan'
 import { fakeRun } from '../testing/run-fixtures'
-import { CSV_COLUMNS, MARKDOWN_HEADER, exportFileName, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
+import { CSV_COLUMNS, MARKDOWN_HEADER, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
 
 describe('exports', () => {
   const run = fakeRun({ sizes: [2000, 5000], models: [4, 8], workers: [1, 2] })

@@ -2,7 +2,7 @@
 // "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's, followed by
 // an Advice section when the run's advice was checked (predicted vs measured, src-shared/advice).
 // Numbers are written at full precision so JSON and CSV round-trip them exactly.
-import { type ExportedFile, type ExportFormat, modelLine, type RunResult, type SummaryEntry } from '@shared/contract'
+import { EXPORT_MIME, type ExportedFile, type ExportFormat, exportFileName, modelLine, type RunResult, type SummaryEntry } from '@shared/contract'
 import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
 import { formatDataSet } from '@shared/format'
@@ -140,15 +140,7 @@ export function adviceMarkdown(run: Pick<RunResult, 'adviceChecks'>): string {
   return out.join('\n')
 }
 
-const MIME: Record<ExportFormat, string> = { json: 'application/json', csv: 'text/csv', md: 'text/markdown' }
-
-/** A file name safe on every OS: trainpool-<name or id>.<ext>. */
-export function exportFileName(run: Pick<RunResult, 'runId' | 'name'>, ext: string): string {
-  const base = (run.name ? `${run.name}-${run.runId}` : run.runId).replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100)
-  return `trainpool-${base || 'run'}.${ext}`
-}
-
 export function exportRun(run: RunResult, format: ExportFormat): ExportedFile {
   const content = format === 'json' ? JSON.stringify(run, null, 2) + '\n' : format === 'csv' ? toCsv(run) : toMarkdownDocument(run)
-  return { fileName: exportFileName(run, format), mimeType: MIME[format], content }
+  return { fileName: exportFileName(run, format), mimeType: EXPORT_MIME[format], content }
 }

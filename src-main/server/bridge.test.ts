@@ -10,6 +10,10 @@ import { createWebSocketBridge, type WebSocketBridge } from '../../src-renderer/
 import { type TrainpoolServer, startServer } from './server'
 import { FakeService } from '@shared/testing/fake-service'
 import { fakeRendererDir } from '../testing/http'
+import { presetConfig } from '@shared/contract'
+
+/** a whole config: the service (and so the fake) checks it */
+const SMOKE = presetConfig('smoke')
 
 const WS = WebSocket as unknown as typeof globalThis.WebSocket
 const cleanup: (() => Promise<void> | void)[] = []
@@ -36,8 +40,8 @@ describe('WebSocket bridge', () => {
     expect((await bridge.capabilities()).shell).toBe('browser') // queued until open, then sent
     expect(bridge.state).toBe('open')
     expect(await bridge.currentRun()).toBeNull()
-    expect(await bridge.start({ config: { preset: 'smoke' } })).toEqual({ runId: 'run-1' })
-    expect(service.callsTo('start')).toEqual([{ config: { preset: 'smoke' } }])
+    expect(await bridge.start({ config: SMOKE })).toEqual({ runId: 'run-1' })
+    expect(service.callsTo('start')).toEqual([{ config: SMOKE }])
     expect(await bridge.currentRun()).toEqual({ runId: 'run-1', events: [] })
     expect(await bridge.cancel({})).toEqual({ cancelled: true })
     await expect(bridge.getRun({ runId: '../x' })).rejects.toMatchObject({ name: 'TrainpoolError', code: 'invalid-input' })
@@ -65,7 +69,7 @@ describe('WebSocket bridge', () => {
       await gate
       return { runId: 'run-1' }
     })
-    const inFlight = bridge.start({ config: { preset: 'smoke' } })
+    const inFlight = bridge.start({ config: SMOKE })
     const outcome = inFlight.then(() => null, (err: unknown) => err)
     await new Promise((r) => setTimeout(r, 50))
     await server.close()

@@ -14,6 +14,10 @@ import { type TrainpoolServer, startServer } from './server'
 import { lookupStatic } from './static'
 import { FakeService } from '@shared/testing/fake-service'
 import { fakeRendererDir, openWs, rawGet, roundTrip } from '../testing/http'
+import { presetConfig } from '@shared/contract'
+
+/** a whole config: the service (and so the fake) checks it */
+const SMOKE = presetConfig('smoke')
 
 let service: FakeService
 let server: TrainpoolServer
@@ -260,9 +264,9 @@ describe('WebSocket contract', () => {
     const ws = await authorizedWs()
     const caps = await roundTrip(ws, JSON.stringify({ id: 1, method: 'capabilities' }))
     expect(caps).toMatchObject({ id: 1, ok: true, value: { shell: 'browser' } })
-    const started = await roundTrip(ws, JSON.stringify({ id: 'a', method: 'start', payload: { config: { preset: 'smoke' } } }))
+    const started = await roundTrip(ws, JSON.stringify({ id: 'a', method: 'start', payload: { config: SMOKE } }))
     expect(started).toEqual({ id: 'a', ok: true, value: { runId: 'run-1' } })
-    expect(service.callsTo('start')).toEqual([{ config: { preset: 'smoke' } }])
+    expect(service.callsTo('start')).toEqual([{ config: SMOKE }])
     const missing = await roundTrip(ws, JSON.stringify({ id: 3, method: 'getRun', payload: { runId: 'nope' } }))
     expect(missing).toMatchObject({ id: 3, ok: false, error: { code: 'not-found' } })
     expect(METHODS).toContain('currentRun')

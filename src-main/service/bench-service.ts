@@ -22,7 +22,7 @@ import {
   TrainpoolError,
 } from '@shared/contract'
 import { estimateRunPeakBytes } from '@shared/estimate'
-import { BackendUnavailableError } from '@shared/families'
+import { refuseUnavailableBackend } from '@shared/families'
 import type { RunnerOptions } from '../bench/runner'
 import type { WorkerLauncher } from '../pool/launcher'
 import type { RunStore } from '../store/run-store'
@@ -109,13 +109,7 @@ export class BenchService implements BenchServiceApi {
     const parsed = BenchConfigSchema.safeParse(raw)
     if (!parsed.success) throw invalidInput(parsed.error, raw, 'config')
     let config = parsed.data
-    if (config.backend !== 'auto') {
-      const cap = (await this.probe.backends()).find((b) => b.name === config.backend)
-      if (!cap?.available) {
-        const why = new BackendUnavailableError(config.backend, cap?.detail ?? 'unknown backend').message
-        throw new TrainpoolError('backend-unavailable', why, [{ field: 'backend', message: why }])
-      }
-    }
+    if (config.backend !== 'auto') refuseUnavailableBackend(config.backend, await this.probe.backends())
     const data = config.data ? await resolveDataSource(this.options.dataDir ?? this.options.store?.dir ?? null, { ...config, data: config.data }) : null
     if (data) config = data.config
     const need = estimateRunPeakBytes(config)

@@ -2,8 +2,8 @@
 // service, or a run whose save failed) and the store, merged; rename, tag, delete, export and the
 // PDF report. The live run is read and changed through the accessor the service gives it.
 import type { AdviceCheck, ExportedFile, ExportFormat, PdfReport, RunListEntry, RunResult } from '@shared/contract'
-import { listEntry, TrainpoolError } from '@shared/contract'
-import { exportFileName, exportRun } from '../bench/export'
+import { exportFileName, listEntry, newestFirst, TrainpoolError } from '@shared/contract'
+import { exportRun } from '../bench/export'
 import { cleanName, cleanTags, type RunStore } from '../store/run-store'
 
 export interface LiveRunAccess {
@@ -33,7 +33,7 @@ export class RunHistory {
     const memory = [...this.finished.values()].filter((r) => !ids.has(r.runId)).map(listEntry)
     const live = this.live()
     const liveEntry = live && !ids.has(live.runId) ? [listEntry(live.result)] : []
-    return [...liveEntry, ...memory, ...stored].sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? ''))
+    return newestFirst([...liveEntry, ...memory, ...stored])
   }
 
   async get(runId: string): Promise<RunResult> {

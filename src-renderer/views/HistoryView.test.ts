@@ -99,7 +99,7 @@ describe('History view', () => {
     await flushPromises()
     expect(service.callsTo('exportRun')).toEqual([{ runId: 'r-a', format: 'csv' }])
     expect(createObjectURL).toHaveBeenCalled()
-    expect(w.get('[data-test=action-message]').text()).toBe('Downloaded trainpool-r-a.csv')
+    expect(w.get('[data-test=action-message]').text()).toBe('Downloaded trainpool-baseline-r-a.csv')
 
     await w.get('[data-test=save-pdf]').trigger('click')
     await flushPromises()

@@ -57,6 +57,13 @@ export const RunTagsSchema = z
 /** Export formats: the full run (json), one row per measurement (csv), the summary table (md). */
 export const EXPORT_FORMATS = ['json', 'csv', 'md'] as const
 export type ExportFormat = (typeof EXPORT_FORMATS)[number]
+export const EXPORT_MIME: Record<ExportFormat, string> = { json: 'application/json', csv: 'text/csv', md: 'text/markdown' }
+
+/** A file name safe on every OS: trainpool-<name or id>.<ext> (exports and the PDF report). */
+export function exportFileName(run: { runId: string; name?: string }, ext: string): string {
+  const base = (run.name ? `${run.name}-${run.runId}` : run.runId).replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100)
+  return `trainpool-${base || 'run'}.${ext}`
+}
 
 /** An export's content; the Electron shell also saves it (save dialog) and says where. */
 export interface ExportedFile {

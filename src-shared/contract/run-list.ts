@@ -10,6 +10,11 @@ export function modelLine(config: RunResult['config']): string {
   return `${family.shortLabel} · ${family.describe(config.model, config.features)}`
 }
 
+/** History's order: newest first, by start time (a run without one last). */
+export function newestFirst<T extends { startedAt?: string | null }>(entries: T[]): T[] {
+  return [...entries].sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? ''))
+}
+
 export function listEntry(run: RunResult): RunListEntry {
   // sequential is the baseline (1.00×), not a speedup: a run where only it finished has none
   const speedups = run.summary

@@ -5,7 +5,9 @@
 // (src-main/engine/families/) registers the same names with their probe, start, prepare, warm-up,
 // train and dispose. The `auto` rule lives here, once: the capabilities announce it per family and a
 // worker starting with `auto` applies it to what it could start, so both pick the same backend.
-// This module imports nothing from the contract: the contract's backend lists are derived from it.
+// This module imports nothing from the contract but its errors (a leaf): the contract's backend
+// lists are derived from it.
+import { TrainpoolError } from '../contract/errors'
 
 /**
  * Assumed speed of a backend for one family: rough on purpose (the UI says "rough estimate"). The
@@ -49,6 +51,18 @@ export class BackendUnavailableError extends Error {
     super(`backend ${backend} is not available here: ${reason}`)
     this.name = 'BackendUnavailableError'
   }
+}
+
+/**
+ * A config's backend checked against what the probe found (the service's and the fake's rule):
+ * `auto` always passes; a backend not found or not available is refused on field backend.
+ */
+export function refuseUnavailableBackend(backend: string, probed: readonly { name: string; available: boolean; detail: string }[]): void {
+  if (backend === 'auto') return
+  const cap = probed.find((b) => b.name === backend)
+  if (cap?.available) return
+  const why = new BackendUnavailableError(backend, cap?.detail ?? 'unknown backend').message
+  throw new TrainpoolError('backend-unavailable', why, [{ field: 'backend', message: why }])
 }
 
 /** What the probe says of a backend, as far as the `auto` rule reads it (structured fields, never the detail text). */

@@ -6,6 +6,7 @@ import { TrainpoolError } from '../contract/errors'
 import type { RunEvent } from '../contract/events'
 import { fakeBridge, FakeService } from './fake-service'
 import { scriptedRun } from './fixtures'
+import { presetConfig } from '../contract/config'
 
 describe('FakeService', () => {
   it('follows the scripted stream: run-started makes the live run, its events are replayed, run-finished ends it', async () => {
@@ -26,7 +27,7 @@ describe('FakeService', () => {
 
   it('start makes a live run; stored runs are listed, read, renamed, tagged, exported and deleted; unknown ids are not-found', async () => {
     const service = new FakeService({ runId: 'mine' })
-    expect(await service.start({ config: {} })).toEqual({ runId: 'mine' })
+    expect(await service.start({ config: presetConfig('smoke') })).toEqual({ runId: 'mine' })
     expect(await service.currentRun()).toEqual({ runId: 'mine', events: [] })
     const finished = (scriptedRun({ runId: 'done' }).at(-1) as Extract<RunEvent, { type: 'run-finished' }>).result
     service.addRun(finished)
@@ -79,7 +80,7 @@ describe('fakeBridge', () => {
 
   it('rejects with the bridges\' plain error shape (issues kept); onMenuCommand only with { menu: true }', async () => {
     const service = new FakeService().fail('start', new TrainpoolError('insufficient-memory', 'too big', [{ field: 'sizes', message: 'needs 40 GiB' }]))
-    const err = await fakeBridge(service).start({ config: {} }).catch((e: unknown) => e)
+    const err = await fakeBridge(service).start({ config: presetConfig('smoke') }).catch((e: unknown) => e)
     expect(err).not.toBeInstanceOf(Error)
     expect(err).toEqual({ name: 'TrainpoolError', code: 'insufficient-memory', message: 'too big', issues: [{ field: 'sizes', message: 'needs 40 GiB' }] })
     expect(fakeBridge(service).onMenuCommand).toBeUndefined()

@@ -22,6 +22,8 @@
 //   method does (a promise that never settles, a gate the test opens, a different value).
 import {
   API,
+  EXPORT_MIME,
+  exportFileName,
   type ApiRequest,
   type ApiResponse,
   type Method,
@@ -37,7 +39,9 @@ import type { DataSetInfo } from '../contract/dataset'
 import { invalidInput, toErrorShape, TrainpoolError, type TrainpoolErrorShape } from '../contract/errors'
 import type { Capabilities, RunEvent } from '../contract/events'
 import type { RunResult } from '../contract/result'
-import { listEntry } from '../contract/run-list'
+import { listEntry, newestFirst } from '../contract/run-list'
+import { BenchConfigSchema } from '../contract/config'
+import { refuseUnavailableBackend } from '../families'
 import { CAPABILITIES } from './fixtures'
 
 /** What the fake answers and records: the table's methods and shutdown. */
@@ -61,11 +65,9 @@ export interface FakeServiceOptions {
   runId?: string
 }
 
-const MIME = { json: 'application/json', csv: 'text/csv', md: 'text/markdown' } as const
-
 export class FakeService implements ServiceMethods {
   capabilitiesValue: Capabilities
-  /** what listRuns returns (newest last, as given) */
+  /** what listRuns returns (listed newest first, as the service does) */
   runs: RunListEntry[] = []
   /** what getRun returns, by id */
   readonly results = new Map<string, RunResult>()
@@ -158,8 +160,12 @@ export class FakeService implements ServiceMethods {
     return this.call('capabilities', undefined, () => this.capabilitiesValue)
   }
 
+  /** As the service: the config is checked (schema, then the backend against the capabilities); a live run starts. */
   start(request: ParsedRequest<'start'>): Promise<{ runId: string }> {
-    return this.call('start', request, () => {
+    return this.call('start', request, ({ config }) => {
+      const parsed = BenchConfigSchema.safeParse(config)
+      if (!parsed.success) throw invalidInput(parsed.error, config, 'config')
+      refuseUnavailableBackend(parsed.data.backend, this.capabilitiesValue.backends)
       const runId = this.nextRunId
       this.current = { runId, events: [] }
       return { runId }
@@ -173,7 +179,7 @@ export class FakeService implements ServiceMethods {
   }
 
   listRuns(): Promise<RunListEntry[]> {
-    return this.call('listRuns', undefined, () => this.runs)
+    return this.call('listRuns', undefined, () => newestFirst(this.runs))
   }
 
   getRun(request: ParsedRequest<'getRun'>): Promise<RunResult> {
@@ -203,15 +209,13 @@ export class FakeService implements ServiceMethods {
 
   exportRun(request: ParsedRequest<'exportRun'>): Promise<ApiResponse<'exportRun'>> {
     return this.call('exportRun', request, ({ runId, format }) => {
-      this.entry(runId)
-      return { fileName: `trainpool-${runId}.${format}`, mimeType: MIME[format], content: `fake ${format} of ${runId}` }
+      return { fileName: exportFileName(this.entry(runId), format), mimeType: EXPORT_MIME[format], content: `fake ${format} of ${runId}` }
     })
   }
 
   reportPdf(request: ParsedRequest<'reportPdf'>): Promise<ApiResponse<'reportPdf'>> {
     return this.call('reportPdf', request, ({ runId }) => {
-      this.entry(runId)
-      return { fileName: `trainpool-${runId}.pdf`, sizeBytes: 4, base64: 'JVBERg==' } // "%PDF"
+      return { fileName: exportFileName(this.entry(runId), 'pdf'), sizeBytes: 4, base64: 'JVBERg==' } // "%PDF"
     })
   }
 
@@ -319,11 +323,12 @@ export class FakeService implements ServiceMethods {
     return r
   }
 
-  /** renames ('' removes the name) or retags a listed or stored run, as the service does */
+  /** renames ('' removes the name) or retags ([] removes the tags) a listed or stored run, as the service does */
   private update(runId: string, change: { name: string } | { tags: string[] }): RunListEntry {
     const apply = <T extends { name?: string; tags?: string[] }>(x: T): T => {
       const next = { ...x, ...change }
       if ('name' in change && change.name === '') delete next.name
+      if ('tags' in change && change.tags.length === 0) delete next.tags
       return next
     }
     const updated = apply(this.entry(runId))
