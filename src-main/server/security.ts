@@ -119,6 +119,15 @@ export function hostAllowed(hostHeader: string | undefined, boundHost: string, p
   return true
 }
 
+/** Why a request (HTTP or a WebSocket upgrade) is foreign to this server — its Host or its Origin — or null when it is not. */
+export function foreignRequest(req: IncomingMessage, boundHost: string, port: number): 'Host' | 'Origin' | null {
+  const hostHeader = req.headers.host
+  if (!hostAllowed(hostHeader, boundHost, port)) return 'Host'
+  const origin = req.headers.origin
+  if (!originAllowed(Array.isArray(origin) ? origin[0] : origin, hostHeader)) return 'Origin'
+  return null
+}
+
 /** Requests without an Origin (curl, a raw WebSocket client) pass; a browser's Origin must be this server. */
 export function originAllowed(origin: string | undefined, hostHeader: string | undefined): boolean {
   if (origin === undefined) return true
