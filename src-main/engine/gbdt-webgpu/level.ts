@@ -1,0 +1,238 @@
+// One model's state on the host while a chunk trains (its sampler, this round's features, row mask
+// and tree, the nodes of the level being grown, its free node-histogram slots) and the plan of a
+// level: which node histograms are built from rows, which are derived as parent − sibling, which
+// nodes are evaluated. The plan decides only where histograms live; which child is built is the
+// CPU engine's rule (buildsSecond, ../gbdt/rules.ts), so the sums — and the trees — stay its own.
+import type { GbdtParams } from '@shared/families/gbdt'
+import { buildsSecond, isEvaluated, ModelSampler, type SplitCoefs } from '../gbdt/rules'
+import { type GbdtTree, TreeBuilder } from '../gbdt/tree'
+import type { SplitChoice } from './split'
+
+/** The sizes one trainer's chunks train with (the same for every chunk of a group). */
+export interface TrainShape {
+  /** rows, features, features each tree samples */
+  n: number
+  F: number
+  perTree: number
+  /** histogram slots of one node (the perTree widest features) */
+  S: number
+  /** u32 words of one model's row mask */
+  maskWords: number
+  /** every row in every tree: no row mask */
+  rowsAll: boolean
+  /** models per chunk, node histogram slots per model, candidates per node */
+  C: number
+  P: number
+  K: number
+  coefs: SplitCoefs
+}
+
+/** A node of the current level (index = its level index on the device). */
+export interface LevelNode {
+  /** id in the tree */
+  id: number
+  /** Σq (exact integer) and sampled rows */
+  gq: number
+  h: number
+  evaluable: boolean
+  /** node histogram slot while it has one, −1 otherwise */
+  slot: number
+  choice: SplitChoice | null
+}
+
+/** One model's part of a pass. */
+export interface Slice {
+  builds: { li: number; slot: number }[]
+  derives: { dst: number; src: number }[]
+  evals: { li: number; slot: number }[]
+  temps: number[]
+}
+
+function emptySlice(): Slice {
+  return { builds: [], derives: [], evals: [], temps: [] }
+}
+
+export class HostModel {
+  readonly sampler: ModelSampler
+  readonly trees: GbdtTree[] = []
+  tb = new TreeBuilder()
+  readonly feats: Int32Array
+  readonly slotOff: Int32Array
+  readonly mask: Uint32Array
+  /** histogram slots of this round's sampled features */
+  histSlots = 0
+  ns = 0
+  k = 0
+  inv = 1
+  exactHost = false
+  level: LevelNode[] = []
+  /** per pair of the current level (nodes 2i, 2i+1): the parent's histogram slot, or null if not kept */
+  parentSlots: number[] | null = null
+  /** the last planned level kept its histograms (one slice) */
+  single = true
+  free: number[] = []
+
+  constructor(
+    readonly seed: number,
+    features: number,
+    params: GbdtParams,
+    maskWords: number,
+  ) {
+    this.sampler = new ModelSampler(seed, features, params)
+    const perTree = this.sampler.perTree
+    this.feats = new Int32Array(features)
+    this.slotOff = new Int32Array(perTree)
+    this.mask = new Uint32Array(maskWords)
+  }
+
+  alloc(): number {
+    const s = this.free.pop()
+    if (s === undefined) throw new Error('webgpu: node histogram slots exhausted (planning error)')
+    return s
+  }
+
+  /**
+   * This round's columns (and their histogram slot offsets) and rows, drawn as the CPU engine draws
+   * them. `sampled` is a scratch of one byte per row, null when every row is in every tree.
+   */
+  sample(width: ArrayLike<number>, rows: number, sampled: Uint8Array | null): void {
+    const feats = this.feats
+    this.sampler.columns(feats)
+    let slot = 0
+    for (let j = 0; j < this.sampler.perTree; j++) {
+      this.slotOff[j] = slot
+      slot += width[feats[j]]
+    }
+    this.histSlots = slot
+    if (!sampled) {
+      this.ns = rows
+      return
+    }
+    this.ns = this.sampler.rows(sampled)
+    this.mask.fill(0)
+    for (let r = 0; r < rows; r++) if (sampled[r] === 1) this.mask[r >>> 5] |= 1 << (r & 31)
+  }
+
+  /** A new tree: the root alone on its level, every one of the P node slots free. */
+  startTree(P: number, maxDepth: number, c: SplitCoefs): void {
+    this.tb = new TreeBuilder()
+    this.level = [{ id: 0, gq: 0, h: this.ns, evaluable: isEvaluated(this.ns, 0, maxDepth, c), slot: -1, choice: null }]
+    this.parentSlots = null
+    this.single = true
+    this.free = []
+    for (let s = P - 1; s >= 0; s--) this.free.push(s)
+  }
+}
+
+/**
+ * Model m's slices of this level (usually one): which node histograms are built from rows, which
+ * are derived as parent − sibling in the parent's slot, and which nodes are evaluated. The CPU
+ * engine's choice: of two evaluable siblings, build the one with fewer rows (the right one iff
+ * strictly fewer); of one evaluable child, build its sibling if that has fewer rows and derive.
+ */
+export function planLevel(m: HostModel, depth: number, P: number): Slice[] {
+  const lv = m.level
+  const ev: number[] = []
+  for (let i = 0; i < lv.length; i++) if (lv[i].evaluable) ev.push(i)
+  const ps = m.parentSlots
+  m.parentSlots = null
+  m.single = true
+  if (ev.length === 0) {
+    if (ps) for (const s of ps) if (s >= 0) m.free.push(s)
+    return []
+  }
+  if (depth === 0) {
+    const s = m.alloc()
+    lv[0].slot = s
+    return [{ builds: [{ li: 0, slot: s }], derives: [], evals: [{ li: 0, slot: s }], temps: [] }]
+  }
+  if (ps) {
+    const sl = deriveFromParents(m, ps, ev)
+    if (sl) return [sl]
+    for (const s of ps) if (s >= 0) m.free.push(s)
+  }
+  if (ev.length <= m.free.length) return [buildEvery(m, ev)]
+  // too many for the slots: slices of P nodes, no histogram kept for the next level
+  m.single = false
+  return buildInSlices(m, ev, P)
+}
+
+/**
+ * The subtraction trick: each pair's parent histogram becomes one child's by subtracting the other,
+ * built, child. Releases the slots of pairs with nothing to evaluate; null (nothing else allocated)
+ * when the fresh builds do not fit the free slots or a pair that needs its parent lost it.
+ */
+function deriveFromParents(m: HostModel, ps: number[], ev: readonly number[]): Slice | null {
+  const lv = m.level
+  let fresh = 0
+  for (let i = 0; i < ps.length; i++) {
+    const L = lv[2 * i]
+    const R = lv[2 * i + 1]
+    if (!L.evaluable && !R.evaluable) {
+      if (ps[i] >= 0) m.free.push(ps[i])
+      ps[i] = -1
+    } else if (L.evaluable && R.evaluable) fresh++
+    else {
+      const [x, o] = L.evaluable ? [L, R] : [R, L]
+      if (buildsSecond(x.h, o.h)) fresh++
+    }
+  }
+  if (fresh > m.free.length || !ps.every((s, i) => s >= 0 || (!lv[2 * i].evaluable && !lv[2 * i + 1].evaluable))) return null
+  const sl = emptySlice()
+  for (let i = 0; i < ps.length; i++) {
+    if (ps[i] < 0) continue
+    const li = 2 * i
+    const ri = 2 * i + 1
+    const L = lv[li]
+    const R = lv[ri]
+    if (L.evaluable && R.evaluable) {
+      const [small, big] = buildsSecond(L.h, R.h) ? [ri, li] : [li, ri]
+      const s = m.alloc()
+      lv[small].slot = s
+      lv[big].slot = ps[i]
+      sl.builds.push({ li: small, slot: s })
+      sl.derives.push({ dst: ps[i], src: s })
+    } else {
+      const [x, o] = L.evaluable ? [li, ri] : [ri, li]
+      lv[x].slot = ps[i]
+      if (buildsSecond(lv[x].h, lv[o].h)) {
+        // the sibling is built in a temporary slot, freed after the pass
+        const t = m.alloc()
+        sl.builds.push({ li: o, slot: t })
+        sl.derives.push({ dst: ps[i], src: t })
+        sl.temps.push(t)
+      } else {
+        sl.builds.push({ li: x, slot: ps[i] })
+      }
+    }
+  }
+  for (const i of ev) sl.evals.push({ li: i, slot: lv[i].slot })
+  return sl
+}
+
+/** Every evaluable node built from its rows, each in a slot of its own. */
+function buildEvery(m: HostModel, ev: readonly number[]): Slice {
+  const sl = emptySlice()
+  for (const i of ev) {
+    const s = m.alloc()
+    m.level[i].slot = s
+    sl.builds.push({ li: i, slot: s })
+    sl.evals.push({ li: i, slot: s })
+  }
+  return sl
+}
+
+/** More evaluable nodes than slots: P at a time, each slice reusing slots 0..P−1. */
+function buildInSlices(m: HostModel, ev: readonly number[], P: number): Slice[] {
+  const out: Slice[] = []
+  for (let a = 0; a < ev.length; a += P) {
+    const sl = emptySlice()
+    ev.slice(a, a + P).forEach((i, k) => {
+      m.level[i].slot = k
+      sl.builds.push({ li: i, slot: k })
+      sl.evals.push({ li: i, slot: k })
+    })
+    out.push(sl)
+  }
+  return out
+}
