@@ -11,7 +11,8 @@ import { estimateRun } from '@shared/estimate'
 import { expandPlan } from '@shared/plan'
 import runStoreSource from './run.ts?raw'
 import { useCapabilitiesStore } from './capabilities'
-import { parseList, useConfigStore } from './config'
+import { useConfigStore } from './config'
+import { parseList } from './draft/text-boxes'
 import { useHistoryStore } from './history'
 import { useRunStore } from './run'
 
@@ -233,7 +234,7 @@ describe('history store', () => {
 
 describe('config persistence', () => {
   it('remembers the last valid config and ignores a stored invalid one', async () => {
-    const { STORAGE_KEY } = await import('./config')
+    const { STORAGE_KEY } = await import('./draft/persistence')
     localStorage.removeItem(STORAGE_KEY)
     const cfg = useConfigStore()
     cfg.setList('models', '12')
@@ -253,7 +254,7 @@ describe('config persistence', () => {
   })
 
   it('reads a config saved before the model-family seam (MLP fields at the top) into model', async () => {
-    const { LEGACY_STORAGE_KEY } = await import('./config')
+    const { LEGACY_STORAGE_KEY } = await import('./draft/persistence')
     const { model, ...rest } = presetConfig('quick', { models: [12] })
     localStorage.setItem(LEGACY_STORAGE_KEY, JSON.stringify({ ...rest, epochs: 7, batchSize: 256, hidden: [32, 16], lr: 0.005 }))
     setActivePinia(createPinia())

@@ -1,0 +1,187 @@
+// The config panel's text boxes over the draft: each box keeps its text as typed ("1e", "64, ")
+// while the draft holds the parsed value (NaN when it is not a number, so the schema names the
+// field). The lists (model counts, workers), the numbers, one box per data size, and the model's own
+// fields (the family's field specs: no field of any family is named here). The model-count sweep
+// ("up to N") is a way of filling the models box, so it lives here too.
+import { computed, reactive, ref, type ComputedRef } from 'vue'
+import type { BenchConfig, ModelParams } from '@shared/contract/config'
+import { LIMITS } from '@shared/contract/config'
+import type { ModelFamily, ParamField } from '@shared/families'
+import { modelSweep } from '@shared/plan'
+
+/** The config's own list fields, typed as text ("1, 2, 5"). */
+export type ListField = 'models' | 'workers'
+const LIST_FIELDS: ListField[] = ['models', 'workers']
+/** The config's own single-number fields, typed into text boxes. */
+export type NumberField = 'repeats' | 'seed' | 'features' | 'testSplit'
+const NUMBER_FIELDS: NumberField[] = ['repeats', 'seed', 'features', 'testSplit']
+
+/** "50, 100" → [50, 100]; anything not a number becomes NaN so validation names the field. */
+export function parseList(text: string): number[] {
+  return text
+    .split(/[\s,;]+/)
+    .filter((t) => t.length > 0)
+    .map((t) => (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t) ? Number(t) : NaN))
+}
+
+/** Model counts shaped as a sweep (1, 2, 4, … up to N: plan.ts modelSweep), from `min` counts on. */
+export function isModelSweep(models: readonly number[], min = 3): boolean {
+  if (models.length < min || !models.every((n) => Number.isInteger(n) && n >= 1)) return false
+  const sweep = modelSweep(Math.max(...models))
+  return sweep.length === models.length && sweep.every((n, i) => n === models[i])
+}
+
+/** A number box's text → its value; an empty box is NaN, so validation names the field. */
+export function parseNumber(text: string): number {
+  const v = text.trim()
+  return v === '' ? NaN : Number(v)
+}
+
+/** The text a model field's box shows for a value. */
+function fieldText(field: ParamField, value: unknown): string {
+  if (field.type === 'intList') return Array.isArray(value) ? value.join(', ') : ''
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : ''
+}
+
+/** What a number box shows: the text as typed while it still parses to the value, else the value. */
+function boxText(text: string | undefined, value: number): string {
+  if (text != null && Object.is(parseNumber(text), value)) return text
+  return Number.isFinite(value) ? String(value) : (text ?? '')
+}
+
+/** The boxes of `draft`; `touched` is called after every edit. */
+export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily>, touched: () => void) {
+  const listText = reactive<Record<ListField, string>>({ models: '', workers: '' })
+  /** what each model field's box shows, by field key (kept as typed: "64, " stays "64, ") */
+  const modelText = reactive<Record<string, string>>({})
+  /** what each number box shows, as typed ("1e" stays "1e"): the config's numbers and one per data size */
+  const numberText = reactive<Record<NumberField, string>>({ repeats: '', seed: '', features: '', testSplit: '' })
+  const sizeText = ref<string[]>([])
+
+  /**
+   * "sweep model counts": the models box holds one N and the run measures 1, 2, 4, … up to N. Kept
+   * on while the counts keep that shape; a config with that shape (3 counts or more: a run again, a
+   * restored draft) turns it on.
+   */
+  const sweepModels = ref(false)
+
+  /** Every box from the draft (a new draft: a preset, a run again, another family). */
+  function syncText() {
+    sweepModels.value = isModelSweep(draft.models, sweepModels.value ? 1 : 3)
+    for (const f of LIST_FIELDS) listText[f] = f === 'models' && sweepModels.value ? String(Math.max(...draft.models)) : draft[f].join(', ')
+    for (const f of NUMBER_FIELDS) numberText[f] = Number.isFinite(draft[f]) ? String(draft[f]) : ''
+    sizeText.value = draft.sizes.map((s) => (Number.isFinite(s) ? String(s) : ''))
+    for (const key of Object.keys(modelText)) delete modelText[key]
+    const model = draft.model as unknown as Record<string, unknown>
+    for (const f of family.value.fields) modelText[f.key] = fieldText(f, model[f.key])
+  }
+
+  /** A number box typed into: the text is kept as typed, the value parsed (NaN when it is not a number). */
+  function setNumber(field: NumberField, text: string) {
+    numberText[field] = text
+    draft[field] = parseNumber(text)
+    touched()
+  }
+
+  /** A box set from elsewhere (the file's feature count): the draft and the box agree. */
+  function showNumber(field: NumberField, value: number) {
+    draft[field] = value
+    numberText[field] = String(value)
+  }
+
+  function setSize(i: number, text: string) {
+    sizeText.value[i] = text
+    draft.sizes[i] = parseNumber(text)
+    touched()
+  }
+
+  /** One data size of `rows` ("all rows"). */
+  function setOnlySize(rows: number) {
+    draft.sizes = [rows]
+    sizeText.value = [String(rows)]
+    touched()
+  }
+
+  function setList(field: ListField, text: string) {
+    listText[field] = text
+    const values = parseList(text)
+    // a sweep's box holds its largest N; anything else is left for the schema to judge
+    const upTo = values.length === 1 && Number.isInteger(values[0]) && values[0] >= LIMITS.models.min && values[0] <= LIMITS.models.max ? values[0] : null
+    draft[field] = field === 'models' && sweepModels.value && upTo != null ? modelSweep(upTo) : values
+    touched()
+  }
+
+  /** Turns the model-count sweep on (the largest N typed becomes "up to N") or off (back to that one N). */
+  function setSweep(on: boolean) {
+    const finite = draft.models.filter((n) => Number.isInteger(n) && n >= 1)
+    const upTo = finite.length ? Math.min(Math.max(...finite), LIMITS.models.max) : null
+    sweepModels.value = on
+    if (upTo != null) {
+      draft.models = on ? modelSweep(upTo) : [upTo]
+      listText.models = String(upTo)
+    }
+    touched()
+  }
+
+  /** A model field typed into its box: numbers parsed, lists split; the schema judges the value. */
+  function setModelField(key: string, text: string) {
+    const field = family.value.fields.find((f) => f.key === key)
+    if (!field) return
+    modelText[key] = text
+    ;(draft.model as unknown as Record<string, unknown>)[key] = field.type === 'intList' ? parseList(text) : parseNumber(text)
+    touched()
+  }
+
+  /** Switches the model to another family, with that family's defaults. */
+  function setModelDefaults(defaults: ModelParams) {
+    draft.model = JSON.parse(JSON.stringify(defaults)) as ModelParams
+    syncText()
+    touched()
+  }
+
+  function addSize() {
+    const last = draft.sizes[draft.sizes.length - 1]
+    const next = Number.isFinite(last) && last > 0 ? Math.min(last * 2, LIMITS.size.max) : 10_000
+    draft.sizes.push(next)
+    sizeText.value.push(String(next))
+    touched()
+  }
+
+  function removeSize(i: number) {
+    draft.sizes.splice(i, 1)
+    sizeText.value.splice(i, 1)
+    touched()
+  }
+
+  const numberBox = (f: NumberField) => boxText(numberText[f], draft[f])
+  const sizeBox = (i: number) => boxText(sizeText.value[i], draft.sizes[i])
+
+  /** What every box shows, by issue field: "sizes.0", "models", "repeats", "model.lr", … */
+  const texts = computed<Record<string, string>>(() => {
+    const t: Record<string, string> = { ...listText }
+    for (const f of NUMBER_FIELDS) t[f] = numberBox(f)
+    draft.sizes.forEach((_, i) => (t[`sizes.${i}`] = sizeBox(i)))
+    for (const [k, v] of Object.entries(modelText)) t[`model.${k}`] = v
+    return t
+  })
+
+  return {
+    listText,
+    modelText,
+    sweepModels,
+    syncText,
+    setNumber,
+    showNumber,
+    setSize,
+    setOnlySize,
+    setList,
+    setSweep,
+    setModelField,
+    setModelDefaults,
+    addSize,
+    removeSize,
+    numberBox,
+    sizeBox,
+    texts,
+  }
+}
