@@ -48,7 +48,7 @@ export interface GbdtTrainStats {
 }
 
 /**
- * The trainer as a generator: it yields after every feature of every level pass (a few
+ * The trainer as a generator: it yields after every block of features (FEATURE_BLOCK) of every level pass (a few
  * milliseconds of work at most) and after every round, and checks shouldStop() at each yield.
  * trainGbdtGroup runs it to the end; trainGbdtGroupAsync gives the event loop a turn now and then.
  */
