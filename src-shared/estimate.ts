@@ -6,6 +6,7 @@
 import type { BenchConfig, ConcreteBackend } from './contract/config'
 import type { MeasurementKey } from './contract/result'
 import { type Workload, workloadFor } from './contract/workload'
+import { peakBytesOf, stepsOf, workOf } from './contract/model-set'
 import { backendSpec, familyOf, type ModelFamily } from './families'
 import { contiguousGroups, expandPlan, groupKey } from './plan'
 
@@ -34,7 +35,7 @@ export function estimateMemory(config: BenchConfig): MemoryEstimate {
     if (seen.has(groupKey(key))) continue
     seen.add(groupKey(key))
     const workload = workloadFor(config, key.size)
-    const perWorker = modelsPerWorker(key.strategy, key.models, key.workers).map((n) => family.workerPeakBytes(workload, n))
+    const perWorker = modelsPerWorker(key.strategy, key.models, key.workers).map((n) => peakBytesOf(family, workload, n))
     peakWorkerBytes = Math.max(peakWorkerBytes, ...perWorker)
     peakTotalBytes = Math.max(peakTotalBytes, perWorker.reduce((a, b) => a + b, 0))
   }
@@ -73,8 +74,8 @@ export function estimateMeasurementMs(
   const parallel = speed.sharedDevice ? 1 : Math.min(lanes, cores)
   // on a CPU backend, lanes beyond the cores take turns: their fixed costs do not overlap either
   const crowding = speed.sharedDevice ? 1 : lanes / parallel
-  const computeMs = (family.workCount(workload, key.models) / speed.workPerSecond / parallel) * 1000
-  const fixedMs = jobsPerLane * (family.progressTotal(workload) * speed.stepMs + speed.jobMs) * crowding
+  const computeMs = (workOf(family, workload, key.models) / speed.workPerSecond / parallel) * 1000
+  const fixedMs = jobsPerLane * (stepsOf(family, workload) * speed.stepMs + speed.jobMs) * crowding
   return computeMs + fixedMs
 }
 
@@ -109,7 +110,7 @@ export function estimateRun(config: BenchConfig, backendIn: ConcreteBackend | nu
   const started = new Set<string>()
   for (const key of plan) {
     const workload = workloadFor(config, key.size)
-    work += family.workCount(workload, key.models)
+    work += workOf(family, workload, key.models)
     if (!backend || !speed) continue
     totalMs += estimateMeasurementMs(family, workload, key, backend, opts)
     if (!started.has(groupKey(key))) {

@@ -11,6 +11,7 @@ import {
   type WorkerFailure,
   type WorkloadData,
   workloadFor,
+  workOf,
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
 import type { WorkerLauncher } from '../pool/launcher'
@@ -135,7 +136,7 @@ export class BenchRunner {
               startupMs,
               warmupMs,
               modelsTrained: new Set(perModel.map((m) => m.index)).size,
-              work: familyOf(workload.model).workCount(workload, key.models),
+              work: workOf(familyOf(workload.model), workload, key.models),
               perModel,
               failures,
               peakRssBytes: pool.rssBytes,

@@ -1,6 +1,6 @@
 // The shape every engine trains on, generated (data.ts) or the user's (user-data.ts): its own module
 // so the user's data can build one without importing the generator that picks between the two.
-import type { Target } from '@shared/contract'
+import { foldRows, type Target } from '@shared/contract'
 
 export interface DatasetSpec {
   size: number
@@ -19,4 +19,24 @@ export interface Dataset {
   yTrain: Float32Array
   xTest: Float32Array
   yTest: Float32Array
+  /** a fold's held-out training rows (model sets with folds): scored as validation MSE, never trained on */
+  validation?: { rows: number; x: Float32Array; y: Float32Array }
+}
+
+/**
+ * Fold f of K (contract/model-set.ts foldRows): the training rows outside the fold train, the fold's
+ * rows are the validation rows; the test rows stay. Copies, in the training rows' order.
+ */
+export function foldDataset(dataset: Dataset, folds: number, f: number): Dataset {
+  const { begin, end } = foldRows(dataset.train, folds, f)
+  const width = dataset.spec.features
+  const train = dataset.train - (end - begin)
+  const xTrain = new Float32Array(train * width)
+  xTrain.set(dataset.xTrain.subarray(0, begin * width), 0)
+  xTrain.set(dataset.xTrain.subarray(end * width, dataset.train * width), begin * width)
+  const yTrain = new Float32Array(train)
+  yTrain.set(dataset.yTrain.subarray(0, begin), 0)
+  yTrain.set(dataset.yTrain.subarray(end, dataset.train), begin)
+  const validation = { rows: end - begin, x: dataset.xTrain.slice(begin * width, end * width), y: dataset.yTrain.slice(begin, end) }
+  return { ...dataset, train, xTrain, yTrain, validation }
 }

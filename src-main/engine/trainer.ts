@@ -3,7 +3,7 @@
 // clock on asynchronous backends), and a yield per step so cancel/shutdown messages get through.
 import type * as TF from '@tensorflow/tfjs-core'
 import { modelSeed, type Workload } from '@shared/contract'
-import { batchesPerEpoch, type MlpParams } from '@shared/families/mlp'
+import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from './data'
 import { ADAM_DEFAULTS, FusedMlp } from './fused-mlp'
 import { userDataKey } from './user-data'
@@ -28,6 +28,9 @@ export interface DataTensors {
   yTrain: TF.Tensor2D | null
   xTest: TF.Tensor2D
   yTest: TF.Tensor2D
+  /** a fold's validation rows (model sets with folds), with the ones column; null otherwise */
+  xVal: TF.Tensor2D | null
+  yVal: TF.Tensor2D | null
 }
 
 type MlpWorkload = Workload<MlpParams>
@@ -50,6 +53,8 @@ export function uploadData(tf: Tf, dataset: Dataset, workload: MlpWorkload, plac
     yTrain: onDevice ? tf.tensor2d(dataset.yTrain, [train, 1]) : null,
     xTest: tf.tensor2d(withOnesColumn(dataset.xTest, test, F), [test, F + 1]),
     yTest: tf.tensor2d(dataset.yTest, [test, 1]),
+    xVal: dataset.validation ? tf.tensor2d(withOnesColumn(dataset.validation.x, dataset.validation.rows, F), [dataset.validation.rows, F + 1]) : null,
+    yVal: dataset.validation ? tf.tensor2d(dataset.validation.y, [dataset.validation.rows, 1]) : null,
   }
 }
 
@@ -68,6 +73,8 @@ export function disposeData(data: DataTensors): void {
   data.yTrain?.dispose()
   data.xTest.dispose()
   data.yTest.dispose()
+  data.xVal?.dispose()
+  data.yVal?.dispose()
 }
 
 interface Batch {
@@ -188,7 +195,8 @@ async function trainGroup(
   })
   try {
     const { train } = data.dataset
-    const batches = batchesPerEpoch(workload)
+    // from the rows this data set trains on (a fold's are fewer than the workload's split)
+    const batches = Math.ceil(train / batchSize)
     let epochLoss: Float32Array | null = null
     /** mean over the models of the last finished epoch's loss (what progress reports) */
     let lastEpochMeanLoss: number | null = null
@@ -223,6 +231,12 @@ async function trainGroup(
     const mseTensor = model.evaluate(data.xTest, data.yTest)
     const mse = await mseTensor.data()
     mseTensor.dispose()
+    let validationMse: Float32Array | null = null
+    if (data.xVal && data.yVal) {
+      const valTensor = model.evaluate(data.xVal, data.yVal)
+      validationMse = (await valTensor.data()) as Float32Array
+      valTensor.dispose()
+    }
     return indices.map((index, k) => ({
       index,
       seed: seeds[k],
@@ -230,6 +244,7 @@ async function trainGroup(
       groupTrainMs: fused ? elapsedMs : null,
       testMse: mse[k],
       finalLoss: epochLoss ? epochLoss[k] : null,
+      ...(validationMse ? { validationMse: validationMse[k] } : {}),
     }))
   } finally {
     model.dispose()

@@ -3,6 +3,7 @@
 import { z } from 'zod'
 import { DataSourceSchema } from './dataset'
 import { allBackendNames, type BackendName, backendKnown, type ConcreteBackend, backendSpec, familyKinds, findFamily, mlpFamily, type ModelParams, whyNoBatched } from '../families'
+import { configurationCount, modelSetIssues, ModelSetSchema, setSize } from './model-set'
 import { splitRows } from './split'
 import { enumListField, intField, intListField, realField } from './fields'
 import { FAILURE_POLICIES, PRESET_NAMES, type PresetName, STRATEGIES, TARGETS } from './names'
@@ -86,6 +87,12 @@ export const BenchConfigSchema = z
      * column choice gives (the service sets it when it resolves the data, so estimates count them).
      */
     data: DataSourceSchema.optional(),
+    /**
+     * A model set (contract/model-set.ts): a grid over the family's varying fields, seeds per
+     * configuration, K folds. Absent: N copies of `model` that differ by seed (today's run). With
+     * it, `models` is the one count configurations × seeds × folds.
+     */
+    set: ModelSetSchema.optional(),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -102,6 +109,25 @@ export const BenchConfigSchema = z
         ctx.addIssue({ code: 'custom', path: ['backend'], message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.map((b) => b.name).join(', ')}` })
       } else if (c.strategies?.includes('batched') && why !== null) {
         ctx.addIssue({ code: 'custom', path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}: ${why}; accepted: sequential, pool` })
+      }
+    }
+    if (family && c.set) {
+      for (const issue of modelSetIssues(family, c.set)) ctx.addIssue({ code: 'custom', path: ['set', ...issue.path], message: issue.message })
+      const n = setSize(c.set)
+      const made = `${configurationCount(c.set)} configuration${configurationCount(c.set) === 1 ? '' : 's'} × ${c.set.seeds} seed${c.set.seeds === 1 ? '' : 's'}${c.set.folds ? ` × ${c.set.folds} folds` : ''}`
+      if (n > LIMITS.models.max) {
+        ctx.addIssue({ code: 'custom', path: ['set'], message: `the model set makes ${n} models (${made}), more than the limit of ${LIMITS.models.max}` })
+      } else if (c.models.length > 1) {
+        ctx.addIssue({ code: 'custom', path: ['models'], message: `a model set and a model-count sweep do not combine: the set's ${made} is one count, ${n}` })
+      } else if (c.models[0] !== n) {
+        ctx.addIssue({ code: 'custom', path: ['models'], message: `models must be ${n} for this model set (${made}), got ${c.models[0]}` })
+      }
+      const folds = c.set.folds
+      for (const size of c.sizes) {
+        const { train } = splitRows(size, c.testSplit)
+        if (folds !== null && folds > train) {
+          ctx.addIssue({ code: 'custom', path: ['set', 'folds'], message: `folds ${folds} is more than the ${train} training rows of size ${size}: each fold needs a row (folds must be from 2 to ${Math.min(10, train)})` })
+        }
       }
     }
     // a W larger than some model counts is measured only where W ≤ N (plan.ts skips the rest, so a

@@ -23,6 +23,11 @@ export const PerModelSchema = z.object({
   worker: z.number().int().min(0),
   /** a digest of the trained model, where the family's training is exact (trees) */
   fingerprint: z.string().optional(),
+  /** in a model set: the model's configuration (contract/model-set.ts order) */
+  configuration: z.number().int().min(0).optional(),
+  /** in a model set with folds: the fold it held out, and its MSE on those rows */
+  fold: z.number().int().min(0).optional(),
+  validationMse: z.number().optional(),
 })
 export type PerModel = z.infer<typeof PerModelSchema>
 

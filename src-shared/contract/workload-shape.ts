@@ -2,6 +2,7 @@
 // families' shared half reads it, and the configuration's schema reads the families, so this shape
 // imports neither.
 import type { ImputeMode } from './dataset'
+import type { ModelSet } from './model-set'
 import type { Target } from './names'
 
 /** The user's data set as a worker reads it (resolved and checked by the service before the run). */
@@ -29,4 +30,6 @@ export interface WorkloadOf<P extends { kind: string }> {
   model: P
   /** the user's data set; absent: generated data */
   data?: WorkloadData
+  /** a model set: model i's parameters and fold come from it and `model` (contract/model-set.ts); absent: every model is `model` */
+  set?: ModelSet
 }

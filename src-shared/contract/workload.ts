@@ -20,6 +20,7 @@ export function workloadFor(config: BenchConfig, size: number, data?: WorkloadDa
     testSplit: config.testSplit,
     model: structuredClone(config.model),
     ...(data ? { data: structuredClone(data) } : {}),
+    ...(config.set ? { set: structuredClone(config.set) } : {}),
   }
 }
 

@@ -20,6 +20,8 @@ export type ParamField = {
   /** the `trainpool bench` flag */
   flag: string
   help: string
+  /** the field may take several values in a model set's grid (contract/model-set.ts) */
+  vary?: true
 } & ({ type: 'int'; range: Range } | { type: 'real'; range: Range & { exclusiveMin?: boolean } } | { type: 'intList'; range: Range; count: Range })
 
 export interface ModelParamsBase {

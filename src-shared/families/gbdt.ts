@@ -31,17 +31,18 @@ export interface GbdtParams {
 
 const BIG = 1e6
 const FIELDS = [
-  { key: 'rounds', label: 'Boosting rounds', flag: '--rounds', help: 'trees per model', type: 'int', range: { min: 1, max: 10_000 } },
-  { key: 'maxDepth', label: 'Max depth', flag: '--max-depth', help: 'depth of each tree (depth-wise growth)', type: 'int', range: { min: 1, max: 16 } },
-  { key: 'eta', label: 'Learning rate (eta)', flag: '--eta', help: 'shrinkage of each tree', type: 'real', range: { min: 0, max: 1, exclusiveMin: true } },
-  { key: 'lambda', label: 'L2 (lambda)', flag: '--lambda', help: 'L2 regularisation of leaf weights', type: 'real', range: { min: 0, max: BIG } },
-  { key: 'alpha', label: 'L1 (alpha)', flag: '--alpha', help: 'L1 regularisation of leaf weights', type: 'real', range: { min: 0, max: BIG } },
-  { key: 'gamma', label: 'Min split loss (gamma)', flag: '--gamma', help: 'a split must reduce the loss by more than this', type: 'real', range: { min: 0, max: BIG } },
-  { key: 'minChildWeight', label: 'Min child weight', flag: '--min-child-weight', help: 'least hessian (rows) in a child', type: 'real', range: { min: 0, max: BIG } },
-  { key: 'maxBin', label: 'Max bins', flag: '--max-bin', help: 'histogram bins per feature (quantile cuts)', type: 'int', range: { min: 2, max: 256 } },
-  { key: 'subsample', label: 'Row subsample', flag: '--subsample', help: 'fraction of rows each tree samples', type: 'real', range: { min: 0, max: 1, exclusiveMin: true } },
+  { key: 'rounds', vary: true, label: 'Boosting rounds', flag: '--rounds', help: 'trees per model', type: 'int', range: { min: 1, max: 10_000 } },
+  { key: 'maxDepth', vary: true, label: 'Max depth', flag: '--max-depth', help: 'depth of each tree (depth-wise growth)', type: 'int', range: { min: 1, max: 16 } },
+  { key: 'eta', vary: true, label: 'Learning rate (eta)', flag: '--eta', help: 'shrinkage of each tree', type: 'real', range: { min: 0, max: 1, exclusiveMin: true } },
+  { key: 'lambda', vary: true, label: 'L2 (lambda)', flag: '--lambda', help: 'L2 regularisation of leaf weights', type: 'real', range: { min: 0, max: BIG } },
+  { key: 'alpha', vary: true, label: 'L1 (alpha)', flag: '--alpha', help: 'L1 regularisation of leaf weights', type: 'real', range: { min: 0, max: BIG } },
+  { key: 'gamma', vary: true, label: 'Min split loss (gamma)', flag: '--gamma', help: 'a split must reduce the loss by more than this', type: 'real', range: { min: 0, max: BIG } },
+  { key: 'minChildWeight', vary: true, label: 'Min child weight', flag: '--min-child-weight', help: 'least hessian (rows) in a child', type: 'real', range: { min: 0, max: BIG } },
+  { key: 'maxBin', vary: true, label: 'Max bins', flag: '--max-bin', help: 'histogram bins per feature (quantile cuts)', type: 'int', range: { min: 2, max: 256 } },
+  { key: 'subsample', vary: true, label: 'Row subsample', flag: '--subsample', help: 'fraction of rows each tree samples', type: 'real', range: { min: 0, max: 1, exclusiveMin: true } },
   {
     key: 'colsampleBytree',
+    vary: true,
     label: 'Column sample',
     flag: '--colsample',
     help: 'fraction of features each tree samples',

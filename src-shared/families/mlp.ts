@@ -14,10 +14,11 @@ export interface MlpParams {
 }
 
 const FIELDS = [
-  { key: 'epochs', label: 'Epochs', flag: '--epochs', help: 'passes over the training rows', type: 'int', range: { min: 1, max: 1000 } },
-  { key: 'batchSize', label: 'Batch size', flag: '--batch-size', help: 'rows per training step', type: 'int', range: { min: 1, max: 65_536 } },
+  { key: 'epochs', vary: true, label: 'Epochs', flag: '--epochs', help: 'passes over the training rows', type: 'int', range: { min: 1, max: 1000 } },
+  { key: 'batchSize', vary: true, label: 'Batch size', flag: '--batch-size', help: 'rows per training step', type: 'int', range: { min: 1, max: 65_536 } },
   {
     key: 'hidden',
+    vary: true,
     label: 'Hidden layers',
     flag: '--hidden',
     help: 'width of each hidden layer, e.g. 64 or 64,32',
@@ -25,7 +26,7 @@ const FIELDS = [
     range: { min: 1, max: 4096 },
     count: { min: 1, max: 4 },
   },
-  { key: 'lr', label: 'Learning rate', flag: '--lr', help: 'Adam learning rate', type: 'real', range: { min: 1e-6, max: 1 } },
+  { key: 'lr', vary: true, label: 'Learning rate', flag: '--lr', help: 'Adam learning rate', type: 'real', range: { min: 1e-6, max: 1 } },
 ] as const satisfies readonly ParamField[]
 
 const PROCESS_BASE_BYTES = 150 * 1024 * 1024

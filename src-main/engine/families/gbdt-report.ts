@@ -2,7 +2,7 @@
 // gbdt.ts, the WGSL one in ../gbdt-webgpu/runtime.ts): one group per job when fused, one per model
 // otherwise; progress per round; per model its time, its test MSE and tree hash computed on the
 // host from its trees. One loop, so both backends report the same numbers in the same way.
-import { modelSeed, splitRows, type Workload } from '@shared/contract'
+import { modelSeed, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
 import { type GbdtModel, meanSquaredError, predictGbdt, treeHash } from '../gbdt'
@@ -26,7 +26,8 @@ export async function trainTreesAndReport(
   fused: boolean,
   hooks: TrainHooks,
 ): Promise<void> {
-  const { test } = splitRows(w.size, w.testSplit)
+  const test = dataset.test
+  const validation = dataset.validation
   const groups = fused ? [indices] : indices.map((i) => [i])
   for (const group of groups) {
     const seeds = group.map((i) => modelSeed(w.seed, i))
@@ -50,6 +51,7 @@ export async function trainTreesAndReport(
         testMse: meanSquaredError(predictGbdt(model, dataset.xTest, test, w.features), dataset.yTest),
         finalLoss: null,
         fingerprint: treeHash(model),
+        ...(validation ? { validationMse: meanSquaredError(predictGbdt(model, validation.x, validation.rows, w.features), validation.y) } : {}),
       })
     })
   }

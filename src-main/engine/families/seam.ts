@@ -8,13 +8,18 @@
 //    records;
 //  - the probe: every family's entries, each name once (a name two families share, like cpu or
 //    webgpu, is one machine fact).
+//  - a model set (workload.set): the job's models are trained in groups of one configuration and
+//    fold, each with its configuration's parameters and its fold's data (the training rows outside
+//    the fold; the fold's rows scored as validation), prepared once per worker before the clock
+//    (in warm-up); a batched job fuses each group. Backends see plain workloads only.
 // A started candidate that `auto` passes over stays as it is, not released: dropping Dawn's
 // navigator.gpu while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
 // worker ends with process.exit, so the instance cannot keep it alive.
-import type { BackendCapability, BackendName, Workload } from '@shared/contract'
+import { type BackendCapability, type BackendName, configurationParams, setMember, type Workload } from '@shared/contract'
 import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelParamsBase } from '@shared/families'
 import { datasetFor } from '../data'
-import { BackendUnavailableError, type WorkerBackend, type WorkerFamily, type WorkerRuntime } from './types'
+import { type Dataset, foldDataset } from '../dataset'
+import { BackendUnavailableError, type TrainHooks, type WorkerBackend, type WorkerFamily, type WorkerRuntime } from './types'
 
 /** A family's worker half as its parts: the data key and the backend table (names as in the shared family's entries). */
 export interface FamilyBackends<P extends ModelParamsBase> {
@@ -67,11 +72,57 @@ async function startAuto<P extends ModelParamsBase>(specs: readonly BackendSpec[
   throw new BackendUnavailableError('auto', reasons.join('; ') || `no backend of the ${table.kind} family may be picked automatically`)
 }
 
+/** The family's data set and what the backend prepared from it: one entry per (data key, fold) a job needed. */
+interface SeamData {
+  dataset: Dataset
+  prepared: Map<string, unknown>
+}
+
+/** A job's models as the backend trains them: a plain workload (one configuration) and, in a set with folds, a fold. */
+interface ModelGroup<P extends ModelParamsBase> {
+  workload: Workload<P>
+  fold: number | null
+  /** K of the set's folds; null without folds */
+  folds: number | null
+  configuration: number | null
+  indices: number[]
+}
+
+/** The job's models in groups of one configuration and fold (index order kept); without a set, one group. */
+function modelGroups<P extends ModelParamsBase>(workload: Workload<P>, indices: readonly number[]): ModelGroup<P>[] {
+  const set = workload.set
+  if (!set) return [{ workload, fold: null, folds: null, configuration: null, indices: [...indices] }]
+  const family = findFamily(workload.model.kind)
+  if (!family) throw new Error(`no model family ${workload.model.kind}`)
+  const groups = new Map<string, ModelGroup<P>>()
+  for (const index of indices) {
+    const { configuration, fold } = setMember(set, index)
+    const key = `${configuration}/${fold}`
+    let group = groups.get(key)
+    if (!group) {
+      const { set: _set, ...plain } = workload
+      group = { workload: { ...plain, model: configurationParams(family, workload.model, set, configuration) }, fold, folds: set.folds, configuration, indices: [] }
+      groups.set(key, group)
+    }
+    group.indices.push(index)
+  }
+  return [...groups.values()]
+}
+
 export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>): TableWorkerFamily<P> {
   const entryOf = (runtime: WorkerRuntime): WorkerBackend<P, WorkerRuntime, unknown> => {
     const entry = table.backends.find((b) => b.name === runtime.backend)
     if (!entry) throw new Error(`the ${table.kind} family has no backend ${runtime.backend}`)
     return entry
+  }
+  /** What the backend trains a group on: prepared once per worker from the group's data set (its fold's, in a set with folds). */
+  const dataOf = (runtime: WorkerRuntime, data: SeamData, group: ModelGroup<P>): unknown => {
+    const key = `${table.dataKey(group.workload)}|fold ${group.fold}`
+    if (!data.prepared.has(key)) {
+      const dataset = group.fold === null || group.folds === null ? data.dataset : foldDataset(data.dataset, group.folds, group.fold)
+      data.prepared.set(key, entryOf(runtime).prepare(runtime, dataset, group.workload))
+    }
+    return data.prepared.get(key)
   }
   return {
     kind: table.kind,
@@ -88,10 +139,26 @@ export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>
       return entry.start()
     },
     dataKey: table.dataKey,
-    prepare: (runtime, workload) => entryOf(runtime).prepare(runtime, datasetFor(workload as unknown as Workload), workload),
-    disposeData: (runtime, data) => entryOf(runtime).dispose(runtime, data),
-    warmUp: (runtime, data, workload, indices) => entryOf(runtime).warmUp(runtime, data, workload, indices),
-    train: (runtime, data, workload, indices, options, hooks) => entryOf(runtime).train(runtime, data, workload, indices, options, hooks),
+    prepare: (_runtime, workload): SeamData => ({ dataset: datasetFor(workload as unknown as Workload), prepared: new Map() }),
+    disposeData(runtime, data) {
+      for (const prepared of (data as SeamData).prepared.values()) entryOf(runtime).dispose(runtime, prepared)
+    },
+    async warmUp(runtime, data, workload, indices) {
+      for (const group of modelGroups(workload, indices)) await entryOf(runtime).warmUp(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices)
+    },
+    async train(runtime, data, workload, indices, options, hooks) {
+      for (const group of modelGroups(workload, indices)) {
+        const ofSet: TrainHooks =
+          group.configuration === null
+            ? hooks
+            : {
+                ...hooks,
+                onModelDone: (model) =>
+                  hooks.onModelDone({ ...model, configuration: group.configuration!, ...(group.fold !== null ? { fold: group.fold } : {}) }),
+              }
+        await entryOf(runtime).train(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices, options, ofSet)
+      }
+    },
   }
 }
 

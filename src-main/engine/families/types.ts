@@ -36,6 +36,11 @@ export interface TrainedModel {
   finalLoss: number | null
   /** a digest of the trained model where training is exact (trees), for the same-work check */
   fingerprint?: string
+  /** MSE on the data set's validation rows, when it has them (a fold's held-out rows) */
+  validationMse?: number
+  /** set by the family seam in a model set: the model's configuration and fold */
+  configuration?: number
+  fold?: number
 }
 
 export interface TrainHooks {

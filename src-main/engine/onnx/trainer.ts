@@ -10,7 +10,7 @@
 // event loop (cancel and heartbeats get through) without an extra yield.
 import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
-import { batchesPerEpoch, type MlpParams } from '@shared/families/mlp'
+import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, initialWeights, type Dataset } from '../data'
 import { ADAM_DEFAULTS, type AdamSettings } from '../fused-mlp'
 import { CancelledError, type TrainedModel, type TrainHooks } from '../families/types'
@@ -27,17 +27,25 @@ export interface OrtData {
   dataset: Dataset
   /** the test rows with a last column of ones, [test, F+1] */
   xTest: Float32Array
+  /** a fold's validation rows laid out the same way (model sets with folds); null otherwise */
+  xVal: Float32Array | null
 }
 
-/** The family's data set, with the test rows laid out for the graph. */
+/** [rows, F] → [rows, F+1] with a last column of ones (the first layer's bias input). */
+function withOnes(x: Float32Array, rows: number, F: number): Float32Array {
+  const out = new Float32Array(rows * (F + 1))
+  for (let r = 0; r < rows; r++) {
+    out.set(x.subarray(r * F, r * F + F), r * (F + 1))
+    out[r * (F + 1) + F] = 1
+  }
+  return out
+}
+
+/** The family's data set, with the test (and validation) rows laid out for the graph. */
 export function prepareOrtData(key: string, dataset: Dataset, workload: MlpWorkload): OrtData {
   const F = workload.features
-  const xTest = new Float32Array(dataset.test * (F + 1))
-  for (let r = 0; r < dataset.test; r++) {
-    xTest.set(dataset.xTest.subarray(r * F, r * F + F), r * (F + 1))
-    xTest[r * (F + 1) + F] = 1
-  }
-  return { key, dataset, xTest }
+  const v = dataset.validation
+  return { key, dataset, xTest: withOnes(dataset.xTest, dataset.test, F), xVal: v ? withOnes(v.x, v.rows, F) : null }
 }
 
 export interface OrtMlpOptions {
@@ -233,7 +241,8 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
   const model = await OrtMlp.create(rt, options)
   const { epochs, batchSize } = workload.model
   const { train } = data.dataset
-  const batches = batchesPerEpoch(workload)
+  // from the rows this data set trains on (a fold's are fewer than the workload's split)
+  const batches = Math.ceil(train / batchSize)
   const n = indices.length
   let epochLoss: Float32Array | null = null
   let lastEpochMeanLoss: number | null = null
@@ -255,6 +264,8 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
   }
   const elapsedMs = performance.now() - started
   const mse = await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
+  const v = data.dataset.validation
+  const validationMse = data.xVal && v ? await model.evaluate(data.xVal, v.y, v.rows) : null
   return indices.map((index, k) => ({
     index,
     seed: options.seeds[k],
@@ -262,5 +273,6 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
     groupTrainMs: fused ? elapsedMs : null,
     testMse: mse[k],
     finalLoss: epochLoss ? epochLoss[k] : null,
+    ...(validationMse ? { validationMse: validationMse[k] } : {}),
   }))
 }

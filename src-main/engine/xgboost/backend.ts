@@ -34,7 +34,8 @@ export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> 
         shouldStop: hooks.shouldStop,
         cancelError: () => new CancelledError(),
       })
-      hooks.onModelDone({ index, seed: modelSeed(w.seed, index), trainMs: trained.trainMs, groupTrainMs: null, testMse: trained.testMse, finalLoss: null, fingerprint: trained.fingerprint })
+      const { trainMs, testMse, fingerprint, validationMse } = trained
+      hooks.onModelDone({ index, seed: modelSeed(w.seed, index), trainMs, groupTrainMs: null, testMse, finalLoss: null, fingerprint, ...(validationMse !== undefined ? { validationMse } : {}) })
     }
   },
 }

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import type { GbdtParams } from '@shared/families/gbdt'
 import { meanSquaredError } from '../gbdt'
+import type { Dataset } from '../dataset'
 import type { Handle, XgbApi } from './library'
 import type { XgbDevice } from './runtime'
 
@@ -17,12 +18,14 @@ export interface XgbData {
   dtest: Handle
   testRows: number
   yTest: Float32Array
+  /** a fold's validation rows (model sets with folds) */
+  validation: { dmatrix: Handle; rows: number; y: Float32Array } | null
 }
 
 /** Builds the train (with labels) and test DMatrices from row-major float32 (NaN = missing). */
 export function createXgbData(
   api: XgbApi,
-  d: { xTrain: Float32Array; yTrain: Float32Array; xTest: Float32Array; yTest: Float32Array; train: number; test: number },
+  d: Pick<Dataset, 'xTrain' | 'yTrain' | 'xTest' | 'yTest' | 'train' | 'test' | 'validation'>,
   features: number,
   nthread: number,
 ): XgbData {
@@ -30,7 +33,9 @@ export function createXgbData(
   try {
     api.setLabels(dtrain, d.yTrain)
     const dtest = api.dmatrixFromDense(d.xTest, d.test, features, nthread)
-    return { dtrain, dtest, testRows: d.test, yTest: d.yTest }
+    const v = d.validation
+    const validation = v ? { dmatrix: api.dmatrixFromDense(v.x, v.rows, features, nthread), rows: v.rows, y: v.y } : null
+    return { dtrain, dtest, testRows: d.test, yTest: d.yTest, validation }
   } catch (err) {
     api.freeDMatrix(dtrain)
     throw err
@@ -40,6 +45,7 @@ export function createXgbData(
 export function freeXgbData(api: XgbApi, data: XgbData): void {
   api.freeDMatrix(data.dtrain)
   api.freeDMatrix(data.dtest)
+  if (data.validation) api.freeDMatrix(data.validation.dmatrix)
 }
 
 /** XGBoost's spelling of a number: integers as integers, others at full (round-trip) precision. */
@@ -87,6 +93,8 @@ export interface XgbTrained {
   /** booster creation, parameters and every round (the clock of one model), ms */
   trainMs: number
   testMse: number
+  /** on the data's validation rows, when it has them */
+  validationMse?: number
   /** the first 16 hex digits of SHA-256 over the model's JSON: equal models, equal fingerprints */
   fingerprint: string
 }
@@ -113,8 +121,10 @@ export async function trainXgbModel(
     }
     const trainMs = performance.now() - started
     const testMse = meanSquaredError(api.predict(booster, data.dtest, data.testRows), data.yTest)
+    const v = data.validation
+    const validationMse = v ? meanSquaredError(api.predict(booster, v.dmatrix, v.rows), v.y) : undefined
     const fingerprint = createHash('sha256').update(api.saveModelJson(booster)).digest('hex').slice(0, 16)
-    return { trainMs, testMse, fingerprint }
+    return { trainMs, testMse, fingerprint, ...(validationMse !== undefined ? { validationMse } : {}) }
   } finally {
     api.freeBooster(booster)
   }

@@ -1,0 +1,97 @@
+// Model sets through the real pool, runner and service (workers run the real message loop
+// in-process): a grid × seeds of trees on the CPU engine in all three strategies, each model the
+// same trees everywhere and the same trees as model i of a plain run of its configuration; folds
+// scored on their held-out rows; an MLP grid on wasm within the cross-strategy tolerance.
+import { describe, expect, it } from 'vitest'
+import { type BenchConfig, type ModelSet, presetConfig, type RunResult, setMember, setSize } from '@shared/contract'
+import { builtInWorkerFamilies } from '../engine/families'
+import { InProcessLauncher } from '../testing/in-process-launcher'
+import { BenchService } from './bench-service'
+
+async function run(config: BenchConfig): Promise<RunResult> {
+  const service = new BenchService({
+    launcher: new InProcessLauncher(builtInWorkerFamilies),
+    store: null,
+    shell: 'cli',
+    telemetry: false,
+    probe: async () => [
+      { name: 'cpu', available: true, detail: 'test cpu' },
+      { name: 'wasm', available: true, detail: 'test wasm' },
+    ] as never,
+  })
+  try {
+    const { runId } = await service.start({ config })
+    return await service.waitForRun(runId)
+  } finally {
+    await service.shutdown()
+  }
+}
+
+const trees = (set: ModelSet | undefined, model: Record<string, unknown> = {}, models?: number) =>
+  presetConfig('smoke', {
+    sizes: [600],
+    workers: [2],
+    backend: 'cpu',
+    model: { kind: 'gbdt', rounds: 6, ...model } as never,
+    models: [models ?? (set ? setSize(set) : 4)],
+    ...(set ? { set } : {}),
+  })
+
+const byIndex = (r: RunResult, strategy: string) => new Map(r.measurements.find((m) => m.strategy === strategy)!.perModel.map((p) => [p.index, p]))
+
+describe('a model set through the service', () => {
+  it('trees: a 2 × 2 grid × 2 seeds trains 8 different models, the same in every strategy and as in a plain run of each configuration', async () => {
+    const set: ModelSet = { grid: { maxDepth: [2, 4], eta: [0.1, 0.5] }, seeds: 2, folds: null }
+    const result = await run(trees(set))
+    expect(result.status).toBe('ok')
+    expect(result.verification).toMatchObject({ sameWork: true })
+    expect(result.measurements.map((m) => m.strategy)).toEqual(['sequential', 'pool', 'batched'])
+    for (const m of result.measurements) {
+      expect(m.modelsTrained).toBe(8)
+      for (const p of m.perModel) expect(p.configuration).toBe(setMember(set, p.index).configuration)
+    }
+    const sequential = byIndex(result, 'sequential')
+    expect(new Set([...sequential.values()].map((p) => p.fingerprint)).size).toBe(8)
+    // configuration c alone: model i of a plain run with c's parameters is model i of the set
+    const configs = [
+      { maxDepth: 2, eta: 0.1 },
+      { maxDepth: 2, eta: 0.5 },
+      { maxDepth: 4, eta: 0.1 },
+      { maxDepth: 4, eta: 0.5 },
+    ]
+    for (const [c, params] of configs.entries()) {
+      const alone = byIndex(await run({ ...trees(undefined, params, 8), strategies: ['sequential'] }), 'sequential')
+      for (const [index, p] of sequential) {
+        if (p.configuration === c) expect(p.fingerprint, `model ${index}`).toBe(alone.get(index)!.fingerprint)
+      }
+    }
+  }, 120_000)
+
+  it('trees: 3 folds are scored on their held-out rows as well as the test rows, the same in every strategy', async () => {
+    const set: ModelSet = { grid: {}, seeds: 1, folds: 3 }
+    const result = await run(trees(set))
+    expect(result.status).toBe('ok')
+    expect(result.verification).toMatchObject({ sameWork: true })
+    for (const m of result.measurements) {
+      expect(m.perModel.map((p) => p.fold).sort()).toEqual([0, 1, 2])
+      expect(m.perModel.every((p) => Number.isFinite(p.validationMse) && p.validationMse! > 0)).toBe(true)
+    }
+    const sequential = [...byIndex(result, 'sequential').values()]
+    // each fold trains on other rows: other trees
+    expect(new Set(sequential.map((p) => p.fingerprint)).size).toBe(3)
+    const batched = byIndex(result, 'batched')
+    for (const p of sequential) expect(batched.get(p.index)!.validationMse).toBe(p.validationMse)
+  }, 120_000)
+
+  it('MLP: learning rates × hidden widths on wasm, the same work within tolerance, with folds', async () => {
+    const set: ModelSet = { grid: { hidden: [[8], [16]], lr: [0.003, 0.03] }, seeds: 1, folds: 2 }
+    const config = presetConfig('smoke', { sizes: [400], workers: [2], backend: 'wasm', models: [setSize(set)], set, model: { kind: 'mlp', epochs: 1, batchSize: 64 } as never })
+    const result = await run(config)
+    expect(result.status).toBe('ok')
+    expect(result.verification).toMatchObject({ sameWork: true })
+    const sequential = [...byIndex(result, 'sequential').values()]
+    expect(sequential).toHaveLength(8)
+    expect(sequential.every((p) => Number.isFinite(p.validationMse))).toBe(true)
+    expect(new Set(sequential.map((p) => p.testMse.toPrecision(6))).size).toBeGreaterThan(4)
+  }, 120_000)
+})

@@ -1,0 +1,169 @@
+// A model set: the N models of a run as N *different* models — a grid over the hyperparameters the
+// family lets vary (field specs with `vary`), seeds per configuration, and optionally K-fold
+// cross-validation over each size's training rows. Without a set, a run is today's: N copies of one
+// configuration that differ by seed. One fixed order, documented here and nowhere else:
+//
+//   configurations: the grid's cartesian product, fields in the family's field order, the last
+//                   field varying fastest (eta 0.1,0.3 × depth 4,6 → (0.1,4) (0.1,6) (0.3,4) (0.3,6))
+//   model i = (configuration c, replica s, fold f),  i = (c · seeds + s) · folds + f
+//
+// Model i keeps its own seed as today (modelSeed(seed, i)), so a model is the same computation in
+// every strategy and equal to model i of a plain run of its configuration. Fold f of K holds the
+// training rows [⌊f·n/K⌋, ⌊(f+1)·n/K⌋) (foldRows); its model trains on the others and is scored on
+// them (validation MSE) as well as on the test split.
+import { z } from 'zod'
+import type { ModelFamily, ParamField } from '../families'
+import { intField, type Range } from './fields'
+import type { WorkloadOf } from './workload-shape'
+
+export const SET_LIMITS = {
+  seeds: { min: 1, max: 100 },
+  folds: { min: 2, max: 10 },
+  /** values one field of a grid takes */
+  values: { min: 1, max: 16 },
+} as const satisfies Record<string, Range>
+
+/** A field's grid values: numbers, or for a list field (hidden layers) one list per value. */
+export type GridValue = number | number[]
+
+export const ModelSetSchema = z
+  .object({
+    /** field key → the values it takes (fields the family lets vary) */
+    grid: z.record(z.string(), z.array(z.union([z.number(), z.array(z.number())]), { error: 'a grid field takes a list of values' })).default({}),
+    seeds: intField('seeds', SET_LIMITS.seeds).default(1),
+    /** K-fold cross-validation; null: none */
+    folds: intField('folds', SET_LIMITS.folds).nullable().default(null),
+  })
+  .strict()
+export type ModelSet = z.infer<typeof ModelSetSchema>
+
+/** The fields a family lets vary in a grid. */
+export function varyingFields(family: Pick<ModelFamily, 'fields'>): ParamField[] {
+  return family.fields.filter((f) => f.vary === true)
+}
+
+/** The grid's fields in the family's field order (the documented enumeration order). */
+function gridFields(family: Pick<ModelFamily, 'fields'>, set: ModelSet): ParamField[] {
+  return family.fields.filter((f) => set.grid[f.key] !== undefined)
+}
+
+/** How many configurations the grid makes (1 without a grid). */
+export function configurationCount(set: ModelSet): number {
+  return Object.values(set.grid).reduce((n, values) => n * values.length, 1)
+}
+
+/** N: configurations × seeds × folds. */
+export function setSize(set: ModelSet): number {
+  return configurationCount(set) * set.seeds * (set.folds ?? 1)
+}
+
+/** Configuration c's parameters: the base model with the grid's values for c. */
+export function configurationParams<P extends { kind: string }>(family: Pick<ModelFamily, 'fields'>, base: P, set: ModelSet, c: number): P {
+  const params = structuredClone(base) as Record<string, unknown>
+  let rest = c
+  const fields = gridFields(family, set)
+  for (let k = fields.length - 1; k >= 0; k--) {
+    const values = set.grid[fields[k].key]
+    params[fields[k].key] = structuredClone(values[rest % values.length])
+    rest = Math.floor(rest / values.length)
+  }
+  return params as P
+}
+
+/** Which configuration, replica and fold model i is. */
+export interface SetMember {
+  configuration: number
+  replica: number
+  /** null without folds */
+  fold: number | null
+}
+
+export function setMember(set: ModelSet, index: number): SetMember {
+  const folds = set.folds ?? 1
+  const fold = index % folds
+  const rest = Math.floor(index / folds)
+  return { configuration: Math.floor(rest / set.seeds), replica: rest % set.seeds, fold: set.folds === null ? null : fold }
+}
+
+/** Fold f of K over n training rows: the rows [begin, end) it holds out. */
+export function foldRows(n: number, folds: number, f: number): { begin: number; end: number } {
+  return { begin: Math.floor((f * n) / folds), end: Math.floor(((f + 1) * n) / folds) }
+}
+
+/** A configuration's varied values in words, with the fields' flags: "eta 0.1 · max-depth 6". */
+export function describeConfiguration(family: Pick<ModelFamily, 'fields'>, set: ModelSet, params: object): string {
+  const values = params as Record<string, unknown>
+  return gridFields(family, set)
+    .filter((f) => set.grid[f.key].length > 1)
+    .map((f) => `${f.flag.replace(/^--/, '')} ${gridValueText(values[f.key] as GridValue)}`)
+    .join(' · ')
+}
+
+/** A grid value as typed: 0.1, or a list field's layers as 64,32. */
+export function gridValueText(v: GridValue): string {
+  return Array.isArray(v) ? v.join(',') : String(v)
+}
+
+/**
+ * What is wrong with a set for a family (fields that cannot vary, values out of range, empty or
+ * repeated values), as field issues on `set.grid.<key>`; the sizes' checks are the config's.
+ */
+export function modelSetIssues(family: ModelFamily, set: ModelSet): { path: (string | number)[]; message: string }[] {
+  const issues: { path: (string | number)[]; message: string }[] = []
+  const canVary = varyingFields(family).map((f) => f.key)
+  for (const [key, values] of Object.entries(set.grid)) {
+    const field = family.fields.find((f) => f.key === key)
+    const path = ['grid', key]
+    if (!field || field.vary !== true) {
+      issues.push({ path, message: `${key} cannot vary in a ${family.label} grid; accepted: ${canVary.join(', ')}` })
+      continue
+    }
+    if (values.length < SET_LIMITS.values.min || values.length > SET_LIMITS.values.max) {
+      issues.push({ path, message: `${key} takes ${SET_LIMITS.values.min} to ${SET_LIMITS.values.max} values in a grid (got ${values.length})` })
+      continue
+    }
+    const seen = new Set<string>()
+    values.forEach((value, i) => {
+      const parsed = family.paramsSchema.safeParse({ ...family.defaults, [key]: value })
+      const own = parsed.success ? undefined : parsed.error.issues.find((issue) => issue.path[0] === key)
+      if (own) issues.push({ path: [...path, i], message: own.message })
+      const text = gridValueText(value)
+      if (seen.has(text)) issues.push({ path: [...path, i], message: `${key} lists ${text} twice` })
+      seen.add(text)
+    })
+  }
+  return issues
+}
+
+// ---- a set's cost, per configuration (the estimate and the result's work count) ----------------
+
+type CostFamily = Pick<ModelFamily, 'fields' | 'workCount' | 'workerPeakBytes' | 'progressTotal'>
+
+/** Each configuration's workload and how many of models 0..models−1 it holds; without a set, the workload itself. */
+export function configurationWorkloads<W extends WorkloadOf<{ kind: string }>>(family: Pick<ModelFamily, 'fields'>, w: W, models: number): { workload: W; models: number }[] {
+  const set = w.set
+  if (!set) return [{ workload: w, models }]
+  const counts = new Map<number, number>()
+  for (let i = 0; i < models; i++) {
+    const c = setMember(set, i).configuration
+    counts.set(c, (counts.get(c) ?? 0) + 1)
+  }
+  return [...counts].map(([c, n]) => ({ workload: { ...w, set: undefined, model: configurationParams(family, w.model, set, c) }, models: n }))
+}
+
+/** The work of models 0..models−1: each configuration's own (a fold's model trains on (K−1)/K of the rows). */
+export function workOf(family: CostFamily, w: WorkloadOf<{ kind: string }>, models: number): number {
+  const folds = w.set?.folds ?? null
+  const share = folds === null ? 1 : (folds - 1) / folds
+  return configurationWorkloads(family, w, models).reduce((sum, c) => sum + family.workCount(c.workload as never, c.models) * share, 0)
+}
+
+/** Peak bytes of a worker holding `modelsInWorker` models: its largest configuration's. */
+export function peakBytesOf(family: CostFamily, w: WorkloadOf<{ kind: string }>, modelsInWorker: number): number {
+  return Math.max(...configurationWorkloads(family, w, Math.max(1, setSize(w.set ?? { grid: {}, seeds: 1, folds: null }))).map((c) => family.workerPeakBytes(c.workload as never, modelsInWorker)))
+}
+
+/** Steps one job reports: its longest configuration's. */
+export function stepsOf(family: CostFamily, w: WorkloadOf<{ kind: string }>): number {
+  return Math.max(...configurationWorkloads(family, w, Math.max(1, setSize(w.set ?? { grid: {}, seeds: 1, folds: null }))).map((c) => family.progressTotal(c.workload as never)))
+}
