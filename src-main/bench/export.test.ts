@@ -3,6 +3,7 @@ import { adviseFrom, checkAdvice, optionLabel } from '@shared/advice'
 import { exportFileName, RunResultSchema } from '@shared/contract'
 import { modelSweep } from '@shared/plan'
 import { fakeRun } from '../testing/run-fixtures'
+import { setResult } from '@shared/testing/model-set-fixtures'
 import { CSV_COLUMNS, MARKDOWN_HEADER, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
 
 describe('exports', () => {
@@ -99,5 +100,19 @@ describe('the Markdown Advice section', () => {
     expect(md).toContain(`| ${optionLabel(best, ' ')} | ${mdMs(best.predictedMs)} | ${mdMs(best.lowMs)}–${mdMs(best.highMs)} | ${mdMs(best.predictedMs * 1.05)} | −4.8 % |`)
     expect(md).toMatch(/The recommended option was the fastest measured: yes\./)
     expect(exportRun({ ...sweep, runId: 'verify-run', verifies: 'sweep-run' }, 'md').content).toMatch(/checks the advice of run sweep-run/)
+  })
+})
+
+describe('the Markdown Leaderboard section', () => {
+  it('a model set\'s export ranks its configurations; the JSON keeps each model\'s configuration and fold', () => {
+    const run = setResult({ folds: 3 })
+    const md = exportRun(run, 'md').content
+    expect(md).toContain('## Leaderboard')
+    expect(md).toContain('ranked by validation MSE over 3 folds × 2 seeds, best first')
+    expect(md).toMatch(/\| 1 \(best\) \| max-depth 5 · eta 0\.3 \| 0\.6020 ± /)
+    expect(md).toContain('set: max-depth 3,5 × eta 0.1,0.3 · 2 seeds · 3 folds → 24 models')
+    const json = RunResultSchema.parse(JSON.parse(exportRun(run, 'json').content))
+    expect(json.measurements[0].perModel[5]).toMatchObject({ configuration: 0, fold: 2 })
+    expect(exportRun(fakeRun(), 'md').content).not.toContain('## Leaderboard')
   })
 })

@@ -6,6 +6,7 @@ import { EXPORT_MIME, type ExportedFile, type ExportFormat, exportFileName, mode
 import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
 import { formatDataSet } from '@shared/format'
+import { leaderboardOf, leaderboardTable } from '@shared/leaderboard'
 
 export const CSV_COLUMNS = [
   'runId', 'family', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
@@ -111,7 +112,17 @@ export function toMarkdownDocument(run: RunResult): string {
     (run.verifies ? ` · checks the advice of run ${run.verifies}` : '')
   const data = run.dataset ? `Data: ${formatDataSet(run.dataset)}\n\n` : ''
   const advice = adviceMarkdown(run)
-  return `${head}\n\n${data}${toMarkdown(run)}${advice ? `\n${advice}` : ''}`
+  const board = leaderboardMarkdown(run)
+  return `${head}\n\n${data}${toMarkdown(run)}${board ? `\n${board}` : ''}${advice ? `\n${advice}` : ''}`
+}
+
+/** The model set's leaderboard as a Markdown section; '' for a plain run. */
+export function leaderboardMarkdown(run: Pick<RunResult, 'config' | 'measurements'>): string {
+  const board = leaderboardOf(run)
+  if (!board || !run.config.set) return ''
+  const t = leaderboardTable(board, run.config.set)
+  const row = (cells: string[]) => `| ${cells.join(' | ')} |`
+  return ['## Leaderboard', '', t.title, '', row(t.header), row(t.header.map((_, i) => (i === 1 ? ':---' : '---:'))), ...t.rows.map(row), ''].join('\n')
 }
 
 /** "+4.9 %" / "−12.0 %" */

@@ -3,10 +3,11 @@
 // stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { type BenchConfig, type DataSetInfo, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { type BenchConfig, type DataSetInfo, modelLine, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
+import { leaderboardOf, leaderboardTable } from '@shared/leaderboard'
 import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -175,7 +176,7 @@ export function summaryTable(run: RunResult): string {
   const out: string[] = []
   const family = familyOf(run.config.model)
   out.push(
-    `Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}`,
+    `Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()} · ${modelLine(run.config)}`,
   )
   if (run.dataset) out.push(`data: ${formatDataSet(run.dataset)}`)
   const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
@@ -188,6 +189,13 @@ export function summaryTable(run: RunResult): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
   const line = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
   out.push(line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line))
+  const board = leaderboardOf(run)
+  if (board && run.config.set) {
+    const t = leaderboardTable(board, run.config.set)
+    const bw = t.header.map((h, i) => Math.max(h.length, ...t.rows.map((r) => r[i].length)))
+    const bline = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(bw[i]) : c.padStart(bw[i]))).join('  ')
+    out.push('', t.title, bline(t.header), bw.map((w) => '-'.repeat(w)).join('  '), ...t.rows.map(bline), '')
+  }
   const v = run.verification
   const stopped = run.status === 'cancelled' || run.status === 'interrupted'
   out.push(

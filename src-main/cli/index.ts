@@ -24,6 +24,8 @@ export function buildProgram(): Command {
     .option('--sizes <list>', 'data sizes (rows), e.g. 10000,50000')
     .option('--models <list>', 'model counts, e.g. 50')
     .option('--sweep <what>', 'models: measure N = 1, 2, 4, … up to --models N (a W larger than N is skipped at that N)')
+    .option('--seeds <n>', 'a model set: models per configuration, each from its own seed (1 to 100); with several values of a field (--eta 0.1,0.3; --hidden 32/64) a grid')
+    .option('--folds <k>', 'a model set: K-fold cross-validation over the training rows (2 to 10); models ranked by validation MSE')
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
     .option('--strategies <list>', `comma-separated: ${STRATEGIES.join(',')}`)
     .option('--backend <name>', FLAG_HELP.backend)
@@ -47,7 +49,8 @@ export function buildProgram(): Command {
     for (const f of family.fields) {
       if (seen.has(f.flag)) continue
       seen.add(f.flag)
-      bench.option(`${f.flag} <${f.type === 'intList' ? 'list' : 'n'}>`, `${f.help} (${family.shortLabel}; ${acceptedText(f)})`)
+      const grid = f.vary ? (f.type === 'intList' ? '; alternatives separated by / make a grid' : '; several, comma-separated, make a grid') : ''
+      bench.option(`${f.flag} <${f.type === 'intList' ? 'list' : 'n'}>`, `${f.help} (${family.shortLabel}; ${acceptedText(f)}${grid})`)
     }
   }
   bench.action(async (flags) => {

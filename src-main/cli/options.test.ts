@@ -109,3 +109,33 @@ describe('trainpool bench process', () => {
     }
   })
 })
+
+describe('model-set flags', () => {
+  it('several values of a field make a grid; --seeds and --folds; N is the set\'s', () => {
+    const c = configFromFlags({ model: 'gbdt', preset: 'smoke', eta: '0.1,0.3', maxDepth: '3,5', seeds: '2' })
+    expect(c.set).toEqual({ grid: { eta: [0.1, 0.3], maxDepth: [3, 5] }, seeds: 2, folds: null })
+    expect(c.models).toEqual([8])
+    expect(configFromFlags({ model: 'gbdt', preset: 'smoke', folds: '3' })).toMatchObject({ set: { grid: {}, seeds: 1, folds: 3 }, models: [3] })
+    const mlp = configFromFlags({ preset: 'smoke', hidden: '32/64,32', lr: '0.003,0.03' })
+    expect(mlp.set?.grid).toEqual({ hidden: [[32], [64, 32]], lr: [0.003, 0.03] })
+    expect(mlp.models).toEqual([4])
+    // one value of each field is today's run: no set
+    expect(configFromFlags({ model: 'gbdt', preset: 'smoke', eta: '0.3' }).set).toBeUndefined()
+  })
+
+  it.each([
+    [{ model: 'gbdt', baseScore: '0.1,0.5' }, /^--base-score takes one value: it cannot vary in a grid; the gradient-boosted trees's fields that can: --rounds --max-depth --eta/],
+    [{ model: 'gbdt', eta: '0.1,0.1' }, /^--eta lists 0.1 twice/],
+    [{ model: 'gbdt', eta: '0.1,x' }, /^--eta "x" is not a number/],
+    [{ model: 'gbdt', eta: '0.1,0' }, /^--eta must be above 0 and at most 1/],
+    [{ model: 'gbdt', seeds: '0' }, /^--seeds must be an integer from 1 to 100/],
+    [{ model: 'gbdt', folds: '1' }, /^--folds must be an integer from 2 to 10/],
+    [{ model: 'gbdt', folds: '11' }, /^--folds must be an integer from 2 to 10/],
+    [{ model: 'gbdt', eta: '0.1,0.2', models: '3' }, /^--models must be 2 for this model set \(2 configurations × 1 seed\), got 3$/],
+    [{ model: 'gbdt', eta: '0.1,0.2', models: '8', sweep: 'models' }, /^--sweep models does not combine with a model set/],
+    [{ model: 'gbdt', seeds: '100', folds: '10', eta: '0.1,0.2' }, /^--seeds\/--folds: the model set makes 2000 models/],
+    [{ model: 'gbdt', folds: '10', sizes: '12', testSplit: '0.5' }, /^--folds 10 is more than the 6 training rows of size 12/],
+  ])('refuses %j naming the flag', (flags, message) => {
+    expect(usage(flags)).toMatch(message)
+  })
+})

@@ -7,6 +7,7 @@
 import {
   backendChoices, type BenchConfig, BenchConfigSchema, type DataSetInfo, type DataSource, DataSourceSchema, DEFAULT_CONFIG,
   IMPUTE_MODES, LIMITS, PRESET_NAMES, type PresetName, presetConfig, STRATEGIES, TARGETS, fieldIssues,
+  type GridValue, SET_LIMITS, setSize, varyingFields,
 } from '@shared/contract'
 import { acceptedText, allFamilies, autoOrder, familyKinds, findFamily, type ModelFamily, type ParamField, whyNoBatched } from '@shared/families'
 import { modelSweep } from '@shared/plan'
@@ -22,8 +23,11 @@ export class UsageError extends Error {
 export const FLAG_FOR_FIELD: Record<string, string> = {
   sizes: '--sizes', models: '--models', workers: '--workers', strategies: '--strategies', backend: '--backend',
   repeats: '--repeats', seed: '--seed', target: '--target', preset: '--preset', features: '--features',
-  testSplit: '--test-split', failurePolicy: '--on-failure', model: '--model',
+  testSplit: '--test-split', failurePolicy: '--on-failure', model: '--model', set: '--seeds/--folds',
 }
+
+/** What makes a model set on the command line. */
+const MODEL_SET_FLAGS = 'several values of a field, --seeds, --folds'
 
 /** config.data's fields → their flags (with --data) */
 export const FLAG_FOR_DATA_FIELD: Record<string, string> = {
@@ -164,20 +168,48 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
       }
     }
   }
+  // a field given several values makes a grid (a list field's alternatives are separated by /)
   const model = { ...(raw.model as Record<string, unknown>) }
+  const grid: Record<string, GridValue[]> = {}
   for (const f of family.fields) {
     const value = given(optionKey(f.flag))
     if (value === undefined) continue
-    model[f.key] = fieldValue(f, value)
+    const alternatives = value.split(f.type === 'intList' ? '/' : ',').map((v) => v.trim())
+    if (alternatives.length > 1) {
+      if (f.vary !== true) {
+        throw new UsageError(`${f.flag} takes one value: it cannot vary in a grid; the ${family.label}'s fields that can: ${varyingFields(family).map((v) => v.flag).join(' ')}`)
+      }
+      grid[f.key] = alternatives.map((v) => fieldValue(f, v))
+    } else model[f.key] = fieldValue(f, value)
     if (preset === undefined) raw.preset = 'custom'
   }
   raw.model = model
+  const seeds = given('seeds')
+  const folds = given('folds')
+  if (Object.keys(grid).length > 0 || seeds !== undefined || folds !== undefined) {
+    const set = {
+      grid,
+      seeds: seeds === undefined ? 1 : integerValue('--seeds', seeds, SET_LIMITS.seeds),
+      folds: folds === undefined ? null : integerValue('--folds', folds, SET_LIMITS.folds),
+    }
+    raw.set = set
+    if (sweep !== undefined) throw new UsageError(`--sweep models does not combine with a model set (${MODEL_SET_FLAGS}): the set's N is one count, ${setSize(set)}`)
+    // N is the set's: configurations × seeds × folds (a --models that disagrees is refused by the schema)
+    // (a set beyond the model limit keeps the preset's count: the schema then names the set, not --models)
+    const n = setSize(set)
+    if (given('models') === undefined && n >= LIMITS.models.min && n <= LIMITS.models.max) raw.models = [n]
+    if (preset === undefined) raw.preset = 'custom'
+  }
   const parsed = BenchConfigSchema.safeParse(raw)
   if (!parsed.success) {
     const messages = fieldIssues(parsed.error, raw).map((issue) => {
-      const [top, sub] = issue.field.split('.')
-      const field = top === 'model' && sub ? family.fields.find((f) => f.key === sub) : undefined
-      return flagMessage(field?.flag ?? FLAG_FOR_FIELD[top] ?? top, field ? sub : top, issue.message)
+      const parts = issue.field.split('.')
+      const [top, sub] = parts
+      // a model field's flag; in a set, the grid's field (set.grid.eta.1) or seeds/folds (set.seeds)
+      const key = top === 'model' ? sub : top === 'set' && sub === 'grid' ? parts[2] : undefined
+      const field = key ? family.fields.find((f) => f.key === key) : undefined
+      const setFlag = top === 'set' && (sub === 'seeds' || sub === 'folds') ? `--${sub}` : undefined
+      return flagMessage(field?.flag ?? setFlag ?? FLAG_FOR_FIELD[top] ?? top, field ? key! : (setFlag ? sub : top), issue.message)
     })
     throw new UsageError([...new Set(messages)].join('\n'))
   }

@@ -99,6 +99,13 @@ export function describeConfiguration(family: Pick<ModelFamily, 'fields'>, set: 
     .join(' · ')
 }
 
+/** The set in one line, with the fields' flags: "max-depth 3,5 × eta 0.1,0.3 · 2 seeds · 3 folds → 8 models". */
+export function describeSet(family: Pick<ModelFamily, 'fields'>, set: ModelSet): string {
+  const grid = gridFields(family, set).map((f) => `${f.flag.replace(/^--/, '')} ${set.grid[f.key].map(gridValueText).join(f.type === 'intList' ? '/' : ',')}`)
+  const parts = [grid.join(' × '), `${set.seeds} seed${set.seeds === 1 ? '' : 's'}`, ...(set.folds !== null ? [`${set.folds} folds`] : [])].filter((p) => p !== '')
+  return `${parts.join(' · ')} → ${setSize(set)} models`
+}
+
 /** A grid value as typed: 0.1, or a list field's layers as 64,32. */
 export function gridValueText(v: GridValue): string {
   return Array.isArray(v) ? v.join(',') : String(v)

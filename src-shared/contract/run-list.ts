@@ -2,12 +2,14 @@
 // store and by the test fakes alike.
 import { familyOf } from '../families'
 import type { RunListEntry } from './api'
+import { describeSet } from './model-set'
 import type { RunResult } from './result'
 
 /** "GBDT · 100 rounds, depth 6, …": the family and its parameters in one line. */
 export function modelLine(config: RunResult['config']): string {
   const family = familyOf(config.model)
-  return `${family.shortLabel} · ${family.describe(config.model, config.features)}`
+  const set = config.set ? ` · set: ${describeSet(family, config.set)}` : ''
+  return `${family.shortLabel} · ${family.describe(config.model, config.features)}${set}`
 }
 
 /** History's order: newest first, by start time (a run without one last). */

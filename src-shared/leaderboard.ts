@@ -1,0 +1,115 @@
+// A model set's leaderboard: one row per configuration, ranked by its score — the mean validation
+// MSE over its folds (and seeds) with folds, else the mean test MSE over its seeds — with the spread
+// (std over those models), the test MSE, and its training time per model. Read from one measurement
+// at the largest size (every strategy trained the same models, so any finished one gives the same
+// scores; a measurement with each model's own time is preferred over a fused one's group time).
+// The one home of the ranking: the CLI, the exports, the Run view and the report all show this.
+import type { Measurement, RunResult } from './contract'
+import { configurationParams, describeConfiguration, type GridValue, setMember } from './contract/model-set'
+import { familyOf } from './families'
+import { formatDuration } from './format'
+
+export interface Spread {
+  mean: number
+  /** sample standard deviation; null for a single model */
+  std: number | null
+}
+
+export interface LeaderboardEntry {
+  /** the configuration's position in the set's order (contract/model-set.ts) */
+  configuration: number
+  /** its varied values in words: "max-depth 4 · eta 0.1" ('' when nothing varies: seeds or folds only) */
+  label: string
+  /** the varied fields' values, by field key */
+  params: Record<string, GridValue>
+  models: number
+  /** what it is ranked by: validation MSE with folds, else test MSE */
+  score: Spread
+  testMse: Spread
+  /** mean training time per model, ms (a fused group's time shared among its models) */
+  trainMs: number | null
+  rank: number
+}
+
+export interface Leaderboard {
+  size: number
+  scoreKind: 'validation' | 'test'
+  /** best first */
+  entries: LeaderboardEntry[]
+}
+
+function spread(values: number[]): Spread {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length
+  if (values.length < 2) return { mean, std: null }
+  const variance = values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1)
+  return { mean, std: Math.sqrt(variance) }
+}
+
+/** The measurement the board reads: finished, at the largest size, every model, own times first. */
+function boardMeasurement(run: Pick<RunResult, 'measurements'>, models: number): Measurement | undefined {
+  const done = run.measurements.filter((m) => m.status === 'ok' && m.perModel.length === models)
+  if (done.length === 0) return undefined
+  const size = Math.max(...done.map((m) => m.size))
+  const atSize = done.filter((m) => m.size === size)
+  return atSize.find((m) => m.strategy === 'sequential') ?? atSize.find((m) => m.strategy === 'pool') ?? atSize[0]
+}
+
+/** The board of a run with a model set; null for a plain run or before a measurement finished. */
+export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'>): Leaderboard | null {
+  const set = run.config.set
+  if (!set) return null
+  const models = run.config.models[0]
+  const m = boardMeasurement(run, models)
+  if (!m) return null
+  const family = familyOf(run.config.model)
+  const scoreKind = set.folds !== null ? 'validation' : 'test'
+  // a fused group's time, shared by the models trained in it (same worker, configuration and fold)
+  const groupSize = new Map<string, number>()
+  const groupOf = (p: Measurement['perModel'][number]) => `${p.worker}/${p.configuration}/${p.fold}`
+  for (const p of m.perModel) groupSize.set(groupOf(p), (groupSize.get(groupOf(p)) ?? 0) + 1)
+  const byConfiguration = new Map<number, Measurement['perModel']>()
+  for (const p of m.perModel) {
+    const c = p.configuration ?? setMember(set, p.index).configuration
+    byConfiguration.set(c, [...(byConfiguration.get(c) ?? []), p])
+  }
+  const varied = family.fields.filter((f) => (set.grid[f.key]?.length ?? 0) > 1)
+  const entries = [...byConfiguration].map(([configuration, ps]): LeaderboardEntry => {
+    const params = configurationParams(family, run.config.model, set, configuration) as unknown as Record<string, GridValue>
+    const times = ps.map((p) => p.trainMs ?? (p.groupTrainMs !== null ? p.groupTrainMs / (groupSize.get(groupOf(p)) ?? 1) : null))
+    return {
+      configuration,
+      label: describeConfiguration(family, set, params),
+      params: Object.fromEntries(varied.map((f) => [f.key, params[f.key]])),
+      models: ps.length,
+      score: spread(ps.map((p) => (scoreKind === 'validation' ? (p.validationMse ?? NaN) : p.testMse))),
+      testMse: spread(ps.map((p) => p.testMse)),
+      trainMs: times.every((t) => t !== null) ? spread(times as number[]).mean : null,
+      rank: 0,
+    }
+  })
+  entries.sort((a, b) => a.score.mean - b.score.mean || a.configuration - b.configuration)
+  entries.forEach((e, i) => (e.rank = i + 1))
+  return { size: m.size, scoreKind, entries }
+}
+
+/** "0.0812 ± 0.0031" (4 significant digits). */
+export function spreadText(s: Spread): string {
+  return s.std === null ? s.mean.toPrecision(4) : `${s.mean.toPrecision(4)} ± ${s.std.toPrecision(2)}`
+}
+
+/** The board as a table (the CLI pads it, the Markdown export pipes it): a title, a header and a row per configuration. */
+export function leaderboardTable(board: Leaderboard, set: { seeds: number; folds: number | null }): { title: string; header: string[]; rows: string[][] } {
+  const over = board.scoreKind === 'validation' ? `validation MSE over ${set.folds} folds${set.seeds > 1 ? ` × ${set.seeds} seeds` : ''}` : `test MSE${set.seeds > 1 ? ` over ${set.seeds} seeds` : ''}`
+  return {
+    title: `Leaderboard at ${board.size.toLocaleString('en-US')} rows, ranked by ${over}, best first`,
+    // with folds the score is the validation MSE and the test MSE is shown beside it; without, the score is the test MSE
+    header: ['rank', 'configuration', ...(board.scoreKind === 'validation' ? ['validation MSE', 'test MSE'] : ['test MSE']), 'time/model'],
+    rows: board.entries.map((e) => [
+      `${e.rank}${e.rank === 1 ? ' (best)' : ''}`,
+      e.label || `#${e.configuration + 1}`,
+      spreadText(e.score),
+      ...(board.scoreKind === 'validation' ? [spreadText(e.testMse)] : []),
+      formatDuration(e.trainMs),
+    ]),
+  }
+}
