@@ -2,6 +2,7 @@
 // words: the field's label instead of its internal name ("Learning rate", not "lr"), and the text the
 // user typed instead of the parsed value ("1e", not "got null"). Pure; the config store applies it.
 import { LIMITS } from '@shared/contract/config'
+import { SET_LIMITS } from '@shared/contract/model-set'
 import type { FieldIssue } from '@shared/contract/errors'
 import { acceptedText, type ParamField } from '@shared/families'
 import { formatNumber } from '@shared/format'
@@ -22,6 +23,13 @@ export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string }>
   testSplit: { label: 'Test split', accepted: `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}` },
   failurePolicy: { label: 'On failure' },
   model: { label: 'Model' },
+  set: { label: 'Model set' },
+}
+
+/** The model set's own boxes (config.set.*; a grid's values are said with their field's label). */
+const SET_FIELDS: Record<string, { label: string; accepted: string }> = {
+  seeds: { label: 'Seeds per configuration', accepted: `a whole number from ${SET_LIMITS.seeds.min} to ${SET_LIMITS.seeds.max}` },
+  folds: { label: 'Cross-validation folds', accepted: `a whole number from ${SET_LIMITS.folds.min} to ${SET_LIMITS.folds.max}, or empty for none` },
 }
 
 /** The user's data file's fields (config.data.*), as the panel's data section labels them. */
@@ -65,6 +73,14 @@ export function fieldWords(field: string, texts: Readonly<Record<string, string>
       return { label: f.label, typed, item: Number.isInteger(index) && typed != null ? listTokens(typed)[index] : undefined, accepted: acceptedText(f) }
     }
   }
+  if (path[0] === 'set' && path[1] === 'grid' && path[2]) {
+    const f = familyFields.find((x) => x.key === path[2])
+    const typed = texts[`set.grid.${path[2]}`]
+    const index = path[3] != null ? Number(path[3]) : NaN
+    const item = Number.isInteger(index) && typed != null && f ? typed.split(f.type === 'intList' ? '/' : ',')[index]?.trim() : undefined
+    return { label: f?.label ?? path[2], typed, item, accepted: f ? acceptedText(f) : undefined }
+  }
+  if (path[0] === 'set' && SET_FIELDS[path[1] ?? '']) return { ...SET_FIELDS[path[1]], typed: texts[`set.${path[1]}`] }
   if (path[0] === 'data') return { label: DATA_FIELDS[path[1] ?? ''] ?? DATA_FIELDS[''] }
   const base = CONFIG_FIELDS[path[0]]
   if (!base) return { label: field || 'Configuration' }

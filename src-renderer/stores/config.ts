@@ -189,6 +189,8 @@ export const useConfigStore = defineStore('config', () => {
     useAllRows: data.useAllRows,
     listText: boxes.listText,
     modelText: boxes.modelText,
+    setText: boxes.setText,
+    setSetNumber: boxes.setSetNumber,
     numberBox: boxes.numberBox,
     sizeBox: boxes.sizeBox,
     family,

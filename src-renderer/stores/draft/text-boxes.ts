@@ -2,10 +2,13 @@
 // while the draft holds the parsed value (NaN when it is not a number, so the schema names the
 // field). The lists (model counts, workers), the numbers, one box per data size, and the model's own
 // fields (the family's field specs: no field of any family is named here). The model-count sweep
-// ("up to N") is a way of filling the models box, so it lives here too.
+// ("up to N") is a way of filling the models box, so it lives here too, and so is the model set:
+// several values typed into a field that can vary make a grid (a list field's alternatives split by
+// /), with seeds and folds boxes; while a set is on, the models box is its N.
 import { computed, reactive, ref, type ComputedRef } from 'vue'
 import type { BenchConfig, ModelParams } from '@shared/contract/config'
 import { LIMITS } from '@shared/contract/config'
+import { type GridValue, gridValueText, type ModelSet, setSize as modelSetSize } from '@shared/contract/model-set'
 import type { ModelFamily, ParamField } from '@shared/families'
 import { modelSweep } from '@shared/plan'
 
@@ -37,10 +40,16 @@ export function parseNumber(text: string): number {
   return v === '' ? NaN : Number(v)
 }
 
-/** The text a model field's box shows for a value. */
-function fieldText(field: ParamField, value: unknown): string {
+/** The text a model field's box shows for a value, or for a grid's values. */
+function fieldText(field: ParamField, value: unknown, grid?: readonly GridValue[]): string {
+  if (grid) return grid.map(gridValueText).join(field.type === 'intList' ? ' / ' : ', ')
   if (field.type === 'intList') return Array.isArray(value) ? value.join(', ') : ''
   return typeof value === 'number' && Number.isFinite(value) ? String(value) : ''
+}
+
+/** What separates a grid's values in a field's box: commas, or / for a list field (whose own values are comma-separated). */
+export function gridSeparator(field: ParamField): string {
+  return field.type === 'intList' ? '/' : ','
 }
 
 /** What a number box shows: the text as typed while it still parses to the value, else the value. */
@@ -57,6 +66,8 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
   /** what each number box shows, as typed ("1e" stays "1e"): the config's numbers and one per data size */
   const numberText = reactive<Record<NumberField, string>>({ repeats: '', seed: '', features: '', testSplit: '' })
   const sizeText = ref<string[]>([])
+  /** the model set's seeds and folds boxes, as typed (folds empty: none) */
+  const setText = reactive<{ seeds: string; folds: string }>({ seeds: '1', folds: '' })
 
   /**
    * "sweep model counts": the models box holds one N and the run measures 1, 2, 4, … up to N. Kept
@@ -73,7 +84,37 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     sizeText.value = draft.sizes.map((s) => (Number.isFinite(s) ? String(s) : ''))
     for (const key of Object.keys(modelText)) delete modelText[key]
     const model = draft.model as unknown as Record<string, unknown>
-    for (const f of family.value.fields) modelText[f.key] = fieldText(f, model[f.key])
+    for (const f of family.value.fields) modelText[f.key] = fieldText(f, model[f.key], draft.set?.grid[f.key])
+    setText.seeds = String(draft.set?.seeds ?? 1)
+    setText.folds = draft.set?.folds == null ? '' : String(draft.set.folds)
+  }
+
+  /**
+   * The draft's set from a grid, seeds and folds: on when any is more than one configuration,
+   * seed or fold; then the models box is its N (a sweep is off: the two do not combine).
+   */
+  function applySet(grid: Record<string, GridValue[]>, seeds: number, folds: number | null) {
+    if (Object.keys(grid).length === 0 && seeds === 1 && folds === null) {
+      delete draft.set
+      return
+    }
+    const set: ModelSet = { grid, seeds, folds }
+    draft.set = set
+    sweepModels.value = false
+    const n = modelSetSize(set)
+    if (Number.isInteger(n) && n >= LIMITS.models.min && n <= LIMITS.models.max) {
+      draft.models = [n]
+      listText.models = String(n)
+    }
+  }
+
+  /** The seeds or folds box typed into (folds empty: no folds). */
+  function setSetNumber(which: 'seeds' | 'folds', text: string) {
+    setText[which] = text
+    const seeds = which === 'seeds' ? parseNumber(text) : (draft.set?.seeds ?? 1)
+    const folds = which === 'folds' ? (text.trim() === '' ? null : parseNumber(text)) : (draft.set?.folds ?? null)
+    applySet({ ...(draft.set?.grid ?? {}) }, seeds, folds)
+    touched()
   }
 
   /** A number box typed into: the text is kept as typed, the value parsed (NaN when it is not a number). */
@@ -123,18 +164,29 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     touched()
   }
 
-  /** A model field typed into its box: numbers parsed, lists split; the schema judges the value. */
+  /**
+   * A model field typed into its box: numbers parsed, lists split; the schema judges the value.
+   * Several values (in a field that can vary) make a grid: the model keeps the first as its base.
+   */
   function setModelField(key: string, text: string) {
     const field = family.value.fields.find((f) => f.key === key)
     if (!field) return
     modelText[key] = text
-    ;(draft.model as unknown as Record<string, unknown>)[key] = field.type === 'intList' ? parseList(text) : parseNumber(text)
+    const parse = (t: string) => (field.type === 'intList' ? parseList(t) : parseNumber(t))
+    // a field that cannot vary keeps its whole text, so "0.1, 0.5" there is said to be no number
+    const alternatives = field.vary ? text.split(gridSeparator(field)).filter((t) => t.trim() !== '') : [text]
+    const grid = { ...(draft.set?.grid ?? {}) }
+    delete grid[key]
+    if (field.vary && alternatives.length > 1) grid[key] = alternatives.map(parse)
+    ;(draft.model as unknown as Record<string, unknown>)[key] = parse(alternatives[0] ?? '')
+    applySet(grid, draft.set?.seeds ?? 1, draft.set?.folds ?? null)
     touched()
   }
 
-  /** Switches the model to another family, with that family's defaults. */
+  /** Switches the model to another family, with that family's defaults (another family's grid goes with it). */
   function setModelDefaults(defaults: ModelParams) {
     draft.model = JSON.parse(JSON.stringify(defaults)) as ModelParams
+    if (draft.set) applySet({}, draft.set.seeds, draft.set.folds)
     syncText()
     touched()
   }
@@ -161,13 +213,17 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     const t: Record<string, string> = { ...listText }
     for (const f of NUMBER_FIELDS) t[f] = numberBox(f)
     draft.sizes.forEach((_, i) => (t[`sizes.${i}`] = sizeBox(i)))
-    for (const [k, v] of Object.entries(modelText)) t[`model.${k}`] = v
+    for (const [k, v] of Object.entries(modelText)) t[`model.${k}`] = t[`set.grid.${k}`] = v
+    t['set.seeds'] = setText.seeds
+    t['set.folds'] = setText.folds
     return t
   })
 
   return {
     listText,
     modelText,
+    setText,
+    setSetNumber,
     sweepModels,
     syncText,
     setNumber,
