@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { gbdtFamily, mlpFamily } from '../families'
 import { BenchConfigSchema, presetConfig } from './config'
 import { fieldIssues } from './errors'
-import { configurationCount, configurationParams, describeConfiguration, foldRows, type ModelSet, setMember, setSize } from './model-set'
+import { configurationCount, configurationParams, describeConfiguration, describeMembers, foldRows, type ModelSet, setMember, setSize } from './model-set'
 
 const set = (s: Partial<ModelSet>): ModelSet => ({ grid: {}, seeds: 1, folds: null, ...s })
 
@@ -93,5 +93,14 @@ describe('model set validation', () => {
   it('a list on a field that cannot take one, for the MLP', () => {
     const config = presetConfig('smoke', { set: set({ grid: { hidden: [64, 32] } }), models: [2], workers: [1] })
     expect(issuesOf(config).map((i) => i.field)).toContain('set.grid.hidden.0')
+  })
+})
+
+describe('a lane\'s models in words', () => {
+  it('names the shared configuration, and a single model\'s seed and fold', () => {
+    const s = set({ grid: { maxDepth: [4, 6], eta: [0.1, 0.3] }, seeds: 2, folds: 3 })
+    expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [23])).toBe('max-depth 6 · eta 0.3 · seed 2 · fold 3')
+    expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [0, 1, 2, 3])).toBe('max-depth 4 · eta 0.1')
+    expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [5, 6])).toBe('')
   })
 })

@@ -106,6 +106,23 @@ export function describeSet(family: Pick<ModelFamily, 'fields'>, set: ModelSet):
   return `${parts.join(' · ')} → ${setSize(set)} models`
 }
 
+/**
+ * Models of a set in words, for a worker's lane: their configuration when they share one, and the
+ * seed replica and fold of a single model: "max-depth 5 · eta 0.3 · seed 2 · fold 3" ('' when none applies).
+ */
+export function describeMembers(family: Pick<ModelFamily, 'fields'>, set: ModelSet, base: object, indices: readonly number[]): string {
+  if (indices.length === 0) return ''
+  const members = indices.map((i) => setMember(set, i))
+  const configuration = members[0].configuration
+  if (members.some((m) => m.configuration !== configuration)) return ''
+  const parts = [describeConfiguration(family, set, configurationParams(family, base as { kind: string }, set, configuration))]
+  if (members.length === 1) {
+    if (set.seeds > 1) parts.push(`seed ${members[0].replica + 1}`)
+    if (members[0].fold !== null) parts.push(`fold ${members[0].fold + 1}`)
+  }
+  return parts.filter((p) => p !== '').join(' · ')
+}
+
 /** A grid value as typed: 0.1, or a list field's layers as 64,32. */
 export function gridValueText(v: GridValue): string {
   return Array.isArray(v) ? v.join(',') : String(v)
