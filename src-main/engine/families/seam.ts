@@ -15,7 +15,7 @@
 // A started candidate that `auto` passes over stays as it is, not released: dropping Dawn's
 // navigator.gpu while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
 // worker ends with process.exit, so the instance cannot keep it alive.
-import { type BackendCapability, type BackendName, configurationParams, setMember, type Workload } from '@shared/contract'
+import { type BackendCapability, type BackendName, configurationParams, setMember, setSize, type Workload } from '@shared/contract'
 import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelParamsBase } from '@shared/families'
 import { datasetFor } from '../data'
 import { type Dataset, foldDataset } from '../dataset'
@@ -144,6 +144,9 @@ export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>
       for (const prepared of (data as SeamData).prepared.values()) entryOf(runtime).dispose(runtime, prepared)
     },
     async warmUp(runtime, data, workload, indices) {
+      // every data set the set's jobs may need is prepared before the clock (a pool worker warms up
+      // on one model but may be handed any); the warm-up step itself runs on the given models
+      if (workload.set) for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()])) dataOf(runtime, data as SeamData, group)
       for (const group of modelGroups(workload, indices)) await entryOf(runtime).warmUp(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices)
     },
     async train(runtime, data, workload, indices, options, hooks) {
