@@ -1,5 +1,6 @@
 // Trained trees, prediction on raw features, test MSE and the per-model tree hash.
 import type { GbdtParams } from '@shared/families/gbdt'
+import type { ModelArtifact } from '@shared/contract/model-artifact'
 
 /**
  * One regression tree, nodes in breadth-first order of expansion (node 0 = root; the children of a
@@ -149,5 +150,21 @@ export class TreeBuilder {
       left: Int32Array.from(this.left),
       leafValue: Float32Array.from(this.leafValue),
     }
+  }
+}
+
+/** A trained model as a run keeps it (contract/model-artifact.ts): its trees in plain arrays. */
+export function treesArtifact(model: GbdtModel): Extract<ModelArtifact, { format: 'gbdt-trees' }> {
+  return {
+    format: 'gbdt-trees',
+    features: model.features,
+    baseScore: model.baseScore,
+    trees: model.trees.map((t) => ({
+      feature: [...t.feature],
+      threshold: [...t.threshold],
+      defaultLeft: [...t.defaultLeft].map((d) => (d ? 1 : 0)),
+      left: [...t.left],
+      leafValue: [...t.leafValue],
+    })),
   }
 }

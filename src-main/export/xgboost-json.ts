@@ -1,0 +1,83 @@
+// Trainpool's trees as an XGBoost 1.7 JSON model (doc/model.schema of XGBoost's source; the layout
+// XGBoost 1.7.4 itself saves): `reg:squarederror`, one `gbtree` tree per round, base_score as a
+// learner parameter. XGBoost predicts with the same rule the engines train with — a row goes left
+// iff value < split_condition, a missing value the default way — and a leaf's value lives in
+// split_conditions, so Booster.load_model predicts what Trainpool predicted (float32 sums in tree
+// order). Gains and hessians are not kept by the engines: loss_changes and sum_hessian are 0.
+import type { ModelArtifact, TreeArtifact } from '@shared/contract/model-artifact'
+
+/** XGBoost's text for a float parameter (its own parser reads the shortest round-trip form). */
+const num = (x: number) => String(Math.fround(x))
+
+/**
+ * A float array: XGBoost's JSON reader types a number by its spelling ("0" is an Integer, which a
+ * float field refuses), so these are written with a decimal point or an exponent.
+ */
+class Floats {
+  constructor(readonly values: readonly number[]) {}
+}
+
+function floatText(v: number): string {
+  const s = String(Math.fround(v))
+  return /[.eE]/.test(s) ? s : `${s}.0`
+}
+
+/** JSON with Floats spelled as floats (everything else as JSON.stringify spells it). */
+function toJson(value: unknown): string {
+  if (value instanceof Floats) return `[${value.values.map(floatText).join(',')}]`
+  if (Array.isArray(value)) return `[${value.map(toJson).join(',')}]`
+  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${toJson(v)}`).join(',')}}`
+  return JSON.stringify(value)
+}
+
+function xgboostTree(t: TreeArtifact, id: number, features: number) {
+  const n = t.feature.length
+  const parents = new Array<number>(n).fill(2147483647)
+  const right = t.left.map((l) => (l < 0 ? -1 : l + 1))
+  t.left.forEach((l, i) => {
+    if (l >= 0) parents[l] = parents[l + 1] = i
+  })
+  const leaf = (i: number) => t.feature[i] < 0
+  return {
+    base_weights: new Floats(t.leafValue.map((v, i) => (leaf(i) ? v : 0))),
+    categories: [],
+    categories_nodes: [],
+    categories_segments: [],
+    categories_sizes: [],
+    default_left: t.defaultLeft.map((d, i) => (leaf(i) ? 0 : d)),
+    id,
+    left_children: t.left,
+    loss_changes: new Floats(new Array<number>(n).fill(0)),
+    parents,
+    right_children: right,
+    split_conditions: new Floats(t.threshold.map((v, i) => (leaf(i) ? t.leafValue[i] : v))),
+    split_indices: t.feature.map((f) => Math.max(0, f)),
+    split_type: new Array<number>(n).fill(0),
+    sum_hessian: new Floats(new Array<number>(n).fill(0)),
+    tree_param: { num_deleted: '0', num_feature: String(features), num_nodes: String(n), size_leaf_vector: '0' },
+  }
+}
+
+/** The model file's text: XGBoost JSON (trees) or the booster's own JSON (the xgboost backend). */
+export function xgboostJson(artifact: ModelArtifact): string {
+  if (artifact.format === 'xgboost-json') return artifact.json
+  const { features, trees } = artifact
+  return toJson({
+    learner: {
+      attributes: {},
+      feature_names: [],
+      feature_types: [],
+      gradient_booster: {
+        model: {
+          gbtree_model_param: { num_parallel_tree: '1', num_trees: String(trees.length), size_leaf_vector: '0' },
+          tree_info: trees.map(() => 0),
+          trees: trees.map((t, i) => xgboostTree(t, i, features)),
+        },
+        name: 'gbtree',
+      },
+      learner_model_param: { base_score: num(artifact.baseScore), boost_from_average: '0', num_class: '0', num_feature: String(features), num_target: '1' },
+      objective: { name: 'reg:squarederror', reg_loss_param: { scale_pos_weight: '1' } },
+    },
+    version: [1, 7, 4],
+  })
+}

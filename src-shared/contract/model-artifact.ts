@@ -1,0 +1,35 @@
+// A trained model as a run keeps it (the models of one measurement at the run's largest size: every
+// strategy trained the same models) and exports it: the trees of Trainpool's engines (CPU and WGSL,
+// the same trees), or XGBoost's own model JSON for the xgboost backend. Written to <run>/models.json
+// by the store, read back (validated) by export-models and the app's "Save best model".
+import { z } from 'zod'
+
+/** One regression tree, nodes in breadth-first order; a node's children are `left` and `left + 1`; a row goes left iff value < threshold (NaN: iff defaultLeft). */
+export const TreeArtifactSchema = z.object({
+  /** split feature, −1 for a leaf */
+  feature: z.array(z.number().int().min(-1)),
+  /** float32 split value */
+  threshold: z.array(z.number()),
+  defaultLeft: z.array(z.union([z.literal(0), z.literal(1)])),
+  /** the left child, −1 for a leaf */
+  left: z.array(z.number().int().min(-1)),
+  /** float32 leaf value (0 for an internal node) */
+  leafValue: z.array(z.number()),
+})
+export type TreeArtifact = z.infer<typeof TreeArtifactSchema>
+
+export const ModelArtifactSchema = z.discriminatedUnion('format', [
+  z.object({ format: z.literal('gbdt-trees'), features: z.number().int().min(1), baseScore: z.number(), trees: z.array(TreeArtifactSchema) }),
+  /** the xgboost backend's booster, as XGBoost saved it */
+  z.object({ format: z.literal('xgboost-json'), json: z.string() }),
+])
+export type ModelArtifact = z.infer<typeof ModelArtifactSchema>
+
+/** The models a run kept: which measurement trained them, and each model's artifact by index. */
+export const KeptModelsSchema = z.object({
+  size: z.number().int(),
+  strategy: z.string(),
+  workers: z.number().int(),
+  models: z.array(z.object({ index: z.number().int().min(0), artifact: ModelArtifactSchema })),
+})
+export type KeptModels = z.infer<typeof KeptModelsSchema>
