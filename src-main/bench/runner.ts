@@ -7,6 +7,8 @@ import {
   type Environment,
   type Measurement,
   type MeasurementKey,
+  type KeptModels,
+  type ModelArtifact,
   type PerModel,
   type WorkerFailure,
   type WorkloadData,
@@ -35,6 +37,8 @@ export interface RunnerOutcome {
   measurements: Measurement[]
   environment: Environment | null
   error: string | null
+  /** the trained models of the first measurement at the largest size, where the backend sends them back; null otherwise */
+  keptModels: KeptModels | null
 }
 
 export interface RunnerOptions {
@@ -77,6 +81,11 @@ export class BenchRunner {
     let environment: Environment | null = null
     let backend: ConcreteBackend | null = null
     let index = 0
+    // every strategy trains the same models: the first measurement at the largest size keeps its own
+    const largest = Math.max(...this.plan.map((k) => k.size))
+    const keeper = this.plan.findIndex((k) => k.size === largest)
+    const artifacts = new Map<number, ModelArtifact>()
+    let keptModels: KeptModels | null = null
     try {
       while (index < this.plan.length && !this.cancelled) {
         const first = this.plan[index]
@@ -113,10 +122,14 @@ export class BenchRunner {
             const key = this.plan[k]
             this.hooks.onPhase?.('measuring', k, key)
             const started = performance.now()
-            const outcomes = await pool.run(jobs, {
+            const keep = k === keeper
+            const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, {
               onDispatch: (w, job) => this.hooks.onDispatch?.(k, w, job),
               onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),
-              onModelDone: (m) => this.hooks.onModelDone?.(k, m),
+              onModelDone: (m, artifact) => {
+                if (keep && artifact) artifacts.set(m.index, artifact)
+                this.hooks.onModelDone?.(k, m)
+              },
               onFailure: (f) => this.hooks.onFailure?.(k, f),
               onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason),
             })
@@ -144,9 +157,13 @@ export class BenchRunner {
             startupMs = 0
             warmupMs = 0
             measurements.push(measurement)
+            // kept only when every model of the measurement came back with its artifact
+            if (keep && status === 'ok' && artifacts.size === key.models) {
+              keptModels = { size: key.size, strategy: key.strategy, workers: key.workers, models: [...artifacts].sort((a, b) => a[0] - b[0]).map(([i, artifact]) => ({ index: i, artifact })) }
+            }
             this.hooks.onMeasurement?.(k, measurement)
             if (status === 'failed' && this.config.failurePolicy === 'stop') {
-              return { status: 'failed', measurements, environment, error: failures.map((f) => f.reason).join('; ') }
+              return { status: 'failed', measurements, environment, error: failures.map((f) => f.reason).join('; '), keptModels }
             }
           }
         } finally {
@@ -156,12 +173,12 @@ export class BenchRunner {
         index = group[group.length - 1] + 1
       }
     } catch (err) {
-      if (this.cancelled) return { status: 'cancelled', measurements, environment, error: null }
-      return { status: 'failed', measurements, environment, error: err instanceof Error ? err.message : String(err) }
+      if (this.cancelled) return { status: 'cancelled', measurements, environment, error: null, keptModels }
+      return { status: 'failed', measurements, environment, error: err instanceof Error ? err.message : String(err), keptModels }
     }
-    if (this.cancelled) return { status: 'cancelled', measurements, environment, error: null }
+    if (this.cancelled) return { status: 'cancelled', measurements, environment, error: null, keptModels }
     const failed = measurements.some((m) => m.status !== 'ok')
-    return { status: failed ? 'failed' : 'ok', measurements, environment, error: null }
+    return { status: failed ? 'failed' : 'ok', measurements, environment, error: null, keptModels }
   }
 }
 

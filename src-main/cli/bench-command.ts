@@ -3,7 +3,7 @@
 // stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { type BenchConfig, type DataSetInfo, modelLine, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { type BenchConfig, type DataSetInfo, describeSet, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
@@ -176,7 +176,7 @@ export function summaryTable(run: RunResult): string {
   const out: string[] = []
   const family = familyOf(run.config.model)
   out.push(
-    `Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()} · ${modelLine(run.config)}`,
+    `Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}${run.config.set ? ` · set: ${describeSet(family, run.config.set)}` : ''}`,
   )
   if (run.dataset) out.push(`data: ${formatDataSet(run.dataset)}`)
   const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]

@@ -5,6 +5,7 @@ import { acceptedText, allFamilies, familyKinds } from '@shared/families'
 import { adviseCommand } from './advise-command'
 import { EXIT, benchCommand } from './bench-command'
 import { FLAG_HELP } from './options'
+import { exportModelsCommand } from './export-models-command'
 import { reportCommand } from './report-command'
 import { serveCommand } from './serve-command'
 
@@ -90,6 +91,17 @@ export function buildProgram(): Command {
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .action(async (target: string, flags) => {
       process.exitCode = await reportCommand(target, flags)
+    })
+  program
+    .command('export-models')
+    .description('the trained models a stored run kept, as files real libraries load (trees: XGBoost 1.7 JSON)')
+    .argument('<run>', 'run id in the store')
+    .option('--best', 'the best model (a model set: the best configuration\'s best; else the lowest test MSE) — the default')
+    .option('--all', 'every kept model')
+    .option('--out <dir>', 'folder to write the model files to')
+    .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
+    .action(async (runId: string, flags) => {
+      process.exitCode = await exportModelsCommand(runId, flags)
     })
   return program
 }

@@ -4,7 +4,7 @@
 // per policy. A worker that ran out of memory is replaced before it takes another job (its wasm
 // heap cannot shrink: it would fail every later job). Cancel = a graceful message, then SIGKILL
 // after a grace period.
-import type { BackendName, ConcreteBackend, FromWorker, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
+import type { BackendName, ConcreteBackend, FromWorker, ModelArtifact, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
 import { BackendUnavailableError } from '@shared/families'
 import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 import { workerEnv } from './launcher'
@@ -43,6 +43,8 @@ export interface JobSpec {
   workload: Workload
   modelIndices: number[]
   fused: boolean
+  /** the workers send each trained model back (the measurement whose models the run keeps) */
+  keep?: boolean
 }
 
 export interface JobOutcome {
@@ -58,7 +60,7 @@ export type ProgressMessage = Extract<FromWorker, { type: 'progress' }>
 export interface RunHooks {
   onDispatch?: (worker: number, job: JobSpec) => void
   onProgress?: (worker: number, progress: ProgressMessage) => void
-  onModelDone?: (model: PerModel) => void
+  onModelDone?: (model: PerModel, artifact?: ModelArtifact) => void
   onFailure?: (failure: WorkerFailure) => void
   /** a worker was replaced by a fresh one (it ran out of memory); `reason` is a sentence for the run's warnings */
   onWorkerRestart?: (worker: number, reason: string) => void
@@ -339,7 +341,7 @@ export class WorkerPool {
             case 'model-done': {
               const model: PerModel = { ...m.model, worker: slot.index }
               outcome.models.push(model)
-              hooks.onModelDone?.(model)
+              hooks.onModelDone?.(model, m.artifact)
               break
             }
             case 'job-done':

@@ -186,6 +186,15 @@ export class LiveRun implements LiveRunAccess {
     result.error = outcome.error ?? (result.status === 'failed' ? result.verification.problems.slice(0, 5).join('; ') : null)
     result.warnings = [...new Set([...result.warnings, ...result.summary.flatMap((s) => s.warnings.map((w) => `${s.strategy} W=${s.workers} at ${s.size} rows: ${w}`))])]
     result.finishedAt = new Date().toISOString()
+    const kept = 'keptModels' in outcome ? outcome.keptModels : null
+    if (kept && this.deps.store && result.status !== 'cancelled') {
+      try {
+        await this.deps.store.saveModels(result.runId, kept)
+        result.keptModels = { size: kept.size, strategy: kept.strategy, workers: kept.workers, count: kept.models.length, format: kept.models[0]?.artifact.format ?? 'none' }
+      } catch (err) {
+        result.warnings.push(`could not keep the trained models: ${(err as Error).message}`)
+      }
+    }
     await this.save()
     this.deps.onFinished(result)
     return result

@@ -13,6 +13,8 @@ import os from 'node:os'
 import { join, resolve, sep } from 'node:path'
 import { z } from 'zod'
 import {
+  type KeptModels,
+  KeptModelsSchema,
   RUN_ID_PATTERN,
   echoValue,
   RUN_ID_RULE,
@@ -37,6 +39,10 @@ export const RUN_FILE = 'run.json'
  * under a quarter of it.
  */
 export const MAX_RUN_FILE_BYTES = 128 * 2 ** 20
+/** a run's kept models (beside run.json) */
+export const MODELS_FILE = 'models.json'
+/** 1000 models of 10 000 trees would not fit; a run's kept models above this are refused as damaged */
+export const MAX_MODELS_FILE_BYTES = 2 * 2 ** 30
 /** The fields a user edits on a run (rename, tag), from any process, also while it is live. */
 const USER_EDITED = ['name', 'tags'] as const
 
@@ -178,27 +184,28 @@ export class RunStore {
   }
 
   private async write(dir: string, run: RunResult): Promise<void> {
-    await fs.mkdir(dir, { recursive: true })
-    const target = join(dir, RUN_FILE)
-    const temp = join(dir, tempName(RUN_FILE))
-    const handle = await fs.open(temp, 'w')
+    await writeAtomic(dir, RUN_FILE, JSON.stringify(run, null, 1))
+  }
+
+  /** Keeps a run's trained models (models.json beside run.json), written atomically. */
+  async saveModels(runId: string, kept: KeptModels): Promise<void> {
+    await writeAtomic(this.runDir(runId), MODELS_FILE, JSON.stringify(kept))
+  }
+
+  /** The models a run kept: not-found when it kept none; damaged when the file cannot be used. */
+  async getModels(runId: string): Promise<KeptModels> {
+    const read = await readRegularFile(join(this.runDir(runId), MODELS_FILE), MAX_MODELS_FILE_BYTES)
+    if (read.kind === 'missing') throw new TrainpoolError('not-found', `run ${runId} kept no trained models (a run keeps them when its backend sends them back: the trees backends)`)
+    if (read.kind === 'unusable') throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} ${read.why}`)
+    let raw: unknown
     try {
-      await handle.writeFile(JSON.stringify(run, null, 1))
-      await handle.sync()
+      raw = JSON.parse(read.text)
     } catch (err) {
-      // disk full / file too large: leave no partial temp file behind (run.json is untouched)
-      await handle.close().catch(() => undefined)
-      await fs.rm(temp, { force: true })
-      throw err
+      throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} is not valid JSON (${(err as Error).message})`)
     }
-    await handle.close()
-    try {
-      await fs.rename(temp, target)
-    } catch (err) {
-      await fs.rm(temp, { force: true })
-      throw err
-    }
-    await syncDir(dir)
+    const parsed = KeptModelsSchema.safeParse(raw)
+    if (!parsed.success) throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} does not hold kept models (${parsed.error.issues[0]?.message ?? 'wrong shape'})`)
+    return parsed.data
   }
 
   async get(runId: string): Promise<RunResult> {
@@ -436,4 +443,29 @@ async function syncDir(dir: string): Promise<void> {
   } catch {
     /* some filesystems refuse fsync on directories; the rename is still atomic */
   }
+}
+
+/** Writes `name` in `dir` atomically: a temp file, fsync, rename, fsync of the folder; no partial file is ever left. */
+async function writeAtomic(dir: string, name: string, text: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true })
+  const target = join(dir, name)
+  const temp = join(dir, tempName(name))
+  const handle = await fs.open(temp, 'w')
+  try {
+    await handle.writeFile(text)
+    await handle.sync()
+  } catch (err) {
+    // disk full / file too large: leave no partial temp file behind (run.json is untouched)
+    await handle.close().catch(() => undefined)
+    await fs.rm(temp, { force: true })
+    throw err
+  }
+  await handle.close()
+  try {
+    await fs.rename(temp, target)
+  } catch (err) {
+    await fs.rm(temp, { force: true })
+    throw err
+  }
+  await syncDir(dir)
 }

@@ -116,7 +116,7 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
     let steps = 0
     try {
       const d = ensureData(fam, rt, job.workload)
-      await fam.train(rt, d, job.workload, job.modelIndices, { fused: job.fused }, {
+      await fam.train(rt, d, job.workload, job.modelIndices, { fused: job.fused, keep: job.keep === true }, {
         shouldStop: () => cancelledJobs.has(job.jobId),
         onProgress: (modelIndices, progress) => {
           maybeInjectFault(++steps)
@@ -125,7 +125,7 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
           lastProgress = now
           post({ type: 'progress', jobId: job.jobId, modelIndices: [...modelIndices], progress })
         },
-        onModelDone: (model) => post({ type: 'model-done', jobId: job.jobId, model }),
+        onModelDone: ({ artifact, ...model }) => post({ type: 'model-done', jobId: job.jobId, model, ...(artifact ? { artifact } : {}) }),
       })
       // peak resident set size of this process so far (maxRSS is in KiB)
       post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024 })

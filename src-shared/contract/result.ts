@@ -130,6 +130,10 @@ export const RunResultSchema = z.object({
   verifies: z.string().optional(),
   /** the user's data set the run trained on (config.data); absent for generated data and in older files */
   dataset: DataSetRecordSchema.optional(),
+  /** the trained models the run kept (models.json beside run.json): which measurement trained them, how many, in what format */
+  keptModels: z
+    .object({ size: z.number().int(), strategy: z.string(), workers: z.number().int(), count: z.number().int(), format: z.string() })
+    .optional(),
 })
 export type RunResult = z.infer<typeof RunResultSchema>
 

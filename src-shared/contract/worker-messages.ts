@@ -1,6 +1,7 @@
 // Messages between the pool (main side) and a worker process. Same shapes over Electron's
 // parentPort and Node's child_process IPC channel.
 import type { BackendName, ConcreteBackend } from './config'
+import type { ModelArtifact } from './model-artifact'
 import type { Progress } from './progress'
 import type { PerModel } from './result'
 import type { Workload } from './workload'
@@ -21,7 +22,16 @@ export interface BackendCapability {
 export type ToWorker =
   | { type: 'init'; backend: BackendName; /** the model family whose runtime to start */ family: string; workerIndex: number }
   | { type: 'warmup'; workload: Workload; modelIndices: number[] }
-  | { type: 'job'; jobId: number; workload: Workload; modelIndices: number[]; /** all models in one fused program (batched) */ fused: boolean }
+  | {
+      type: 'job'
+      jobId: number
+      workload: Workload
+      modelIndices: number[]
+      /** all models in one fused program (batched) */
+      fused: boolean
+      /** send each trained model back (model-done's artifact): the run keeps this measurement's models */
+      keep?: boolean
+    }
   | { type: 'cancel'; jobId: number }
   | { type: 'memory' }
   | { type: 'probe' }
@@ -45,7 +55,7 @@ export type FromWorker =
       modelIndices: number[]
       progress: Progress
     }
-  | { type: 'model-done'; jobId: number; model: Omit<PerModel, 'worker'> }
+  | { type: 'model-done'; jobId: number; model: Omit<PerModel, 'worker'>; /** the trained model, when the job asked to keep it */ artifact?: ModelArtifact }
   | { type: 'job-done'; jobId: number; wallMs: number; rssBytes: number }
   /** outOfMemory: the worker hit its memory cap (its heap is spent: the pool replaces it) */
   | { type: 'job-failed'; jobId: number; message: string; outOfMemory?: boolean }

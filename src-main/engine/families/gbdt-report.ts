@@ -1,12 +1,12 @@
 // The train-and-report loop of the tree engines' worker halves (Trainpool's CPU engine here in
 // gbdt.ts, the WGSL one in ../gbdt-webgpu/runtime.ts): one group per job when fused, one per model
 // otherwise; progress per round; per model its time, its test MSE and tree hash computed on the
-// host from its trees. One loop, so both backends report the same numbers in the same way.
+// host from its trees (and the trees themselves when the job keeps its models). One loop, so both backends report the same numbers in the same way.
 import { modelSeed, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { type GbdtModel, meanSquaredError, predictGbdt, treeHash } from '../gbdt'
-import { CancelledError, type TrainHooks } from './types'
+import { type GbdtModel, meanSquaredError, predictGbdt, treeHash, treesArtifact } from '../gbdt'
+import { CancelledError, type TrainHooks, type TrainOptions } from './types'
 
 export interface GroupTrainHooks {
   /** after a round of the models at these positions of `seeds` */
@@ -23,7 +23,7 @@ export async function trainTreesAndReport(
   dataset: Dataset,
   w: Workload<GbdtParams>,
   indices: readonly number[],
-  fused: boolean,
+  { fused, keep = false }: TrainOptions,
   hooks: TrainHooks,
 ): Promise<void> {
   const test = dataset.test
@@ -51,6 +51,7 @@ export async function trainTreesAndReport(
         testMse: meanSquaredError(predictGbdt(model, dataset.xTest, test, w.features), dataset.yTest),
         finalLoss: null,
         fingerprint: treeHash(model),
+        ...(keep ? { artifact: treesArtifact(model) } : {}),
         ...(validation ? { validationMse: meanSquaredError(predictGbdt(model, validation.x, validation.rows, w.features), validation.y) } : {}),
       })
     })

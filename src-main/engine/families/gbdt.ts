@@ -33,11 +33,11 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   async warmUp(_rt, d, w, indices) {
     await trainGbdtGroupAsync(d.binned, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
   },
-  async train(_rt, d, w, indices, { fused }, hooks) {
+  async train(_rt, d, w, indices, options, hooks) {
     const everyModel = (seeds: readonly number[]) => seeds.map((_, k) => k)
     const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }) =>
       trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError })
-    return trainTreesAndReport(train, d.dataset, w, indices, fused, hooks)
+    return trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
   },
 }
 

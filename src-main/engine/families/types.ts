@@ -3,7 +3,7 @@
 // never reads a family's parameters. A family is its table of backends (WorkerBackend: one entry
 // owns everything about one backend), assembled by workerFamily() (seam.ts), which starts a backend
 // (by name, or `auto` by the shared family's rule), builds the data set once and hands it to it.
-import type { BackendCapability, BackendName, ModelParams, Progress, Workload } from '@shared/contract'
+import type { BackendCapability, BackendName, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../dataset'
 
@@ -41,6 +41,14 @@ export interface TrainedModel {
   /** set by the family seam in a model set: the model's configuration and fold */
   configuration?: number
   fold?: number
+  /** the trained model itself, when the job asked to keep it (TrainOptions.keep) */
+  artifact?: ModelArtifact
+}
+
+/** How a job trains: `fused` = all its models in one program (batched); `keep` = each model's artifact is sent back. */
+export interface TrainOptions {
+  fused: boolean
+  keep?: boolean
 }
 
 export interface TrainHooks {
@@ -79,7 +87,7 @@ export interface WorkerBackend<P extends ModelParamsBase = ModelParamsBase, R ex
   /** One step on the real shapes before the clock, so kernels and shaders are compiled. */
   warmUp(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[]): Promise<void>
   /** Trains the models: `fused` = all in one program (batched; only where the shared entry says it batches), else one after another. */
-  train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: { fused: boolean }, hooks: TrainHooks): Promise<void>
+  train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
 }
 
 export interface WorkerFamily<P extends ModelParamsBase = ModelParams, R extends WorkerRuntime = WorkerRuntime, D = unknown> {
@@ -94,5 +102,5 @@ export interface WorkerFamily<P extends ModelParamsBase = ModelParams, R extends
   /** One step on the real shapes before the clock, so kernels and shaders are compiled. */
   warmUp(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[]): Promise<void>
   /** Trains the models: `fused` = all in one program (batched), else one after another. */
-  train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: { fused: boolean }, hooks: TrainHooks): Promise<void>
+  train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
 }

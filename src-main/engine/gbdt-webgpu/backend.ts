@@ -13,5 +13,5 @@ export const webgpuTreesBackend: WorkerBackend<GbdtParams, WebgpuGbdtRuntime, We
   prepare: prepareWebgpu,
   dispose: disposeWebgpu,
   warmUp: warmUpWebgpu,
-  train: (rt, data, workload, indices, { fused }, hooks) => trainWebgpu(rt, data, workload, indices, fused, hooks),
+  train: trainWebgpu,
 }

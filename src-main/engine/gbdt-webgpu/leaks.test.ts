@@ -45,7 +45,7 @@ describe('webgpu trees: GPU buffers', () => {
     const prints = new Set<string>()
     for (let i = 0; i < 10; i++) {
       const done: TrainedModel[] = []
-      await trainWebgpu(r, d, workload, [0, 1, 2], i % 2 === 1, hooks(done))
+      await trainWebgpu(r, d, workload, [0, 1, 2], { fused: i % 2 === 1 }, hooks(done))
       expect(done.map((m) => m.index).sort()).toEqual([0, 1, 2])
       for (const m of done) prints.add(`${m.index}:${m.fingerprint}`)
       expect(r.memory()).toEqual(withData)
@@ -65,7 +65,7 @@ describe('webgpu trees: GPU buffers', () => {
     const d = prepareWebgpu(r, datasetFor(workload), workload)
     const withData = r.memory()
     const done: TrainedModel[] = []
-    await expect(trainWebgpu(r, d, workload, [0, 1], true, hooks(done, 1))).rejects.toBeInstanceOf(CancelledError)
+    await expect(trainWebgpu(r, d, workload, [0, 1], { fused: true }, hooks(done, 1))).rejects.toBeInstanceOf(CancelledError)
     expect(done).toEqual([])
     expect(r.memory()).toEqual(withData)
     disposeWebgpu(r, d)

@@ -6,7 +6,7 @@ import { modelSeed, type Workload } from '@shared/contract'
 import { type GbdtParams as FamilyGbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
 import { type GroupTrainer, trainTreesAndReport } from '../families/gbdt-report'
-import type { TrainHooks, WorkerRuntime } from '../families/types'
+import type { TrainHooks, TrainOptions, WorkerRuntime } from '../families/types'
 import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { packageVersion } from '../machine'
 import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
@@ -84,10 +84,10 @@ export async function trainWebgpu(
   d: WebgpuPrepared,
   w: GbdtWorkload,
   indices: readonly number[],
-  fused: boolean,
+  options: TrainOptions,
   hooks: TrainHooks,
 ): Promise<void> {
   const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }) =>
     trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, { onRound, shouldStop, cancelError })
-  await trainTreesAndReport(train, d.dataset, w, indices, fused, hooks)
+  await trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
 }

@@ -25,7 +25,7 @@ export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> 
     await trainXgbModel(rt.xgb.lib.api, data, boosterParams(rt, w, indices[0] ?? 0), 1)
   },
   /** One booster per model, one after another (XGBoost's training is not thread-safe; the pool's processes are the parallelism). */
-  async train(rt, data, w, indices, { fused }, hooks) {
+  async train(rt, data, w, indices, { fused, keep }, hooks) {
     // the contract refuses batched here before a run starts (the shared entry's reason); a guard, in its words
     if (fused) throw new Error(`batched is not available on backend xgboost: ${whyNoBatched(gbdtFamily, 'xgboost')}`)
     for (const index of indices) {
@@ -33,9 +33,20 @@ export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> 
         onRound: (done, total) => hooks.onProgress([index], { done, total, unit: 'round' }),
         shouldStop: hooks.shouldStop,
         cancelError: () => new CancelledError(),
+        keep,
       })
-      const { trainMs, testMse, fingerprint, validationMse } = trained
-      hooks.onModelDone({ index, seed: modelSeed(w.seed, index), trainMs, groupTrainMs: null, testMse, finalLoss: null, fingerprint, ...(validationMse !== undefined ? { validationMse } : {}) })
+      const { trainMs, testMse, fingerprint, validationMse, json } = trained
+      hooks.onModelDone({
+        index,
+        seed: modelSeed(w.seed, index),
+        trainMs,
+        groupTrainMs: null,
+        testMse,
+        finalLoss: null,
+        fingerprint,
+        ...(validationMse !== undefined ? { validationMse } : {}),
+        ...(json !== undefined ? { artifact: { format: 'xgboost-json' as const, json } } : {}),
+      })
     }
   },
 }

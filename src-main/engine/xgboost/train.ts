@@ -87,6 +87,8 @@ export interface XgbTrainHooks {
   onRound?(done: number, total: number): void
   shouldStop?(): boolean
   cancelError?(): Error
+  /** return the booster's JSON too (the run keeps the model) */
+  keep?: boolean
 }
 
 export interface XgbTrained {
@@ -95,6 +97,8 @@ export interface XgbTrained {
   testMse: number
   /** on the data's validation rows, when it has them */
   validationMse?: number
+  /** the booster's JSON, when asked for (hooks.keep) */
+  json?: string
   /** the first 16 hex digits of SHA-256 over the model's JSON: equal models, equal fingerprints */
   fingerprint: string
 }
@@ -123,8 +127,9 @@ export async function trainXgbModel(
     const testMse = meanSquaredError(api.predict(booster, data.dtest, data.testRows), data.yTest)
     const v = data.validation
     const validationMse = v ? meanSquaredError(api.predict(booster, v.dmatrix, v.rows), v.y) : undefined
-    const fingerprint = createHash('sha256').update(api.saveModelJson(booster)).digest('hex').slice(0, 16)
-    return { trainMs, testMse, fingerprint, ...(validationMse !== undefined ? { validationMse } : {}) }
+    const json = api.saveModelJson(booster)
+    const fingerprint = createHash('sha256').update(json).digest('hex').slice(0, 16)
+    return { trainMs, testMse, fingerprint, ...(validationMse !== undefined ? { validationMse } : {}), ...(hooks.keep ? { json: json.toString('utf8') } : {}) }
   } finally {
     api.freeBooster(booster)
   }

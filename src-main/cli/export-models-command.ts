@@ -1,0 +1,41 @@
+// `trainpool export-models RUN_ID (--best | --all) --out DIR [--store DIR]`: the trained models a
+// stored run kept, written in standard formats (export/models.ts: trees as XGBoost 1.7 JSON, which
+// xgboost.Booster().load_model reads). Exit 2 with the reason for a run that kept none.
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { TrainpoolError } from '@shared/contract'
+import { modelFiles } from '../export/models'
+import { RunStore, defaultStoreDir } from '../store/run-store'
+import { EXIT } from './bench-command'
+
+export interface ExportModelsFlags {
+  best?: boolean
+  all?: boolean
+  out?: string
+  store?: string
+}
+
+export async function exportModelsCommand(runId: string, flags: ExportModelsFlags): Promise<number> {
+  const fail = (message: string) => {
+    process.stderr.write(`trainpool export-models: ${message}\n`)
+    return EXIT.usage
+  }
+  if (flags.best && flags.all) return fail('--best and --all do not combine: choose one')
+  if (!flags.out) return fail('--out DIR is required: the folder the model files are written to')
+  const store = new RunStore(flags.store ?? defaultStoreDir())
+  try {
+    const run = await store.get(runId)
+    const files = modelFiles(run, await store.getModels(runId), flags.all ? 'all' : 'best')
+    await fs.mkdir(flags.out, { recursive: true })
+    for (const f of files) {
+      const path = join(flags.out, f.fileName)
+      await fs.writeFile(path, f.content)
+      process.stdout.write(`${path}\n`)
+    }
+    process.stderr.write(`wrote ${files.length} model${files.length === 1 ? '' : 's'} of run ${runId} (XGBoost JSON: xgboost.Booster().load_model(path))\n`)
+    return EXIT.ok
+  } catch (err) {
+    if (err instanceof TrainpoolError) return fail(err.message)
+    throw err
+  }
+}

@@ -1,0 +1,37 @@
+// A run's kept models written out in standard formats: trees (Trainpool's CPU and WGSL engines) as
+// XGBoost 1.7 JSON models, the xgboost backend's boosters as XGBoost saved them. `best` is the model
+// a user would keep: in a model set, the best configuration's best-scoring model (the leaderboard's
+// ranking); in a plain run, the lowest test MSE — scored in the measurement that kept the models.
+import { exportFileName, type KeptModels, type RunResult, TrainpoolError } from '@shared/contract'
+import { leaderboardOf } from '@shared/leaderboard'
+import { xgboostJson } from './xgboost-json'
+
+export interface ModelFile {
+  index: number
+  fileName: string
+  content: string
+}
+
+/** The model a user would keep (see the header); null when the kept measurement has no scores. */
+export function bestModelIndex(run: Pick<RunResult, 'config' | 'measurements'>, kept: KeptModels): number | null {
+  const m = run.measurements.find((x) => x.size === kept.size && x.strategy === kept.strategy && x.workers === kept.workers && x.status === 'ok')
+  if (!m) return null
+  const folds = run.config.set?.folds ?? null
+  const best = leaderboardOf(run)?.entries[0]
+  const candidates = m.perModel.filter((p) => best === undefined || p.configuration === best.configuration)
+  const score = (p: (typeof candidates)[number]) => (folds !== null ? (p.validationMse ?? Infinity) : p.testMse)
+  const ranked = [...candidates].sort((a, b) => score(a) - score(b) || a.index - b.index)
+  return ranked[0]?.index ?? null
+}
+
+/** The files of `which` models; refused (not-found) when the run kept none of them. */
+export function modelFiles(run: Pick<RunResult, 'runId' | 'name' | 'config' | 'measurements'>, kept: KeptModels, which: 'best' | 'all'): ModelFile[] {
+  const wanted = which === 'all' ? kept.models.map((m) => m.index) : [bestModelIndex(run, kept)]
+  const files: ModelFile[] = []
+  for (const index of wanted) {
+    const model = kept.models.find((m) => m.index === index)
+    if (!model) throw new TrainpoolError('not-found', `run ${run.runId} kept no model ${index ?? '(no finished measurement scored them)'}`)
+    files.push({ index: model.index, fileName: exportFileName(run, 'json').replace(/\.json$/, `-model-${model.index}.json`), content: xgboostJson(model.artifact) })
+  }
+  return files
+}
