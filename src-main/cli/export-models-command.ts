@@ -1,6 +1,7 @@
 // `trainpool export-models RUN_ID (--best | --all) --out DIR [--store DIR]`: the trained models a
 // stored run kept, written in standard formats (export/models.ts: trees as XGBoost 1.7 JSON, which
-// xgboost.Booster().load_model reads). Exit 2 with the reason for a run that kept none.
+// xgboost.Booster().load_model reads; MLPs as ONNX, which ONNX Runtime runs). Exit 2 with the reason
+// for a run that kept none.
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { TrainpoolError } from '@shared/contract'
@@ -32,7 +33,8 @@ export async function exportModelsCommand(runId: string, flags: ExportModelsFlag
       await fs.writeFile(path, f.content)
       process.stdout.write(`${path}\n`)
     }
-    process.stderr.write(`wrote ${files.length} model${files.length === 1 ? '' : 's'} of run ${runId} (XGBoost JSON: xgboost.Booster().load_model(path))\n`)
+    const how = files[0]?.mimeType === 'application/onnx' ? 'ONNX: onnxruntime.InferenceSession(path), input "features"' : 'XGBoost JSON: xgboost.Booster().load_model(path)'
+    process.stderr.write(`wrote ${files.length} model${files.length === 1 ? '' : 's'} of run ${runId} (${how})\n`)
     return EXIT.ok
   } catch (err) {
     if (err instanceof TrainpoolError) return fail(err.message)

@@ -94,7 +94,7 @@ export function buildProgram(): Command {
     })
   program
     .command('export-models')
-    .description('the trained models a stored run kept, as files real libraries load (trees: XGBoost 1.7 JSON)')
+    .description('the trained models a stored run kept, as files real libraries load (trees: XGBoost 1.7 JSON; MLPs: ONNX)')
     .argument('<run>', 'run id in the store')
     .option('--best', 'the best model (a model set: the best configuration\'s best; else the lowest test MSE) — the default')
     .option('--all', 'every kept model')

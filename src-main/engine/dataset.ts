@@ -1,6 +1,6 @@
 // The shape every engine trains on, generated (data.ts) or the user's (user-data.ts): its own module
 // so the user's data can build one without importing the generator that picks between the two.
-import { foldRows, type Target } from '@shared/contract'
+import { foldRows, type Preprocess, type Target } from '@shared/contract'
 
 export interface DatasetSpec {
   size: number
@@ -19,6 +19,8 @@ export interface Dataset {
   yTrain: Float32Array
   xTest: Float32Array
   yTest: Float32Array
+  /** what was done to the raw features (the user's data): kept with an exported model so it takes raw rows */
+  preprocess?: Preprocess
   /** a fold's held-out training rows (model sets with folds): scored as validation MSE, never trained on */
   validation?: { rows: number; x: Float32Array; y: Float32Array }
 }

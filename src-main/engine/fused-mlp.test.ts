@@ -15,7 +15,7 @@ const workload: W = { size: 600, features: 12, seed: 3, target: 'teacher', testS
 /** trains and collects the models as the worker would report them */
 async function trainModels(engine: typeof tf, data: DataTensors, w: W, indices: number[], fused: boolean): Promise<TrainedModel[]> {
   const done: TrainedModel[] = []
-  await trainWithHooks(engine, data, w, indices, fused, { onProgress: () => {}, onModelDone: (m) => done.push(m), shouldStop: () => false })
+  await trainWithHooks(engine, data, w, indices, { fused }, { onProgress: () => {}, onModelDone: (m) => done.push(m), shouldStop: () => false })
   return done
 }
 

@@ -225,6 +225,11 @@ export class FusedMlp {
     })
   }
 
+  /** The trained parameters, in the fused layout (mlp-artifact.ts reads each model out of it); reading syncs the device. */
+  async parameters(): Promise<Float32Array[]> {
+    return Promise.all(this.params.map(async (p) => (await p.value.data()) as Float32Array))
+  }
+
   /** Per-model mean squared error on a data set (x [rows,F+1], ones last; y [rows,1]), evaluated in chunks. */
   evaluate(x: TF.Tensor2D, y: TF.Tensor2D): TF.Tensor1D {
     const { tf, n, hidden } = this

@@ -7,7 +7,8 @@ import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from './data'
 import { ADAM_DEFAULTS, FusedMlp } from './fused-mlp'
 import { userDataKey } from './user-data'
-import { CancelledError, type TrainedModel, type TrainHooks } from './families/types'
+import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from './families/types'
+import { mlpArtifacts } from './mlp-artifact'
 
 type Tf = typeof TF
 
@@ -167,12 +168,12 @@ export async function trainModels(
   data: DataTensors,
   workload: MlpWorkload,
   modelIndices: readonly number[],
-  fused: boolean,
+  options: TrainOptions,
   hooks: TrainHooks,
 ): Promise<void> {
-  const groups = fused ? [modelIndices] : modelIndices.map((i) => [i])
+  const groups = options.fused ? [modelIndices] : modelIndices.map((i) => [i])
   for (const group of groups) {
-    for (const m of await trainGroup(tf, data, workload, group, fused, hooks)) hooks.onModelDone(m)
+    for (const m of await trainGroup(tf, data, workload, group, options, hooks)) hooks.onModelDone(m)
   }
 }
 
@@ -181,7 +182,7 @@ async function trainGroup(
   data: DataTensors,
   workload: MlpWorkload,
   indices: readonly number[],
-  fused: boolean,
+  { fused, keep = false }: TrainOptions,
   hooks: TrainHooks,
 ): Promise<TrainedModel[]> {
   const seeds = indices.map((i) => modelSeed(workload.seed, i))
@@ -237,6 +238,7 @@ async function trainGroup(
       validationMse = (await valTensor.data()) as Float32Array
       valTensor.dispose()
     }
+    const artifacts = keep ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess) : null
     return indices.map((index, k) => ({
       index,
       seed: seeds[k],
@@ -245,6 +247,7 @@ async function trainGroup(
       testMse: mse[k],
       finalLoss: epochLoss ? epochLoss[k] : null,
       ...(validationMse ? { validationMse: validationMse[k] } : {}),
+      ...(artifacts ? { artifact: artifacts[k] } : {}),
     }))
   } finally {
     model.dispose()

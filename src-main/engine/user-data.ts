@@ -7,7 +7,7 @@
 // The sample: one seeded permutation of the rows that have a target value; a size takes its first
 // `size` rows, so every strategy and model of a size trains on the same rows, a larger size contains
 // the smaller ones, and the first `train` of them are the training rows (the split is seeded too).
-import { splitRows, type Workload, type WorkloadData } from '@shared/contract'
+import { type Preprocess, splitRows, type Workload, type WorkloadData } from '@shared/contract'
 import { readTableColumns } from '../data/table-file'
 import type { Dataset } from './dataset'
 import { Rng, permutation } from './random'
@@ -73,8 +73,10 @@ export function userDataset(w: Workload & { data: WorkloadData }): Dataset {
     const [values] = readTableColumns(data.table, [column]).values
     for (let i = 0; i < w.size; i++) x[i * F + f] = values[rows[i]]
   })
+  let preprocess: Preprocess | undefined
   if (data.impute === 'mean' || data.standardise) {
     const { mean, std } = trainingStats(x, train, F)
+    preprocess = { mean: [...mean], std: [...std], impute: data.impute === 'mean', standardise: data.standardise }
     for (let i = 0; i < x.length; i++) {
       const f = i % F
       let v = x[i]
@@ -90,6 +92,7 @@ export function userDataset(w: Workload & { data: WorkloadData }): Dataset {
     yTrain: y.subarray(0, train),
     xTest: x.subarray(train * F),
     yTest: y.subarray(train),
+    ...(preprocess ? { preprocess } : {}),
   }
 }
 

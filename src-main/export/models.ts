@@ -1,15 +1,25 @@
 // A run's kept models written out in standard formats: trees (Trainpool's CPU and WGSL engines) as
-// XGBoost 1.7 JSON models, the xgboost backend's boosters as XGBoost saved them. `best` is the model
+// XGBoost 1.7 JSON models, the xgboost backend's boosters as XGBoost saved them, MLPs as ONNX
+// inference models (their preprocessing included). `best` is the model
 // a user would keep: in a model set, the best configuration's best-scoring model (the leaderboard's
 // ranking); in a plain run, the lowest test MSE — scored in the measurement that kept the models.
-import { exportFileName, type KeptModels, type RunResult, TrainpoolError } from '@shared/contract'
+import { exportFileName, type KeptModels, type ModelArtifact, type RunResult, TrainpoolError } from '@shared/contract'
 import { leaderboardOf } from '@shared/leaderboard'
+import { onnxModel } from './onnx-model'
 import { xgboostJson } from './xgboost-json'
 
 export interface ModelFile {
   index: number
   fileName: string
-  content: string
+  /** XGBoost JSON text, or an ONNX model's bytes */
+  content: string | Uint8Array
+  mimeType: string
+}
+
+/** A kept model in its standard format: the file's extension, MIME type and content. */
+export function modelFile(artifact: ModelArtifact): Pick<ModelFile, 'content' | 'mimeType'> & { ext: string } {
+  if (artifact.format === 'mlp') return { ext: 'onnx', mimeType: 'application/onnx', content: onnxModel(artifact) }
+  return { ext: 'json', mimeType: 'application/json', content: xgboostJson(artifact) }
 }
 
 /** The model a user would keep (see the header); null when the kept measurement has no scores. */
@@ -31,7 +41,8 @@ export function modelFiles(run: Pick<RunResult, 'runId' | 'name' | 'config' | 'm
   for (const index of wanted) {
     const model = kept.models.find((m) => m.index === index)
     if (!model) throw new TrainpoolError('not-found', `run ${run.runId} kept no model ${index ?? '(no finished measurement scored them)'}`)
-    files.push({ index: model.index, fileName: exportFileName(run, 'json').replace(/\.json$/, `-model-${model.index}.json`), content: xgboostJson(model.artifact) })
+    const { ext, mimeType, content } = modelFile(model.artifact)
+    files.push({ index: model.index, fileName: exportFileName(run, ext).replace(new RegExp(`\\.${ext}$`), `-model-${model.index}.${ext}`), content, mimeType })
   }
   return files
 }

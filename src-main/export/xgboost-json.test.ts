@@ -46,7 +46,7 @@ describe('trees as XGBoost JSON', () => {
     try {
       writeFileSync(join(dir, 'x.f32'), Buffer.from(test.x.buffer))
       for (const [k, model] of models.entries()) {
-        const artifact = ModelArtifactSchema.parse(JSON.parse(JSON.stringify(treesArtifact(model))))
+        const artifact = ModelArtifactSchema.parse(JSON.parse(JSON.stringify(treesArtifact(model)))) as ReturnType<typeof treesArtifact>
         writeFileSync(join(dir, `m${k}.json`), xgboostJson(artifact))
         const r = spawnSync(pythonForXgboost(), ['-c', PREDICT, join(dir, `m${k}.json`), join(dir, 'x.f32'), '200', String(F)], { encoding: 'utf8' })
         expect(r.status, r.stderr).toBe(0)

@@ -59,7 +59,7 @@ function xgboostTree(t: TreeArtifact, id: number, features: number) {
 }
 
 /** The model file's text: XGBoost JSON (trees) or the booster's own JSON (the xgboost backend). */
-export function xgboostJson(artifact: ModelArtifact): string {
+export function xgboostJson(artifact: Extract<ModelArtifact, { format: 'gbdt-trees' | 'xgboost-json' }>): string {
   if (artifact.format === 'xgboost-json') return artifact.json
   const { features, trees } = artifact
   return toJson({

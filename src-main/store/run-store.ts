@@ -195,7 +195,7 @@ export class RunStore {
   /** The models a run kept: not-found when it kept none; damaged when the file cannot be used. */
   async getModels(runId: string): Promise<KeptModels> {
     const read = await readRegularFile(join(this.runDir(runId), MODELS_FILE), MAX_MODELS_FILE_BYTES)
-    if (read.kind === 'missing') throw new TrainpoolError('not-found', `run ${runId} kept no trained models (a run keeps them when its backend sends them back: the trees backends)`)
+    if (read.kind === 'missing') throw new TrainpoolError('not-found', `run ${runId} kept no trained models (a run saved to a store keeps the models of its first measurement at the largest size; older runs kept none)`)
     if (read.kind === 'unusable') throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} ${read.why}`)
     let raw: unknown
     try {

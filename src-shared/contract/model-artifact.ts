@@ -18,7 +18,26 @@ export const TreeArtifactSchema = z.object({
 })
 export type TreeArtifact = z.infer<typeof TreeArtifactSchema>
 
+/** One dense layer of an MLP: w row-major [inputs × outputs], b [outputs]; ReLU after every layer but the last. */
+export const DenseLayerSchema = z.object({
+  inputs: z.number().int().min(1),
+  outputs: z.number().int().min(1),
+  w: z.array(z.number()),
+  b: z.array(z.number()),
+})
+
+/** What was done to the raw features before training (the user's data): missing values → mean, then (x − mean) / std. */
+export const PreprocessSchema = z.object({
+  mean: z.array(z.number()),
+  std: z.array(z.number()),
+  impute: z.boolean(),
+  standardise: z.boolean(),
+})
+export type Preprocess = z.infer<typeof PreprocessSchema>
+
 export const ModelArtifactSchema = z.discriminatedUnion('format', [
+  /** an MLP regressor: its layers in order (the last has one output) and the features' preprocessing */
+  z.object({ format: z.literal('mlp'), features: z.number().int().min(1), layers: z.array(DenseLayerSchema).min(2), preprocess: PreprocessSchema.nullable() }),
   z.object({ format: z.literal('gbdt-trees'), features: z.number().int().min(1), baseScore: z.number(), trees: z.array(TreeArtifactSchema) }),
   /** the xgboost backend's booster, as XGBoost saved it */
   z.object({ format: z.literal('xgboost-json'), json: z.string() }),

@@ -73,7 +73,7 @@ async function startAuto<P extends ModelParamsBase>(specs: readonly BackendSpec[
 }
 
 /** The family's data set and what the backend prepared from it: one entry per (data key, fold) a job needed. */
-interface SeamData {
+export interface SeamData {
   dataset: Dataset
   prepared: Map<string, unknown>
 }

@@ -14,5 +14,5 @@ export const onnxRuntimeBackend: WorkerBackend<MlpParams, OnnxRuntime, OrtData> 
   prepare: (_rt, dataset, workload) => prepareOrtData(dataKey(workload), dataset, workload),
   dispose: () => {},
   warmUp: warmUpOrt,
-  train: (rt, data, workload, indices, { fused }, hooks) => trainOrt(rt, data, workload, indices, fused, hooks),
+  train: trainOrt,
 }

@@ -15,10 +15,11 @@
 // binding has no IOBinding: the trainer ping-pongs two preallocated sets). Parameter order and
 // shapes are FusedMlp's: [W1[F+1,n·H1], (Wk[n,Hin,Hout], bk[n,1,Hout])…, Wo[n,HL], bo[n]].
 //
-// The model bytes are encoded with onnx-proto (static protobufjs code for ONNX 1.10's schema: IR 8,
+// The model bytes are encoded by the shared graph builder (onnx-graph/builder.ts: onnx-proto, IR 8,
 // opset 13 here, all this graph needs). `precision: 'float64'` builds the same graph in doubles,
 // for the gradient check against finite differences; `outputs: 'gradients'` stops before Adam.
 import { onnx } from 'onnx-proto'
+import { Builder } from '../../onnx-graph/builder'
 
 export interface AdamConstants {
   beta1: number
@@ -36,8 +37,6 @@ export interface MlpGraphSpec {
   precision?: 'float32' | 'float64'
 }
 
-const OPSET = 13
-const IR_VERSION = 8
 const BATCH = 'B'
 
 /** Shapes of the parameters in FusedMlp's order (see the header). */
@@ -54,98 +53,6 @@ export const adamMName = (i: number) => `m${i}`
 export const adamVName = (i: number) => `v${i}`
 export const nextName = (name: string) => `${name}.next`
 export const gradName = (i: number) => `g${i}`
-
-type Attr = number | number[]
-
-/** A small graph builder: nodes with generated output names, typed constants, inputs/outputs. */
-class Builder {
-  readonly nodes: onnx.INodeProto[] = []
-  readonly initializers: onnx.ITensorProto[] = []
-  readonly inputs: onnx.IValueInfoProto[] = []
-  readonly outputs: onnx.IValueInfoProto[] = []
-  private count = 0
-  private readonly consts = new Map<string, string>()
-
-  constructor(readonly elemType: onnx.TensorProto.DataType) {}
-
-  op(type: string, inputs: string[], attrs: Record<string, Attr> = {}, output?: string): string {
-    const out = output ?? `${type.toLowerCase()}_${this.count++}`
-    const attribute = Object.entries(attrs).map(([name, v]): onnx.IAttributeProto =>
-      Array.isArray(v) ? { name, type: onnx.AttributeProto.AttributeType.INTS, ints: v } : { name, type: onnx.AttributeProto.AttributeType.INT, i: v },
-    )
-    this.nodes.push({ opType: type, input: inputs, output: [out], name: out, attribute })
-    return out
-  }
-
-  /** A scalar of the graph's element type (tfjs turns JS numbers into float32 scalars the same way). */
-  scalar(value: number): string {
-    const key = `f:${value}`
-    let name = this.consts.get(key)
-    if (!name) {
-      name = `const_${this.count++}`
-      const t: onnx.ITensorProto = { name, dataType: this.elemType, dims: [] }
-      if (this.elemType === onnx.TensorProto.DataType.DOUBLE) t.doubleData = [value]
-      else t.floatData = [value]
-      this.initializers.push(t)
-      this.consts.set(key, name)
-    }
-    return name
-  }
-
-  /** An int64 vector (shapes, axes). */
-  ints(values: number[]): string {
-    const key = `i:${values.join(',')}`
-    let name = this.consts.get(key)
-    if (!name) {
-      name = `const_${this.count++}`
-      this.initializers.push({ name, dataType: onnx.TensorProto.DataType.INT64, dims: [values.length], int64Data: values })
-      this.consts.set(key, name)
-    }
-    return name
-  }
-
-  private valueInfo(name: string, dims: (number | string)[]): onnx.IValueInfoProto {
-    return {
-      name,
-      type: { tensorType: { elemType: this.elemType, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) } } },
-    }
-  }
-
-  input(name: string, dims: (number | string)[]): string {
-    this.inputs.push(this.valueInfo(name, dims))
-    return name
-  }
-
-  output(name: string, dims: (number | string)[]): void {
-    this.outputs.push(this.valueInfo(name, dims))
-  }
-
-  // ---- shorthands
-  reduceSum(x: string, axis: number, keepdims = 0): string {
-    return this.op('ReduceSum', [x, this.ints([axis])], { keepdims })
-  }
-  reshape(x: string, shape: number[]): string {
-    return this.op('Reshape', [x, this.ints(shape)])
-  }
-  /**
-   * ReLU's derivative applied, from the ReLU's OUTPUT a = relu(z): dx · step(z) as tfjs writes it, with
-   * step(z) = sign(a) ∈ {0, 1} (a ≥ 0, and a > 0 ⇔ z > 0). Sign+Mul costs half of Greater+Where in
-   * ORT, and the pre-activation z then has one consumer, so ORT fuses Gemm+Relu.
-   */
-  reluGrad(dx: string, a: string): string {
-    return this.op('Mul', [dx, this.op('Cast', [this.op('Greater', [a, this.scalar(0)])], { to: this.elemType })])
-  }
-
-  encode(graphName: string): Uint8Array {
-    const model = onnx.ModelProto.create({
-      irVersion: IR_VERSION,
-      opsetImport: [{ domain: '', version: OPSET }],
-      producerName: 'trainpool',
-      graph: { name: graphName, node: this.nodes, initializer: this.initializers, input: this.inputs, output: this.outputs },
-    })
-    return onnx.ModelProto.encode(model).finish()
-  }
-}
 
 function elemTypeOf(spec: MlpGraphSpec): onnx.TensorProto.DataType {
   return spec.precision === 'float64' ? onnx.TensorProto.DataType.DOUBLE : onnx.TensorProto.DataType.FLOAT

@@ -150,7 +150,7 @@ const collect = (into: TrainedModel[]): TrainHooks => ({ onProgress: () => {}, o
 
 async function trainOnOrt(w: W, indices: number[], fused: boolean): Promise<TrainedModel[]> {
   const done: TrainedModel[] = []
-  await trainOrt(rt!, prepareOrtData('test', datasetFor(w), w), w, indices, fused, collect(done))
+  await trainOrt(rt!, prepareOrtData('test', datasetFor(w), w), w, indices, { fused }, collect(done))
   return done
 }
 
@@ -188,7 +188,7 @@ describe('training on onnxruntime', () => {
       const ort = await trainOnOrt(w, [0, 1, 2], true)
       const reference: TrainedModel[] = []
       const data = uploadData(tf, datasetFor(w), w, 'host')
-      await trainModels(tf, data, w, [0, 1, 2], false, collect(reference))
+      await trainModels(tf, data, w, [0, 1, 2], { fused: false }, collect(reference))
       for (let i = 0; i < 3; i++) {
         expect(Math.abs(ort[i].testMse - reference[i].testMse) / reference[i].testMse).toBeLessThan(CROSS_BACKEND_TOLERANCE)
         expect(ort[i].finalLoss!).toBeCloseTo(reference[i].finalLoss!, 4)
@@ -200,7 +200,7 @@ describe('training on onnxruntime', () => {
     if (missing()) return ctx.skip()
     let steps = 0
     const hooks: TrainHooks = { onProgress: () => steps++, onModelDone: () => {}, shouldStop: () => steps >= 2 }
-    await expect(trainOrt(rt!, prepareOrtData('test', datasetFor(workload), workload), workload, [0, 1], true, hooks)).rejects.toThrow('cancelled')
+    await expect(trainOrt(rt!, prepareOrtData('test', datasetFor(workload), workload), workload, [0, 1], { fused: true }, hooks)).rejects.toThrow('cancelled')
     expect(steps).toBe(2)
   })
 })

@@ -13,7 +13,8 @@ import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, initialWeights, type Dataset } from '../data'
 import { ADAM_DEFAULTS, type AdamSettings } from '../fused-mlp'
-import { CancelledError, type TrainedModel, type TrainHooks } from '../families/types'
+import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
+import { mlpArtifacts } from '../mlp-artifact'
 import { adamMName, adamVName, evaluateGraph, nextName, paramName, paramShapes, trainStepGraph, type MlpGraphSpec } from './graph'
 import { type OnnxRuntime, sessionFor } from './runtime'
 
@@ -167,6 +168,12 @@ export class OrtMlp {
   }
 
   /** Per-model mean squared error on rows of x [rows, F+1] (ones last) and y [rows], in chunks. */
+  /** The trained parameters, in the fused layout (mlp-artifact.ts reads each model out of it). */
+  parameters(): Float32Array[] {
+    const set = this.sets[this.current]
+    return paramShapes(this.options.features, this.options.hidden, this.n).map((_, i) => set[paramName(i)].data as Float32Array)
+  }
+
   async evaluate(x: Float32Array, y: Float32Array, rows: number): Promise<Float64Array> {
     const { Tensor } = this.rt.ort
     const F1 = this.options.features + 1
@@ -228,14 +235,14 @@ export async function warmUpOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWor
 }
 
 /** Trains the models: all in one program when `fused` (batched), else one after another. */
-export async function trainOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], fused: boolean, hooks: TrainHooks): Promise<void> {
-  const groups = fused ? [indices] : indices.map((i) => [i])
+export async function trainOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void> {
+  const groups = options.fused ? [indices] : indices.map((i) => [i])
   for (const group of groups) {
-    for (const m of await trainGroup(rt, data, workload, group, fused, hooks)) hooks.onModelDone(m)
+    for (const m of await trainGroup(rt, data, workload, group, options, hooks)) hooks.onModelDone(m)
   }
 }
 
-async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], fused: boolean, hooks: TrainHooks): Promise<TrainedModel[]> {
+async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], { fused, keep = false }: TrainOptions, hooks: TrainHooks): Promise<TrainedModel[]> {
   const options = modelOptions(workload, indices)
   const started = performance.now()
   const model = await OrtMlp.create(rt, options)
@@ -266,6 +273,7 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
   const mse = await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
   const v = data.dataset.validation
   const validationMse = data.xVal && v ? await model.evaluate(data.xVal, v.y, v.rows) : null
+  const artifacts = keep ? mlpArtifacts(model.parameters(), workload.features, workload.model.hidden, n, data.dataset.preprocess) : null
   return indices.map((index, k) => ({
     index,
     seed: options.seeds[k],
@@ -274,5 +282,6 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
     testMse: mse[k],
     finalLoss: epochLoss ? epochLoss[k] : null,
     ...(validationMse ? { validationMse: validationMse[k] } : {}),
+    ...(artifacts ? { artifact: artifacts[k] } : {}),
   }))
 }

@@ -11,8 +11,9 @@ import type { MlpParams } from '@shared/families/mlp'
 import { loadDataFile, tablePath } from '../../data'
 import { datasetFor } from '../data'
 import { mlpWorkerFamily } from '../families/mlp'
+import type { SeamData } from '../families/seam'
+import { onnxRuntimeBackend } from './backend'
 import type { WorkerRuntime } from '../families/types'
-import type { OrtData } from './trainer'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-onnx-user-data-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -27,8 +28,9 @@ beforeAll(async () => {
 })
 
 it("prepares the user's rows, the same data set the other backends train on", () => {
-  // onnxruntime's prepare reads nothing of its runtime but the name the seam picks the entry by
-  const prepared = mlpWorkerFamily.prepare({ backend: 'onnxruntime' } as WorkerRuntime, workload) as OrtData
+  // the family builds the data set; onnxruntime's prepare (which reads nothing of its runtime) lays it out
+  const family = mlpWorkerFamily.prepare({ backend: 'onnxruntime' } as WorkerRuntime, workload) as SeamData
+  const prepared = onnxRuntimeBackend.prepare({} as never, family.dataset, workload)
   const expected = datasetFor(workload)
   expect(prepared.dataset.yTrain).toEqual(expected.yTrain)
   expect(prepared.dataset.xTrain).toEqual(expected.xTrain)

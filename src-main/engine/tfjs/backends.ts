@@ -216,6 +216,6 @@ export function tfjsBackend(name: TfjsBackendName): WorkerBackend<MlpParams, Tfj
     prepare: (rt, dataset, workload) => uploadData(rt.tf, dataset, workload, PLACEMENT[name]),
     dispose: (_rt, data) => disposeData(data),
     warmUp: (rt, data, workload, indices) => warmUp(rt.tf, data, workload, indices),
-    train: (rt, data, workload, indices, { fused }, hooks) => trainModels(rt.tf, data, workload, indices, fused, hooks),
+    train: (rt, data, workload, indices, options, hooks) => trainModels(rt.tf, data, workload, indices, options, hooks),
   }
 }

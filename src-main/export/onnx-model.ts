@@ -1,0 +1,27 @@
+// A trained MLP as an ONNX inference model: input `features` [N, F] (the raw feature values, in the
+// order the run used them), output `prediction` [N, 1]. The data set's preprocessing is part of the
+// graph — a missing value becomes the training rows' mean (IsNaN/Where), then (x − mean) / std —
+// so the model takes the user's raw rows; generated data has none. Then one Gemm per dense layer,
+// ReLU between them. IR 8, opset 13: what Debian's onnx 1.12 checker and every current runtime
+// accept. Written with the training graphs' builder (engine/onnx/graph.ts).
+import type { ModelArtifact } from '@shared/contract'
+import { Builder } from '../onnx-graph/builder'
+import { onnx } from 'onnx-proto'
+
+type MlpArtifact = Extract<ModelArtifact, { format: 'mlp' }>
+
+export function onnxModel(artifact: MlpArtifact): Uint8Array {
+  const g = new Builder(onnx.TensorProto.DataType.FLOAT)
+  const F = artifact.features
+  let x = g.input('features', ['N', F])
+  const p = artifact.preprocess
+  if (p?.impute) x = g.op('Where', [g.op('IsNaN', [x]), g.weights([F], p.mean), x])
+  if (p?.standardise) x = g.op('Div', [g.op('Sub', [x, g.weights([F], p.mean)]), g.weights([F], p.std)])
+  artifact.layers.forEach((layer, k) => {
+    const last = k === artifact.layers.length - 1
+    const z = g.op('Gemm', [x, g.weights([layer.inputs, layer.outputs], layer.w), g.weights([layer.outputs], layer.b)], {}, last ? 'prediction' : undefined)
+    x = last ? z : g.op('Relu', [z])
+  })
+  g.output('prediction', ['N', 1])
+  return g.encode('trainpool_mlp')
+}
