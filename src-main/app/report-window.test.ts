@@ -95,6 +95,12 @@ describe('desktop PDF report', () => {
     expect((await desktop.reportPdf({ runId: 'run-1' })).savedPath).toBeNull()
     expect(print).toHaveBeenCalledTimes(1) // nothing rendered for a cancelled dialog
     expect(writes).toHaveLength(2)
+    // the best model: its bytes written where the dialog says, with the model's own filter
+    service.addRun({ ...fakeRun({}, 'run-2'), keptModels: { size: 2000, strategy: 'sequential', workers: 1, count: 4, format: 'mlp' } })
+    answer = { canceled: false, filePath: '/home/u/best.onnx' }
+    expect(await desktop.bestModel({ runId: 'run-2' })).toMatchObject({ fileName: 'trainpool-run-2-model-0.onnx', savedPath: '/home/u/best.onnx' })
+    expect(writes[2]).toEqual(['/home/u/best.onnx', Buffer.from('{}')])
+    expect(showSaveDialog).toHaveBeenLastCalledWith(expect.objectContaining({ filters: [expect.objectContaining({ extensions: ['onnx'] })] }))
     // everything else goes straight to the service
     await desktop.listRuns()
     expect(service.callsTo('listRuns')).toHaveLength(1)

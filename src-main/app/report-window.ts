@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { BrowserWindow as BrowserWindowType, BrowserWindowConstructorOptions, Dialog, SaveDialogOptions } from 'electron'
-import { exportFileName, TrainpoolError, type ExportedFile, type ExportFormat, type ParsedRequest, type PdfReport, type RunResult } from '@shared/contract'
+import { exportFileName, TrainpoolError, type ExportedFile, type ExportFormat, type ParsedRequest, type PdfReport, type RunResult, type SavedModel } from '@shared/contract'
 import { PDF_MARGINS_MM, footerTemplate } from '../report/render-pdf'
 import type { BenchServiceApi } from '../service/types'
 import type { AppPage } from './app-page'
@@ -92,7 +92,9 @@ export interface DesktopSavingOptions {
   defaultDir?: () => string
 }
 
-const FILTERS: Record<ExportFormat | 'pdf', SaveDialogOptions['filters']> = {
+const FILTERS: Record<ExportFormat | 'pdf' | 'onnx' | 'model-json', SaveDialogOptions['filters']> = {
+  onnx: [{ name: 'ONNX model', extensions: ['onnx'] }],
+  'model-json': [{ name: 'XGBoost model (JSON)', extensions: ['json'] }],
   json: [{ name: 'Trainpool run (JSON)', extensions: ['json'] }],
   csv: [{ name: 'CSV (one row per measurement)', extensions: ['csv'] }],
   md: [{ name: 'Markdown table', extensions: ['md'] }],
@@ -100,12 +102,12 @@ const FILTERS: Record<ExportFormat | 'pdf', SaveDialogOptions['filters']> = {
 }
 
 /**
- * The desktop shell's service: exportRun and reportPdf ask where to save (save dialog) and write the
+ * The desktop shell's service: exportRun, reportPdf and bestModel ask where to save (save dialog) and write the
  * file there, answering with savedPath (null when the user cancelled); everything else is the service.
  */
 export function withDesktopSaving(service: BenchServiceApi, options: DesktopSavingOptions): BenchServiceApi {
   const write = options.writeFile ?? ((p: string, d: string | Buffer) => fs.writeFile(p, d))
-  const ask = async (fileName: string, kind: ExportFormat | 'pdf', title: string): Promise<string | null> => {
+  const ask = async (fileName: string, kind: keyof typeof FILTERS, title: string): Promise<string | null> => {
     const dialogOptions: SaveDialogOptions = {
       title,
       defaultPath: options.defaultDir ? join(options.defaultDir(), fileName) : fileName,
@@ -122,6 +124,12 @@ export function withDesktopSaving(service: BenchServiceApi, options: DesktopSavi
       const path = await ask(file.fileName, format, `Export run as ${format.toUpperCase()}`)
       if (path) await write(path, file.content)
       return { ...file, savedPath: path }
+    },
+    async bestModel({ runId }: ParsedRequest<'bestModel'>): Promise<SavedModel> {
+      const file = await service.bestModel({ runId })
+      const path = await ask(file.fileName, file.fileName.endsWith('.onnx') ? 'onnx' : 'model-json', 'Save the best model')
+      if (path) await write(path, Buffer.from(file.base64 ?? '', 'base64'))
+      return { fileName: file.fileName, mimeType: file.mimeType, sizeBytes: file.sizeBytes, savedPath: path }
     },
     async reportPdf({ runId }: ParsedRequest<'reportPdf'>): Promise<PdfReport> {
       const run = await service.getRun({ runId })

@@ -19,6 +19,7 @@ import {
   type RunEvent,
   type RunListEntry,
   type RunResult,
+  type SavedModel,
   TrainpoolError,
 } from '@shared/contract'
 import { estimateRunPeakBytes } from '@shared/estimate'
@@ -30,6 +31,7 @@ import type { TelemetrySessionOptions } from '../telemetry/session'
 import { BackendProbe, probeInWorker } from './backend-probe'
 import { DataSets } from './data-sets'
 import { resolveDataSource, type ResolvedData } from '../data'
+import { modelFiles } from '../export/models'
 import { LiveRun } from './live-run'
 import { RunHistory } from './run-history'
 import type { BenchServiceApi } from './types'
@@ -209,6 +211,15 @@ export class BenchService implements BenchServiceApi {
 
   reportPdf({ runId }: ParsedRequest<'reportPdf'>): Promise<PdfReport> {
     return this.history.reportPdf(runId)
+  }
+
+  /** The run's best kept model as a file (export/models.ts): not-found when it kept none (or there is no store). */
+  async bestModel({ runId }: ParsedRequest<'bestModel'>): Promise<SavedModel> {
+    const run = await this.history.get(runId)
+    if (!this.options.store) throw new TrainpoolError('not-found', `run ${runId} kept no trained models: models are kept with a run in the store, and this service has none`)
+    const [file] = modelFiles(run, await this.options.store.getModels(runId), 'best')
+    const bytes = typeof file.content === 'string' ? Buffer.from(file.content) : Buffer.from(file.content)
+    return { fileName: file.fileName, mimeType: file.mimeType, sizeBytes: bytes.length, base64: bytes.toString('base64') }
   }
 
   dataSets(): Promise<DataSetInfo[]> {

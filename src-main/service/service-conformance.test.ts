@@ -90,6 +90,12 @@ describe('FakeService conforms to BenchService (through dispatch)', () => {
     await expectSame('reportPdf', { runId: '20990101-000000-ffffff' })
   })
 
+  it('a run that kept no models has no best model; an unknown run is not-found', async () => {
+    await expectSame('bestModel', { runId: runs[0].runId })
+    await expectSame('bestModel', { runId: '20990101-000000-ffffff' })
+    await expectSame('bestModel', { runId: '../x' })
+  })
+
   it('deletes the same way: gone from the list, not-found after', async () => {
     const id = runs[0].runId
     await expectSame('deleteRun', { runId: id })

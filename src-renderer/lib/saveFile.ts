@@ -1,6 +1,6 @@
 // Delivering exports and PDFs to the user. Electron's main process already saved them through a
 // save dialog (savedPath set, or null when cancelled); in the browser the content is downloaded.
-import type { ExportedFile, PdfReport } from '@shared/contract/api'
+import type { ExportedFile, PdfReport, SavedModel } from '@shared/contract/api'
 
 export function downloadBlob(blob: Blob, fileName: string, doc: Document = document): void {
   const url = URL.createObjectURL(blob)
@@ -28,4 +28,11 @@ export function deliverPdf(report: PdfReport, download: typeof downloadBlob = do
   const bytes = Uint8Array.from(atob(report.base64), (c) => c.charCodeAt(0))
   download(new Blob([bytes], { type: 'application/pdf' }), report.fileName)
   return `Downloaded ${report.fileName}`
+}
+
+export function deliverModel(model: SavedModel, download: typeof downloadBlob = downloadBlob): string {
+  if (model.savedPath !== undefined) return model.savedPath ? `Saved the best model ${model.savedPath}` : 'Save model cancelled'
+  const bytes = Uint8Array.from(atob(model.base64 ?? ''), (c) => c.charCodeAt(0))
+  download(new Blob([bytes], { type: model.mimeType }), model.fileName)
+  return `Downloaded ${model.fileName}`
 }

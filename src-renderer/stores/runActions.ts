@@ -1,4 +1,5 @@
-// Run management from the History view: rename, tag, delete, export (JSON/CSV/MD), Save PDF, and
+// Run management from the History view: rename, tag, delete, export (JSON/CSV/MD), Save PDF, the best
+// trained model, and
 // loading two runs for a side-by-side comparison. Each action reports one line of status.
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
@@ -6,7 +7,7 @@ import type { ExportFormat } from '@shared/contract/api'
 import type { RunResult } from '@shared/contract/result'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
-import { deliverExport, deliverPdf } from '../lib/saveFile'
+import { deliverExport, deliverModel, deliverPdf } from '../lib/saveFile'
 import { useHistoryStore } from './history'
 
 export const useRunActionsStore = defineStore('runActions', () => {
@@ -68,6 +69,11 @@ export const useRunActionsStore = defineStore('runActions', () => {
     if (report) message.value = deliverPdf(report)
   }
 
+  async function saveBestModel(runId: string) {
+    const model = await act('Save best model', () => chooseBridge().bestModel({ runId }))
+    if (model) message.value = deliverModel(model)
+  }
+
   async function compare(a: string, b: string) {
     const runs = await act('Compare', () => Promise.all([chooseBridge().getRun({ runId: a }), chooseBridge().getRun({ runId: b })]))
     if (runs) compared.value = runs as [RunResult, RunResult]
@@ -77,5 +83,5 @@ export const useRunActionsStore = defineStore('runActions', () => {
     compared.value = null
   }
 
-  return { busy, message, error, compared, rename, tag, remove, exportRun, savePdf, compare, closeCompare }
+  return { busy, message, error, compared, rename, tag, remove, exportRun, savePdf, saveBestModel, compare, closeCompare }
 })

@@ -83,6 +83,15 @@ export interface PdfReport {
   base64?: string
 }
 
+/** A run's best trained model as a file (ONNX for an MLP, XGBoost JSON for trees): the bytes (base64) to download, or where Electron saved it. */
+export interface SavedModel {
+  fileName: string
+  mimeType: string
+  sizeBytes: number
+  savedPath?: string | null
+  base64?: string
+}
+
 export interface RunListEntry {
   runId: string
   status: RunStatus | 'damaged'
@@ -139,6 +148,11 @@ export const API = {
   exportRun: { request: z.object({ runId: RunIdSchema, format: z.enum(EXPORT_FORMATS) }).strict(), response: response<ExportedFile>() },
   /** browser mode and the CLI get the bytes (base64); the Electron shell saves it instead */
   reportPdf: { request: z.object({ runId: RunIdSchema }).strict(), response: response<PdfReport>() },
+  /**
+   * the run's best kept model as a file (a model set: the best configuration's best model; else the
+   * lowest test MSE); not-found when the run kept none. The Electron shell saves it instead
+   */
+  bestModel: { request: z.object({ runId: RunIdSchema }).strict(), response: response<SavedModel>() },
   /** the data sets loaded into the store's cache, newest first (the config panel's recent list) */
   dataSets: { request: NO_REQUEST, response: response<DataSetInfo[]>() },
   /** one cached data set, by the sha256 of its file */

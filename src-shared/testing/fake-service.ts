@@ -219,6 +219,16 @@ export class FakeService implements ServiceMethods {
     })
   }
 
+  /** As the service: not-found unless the stored run says it kept models; then a small stand-in file named as the service names it. */
+  bestModel(request: ParsedRequest<'bestModel'>): Promise<ApiResponse<'bestModel'>> {
+    return this.call('bestModel', request, ({ runId }) => {
+      const run = this.stored(runId)
+      if (!run.keptModels) throw new TrainpoolError('not-found', `run ${runId} kept no trained models`)
+      const ext = run.keptModels.format === 'mlp' ? 'onnx' : 'json'
+      return { fileName: exportFileName(run, ext).replace(`.${ext}`, `-model-0.${ext}`), mimeType: ext === 'onnx' ? 'application/onnx' : 'application/json', sizeBytes: 2, base64: 'e30=' } // "{}"
+    })
+  }
+
   dataSets(): Promise<DataSetInfo[]> {
     return this.call('dataSets', undefined, () => [...this.dataSetsValue])
   }
