@@ -17,7 +17,8 @@ import { initialWeights } from './data'
 type Tf = typeof TF
 
 export interface AdamSettings {
-  lr: number
+  /** one learning rate for every fused model, or one per model (a model set's configurations) */
+  lr: number | readonly number[]
   beta1: number
   beta2: number
   epsilon: number
@@ -214,15 +215,33 @@ export class FusedMlp {
     this.step += 1
     const c1 = 1 - beta1 ** this.step
     const c2 = 1 - beta2 ** this.step
+    // per-model lr/c1 laid out over each parameter's model axis: each element is multiplied by the
+    // same float32 value a scalar lr/c1 would give, so a model's steps are its own either way
+    const lrC1 = typeof lr === 'number' ? null : this.perModelLayouts(Float32Array.from(lr, (l) => l / c1))
     this.params.forEach((p, i) => {
       const g = grads[i]
       const m = tf.add(tf.mul(p.m, beta1), tf.mul(g, 1 - beta1))
       const v = tf.add(tf.mul(p.v, beta2), tf.mul(tf.square(g), 1 - beta2))
-      const update = tf.div(tf.mul(m, lr / c1), tf.add(tf.sqrt(tf.div(v, c2)), epsilon))
+      const update = tf.div(tf.mul(m, lrC1 ? lrC1[i] : (lr as number) / c1), tf.add(tf.sqrt(tf.div(v, c2)), epsilon))
       p.m.assign(m)
       p.v.assign(v)
       p.value.assign(tf.sub(p.value, update))
     })
+  }
+
+  /** A per-model vector shaped to broadcast against each parameter (W1 [1, n·H1], Wk and bk [n,1,1], Wo [n,1], bo [n]). */
+  private perModelLayouts(values: Float32Array): TF.Tensor[] {
+    const { tf, n, hidden } = this
+    const L = hidden.length
+    const h1 = hidden[0]
+    const out: TF.Tensor[] = new Array(2 * L + 1)
+    const w1 = new Float32Array(n * h1)
+    for (let i = 0; i < n; i++) w1.fill(values[i], i * h1, (i + 1) * h1)
+    out[0] = tf.tensor2d(w1, [1, n * h1])
+    for (let k = 1; k < L; k++) out[2 * k - 1] = out[2 * k] = tf.tensor3d(values, [n, 1, 1])
+    out[2 * L - 1] = tf.tensor2d(values, [n, 1])
+    out[2 * L] = tf.tensor1d(values)
+    return out
   }
 
   /** The trained parameters, in the fused layout (mlp-artifact.ts reads each model out of it); reading syncs the device. */
@@ -287,4 +306,10 @@ export class FusedMlp {
       p.v.dispose()
     }
   }
+}
+
+/** The learning rate of each model of a job: one number when they agree (today's program), else one per model. */
+export function learningRates(workload: { model: { lr: number } }, indices: readonly number[], options?: { paramsOf?: (index: number) => object }): number | number[] {
+  const lrs = indices.map((i) => (options?.paramsOf?.(i) as { lr?: number } | undefined)?.lr ?? workload.model.lr)
+  return lrs.every((l) => l === lrs[0]) ? (lrs[0] ?? workload.model.lr) : lrs
 }

@@ -5,7 +5,7 @@ import type * as TF from '@tensorflow/tfjs-core'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from './data'
-import { ADAM_DEFAULTS, FusedMlp } from './fused-mlp'
+import { ADAM_DEFAULTS, FusedMlp, learningRates } from './fused-mlp'
 import { userDataKey } from './user-data'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from './families/types'
 import { mlpArtifacts } from './mlp-artifact'
@@ -182,9 +182,10 @@ async function trainGroup(
   data: DataTensors,
   workload: MlpWorkload,
   indices: readonly number[],
-  { fused, keep = false }: TrainOptions,
+  options: TrainOptions,
   hooks: TrainHooks,
 ): Promise<TrainedModel[]> {
+  const { fused, keep = false } = options
   const seeds = indices.map((i) => modelSeed(workload.seed, i))
   const started = performance.now()
   const { epochs, batchSize } = workload.model
@@ -192,7 +193,7 @@ async function trainGroup(
     features: workload.features,
     hidden: workload.model.hidden,
     seeds,
-    adam: { lr: workload.model.lr, ...ADAM_DEFAULTS },
+    adam: { lr: learningRates(workload, indices, options), ...ADAM_DEFAULTS },
   })
   try {
     const { train } = data.dataset

@@ -17,6 +17,7 @@ async function run(config: BenchConfig): Promise<RunResult> {
     probe: async () => [
       { name: 'cpu', available: true, detail: 'test cpu' },
       { name: 'wasm', available: true, detail: 'test wasm' },
+      { name: 'onnxruntime', available: true, detail: 'test onnxruntime' },
     ] as never,
   })
   try {
@@ -82,6 +83,25 @@ describe('a model set through the service', () => {
     const batched = byIndex(result, 'batched')
     for (const p of sequential) expect(batched.get(p.index)!.validationMse).toBe(p.validationMse)
   }, 120_000)
+
+  for (const backend of ['wasm', 'onnxruntime'] as const) {
+    it(`MLP on ${backend}: configurations that differ only in learning rate are fused into one program, each model as if trained alone`, async () => {
+      const set: ModelSet = { grid: { lr: [0.001, 0.003, 0.01, 0.03] }, seeds: 1, folds: null }
+      const config = presetConfig('smoke', { sizes: [400], workers: [2], backend, models: [4], set, model: { kind: 'mlp', epochs: 1, batchSize: 64, hidden: [8] } as never })
+      const result = await run(config)
+      expect(result.status).toBe('ok')
+      expect(result.verification).toMatchObject({ sameWork: true })
+      const batched = byIndex(result, 'batched')
+      // W = 2: models 0–1 and 2–3, each pair one fused program (one group time for both)
+      expect(batched.get(0)!.groupTrainMs).toBe(batched.get(1)!.groupTrainMs)
+      expect(batched.get(2)!.groupTrainMs).toBe(batched.get(3)!.groupTrainMs)
+      // model i, trained alone with its learning rate: the same numbers (one program, its lr as a scalar)
+      const sequential = byIndex(result, 'sequential')
+      const alone = byIndex(await run({ ...config, set: undefined, strategies: ['sequential'], model: { ...config.model, lr: 0.01 } as never }), 'sequential')
+      expect(sequential.get(2)!.testMse).toBe(alone.get(2)!.testMse)
+      expect(new Set([...sequential.values()].map((p) => p.testMse)).size).toBe(4)
+    }, 120_000)
+  }
 
   it('MLP: learning rates × hidden widths on wasm, the same work within tolerance, with folds', async () => {
     const set: ModelSet = { grid: { hidden: [[8], [16]], lr: [0.003, 0.03] }, seeds: 1, folds: 2 }

@@ -8,10 +8,12 @@
 //    records;
 //  - the probe: every family's entries, each name once (a name two families share, like cpu or
 //    webgpu, is one machine fact).
-//  - a model set (workload.set): the job's models are trained in groups of one configuration and
-//    fold, each with its configuration's parameters and its fold's data (the training rows outside
-//    the fold; the fold's rows scored as validation), prepared once per worker before the clock
-//    (in warm-up); a batched job fuses each group. Backends see plain workloads only.
+//  - a model set (workload.set): the job's models are trained in groups of one fold whose
+//    configurations agree on every parameter the backend cannot take per model (its `perModel`:
+//    the MLP's learning rate), each group on its fold's data set (the training rows outside the
+//    fold; the fold's rows scored as validation), prepared once per worker before the clock (in
+//    warm-up); a batched job fuses each group. Backends see plain workloads, and each model's own
+//    parameters through options.paramsOf.
 // A started candidate that `auto` passes over stays as it is, not released: dropping Dawn's
 // navigator.gpu while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
 // worker ends with process.exit, so the instance cannot keep it alive.
@@ -78,32 +80,39 @@ export interface SeamData {
   prepared: Map<string, unknown>
 }
 
-/** A job's models as the backend trains them: a plain workload (one configuration) and, in a set with folds, a fold. */
+/** A job's models as the backend trains them: a plain workload (its first model's configuration), each model's own parameters, and, in a set with folds, a fold. */
 interface ModelGroup<P extends ModelParamsBase> {
   workload: Workload<P>
+  /** each model's parameters by index (they differ only in the backend's perModel fields) */
+  params: Map<number, P>
   fold: number | null
   /** K of the set's folds; null without folds */
   folds: number | null
-  configuration: number | null
   indices: number[]
 }
 
-/** The job's models in groups of one configuration and fold (index order kept); without a set, one group. */
-function modelGroups<P extends ModelParamsBase>(workload: Workload<P>, indices: readonly number[]): ModelGroup<P>[] {
+/**
+ * The job's models in groups of one fold whose configurations agree on every parameter but the
+ * backend's `perModel` ones (index order kept); without a set, one group.
+ */
+function modelGroups<P extends ModelParamsBase>(workload: Workload<P>, indices: readonly number[], perModel: readonly string[] = []): ModelGroup<P>[] {
   const set = workload.set
-  if (!set) return [{ workload, fold: null, folds: null, configuration: null, indices: [...indices] }]
+  if (!set) return [{ workload, params: new Map(), fold: null, folds: null, indices: [...indices] }]
   const family = findFamily(workload.model.kind)
   if (!family) throw new Error(`no model family ${workload.model.kind}`)
   const groups = new Map<string, ModelGroup<P>>()
   for (const index of indices) {
     const { configuration, fold } = setMember(set, index)
-    const key = `${configuration}/${fold}`
+    const params = configurationParams(family, workload.model, set, configuration)
+    const shared = Object.fromEntries(Object.entries(params).filter(([k]) => !perModel.includes(k)))
+    const key = `${JSON.stringify(shared)}/${fold}`
     let group = groups.get(key)
     if (!group) {
       const { set: _set, ...plain } = workload
-      group = { workload: { ...plain, model: configurationParams(family, workload.model, set, configuration) }, fold, folds: set.folds, configuration, indices: [] }
+      group = { workload: { ...plain, model: params }, params: new Map(), fold, folds: set.folds, indices: [] }
       groups.set(key, group)
     }
+    group.params.set(index, params)
     group.indices.push(index)
   }
   return [...groups.values()]
@@ -144,22 +153,27 @@ export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>
       for (const prepared of (data as SeamData).prepared.values()) entryOf(runtime).dispose(runtime, prepared)
     },
     async warmUp(runtime, data, workload, indices) {
+      const entry = entryOf(runtime)
       // every data set the set's jobs may need is prepared before the clock (a pool worker warms up
       // on one model but may be handed any); the warm-up step itself runs on the given models
-      if (workload.set) for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()])) dataOf(runtime, data as SeamData, group)
-      for (const group of modelGroups(workload, indices)) await entryOf(runtime).warmUp(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices)
+      if (workload.set) for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], entry.perModel)) dataOf(runtime, data as SeamData, group)
+      for (const group of modelGroups(workload, indices, entry.perModel)) await entry.warmUp(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices)
     },
     async train(runtime, data, workload, indices, options, hooks) {
-      for (const group of modelGroups(workload, indices)) {
-        const ofSet: TrainHooks =
-          group.configuration === null
-            ? hooks
-            : {
-                ...hooks,
-                onModelDone: (model) =>
-                  hooks.onModelDone({ ...model, configuration: group.configuration!, ...(group.fold !== null ? { fold: group.fold } : {}) }),
-              }
-        await entryOf(runtime).train(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices, options, ofSet)
+      const entry = entryOf(runtime)
+      for (const group of modelGroups(workload, indices, entry.perModel)) {
+        const set = workload.set
+        const ofSet: TrainHooks = !set
+          ? hooks
+          : {
+              ...hooks,
+              onModelDone: (model) => {
+                const { configuration, fold } = setMember(set, model.index)
+                hooks.onModelDone({ ...model, configuration, ...(fold !== null ? { fold } : {}) })
+              },
+            }
+        const paramsOf = set ? (index: number) => group.params.get(index) ?? group.workload.model : undefined
+        await entry.train(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices, { ...options, ...(paramsOf ? { paramsOf } : {}) }, ofSet)
       }
     },
   }

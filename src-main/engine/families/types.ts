@@ -49,6 +49,11 @@ export interface TrainedModel {
 export interface TrainOptions {
   fused: boolean
   keep?: boolean
+  /**
+   * A model set's job fused across configurations (the backend's `perModel` fields differ): each
+   * model's own parameters by index; absent, every model is the workload's `model`.
+   */
+  paramsOf?: (index: number) => ModelParamsBase
 }
 
 export interface TrainHooks {
@@ -86,6 +91,12 @@ export interface WorkerBackend<P extends ModelParamsBase = ModelParamsBase, R ex
   dispose(runtime: R, data: D): void
   /** One step on the real shapes before the clock, so kernels and shaders are compiled. */
   warmUp(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[]): Promise<void>
+  /**
+   * The parameters that may differ between the models of one fused program (the MLP's lr: a
+   * per-model vector); a model set's configurations that differ only there are trained together,
+   * each model's own read from options.paramsOf. Absent: every configuration is a group of its own.
+   */
+  perModel?: readonly string[]
   /** Trains the models: `fused` = all in one program (batched; only where the shared entry says it batches), else one after another. */
   train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
 }

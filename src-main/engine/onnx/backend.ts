@@ -14,5 +14,7 @@ export const onnxRuntimeBackend: WorkerBackend<MlpParams, OnnxRuntime, OrtData> 
   prepare: (_rt, dataset, workload) => prepareOrtData(dataKey(workload), dataset, workload),
   dispose: () => {},
   warmUp: warmUpOrt,
+  /** a per-model learning rate is a vector in the fused step (graph input lr_c1 [n]) */
+  perModel: ['lr'],
   train: trainOrt,
 }

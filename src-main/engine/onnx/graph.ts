@@ -127,8 +127,23 @@ function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f
 }
 
 /**
+ * A per-model vector [n] shaped to broadcast against each parameter: W1 [F+1, n·H1] → [1, n·H1]
+ * (each model's value over its H1 columns), Wk and bk → [n, 1, 1], Wo → [n, 1], bo → [n].
+ */
+function perModelLayouts(g: Builder, spec: MlpGraphSpec, perModel: string): string[] {
+  const { n, hidden } = spec
+  const L = hidden.length
+  const out: string[] = new Array(2 * L + 1)
+  out[0] = g.reshape(g.op('Expand', [g.reshape(perModel, [n, 1]), g.ints([n, hidden[0]])]), [1, n * hidden[0]])
+  for (let k = 1; k < L; k++) out[2 * k - 1] = out[2 * k] = g.reshape(perModel, [n, 1, 1])
+  out[2 * L - 1] = g.reshape(perModel, [n, 1])
+  out[2 * L] = perModel
+  return out
+}
+
+/**
  * The training step. Inputs: x [B, F+1] (last column ones), y [B, 1], the scalars rows, 2/rows,
- * lr/(1−β1^t), 1−β2^t, and p_i, m_i, v_i. Outputs: loss [n] (per-model mean squared error of the
+ * lr/(1−β1^t) per model [n], 1−β2^t, and p_i, m_i, v_i. Outputs: loss [n] (per-model mean squared error of the
  * batch, before the update) and p_i.next, m_i.next, v_i.next. With `outputs: 'gradients'` it
  * outputs loss and g_i instead, and takes no Adam inputs (the gradient check).
  */
@@ -152,8 +167,11 @@ export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients'
     })
     return g.encode('trainpool_mlp_gradients')
   }
-  const lrC1 = g.input('lr_c1', [])
+  // lr/c1 per model (a model set's configurations may differ in learning rate), laid out to
+  // broadcast over each parameter's model axis; the same float32 value per element as a scalar gives
+  const lrC1 = g.input('lr_c1', [n])
   const c2 = g.input('c2', [])
+  const lrPerParam = perModelLayouts(g, spec, lrC1)
   const { beta1, beta2, epsilon } = spec.adam
   // the constants as FusedMlp.applyAdam writes them (JS doubles, rounded to the graph's type)
   const b1 = g.scalar(beta1)
@@ -167,7 +185,7 @@ export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients'
     const gr = grads[i]
     const mNext = g.op('Add', [g.op('Mul', [m, b1]), g.op('Mul', [gr, oneMinusB1])], {}, nextName(m))
     const vNext = g.op('Add', [g.op('Mul', [v, b2]), g.op('Mul', [g.op('Mul', [gr, gr]), oneMinusB2])], {}, nextName(v))
-    const update = g.op('Div', [g.op('Mul', [mNext, lrC1]), g.op('Add', [g.op('Sqrt', [g.op('Div', [vNext, c2])]), eps])])
+    const update = g.op('Div', [g.op('Mul', [mNext, lrPerParam[i]]), g.op('Add', [g.op('Sqrt', [g.op('Div', [vNext, c2])]), eps])])
     g.op('Sub', [params[i], update], {}, nextName(params[i]))
     g.output(nextName(params[i]), s)
     g.output(mNext, s)

@@ -68,6 +68,7 @@ function tensors(ort: typeof Ort, c: Case, feeds: Record<string, Float64Array>):
   const dims = (name: string): number[] => {
     if (name === 'x') return [c.rows, c.spec.features + 1]
     if (name === 'y') return [c.rows, 1]
+    if (name === 'lr_c1') return [c.spec.n]
     const i = Number(name.slice(1))
     return /^[pmv]\d+$/.test(name) ? c.shapes[i] : []
   }
@@ -121,7 +122,7 @@ describe('generated graph, float64', () => {
     const t = 3
     const c1 = 1 - beta1 ** t
     const c2 = 1 - beta2 ** t
-    c.feeds.lr_c1 = Float64Array.of(lr / c1)
+    c.feeds.lr_c1 = Float64Array.from({ length: c.spec.n }, () => lr / c1)
     c.feeds.c2 = Float64Array.of(c2)
     const grads = await (await ort.InferenceSession.create(trainStepGraph(c.spec, 'gradients'), SESSION_OPTIONS)).run(
       tensors(ort, c, Object.fromEntries(Object.entries(c.feeds).filter(([k]) => !/^[mv]\d|lr_c1|c2/.test(k)))),

@@ -12,7 +12,7 @@ import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, initialWeights, type Dataset } from '../data'
-import { ADAM_DEFAULTS, type AdamSettings } from '../fused-mlp'
+import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../fused-mlp'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp-artifact'
 import { adamMName, adamVName, evaluateGraph, nextName, paramName, paramShapes, trainStepGraph, type MlpGraphSpec } from './graph'
@@ -117,7 +117,7 @@ export class OrtMlp {
       return set
     })
     const scalar = () => new Tensor('float32', new Float32Array(1), [])
-    this.scalars = { rows: scalar(), two_over_rows: scalar(), lr_c1: scalar(), c2: scalar() }
+    this.scalars = { rows: scalar(), two_over_rows: scalar(), lr_c1: new Tensor('float32', new Float32Array(this.n), [this.n]), c2: scalar() }
     this.loss = new Tensor('float32', new Float32Array(this.n), [this.n])
   }
 
@@ -156,7 +156,8 @@ export class OrtMlp {
     const c2 = 1 - beta2 ** this.step
     ;(this.scalars.rows.data as Float32Array)[0] = rows
     ;(this.scalars.two_over_rows.data as Float32Array)[0] = 2 / rows
-    ;(this.scalars.lr_c1.data as Float32Array)[0] = lr / c1
+    const lrC1 = this.scalars.lr_c1.data as Float32Array
+    for (let i = 0; i < this.n; i++) lrC1[i] = (typeof lr === 'number' ? lr : lr[i]) / c1
     ;(this.scalars.c2.data as Float32Array)[0] = c2
     const from = this.sets[this.current]
     const to = this.sets[1 - this.current]
@@ -204,12 +205,12 @@ function graphSpec(o: OrtMlpOptions): MlpGraphSpec {
   return { features: o.features, hidden: o.hidden, n: o.seeds.length, adam: { beta1, beta2, epsilon } }
 }
 
-function modelOptions(workload: MlpWorkload, indices: readonly number[]): OrtMlpOptions {
+function modelOptions(workload: MlpWorkload, indices: readonly number[], options?: TrainOptions): OrtMlpOptions {
   return {
     features: workload.features,
     hidden: workload.model.hidden,
     seeds: indices.map((i) => modelSeed(workload.seed, i)),
-    adam: { lr: workload.model.lr, ...ADAM_DEFAULTS },
+    adam: { lr: learningRates(workload, indices, options), ...ADAM_DEFAULTS },
   }
 }
 
@@ -242,8 +243,8 @@ export async function trainOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWork
   }
 }
 
-async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], { fused, keep = false }: TrainOptions, hooks: TrainHooks): Promise<TrainedModel[]> {
-  const options = modelOptions(workload, indices)
+async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], { fused, keep = false, paramsOf }: TrainOptions, hooks: TrainHooks): Promise<TrainedModel[]> {
+  const options = modelOptions(workload, indices, { fused, keep, paramsOf })
   const started = performance.now()
   const model = await OrtMlp.create(rt, options)
   const { epochs, batchSize } = workload.model

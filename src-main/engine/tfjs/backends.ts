@@ -216,6 +216,8 @@ export function tfjsBackend(name: TfjsBackendName): WorkerBackend<MlpParams, Tfj
     prepare: (rt, dataset, workload) => uploadData(rt.tf, dataset, workload, PLACEMENT[name]),
     dispose: (_rt, data) => disposeData(data),
     warmUp: (rt, data, workload, indices) => warmUp(rt.tf, data, workload, indices),
+    /** a per-model learning rate is a vector in the fused Adam step (FusedMlp) */
+    perModel: ['lr'],
     train: (rt, data, workload, indices, options, hooks) => trainModels(rt.tf, data, workload, indices, options, hooks),
   }
 }
