@@ -11,7 +11,12 @@
 //  3. Trees on webgpu (Trainpool's WGSL engine) beside the CPU engine at a small shape, sequential
 //     and batched W=1, the same tree hashes required: on lavapipe this shows the dispatch works and
 //     at what cost (a CPU emulating a GPU: not a speed claim).
-//  4. Your own data — a generated 200 000 × 101 numeric CSV loaded into the data cache (s, MB/s, peak
+//  4. Model sets — a learning-rate grid (5 lrs × 10 seeds) batched against one learning rate, on
+//     onnxruntime and wasm, beside PyTorch (1 thread: a loop, and a stacked program with a per-model
+//     learning-rate vector); mixed shapes (hidden 32/64/128 × seeds) batched vs sequential; trees 3 eta
+//     × 3 depths × 5 seeds batched vs sequential and against XGBoost 1.7 training the same
+//     configurations (benchmarks/gbdt/set-reference.mts); 5-fold CV per fold vs a plain run per model.
+//  5. Your own data — a generated 200 000 × 101 numeric CSV loaded into the data cache (s, MB/s, peak
 //     RSS), loaded again (parse skipped), and training on the cached file vs generated data of the
 //     same shape, MLP and trees (benchmarks/data-load.mts).
 // Timing is a benchmark, not a test: this machine is shared and noisy, so read the ratios.
@@ -23,7 +28,9 @@
 // BENCH_ORT (1; 0 skips the onnxruntime + PyTorch pass), BENCH_ORT_SIZE (10000),
 // BENCH_GBDT_WEBGPU_SIZE (2000; 0 skips the trees on webgpu), BENCH_GBDT_WEBGPU_MODELS (4), BENCH_GBDT_WEBGPU_ROUNDS (10),
 // BENCH_ADVICE (1; 0 skips the advice check: benchmarks/advice-check.mts, its own BENCH_ADVICE_* knobs),
-// BENCH_DATA (1; 0 skips the data-file pass), BENCH_DATA_ROWS (200000), BENCH_DATA_SIZE (10000: rows trained on).
+// BENCH_DATA (1; 0 skips the data-file pass), BENCH_DATA_ROWS (200000), BENCH_DATA_SIZE (10000: rows trained on),
+// BENCH_SET (1; 0 skips the model-set pass), BENCH_SET_SIZE (10000), BENCH_SET_LRS (0.001,0.003,0.01,0.03,0.1),
+// BENCH_SET_ROUNDS (100: the trees' rounds).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -262,6 +269,71 @@ if (gbdtGpuSize > 0) {
   } catch (err) {
     text += `\ntrees on webgpu skipped: ${err.message.split('\n')[0]}`
   }
+}
+
+if (env('BENCH_SET', '1') !== '0') {
+  // issue 23: model sets — per-model scalars must not break fusion; mixed shapes; trees grids and folds
+  const setSize = env('BENCH_SET_SIZE', '10000')
+  const lines = ['\nModel sets (issue 23), one run each, ratios from this run:']
+  const perModel = (run, strategy) => {
+    const s = run.summary.filter((x) => x.strategy === strategy).sort((a, b) => a.medianMs - b.medianMs)[0]
+    return s ? { ...s, perModelMs: s.medianMs / s.models } : null
+  }
+  out.modelSets = {}
+  const lrs = env('BENCH_SET_LRS', '0.001,0.003,0.01,0.03,0.1')
+  const lrCount = lrs.split(',').length
+  const seeds = String(Math.round(Number(models) / lrCount))
+  for (const backend of ['onnxruntime', 'wasm']) {
+    const common = ['--sizes', setSize, '--workers', workerCounts, '--repeats', repeats, '--backend', backend]
+    let grid, single
+    try {
+      grid = bench(`bench-set-lr-${backend}`, [...common, '--lr', lrs, '--seeds', seeds, '--strategies', 'sequential,batched'])
+      single = bench(`bench-set-lr1-${backend}`, [...common, '--models', String(lrCount * Number(seeds)), '--strategies', 'batched'])
+    } catch (err) {
+      lines.push(`${backend}: skipped (${err.message.split('\n')[0]})`)
+      continue
+    }
+    const g = perModel(grid, 'batched')
+    const s = perModel(single, 'batched')
+    lines.push(`MLP ${lrCount} learning rates × ${seeds} seeds on ${backend}: batched ${secs(g.medianMs)} (W=${g.workers}) vs batched with one learning rate ${secs(s.medianMs)} (W=${s.workers}): ${(s.medianMs / g.medianMs).toFixed(2)}× its speed (target ≥ 0.90×); sequential ${secs(perModel(grid, 'sequential').medianMs)}; same work: ${grid.verification.sameWork}`)
+    out.modelSets[`lr-${backend}`] = { grid: grid.summary, single: single.summary, speedVsSingleLr: s.medianMs / g.medianMs }
+  }
+  const torch = spawnSync('/usr/bin/python3', [join(root, 'benchmarks/pytorch/mlp.py'), '--rows', setSize, '--models', String(lrCount * Number(seeds)), '--lrs', lrs, '--repeats', repeats, '--threads', '1'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  if (torch.status === 0) {
+    const t = JSON.parse(torch.stdout.trim().split('\n').pop())
+    const best = Math.min(t.loop.medianMs, t.stacked.medianMs)
+    const ours = Math.min(...['onnxruntime', 'wasm'].flatMap((b) => (out.modelSets[`lr-${b}`]?.grid ?? []).map((x) => x.medianMs)))
+    lines.push(`PyTorch ${t.torch} (1 thread) on the same grid: loop ${secs(t.loop.medianMs)}, stacked with a per-model learning-rate vector ${secs(t.stacked.medianMs)}; Trainpool's best ${secs(ours)} = ${(ours / best).toFixed(2)}× PyTorch's best (target < 1.00×)`)
+    out.modelSets.pytorch = t
+  } else lines.push('PyTorch: not available (apt-get install -y python3-torch)')
+  for (const backend of ['onnxruntime', 'wasm']) {
+    try {
+      const mixed = bench(`bench-set-mixed-${backend}`, ['--sizes', setSize, '--workers', workerCounts, '--repeats', repeats, '--backend', backend, '--hidden', '32/64/128', '--seeds', String(Math.round(Number(models) / 3)), '--strategies', 'sequential,batched'])
+      const seq = perModel(mixed, 'sequential')
+      const bat = perModel(mixed, 'batched')
+      lines.push(`MLP hidden 32/64/128 × ${Math.round(Number(models) / 3)} seeds on ${backend}: batched ${secs(bat.medianMs)} (W=${bat.workers}) = ${(seq.medianMs / bat.medianMs).toFixed(2)}× sequential's speed (target ≥ 1.30×)`)
+      out.modelSets[`mixed-${backend}`] = mixed.summary
+    } catch (err) {
+      lines.push(`mixed shapes on ${backend}: skipped (${err.message.split('\n')[0]})`)
+    }
+  }
+  const rounds = env('BENCH_SET_ROUNDS', '100')
+  const trees = bench('bench-set-trees', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--eta', '0.05,0.1,0.3', '--max-depth', '4,6,8', '--seeds', '5', '--workers', workerCounts, '--repeats', '1', '--rounds', rounds, '--strategies', 'sequential,batched'])
+  const tSeq = perModel(trees, 'sequential')
+  const tBat = perModel(trees, 'batched')
+  lines.push(`Trees 3 eta × 3 depths × 5 seeds (${trees.config.models[0]} models, ${rounds} rounds) on cpu: batched ${secs(tBat.medianMs)} (W=${tBat.workers}) vs sequential ${secs(tSeq.medianMs)}: ${(tSeq.medianMs / tBat.medianMs).toFixed(2)}× (target ≥ 1.00×); per model ${(tSeq.perModelMs / 1000).toFixed(2)} s sequential, ${(Math.min(tSeq.perModelMs, tBat.perModelMs) / 1000).toFixed(2)} s at best`)
+  const ref = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/gbdt/set-reference.mts'), '--config', join(outDir, 'bench-set-trees.json')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, OMP_NUM_THREADS: '1' } })
+  const xgb = ref.status === 0 ? JSON.parse(ref.stdout.trim().split('\n').pop()) : { error: `exit ${ref.status}` }
+  if (xgb.error) lines.push(`XGBoost on the same configurations: ${xgb.error}`)
+  else lines.push(`XGBoost ${xgb.xgboost} (hist, 1 thread) on the same ${xgb.models} configurations and data: ${xgb.perModelSeconds.toFixed(2)} s per model; Trainpool sequential per model = ${(tSeq.perModelMs / 1000 / xgb.perModelSeconds).toFixed(2)}× XGBoost's (target ≤ 1.00×)`)
+  out.modelSets.trees = { summary: trees.summary, xgboost: xgb }
+  const folds = bench('bench-set-folds', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--folds', '5', '--workers', '1', '--repeats', repeats, '--rounds', rounds, '--strategies', 'sequential'])
+  const plain = bench('bench-set-folds-plain', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--models', '5', '--workers', '1', '--repeats', repeats, '--rounds', rounds, '--strategies', 'sequential'])
+  const f = perModel(folds, 'sequential')
+  const p = perModel(plain, 'sequential')
+  lines.push(`Trees 5-fold CV of one configuration: ${secs(f.perModelMs)} per fold vs ${secs(p.perModelMs)} per model of a plain run = ${(f.perModelMs / p.perModelMs).toFixed(2)}× (target ≤ 1.00×)`)
+  out.modelSets.folds = { perFoldMs: f.perModelMs, perModelMs: p.perModelMs }
+  text += '\n' + lines.join('\n')
 }
 
 if (env('BENCH_ESTIMATE', '1') !== '0') {

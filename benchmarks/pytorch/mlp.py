@@ -7,6 +7,10 @@
 #   stacked — all N in one program: the first layer is one GEMM of the batch against all models'
 #             weights side by side [F, N·H] (the layout Trainpool's batched program uses), the output
 #             layer a multiply-and-sum, one Adam over the stacked parameters.
+# With --lrs a,b,… model i trains with learning rate lrs[i ÷ (N ÷ len(lrs))] (a model set's grid of
+# learning rates × seeds): the loop gives each model its own torch.optim.Adam; the stacked program
+# steps Adam by hand with a per-model learning-rate vector laid over the stacked parameters (what
+# users of torch.func are told to write: functorch #782, #996).
 # Same data sizes, epochs and hyperparameters as Trainpool's run; not the same numbers (PyTorch's own
 # init and random data): this is a speed reference. Prints one JSON line.
 # Usage: python3 benchmarks/pytorch/mlp.py --rows 10000 --models 50 --hidden 64 --epochs 3 --batch-size 512 --repeats 3
@@ -24,6 +28,7 @@ p.add_argument('--hidden', type=int, default=64)
 p.add_argument('--epochs', type=int, default=3)
 p.add_argument('--batch-size', type=int, default=512)
 p.add_argument('--lr', type=float, default=0.01)
+p.add_argument('--lrs', type=str, default='', help='comma-separated learning rates, one per configuration (models split evenly)')
 p.add_argument('--test-split', type=float, default=0.2)
 p.add_argument('--repeats', type=int, default=3)
 p.add_argument('--threads', type=int, default=1)
@@ -42,6 +47,9 @@ orders = [torch.randperm(train) for _ in range(a.epochs)]
 # foreach=False: PyTorch 1.13's per-tensor Adam, faster here than its default multi-tensor path for
 # these few small tensors (measured 0.53 vs 1.03 ms per one-model step): PyTorch at its best
 ADAM = dict(lr=a.lr, betas=(0.9, 0.999), eps=1e-7, foreach=False)
+LRS = [float(x) for x in a.lrs.split(',')] if a.lrs else [a.lr]
+# model i's learning rate: configurations in order, each N / len(LRS) models (seeds)
+lr_of = [LRS[min(len(LRS) - 1, i * len(LRS) // N)] for i in range(N)]
 
 
 def loop():
@@ -49,7 +57,7 @@ def loop():
     for i in range(N):
         torch.manual_seed(i + 1)
         model = torch.nn.Sequential(torch.nn.Linear(F, H), torch.nn.ReLU(), torch.nn.Linear(H, 1))
-        opt = torch.optim.Adam(model.parameters(), **ADAM)
+        opt = torch.optim.Adam(model.parameters(), **{**ADAM, 'lr': lr_of[i]})
         for order in orders:
             for s in range(0, train, B):
                 idx = order[s:s + B]
@@ -69,7 +77,24 @@ def stacked():
     b1 = torch.zeros(N * H, requires_grad=True)
     w2 = ((torch.rand(N, H) * 2 - 1) * lim2).requires_grad_()
     b2 = torch.zeros(N, requires_grad=True)
-    opt = torch.optim.Adam([w1, b1, w2, b2], **ADAM)
+    params = [w1, b1, w2, b2]
+    uniform = len(set(lr_of)) == 1
+    opt = torch.optim.Adam(params, **ADAM) if uniform else None
+    # per-model learning rates laid over each stacked parameter (w1/b1: a model's H columns; w2, b2: its row)
+    lr = torch.tensor(lr_of)
+    lr_layout = [lr.repeat_interleave(H).view(1, N * H), lr.repeat_interleave(H), lr.view(N, 1), lr]
+    state = [(torch.zeros_like(p), torch.zeros_like(p)) for p in params]
+    step = [0]
+
+    def adam_per_model():
+        step[0] += 1
+        c1, c2 = 1 - 0.9 ** step[0], 1 - 0.999 ** step[0]
+        with torch.no_grad():
+            for p, (m, v), lr_p in zip(params, state, lr_layout):
+                m.mul_(0.9).add_(p.grad, alpha=0.1)
+                v.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
+                p.sub_(m * (lr_p / c1) / ((v / c2).sqrt_() + 1e-7))
+                p.grad = None
 
     def predict(x):
         h = torch.relu(torch.addmm(b1, x, w1)).view(x.shape[0], N, H)
@@ -78,10 +103,11 @@ def stacked():
     for order in orders:
         for s in range(0, train, B):
             idx = order[s:s + B]
-            opt.zero_grad(set_to_none=True)
+            if opt:
+                opt.zero_grad(set_to_none=True)
             loss = ((predict(Xtr[idx]) - Ytr[idx]) ** 2).mean(0).sum()
             loss.backward()
-            opt.step()
+            opt.step() if opt else adam_per_model()
     with torch.no_grad():
         return ((predict(Xte) - Yte) ** 2).mean(0).tolist()
 
@@ -97,5 +123,5 @@ def timed(fn):
     return {'medianMs': times[len(times) // 2] * 1000, 'minMs': times[0] * 1000, 'maxMs': times[-1] * 1000}
 
 
-print(json.dumps({'torch': torch.__version__, 'threads': torch.get_num_threads(), 'rows': a.rows, 'train': train, 'models': N,
+print(json.dumps({'torch': torch.__version__, 'threads': torch.get_num_threads(), 'rows': a.rows, 'train': train, 'models': N, 'lrs': LRS,
                   'loop': timed(loop), 'stacked': timed(stacked)}))
