@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract/config'
 import { expandPlan } from '@shared/plan'
 import { measurementFor, resultFor } from '@shared/testing/fixtures'
+import { setResult } from '@shared/testing/model-set-fixtures'
 import RunCompare from './RunCompare.vue'
 
 function run(models: number, runId: string, startedAt: string, extra: { preset?: 'quick' | 'custom'; name?: string } = {}) {
@@ -40,5 +41,19 @@ describe('RunCompare', () => {
     const w = mount(RunCompare, { props: { a, b } })
     expect(w.get('[data-test=compare-label-a]').text()).not.toBe(w.get('[data-test=compare-label-b]').text().replace(/^B/, 'A'))
     expect(w.text()).not.toContain('aaaaaa')
+  })
+})
+
+describe('RunCompare: model sets', () => {
+  it('two runs of the same set compare per configuration: score and time per model, with Δ', () => {
+    const a = setResult({ runId: '20260101-120000-aaaaaa' })
+    const b = setResult({ runId: '20260101-130000-bbbbbb' })
+    for (const m of b.measurements) m.perModel = m.perModel.map((p) => ({ ...p, testMse: p.testMse * 1.1, trainMs: p.trainMs === null ? null : p.trainMs / 2 }))
+    const w = mount(RunCompare, { props: { a, b } })
+    const rows = w.findAll('[data-test=compare-configurations] tbody tr').map((r) => r.findAll('td').map((td) => td.text()))
+    expect(rows[0]).toEqual(['max-depth 5 · eta 0.3', '0.6500', '0.7150', '+10.0%', '200 ms', '100 ms', '−50.0%'])
+    expect(rows).toHaveLength(4)
+    const plain = run(8, '20261202-090000-aaaaaa', '2026-12-02T09:00:00.000Z')
+    expect(mount(RunCompare, { props: { a: plain, b: plain } }).find('[data-test=compare-configurations]').exists()).toBe(false)
   })
 })

@@ -6,6 +6,7 @@ import type { RunResult, SummaryEntry } from '@shared/contract/result'
 import { modelLine } from '@shared/contract/run-list'
 import { findFamily } from '@shared/families'
 import { formatNumber } from '@shared/format'
+import { leaderboardOf } from '@shared/leaderboard'
 
 export type SortKey = 'date' | 'speedup' | 'status' | 'name'
 export type StatusFilter = 'all' | RunListEntry['status']
@@ -82,6 +83,36 @@ export function formatDelta(pct: number | null): string {
   if (pct == null || !Number.isFinite(pct)) return '—'
   const sign = pct > 0 ? '+' : pct < 0 ? '−' : '±'
   return `${sign}${Math.abs(pct).toFixed(1)}%`
+}
+
+export interface ConfigurationDelta {
+  label: string
+  aScore: number | null
+  bScore: number | null
+  /** (B − A) / A of the score, in % */
+  scorePct: number | null
+  aTrainMs: number | null
+  bTrainMs: number | null
+  trainPct: number | null
+}
+
+/**
+ * Two model-set runs per configuration (matched by their varied values): each one's score and time
+ * per model, and Δ of both; [] unless both runs have a leaderboard. In A's order (best first).
+ */
+export function compareLeaderboards(a: RunResult, b: RunResult): ConfigurationDelta[] {
+  const [la, lb] = [leaderboardOf(a), leaderboardOf(b)]
+  if (!la || !lb || la.scoreKind !== lb.scoreKind) return []
+  const pct = (x: number | null, y: number | null) => (x != null && y != null && x !== 0 ? ((y - x) / x) * 100 : null)
+  const bBy = new Map(lb.entries.map((e) => [e.label, e]))
+  const labels = [...la.entries.map((e) => e.label), ...lb.entries.filter((e) => !la.entries.some((x) => x.label === e.label)).map((e) => e.label)]
+  return labels.map((label) => {
+    const ea = la.entries.find((e) => e.label === label)
+    const eb = bBy.get(label)
+    const [aScore, bScore] = [ea?.score.mean ?? null, eb?.score.mean ?? null]
+    const [aTrainMs, bTrainMs] = [ea?.trainMs ?? null, eb?.trainMs ?? null]
+    return { label: label || 'every model', aScore, bScore, scorePct: pct(aScore, bScore), aTrainMs, bTrainMs, trainPct: pct(aTrainMs, bTrainMs) }
+  })
 }
 
 /** Tags typed as "a, b ,c" → ["a","b","c"]. */
