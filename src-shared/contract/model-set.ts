@@ -11,31 +11,11 @@
 // every strategy and equal to model i of a plain run of its configuration. Fold f of K holds the
 // training rows [⌊f·n/K⌋, ⌊(f+1)·n/K⌋) (foldRows); its model trains on the others and is scored on
 // them (validation MSE) as well as on the test split.
-import { z } from 'zod'
-import type { ModelFamily, ParamField } from '../families'
-import { intField, type Range } from './fields'
+import type { ModelFamily, ParamField } from '../families/family'
+import { type GridValue, type ModelSet, SET_LIMITS } from './model-set-shape'
 import type { WorkloadOf } from './workload-shape'
 
-export const SET_LIMITS = {
-  seeds: { min: 1, max: 100 },
-  folds: { min: 2, max: 10 },
-  /** values one field of a grid takes */
-  values: { min: 1, max: 16 },
-} as const satisfies Record<string, Range>
-
-/** A field's grid values: numbers, or for a list field (hidden layers) one list per value. */
-export type GridValue = number | number[]
-
-export const ModelSetSchema = z
-  .object({
-    /** field key → the values it takes (fields the family lets vary); each value is checked by its field's own schema (modelSetIssues) */
-    grid: z.record(z.string(), z.array(z.custom<GridValue>(() => true), { error: 'a grid field takes a list of values' })).default({}),
-    seeds: intField('seeds', SET_LIMITS.seeds).default(1),
-    /** K-fold cross-validation; null: none */
-    folds: intField('folds', SET_LIMITS.folds).nullable().default(null),
-  })
-  .strict()
-export type ModelSet = z.infer<typeof ModelSetSchema>
+export { type GridValue, type ModelSet, ModelSetSchema, SET_LIMITS } from './model-set-shape'
 
 /** The fields a family lets vary in a grid. */
 export function varyingFields(family: Pick<ModelFamily, 'fields'>): ParamField[] {

@@ -2,7 +2,7 @@
 // families' shared half reads it, and the configuration's schema reads the families, so this shape
 // imports neither.
 import type { ImputeMode } from './dataset'
-import type { ModelSet } from './model-set'
+import type { ModelSet } from './model-set-shape'
 import type { Target } from './names'
 
 /** The user's data set as a worker reads it (resolved and checked by the service before the run). */
