@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config'
 
 // Three projects: Node-side unit/integration tests (real worker processes), renderer component
 // tests in happy-dom, and end-to-end specs (Chromium via playwright-core; Electron when present).
+// The end-to-end specs run after the other two (groupOrder), one file at a time: the advice spec
+// fits lines to a sweep's times, which the other projects' parallel load made too noisy to trust
+// (R² 0.89 < 0.9 on this 2-core machine).
 const resolveShared = { alias: { '@shared': resolve(__dirname, 'src-shared') } }
 
 export default defineConfig({
@@ -15,6 +18,7 @@ export default defineConfig({
           name: 'node',
           include: ['src-main/**/*.test.ts', 'src-shared/**/*.test.ts', 'benchmarks/**/*.test.ts'],
           environment: 'node',
+          sequence: { groupOrder: 0 },
           testTimeout: 120_000,
           hookTimeout: 120_000,
           pool: 'forks',
@@ -27,6 +31,7 @@ export default defineConfig({
           name: 'web',
           include: ['src-renderer/**/*.test.ts'],
           environment: 'happy-dom',
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -39,6 +44,7 @@ export default defineConfig({
           hookTimeout: 180_000,
           pool: 'forks',
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
