@@ -7,11 +7,13 @@ import {
   type Environment,
   type Measurement,
   type MeasurementKey,
+  type GpuInfo,
   type KeptModels,
   type ModelArtifact,
   type PerModel,
   type WorkerFailure,
   type WorkloadData,
+  visibleDevicesFor,
   workloadFor,
   workOf,
 } from '@shared/contract'
@@ -50,6 +52,8 @@ export interface RunnerOptions {
   workerEnv?: Record<string, string>
   /** the user's data set (config.data) as workers read it, resolved by the service; absent: generated data */
   data?: WorkloadData
+  /** config.gpus resolved by the service: worker w is pinned to gpus[w mod k] (CUDA_VISIBLE_DEVICES); [] hides every GPU */
+  gpus?: GpuInfo[]
 }
 
 export class BenchRunner {
@@ -86,6 +90,7 @@ export class BenchRunner {
     const keeper = this.plan.findIndex((k) => k.size === largest)
     const artifacts = new Map<number, ModelArtifact>()
     let keptModels: KeptModels | null = null
+    const gpus = this.options.gpus
     try {
       while (index < this.plan.length && !this.cancelled) {
         const first = this.plan[index]
@@ -103,6 +108,7 @@ export class BenchRunner {
           graceMs: this.options.graceMs,
           heartbeatTimeoutMs: this.options.heartbeatTimeoutMs,
           env: this.options.workerEnv,
+          ...(gpus ? { envFor: (w: number) => ({ CUDA_VISIBLE_DEVICES: visibleDevicesFor(gpus, w) }) } : {}),
         })
         this.pool = pool
         try {
@@ -110,7 +116,7 @@ export class BenchRunner {
           const info: NonNullable<WorkerPool["workerInfo"]> = pool.workerInfo!
           backend = info.backend
           if (!environment) {
-            environment = describeEnvironment(info, this.options.appVersion)
+            environment = { ...describeEnvironment(info, this.options.appVersion), ...(gpus ? { gpus } : {}) }
             this.hooks.onEnvironment?.(environment)
           }
           if (this.cancelled) break
@@ -153,6 +159,7 @@ export class BenchRunner {
               perModel,
               failures,
               peakRssBytes: pool.rssBytes,
+              ...(gpus ? { workerGpus: pool.visibleDevices } : {}),
             }
             startupMs = 0
             warmupMs = 0

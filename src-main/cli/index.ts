@@ -25,6 +25,8 @@ export function buildProgram(): Command {
     .option('--sizes <list>', 'data sizes (rows), e.g. 10000,50000')
     .option('--models <list>', 'model counts, e.g. 50')
     .option('--sweep <what>', 'models: measure N = 1, 2, 4, … up to --models N (a W larger than N is skipped at that N)')
+    .option('--gpus <which>', 'all | none | GPU indices (0,2): each worker pinned to one of them by its own CUDA_VISIBLE_DEVICES, round-robin (nvidia-smi lists them)')
+    .option('--workers-per-gpu <k>', 'with --gpus: at most K workers on each GPU')
     .option('--seeds <n>', 'a model set: models per configuration, each from its own seed (1 to 100); with several values of a field (--eta 0.1,0.3; --hidden 32/64) a grid')
     .option('--folds <k>', 'a model set: K-fold cross-validation over the training rows (2 to 10); models ranked by validation MSE')
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')

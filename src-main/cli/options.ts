@@ -24,6 +24,7 @@ export const FLAG_FOR_FIELD: Record<string, string> = {
   sizes: '--sizes', models: '--models', workers: '--workers', strategies: '--strategies', backend: '--backend',
   repeats: '--repeats', seed: '--seed', target: '--target', preset: '--preset', features: '--features',
   testSplit: '--test-split', failurePolicy: '--on-failure', model: '--model', set: '--seeds/--folds',
+  gpus: '--gpus', workersPerGpu: '--workers-per-gpu',
 }
 
 /** What makes a model set on the command line. */
@@ -153,6 +154,12 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
   }
   if (!ownData && given('target') !== undefined) explicit('target', given('target'))
   if (given('onFailure') !== undefined) explicit('failurePolicy', given('onFailure'))
+  const gpus = given('gpus')
+  if (gpus !== undefined) {
+    const t = gpus.trim()
+    raw.gpus = t === 'all' || t === 'none' ? t : numberList('--gpus', t, { min: 0, max: 63 })
+  }
+  if (given('workersPerGpu') !== undefined) raw.workersPerGpu = integerValue('--workers-per-gpu', given('workersPerGpu')!, { min: 1, max: 64 })
   if (given('repeats') !== undefined) explicit('repeats', integerValue('--repeats', given('repeats')!, LIMITS.repeats))
   if (given('seed') !== undefined) explicit('seed', integerValue('--seed', given('seed')!, LIMITS.seed))
   if (!ownData && given('features') !== undefined) explicit('features', integerValue('--features', given('features')!, LIMITS.features))

@@ -29,6 +29,8 @@ export interface PoolOptions {
   prepareTimeoutMs?: number
   failurePolicy?: 'stop' | 'continue'
   env?: Record<string, string>
+  /** worker w's own variables on top of `env` (its GPU: CUDA_VISIBLE_DEVICES) */
+  envFor?: (workerIndex: number) => Record<string, string>
 }
 
 export interface WorkerInfo {
@@ -84,6 +86,8 @@ interface Slot {
   hung: string | null
   lastHeard: number
   rssBytes: number
+  /** CUDA_VISIBLE_DEVICES as the worker reported it when it started (null: not set) */
+  visibleDevices: string | null
   /** the job this worker is running, if any */
   jobId: number | null
   listeners: Set<(m: FromWorker) => void>
@@ -114,6 +118,11 @@ export class WorkerPool {
 
   get workerInfo(): WorkerInfo | null {
     return this.info
+  }
+
+  /** Each worker's CUDA_VISIBLE_DEVICES as it reported it (null: not set), by worker index. */
+  get visibleDevices(): (string | null)[] {
+    return this.slots.map((s) => s.visibleDevices)
   }
 
   get pids(): number[] {
@@ -151,6 +160,7 @@ export class WorkerPool {
         hung: null,
         lastHeard: performance.now(),
         rssBytes: 0,
+        visibleDevices: null,
         jobId: null,
         listeners: new Set(),
         exitListeners: new Set(),
@@ -159,6 +169,9 @@ export class WorkerPool {
       this.slots.push(slot)
     }
     const ready = await Promise.all(this.slots.map((slot) => this.init(slot)))
+    ready.forEach((m, i) => {
+      if (m.type === 'ready') this.slots[i].visibleDevices = m.visibleDevices ?? null
+    })
     const failed = ready.find((m) => m.type === 'init-failed')
     if (failed && failed.type === 'init-failed') {
       await this.shutdown()
@@ -173,7 +186,7 @@ export class WorkerPool {
 
   private launch(index: number): WorkerHandle {
     // W, for backends that size their threads by it (xgboost: nthread = cores ÷ W)
-    const env = workerEnv({ TRAINPOOL_POOL_WORKERS: String(this.options.size), ...this.options.env })
+    const env = workerEnv({ TRAINPOOL_POOL_WORKERS: String(this.options.size), ...this.options.env, ...this.options.envFor?.(index) })
     return this.launcher.launch({ workerIndex: index, serviceName: `trainpool-worker-${index}`, env })
   }
 
@@ -216,6 +229,7 @@ export class WorkerPool {
     try {
       const ready = await this.init(slot)
       if (ready.type === 'init-failed') throw new Error(ready.reason)
+      slot.visibleDevices = ready.visibleDevices ?? null
       const warm = this.warmedWith
       if (warm) {
         const m = await this.request(slot, { type: 'warmup', workload: warm.workload, modelIndices: warm.modelIndicesPerWorker[slot.index] ?? [0] }, (r) =>

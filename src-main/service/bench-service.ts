@@ -12,7 +12,9 @@ import {
   type BenchConfig,
   type Capabilities,
   type DataSetInfo,
+  chosenGpus,
   type ExportedFile,
+  type GpuInfo,
   invalidInput,
   type ParsedRequest,
   type PdfReport,
@@ -21,6 +23,8 @@ import {
   type RunResult,
   type SavedModel,
   TrainpoolError,
+  webgpuSpreadRefusal,
+  workersPerGpuRefusal,
 } from '@shared/contract'
 import { estimateRunPeakBytes } from '@shared/estimate'
 import { refuseUnavailableBackend } from '@shared/families'
@@ -32,6 +36,7 @@ import { BackendProbe, probeInWorker } from './backend-probe'
 import { DataSets } from './data-sets'
 import { resolveDataSource, type ResolvedData } from '../data'
 import { modelFiles } from '../export/models'
+import { discoverGpus } from '../gpus/discover'
 import { LiveRun } from './live-run'
 import { RunHistory } from './run-history'
 import type { BenchServiceApi } from './types'
@@ -65,6 +70,8 @@ export interface BenchServiceOptions {
   pickDataFile?: () => Promise<string | null>
   /** where the data cache lives (<dir>/.datasets) when it is not the store's folder (the CLI's --no-save) */
   dataDir?: string
+  /** lists the machine's NVIDIA GPUs for config.gpus (default: nvidia-smi, gpus/discover.ts) */
+  discoverGpus?: () => Promise<GpuInfo[]>
 }
 
 export class BenchService implements BenchServiceApi {
@@ -106,12 +113,13 @@ export class BenchService implements BenchServiceApi {
     return (await this.prepare(raw)).config
   }
 
-  /** The validated config, and with config.data the resolved data set (its feature count in the config). */
-  private async prepare(raw: unknown): Promise<{ config: BenchConfig; data: ResolvedData | null }> {
+  /** The validated config, with config.data the resolved data set (its feature count in the config), and with config.gpus the GPUs the workers are spread over. */
+  private async prepare(raw: unknown): Promise<{ config: BenchConfig; data: ResolvedData | null; gpus: GpuInfo[] | undefined }> {
     const parsed = BenchConfigSchema.safeParse(raw)
     if (!parsed.success) throw invalidInput(parsed.error, raw, 'config')
     let config = parsed.data
     if (config.backend !== 'auto') refuseUnavailableBackend(config.backend, await this.probe.backends())
+    const gpus = config.gpus === undefined ? undefined : await this.placeOnGpus(config)
     const data = config.data ? await resolveDataSource(this.options.dataDir ?? this.options.store?.dir ?? null, { ...config, data: config.data }) : null
     if (data) config = data.config
     const need = estimateRunPeakBytes(config)
@@ -122,7 +130,22 @@ export class BenchService implements BenchServiceApi {
         { field: 'sizes', message: `needs about ${gib(need)}, ${gib(free)} free` },
       ])
     }
-    return { config, data }
+    return { config, data, gpus }
+  }
+
+  /** config.gpus against the machine's GPUs: the chosen ones, or a refusal on field gpus (contract/gpus.ts). */
+  private async placeOnGpus(config: BenchConfig): Promise<GpuInfo[]> {
+    const refuse = (field: string, why: string) => {
+      throw new TrainpoolError('invalid-input', why, [{ field, message: why }])
+    }
+    const found = chosenGpus(config.gpus!, await (this.options.discoverGpus ?? discoverGpus)())
+    if ('refusal' in found) return refuse('gpus', found.refusal)
+    const backend = config.backend === 'auto' ? (await this.capabilities()).autoBackends[config.model.kind] : config.backend
+    const webgpu = backend === 'webgpu' ? webgpuSpreadRefusal(found.gpus) : null
+    if (webgpu) return refuse('gpus', webgpu)
+    const perGpu = config.workersPerGpu === undefined ? null : workersPerGpuRefusal(config.workers, config.workersPerGpu, found.gpus.length)
+    if (perGpu) return refuse('workersPerGpu', perGpu)
+    return found.gpus
   }
 
   async start({ config: raw }: ParsedRequest<'start'>): Promise<{ runId: string }> {
@@ -136,10 +159,11 @@ export class BenchService implements BenchServiceApi {
    */
   private async launch(raw: unknown, check?: { verifies: string; afterRun: (result: RunResult) => Promise<AdviceCheck> }): Promise<{ runId: string }> {
     this.refuseIfBusy()
-    const { config, data } = await this.prepare(raw)
+    const { config, data, gpus } = await this.prepare(raw)
     this.refuseIfBusy()
     const live = new LiveRun(config, {
       dataset: data ? { record: data.record, workload: data.workload } : undefined,
+      ...(gpus ? { gpus } : {}),
       verifies: check?.verifies,
       launcher: this.options.launcher,
       store: this.options.store,

@@ -5,6 +5,7 @@
 import {
   type BenchConfig,
   type DataSetRecord,
+  type GpuInfo,
   type Measurement,
   type MeasurementKey,
   type RunEvent,
@@ -33,6 +34,8 @@ export interface LiveRunDeps {
   verifies?: string
   /** a run on the user's data: what the result records and what workers read (resolved by the service) */
   dataset?: { record: DataSetRecord; workload: WorkloadData }
+  /** config.gpus resolved (the service's placement): worker w pinned to gpus[w mod k] */
+  gpus?: GpuInfo[]
   /** called once the run is finished and saved, before `done` resolves */
   onFinished(result: RunResult): void
 }
@@ -72,7 +75,7 @@ export class LiveRun implements LiveRunAccess {
       ...(deps.dataset ? { dataset: deps.dataset.record } : {}),
     }
     this.progress = new LiveProgress(this.runId, (e) => this.emit(e))
-    this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), { appVersion: deps.appVersion, ...deps.runner, data: deps.dataset?.workload })
+    this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), { appVersion: deps.appVersion, ...deps.runner, data: deps.dataset?.workload, ...(deps.gpus ? { gpus: deps.gpus } : {}) })
     this.telemetry = this.startTelemetry()
     this.emit({ type: 'run-started', runId: this.runId, config, plan: this.runner.plan, startedAt })
     this.saved = this.save()

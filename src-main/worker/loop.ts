@@ -80,7 +80,8 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
           runtime = await family.init(message.backend)
           const { device, flags, versions } = runtime
           // a name from the family's table (main checks it against the registry when the message arrives)
-          post({ type: 'ready', backend: runtime.backend as ConcreteBackend, device, flags, versions, initMs: performance.now() - started })
+          const visibleDevices = process.env.CUDA_VISIBLE_DEVICES ?? null
+          post({ type: 'ready', backend: runtime.backend as ConcreteBackend, device, flags, versions, initMs: performance.now() - started, visibleDevices })
         } catch (err) {
           post({ type: 'init-failed', backend: message.backend, reason: err instanceof BackendUnavailableError ? err.reason : failureOf(err).message })
         }

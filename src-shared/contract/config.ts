@@ -3,6 +3,7 @@
 import { z } from 'zod'
 import { DataSourceSchema } from './dataset'
 import { allBackendNames, type BackendName, backendKnown, type ConcreteBackend, backendSpec, familyKinds, findFamily, mlpFamily, type ModelParams, whyNoBatched } from '../families'
+import { GpuChoiceSchema } from './gpus'
 import { configurationCount, modelSetIssues, ModelSetSchema, setSize } from './model-set'
 import { splitRows } from './split'
 import { enumListField, intField, intListField, realField } from './fields'
@@ -93,6 +94,13 @@ export const BenchConfigSchema = z
      * it, `models` is the one count configurations × seeds × folds.
      */
     set: ModelSetSchema.optional(),
+    /**
+     * The NVIDIA GPUs the workers use (contract/gpus.ts): each worker pinned to one by its own
+     * CUDA_VISIBLE_DEVICES, round-robin; none hides them all. Absent: no pinning (every worker sees every GPU).
+     */
+    gpus: GpuChoiceSchema.optional(),
+    /** at most this many workers on each chosen GPU (absent: W spread round-robin, no limit) */
+    workersPerGpu: intField('workersPerGpu', { min: 1, max: 64 }).optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -1,5 +1,6 @@
 // The stored/exported result of one run (schema version 2: the model family in the config; v1 files
 // are migrated on read by migrate.ts). Validated when read back so a damaged file is reported, never trusted.
+import { GpuInfoSchema } from './gpus'
 import { z } from 'zod'
 import { AdviceCheckSchema } from './advice'
 import { BenchConfigSchema, ConcreteBackendSchema, STRATEGIES } from './config'
@@ -64,6 +65,8 @@ export const MeasurementSchema = MeasurementKeySchema.extend({
   failures: z.array(WorkerFailureSchema),
   /** peak resident set size per worker, bytes, as last reported */
   peakRssBytes: z.array(z.number().min(0)),
+  /** with a GPU choice: each worker's CUDA_VISIBLE_DEVICES as the worker itself reported it ('' = no GPU), by worker index */
+  workerGpus: z.array(z.string().nullable()).optional(),
 })
 export type Measurement = z.infer<typeof MeasurementSchema>
 
@@ -104,6 +107,8 @@ export const EnvironmentSchema = z.object({
   node: z.string(),
   versions: z.record(z.string(), z.string()),
   backendFlags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  /** with a GPU choice (config.gpus): the GPUs the workers were spread over, round-robin by worker index */
+  gpus: z.array(GpuInfoSchema).optional(),
 })
 export type Environment = z.infer<typeof EnvironmentSchema>
 

@@ -45,6 +45,8 @@ export type FromWorker =
       flags: Record<string, string | number | boolean>
       versions: Record<string, string>
       initMs: number
+      /** the worker's own CUDA_VISIBLE_DEVICES (null: not set), as its process sees it */
+      visibleDevices?: string | null
     }
   | { type: 'init-failed'; backend: BackendName; reason: string }
   | { type: 'warm'; ms: number }
