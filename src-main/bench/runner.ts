@@ -24,7 +24,8 @@ import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
 
 export interface RunnerHooks {
   onPhase?: (phase: 'starting' | 'warming' | 'measuring', index: number, key: MeasurementKey) => void
-  onDispatch?: (index: number, worker: number, job: JobSpec) => void
+  /** `gpu`: with a GPU choice, the worker's GPU in words, as the worker reported it */
+  onDispatch?: (index: number, worker: number, job: JobSpec, gpu?: string) => void
   onProgress?: (index: number, worker: number, progress: ProgressMessage) => void
   onModelDone?: (index: number, model: PerModel) => void
   onFailure?: (index: number, failure: WorkerFailure) => void
@@ -130,7 +131,7 @@ export class BenchRunner {
             const started = performance.now()
             const keep = k === keeper
             const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, {
-              onDispatch: (w, job) => this.hooks.onDispatch?.(k, w, job),
+              onDispatch: (w, job) => this.hooks.onDispatch?.(k, w, job, gpus ? gpuLabel(gpus, pool.visibleDevices[w]) : undefined),
               onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),
               onModelDone: (m, artifact) => {
                 if (keep && artifact) artifacts.set(m.index, artifact)
@@ -221,4 +222,11 @@ export function describeEnvironment(
     versions,
     backendFlags: info.flags,
   }
+}
+
+/** A worker's GPU in words from the CUDA_VISIBLE_DEVICES it reported: "GPU 1 · NVIDIA H200", "no GPU". */
+function gpuLabel(gpus: readonly GpuInfo[], visible: string | null | undefined): string {
+  if (!visible) return 'no GPU'
+  const g = gpus.find((x) => x.uuid === visible)
+  return g ? `GPU ${g.index} · ${g.name}` : visible
 }

@@ -48,6 +48,11 @@ describe('GPUs of one machine', () => {
   it('a run on gpus all: each real worker reports its own GPU, distinct per worker; the result records the placement', async () => {
     const launcher = new RecordingLauncher()
     const service = new BenchService({ launcher, store: null, shell: 'cli', probe: FIXED_PROBE, telemetry: false, discoverGpus: () => discoverGpus(FAKE) })
+    expect((await service.capabilities()).gpus.map((g) => g.index)).toEqual([0, 1])
+    const lanes = new Set<string>()
+    service.onEvent((e) => {
+      if (e.type === 'progress') for (const l of e.lanes) if (l.gpu) lanes.add(`W${l.worker} ${l.gpu}`)
+    })
     const config = configFromFlags({ preset: 'smoke', backend: 'wasm', sizes: '300', models: '4', workers: '2', gpus: 'all', strategies: 'sequential,pool,batched' })
     expect(config.gpus).toBe('all')
     const { runId } = await service.start({ config })
@@ -61,6 +66,8 @@ describe('GPUs of one machine', () => {
       'pool W=2': ['GPU-aaaaaaaa-0000', 'GPU-bbbbbbbb-1111'],
       'batched W=2': ['GPU-aaaaaaaa-0000', 'GPU-bbbbbbbb-1111'],
     })
+    // the live lanes say each worker's GPU, as the worker reported it
+    expect([...lanes].sort()).toEqual([`W0 GPU 0 · ${H200}`, `W1 GPU 1 · ${H200}`])
   }, 120_000)
 
   it('gpus none hides every GPU from the workers', async () => {

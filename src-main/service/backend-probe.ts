@@ -1,7 +1,7 @@
 // What this machine can run: the backend probe (in a short-lived worker process, so native
 // backends never load into main), cached once it succeeds, and the Capabilities the shells show.
 import os from 'node:os'
-import type { BackendCapability, Capabilities } from '@shared/contract'
+import type { BackendCapability, Capabilities, GpuInfo } from '@shared/contract'
 import { autoBackendsFrom } from '@shared/families'
 import type { WorkerLauncher } from '../pool/launcher'
 import { workerEnv } from '../pool/launcher'
@@ -9,7 +9,18 @@ import { workerEnv } from '../pool/launcher'
 export class BackendProbe {
   private probed: Promise<BackendCapability[]> | null = null
 
-  constructor(private readonly run: () => Promise<BackendCapability[]>) {}
+  private listed: Promise<GpuInfo[]> | null = null
+
+  constructor(
+    private readonly run: () => Promise<BackendCapability[]>,
+    private readonly listGpus: () => Promise<GpuInfo[]> = async () => [],
+  ) {}
+
+  /** The machine's NVIDIA GPUs (nvidia-smi), listed once. */
+  gpus(): Promise<GpuInfo[]> {
+    this.listed ??= this.listGpus().catch(() => [])
+    return this.listed
+  }
 
   /** The probe's answer; a failed probe is retried on the next call. */
   backends(): Promise<BackendCapability[]> {
@@ -35,6 +46,7 @@ export class BackendProbe {
       os: `${os.type()} ${os.release()} ${os.arch()}`,
       versions: { trainpool: appVersion, node: process.versions.node, ...(process.versions.electron ? { electron: process.versions.electron } : {}) },
       shell,
+      gpus: await this.gpus(),
     }
   }
 }

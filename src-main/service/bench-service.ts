@@ -84,7 +84,7 @@ export class BenchService implements BenchServiceApi {
   private readonly data: DataSets
 
   constructor(private readonly options: BenchServiceOptions) {
-    this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)))
+    this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)), options.discoverGpus ?? (() => discoverGpus()))
     this.history = new RunHistory(options.store, () => this.live, options.renderPdf)
     this.data = new DataSets({ storeDir: options.store?.dir ?? null, shell: options.shell, pickFile: options.pickDataFile })
   }
@@ -138,7 +138,7 @@ export class BenchService implements BenchServiceApi {
     const refuse = (field: string, why: string) => {
       throw new TrainpoolError('invalid-input', why, [{ field, message: why }])
     }
-    const found = chosenGpus(config.gpus!, await (this.options.discoverGpus ?? discoverGpus)())
+    const found = chosenGpus(config.gpus!, await this.probe.gpus())
     if ('refusal' in found) return refuse('gpus', found.refusal)
     const backend = config.backend === 'auto' ? (await this.capabilities()).autoBackends[config.model.kind] : config.backend
     const webgpu = backend === 'webgpu' ? webgpuSpreadRefusal(found.gpus) : null

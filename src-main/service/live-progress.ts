@@ -29,13 +29,20 @@ export class LiveProgress {
     this.lanes = []
   }
 
-  dispatched(worker: number, modelIndices: number[]): void {
-    this.lanes[worker] = { worker, modelIndices, progress: null }
+  dispatched(worker: number, modelIndices: number[], gpu?: string): void {
+    if (gpu !== undefined) this.gpuOf[worker] = gpu
+    this.lanes[worker] = { worker, modelIndices, progress: null, ...this.gpuField(worker) }
     this.schedule()
   }
 
+  /** a lane's GPU, once its worker reported one */
+  private readonly gpuOf: string[] = []
+  private gpuField(worker: number): { gpu?: string } {
+    return this.gpuOf[worker] !== undefined ? { gpu: this.gpuOf[worker] } : {}
+  }
+
   progressed(worker: number, modelIndices: number[], progress: Progress): void {
-    this.lanes[worker] = { worker, modelIndices, progress }
+    this.lanes[worker] = { worker, modelIndices, progress, ...this.gpuField(worker) }
     const fraction = progress.total > 0 ? progress.done / progress.total : 0
     for (const i of modelIndices) {
       const cell = this.models[i]

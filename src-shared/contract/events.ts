@@ -1,5 +1,6 @@
 // Events the service streams to a shell (IPC in Electron, WebSocket in browser mode, the CLI's
 // progress bar). Progress is coalesced to at most 20 per second per run before it leaves the service.
+import type { GpuInfo } from './gpus'
 import type { BenchConfig } from './config'
 import type { Progress } from './progress'
 import type { Measurement, MeasurementKey, RunResult } from './result'
@@ -16,6 +17,8 @@ export interface WorkerLane {
   modelIndices: number[]
   /** the job's progress; null until its first step */
   progress: Progress | null
+  /** with a GPU choice: the GPU this worker is pinned to, as it reported it ("GPU 1 · NVIDIA H200", "no GPU") */
+  gpu?: string
 }
 
 export interface ModelCell {
@@ -57,4 +60,6 @@ export interface Capabilities {
   os: string
   versions: Record<string, string>
   shell: 'electron' | 'browser' | 'cli'
+  /** the NVIDIA GPUs nvidia-smi lists here (what config.gpus chooses from); [] without */
+  gpus: GpuInfo[]
 }

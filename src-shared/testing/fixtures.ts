@@ -302,4 +302,5 @@ export const CAPABILITIES: Capabilities = {
   os: 'Linux 6.8 x64',
   versions: { node: 'v20.20.2' },
   shell: 'electron',
+  gpus: [],
 }
