@@ -55,6 +55,11 @@ export interface RunnerOptions {
   data?: WorkloadData
   /** config.gpus resolved by the service: worker w is pinned to gpus[w mod k] (CUDA_VISIBLE_DEVICES); [] hides every GPU */
   gpus?: GpuInfo[]
+  /**
+   * keep the trained models of the first measurement at the largest size (a run saved to a store):
+   * sending them back is inside that measurement's clock, so a run with nowhere to keep them skips it
+   */
+  keepModels?: boolean
 }
 
 export class BenchRunner {
@@ -129,7 +134,7 @@ export class BenchRunner {
             const key = this.plan[k]
             this.hooks.onPhase?.('measuring', k, key)
             const started = performance.now()
-            const keep = k === keeper
+            const keep = this.options.keepModels === true && k === keeper
             const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, {
               onDispatch: (w, job) => this.hooks.onDispatch?.(k, w, job, gpus ? gpuLabel(gpus, pool.visibleDevices[w]) : undefined),
               onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),

@@ -75,7 +75,13 @@ export class LiveRun implements LiveRunAccess {
       ...(deps.dataset ? { dataset: deps.dataset.record } : {}),
     }
     this.progress = new LiveProgress(this.runId, (e) => this.emit(e))
-    this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), { appVersion: deps.appVersion, ...deps.runner, data: deps.dataset?.workload, ...(deps.gpus ? { gpus: deps.gpus } : {}) })
+    this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), {
+      appVersion: deps.appVersion,
+      ...deps.runner,
+      data: deps.dataset?.workload,
+      ...(deps.gpus ? { gpus: deps.gpus } : {}),
+      keepModels: deps.store !== null,
+    })
     this.telemetry = this.startTelemetry()
     this.emit({ type: 'run-started', runId: this.runId, config, plan: this.runner.plan, startedAt })
     this.saved = this.save()
