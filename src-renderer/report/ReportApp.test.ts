@@ -5,6 +5,7 @@ import { type ModelFamily, registerFamily } from '@shared/families'
 import { formatDuration } from '@shared/format'
 import { fakeDataSetRecord, HOUSES_SHA } from '@shared/testing/data-sets'
 import { scriptedRun, toyFamily } from '@shared/testing/fixtures'
+import { setResult } from '@shared/testing/model-set-fixtures'
 import ReportApp from './ReportApp.vue'
 
 const result = () => (scriptedRun({ models: 4, workers: [2] }).at(-1) as { result: RunResult }).result
@@ -55,5 +56,16 @@ describe('report page', () => {
     ])
     // generated data: no data set section
     expect(render(result()).find('[data-test=report-dataset]').exists()).toBe(false)
+  })
+})
+
+describe('the report of a model set', () => {
+  it('has the leaderboard and a score chart per varied hyperparameter', () => {
+    const w = render(setResult({ folds: 2 }))
+    expect(configRow(w, 'Model set')).toBe('max-depth 3,5 × eta 0.1,0.3 · 2 seeds · 2 folds → 16 models')
+    const section = w.get('[data-test=report-leaderboard]')
+    expect(section.get('[data-test=leaderboard-best]').findAll('td')[1].text()).toBe('max-depth 5 · eta 0.3')
+    const charts = section.findAllComponents({ name: 'ReportChart' }) as { props(name: string): unknown }[]
+    expect(charts.map((c) => (c.props('input') as { title: string }).title)).toEqual(['Validation MSE vs max-depth', 'Validation MSE vs eta'])
   })
 })
