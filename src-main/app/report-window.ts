@@ -98,6 +98,7 @@ const FILTERS: Record<ExportFormat | 'pdf' | 'onnx' | 'model-json', SaveDialogOp
   json: [{ name: 'Trainpool run (JSON)', extensions: ['json'] }],
   csv: [{ name: 'CSV (one row per measurement)', extensions: ['csv'] }],
   md: [{ name: 'Markdown table', extensions: ['md'] }],
+  leaderboard: [{ name: 'Leaderboard (CSV, one row per configuration)', extensions: ['csv'] }],
   pdf: [{ name: 'PDF report', extensions: ['pdf'] }],
 }
 

@@ -116,3 +116,21 @@ describe('the Markdown Leaderboard section', () => {
     expect(exportRun(fakeRun(), 'md').content).not.toContain('## Leaderboard')
   })
 })
+
+describe('the leaderboard CSV', () => {
+  it('one row per configuration, best first, a column per varied field; refused for a plain run', () => {
+    const file = exportRun(setResult({ folds: 3 }), 'leaderboard')
+    expect(file.fileName).toBe('trainpool-set-1.leaderboard.csv')
+    expect(file.mimeType).toBe('text/csv')
+    const rows = parseCsv(file.content)
+    expect(rows[0]).toEqual(['rank', 'configuration', 'maxDepth', 'eta', 'score', 'score_mean', 'score_std', 'test_mse_mean', 'test_mse_std', 'train_ms_per_model', 'models', 'rows'])
+    expect(rows.slice(1).map((r) => r.slice(0, 5))).toEqual([
+      ['1', 'max-depth 5 · eta 0.3', '5', '0.3', 'validation_mse'],
+      ['2', 'max-depth 5 · eta 0.1', '5', '0.1', 'validation_mse'],
+      ['3', 'max-depth 3 · eta 0.3', '3', '0.3', 'validation_mse'],
+      ['4', 'max-depth 3 · eta 0.1', '3', '0.1', 'validation_mse'],
+    ])
+    expect(Number(rows[1][5])).toBeCloseTo(0.602, 10)
+    expect(() => exportRun(fakeRun(), 'leaderboard')).toThrow(/has no leaderboard: only a model set/)
+  })
+})

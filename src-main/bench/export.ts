@@ -2,7 +2,9 @@
 // "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's, followed by
 // an Advice section when the run's advice was checked (predicted vs measured, src-shared/advice).
 // Numbers are written at full precision so JSON and CSV round-trip them exactly.
-import { EXPORT_MIME, type ExportedFile, type ExportFormat, exportFileName, modelLine, type RunResult, type SummaryEntry } from '@shared/contract'
+import {
+  EXPORT_EXTENSION, EXPORT_MIME, type ExportedFile, type ExportFormat, exportFileName, gridValueText, modelLine, type RunResult, type SummaryEntry, TrainpoolError,
+} from '@shared/contract'
 import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
 import { formatDataSet } from '@shared/format'
@@ -151,7 +153,28 @@ export function adviceMarkdown(run: Pick<RunResult, 'adviceChecks'>): string {
   return out.join('\n')
 }
 
+/**
+ * A model set's leaderboard as CSV: one row per configuration, best first — rank, its varied values
+ * (a column per varied field), score and test MSE (mean, std), time per model, models. Refused
+ * (not-found) for a run without a set or before a measurement finished.
+ */
+export function leaderboardCsv(run: RunResult): string {
+  const board = leaderboardOf(run)
+  if (!board || !run.config.set) throw new TrainpoolError('not-found', `run ${run.runId} has no leaderboard: only a model set (a grid, seeds or folds) with a finished measurement has one`)
+  const family = familyOf(run.config.model)
+  const varied = family.fields.filter((f) => (run.config.set!.grid[f.key]?.length ?? 0) > 1)
+  const header = ['rank', 'configuration', ...varied.map((f) => f.key), 'score', 'score_mean', 'score_std', 'test_mse_mean', 'test_mse_std', 'train_ms_per_model', 'models', 'rows']
+  const rows = board.entries.map((e) =>
+    [
+      e.rank, e.label, ...varied.map((f) => gridValueText(e.params[f.key])), board.scoreKind === 'validation' ? 'validation_mse' : 'test_mse',
+      e.score.mean, e.score.std, e.testMse.mean, e.testMse.std, e.trainMs, e.models, board.size,
+    ].map(csvCell).join(','),
+  )
+  return [header.join(','), ...rows].join('\n') + '\n'
+}
+
 export function exportRun(run: RunResult, format: ExportFormat): ExportedFile {
-  const content = format === 'json' ? JSON.stringify(run, null, 2) + '\n' : format === 'csv' ? toCsv(run) : toMarkdownDocument(run)
-  return { fileName: exportFileName(run, format), mimeType: EXPORT_MIME[format], content }
+  const content =
+    format === 'json' ? JSON.stringify(run, null, 2) + '\n' : format === 'csv' ? toCsv(run) : format === 'leaderboard' ? leaderboardCsv(run) : toMarkdownDocument(run)
+  return { fileName: exportFileName(run, EXPORT_EXTENSION[format]), mimeType: EXPORT_MIME[format], content }
 }

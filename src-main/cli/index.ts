@@ -90,6 +90,7 @@ export function buildProgram(): Command {
     .option('--md', 'print the Markdown summary table (hyperfine-style, with a relative column)')
     .option('--json <file>', 'write the full result JSON')
     .option('--csv <file>', 'write one CSV row per measurement')
+    .option('--leaderboard <file>', 'a model set: write its leaderboard as CSV (one row per configuration, best first)')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .action(async (target: string, flags) => {
       process.exitCode = await reportCommand(target, flags)

@@ -1,4 +1,4 @@
-// `trainpool report RUN_ID|FILE.json [--pdf out.pdf] [--md] [--json FILE] [--csv FILE] [--store DIR]`:
+// `trainpool report RUN_ID|FILE.json [--pdf out.pdf] [--md] [--json FILE] [--csv FILE] [--leaderboard FILE] [--store DIR]`:
 // a stored run (by id) or an exported result file, as a PDF report (headless Chromium), the
 // Markdown summary table on stdout, or JSON/CSV files. Without an output flag: the verdict and the table.
 import { existsSync, promises as fs } from 'node:fs'
@@ -15,6 +15,8 @@ export interface ReportFlags {
   md?: boolean
   json?: string
   csv?: string
+  /** a model set's leaderboard as CSV (one row per configuration) */
+  leaderboard?: string
   store?: string
 }
 
@@ -44,11 +46,20 @@ export async function reportCommand(target: string, flags: ReportFlags): Promise
     }
     throw err
   }
-  const any = flags.pdf || flags.md || flags.json || flags.csv
+  const any = flags.pdf || flags.md || flags.json || flags.csv || flags.leaderboard
   if (flags.md) process.stdout.write(toMarkdownDocument(run))
   if (!any) process.stdout.write(`${verdictText(verdictFor(run))}\n\n${toMarkdownDocument(run)}`)
   if (flags.json) await fs.writeFile(flags.json, exportRun(run, 'json').content)
   if (flags.csv) await fs.writeFile(flags.csv, exportRun(run, 'csv').content)
+  if (flags.leaderboard) {
+    try {
+      await fs.writeFile(flags.leaderboard, exportRun(run, 'leaderboard').content)
+    } catch (err) {
+      if (!(err instanceof TrainpoolError)) throw err
+      process.stderr.write(`trainpool report: --leaderboard: ${err.message}\n`)
+      return EXIT.usage
+    }
+  }
   if (flags.pdf) {
     const started = performance.now()
     let pdf: Buffer

@@ -54,10 +54,12 @@ export const RunTagsSchema = z
 
 // ---- response types ----
 
-/** Export formats: the full run (json), one row per measurement (csv), the summary table (md). */
-export const EXPORT_FORMATS = ['json', 'csv', 'md'] as const
+/** Export formats: the full run (json), one row per measurement (csv), the summary table (md), a model set's leaderboard (one CSV row per configuration). */
+export const EXPORT_FORMATS = ['json', 'csv', 'md', 'leaderboard'] as const
 export type ExportFormat = (typeof EXPORT_FORMATS)[number]
-export const EXPORT_MIME: Record<ExportFormat, string> = { json: 'application/json', csv: 'text/csv', md: 'text/markdown' }
+export const EXPORT_MIME: Record<ExportFormat, string> = { json: 'application/json', csv: 'text/csv', md: 'text/markdown', leaderboard: 'text/csv' }
+/** The file extension of an export format. */
+export const EXPORT_EXTENSION: Record<ExportFormat, string> = { json: 'json', csv: 'csv', md: 'md', leaderboard: 'leaderboard.csv' }
 
 /** A file name safe on every OS: trainpool-<name or id>.<ext> (exports and the PDF report). */
 export function exportFileName(run: { runId: string; name?: string }, ext: string): string {

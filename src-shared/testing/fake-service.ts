@@ -22,6 +22,7 @@
 //   method does (a promise that never settles, a gate the test opens, a different value).
 import {
   API,
+  EXPORT_EXTENSION,
   EXPORT_MIME,
   exportFileName,
   type ApiRequest,
@@ -209,7 +210,7 @@ export class FakeService implements ServiceMethods {
 
   exportRun(request: ParsedRequest<'exportRun'>): Promise<ApiResponse<'exportRun'>> {
     return this.call('exportRun', request, ({ runId, format }) => {
-      return { fileName: exportFileName(this.entry(runId), format), mimeType: EXPORT_MIME[format], content: `fake ${format} of ${runId}` }
+      return { fileName: exportFileName(this.entry(runId), EXPORT_EXTENSION[format]), mimeType: EXPORT_MIME[format], content: `fake ${format} of ${runId}` }
     })
   }
 
