@@ -113,3 +113,18 @@ export function leaderboardTable(board: Leaderboard, set: { seeds: number; folds
     ]),
   }
 }
+
+/**
+ * How batched grouped a model set, from its batched measurement at the board's size: "batched
+ * trained the 16 models in 4 fused programs (4, 4, 4, 4 models)"; null without one.
+ */
+export function fusionText(run: Pick<RunResult, 'config' | 'measurements'>): string | null {
+  if (!run.config.set) return null
+  const batched = run.measurements.filter((m) => m.strategy === 'batched' && m.status === 'ok' && m.perModel.some((p) => p.fusedGroup !== undefined))
+  if (batched.length === 0) return null
+  const m = batched.reduce((a, b) => (b.size > a.size || (b.size === a.size && b.workers > a.workers) ? b : a))
+  const sizes = new Map<string, number>()
+  for (const p of m.perModel) sizes.set(`${p.worker}/${p.fusedGroup}`, (sizes.get(`${p.worker}/${p.fusedGroup}`) ?? 0) + 1)
+  const counts = [...sizes.values()]
+  return `batched W=${m.workers} trained the ${m.perModel.length} models in ${counts.length} fused program${counts.length === 1 ? '' : 's'} (${counts.join(', ')} models): a program fuses one fold's configurations that differ only where the backend takes parameters per model`
+}

@@ -8,7 +8,7 @@ import {
 import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
 import { formatDataSet } from '@shared/format'
-import { leaderboardOf, leaderboardTable } from '@shared/leaderboard'
+import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard'
 
 export const CSV_COLUMNS = [
   'runId', 'family', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
@@ -124,7 +124,8 @@ export function leaderboardMarkdown(run: Pick<RunResult, 'config' | 'measurement
   if (!board || !run.config.set) return ''
   const t = leaderboardTable(board, run.config.set)
   const row = (cells: string[]) => `| ${cells.join(' | ')} |`
-  return ['## Leaderboard', '', t.title, '', row(t.header), row(t.header.map((_, i) => (i === 1 ? ':---' : '---:'))), ...t.rows.map(row), ''].join('\n')
+  const fusion = fusionText(run)
+  return ['## Leaderboard', '', t.title, '', row(t.header), row(t.header.map((_, i) => (i === 1 ? ':---' : '---:'))), ...t.rows.map(row), '', ...(fusion ? [fusion, ''] : [])].join('\n')
 }
 
 /** "+4.9 %" / "−12.0 %" */

@@ -7,7 +7,7 @@ import { type BenchConfig, type DataSetInfo, describeSet, type RunResult, Trainp
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
-import { leaderboardOf, leaderboardTable } from '@shared/leaderboard'
+import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard'
 import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -194,7 +194,8 @@ export function summaryTable(run: RunResult): string {
     const t = leaderboardTable(board, run.config.set)
     const bw = t.header.map((h, i) => Math.max(h.length, ...t.rows.map((r) => r[i].length)))
     const bline = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(bw[i]) : c.padStart(bw[i]))).join('  ')
-    out.push('', t.title, bline(t.header), bw.map((w) => '-'.repeat(w)).join('  '), ...t.rows.map(bline), '')
+    const fusion = fusionText(run)
+    out.push('', t.title, bline(t.header), bw.map((w) => '-'.repeat(w)).join('  '), ...t.rows.map(bline), ...(fusion ? [fusion] : []), '')
   }
   const v = run.verification
   const stopped = run.status === 'cancelled' || run.status === 'interrupted'

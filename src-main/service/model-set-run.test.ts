@@ -4,6 +4,7 @@
 // scored on their held-out rows; an MLP grid on wasm within the cross-strategy tolerance.
 import { describe, expect, it } from 'vitest'
 import { type BenchConfig, type ModelSet, presetConfig, type RunResult, setMember, setSize } from '@shared/contract'
+import { fusionText } from '@shared/leaderboard'
 import { builtInWorkerFamilies } from '../engine/families'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchService } from './bench-service'
@@ -53,6 +54,9 @@ describe('a model set through the service', () => {
     }
     const sequential = byIndex(result, 'sequential')
     expect(new Set([...sequential.values()].map((p) => p.fingerprint)).size).toBe(8)
+    // trees fuse a configuration's seeds: 4 programs of 2
+    expect(fusionText(result)).toMatch(/^batched W=2 trained the 8 models in 4 fused programs \(2, 2, 2, 2 models\)/)
+    expect(sequential.get(0)!.fusedGroup).toBeUndefined()
     // configuration c alone: model i of a plain run with c's parameters is model i of the set
     const configs = [
       { maxDepth: 2, eta: 0.1 },
@@ -92,9 +96,11 @@ describe('a model set through the service', () => {
       expect(result.status).toBe('ok')
       expect(result.verification).toMatchObject({ sameWork: true })
       const batched = byIndex(result, 'batched')
-      // W = 2: models 0–1 and 2–3, each pair one fused program (one group time for both)
+      // W = 2: models 0–1 and 2–3, each pair one fused program (one group time for both), and the result says so
       expect(batched.get(0)!.groupTrainMs).toBe(batched.get(1)!.groupTrainMs)
       expect(batched.get(2)!.groupTrainMs).toBe(batched.get(3)!.groupTrainMs)
+      expect([0, 1, 2, 3].map((i) => batched.get(i)!.fusedGroup)).toEqual([0, 0, 2, 2])
+      expect(fusionText(result)).toMatch(/^batched W=2 trained the 4 models in 2 fused programs \(2, 2 models\)/)
       // model i, trained alone with its learning rate: the same numbers (one program, its lr as a scalar)
       const sequential = byIndex(result, 'sequential')
       const alone = byIndex(await run({ ...config, set: undefined, strategies: ['sequential'], model: { ...config.model, lr: 0.01 } as never }), 'sequential')

@@ -29,6 +29,8 @@ export const PerModelSchema = z.object({
   /** in a model set with folds: the fold it held out, and its MSE on those rows */
   fold: z.number().int().min(0).optional(),
   validationMse: z.number().optional(),
+  /** in a model set's batched measurement: the first model index of the fused program it was trained in */
+  fusedGroup: z.number().int().min(0).optional(),
 })
 export type PerModel = z.infer<typeof PerModelSchema>
 

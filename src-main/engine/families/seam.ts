@@ -169,7 +169,9 @@ export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>
               ...hooks,
               onModelDone: (model) => {
                 const { configuration, fold } = setMember(set, model.index)
-                hooks.onModelDone({ ...model, configuration, ...(fold !== null ? { fold } : {}) })
+                // how the set was grouped: a fused program is named by its first model
+                const fused = options.fused ? { fusedGroup: group.indices[0] } : {}
+                hooks.onModelDone({ ...model, configuration, ...(fold !== null ? { fold } : {}), ...fused })
               },
             }
         const paramsOf = set ? (index: number) => group.params.get(index) ?? group.workload.model : undefined

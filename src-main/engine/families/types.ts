@@ -43,6 +43,8 @@ export interface TrainedModel {
   fold?: number
   /** the trained model itself, when the job asked to keep it (TrainOptions.keep) */
   artifact?: ModelArtifact
+  /** set by the family seam in a model set's fused job: the first model index of its fused program */
+  fusedGroup?: number
 }
 
 /** How a job trains: `fused` = all its models in one program (batched); `keep` = each model's artifact is sent back. */
