@@ -15,8 +15,8 @@ export interface GroupTrainHooks {
   cancelError(): Error
 }
 
-/** Trains one model per seed (the engine's group trainer, with the workload's parameters). */
-export type GroupTrainer = (seeds: readonly number[], hooks: GroupTrainHooks) => Promise<GbdtModel[]>
+/** Trains one model per seed (the engine's group trainer, with the workload's parameters); `indices` are the models' indices in the run. */
+export type GroupTrainer = (seeds: readonly number[], hooks: GroupTrainHooks, indices: readonly number[]) => Promise<GbdtModel[]>
 
 export async function trainTreesAndReport(
   train: GroupTrainer,
@@ -40,7 +40,7 @@ export async function trainTreesAndReport(
         ),
       shouldStop: hooks.shouldStop,
       cancelError: () => new CancelledError(),
-    })
+    }, group)
     const elapsedMs = performance.now() - started
     models.forEach((model, k) => {
       hooks.onModelDone({

@@ -33,10 +33,14 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   async warmUp(_rt, d, w, indices) {
     await trainGbdtGroupAsync(d.binned, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
   },
+  /** eta scales a model's leaves and rounds ends its trees: neither changes a split, so they differ per model in one pass */
+  perModel: ['eta', 'rounds'],
   async train(_rt, d, w, indices, options, hooks) {
     const everyModel = (seeds: readonly number[]) => seeds.map((_, k) => k)
-    const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }) =>
-      trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError })
+    const own = (group: readonly number[]) =>
+      options.paramsOf ? group.map((i) => ({ eta: (options.paramsOf!(i) as GbdtParams).eta, rounds: (options.paramsOf!(i) as GbdtParams).rounds })) : undefined
+    const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
+      trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError, perModel: own(group) })
     return trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
   },
 }

@@ -134,3 +134,20 @@ describe('async trainer', () => {
     expect(rounds.length).toBeLessThan(10_000)
   })
 })
+
+describe('a group whose models differ in eta and rounds (a model set fused across them)', () => {
+  it('gives each model the trees it grows alone with its own eta and rounds, bit for bit', () => {
+    const own = [
+      { eta: 0.05, rounds: 4 },
+      { eta: 0.3, rounds: 12 },
+      { eta: 0.1, rounds: 7 },
+    ]
+    const together = trainGbdtGroup(data, params, [7, 8, 9], { perModel: own })
+    own.forEach((p, i) => {
+      const alone = trainGbdt(data, { ...params, ...p }, [7, 8, 9][i])
+      expect(together[i].trees).toHaveLength(p.rounds)
+      expect(treeHash(together[i]), `model ${i}`).toBe(treeHash(alone))
+      expect(together[i].params).toMatchObject(p)
+    })
+  })
+})

@@ -291,7 +291,8 @@ export class LevelGrower {
         m.leafSegs.push(node.begin, node.end, t.leafValue[node.id])
         continue
       }
-      const lid = applySplit(t, node.id, node, node.gq, node.h, m.inv, c, this.data.cuts)
+      // the children's leaf values with the model's own eta (the split itself does not depend on it)
+      const lid = applySplit(t, node.id, node, node.gq, node.h, m.inv, m.leafCoefs ?? c, this.data.cuts)
       const f = node.feature
       const b = node.bin
       const gl = node.glq

@@ -78,6 +78,10 @@ export class ModelState {
   keepHists = true
   /** the root, while it waits for its histogram (depth 0) */
   root: Node | null = null
+  /** this model's leaf coefficients when its eta differs from the group's (a model set fused across eta); null: the group's */
+  leafCoefs: SplitCoefs | null = null
+  /** this model's boosting rounds (a model set fused across rounds: it stops after its own) */
+  rounds = 0
 
   constructor(
     readonly seed: number,
@@ -106,7 +110,7 @@ export class ModelState {
     this.tree = new TreeBuilder()
     this.leafSegs.length = 0
     const root = new Node(0, 0, ns, gq, ns)
-    this.tree.add(leafValue(gq * this.inv, ns, c))
+    this.tree.add(leafValue(gq * this.inv, ns, this.leafCoefs ?? c))
     this.pairs = []
     this.levelNodes = []
     this.root = null

@@ -40,6 +40,12 @@ export interface GbdtTrainOptions {
   treeGroup?: number
   /** filled in when training ends (what the family's memory model, gbdtMemory, has to bound) */
   stats?: GbdtTrainStats
+  /**
+   * A model set fused across configurations: model i's own eta and rounds (by position in `seeds`).
+   * Neither changes a split — eta scales the leaves, rounds ends a model's trees — so model i's trees
+   * are the ones it would grow alone with them.
+   */
+  perModel?: readonly { eta?: number; rounds?: number }[]
 }
 
 export interface GbdtTrainStats {
@@ -68,7 +74,14 @@ function* groupTrainer(
   const bufBytes = slots * CPU_SLOT_BYTES
   const budget = options.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
   const pool = new HistPool(2 * slots, Math.max(2, Math.floor(budget / bufBytes)))
-  const models = seeds.map((s) => new ModelState(s, n, F, params))
+  const own = seeds.map((_, i) => trainingParams({ ...params, ...options.perModel?.[i] }, data.rows, data.cuts.maxBin, seeds))
+  const models = seeds.map((s, i) => {
+    const m = new ModelState(s, n, F, params)
+    m.rounds = own[i].rounds
+    if (own[i].eta !== params.eta) m.leafCoefs = splitCoefs(own[i])
+    return m
+  })
+  const rounds = Math.max(...own.map((p) => p.rounds))
   const grower = new LevelGrower(data, params, c, pool, options)
   /** the sampled rows' float32 gradients, before quantisation (one model at a time) */
   const gbuf = new Float32Array(n)
@@ -77,10 +90,12 @@ function* groupTrainer(
   // binned matrix serves every model of that set. On a CPU the set is kept small enough for its
   // histograms to stay in cache (see defaultTreeGroup); the trees do not depend on it.
   const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? defaultTreeGroup(params.maxDepth, slots)))
-  for (let round = 0; round < params.rounds; round++) {
+  for (let round = 0; round < rounds; round++) {
     throwIfStopped(options)
-    for (let t0 = 0; t0 < models.length; t0 += treeGroup) {
-      const set = models.slice(t0, t0 + treeGroup)
+    // a model with fewer rounds than the group's most has all its trees: it sits the rest out
+    const growing = models.filter((m) => round < m.rounds)
+    for (let t0 = 0; t0 < growing.length; t0 += treeGroup) {
+      const set = growing.slice(t0, t0 + treeGroup)
       for (const m of set) m.startRound(data, perTree, gbuf, c, params.maxDepth)
       for (let depth = 0; depth < params.maxDepth; depth++) yield* grower.growLevel(set, depth)
       for (const m of set) {
@@ -88,12 +103,12 @@ function* groupTrainer(
         m.finishTree(data)
       }
     }
-    options.onRound?.(round + 1, params.rounds)
+    options.onRound?.(round + 1, rounds)
     yield
   }
 
   if (options.stats) options.stats.peakNodeHistograms = pool.peak
-  const out = models.map<GbdtModel>((m) => ({ params, seed: m.seed, features: F, baseScore, trees: m.trees }))
+  const out = models.map<GbdtModel>((m, i) => ({ params: own[i], seed: m.seed, features: F, baseScore, trees: m.trees }))
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
   return out
 }
