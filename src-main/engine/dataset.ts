@@ -42,3 +42,13 @@ export function foldDataset(dataset: Dataset, folds: number, f: number): Dataset
   const validation = { rows: end - begin, x: dataset.xTrain.slice(begin * width, end * width), y: dataset.yTrain.slice(begin, end) }
   return { ...dataset, train, xTrain, yTrain, validation }
 }
+
+/** [rows, F] → [rows, F+1] with a last column of ones (the MLP engines' first-layer bias input). */
+export function withOnesColumn(x: Float32Array, rows: number, F: number): Float32Array {
+  const out = new Float32Array(rows * (F + 1))
+  for (let r = 0; r < rows; r++) {
+    out.set(x.subarray(r * F, r * F + F), r * (F + 1))
+    out[r * (F + 1) + F] = 1
+  }
+  return out
+}

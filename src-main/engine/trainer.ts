@@ -5,6 +5,7 @@ import type * as TF from '@tensorflow/tfjs-core'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from './data'
+import { withOnesColumn } from './dataset'
 import { ADAM_DEFAULTS, FusedMlp, learningRates } from './fused-mlp'
 import { userDataKey } from './user-data'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from './families/types'
@@ -57,16 +58,6 @@ export function uploadData(tf: Tf, dataset: Dataset, workload: MlpWorkload, plac
     xVal: dataset.validation ? tf.tensor2d(withOnesColumn(dataset.validation.x, dataset.validation.rows, F), [dataset.validation.rows, F + 1]) : null,
     yVal: dataset.validation ? tf.tensor2d(dataset.validation.y, [dataset.validation.rows, 1]) : null,
   }
-}
-
-/** [rows, F] → [rows, F+1] with a last column of ones. */
-function withOnesColumn(x: Float32Array, rows: number, F: number): Float32Array {
-  const out = new Float32Array(rows * (F + 1))
-  for (let r = 0; r < rows; r++) {
-    out.set(x.subarray(r * F, r * F + F), r * (F + 1))
-    out[r * (F + 1) + F] = 1
-  }
-  return out
 }
 
 export function disposeData(data: DataTensors): void {

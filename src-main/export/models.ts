@@ -3,7 +3,7 @@
 // inference models (their preprocessing included). `best` is the model
 // a user would keep: in a model set, the best configuration's best-scoring model (the leaderboard's
 // ranking); in a plain run, the lowest test MSE — scored in the measurement that kept the models.
-import { exportFileName, type KeptModels, type ModelArtifact, type RunResult, TrainpoolError } from '@shared/contract'
+import { type KeptModels, modelFileName, type ModelArtifact, type RunResult, TrainpoolError } from '@shared/contract'
 import { leaderboardOf } from '@shared/leaderboard'
 import { onnxModel } from './onnx-model'
 import { xgboostJson } from './xgboost-json'
@@ -42,7 +42,7 @@ export function modelFiles(run: Pick<RunResult, 'runId' | 'name' | 'config' | 'm
     const model = kept.models.find((m) => m.index === index)
     if (!model) throw new TrainpoolError('not-found', `run ${run.runId} kept no model ${index ?? '(no finished measurement scored them)'}`)
     const { ext, mimeType, content } = modelFile(model.artifact)
-    files.push({ index: model.index, fileName: exportFileName(run, ext).replace(new RegExp(`\\.${ext}$`), `-model-${model.index}.${ext}`), content, mimeType })
+    files.push({ index: model.index, fileName: modelFileName(run, model.index, ext), content, mimeType })
   }
   return files
 }

@@ -6,6 +6,7 @@ import type { GpuInfo } from '@shared/contract'
 
 const QUERY = ['--query-gpu=index,uuid,name,memory.total', '--format=csv,noheader,nounits']
 
+/** The nvidia-smi to run (discovery and the telemetry alike): TRAINPOOL_NVIDIA_SMI, else the one on PATH. */
 export function nvidiaSmiCommand(env: NodeJS.ProcessEnv = process.env): string {
   return env.TRAINPOOL_NVIDIA_SMI ?? 'nvidia-smi'
 }

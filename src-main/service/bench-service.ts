@@ -242,7 +242,7 @@ export class BenchService implements BenchServiceApi {
     const run = await this.history.get(runId)
     if (!this.options.store) throw new TrainpoolError('not-found', `run ${runId} kept no trained models: models are kept with a run in the store, and this service has none`)
     const [file] = modelFiles(run, await this.options.store.getModels(runId), 'best')
-    const bytes = typeof file.content === 'string' ? Buffer.from(file.content) : Buffer.from(file.content)
+    const bytes = Buffer.from(file.content)
     return { fileName: file.fileName, mimeType: file.mimeType, sizeBytes: bytes.length, base64: bytes.toString('base64') }
   }
 

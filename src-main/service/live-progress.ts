@@ -7,6 +7,8 @@ import { type MeasurementKey, type ModelCell, PROGRESS_MIN_INTERVAL_MS, type Pro
 export class LiveProgress {
   private lanes: WorkerLane[] = []
   private models: ModelCell[] = []
+  /** each lane's GPU, once its worker reported one */
+  private readonly gpuOf: string[] = []
   private index = 0
   private key: MeasurementKey | null = null
   private started = performance.now()
@@ -35,8 +37,6 @@ export class LiveProgress {
     this.schedule()
   }
 
-  /** a lane's GPU, once its worker reported one */
-  private readonly gpuOf: string[] = []
   private gpuField(worker: number): { gpu?: string } {
     return this.gpuOf[worker] !== undefined ? { gpu: this.gpuOf[worker] } : {}
   }

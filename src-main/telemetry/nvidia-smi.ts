@@ -5,6 +5,7 @@
 // parsed by the position of the names asked for; [N/A], [Not Supported], empty → null.
 // A missing nvidia-smi (ENOENT) or one that dies is a status, never a crash.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { nvidiaSmiCommand } from '../gpus/discover'
 import { createInterface } from 'node:readline'
 import { type GpuSample, type GpuTelemetryStatus, NVIDIA_SMI_ABSENT_MESSAGE } from '@shared/contract/telemetry'
 
@@ -89,7 +90,7 @@ export class NvidiaSmiReader {
   readonly command: string
 
   constructor(private readonly options: NvidiaSmiReaderOptions = {}) {
-    this.command = options.command ?? options.env?.TRAINPOOL_NVIDIA_SMI ?? process.env.TRAINPOOL_NVIDIA_SMI ?? 'nvidia-smi'
+    this.command = options.command ?? nvidiaSmiCommand({ ...process.env, ...options.env })
   }
 
   get status(): GpuTelemetryStatus {

@@ -67,6 +67,11 @@ export function exportFileName(run: { runId: string; name?: string }, ext: strin
   return `trainpool-${base || 'run'}.${ext}`
 }
 
+/** A kept model's file name: the run's export name with the model's index, trainpool-<name or id>-model-<i>.<ext>. */
+export function modelFileName(run: { runId: string; name?: string }, index: number, ext: string): string {
+  return exportFileName(run, ext).replace(new RegExp(`\\.${ext}$`), `-model-${index}.${ext}`)
+}
+
 /** An export's content; the Electron shell also saves it (save dialog) and says where. */
 export interface ExportedFile {
   fileName: string

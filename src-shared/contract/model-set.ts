@@ -164,10 +164,10 @@ export function workOf(family: CostFamily, w: WorkloadOf<{ kind: string }>, mode
 
 /** Peak bytes of a worker holding `modelsInWorker` models: its largest configuration's. */
 export function peakBytesOf(family: CostFamily, w: WorkloadOf<{ kind: string }>, modelsInWorker: number): number {
-  return Math.max(...configurationWorkloads(family, w, Math.max(1, setSize(w.set ?? { grid: {}, seeds: 1, folds: null }))).map((c) => family.workerPeakBytes(c.workload as never, modelsInWorker)))
+  return Math.max(...configurationWorkloads(family, w, w.set ? setSize(w.set) : 1).map((c) => family.workerPeakBytes(c.workload as never, modelsInWorker)))
 }
 
 /** Steps one job reports: its longest configuration's. */
 export function stepsOf(family: CostFamily, w: WorkloadOf<{ kind: string }>): number {
-  return Math.max(...configurationWorkloads(family, w, Math.max(1, setSize(w.set ?? { grid: {}, seeds: 1, folds: null }))).map((c) => family.progressTotal(c.workload as never)))
+  return Math.max(...configurationWorkloads(family, w, w.set ? setSize(w.set) : 1).map((c) => family.progressTotal(c.workload as never)))
 }

@@ -25,6 +25,7 @@ import {
   EXPORT_EXTENSION,
   EXPORT_MIME,
   exportFileName,
+  modelFileName,
   type ApiRequest,
   type ApiResponse,
   type Method,
@@ -226,7 +227,7 @@ export class FakeService implements ServiceMethods {
       const run = this.stored(runId)
       if (!run.keptModels) throw new TrainpoolError('not-found', `run ${runId} kept no trained models`)
       const ext = run.keptModels.format === 'mlp' ? 'onnx' : 'json'
-      return { fileName: exportFileName(run, ext).replace(`.${ext}`, `-model-0.${ext}`), mimeType: ext === 'onnx' ? 'application/onnx' : 'application/json', sizeBytes: 2, base64: 'e30=' } // "{}"
+      return { fileName: modelFileName(run, 0, ext), mimeType: ext === 'onnx' ? 'application/onnx' : 'application/json', sizeBytes: 2, base64: 'e30=' } // "{}"
     })
   }
 

@@ -12,6 +12,7 @@ import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, initialWeights, type Dataset } from '../data'
+import { withOnesColumn } from '../dataset'
 import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../fused-mlp'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp-artifact'
@@ -32,21 +33,11 @@ export interface OrtData {
   xVal: Float32Array | null
 }
 
-/** [rows, F] → [rows, F+1] with a last column of ones (the first layer's bias input). */
-function withOnes(x: Float32Array, rows: number, F: number): Float32Array {
-  const out = new Float32Array(rows * (F + 1))
-  for (let r = 0; r < rows; r++) {
-    out.set(x.subarray(r * F, r * F + F), r * (F + 1))
-    out[r * (F + 1) + F] = 1
-  }
-  return out
-}
-
 /** The family's data set, with the test (and validation) rows laid out for the graph. */
 export function prepareOrtData(key: string, dataset: Dataset, workload: MlpWorkload): OrtData {
   const F = workload.features
   const v = dataset.validation
-  return { key, dataset, xTest: withOnes(dataset.xTest, dataset.test, F), xVal: v ? withOnes(v.x, v.rows, F) : null }
+  return { key, dataset, xTest: withOnesColumn(dataset.xTest, dataset.test, F), xVal: v ? withOnesColumn(v.x, v.rows, F) : null }
 }
 
 export interface OrtMlpOptions {
