@@ -119,6 +119,10 @@ export class BenchRunner {
         this.pool = pool
         try {
           let startupMs = await pool.start()
+          // remote workers: the scheduler's queue is not start-up; it is reported on its own
+          const remotes = pool.remotes.filter((r) => r !== undefined)
+          let queueMs = remotes.length > 0 ? Math.max(...remotes.map((r) => r.queuedMs)) : undefined
+          if (queueMs !== undefined) startupMs = Math.max(0, startupMs - queueMs)
           const info: NonNullable<WorkerPool["workerInfo"]> = pool.workerInfo!
           backend = info.backend
           if (!environment) {
@@ -165,9 +169,11 @@ export class BenchRunner {
               perModel,
               failures,
               peakRssBytes: pool.rssBytes,
-              ...(gpus ? { workerGpus: pool.visibleDevices } : {}),
+              ...(gpus || remotes.length > 0 ? { workerGpus: pool.visibleDevices } : {}),
+              ...(queueMs !== undefined ? { queueMs, workerHosts: pool.remotes.map((r) => r?.host ?? 'local') } : {}),
             }
             startupMs = 0
+            if (queueMs !== undefined) queueMs = 0
             warmupMs = 0
             measurements.push(measurement)
             // kept only when every model of the measurement came back with its artifact

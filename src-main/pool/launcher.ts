@@ -6,6 +6,8 @@ import type { FromWorker, ToWorker } from '@shared/contract'
 export interface WorkerExit {
   code: number | null
   signal: string | null
+  /** how it ended in the words of whatever ran it, when that is more than a code (Slurm: "task 12_1 CANCELLED, exit 0:15") */
+  description?: string
 }
 
 export interface WorkerHandle {
@@ -16,6 +18,8 @@ export interface WorkerHandle {
   onStderr(listener: (chunk: string) => void): void
   onExit(listener: (exit: WorkerExit) => void): void
   kill(signal: 'SIGTERM' | 'SIGKILL'): void
+  /** a remote worker: where it runs, and how long it waited in its scheduler's queue before it dialled back */
+  readonly remote?: { host: string; queuedMs: number }
 }
 
 export interface LaunchOptions {
@@ -26,7 +30,7 @@ export interface LaunchOptions {
 }
 
 export interface WorkerLauncher {
-  readonly kind: 'node' | 'electron'
+  readonly kind: 'node' | 'electron' | 'remote'
   launch(options: LaunchOptions): WorkerHandle
 }
 

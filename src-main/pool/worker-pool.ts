@@ -125,6 +125,11 @@ export class WorkerPool {
     return this.slots.map((s) => s.visibleDevices)
   }
 
+  /** Remote workers: where each runs and how long it queued before it dialled back (undefined: a local process). */
+  get remotes(): ({ host: string; queuedMs: number } | undefined)[] {
+    return this.slots.map((s) => s.handle.remote)
+  }
+
   get pids(): number[] {
     return this.slots.map((s) => s.handle.pid).filter((p): p is number => typeof p === 'number')
   }
@@ -503,6 +508,7 @@ export class WorkerPool {
 
 export function describeExit(exit: WorkerExit | null): string {
   if (!exit) return 'still running'
+  if (exit.description) return exit.description
   if (exit.signal) return `worker process killed by ${exit.signal}`
   return `worker process exited with code ${exit.code}`
 }

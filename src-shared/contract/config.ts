@@ -28,7 +28,7 @@ export const ConcreteBackendSchema = z
   .transform((name) => name as ConcreteBackend)
 
 /** A backend choice: `auto` or a concrete backend. */
-const BackendChoiceSchema = z
+export const BackendChoiceSchema = z
   .string({ error: () => `backend accepts ${backendChoices().join(', ')}` })
   .refine((name) => name === 'auto' || backendKnown(name), { error: () => `backend accepts ${backendChoices().join(', ')}` })
   .transform((name) => name as BackendName)

@@ -69,6 +69,10 @@ export const MeasurementSchema = MeasurementKeySchema.extend({
   peakRssBytes: z.array(z.number().min(0)),
   /** with a GPU choice: each worker's CUDA_VISIBLE_DEVICES as the worker itself reported it ('' = no GPU), by worker index */
   workerGpus: z.array(z.string().nullable()).optional(),
+  /** remote workers (a scheduler's tasks): how long they waited in its queue before they dialled back, kept out of startupMs */
+  queueMs: z.number().min(0).optional(),
+  /** remote workers: each one's host as it reported it, by worker index */
+  workerHosts: z.array(z.string()).optional(),
 })
 export type Measurement = z.infer<typeof MeasurementSchema>
 

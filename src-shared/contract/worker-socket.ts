@@ -1,0 +1,145 @@
+// The worker socket: a worker on another machine (`trainpool worker --connect`, e.g. a Slurm task)
+// speaks the same messages as a local one (worker-messages.ts), as JSON over an authenticated
+// WebSocket. IPC from our own child process needs no checking; a socket is a network endpoint, so
+// every frame is parsed against these schemas on both ends, and frames are size-limited. A worker
+// first says who it is (`hello`, with its one-time token); the coordinator answers `welcome` or
+// closes. The user's data set travels over the same socket by its sha256 when the worker's machine
+// does not share the store (`fetch-table` → `table-chunk`s).
+import { z } from 'zod'
+import { BackendChoiceSchema, ConcreteBackendSchema, ModelSchema } from './config'
+import { IMPUTE_MODES } from './dataset'
+import { TARGETS } from './names'
+import { ModelArtifactSchema } from './model-artifact'
+import { ModelSetSchema } from './model-set-shape'
+import { PerModelSchema } from './result'
+import type { FromWorker, ToWorker } from './worker-messages'
+
+export const WORKER_SOCKET = {
+  /** the path workers dial: ws://HOST:PORT/worker */
+  path: '/worker',
+  /** largest frame either side accepts (a kept model's weights or trees fit many times over) */
+  maxFrameBytes: 16 * 2 ** 20,
+  /** raw bytes of the data table per chunk (sent base64: a third larger) */
+  tableChunkBytes: 2 ** 20,
+  /** a connection that has not said hello by then is closed */
+  helloTimeoutMs: 10_000,
+  /** close codes: refused hello (bad, unknown or replayed token), and a frame that broke the contract */
+  refusedCode: 4401,
+  invalidCode: 4400,
+} as const
+
+const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in lowercase hex')
+const Index = z.number().int().min(0)
+
+const WorkloadDataSchema = z
+  .object({
+    table: z.string().min(1).max(4096),
+    sha256: Sha256Schema,
+    targetColumn: Index,
+    featureColumns: z.array(Index),
+    impute: z.enum(IMPUTE_MODES),
+    standardise: z.boolean(),
+  })
+  .strict()
+
+const WorkloadSchema = z
+  .object({
+    size: z.number().int().min(1),
+    features: z.number().int().min(1),
+    seed: z.number().int().min(0),
+    target: z.enum(TARGETS),
+    testSplit: z.number(),
+    model: ModelSchema,
+    data: WorkloadDataSchema.optional(),
+    set: ModelSetSchema.optional(),
+  })
+  .strict()
+
+export const ToWorkerSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('init'), backend: BackendChoiceSchema, family: z.string().max(64), workerIndex: Index }),
+  z.object({ type: z.literal('warmup'), workload: WorkloadSchema, modelIndices: z.array(Index) }),
+  z.object({ type: z.literal('job'), jobId: Index, workload: WorkloadSchema, modelIndices: z.array(Index), fused: z.boolean(), keep: z.boolean().optional() }),
+  z.object({ type: z.literal('cancel'), jobId: Index }),
+  z.object({ type: z.literal('memory') }),
+  z.object({ type: z.literal('probe') }),
+  z.object({ type: z.literal('shutdown') }),
+])
+
+const Flags = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+const ProgressSchema = z.object({ done: z.number(), total: z.number(), unit: z.string().max(64), loss: z.number().nullable().optional() })
+
+export const FromWorkerSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('ready'),
+    backend: ConcreteBackendSchema,
+    device: z.string().max(1000),
+    flags: Flags,
+    versions: z.record(z.string(), z.string()),
+    initMs: z.number(),
+    visibleDevices: z.string().max(1000).nullable().optional(),
+  }),
+  z.object({ type: z.literal('init-failed'), backend: BackendChoiceSchema, reason: z.string().max(10_000) }),
+  z.object({ type: z.literal('warm'), ms: z.number() }),
+  z.object({ type: z.literal('progress'), jobId: Index, modelIndices: z.array(Index), progress: ProgressSchema }),
+  z.object({ type: z.literal('model-done'), jobId: Index, model: PerModelSchema.omit({ worker: true }), artifact: ModelArtifactSchema.optional() }),
+  z.object({ type: z.literal('job-done'), jobId: Index, wallMs: z.number(), rssBytes: z.number() }),
+  z.object({ type: z.literal('job-failed'), jobId: z.number().int(), message: z.string().max(100_000), outOfMemory: z.boolean().optional() }),
+  z.object({ type: z.literal('cancelled'), jobId: Index }),
+  z.object({ type: z.literal('memory'), numTensors: z.number(), numBytes: z.number(), rssBytes: z.number() }),
+  z.object({
+    type: z.literal('capabilities'),
+    backends: z.array(z.object({ name: ConcreteBackendSchema, available: z.boolean(), gpu: z.boolean().optional(), detail: z.string().max(10_000) })),
+  }),
+  z.object({ type: z.literal('heartbeat') }),
+])
+
+/** The worker's first frame: which worker it is, its one-time token, and where it runs. */
+export const WorkerHelloSchema = z
+  .object({
+    type: z.literal('hello'),
+    worker: Index,
+    submission: Index,
+    token: z.string().regex(/^[0-9a-f]{64}$/, 'a token: 64 hex digits'),
+    host: z.string().min(1).max(255),
+    pid: z.number().int().min(1),
+  })
+  .strict()
+export type WorkerHello = z.infer<typeof WorkerHelloSchema>
+
+/** A worker asks for the data table of a data set it was given by sha256 (its machine does not share the store). */
+export const FetchTableSchema = z.object({ type: z.literal('fetch-table'), sha256: Sha256Schema, offset: z.number().int().min(0) }).strict()
+
+/** Every frame a worker may send once welcomed. */
+export const WorkerFrameSchema = z.union([FromWorkerSchema, FetchTableSchema])
+export type WorkerFrame = z.infer<typeof WorkerFrameSchema>
+
+/** A part of a data table; `tableSha256` is the digest of the whole table file, checked by the worker at the end. */
+export const TableChunkSchema = z
+  .object({
+    type: z.literal('table-chunk'),
+    sha256: Sha256Schema,
+    offset: z.number().int().min(0),
+    totalBytes: z.number().int().min(0),
+    tableSha256: Sha256Schema,
+    base64: z.string(),
+  })
+  .strict()
+export type TableChunk = z.infer<typeof TableChunkSchema>
+
+/** Every frame the coordinator may send. */
+export const CoordinatorFrameSchema = z.union([
+  ToWorkerSchema,
+  TableChunkSchema,
+  z.object({ type: z.literal('welcome') }).strict(),
+  z.object({ type: z.literal('table-missing'), sha256: Sha256Schema, reason: z.string().max(1000) }).strict(),
+])
+export type CoordinatorFrame = z.infer<typeof CoordinatorFrameSchema>
+
+// the schemas above describe exactly the hand-written message types: a drift fails the type check
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const toWorkerMatches: z.infer<typeof ToWorkerSchema> extends ToWorker ? true : false = true
+const sameKinds: Same<z.infer<typeof ToWorkerSchema>['type'], ToWorker['type']> & Same<z.infer<typeof FromWorkerSchema>['type'], FromWorker['type']> = true
+const fromWorkerMatches: z.infer<typeof FromWorkerSchema> extends FromWorker ? true : false = true
+void toWorkerMatches
+void fromWorkerMatches
+void sameKinds
