@@ -1,4 +1,5 @@
-// Same work, exactly: a model trained in a batched group is the model trained alone, bit for bit.
+// Same work, exactly: a model trained in a batched group is the model trained alone, bit for bit —
+// also when the group's models have parameters of their own (a model set's configurations fused).
 import { describe, expect, it } from 'vitest'
 import { GBDT_DEFAULTS, peakNodeHistograms } from '@shared/families/gbdt'
 import {
@@ -11,6 +12,8 @@ import {
   treeHash,
   type GbdtData,
   type GbdtParams,
+  type GbdtPerModelParams,
+  type GbdtTree,
 } from './index'
 import { splitRows, syntheticRegression } from './synthetic'
 
@@ -149,5 +152,71 @@ describe('a group whose models differ in eta and rounds (a model set fused acros
       expect(treeHash(together[i]), `model ${i}`).toBe(treeHash(alone))
       expect(together[i].params).toMatchObject(p)
     })
+  })
+})
+
+/** a tree's depth: the most splits from its root to a leaf */
+function depthOf(t: GbdtTree, node = 0): number {
+  return t.feature[node] < 0 ? 0 : 1 + Math.max(depthOf(t, t.left[node]), depthOf(t, t.left[node] + 1))
+}
+
+describe('a group whose models differ in depth, regularisation and sampling (a model set fused across them)', () => {
+  // max_depth 3,5 × lambda 0,1 × subsample 0.8,1: eight configurations, one seed each, in one group
+  const grid: GbdtPerModelParams[] = []
+  for (const maxDepth of [3, 5]) for (const lambda of [0, 1]) for (const subsample of [0.8, 1]) grid.push({ maxDepth, lambda, subsample })
+  const gridSeeds = grid.map((_, i) => 20 + i)
+  const alone = grid.map((p, i) => trainGbdt(data, { ...params, ...p }, gridSeeds[i]))
+
+  it('gives each model of a depth × lambda × subsample grid the trees it grows alone, bit for bit', () => {
+    const together = trainGbdtGroup(data, params, gridSeeds, { perModel: grid })
+    grid.forEach((p, i) => {
+      expect(treeHash(together[i]), `model ${i} ${JSON.stringify(p)}`).toBe(treeHash(alone[i]))
+      expect(together[i].params).toMatchObject(p)
+      const a = predictGbdt(alone[i], test.x, test.rows)
+      const b = predictGbdt(together[i], test.x, test.rows)
+      expect(Buffer.from(b.buffer).equals(Buffer.from(a.buffer))).toBe(true)
+    })
+    expect(new Set(together.map(treeHash)).size).toBe(grid.length)
+  })
+
+  it('a model whose depth is reached stops splitting while the deeper ones go on', () => {
+    const together = trainGbdtGroup(data, params, gridSeeds, { perModel: grid })
+    grid.forEach((p, i) => {
+      const depths = together[i].trees.map((t) => depthOf(t))
+      expect(Math.max(...depths), `model ${i}`).toBe(p.maxDepth)
+    })
+  })
+
+  it('any tree group size, a tiny histogram budget, or the models in another order change nothing', () => {
+    const ref = alone.map(treeHash)
+    for (const treeGroup of [1, 3, 8]) expect(trainGbdtGroup(data, params, gridSeeds, { perModel: grid, treeGroup }).map(treeHash)).toEqual(ref)
+    const slots = data.width.reduce((s, w) => s + w, 0)
+    for (const buffers of [2, 5]) {
+      expect(trainGbdtGroup(data, params, gridSeeds, { perModel: grid, histogramBudgetBytes: buffers * slots * 16 }).map(treeHash)).toEqual(ref)
+    }
+    const order = [5, 2, 7, 0, 3, 6, 1, 4]
+    const shuffled = trainGbdtGroup(data, params, order.map((i) => gridSeeds[i]), { perModel: order.map((i) => grid[i]) })
+    expect(shuffled.map(treeHash)).toEqual(order.map((i) => ref[i]))
+  })
+
+  it('every per-model field at once — alpha, gamma, min_child_weight, colsample, eta, rounds too — gives each model its own trees', () => {
+    const own: GbdtPerModelParams[] = [
+      { maxDepth: 2, alpha: 0.5, colsampleBytree: 0.5, rounds: 5 },
+      { maxDepth: 6, gamma: 0.05, minChildWeight: 4, subsample: 0.6, eta: 0.3 },
+      { maxDepth: 4, lambda: 3, alpha: 0.1, gamma: 0.01, minChildWeight: 2, subsample: 1, colsampleBytree: 1, eta: 0.05, rounds: 9 },
+      {},
+    ]
+    const ownSeeds = [31, 32, 33, 34]
+    const together = trainGbdtGroup(data, params, ownSeeds, { perModel: own, treeGroup: 2 })
+    own.forEach((p, i) => {
+      const solo = trainGbdt(data, { ...params, ...p }, ownSeeds[i])
+      expect(together[i].trees).toHaveLength(p.rounds ?? params.rounds!)
+      expect(treeHash(together[i]), `model ${i} ${JSON.stringify(p)}`).toBe(treeHash(solo))
+    })
+  })
+
+  it('refuses a per-model maxBin or baseScore (the binning and the base score are the group\'s)', () => {
+    expect(() => trainGbdtGroup(data, params, [1, 2], { perModel: [{}, { maxBin: 32 } as GbdtPerModelParams] })).toThrow(/maxBin must be the group's/)
+    expect(() => trainGbdtGroup(data, params, [1], { perModel: [{ baseScore: 0 } as GbdtPerModelParams] })).toThrow(/baseScore must be the group's/)
   })
 })

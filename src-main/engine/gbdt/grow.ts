@@ -6,8 +6,13 @@
 // slices of nodes, without subtraction (runLevelLowMemory; the trees are the same). The split scan
 // and every rule about splits are rules.ts's (shared with the WGSL engine); the histogram loops
 // are histograms.ts's. LevelGrower holds what every level of every round reuses — scratch arrays,
-// the histogram pool — so that a level allocates nothing per row.
-import type { GbdtParams } from '@shared/families/gbdt'
+// the histogram pool, the 1/(h + λ) tables — so that a level allocates nothing per row.
+//
+// Every rule that depends on a parameter reads the model's own (ModelState: its depth, its split
+// coefficients and 1/(h + λ) table), once per model and feature group, never per row: a level pass
+// can serve models of different configurations (a model set fused across them), a model whose depth
+// is reached has no nodes left to evaluate while deeper ones go on, and each model's trees are the
+// ones it grows alone.
 import type { GbdtData } from './binning'
 import { build1, build2, build4, difference, HistPool, subtractRange, zero } from './histograms'
 import { type ModelState, Node } from './model-state'
@@ -24,7 +29,6 @@ export type StopHooks = Parameters<typeof throwIfStopped>[0]
 export class LevelGrower {
   private readonly n: number
   private readonly F: number
-  private readonly maxDepth: number
   /** partition's right-hand rows and their q, before they are copied after the left ones */
   private readonly scratchRows: Int32Array
   private readonly scratchQ: Int32Array
@@ -33,8 +37,8 @@ export class LevelGrower {
   /** terminal mode: up to 4 built regions, and one derived region */
   private readonly scratchA: Float64Array
   private readonly scratchB: Float64Array
-  /** recip[h] = 1 / (h + λ), for the split scan */
-  private readonly recip: Float64Array
+  /** recip[h] = 1 / (h + λ), for the split scan: one table per float32 λ of the group's models */
+  private readonly recips = new Map<number, Float64Array>()
   /** the features of the current group of ≤ 4, and their columns, offsets and lengths in the histogram */
   private readonly groupFeats = new Int32Array(4)
   private readonly colOf = new Int32Array(4)
@@ -44,8 +48,6 @@ export class LevelGrower {
 
   constructor(
     private readonly data: GbdtData,
-    params: GbdtParams,
-    private readonly c: SplitCoefs,
     readonly pool: HistPool,
     private readonly stop: StopHooks,
   ) {
@@ -53,7 +55,6 @@ export class LevelGrower {
     const F = data.features
     this.n = n
     this.F = F
-    this.maxDepth = params.maxDepth
     this.scratchRows = new Int32Array(n)
     this.scratchQ = new Int32Array(n)
     let maxWidth = 1
@@ -61,17 +62,26 @@ export class LevelGrower {
     this.maxWidth = maxWidth
     this.scratchA = new Float64Array(4 * 2 * maxWidth)
     this.scratchB = new Float64Array(2 * maxWidth)
-    this.recip = new Float64Array(n + 1)
-    for (let i = 0; i <= n; i++) this.recip[i] = 1 / (i + c.lambda)
   }
 
-  private evaluable(node: Node, depth: number): boolean {
-    return isEvaluated(node.h, depth, this.maxDepth, this.c)
+  /** the split scan's table recip[h] = 1/(h + λ), h = 0..n, for a model's coefficients (one per λ) */
+  recipFor(c: SplitCoefs): Float64Array {
+    let recip = this.recips.get(c.lambda)
+    if (!recip) {
+      recip = new Float64Array(this.n + 1)
+      for (let i = 0; i <= this.n; i++) recip[i] = 1 / (i + c.lambda)
+      this.recips.set(c.lambda, recip)
+    }
+    return recip
   }
 
-  /** the last level that is evaluated: its histograms are never parents, so they are not stored */
-  private terminal(depth: number): boolean {
-    return depth === this.maxDepth - 1
+  private evaluable(m: ModelState, node: Node, depth: number): boolean {
+    return isEvaluated(node.h, depth, m.maxDepth, m.c)
+  }
+
+  /** model m's last level that is evaluated: its histograms are never parents, so they are not stored */
+  private terminal(m: ModelState, depth: number): boolean {
+    return depth === m.maxDepth - 1
   }
 
   /**
@@ -100,7 +110,7 @@ export class LevelGrower {
     if (group.length > 0) yield* this.runLevel(group, depth)
   }
 
-  /** after the last level: at maxDepth nothing is evaluated, so any pairs left are leaves already recorded */
+  /** after the deepest model's last level: at a model's maxDepth nothing is evaluated, so any pairs left are leaves already recorded */
   endTree(m: ModelState): void {
     for (const p of m.pairs) this.pool.release(p.hist)
     m.pairs = []
@@ -110,11 +120,11 @@ export class LevelGrower {
 
   /** fresh buffers model m's level plan needs */
   private freshNeeded(m: ModelState, depth: number): number {
-    if (this.terminal(depth)) return 0
+    if (this.terminal(m, depth)) return 0
     let need = m.root ? 1 : 0
     for (const p of m.pairs) {
-      const eL = this.evaluable(p.left, depth)
-      const eR = this.evaluable(p.right, depth)
+      const eL = this.evaluable(m, p.left, depth)
+      const eR = this.evaluable(m, p.right, depth)
       if (!eL && !eR) continue
       if (p.hist) need += 1
       else need += (eL ? 1 : 0) + (eR ? 1 : 0)
@@ -125,7 +135,7 @@ export class LevelGrower {
   /** turns model m's pending root/pairs into the level's nodes (BFS order) and units */
   private plan(m: ModelState, depth: number): void {
     const pool = this.pool
-    const term = this.terminal(depth)
+    const term = this.terminal(m, depth)
     m.keepHists = true
     if (m.root) {
       const root = m.root
@@ -136,8 +146,8 @@ export class LevelGrower {
     for (const p of m.pairs) {
       const L = p.left
       const R = p.right
-      const eL = this.evaluable(L, depth)
-      const eR = this.evaluable(R, depth)
+      const eL = this.evaluable(m, L, depth)
+      const eR = this.evaluable(m, R, depth)
       if (eL) m.levelNodes.push(L)
       if (eR) m.levelNodes.push(R)
       if (!eL && !eR) {
@@ -180,14 +190,15 @@ export class LevelGrower {
   // Models go in chunks whose reused row/gradient segments stay in cache; per chunk, 16-feature
   // blocks of the binned matrix are read once for all its models; per model, its sampled features
   // of the block go 4 at a time: per unit, build their regions of the histogram in one pass over
-  // the rows, derive the sibling's regions, and scan both (features ascending per node).
+  // the rows, derive the sibling's regions, and scan both (features ascending per node). Whether a
+  // model's level is terminal, and its coefficients, are the model's own.
 
   /** the features groupFeats[0..k) of model m: build, derive and scan them for every unit */
   private featureGroup(m: ModelState, k: number, term: boolean): void {
     const data = this.data
     const n = this.n
-    const c = this.c
-    const recip = this.recip
+    const c = m.c
+    const recip = m.recip
     const maxWidth = this.maxWidth
     const scratchA = this.scratchA
     const scratchB = this.scratchB
@@ -237,12 +248,10 @@ export class LevelGrower {
   /** builds and scans the planned units of `group`; yields (after a stop check) once per feature block */
   private *levelPass(group: ModelState[], depth: number): Generator<void> {
     const F = this.F
-    const c = this.c
     const blockFeats = this.blockFeats
     const groupFeats = this.groupFeats
-    const term = this.terminal(depth)
     for (const m of group) {
-      for (const node of m.levelNodes) node.startSearch(m.inv, c)
+      for (const node of m.levelNodes) node.startSearch(m.inv, m.c)
     }
     for (let c0 = 0; c0 < group.length; ) {
       let c1 = c0
@@ -258,6 +267,7 @@ export class LevelGrower {
         const f1 = Math.min(F, f0 + FEATURE_BLOCK)
         for (let mi = c0; mi < c1; mi++) {
           const m = group[mi]
+          const term = this.terminal(m, depth)
           let cnt = 0
           for (let f = f0; f < f1; f++) if (m.slotOf[f] >= 0) blockFeats[cnt++] = f
           for (let j = 0; j < cnt; j += 4) {
@@ -282,7 +292,7 @@ export class LevelGrower {
 
   private applyLevel(m: ModelState, nodes: Node[], depth: number): void {
     const pool = this.pool
-    const c = this.c
+    const c = m.c
     const t = m.tree
     for (const node of nodes) {
       if (!splitApplies(node.found, node.best, node.hl, node.h, c)) {
@@ -291,8 +301,7 @@ export class LevelGrower {
         m.leafSegs.push(node.begin, node.end, t.leafValue[node.id])
         continue
       }
-      // the children's leaf values with the model's own eta (the split itself does not depend on it)
-      const lid = applySplit(t, node.id, node, node.gq, node.h, m.inv, m.leafCoefs ?? c, this.data.cuts)
+      const lid = applySplit(t, node.id, node, node.gq, node.h, m.inv, c, this.data.cuts)
       const f = node.feature
       const b = node.bin
       const gl = node.glq
@@ -304,8 +313,8 @@ export class LevelGrower {
       if (mid - node.begin !== hl) throw new Error(`partition disagrees with the histogram (${mid - node.begin} ≠ ${hl})`)
       const L = new Node(lid, node.begin, mid, gl, hl)
       const R = new Node(lid + 1, mid, node.end, gr, hr)
-      const eL = this.evaluable(L, depth + 1)
-      const eR = this.evaluable(R, depth + 1)
+      const eL = this.evaluable(m, L, depth + 1)
+      const eR = this.evaluable(m, R, depth + 1)
       if (!eL) m.leafSegs.push(L.begin, L.end, t.leafValue[L.id])
       if (!eR) m.leafSegs.push(R.begin, R.end, t.leafValue[R.id])
       if (eL || eR) {
@@ -395,8 +404,8 @@ export class LevelGrower {
     if (m.root) nodes.push(m.root)
     m.root = null
     for (const p of m.pairs) {
-      if (this.evaluable(p.left, depth)) nodes.push(p.left)
-      if (this.evaluable(p.right, depth)) nodes.push(p.right)
+      if (this.evaluable(m, p.left, depth)) nodes.push(p.left)
+      if (this.evaluable(m, p.right, depth)) nodes.push(p.right)
     }
     m.pairs = []
     for (let i = 0; i < nodes.length; ) {

@@ -22,5 +22,13 @@ export {
 export { computeCuts, type GbdtCuts } from './quantile'
 export { QUANT_BITS, QUANT_MAX_ROWS, quantExponent, quantise } from './quantise'
 export { GbdtCancelledError, MAX_TRAIN_ROWS } from './rules'
-export { trainGbdt, trainGbdtGroup, trainGbdtGroupAsync, type GbdtTrainOptions, type GbdtTrainStats } from './train'
+export {
+  GBDT_PER_MODEL_PARAMS,
+  trainGbdt,
+  trainGbdtGroup,
+  trainGbdtGroupAsync,
+  type GbdtPerModelParams,
+  type GbdtTrainOptions,
+  type GbdtTrainStats,
+} from './train'
 export { meanSquaredError, predictGbdt, treeHash, treesArtifact, type GbdtModel, type GbdtTree } from './tree'

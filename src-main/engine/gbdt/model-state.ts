@@ -3,7 +3,9 @@
 // them), the tree under construction and the level waiting to be grown. The two steps of a round
 // that concern one model alone live here too: startRound (sample, compute and quantise gradients,
 // make the root) and finishTree (add the tree's leaf values to the predictions). Growing the
-// levels, for all models of a group at once, is grow.ts's.
+// levels, for all models of a group at once, is grow.ts's. A model keeps its own parameters —
+// depth, rounds, split coefficients, sampling — so a group may fuse models of different
+// configurations (a model set); each model's trees are the ones it grows alone.
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
 import { quantExponent } from './quantise'
@@ -78,17 +80,24 @@ export class ModelState {
   keepHists = true
   /** the root, while it waits for its histogram (depth 0) */
   root: Node | null = null
-  /** this model's leaf coefficients when its eta differs from the group's (a model set fused across eta); null: the group's */
-  leafCoefs: SplitCoefs | null = null
-  /** this model's boosting rounds (a model set fused across rounds: it stops after its own) */
-  rounds = 0
+  /** this model's boosting rounds (in a group fused across rounds it sits out the rest) */
+  readonly rounds: number
+  /** this model's tree depth: its nodes at maxDepth are leaves, whatever the group's deepest model does */
+  readonly maxDepth: number
 
   constructor(
     readonly seed: number,
     n: number,
     features: number,
+    /** this model's own parameters (its configuration's, in a model set) */
     params: GbdtParams,
+    /** this model's split coefficients (float32 lambda, alpha, mcw, gamma, eta), shared by the group's models that agree on them */
+    readonly c: SplitCoefs,
+    /** 1/(h + λ) for this model's λ, h = 0..n (the split scan's estimate), shared likewise */
+    readonly recip: Float64Array,
   ) {
+    this.rounds = params.rounds
+    this.maxDepth = params.maxDepth
     this.sampler = new ModelSampler(seed, features, params)
     this.pred = new Float32Array(n).fill(f32(params.baseScore))
     this.rows = new Int32Array(n)
@@ -103,18 +112,19 @@ export class ModelState {
    * this order), quantise the sampled rows' gradients, and make the root — pending in `root` if it
    * is evaluated, else a leaf already. `gbuf` is scratch of ≥ n floats, shared by the group.
    */
-  startRound(data: GbdtData, perTree: number, gbuf: Float32Array, c: SplitCoefs, maxDepth: number): void {
-    this.sampleColumns(data.width, perTree)
+  startRound(data: GbdtData, gbuf: Float32Array): void {
+    const c = this.c
+    this.sampleColumns(data.width, this.sampler.perTree)
     const gq = this.quantisedGradients(data, gbuf)
     const ns = this.nSampled
     this.tree = new TreeBuilder()
     this.leafSegs.length = 0
     const root = new Node(0, 0, ns, gq, ns)
-    this.tree.add(leafValue(gq * this.inv, ns, this.leafCoefs ?? c))
+    this.tree.add(leafValue(gq * this.inv, ns, c))
     this.pairs = []
     this.levelNodes = []
     this.root = null
-    if (isEvaluated(root.h, 0, maxDepth, c)) this.root = root
+    if (isEvaluated(root.h, 0, this.maxDepth, c)) this.root = root
     else this.leafSegs.push(0, ns, this.tree.leafValue[0])
   }
 

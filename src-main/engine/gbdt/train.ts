@@ -13,6 +13,12 @@
 // including where it rounds to float32: the rules, and the split scan, are in rules.ts (shared with
 // the WGSL engine).
 //
+// The models of a group may differ in every parameter but maxBin (the binning is the group's) and
+// baseScore (GbdtTrainOptions.perModel: a model set's configurations fused into one pass). Each
+// model reads its own depth, split coefficients and samplers, once per model and level, never per
+// row: a model whose depth is reached stops splitting while deeper ones go on in the same level
+// pass, a model with fewer rounds sits the rest out, and its trees are the ones it grows alone.
+//
 // Here: the public API and the round loop. The parts it drives: model-state.ts (per model: its
 // sampling, gradients and prediction update), grow.ts (one level of a group's trees: plan, level
 // pass, splits, partition), histograms.ts (the histogram loops and the buffer pool).
@@ -21,10 +27,19 @@ import type { GbdtData } from './binning'
 import { LevelGrower } from './grow'
 import { HistPool } from './histograms'
 import { ModelState } from './model-state'
-import { histogramSlots, splitCoefs, throwIfStopped, trainingParams } from './rules'
+import { histogramSlots, type SplitCoefs, splitCoefs, throwIfStopped, trainingParams } from './rules'
 import type { GbdtModel } from './tree'
 
 const f32 = Math.fround
+
+/**
+ * The parameters the models of one group may each have their own of (GbdtTrainOptions.perModel;
+ * the CPU backend's `perModel` in a model set). maxBin is the binned data's; baseScore stays the group's.
+ */
+export const GBDT_PER_MODEL_PARAMS = ['rounds', 'maxDepth', 'eta', 'lambda', 'alpha', 'gamma', 'minChildWeight', 'subsample', 'colsampleBytree'] as const satisfies readonly (keyof GbdtParams)[]
+
+/** A model's own values of GBDT_PER_MODEL_PARAMS (the rest: the group's). */
+export type GbdtPerModelParams = Partial<Pick<GbdtParams, (typeof GBDT_PER_MODEL_PARAMS)[number]>>
 
 export interface GbdtTrainOptions {
   /** after every round (1-based), for the whole group */
@@ -41,11 +56,11 @@ export interface GbdtTrainOptions {
   /** filled in when training ends (what the family's memory model, gbdtMemory, has to bound) */
   stats?: GbdtTrainStats
   /**
-   * A model set fused across configurations: model i's own eta and rounds (by position in `seeds`).
-   * Neither changes a split — eta scales the leaves, rounds ends a model's trees — so model i's trees
-   * are the ones it would grow alone with them.
+   * A model set fused across configurations: model i's own parameters (by position in `seeds`) over
+   * the group's, any of GBDT_PER_MODEL_PARAMS. Model i's trees are the ones it grows alone with its
+   * parameters (trainGbdt(data, { ...params, ...perModel[i] }, seeds[i])).
    */
-  perModel?: readonly { eta?: number; rounds?: number }[]
+  perModel?: readonly GbdtPerModelParams[]
 }
 
 export interface GbdtTrainStats {
@@ -67,37 +82,43 @@ function* groupTrainer(
   const params = trainingParams(paramsIn, data.rows, data.cuts.maxBin, seeds)
   const n = data.rows
   const F = data.features
-  const c = splitCoefs(params)
   const baseScore = f32(params.baseScore)
-  const perTree = featuresPerTree(params.colsampleBytree, F)
+  const own = seeds.map((_, i) => trainingParams({ ...params, ...ownParams(options.perModel?.[i]) }, n, data.cuts.maxBin, seeds))
+  // the widest model's histogram (most features per tree) sizes every buffer; the deepest model the tree group
+  const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, F)))
+  const maxDepth = Math.max(...own.map((p) => p.maxDepth))
   const slots = histogramSlots(data.width, perTree)
   const bufBytes = slots * CPU_SLOT_BYTES
   const budget = options.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
   const pool = new HistPool(2 * slots, Math.max(2, Math.floor(budget / bufBytes)))
-  const own = seeds.map((_, i) => trainingParams({ ...params, ...options.perModel?.[i] }, data.rows, data.cuts.maxBin, seeds))
+  const grower = new LevelGrower(data, pool, options)
+  // models that agree on the split coefficients share them (and their 1/(h + λ) table)
+  const coefs = new Map<string, SplitCoefs>()
   const models = seeds.map((s, i) => {
-    const m = new ModelState(s, n, F, params)
-    m.rounds = own[i].rounds
-    if (own[i].eta !== params.eta) m.leafCoefs = splitCoefs(own[i])
-    return m
+    const fresh = splitCoefs(own[i])
+    const key = JSON.stringify(fresh)
+    const c = coefs.get(key) ?? fresh
+    coefs.set(key, c)
+    return new ModelState(s, n, F, own[i], c, grower.recipFor(c))
   })
   const rounds = Math.max(...own.map((p) => p.rounds))
-  const grower = new LevelGrower(data, params, c, pool, options)
   /** the sampled rows' float32 gradients, before quantisation (one model at a time) */
   const gbuf = new Float32Array(n)
 
   // Each round, the group's trees grow `treeGroup` models at a time: per level, one pass over the
   // binned matrix serves every model of that set. On a CPU the set is kept small enough for its
   // histograms to stay in cache (see defaultTreeGroup); the trees do not depend on it.
-  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? defaultTreeGroup(params.maxDepth, slots)))
+  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? defaultTreeGroup(maxDepth, slots)))
   for (let round = 0; round < rounds; round++) {
     throwIfStopped(options)
     // a model with fewer rounds than the group's most has all its trees: it sits the rest out
     const growing = models.filter((m) => round < m.rounds)
     for (let t0 = 0; t0 < growing.length; t0 += treeGroup) {
       const set = growing.slice(t0, t0 + treeGroup)
-      for (const m of set) m.startRound(data, perTree, gbuf, c, params.maxDepth)
-      for (let depth = 0; depth < params.maxDepth; depth++) yield* grower.growLevel(set, depth)
+      for (const m of set) m.startRound(data, gbuf)
+      // to the set's deepest model: a shallower one has nothing left to evaluate past its own depth
+      const depth1 = Math.max(...set.map((m) => m.maxDepth))
+      for (let depth = 0; depth < depth1; depth++) yield* grower.growLevel(set, depth)
       for (const m of set) {
         grower.endTree(m)
         m.finishTree(data)
@@ -111,6 +132,14 @@ function* groupTrainer(
   const out = models.map<GbdtModel>((m, i) => ({ params: own[i], seed: m.seed, features: F, baseScore, trees: m.trees }))
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
   return out
+}
+
+/** A model's own parameters, refusing any that cannot differ within a group. */
+function ownParams(p: GbdtPerModelParams | undefined): GbdtPerModelParams {
+  if (!p) return {}
+  const shared = Object.keys(p).filter((k) => !(GBDT_PER_MODEL_PARAMS as readonly string[]).includes(k))
+  if (shared.length > 0) throw new RangeError(`perModel may set ${GBDT_PER_MODEL_PARAMS.join(', ')}; ${shared.join(', ')} must be the group's`)
+  return p
 }
 
 /**
