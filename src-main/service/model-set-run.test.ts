@@ -1,9 +1,11 @@
 // Model sets through the real pool, runner and service (workers run the real message loop
 // in-process): a grid × seeds of trees on the CPU engine in all three strategies, each model the
-// same trees everywhere and the same trees as model i of a plain run of its configuration; folds
+// same trees everywhere and the same trees as model i of a plain run of its configuration, also
+// when batched fuses configurations that differ in depth, lambda and subsample; folds
 // scored on their held-out rows; an MLP grid on wasm within the cross-strategy tolerance.
 import { describe, expect, it } from 'vitest'
-import { type BenchConfig, type ModelSet, presetConfig, type RunResult, setMember, setSize } from '@shared/contract'
+import { type BenchConfig, configurationParams, type ModelSet, presetConfig, type RunResult, setMember, setSize } from '@shared/contract'
+import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
 import { fusionText } from '@shared/leaderboard'
 import { builtInWorkerFamilies } from '../engine/families'
 import { InProcessLauncher } from '../testing/in-process-launcher'
@@ -54,7 +56,7 @@ describe('a model set through the service', () => {
     }
     const sequential = byIndex(result, 'sequential')
     expect(new Set([...sequential.values()].map((p) => p.fingerprint)).size).toBe(8)
-    // on the CPU engine eta differs per model in one pass (depth does not): per worker one program of 4
+    // on the CPU engine every configuration of a fold fuses: per worker one program of 4 (here each worker's 4 share a depth)
     expect(fusionText(result)).toMatch(/^batched W=2 trained the 8 models in 2 fused programs \(4, 4 models\)/)
     expect(sequential.get(0)!.fusedGroup).toBeUndefined()
     // configuration c alone: model i of a plain run with c's parameters is model i of the set
@@ -69,6 +71,24 @@ describe('a model set through the service', () => {
       for (const [index, p] of sequential) {
         if (p.configuration === c) expect(p.fingerprint, `model ${index}`).toBe(alone.get(index)!.fingerprint)
       }
+    }
+  }, 120_000)
+
+  it('trees: a max-depth × lambda × subsample grid is one fused program on the CPU engine, each model the trees of a plain run of its configuration', async () => {
+    const set: ModelSet = { grid: { maxDepth: [3, 5], lambda: [0, 1], subsample: [0.8, 1] }, seeds: 1, folds: null }
+    const result = await run({ ...trees(set), workers: [1] })
+    expect(result.status).toBe('ok')
+    expect(result.verification).toMatchObject({ sameWork: true })
+    const sequential = byIndex(result, 'sequential')
+    expect(new Set([...sequential.values()].map((p) => p.fingerprint)).size).toBe(8)
+    // depth, lambda and subsample differ per model in one pass: the worker's 8 models are one program
+    expect(fusionText(result)).toMatch(/^batched W=1 trained the 8 models in 1 fused program \(8 models\)/)
+    expect(new Set([...byIndex(result, 'batched').values()].map((p) => p.fusedGroup))).toEqual(new Set([0]))
+    for (const [index, p] of sequential) {
+      const { configuration } = setMember(set, index)
+      const { maxDepth, lambda, subsample } = configurationParams(gbdtFamily, trees(undefined).model as GbdtParams, set, configuration)
+      const alone = byIndex(await run({ ...trees(undefined, { maxDepth, lambda, subsample }, index + 1), workers: [1], strategies: ['sequential'] }), 'sequential')
+      expect(p.fingerprint, `model ${index}`).toBe(alone.get(index)!.fingerprint)
     }
   }, 120_000)
 

@@ -5,11 +5,14 @@
 // and test MSE reported with it — are bit-identical everywhere. Rounds run asynchronously (a yield
 // between rounds), so cancel and heartbeats get through. `webgpu` trains the same trees bit for bit
 // in WGSL (engine/gbdt-webgpu/); `xgboost` the same workload on the user's own libxgboost
-// (engine/xgboost/). Order, `auto` and batching: src-shared/families/gbdt.ts GBDT_BACKENDS.
+// (engine/xgboost/). Order, `auto` and batching: src-shared/families/gbdt.ts GBDT_BACKENDS. In a
+// model set, the CPU engine fuses a fold's configurations that differ in any of its per-model
+// parameters (GBDT_PER_MODEL_PARAMS: all but maxBin, whose bins are the group's, and baseScore); the
+// WGSL engine fuses a configuration's seeds.
 import { modelSeed } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { prepareGbdtData, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
+import { GBDT_PER_MODEL_PARAMS, prepareGbdtData, trainGbdtGroupAsync, type GbdtData, type GbdtPerModelParams } from '../gbdt'
 import { webgpuTreesBackend } from '../gbdt-webgpu/backend'
 import { userDataKey } from '../user-data'
 import { xgboostBackend } from '../xgboost/backend'
@@ -33,12 +36,12 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   async warmUp(_rt, d, w, indices) {
     await trainGbdtGroupAsync(d.binned, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
   },
-  /** eta scales a model's leaves and rounds ends its trees: neither changes a split, so they differ per model in one pass */
-  perModel: ['eta', 'rounds'],
+  /** each model of one level pass reads its own depth, coefficients and samplers: all but maxBin (the bins) and baseScore differ per model */
+  perModel: GBDT_PER_MODEL_PARAMS,
   async train(_rt, d, w, indices, options, hooks) {
     const everyModel = (seeds: readonly number[]) => seeds.map((_, k) => k)
-    const own = (group: readonly number[]) =>
-      options.paramsOf ? group.map((i) => ({ eta: (options.paramsOf!(i) as GbdtParams).eta, rounds: (options.paramsOf!(i) as GbdtParams).rounds })) : undefined
+    const ownOf = (p: GbdtParams): GbdtPerModelParams => Object.fromEntries(GBDT_PER_MODEL_PARAMS.map((k) => [k, p[k]]))
+    const own = (group: readonly number[]) => (options.paramsOf ? group.map((i) => ownOf(options.paramsOf!(i) as GbdtParams)) : undefined)
     const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
       trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError, perModel: own(group) })
     return trainTreesAndReport(train, d.dataset, w, indices, options, hooks)

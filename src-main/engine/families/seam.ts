@@ -10,9 +10,10 @@
 //    webgpu, is one machine fact).
 //  - a model set (workload.set): the job's models are trained in groups of one fold whose
 //    configurations agree on every parameter the backend cannot take per model (its `perModel`:
-//    the MLP's learning rate), each group on its fold's data set (the training rows outside the
-//    fold; the fold's rows scored as validation), prepared once per worker before the clock (in
-//    warm-up); a batched job fuses each group. Backends see plain workloads, and each model's own
+//    the MLP's learning rate; on the CPU trees engine every parameter but maxBin and baseScore),
+//    each group on its fold's data set (the training rows outside the fold; the fold's rows scored
+//    as validation), prepared once per worker before the clock (in warm-up); a batched job fuses
+//    each group. Backends see plain workloads, and each model's own
 //    parameters through options.paramsOf.
 // A started candidate that `auto` passes over stays as it is, not released: dropping Dawn's
 // navigator.gpu while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
