@@ -213,7 +213,9 @@ up() {
   done
   other=$(other_cluster)
   [ -z "$other" ] || fail "another Trainpool cluster is up from $other (one per machine): TRAINPOOL_SLURM_DIR=$other $0 down"
-  if is_up && [[ "$(node_state)" =~ ^(idle|mix|alloc)$ ]]; then
+  # Up and healthy (perhaps running others' jobs): left as it is. A drained or down node, or a
+  # daemon missing, means a fresh start.
+  if is_up && [[ "$(node_state)" =~ ^(idle|mix|alloc|comp)$ ]]; then
     link_etc_conf
     say "already up ($RUN)"
     return 0
