@@ -30,6 +30,10 @@
 # TERM, then KILL after TRAINPOOL_SLURM_STOP_TIMEOUT seconds. `down` first waits until no job is
 # left and the node has left alloc/mix/comp — killing slurmd under running steps leaves slurmstepd
 # orphans that ignore TERM. One cluster per machine (the ports are Slurm's defaults, 6817/6818).
+# Bounds, in seconds: TRAINPOOL_SLURM_UP_TIMEOUT (30: node idle, else the logs' tails and a
+# failure), TRAINPOOL_SLURM_DOWN_TIMEOUT (30: jobs gone), TRAINPOOL_SLURM_STOP_TIMEOUT (10: per stop).
+# On a 2-core machine: up about 0.3-1.5 s, down about 4 s (slurmd and slurmctld take 1.5-2 s each
+# to shut down, munged about 2 s).
 set -euo pipefail
 
 RUN=${TRAINPOOL_SLURM_DIR:-/tmp/trainpool-slurm}
