@@ -6,21 +6,15 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { skipWithout } from '../../testing/capability'
 import { slurmAvailable } from '../../testing/slurm'
 import { type ArrayTaskStatus, cancel, isFinished, parseSbatchParsable, queryArray, shellQuote, submitArray } from './slurm-cli'
 
 const slurm = slurmAvailable({ gpus: 2 })
 const noSlurm = skipWithout('slurm', slurm.ok, slurm.why)
-const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-slurm-test-'))
 const jobs: string[] = []
-
-afterAll(async () => {
-  // Nothing of ours left queued or running on a cluster others use.
-  for (const jobId of jobs) await cancel(jobId).catch(() => {})
-  rmSync(dir, { recursive: true, force: true })
-})
+let dir = ''
 
 /** Polls `probe` every 200 ms until it returns a value; fails naming `what` (and the last seen) after `ms`. */
 async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined> | T | undefined, seen?: () => string): Promise<T> {
@@ -42,6 +36,15 @@ function sbatch(args: string[]): string {
 const states = (tasks: ArrayTaskStatus[]) => tasks.map((t) => `${t.index}:${t.state}`).join(' ')
 
 describe.skipIf(noSlurm)('the Slurm test cluster', () => {
+  beforeAll(() => {
+    dir = mkdtempSync(join(os.tmpdir(), 'trainpool-slurm-test-'))
+  })
+  afterAll(async () => {
+    // Nothing of ours left queued or running on a cluster others use.
+    for (const jobId of jobs) await cancel(jobId).catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
+  })
+
   it('a 2-task array with --gres=gpu:1: both tasks run at once, each with its own CUDA_VISIBLE_DEVICES', async () => {
     // Each task writes its environment, then waits for the other's file, so the two overlap (one
     // finishing before the other starts could hand both the same GPU).
