@@ -4,6 +4,7 @@ import { BenchService } from '../service/bench-service'
 import type { BenchServiceApi } from '../service/types'
 import type { WorkerLauncher } from '../pool/launcher'
 import { RunStore, defaultStoreDir } from '../store/run-store'
+import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
 
 export interface ServiceFactoryContext {
   launcher: WorkerLauncher
@@ -19,6 +20,6 @@ export type ServiceFactory = (context: ServiceFactoryContext) => BenchServiceApi
 export const createBenchService: ServiceFactory = ({ launcher, storeDir, appVersion, pickDataFile }) => {
   const store = new RunStore(storeDir ?? defaultStoreDir())
   // runs a crashed process left "running" are marked interrupted (as the CLI does); never blocks start-up
-  store.markInterrupted().catch((err: unknown) => console.warn(`trainpool: could not check ${store.dir}: ${(err as Error)?.message ?? err}`))
+  store.markInterrupted(null, cancelJobsOfRun).catch((err: unknown) => console.warn(`trainpool: could not check ${store.dir}: ${(err as Error)?.message ?? err}`))
   return new BenchService({ launcher, store, shell: 'electron', pickDataFile, ...(appVersion ? { appVersion } : {}) })
 }

@@ -14,6 +14,7 @@ import { RunStore, defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
 import { flagMessage } from './options'
 import { loadRun } from './report-command'
+import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
 
 export interface AdviseFlags {
   models?: string
@@ -84,7 +85,7 @@ export async function adviseCommand(target: string, flags: AdviseFlags, version:
 async function verify(runId: string, target: AdviceTarget, flags: AdviseFlags, version: string): Promise<number> {
   const store = new RunStore(flags.store ?? defaultStoreDir())
   const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'cli', appVersion: version })
-  await store.markInterrupted().catch(() => [])
+  await store.markInterrupted(null, cancelJobsOfRun).catch(() => [])
   let verifyRunId: string
   try {
     ;({ runId: verifyRunId } = await service.verifyAdvice({ runId, ...target }))

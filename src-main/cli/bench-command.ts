@@ -14,6 +14,8 @@ import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
 import { loadIntoCache, removeFromCache } from '../data'
 import { type BenchFlags, UsageError, configFromFlags, dataSourceFromFlags, flagForField, flagMessage } from './options'
+import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
+import { type ListenAddress, parseListenAddress, workerSocketOption } from '../pool/remote/gateway'
 
 export interface BenchCommandFlags extends BenchFlags {
   /** the user's CSV or Parquet file */
@@ -40,9 +42,27 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   const storeDir = flags.store ?? defaultStoreDir()
   const store = flags.save === false ? null : new RunStore(storeDir)
   // the data cache lives in the store's folder even when this run is not kept (--no-save)
-  const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'cli', appVersion: version, dataDir: storeDir })
+  let listen: ListenAddress | undefined
+  try {
+    if (typeof flags.listen === 'string') listen = parseListenAddress(flags.listen)
+  } catch (err) {
+    process.stderr.write(`trainpool bench: ${(err as Error).message}\n`)
+    return EXIT.usage
+  }
+  if (listen && !config.launcher) {
+    process.stderr.write('trainpool bench: --listen applies to remote workers only: add --launcher slurm\n')
+    return EXIT.usage
+  }
+  const service = new BenchService({
+    launcher: new NodeLauncher(),
+    store,
+    shell: 'cli',
+    appVersion: version,
+    dataDir: storeDir,
+    workerSocket: workerSocketOption(listen, (line) => process.stderr.write(`trainpool bench: worker socket: ${line}\n`)),
+  })
   if (store) {
-    await store.markInterrupted().catch(() => [])
+    await store.markInterrupted(null, cancelJobsOfRun).catch(() => [])
     const damaged = await sayDamagedEntries(store)
     if (damaged) process.stderr.write(`${damaged}\n`)
   }

@@ -8,6 +8,7 @@ import { FLAG_HELP } from './options'
 import { exportModelsCommand } from './export-models-command'
 import { reportCommand } from './report-command'
 import { serveCommand } from './serve-command'
+import { workerCommand } from './worker-command'
 
 declare const __TRAINPOOL_VERSION__: string | undefined
 const version = typeof __TRAINPOOL_VERSION__ === 'string' ? __TRAINPOOL_VERSION__ : (process.env.npm_package_version ?? 'dev')
@@ -27,6 +28,14 @@ export function buildProgram(): Command {
     .option('--sweep <what>', 'models: measure N = 1, 2, 4, … up to --models N (a W larger than N is skipped at that N)')
     .option('--gpus <which>', 'all | none | GPU indices (0,2): each worker pinned to one of them by its own CUDA_VISIBLE_DEVICES, round-robin (nvidia-smi lists them)')
     .option('--workers-per-gpu <k>', 'with --gpus: at most K workers on each GPU')
+    .option('--launcher <where>', 'local (worker processes on this machine; the default) | slurm (each pool one Slurm job array whose tasks dial back to --listen)')
+    .option('--listen <host:port>', 'with --launcher slurm: where the worker socket listens, an address the compute nodes reach (default 127.0.0.1:0: this machine only; 0.0.0.0 warns)')
+    .option('--partition <name>', 'with --launcher slurm: sbatch --partition')
+    .option('--gres <spec>', 'with --launcher slurm: each task\'s generic resources (default gpu:1; none for a CPU partition)')
+    .option('--time <limit>', 'with --launcher slurm: each task\'s time limit (sbatch --time: 30, 1:00:00, 1-12)')
+    .option('--account <name>', 'with --launcher slurm: sbatch --account')
+    .option('--sbatch-args <options>', 'with --launcher slurm: other sbatch options, space-separated (e.g. "--qos=short --constraint=a100")')
+    .option('--queue-timeout <seconds>', 'with --launcher slurm: a task still pending after this long fails the run with Slurm\'s reason (default 600)')
     .option('--seeds <n>', 'a model set: models per configuration, each from its own seed (1 to 100); with several values of a field (--eta 0.1,0.3; --hidden 32/64) a grid')
     .option('--folds <k>', 'a model set: K-fold cross-validation over the training rows (2 to 10); models ranked by validation MSE')
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
@@ -64,11 +73,19 @@ export function buildProgram(): Command {
     .description('browser mode: serve the UI on 127.0.0.1 with a token-locked URL (as Jupyter does)')
     .option('--port <n>', 'port (0 picks a free one)', '7878')
     .option('--host <addr>', 'address to bind; 0.0.0.0 exposes it to other machines (a warning is printed)', '127.0.0.1')
+    .option('--listen <host:port>', 'runs on Slurm: where the worker socket listens, an address the compute nodes reach (default 127.0.0.1:0: this machine only)')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .option('--max-upload <bytes>', 'largest data file the page may upload (bytes, or 500MiB, 2GiB; default 2GiB)')
     .option('--upload-idle-timeout <seconds>', 'give an upload up after this long without a byte arriving (default 60; a slow upload that keeps moving is never cut off)')
     .action(async (flags) => {
       process.exitCode = await serveCommand(flags, version)
+    })
+  program
+    .command('worker')
+    .description('run one training worker for a coordinator on another machine (Slurm tasks run this); its index and token come in the environment')
+    .requiredOption('--connect <url>', 'the coordinator\'s worker socket, ws://HOST:PORT/worker')
+    .action(async (flags: { connect: string }) => {
+      process.exitCode = await workerCommand(flags.connect)
     })
   program
     .command('advise')

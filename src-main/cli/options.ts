@@ -24,7 +24,13 @@ export const FLAG_FOR_FIELD: Record<string, string> = {
   sizes: '--sizes', models: '--models', workers: '--workers', strategies: '--strategies', backend: '--backend',
   repeats: '--repeats', seed: '--seed', target: '--target', preset: '--preset', features: '--features',
   testSplit: '--test-split', failurePolicy: '--on-failure', model: '--model', set: '--seeds/--folds',
-  gpus: '--gpus', workersPerGpu: '--workers-per-gpu',
+  gpus: '--gpus', workersPerGpu: '--workers-per-gpu', launcher: '--launcher',
+}
+
+/** config.launcher's fields → their flags (with --launcher slurm) */
+export const FLAG_FOR_LAUNCHER_FIELD: Record<string, string> = {
+  'launcher.partition': '--partition', 'launcher.gres': '--gres', 'launcher.time': '--time', 'launcher.account': '--account',
+  'launcher.sbatchArgs': '--sbatch-args', 'launcher.queueTimeoutS': '--queue-timeout',
 }
 
 /** What makes a model set on the command line. */
@@ -41,7 +47,8 @@ export type BenchFlags = Record<string, string | boolean | undefined>
 /** The flag that sets a config field ("sizes.1", "data.target", "backend"), or '' when none does. */
 export function flagForField(field: string): string {
   const parts = field.split('.')
-  return FLAG_FOR_DATA_FIELD[parts.slice(0, 2).join('.')] ?? FLAG_FOR_FIELD[parts[0]] ?? ''
+  const two = parts.slice(0, 2).join('.')
+  return FLAG_FOR_DATA_FIELD[two] ?? FLAG_FOR_LAUNCHER_FIELD[two] ?? FLAG_FOR_FIELD[parts[0]] ?? ''
 }
 
 /**
@@ -52,7 +59,7 @@ export function flagMessage(flag: string, field: string, message: string): strin
   const name = field.split('.').filter((part) => !/^\d+$/.test(part)).pop() ?? ''
   // the service says "data: …" for the data section; the flag says where instead
   const text = message.replace(/^data: /, '')
-  const leadingName = new RegExp(`^(model\\.|data\\.)?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`)
+  const leadingName = new RegExp(`^(model\\.|data\\.|launcher\\.)?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`)
   if (name !== '' && leadingName.test(text)) return text.replace(leadingName, flag)
   return text.startsWith(`${flag} `) || text.startsWith(`${flag}:`) ? text : `${flag}: ${text}`
 }
@@ -159,6 +166,8 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
     const t = gpus.trim()
     raw.gpus = t === 'all' || t === 'none' ? t : numberList('--gpus', t, { min: 0, max: 63 })
   }
+  const launcher = launcherFromFlags(given)
+  if (launcher) raw.launcher = launcher
   if (given('workersPerGpu') !== undefined) raw.workersPerGpu = integerValue('--workers-per-gpu', given('workersPerGpu')!, { min: 1, max: 64 })
   if (given('repeats') !== undefined) explicit('repeats', integerValue('--repeats', given('repeats')!, LIMITS.repeats))
   if (given('seed') !== undefined) explicit('seed', integerValue('--seed', given('seed')!, LIMITS.seed))
@@ -230,6 +239,28 @@ function columnList(flag: string, text: string): string[] {
 }
 
 /** The data source of `--data FILE` once the file is loaded: --target, --features, --exclude, --impute. Throws UsageError. */
+/** --launcher slurm and its sbatch flags → config.launcher (values checked by the contract); a Slurm flag without it is a mistake worth naming. */
+function launcherFromFlags(given: (key: string) => string | undefined): Record<string, unknown> | undefined {
+  const engine = given('launcher')
+  const slurmOnly = Object.entries(FLAG_FOR_LAUNCHER_FIELD).filter(([field]) => given(optionKey(FLAG_FOR_LAUNCHER_FIELD[field])) !== undefined)
+  if (engine === undefined || engine === 'local') {
+    if (slurmOnly.length) throw new UsageError(`${slurmOnly[0][1]} applies to Slurm workers only: add --launcher slurm`)
+    return undefined
+  }
+  if (engine !== 'slurm') throw new UsageError(`--launcher ${JSON.stringify(engine)} is not a launcher; accepted: local (worker processes on this machine), slurm`)
+  const launcher: Record<string, unknown> = { engine }
+  for (const [field, flag] of Object.entries(FLAG_FOR_LAUNCHER_FIELD)) {
+    const value = given(optionKey(flag))
+    if (value === undefined) continue
+    const key = field.split('.')[1]
+    if (key === 'gres') launcher.gres = value === 'none' ? null : value
+    else if (key === 'sbatchArgs') launcher.sbatchArgs = value.split(/\s+/).filter(Boolean)
+    else if (key === 'queueTimeoutS') launcher.queueTimeoutS = integerValue(flag, value, { min: 5, max: 7 * 24 * 3600 })
+    else launcher[key] = value
+  }
+  return launcher
+}
+
 export function dataSourceFromFlags(flags: BenchFlags, loaded: Pick<DataSetInfo, 'sha256' | 'name'>): DataSource {
   const given = (key: string) => text(flags, key)
   const raw = {

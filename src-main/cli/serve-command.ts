@@ -10,6 +10,8 @@ import { RunStore, defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
 import { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_UPLOAD_IDLE_SECONDS } from '@shared/contract/upload'
 import { formatBytes } from '@shared/format'
+import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
+import { type ListenAddress, parseListenAddress, workerSocketOption } from '../pool/remote/gateway'
 
 export interface ServeFlags {
   port?: string
@@ -17,11 +19,14 @@ export interface ServeFlags {
   store?: string
   maxUpload?: string
   uploadIdleTimeout?: string
+  /** runs on Slurm: the worker socket's HOST:PORT */
+  listen?: string
 }
 
 export interface ParsedServeFlags {
   port: number
   host: string
+  listen?: ListenAddress
   store: string
   /** the data-file upload cap in bytes */
   maxUpload: number
@@ -58,7 +63,15 @@ export function parseServeFlags(flags: ServeFlags): ParsedServeFlags | string {
   if (!/^\d+$/.test(idleText.trim()) || uploadIdleSeconds < 1 || uploadIdleSeconds > 86_400) {
     return `--upload-idle-timeout: ${JSON.stringify(flags.uploadIdleTimeout)} is not a number of seconds: use an integer from 1 to 86400`
   }
-  return { port: Number(portText), host, store: flags.store ?? defaultStoreDir(), maxUpload, uploadIdleSeconds }
+  let listen: ListenAddress | undefined
+  if (flags.listen !== undefined) {
+    try {
+      listen = parseListenAddress(flags.listen)
+    } catch (err) {
+      return (err as Error).message
+    }
+  }
+  return { port: Number(portText), host, store: flags.store ?? defaultStoreDir(), maxUpload, uploadIdleSeconds, listen }
 }
 
 export async function serveCommand(flags: ServeFlags, version: string): Promise<number> {
@@ -68,8 +81,14 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
     return EXIT.usage
   }
   const store = new RunStore(parsed.store)
-  await store.markInterrupted().catch(() => [])
-  const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'browser', appVersion: version })
+  await store.markInterrupted(null, cancelJobsOfRun).catch(() => [])
+  const service = new BenchService({
+    launcher: new NodeLauncher(),
+    store,
+    shell: 'browser',
+    appVersion: version,
+    workerSocket: workerSocketOption(parsed.listen, (line) => process.stderr.write(`trainpool serve: worker socket: ${line}\n`)),
+  })
   let server
   try {
     server = await startServer({ service, host: parsed.host, port: parsed.port, uploads: serviceUploads(service, parsed.maxUpload, parsed.uploadIdleSeconds * 1000) })

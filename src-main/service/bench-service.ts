@@ -3,6 +3,7 @@
 // LiveRun (runner, progress projection, telemetry, saves), browsing and exporting to RunHistory,
 // advice (advise, verifyAdvice: src-shared/advice/) on top of those, the backend probe to BackendProbe, the user's data sets to DataSets.
 import os from 'node:os'
+import { join } from 'node:path'
 import { adviseFrom, checkAdvice, verificationConfig } from '@shared/advice'
 import {
   type Advice,
@@ -15,6 +16,7 @@ import {
   chosenGpus,
   type ExportedFile,
   type GpuInfo,
+  type LauncherChoice,
   invalidInput,
   type ParsedRequest,
   type PdfReport,
@@ -30,6 +32,11 @@ import { estimateRunPeakBytes } from '@shared/estimate'
 import { refuseUnavailableBackend } from '@shared/families'
 import type { RunnerOptions } from '../bench/runner'
 import type { WorkerLauncher } from '../pool/launcher'
+import { type ListenAddress, WorkerGateway, workerSocketOption } from '../pool/remote/gateway'
+import { RemoteLauncher } from '../pool/remote/remote-launcher'
+import { newRunSecret } from '../pool/remote/token'
+import { SlurmEngine } from '../pool/slurm/slurm-engine'
+import { sbatchAvailable } from '../pool/slurm/slurm-cli'
 import type { RunStore } from '../store/run-store'
 import type { TelemetrySessionOptions } from '../telemetry/session'
 import { BackendProbe, probeInWorker } from './backend-probe'
@@ -72,6 +79,12 @@ export interface BenchServiceOptions {
   dataDir?: string
   /** lists the machine's NVIDIA GPUs for config.gpus (default: nvidia-smi, gpus/discover.ts) */
   discoverGpus?: () => Promise<GpuInfo[]>
+  /**
+   * Where remote workers (config.launcher) dial back: the worker socket's address (--listen;
+   * default 127.0.0.1 on a free port, which only tasks on this machine can reach) and where its
+   * refusals are logged.
+   */
+  workerSocket?: { listen: ListenAddress; log: (line: string) => void }
 }
 
 export class BenchService implements BenchServiceApi {
@@ -120,6 +133,14 @@ export class BenchService implements BenchServiceApi {
     let config = parsed.data
     if (config.backend !== 'auto') refuseUnavailableBackend(config.backend, await this.probe.backends())
     const gpus = config.gpus === undefined ? undefined : await this.placeOnGpus(config)
+    if (config.launcher) {
+      const slurm = await sbatchAvailable()
+      if (!slurm.available) {
+        throw new TrainpoolError('invalid-input', `launcher slurm: sbatch cannot submit from here (${slurm.detail}); run Trainpool where sbatch works (a login node), or leave launcher out`, [
+          { field: 'launcher', message: `sbatch cannot submit from here: ${slurm.detail}` },
+        ])
+      }
+    }
     const data = config.data ? await resolveDataSource(this.options.dataDir ?? this.options.store?.dir ?? null, { ...config, data: config.data }) : null
     if (data) config = data.config
     const need = estimateRunPeakBytes(config)
@@ -161,17 +182,20 @@ export class BenchService implements BenchServiceApi {
     this.refuseIfBusy()
     const { config, data, gpus } = await this.prepare(raw)
     this.refuseIfBusy()
+    const remote = config.launcher ? await this.remoteWorkers(config.launcher) : null
     const live = new LiveRun(config, {
       dataset: data ? { record: data.record, workload: data.workload } : undefined,
       ...(gpus ? { gpus } : {}),
       verifies: check?.verifies,
-      launcher: this.options.launcher,
+      launcher: remote?.launcher ?? this.options.launcher,
+      ...(remote ? { scheduler: remote.engine } : {}),
       store: this.options.store,
       appVersion: this.options.appVersion,
       runner: this.options.runner,
       telemetry: this.options.telemetry,
       emit: (event) => this.emit(event),
       onFinished: (result) => {
+        void remote?.gateway.close()
         this.history.remember(result)
         this.live = null
         const finished = () => this.emit({ type: 'run-finished', runId: result.runId, result })
@@ -184,6 +208,18 @@ export class BenchService implements BenchServiceApi {
     this.live = live
     await live.saved
     return { runId: live.runId }
+  }
+
+  /** A run's remote workers: a worker socket with the run's own secret, and Slurm to start them (one job array per pool). */
+  private async remoteWorkers(choice: LauncherChoice): Promise<{ gateway: WorkerGateway; engine: SlurmEngine; launcher: RemoteLauncher }> {
+    const socket = this.options.workerSocket ?? workerSocketOption(undefined, () => {})
+    const gateway = await WorkerGateway.listen(socket.listen, newRunSecret(), socket.log).catch((err: Error) => {
+      throw new TrainpoolError('invalid-input', `launcher: the worker socket cannot listen on ${socket.listen.host}:${socket.listen.port}: ${err.message}`, [
+        { field: 'launcher', message: `cannot listen on ${socket.listen.host}:${socket.listen.port} (--listen HOST:PORT)` },
+      ])
+    })
+    const engine = new SlurmEngine({ choice, logDir: join(this.options.store?.dir ?? os.tmpdir(), '.worker-logs'), cwd: process.cwd() })
+    return { gateway, engine, launcher: new RemoteLauncher(gateway, engine, { queueTimeoutMs: choice.queueTimeoutS * 1000 }) }
   }
 
   private refuseIfBusy(): void {

@@ -18,6 +18,7 @@ import { BenchRunner, type RunnerHooks, type RunnerOptions } from '../bench/runn
 import { summarize } from '../bench/stats'
 import { verify } from '../bench/verify'
 import type { WorkerLauncher } from '../pool/launcher'
+import type { SlurmEngine } from '../pool/slurm/slurm-engine'
 import { newRunId, type RunStore } from '../store/run-store'
 import { type TelemetryContext, TelemetrySession, type TelemetrySessionOptions } from '../telemetry/session'
 import { LiveProgress } from './live-progress'
@@ -36,6 +37,8 @@ export interface LiveRunDeps {
   dataset?: { record: DataSetRecord; workload: WorkloadData }
   /** config.gpus resolved (the service's placement): worker w pinned to gpus[w mod k] */
   gpus?: GpuInfo[]
+  /** a run on a scheduler: its engine (the run records each job it submits and cancels them all when it ends) */
+  scheduler?: SlurmEngine
   /** called once the run is finished and saved, before `done` resolves */
   onFinished(result: RunResult): void
 }
@@ -73,6 +76,15 @@ export class LiveRun implements LiveRunAccess {
       error: null,
       ...(deps.verifies ? { verifies: deps.verifies } : {}),
       ...(deps.dataset ? { dataset: deps.dataset.record } : {}),
+    }
+    const scheduler = deps.scheduler
+    if (scheduler) {
+      const jobs = { engine: 'slurm' as const, jobIds: [] as string[] }
+      this.result.scheduler = jobs
+      scheduler.onSubmitted((jobId) => {
+        jobs.jobIds.push(jobId)
+        void this.save()
+      })
     }
     this.progress = new LiveProgress(this.runId, (e) => this.emit(e))
     this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), {
@@ -182,6 +194,8 @@ export class LiveRun implements LiveRunAccess {
     }
     this.progress.flush(true)
     this.progress.stop()
+    // no job outlives its run (a task that missed its shutdown, one still queued)
+    await this.deps.scheduler?.cancelAll().catch(() => {})
     try {
       await this.telemetry?.stop()
     } catch {

@@ -314,8 +314,9 @@ export class RunStore {
    * `interrupted` (their measurements stay). A run whose writer lock shows a live writer (this
    * process or another: the app, `trainpool bench`, `trainpool serve` on the same store) is left
    * alone. What killed writers left is removed: temp files in run folders, partial data-cache folders.
+   * `onInterrupted` hears each run so marked (the shells cancel its scheduler jobs: none outlives its run).
    */
-  async markInterrupted(activeRunId: string | null = null): Promise<string[]> {
+  async markInterrupted(activeRunId: string | null = null, onInterrupted?: (run: RunResult) => Promise<void>): Promise<string[]> {
     await this.removeLeftovers()
     const marked: string[] = []
     for (const entry of await this.list()) {
@@ -327,6 +328,7 @@ export class RunStore {
       const why = writer.why === 'no writer lock' ? '' : ` (${writer.why})`
       await this.save({ ...run, status: 'interrupted', error: run.error ?? `the process running it stopped before it finished${why}` })
       await removeLock(dir)
+      await onInterrupted?.(run).catch(() => {})
       marked.push(entry.runId)
     }
     return marked

@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { DataSourceSchema } from './dataset'
 import { allBackendNames, type BackendName, backendKnown, type ConcreteBackend, backendSpec, familyKinds, findFamily, mlpFamily, type ModelParams, whyNoBatched } from '../families'
 import { GpuChoiceSchema } from './gpus'
+import { LauncherSchema, reservedSbatchArg } from './launcher'
 import { configurationCount, modelSetIssues, ModelSetSchema, setSize } from './model-set'
 import { splitRows } from './split'
 import { enumListField, intField, intListField, realField } from './fields'
@@ -101,6 +102,8 @@ export const BenchConfigSchema = z
     gpus: GpuChoiceSchema.optional(),
     /** at most this many workers on each chosen GPU (absent: W spread round-robin, no limit) */
     workersPerGpu: intField('workersPerGpu', { min: 1, max: 64 }).optional(),
+    /** where the workers run (contract/launcher.ts); absent: processes on this machine */
+    launcher: LauncherSchema.optional(),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -136,6 +139,13 @@ export const BenchConfigSchema = z
         if (folds !== null && folds > train) {
           ctx.addIssue({ code: 'custom', path: ['set', 'folds'], message: `folds ${folds} is more than the ${train} training rows of size ${size}: each fold needs a row (folds must be from 2 to ${Math.min(10, train)})` })
         }
+      }
+    }
+    if (c.launcher) {
+      if (c.gpus !== undefined) ctx.addIssue({ code: 'custom', path: ['gpus'], message: 'gpus picks this machine\'s GPUs; with launcher slurm, Slurm assigns each task its GPU (launcher.gres, default gpu:1): leave gpus out' })
+      for (const [i, arg] of c.launcher.sbatchArgs.entries()) {
+        const name = reservedSbatchArg(arg)
+        if (name) ctx.addIssue({ code: 'custom', path: ['launcher', 'sbatchArgs', i], message: `launcher.sbatchArgs: ${name} is set by Trainpool itself (its own field or the job array); accepted: other sbatch options such as --qos=short` })
       }
     }
     // a W larger than some model counts is measured only where W ≤ N (plan.ts skips the rest, so a

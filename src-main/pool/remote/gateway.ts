@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
+import { hostname } from 'node:os'
 import { type RawData, WebSocket, WebSocketServer } from 'ws'
 import { type CoordinatorFrame, type FromWorker, WORKER_SOCKET, type WorkerFrame, WorkerFrameSchema, type WorkerHello, WorkerHelloSchema } from '@shared/contract'
 import { sameToken, workerToken } from './token'
@@ -47,6 +48,11 @@ export function parseListenAddress(text: string): ListenAddress {
   return { host: m[1].replace(/^\[|\]$/g, ''), port }
 }
 
+/** The service's workerSocket option from --listen (absent: 127.0.0.1 on a free port, this machine's tasks only). */
+export function workerSocketOption(listen: ListenAddress | undefined, log: (line: string) => void): { listen: ListenAddress; log: (line: string) => void } {
+  return { listen: listen ?? { host: '127.0.0.1', port: 0 }, log }
+}
+
 export class WorkerGateway {
   private readonly waiting = new Map<string, Waiting>()
   /** tokens already presented once: a second hello with one is a replay */
@@ -73,10 +79,10 @@ export class WorkerGateway {
     return new WorkerGateway(server, secret, log)
   }
 
-  /** ws://HOST:PORT/worker for the address it listens on (a wildcard listen is dialled as the machine's name by the caller). */
+  /** ws://HOST:PORT/worker for the address it listens on (a wildcard address is dialled by this machine's name). */
   get url(): string {
     const { address, port } = this.server.address() as AddressInfo
-    const host = address.includes(':') ? `[${address}]` : address
+    const host = WILDCARD.has(address) ? hostname() : address.includes(':') ? `[${address}]` : address
     return `ws://${host}:${port}${WORKER_SOCKET.path}`
   }
 
