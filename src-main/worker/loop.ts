@@ -2,6 +2,9 @@
 // family looked up by the workload's kind (it never reads a family's parameters), progress
 // rate-limited before it crosses the process boundary (a step can take microseconds; the service
 // coalesces what arrives from all workers again for the screen), heartbeats, cancel, faults.
+// Messages run in order, so a job the pool sends ahead waits behind the running one; it starts
+// only if that one ended done (after a failure or a cancel the pool decides again), and one
+// cancelled while it waited never starts: both answer `cancelled`, started false, at once.
 import { type ConcreteBackend, type FromWorker, PROGRESS_MIN_INTERVAL_MS, type ToWorker, type Workload } from '@shared/contract'
 import type { AnyWorkerFamily, WorkerFamilyLookup } from '../engine/families'
 import { BackendUnavailableError, CancelledError, type WorkerRuntime } from '../engine/families/types'
@@ -38,6 +41,8 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
   /** jobs asked to stop (a cancel may overtake the job it names) */
   const cancelledJobs = new Set<number>()
   let currentJob: number | null = null
+  /** the last job this worker took and whether it ended job-done (a job sent behind it starts only then) */
+  let lastJob: { jobId: number; done: boolean } | null = null
 
   const heartbeat = setInterval(() => post({ type: 'heartbeat' }), options.heartbeatMs ?? 1000)
   heartbeat.unref?.()
@@ -110,12 +115,21 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
   }
 
   async function runJob(job: Extract<ToWorker, { type: 'job' }>): Promise<void> {
-    const { fam, rt } = ready()
+    const behindDone = job.after === undefined || (lastJob?.jobId === job.after && lastJob.done)
+    if (cancelledJobs.has(job.jobId) || !behindDone) {
+      cancelledJobs.delete(job.jobId)
+      lastJob = { jobId: job.jobId, done: false }
+      post({ type: 'cancelled', jobId: job.jobId, started: false })
+      return
+    }
+    const taken = { jobId: job.jobId, done: false }
+    lastJob = taken
     currentJob = job.jobId
     const started = performance.now()
     let lastProgress = 0
     let steps = 0
     try {
+      const { fam, rt } = ready()
       const d = ensureData(fam, rt, job.workload)
       await fam.train(rt, d, job.workload, job.modelIndices, { fused: job.fused, keep: job.keep === true }, {
         shouldStop: () => cancelledJobs.has(job.jobId),
@@ -128,10 +142,11 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
         },
         onModelDone: ({ artifact, ...model }) => post({ type: 'model-done', jobId: job.jobId, model, ...(artifact ? { artifact } : {}) }),
       })
+      taken.done = true
       // peak resident set size of this process so far (maxRSS is in KiB)
       post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024 })
     } catch (err) {
-      if (err instanceof CancelledError) post({ type: 'cancelled', jobId: job.jobId })
+      if (err instanceof CancelledError) post({ type: 'cancelled', jobId: job.jobId, started: true })
       else post({ type: 'job-failed', jobId: job.jobId, ...failureOf(err) })
     } finally {
       currentJob = null

@@ -31,6 +31,11 @@ export type ToWorker =
       fused: boolean
       /** send each trained model back (model-done's artifact): the run keeps this measurement's models */
       keep?: boolean
+      /**
+       * sent ahead, behind the job this worker is running (its id): the worker starts it only if
+       * that one ended job-done, and otherwise answers `cancelled` with `started: false`
+       */
+      after?: number
     }
   | { type: 'cancel'; jobId: number }
   | { type: 'memory' }
@@ -61,7 +66,8 @@ export type FromWorker =
   | { type: 'job-done'; jobId: number; wallMs: number; rssBytes: number }
   /** outOfMemory: the worker hit its memory cap (its heap is spent: the pool replaces it) */
   | { type: 'job-failed'; jobId: number; message: string; outOfMemory?: boolean }
-  | { type: 'cancelled'; jobId: number }
+  /** started false: the job never began (cancelled while queued, or queued behind a job that did not finish): nothing trained */
+  | { type: 'cancelled'; jobId: number; started?: boolean }
   | { type: 'memory'; numTensors: number; numBytes: number; rssBytes: number }
   | { type: 'capabilities'; backends: BackendCapability[] }
   | { type: 'heartbeat' }
