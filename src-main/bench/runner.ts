@@ -24,8 +24,11 @@ import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
 
 export interface RunnerHooks {
   onPhase?: (phase: 'starting' | 'warming' | 'measuring', index: number, key: MeasurementKey) => void
-  /** `gpu`: with a GPU choice, the worker's GPU in words, as the worker reported it */
-  onDispatch?: (index: number, worker: number, job: JobSpec, gpu?: string) => void
+  /**
+   * a job became the worker's running one (a worker holds one more, sent ahead: that one is not
+   * running yet); `gpu`: with a GPU choice, the worker's GPU in words, as the worker reported it
+   */
+  onStart?: (index: number, worker: number, job: JobSpec, gpu?: string) => void
   onProgress?: (index: number, worker: number, progress: ProgressMessage) => void
   onModelDone?: (index: number, model: PerModel) => void
   onFailure?: (index: number, failure: WorkerFailure) => void
@@ -140,7 +143,7 @@ export class BenchRunner {
             const started = performance.now()
             const keep = this.options.keepModels === true && k === keeper
             const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, {
-              onDispatch: (w, job) => this.hooks.onDispatch?.(k, w, job, gpus ? gpuLabel(gpus, pool.visibleDevices[w]) : undefined),
+              onStart: (w, job) => this.hooks.onStart?.(k, w, job, gpus ? gpuLabel(gpus, pool.visibleDevices[w]) : undefined),
               onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),
               onModelDone: (m, artifact) => {
                 if (keep && artifact) artifacts.set(m.index, artifact)

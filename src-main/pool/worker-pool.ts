@@ -1,9 +1,12 @@
-// WorkerPool: W pre-started, warmed workers over a WorkerLauncher; one FIFO job queue; a free
-// worker takes the next job. A worker that dies mid-job fails that job (exit code/signal and the
-// tail of its stderr) without losing the models it already finished; the rest goes on or stops
-// per policy. A worker that ran out of memory is replaced before it takes another job (its wasm
-// heap cannot shrink: it would fail every later job). Cancel = a graceful message, then SIGKILL
-// after a grace period.
+// WorkerPool: W pre-started, warmed workers over a WorkerLauncher; one FIFO job queue. Each worker
+// holds its running job and one more sent ahead (as ProcessPoolExecutor does), so it never idles
+// for the round trip between one job's answer and the next job; its loop runs them in order and
+// starts the one held next only if the running one ended done. A worker that dies mid-job fails
+// that job (exit code/signal and the tail of its stderr) without losing the models it already
+// finished; the job it held never started: it goes back to the front of the queue, or stays
+// not-run when the run stops (policy). A worker that ran out of memory is replaced before it takes
+// another job (its wasm heap cannot shrink: it would fail every later job), and its held job goes
+// back to the queue. Cancel = a graceful message for both jobs, then SIGKILL after a grace period.
 import type { BackendName, ConcreteBackend, FromWorker, ModelArtifact, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
 import { BackendUnavailableError } from '@shared/families'
 import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
@@ -60,7 +63,13 @@ export interface JobOutcome {
 export type ProgressMessage = Extract<FromWorker, { type: 'progress' }>
 
 export interface RunHooks {
+  /**
+   * a job was sent to a worker: it runs there now, or next, behind the worker's running job (a job
+   * its worker never started, because the job before it failed or the worker died, is sent again)
+   */
   onDispatch?: (worker: number, job: JobSpec) => void
+  /** a job became the worker's running one (sent to an idle worker, or the job before it there finished) */
+  onStart?: (worker: number, job: JobSpec) => void
   onProgress?: (worker: number, progress: ProgressMessage) => void
   onModelDone?: (model: PerModel, artifact?: ModelArtifact) => void
   onFailure?: (failure: WorkerFailure) => void
@@ -88,8 +97,8 @@ interface Slot {
   rssBytes: number
   /** CUDA_VISIBLE_DEVICES as the worker reported it when it started (null: not set) */
   visibleDevices: string | null
-  /** the job this worker is running, if any */
-  jobId: number | null
+  /** the jobs sent to this worker and not answered yet, in the order sent: the running one, then the one held next */
+  jobs: number[]
   listeners: Set<(m: FromWorker) => void>
   exitListeners: Set<(e: WorkerExit) => void>
 }
@@ -166,7 +175,7 @@ export class WorkerPool {
         lastHeard: performance.now(),
         rssBytes: 0,
         visibleDevices: null,
-        jobId: null,
+        jobs: [],
         listeners: new Set(),
         exitListeners: new Set(),
       }
@@ -276,38 +285,111 @@ export class WorkerPool {
     )
   }
 
-  /** Runs the jobs FIFO on the free workers. Never rejects: each job gets an outcome. */
+  /**
+   * Runs the jobs FIFO, each worker holding its running job and one sent ahead. Never rejects: each
+   * job gets an outcome.
+   */
   run(jobs: JobSpec[], hooks: RunHooks = {}): Promise<JobOutcome[]> {
     this.cancelling = false
     const outcomes: JobOutcome[] = jobs.map((job) => ({ job, status: 'not-run', worker: null, models: [], failure: null }))
-    let next = 0
+    /** jobs not sent yet, FIFO; a job taken back from a worker that never started it goes back to the front */
+    const queue = jobs.map((_, k) => k)
+    /** jobs sent and not answered yet: the job's id → its outcome's index and its worker */
+    const sent = new Map<number, { k: number; slot: Slot }>()
+    /** workers being replaced (out of memory): they take no job until the new process is warm */
+    const restarting = new Set<Slot>()
     let stopped = false
     const policy = this.options.failurePolicy ?? 'stop'
+    const goingOn = () => !stopped && !this.cancelling
 
     return new Promise((resolve) => {
-      let active = 0
       let resolved = false
+
+      /** Sends job k to a worker: it runs it at once when idle, else after its running job. */
+      const send = (slot: Slot, k: number) => {
+        const outcome = outcomes[k]
+        const jobId = this.nextJobId++
+        const after = slot.jobs.at(-1)
+        slot.jobs.push(jobId)
+        sent.set(jobId, { k, slot })
+        outcome.worker = slot.index
+        hooks.onDispatch?.(slot.index, outcome.job)
+        if (after === undefined) {
+          slot.lastHeard = performance.now()
+          hooks.onStart?.(slot.index, outcome.job)
+        }
+        slot.handle.send({ type: 'job', jobId, ...outcome.job, ...(after === undefined ? {} : { after }) })
+      }
+      /** Every live worker takes a job to run, then one to hold next, so the first W jobs start on W workers. */
+      const fill = () => {
+        for (const depth of [1, 2]) {
+          for (const s of this.slots) {
+            if (queue.length > 0 && goingOn() && s.alive && !restarting.has(s) && s.jobs.length < depth) send(s, queue.shift()!)
+          }
+        }
+      }
+      /** The job leaves its worker (answered, or it never will be); the one behind it is then running. */
+      const release = (jobId: number): number => {
+        const { k, slot } = sent.get(jobId)!
+        sent.delete(jobId)
+        const wasRunning = slot.jobs[0] === jobId
+        slot.jobs = slot.jobs.filter((id) => id !== jobId)
+        if (wasRunning && slot.jobs.length > 0 && slot.alive && goingOn()) hooks.onStart?.(slot.index, outcomes[sent.get(slot.jobs[0])!.k].job)
+        return k
+      }
       /**
-       * Resolves once nothing is running. If jobs are left and the run may go on, every idle live
-       * worker takes one first; when none can (all dead, stopped, cancelled), the run ends with
-       * the rest 'not-run' instead of waiting forever.
+       * The worker will not start the jobs it holds behind its running one (that one failed, or the
+       * worker died): they never started, so they go back to the front of the queue, or stay
+       * 'not-run' when the run stops.
+       */
+      const takeBackQueued = (slot: Slot) => {
+        for (const jobId of slot.jobs.slice(1).reverse()) {
+          const k = release(jobId)
+          outcomes[k].worker = null
+          if (goingOn()) queue.unshift(k)
+        }
+      }
+      /**
+       * Resolves once nothing is in flight. If jobs are left and the run may go on, the live workers
+       * take them first; when none can (all dead, stopped, cancelled), the run ends with the rest
+       * 'not-run' instead of waiting forever.
        */
       const finishIfDone = () => {
-        if (resolved || active > 0) return
-        for (const s of this.slots) if (s.jobId === null) dispatch(s)
-        if (active > 0) return
+        if (resolved) return
+        fill()
+        if (sent.size > 0 || restarting.size > 0) return
         resolved = true
         clearInterval(watchdog)
+        for (const { slot, onMessage, onExit } of listeners) {
+          slot.listeners.delete(onMessage)
+          slot.exitListeners.delete(onExit)
+        }
         resolve(outcomes)
       }
+      /** Cancels every job in flight, running and sent ahead (those answer at once, never started). */
       const stopAll = () => {
         stopped = true
-        for (const s of this.slots) if (s.alive && s.jobId !== null) s.handle.send({ type: 'cancel', jobId: s.jobId })
+        for (const s of this.slots) if (s.alive) for (const jobId of s.jobs) s.handle.send({ type: 'cancel', jobId })
+      }
+      /** Replaces a worker whose memory is spent; the run waits for it before it ends. */
+      const replace = (slot: Slot, outcome: JobOutcome) => {
+        restarting.add(slot)
+        void this.restart(slot).then((started) => {
+          const reason = outcome.failure!.reason.replace(/^training failed: /, '')
+          hooks.onWorkerRestart?.(
+            slot.index,
+            started
+              ? `worker ${slot.index} ran out of memory (${reason}) and was restarted before its next job`
+              : `worker ${slot.index} ran out of memory (${reason}); its replacement did not start`,
+          )
+          restarting.delete(slot)
+          finishIfDone()
+        })
       }
       const watchdog = setInterval(() => {
         const now = performance.now()
         for (const s of this.slots) {
-          if (s.alive && s.jobId !== null && now - s.lastHeard > this.heartbeatTimeoutMs) {
+          if (s.alive && s.jobs.length > 0 && now - s.lastHeard > this.heartbeatTimeoutMs) {
             s.hung = `no heartbeat for ${Math.round((now - s.lastHeard) / 1000)} s (timeout ${this.heartbeatTimeoutMs / 1000} s): killed as hung`
             s.stderrTail += `\n[trainpool] ${s.hung}`
             s.handle.kill('SIGKILL')
@@ -315,84 +397,72 @@ export class WorkerPool {
         }
       }, Math.min(1000, this.heartbeatTimeoutMs / 2))
 
-      const dispatch = (slot: Slot) => {
-        if (stopped || this.cancelling || next >= jobs.length || !slot.alive) return
-        const k = next++
-        const outcome = outcomes[k]
-        const jobId = this.nextJobId++
-        outcome.worker = slot.index
-        active++
-        slot.jobId = jobId
-        slot.lastHeard = performance.now()
-        const settle = (status: JobOutcome['status'], outOfMemory = false) => {
-          slot.listeners.delete(onMessage)
-          slot.exitListeners.delete(onExit)
-          slot.jobId = null
-          outcome.status = status
-          if (outOfMemory && policy === 'continue' && !stopped && !this.cancelling) {
-            // still counted active, so the run waits for the replacement before it ends
-            void this.restart(slot).then((started) => {
-              const reason = outcome.failure!.reason.replace(/^training failed: /, '')
-              hooks.onWorkerRestart?.(
-                slot.index,
-                started
-                  ? `worker ${slot.index} ran out of memory (${reason}) and was restarted before its next job`
-                  : `worker ${slot.index} ran out of memory (${reason}); its replacement did not start`,
-              )
-              active--
-              if (started) dispatch(slot)
-              finishIfDone()
-            })
-            return
+      const onMessage = (slot: Slot, m: FromWorker) => {
+        if (!('jobId' in m)) return
+        const entry = sent.get(m.jobId)
+        if (!entry || entry.slot !== slot) return
+        const outcome = outcomes[entry.k]
+        switch (m.type) {
+          case 'progress':
+            hooks.onProgress?.(slot.index, m)
+            break
+          case 'model-done': {
+            const model: PerModel = { ...m.model, worker: slot.index }
+            outcome.models.push(model)
+            hooks.onModelDone?.(model, m.artifact)
+            break
           }
-          active--
-          // a worker still alive after its job takes the next one: after a success, and after a
-          // failure (job-failed, e.g. out of memory) when the policy is 'continue'
-          if (status === 'done' || (status === 'failed' && policy === 'continue')) dispatch(slot)
-          finishIfDone()
-        }
-        const onMessage = (m: FromWorker) => {
-          if (!('jobId' in m) || m.jobId !== jobId) return
-          switch (m.type) {
-            case 'progress':
-              hooks.onProgress?.(slot.index, m)
-              break
-            case 'model-done': {
-              const model: PerModel = { ...m.model, worker: slot.index }
-              outcome.models.push(model)
-              hooks.onModelDone?.(model, m.artifact)
-              break
+          case 'job-done':
+            slot.rssBytes = Math.max(slot.rssBytes, m.rssBytes)
+            release(m.jobId)
+            outcome.status = 'done'
+            finishIfDone()
+            break
+          case 'cancelled':
+            release(m.jobId)
+            if (m.started !== false) outcome.status = 'cancelled'
+            else {
+              // it never started: back to the front of the queue while the run goes on, else not-run
+              outcome.worker = null
+              if (goingOn()) queue.unshift(entry.k)
             }
-            case 'job-done':
-              slot.rssBytes = Math.max(slot.rssBytes, m.rssBytes)
-              settle('done')
-              break
-            case 'cancelled':
-              settle('cancelled')
-              break
-            case 'job-failed':
-              outcome.failure = this.failure(slot, outcome, `training failed: ${m.message}`)
-              hooks.onFailure?.(outcome.failure)
-              if (policy === 'stop') stopped = true
-              settle('failed', m.outOfMemory === true)
-              if (policy === 'stop') stopAll()
-              break
-          }
+            finishIfDone()
+            break
+          case 'job-failed':
+            outcome.failure = this.failure(slot, outcome, `training failed: ${m.message}`)
+            hooks.onFailure?.(outcome.failure)
+            if (policy === 'stop') stopped = true
+            // the worker starts nothing it held behind a failed job (worker/loop.ts)
+            takeBackQueued(slot)
+            release(m.jobId)
+            outcome.status = 'failed'
+            // a worker alive after a failure takes the next job when the policy is 'continue'; one
+            // whose memory is spent is replaced first
+            if (m.outOfMemory === true && policy === 'continue' && goingOn()) replace(slot, outcome)
+            if (policy === 'stop') stopAll()
+            finishIfDone()
+            break
         }
-        const onExit = (exit: WorkerExit) => {
+      }
+      const onExit = (slot: Slot, exit: WorkerExit) => {
+        const running = slot.jobs[0]
+        if (running !== undefined) {
+          const outcome = outcomes[sent.get(running)!.k]
           outcome.failure = this.failure(slot, outcome, slot.hung ? `${slot.hung} (${describeExit(exit)})` : describeExit(exit), exit)
           hooks.onFailure?.(outcome.failure)
           if (policy === 'stop' && !this.cancelling) stopped = true
-          settle(this.cancelling ? 'cancelled' : 'failed')
+          takeBackQueued(slot)
+          release(running)
+          outcome.status = this.cancelling ? 'cancelled' : 'failed'
           if (policy === 'stop' && !this.cancelling) stopAll()
         }
+        finishIfDone()
+      }
+      const listeners = this.slots.map((slot) => ({ slot, onMessage: (m: FromWorker) => onMessage(slot, m), onExit: (e: WorkerExit) => onExit(slot, e) }))
+      for (const { slot, onMessage, onExit } of listeners) {
         slot.listeners.add(onMessage)
         slot.exitListeners.add(onExit)
-        hooks.onDispatch?.(slot.index, outcome.job)
-        slot.handle.send({ type: 'job', jobId, ...outcome.job })
       }
-
-      for (const slot of this.slots) dispatch(slot)
       finishIfDone()
     })
   }
@@ -409,22 +479,23 @@ export class WorkerPool {
     }
   }
 
-  /** Asks running jobs to stop; workers that do not stop within the grace period are killed. */
+  /** Asks the jobs in flight to stop; workers that do not answer within the grace period are killed. */
   async cancel(): Promise<void> {
     this.cancelling = true
     // starting or warming up: no result to keep, and a worker busy generating data cannot read a
     // message, so stop the workers now (start()/warmup() then reject and the runner reports cancelled)
     if (this.preparing > 0) return this.shutdown(PREPARE_CANCEL_GRACE_MS)
-    const busy = this.slots.filter((s) => s.alive && s.jobId !== null)
+    const busy = this.slots.filter((s) => s.alive && s.jobs.length > 0)
     await Promise.all(
       busy.map((s) => {
-        const jobId = s.jobId!
-        const ended = this.waitFor(
-          s,
-          (m) => ((m.type === 'cancelled' || m.type === 'job-done' || m.type === 'job-failed') && m.jobId === jobId ? m : undefined),
-          this.graceMs,
+        // the running job and the one sent ahead: both answer (the second at once, never started)
+        const ids = [...s.jobs]
+        const ended = Promise.all(
+          ids.map((jobId) =>
+            this.waitFor(s, (m) => ((m.type === 'cancelled' || m.type === 'job-done' || m.type === 'job-failed') && m.jobId === jobId ? m : undefined), this.graceMs),
+          ),
         )
-        s.handle.send({ type: 'cancel', jobId })
+        for (const jobId of ids) s.handle.send({ type: 'cancel', jobId })
         return ended.catch(() => s.handle.kill('SIGKILL'))
       }),
     )

@@ -31,7 +31,8 @@ export class LiveProgress {
     this.lanes = []
   }
 
-  dispatched(worker: number, modelIndices: number[], gpu?: string): void {
+  /** the worker's running job is now this one (not the one it holds next) */
+  running(worker: number, modelIndices: number[], gpu?: string): void {
     if (gpu !== undefined) this.gpuOf[worker] = gpu
     this.lanes[worker] = { worker, modelIndices, progress: null, ...this.gpuField(worker) }
     this.schedule()

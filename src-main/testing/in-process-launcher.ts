@@ -1,7 +1,8 @@
 // A WorkerLauncher whose "workers" run the real worker message loop (worker/loop.ts) inside the
 // test process, with a family lookup of the test's choosing: how a test trains a family that only
 // it registers, through the real pool, runner and service. Messages are structured-cloned, as IPC
-// would copy them; exit and kill end the loop and report an exit, as a process would.
+// would copy them; exit and kill end the loop and report an exit, as a process would. `onReceive`
+// sees each message as a worker's loop receives it (tests of what a worker is sent, and when).
 import type { FromWorker, ToWorker } from '@shared/contract'
 import type { WorkerFamilyLookup } from '../engine/families'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from '../pool/launcher'
@@ -13,7 +14,10 @@ export class InProcessLauncher implements WorkerLauncher {
   readonly kind = 'node' as const
   launched = 0
 
-  constructor(private readonly families: WorkerFamilyLookup) {}
+  constructor(
+    private readonly families: WorkerFamilyLookup,
+    private readonly options: { onReceive?: (workerIndex: number, message: ToWorker) => void } = {},
+  ) {}
 
   /** The probe a worker process answers: every registered family's backend table (a family without one reports none). */
   private probe() {
@@ -24,7 +28,7 @@ export class InProcessLauncher implements WorkerLauncher {
     return probeFamilies(tables as never)
   }
 
-  launch(_options: LaunchOptions): WorkerHandle {
+  launch(launchOptions: LaunchOptions): WorkerHandle {
     this.launched++
     const toHandle = new Set<(m: FromWorker) => void>()
     const toWorker = new Set<(m: ToWorker) => void>()
@@ -51,7 +55,12 @@ export class InProcessLauncher implements WorkerLauncher {
     return {
       pid: undefined,
       send: (m) => {
-        if (alive) setImmediate(() => toWorker.forEach((l) => l(structuredClone(m))))
+        if (!alive) return
+        setImmediate(() => {
+          if (!alive) return
+          this.options.onReceive?.(launchOptions.workerIndex, m)
+          toWorker.forEach((l) => l(structuredClone(m)))
+        })
       },
       onMessage: (l) => toHandle.add(l),
       onStderr: () => {},
