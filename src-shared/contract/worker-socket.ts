@@ -58,7 +58,7 @@ const WorkloadSchema = z
 export const ToWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('init'), backend: BackendChoiceSchema, family: z.string().max(64), workerIndex: Index }),
   z.object({ type: z.literal('warmup'), workload: WorkloadSchema, modelIndices: z.array(Index) }),
-  z.object({ type: z.literal('job'), jobId: Index, workload: WorkloadSchema, modelIndices: z.array(Index), fused: z.boolean(), keep: z.boolean().optional() }),
+  z.object({ type: z.literal('job'), jobId: Index, workload: WorkloadSchema, modelIndices: z.array(Index), fused: z.boolean(), keep: z.boolean().optional(), after: Index.optional() }),
   z.object({ type: z.literal('cancel'), jobId: Index }),
   z.object({ type: z.literal('memory') }),
   z.object({ type: z.literal('probe') }),
@@ -84,7 +84,7 @@ export const FromWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('model-done'), jobId: Index, model: PerModelSchema.omit({ worker: true }), artifact: ModelArtifactSchema.optional() }),
   z.object({ type: z.literal('job-done'), jobId: Index, wallMs: z.number(), rssBytes: z.number() }),
   z.object({ type: z.literal('job-failed'), jobId: z.number().int(), message: z.string().max(100_000), outOfMemory: z.boolean().optional() }),
-  z.object({ type: z.literal('cancelled'), jobId: Index }),
+  z.object({ type: z.literal('cancelled'), jobId: Index, started: z.boolean().optional() }),
   z.object({ type: z.literal('memory'), numTensors: z.number(), numBytes: z.number(), rssBytes: z.number() }),
   z.object({
     type: z.literal('capabilities'),
@@ -135,11 +135,14 @@ export const CoordinatorFrameSchema = z.union([
 ])
 export type CoordinatorFrame = z.infer<typeof CoordinatorFrameSchema>
 
-// the schemas above describe exactly the hand-written message types: a drift fails the type check
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+// the schemas above describe exactly the hand-written message types, each message with every one of
+// its fields (a field missing here would be stripped from the socket's frames): a drift fails the type check
+type FieldsMissing<From extends { type: string }, In extends { type: string }> = {
+  [T in From['type']]: Exclude<keyof Extract<From, { type: T }>, keyof Extract<In, { type: T }>>
+}[From['type']]
+type Exact<A extends { type: string }, B extends { type: string }> = [FieldsMissing<A, B> | FieldsMissing<B, A>] extends [never] ? true : false
+const sameToWorker: Exact<z.infer<typeof ToWorkerSchema>, ToWorker> = true
+const sameFromWorker: Exact<z.infer<typeof FromWorkerSchema>, FromWorker> = true
 const toWorkerMatches: z.infer<typeof ToWorkerSchema> extends ToWorker ? true : false = true
-const sameKinds: Same<z.infer<typeof ToWorkerSchema>['type'], ToWorker['type']> & Same<z.infer<typeof FromWorkerSchema>['type'], FromWorker['type']> = true
 const fromWorkerMatches: z.infer<typeof FromWorkerSchema> extends FromWorker ? true : false = true
-void toWorkerMatches
-void fromWorkerMatches
-void sameKinds
+void [sameToWorker, sameFromWorker, toWorkerMatches, fromWorkerMatches]
