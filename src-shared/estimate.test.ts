@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type BenchConfig, type ConcreteBackend, presetConfig } from './contract/config'
 import { type Workload, workloadFor } from './contract/workload'
-import { estimateMeasurementMs, estimateMemory, estimateRun, estimateRunPeakBytes, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
+import { estimateMeasurementMs, estimateMemory, estimateRun, estimateRunPeakBytes, flooredMeasurementMs, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
 import { allFamilies, type BackendSpeed, type MlpParams, type ModelFamily, mlpFamily, registerFamily } from './families'
 import { expandPlan, groupKey } from './plan'
 
@@ -85,8 +85,11 @@ describe('the one estimator', () => {
       const c = { ...presetConfig('smoke'), sizes: [2000], models: [4], workers: [2], strategies: ['sequential', 'pool', 'batched'], repeats: 2 } as BenchConfig
       c.model = { kind: 'estimate-toy' } as unknown as BenchConfig['model']
       const job = 10 * s.stepMs + s.jobMs
-      // sequential: 4 jobs in turn; pool W2: 2 per lane; batched W2: 1 fused job per lane — per repeat
-      const measurements = 2 * (4 * job + 2 * job + 1 * job)
+      // sequential: 4 jobs in turn; pool W2: 2 per lane; batched W2: 1 fused job per lane — per repeat,
+      // each run again until it lasts the measurement floor (74 ms: 4 runs)
+      const measurements = 2 * (flooredMeasurementMs(4 * job) + flooredMeasurementMs(2 * job) + flooredMeasurementMs(1 * job))
+      expect(flooredMeasurementMs(2 * job)).toBe(4 * 2 * job)
+      expect(estimateRun(c, 'wasm', { cpuCount: 2 }).shortMeasurements).toBe(6)
       const pools = s.poolStartMs * (1 + 1 + 1) // 2 workers start at once on 2 cores
       expect(estimateRun(c, 'wasm', { cpuCount: 2 }).totalMs).toBeCloseTo(RUN_OVERHEAD_MS + pools + measurements, 6)
       expect(estimateRun(c, 'wasm', { cpuCount: 2 }).work).toBe(0)

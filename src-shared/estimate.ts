@@ -4,7 +4,7 @@
 // count, its steps per job (progressTotal) and its memory model (workerPeakBytes), and the backend's
 // assumed speed from the family's entry for it (families/backend.ts BackendSpeed). Pure; no I/O.
 import type { BenchConfig, ConcreteBackend } from './contract/config'
-import type { MeasurementKey } from './contract/result'
+import { MEASUREMENT_FLOOR, type MeasurementKey } from './contract/result'
 import { type Workload, workloadFor } from './contract/workload'
 import { peakBytesOf, stepsOf, workOf } from './contract/model-set'
 import { backendSpec, familyOf, type ModelFamily } from './families'
@@ -79,6 +79,12 @@ export function estimateMeasurementMs(
   return computeMs + fixedMs
 }
 
+/** A measurement's whole time once the runner's floor applies (MEASUREMENT_FLOOR): a short one runs again until it has lasted the floor. */
+export function flooredMeasurementMs(runMs: number): number {
+  if (runMs >= MEASUREMENT_FLOOR.minMs || runMs <= 0) return runMs
+  return Math.min(MEASUREMENT_FLOOR.maxRuns, Math.ceil(MEASUREMENT_FLOOR.minMs / runMs)) * runMs
+}
+
 export interface RunEstimate extends MemoryEstimate {
   /** measurements the plan holds: exactly expandPlan(config).length */
   measurements: number
@@ -91,6 +97,8 @@ export interface RunEstimate extends MemoryEstimate {
   backend: ConcreteBackend | null
   /** estimated wall time of the whole run, ms; null without a backend */
   totalMs: number | null
+  /** measurements estimated shorter than MEASUREMENT_FLOOR.minMs (each repeated until it lasts that long); 0 without a backend */
+  shortMeasurements: number
 }
 
 /**
@@ -107,12 +115,15 @@ export function estimateRun(config: BenchConfig, backendIn: ConcreteBackend | nu
   const cores = Math.max(1, opts.cpuCount ?? 1)
   let work = 0
   let totalMs = backend ? RUN_OVERHEAD_MS : 0
+  let shortMeasurements = 0
   const started = new Set<string>()
   for (const key of plan) {
     const workload = workloadFor(config, key.size)
     work += workOf(family, workload, key.models)
     if (!backend || !speed) continue
-    totalMs += estimateMeasurementMs(family, workload, key, backend, opts)
+    const runMs = estimateMeasurementMs(family, workload, key, backend, opts)
+    if (runMs < MEASUREMENT_FLOOR.minMs) shortMeasurements++
+    totalMs += flooredMeasurementMs(runMs)
     if (!started.has(groupKey(key))) {
       started.add(groupKey(key))
       const lanes = key.strategy === 'sequential' ? 1 : Math.min(key.workers, key.models)
@@ -128,5 +139,6 @@ export function estimateRun(config: BenchConfig, backendIn: ConcreteBackend | nu
     workUnit: family.work.unit,
     backend,
     totalMs: backend ? totalMs : null,
+    shortMeasurements,
   }
 }

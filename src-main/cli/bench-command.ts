@@ -3,7 +3,7 @@
 // stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { type BenchConfig, type DataSetInfo, describeSet, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { type BenchConfig, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
@@ -186,7 +186,7 @@ function logPhases(service: BenchService): void {
     if (e.type === 'phase' && e.phase !== 'measuring') process.stderr.write(`${e.message}\n`)
     if (e.type === 'measurement') {
       const m = e.measurement
-      process.stderr.write(`  ${m.strategy} W=${m.workers} · ${m.size} rows × ${m.models} models, repeat ${m.repeat + 1}: ${formatDuration(m.wallMs)} (${m.status})\n`)
+      process.stderr.write(`  ${m.strategy} W=${m.workers} · ${m.size} rows × ${m.models} models, repeat ${m.repeat + 1}: ${formatDuration(m.wallMs)}${m.runsMs ? `, the median of ${m.runsMs.length} runs (one alone is under ${MEASUREMENT_FLOOR.minMs} ms)` : ''} (${m.status})\n`)
     }
   })
 }

@@ -53,9 +53,19 @@ export const MeasurementKeySchema = z.object({
 })
 export type MeasurementKey = z.infer<typeof MeasurementKeySchema>
 
+/**
+ * hyperfine's rule, a minimum time as well as a minimum count: a measurement whose run lasted less
+ * than minMs is run again on the same warm workers, up to maxRuns, until its runs together have
+ * lasted minMs; its time is then the median run (a 20 ms run alone is mostly noise on a shared machine).
+ */
+export const MEASUREMENT_FLOOR = { minMs: 250, maxRuns: 40 } as const
+
 export const MeasurementSchema = MeasurementKeySchema.extend({
   status: z.enum(['ok', 'failed', 'cancelled']),
+  /** the run's wall time; with runsMs, their median */
   wallMs: z.number().min(0),
+  /** a measurement shorter than MEASUREMENT_FLOOR.minMs: each of its runs' wall time, first run first (the models are the first run's) */
+  runsMs: z.array(z.number().min(0)).optional(),
   /** process start-up paid before this measurement (0 when the workers were reused) */
   startupMs: z.number().min(0),
   /** warm-up (data generation/upload + one compile step) paid before this measurement */
