@@ -139,3 +139,18 @@ describe('model-set flags', () => {
     expect(usage(flags)).toMatch(message)
   })
 })
+
+describe('launcher flags (--launcher slurm)', () => {
+  it('map to config.launcher, sbatch values as given', () => {
+    const c = configFromFlags({ preset: 'smoke', launcher: 'slurm', partition: 'gpu', gres: 'none', time: '1:00:00', account: 'lab', sbatchArgs: '--qos=short  --constraint=a100', queueTimeout: '60' })
+    expect(c.launcher).toEqual({ engine: 'slurm', partition: 'gpu', gres: null, time: '1:00:00', account: 'lab', sbatchArgs: ['--qos=short', '--constraint=a100'], queueTimeoutS: 60 })
+    expect(configFromFlags({ preset: 'smoke', launcher: 'local' }).launcher).toBeUndefined()
+  })
+
+  it('refuse a Slurm flag without --launcher slurm, an unknown launcher, and a bad value by its flag', () => {
+    expect(() => configFromFlags({ preset: 'smoke', partition: 'gpu' })).toThrow(/--partition applies to Slurm workers only: add --launcher slurm/)
+    expect(() => configFromFlags({ preset: 'smoke', launcher: 'ray' })).toThrow(/--launcher "ray" is not a launcher; accepted: local .*, slurm/)
+    expect(() => configFromFlags({ preset: 'smoke', launcher: 'slurm', time: 'soon' })).toThrow(/--time accepts a Slurm time limit/)
+    expect(() => configFromFlags({ preset: 'smoke', launcher: 'slurm', sbatchArgs: '--array=1' })).toThrow(/--sbatch-args: .*--array is set by Trainpool itself/)
+  })
+})

@@ -225,6 +225,8 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
       const key = top === 'model' ? sub : top === 'set' && sub === 'grid' ? parts[2] : undefined
       const field = key ? family.fields.find((f) => f.key === key) : undefined
       const setFlag = top === 'set' && (sub === 'seeds' || sub === 'folds') ? `--${sub}` : undefined
+      const launcherFlag = top === 'launcher' ? FLAG_FOR_LAUNCHER_FIELD[`${top}.${sub}`] : undefined
+      if (launcherFlag) return flagMessage(launcherFlag, sub, issue.message)
       return flagMessage(field?.flag ?? setFlag ?? FLAG_FOR_FIELD[top] ?? top, field ? key! : (setFlag ? sub : top), issue.message)
     })
     throw new UsageError([...new Set(messages)].join('\n'))

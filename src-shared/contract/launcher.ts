@@ -39,9 +39,11 @@ export const LauncherSchema = z.discriminatedUnion('engine', [
 export type LauncherChoice = z.infer<typeof LauncherSchema>
 
 /** sbatch options that Trainpool sets itself: passing them again would contradict the run (or the token scheme). */
-export const SBATCH_RESERVED = ['--array', '--parsable', '--output', '--error', '--export', '--wrap', '--job-name', '--gres', '--partition', '--time', '--account', '--chdir']
+export const SBATCH_RESERVED = ['--array', '-a', '--parsable', '--output', '--error', '--export', '--wrap', '--job-name', '--gres', '--partition', '--time', '--account', '--chdir']
 
+/** The reserved option an sbatch argument names (`--array=0-3`, `-a3`), or null. */
 export function reservedSbatchArg(arg: string): string | null {
+  if (/^-a./.test(arg)) return '-a'
   const name = arg.split('=')[0]
   return SBATCH_RESERVED.includes(name) ? name : null
 }

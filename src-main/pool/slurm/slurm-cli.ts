@@ -26,6 +26,7 @@
 //   does not 0:15. scancel exits 0 even for an unknown job id (Slurm 22.05): cancel() cannot tell.
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
+import { reservedSbatchArg } from '@shared/contract'
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -210,7 +211,6 @@ function checkText(name: string, value: string | undefined): void {
   if (value.trim() === '' || /[\n\r\0]/.test(value)) throw new Error(`submitArray: ${name} ${JSON.stringify(value)} is empty or has a line break`)
 }
 
-const OWN_OPTIONS = new Set(['--array', '-a', '--wrap', '--export', '--parsable'])
 
 /** sbatch's arguments for a spec (the script comes on stdin). */
 export function sbatchArgs(spec: SubmitArraySpec): string[] {
@@ -241,7 +241,7 @@ export function sbatchArgs(spec: SubmitArraySpec): string[] {
       throw new Error(`submitArray: extra sbatch argument ${JSON.stringify(extra)} is empty or not an option (use --name=value)`)
     }
     // What this module owns: the indices, the script, how the environment travels, the output form.
-    if (OWN_OPTIONS.has(extra.split('=')[0]) || /^-a./.test(extra)) {
+    if (reservedSbatchArg(extra) !== null) {
       throw new Error(`submitArray: extra sbatch argument ${JSON.stringify(extra)} is set by submitArray itself`)
     }
     args.push(extra)
