@@ -7,7 +7,9 @@
 //  2. Trees — the article's own workload (50 XGBoost-style models, depth 6, eta 0.1, 100 rounds,
 //     subsample/colsample 0.8) on Trainpool's TypeScript engine: sequential, pool W=1..cores, batched
 //     W=1..cores, next to real XGBoost 1.7 (one thread, per model, same shape) timed in the same run;
-//     peak RSS per worker at 200 000 rows with 50 models batched.
+//     peak RSS per worker at 200 000 rows with 50 models batched. Then the peers: the CPU engine against
+//     XGBoost 1.7 (hist) and scikit-learn's HistGradientBoostingRegressor, one model each, 1 thread, no
+//     sampling, same data, alternating per repeat, as ratios (benchmarks/gbdt/peers.mts).
 //  3. Trees on webgpu (Trainpool's WGSL engine) beside the CPU engine at a small shape, sequential
 //     and batched W=1, the same tree hashes required: on lavapipe this shows the dispatch works and
 //     at what cost (a CPU emulating a GPU: not a speed claim).
@@ -30,7 +32,9 @@
 // BENCH_ADVICE (1; 0 skips the advice check: benchmarks/advice-check.mts, its own BENCH_ADVICE_* knobs),
 // BENCH_DATA (1; 0 skips the data-file pass), BENCH_DATA_ROWS (200000), BENCH_DATA_SIZE (10000: rows trained on),
 // BENCH_SET (1; 0 skips the model-set pass), BENCH_SET_SIZE (10000), BENCH_SET_LRS (0.001,0.003,0.01,0.03,0.1),
-// BENCH_SET_ROUNDS (100: the trees' rounds).
+// BENCH_SET_ROUNDS (100: the trees' rounds), BENCH_TREES_PEERS_ROWS (BENCH_GBDT_SIZE, e.g. 10000,50000,200000;
+// 0 skips the trees' peers: Trainpool's cpu engine vs XGBoost hist and scikit-learn HGB, benchmarks/gbdt/peers.mts),
+// BENCH_TREES_PEERS_REPEATS (3).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -238,6 +242,22 @@ if (gbdtSize > 0) {
       const xs = get(x, gbdtSize, 'sequential', 1)
       lines.push(`side by side (per model): Trainpool engine sequential ${secs(perModelSeq)}, batched W=${cores} ${secs(get(trees, gbdtSize, 'batched', cores)?.medianMs / trees.config.models)}; XGBoost sequential ${secs(xs?.medianMs / x.config.models)}, pool W=${cores} ${secs(get(x, gbdtSize, 'pool', cores)?.medianMs / x.config.models)}; XGBoost pool W=2 vs sequential ${ratio(xs, get(x, gbdtSize, 'pool', 2))} (target ≥ 1.7×)`)
     } else lines.push(`XGBoost backend pass: exit ${real.status} (is libxgboost installed? see trainpool bench --model gbdt --backend xgboost)`)
+  }
+  const peersRows = env('BENCH_TREES_PEERS_ROWS', String(gbdtSize))
+  if (peersRows !== '0') {
+    // issue 25: the peers — Trainpool's CPU engine vs XGBoost (hist) and scikit-learn's HistGradientBoostingRegressor,
+    // 1 thread, no sampling, same data, per model, alternating per repeat (benchmarks/gbdt/peers.mts + peers.py)
+    const json = join(outDir, 'bench-trees-peers.json')
+    process.stderr.write(`\n== trees peers: ${peersRows} rows, Trainpool cpu engine vs XGBoost and scikit-learn, 1 thread\n`)
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/gbdt/peers.mts'), '--rows', peersRows, '--repeats', env('BENCH_TREES_PEERS_REPEATS', '3'), '--rounds', rounds, '--json', json], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    if (r.status === 0) {
+      lines.push('', ...r.stdout.trim().split('\n'))
+      out.treesPeers = JSON.parse(readFileSync(json, 'utf8'))
+    } else lines.push(`\ntrees peers (benchmarks/gbdt/peers.mts): exit ${r.status}`)
   }
   for (const w of trees.warnings) lines.push(`warning: ${w}`)
   out.gbdt = { summary: trees.summary, verification: trees.verification, environment: trees.environment, xgboost: xgb }
