@@ -3,15 +3,23 @@
 // A pool or batched W larger than the model count N is skipped at that N (each worker needs a
 // model), so one list of Ws serves a model-count sweep from N = 1; the config refuses a W larger
 // than every N. modelSweep() is the sweep's one definition (CLI --sweep models and the config panel).
-import type { BenchConfig, MeasurementKey, Strategy } from './contract'
+// Backends side by side (config.backend a list): the whole plan on each backend in turn, every key
+// naming its backend; a backend without batched (xgboost) measures the other strategies.
+import { type BenchConfig, type ConcreteBackend, type MeasurementKey, type Strategy } from './contract'
+import { findFamily, whyNoBatched } from './families'
 
 export function expandPlan(config: BenchConfig): MeasurementKey[] {
   const plan: MeasurementKey[] = []
-  for (const size of config.sizes) {
-    for (const models of config.models) {
-      for (const strategy of config.strategies) {
-        for (const workers of workersFor(strategy, config.workers).filter((w) => w <= models)) {
-          for (let repeat = 0; repeat < config.repeats; repeat++) plan.push({ size, models, workers, strategy, repeat })
+  const family = findFamily(config.model.kind)
+  const backends: (ConcreteBackend | undefined)[] = Array.isArray(config.backend) ? config.backend : [undefined]
+  for (const backend of backends) {
+    const strategies = backend && family ? config.strategies.filter((s) => s !== 'batched' || whyNoBatched(family, backend) === null) : config.strategies
+    for (const size of config.sizes) {
+      for (const models of config.models) {
+        for (const strategy of strategies) {
+          for (const workers of workersFor(strategy, config.workers).filter((w) => w <= models)) {
+            for (let repeat = 0; repeat < config.repeats; repeat++) plan.push({ size, models, workers, strategy, repeat, ...(backend ? { backend } : {}) })
+          }
         }
       }
     }
@@ -31,9 +39,9 @@ export function modelSweep(upTo: number): number[] {
   return [...counts, upTo]
 }
 
-/** Consecutive plan entries that share one warmed pool (same size, models, strategy, workers). */
+/** Consecutive plan entries that share one warmed pool (same backend, size, models, strategy, workers). */
 export function groupKey(k: MeasurementKey): string {
-  return `${k.size}/${k.models}/${k.strategy}/${k.workers}`
+  return `${k.backend ? `${k.backend}/` : ''}${k.size}/${k.models}/${k.strategy}/${k.workers}`
 }
 
 /** Splits 0..n-1 into `parts` contiguous groups whose sizes differ by at most one. */

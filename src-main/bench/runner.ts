@@ -3,6 +3,7 @@
 import os from 'node:os'
 import {
   MEASUREMENT_FLOOR,
+  firstBackend,
   type BenchConfig,
   type ConcreteBackend,
   type Environment,
@@ -114,7 +115,8 @@ export class BenchRunner {
         const pool: WorkerPool = new WorkerPool(this.launcher, {
           size: poolSize,
           family: this.config.model.kind,
-          backend: backend ?? this.config.backend,
+          // side by side, each pool its key's backend; else the run's one backend (auto resolved by the first pool)
+          backend: first.backend ?? backend ?? firstBackend(this.config),
           failurePolicy: this.config.failurePolicy,
           graceMs: this.options.graceMs,
           heartbeatTimeoutMs: this.options.heartbeatTimeoutMs,
@@ -129,10 +131,13 @@ export class BenchRunner {
           let queueMs = remotes.length > 0 ? Math.max(...remotes.map((r) => r.queuedMs)) : undefined
           if (queueMs !== undefined) startupMs = Math.max(0, startupMs - queueMs)
           const info: NonNullable<WorkerPool["workerInfo"]> = pool.workerInfo!
-          backend = info.backend
+          if (!first.backend) backend = info.backend
           if (!environment) {
             environment = { ...describeEnvironment(info, this.options.appVersion), ...(gpus ? { gpus } : {}) }
             this.hooks.onEnvironment?.(environment)
+          }
+          if (first.backend && !environment.backends?.some((b) => b.backend === info.backend)) {
+            environment.backends = [...(environment.backends ?? []), { backend: info.backend, device: info.device, versions: info.versions, backendFlags: info.flags }]
           }
           if (this.cancelled) break
           this.hooks.onPhase?.('warming', index, first)

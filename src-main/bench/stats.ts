@@ -1,5 +1,5 @@
 // Medians, spreads, speedups, efficiency and hyperfine-style timing warnings.
-import type { Measurement, SummaryEntry } from '@shared/contract'
+import { type Measurement, optionKey, type SummaryEntry } from '@shared/contract'
 import { type ModelFamily, workRate } from '@shared/families'
 
 export const FIRST_REPEAT_SLOW_FACTOR = 1.5
@@ -17,7 +17,7 @@ export function summarize(measurements: readonly Measurement[], family: Pick<Mod
   const groups = new Map<string, Measurement[]>()
   for (const m of measurements) {
     if (m.status !== 'ok') continue
-    const key = `${m.size}/${m.models}/${m.strategy}/${m.workers}`
+    const key = `${m.size}/${m.models}/${optionKey(m)}`
     const list = groups.get(key) ?? []
     list.push(m)
     groups.set(key, list)
@@ -28,12 +28,13 @@ export function summarize(measurements: readonly Measurement[], family: Pick<Mod
     const med = median(ms)
     const min = Math.min(...ms)
     const max = Math.max(...ms)
-    const { size, models, workers, strategy } = list[0]
+    const { size, models, workers, strategy, backend } = list[0]
     entries.push({
       size,
       models,
       workers,
       strategy,
+      ...(backend ? { backend } : {}),
       repeats: list.length,
       medianMs: med,
       minMs: min,
@@ -45,7 +46,7 @@ export function summarize(measurements: readonly Measurement[], family: Pick<Mod
     })
   }
   for (const e of entries) {
-    const seq = entries.find((s) => s.strategy === 'sequential' && s.size === e.size && s.models === e.models)
+    const seq = entries.find((s) => s.strategy === 'sequential' && s.size === e.size && s.models === e.models && s.backend === e.backend)
     if (seq && e.medianMs > 0) {
       e.speedupVsSequential = seq.medianMs / e.medianMs
       e.efficiency = e.speedupVsSequential / e.workers

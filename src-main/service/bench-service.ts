@@ -16,6 +16,7 @@ import {
   chosenGpus,
   type ExportedFile,
   type GpuInfo,
+  backendsOf,
   type LauncherChoice,
   invalidInput,
   type ParsedRequest,
@@ -161,8 +162,8 @@ export class BenchService implements BenchServiceApi {
     }
     const found = chosenGpus(config.gpus!, await this.probe.gpus())
     if ('refusal' in found) return refuse('gpus', found.refusal)
-    const backend = config.backend === 'auto' ? (await this.capabilities()).autoBackends[config.model.kind] : config.backend
-    const webgpu = backend === 'webgpu' ? webgpuSpreadRefusal(found.gpus) : null
+    const backends = config.backend === 'auto' ? [(await this.capabilities()).autoBackends[config.model.kind]] : backendsOf(config)
+    const webgpu = backends.includes('webgpu') ? webgpuSpreadRefusal(found.gpus) : null
     if (webgpu) return refuse('gpus', webgpu)
     const perGpu = config.workersPerGpu === undefined ? null : workersPerGpuRefusal(config.workers, config.workersPerGpu, found.gpus.length)
     if (perGpu) return refuse('workersPerGpu', perGpu)

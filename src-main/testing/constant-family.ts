@@ -33,6 +33,7 @@ export const constantFamily: ModelFamily<ConstantParams> = {
   workCount: (w, models) => splitRows(w.size, w.testSplit).train * w.model.rounds * models,
   workerPeakBytes: (w) => 50 * 2 ** 20 + w.size * (w.features + 1) * 4,
   sameWorkTolerance: 0,
+  crossBackend: () => ({ fingerprints: false, tolerance: 0 }),
   presets: {},
   notes: () => [],
   describe: (p) => `mean of a seeded half, ${p.rounds} passes`,

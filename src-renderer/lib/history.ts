@@ -3,7 +3,7 @@
 import type { RunListEntry } from '@shared/contract/api'
 import { PRESETS, type PresetName } from '@shared/contract/config'
 import type { RunResult, SummaryEntry } from '@shared/contract/result'
-import { modelLine } from '@shared/contract/run-list'
+import { backendLine, modelLine } from '@shared/contract/run-list'
 import { findFamily } from '@shared/families'
 import { formatNumber } from '@shared/format'
 import { leaderboardOf } from '@shared/leaderboard'
@@ -157,7 +157,7 @@ export function compareSettings(a: RunResult, b: RunResult): { differ: SettingRo
       ['Models', c.models.join(', ')],
       ['Workers', c.workers.join(', ')],
       ['Strategies', c.strategies.join(', ')],
-      ['Backend', r.environment ? `${r.environment.backend} · ${r.environment.device}` : c.backend],
+      ['Backend', backendLine(r)],
       ['Model', model],
       ['Repeats', String(c.repeats)],
       ['Data', `${c.features} features, ${c.target} target, seed ${c.seed}, test split ${c.testSplit}`],

@@ -7,7 +7,7 @@
 import { defineStore } from 'pinia'
 import { computed, reactive, ref, watch } from 'vue'
 import type { BenchConfig, ModelParams, PresetName } from '@shared/contract/config'
-import { BenchConfigSchema, DEFAULT_CONFIG, PRESETS, presetConfig, presetDescription } from '@shared/contract/config'
+import { backendsOf, BenchConfigSchema, DEFAULT_CONFIG, PRESETS, presetConfig, presetDescription } from '@shared/contract/config'
 import type { FieldIssue } from '@shared/contract/errors'
 import { fieldIssues } from '@shared/contract/errors'
 import { allFamilies, findFamily, type ModelFamily } from '@shared/families'
@@ -119,9 +119,9 @@ export const useConfigStore = defineStore('config', () => {
   /** The schema's and the service's issues, said with the panel's labels and the text typed. */
   const issues = computed<FieldIssue[]>(() => {
     const list = parsed.value.success ? [] : fieldIssues(parsed.value.error, draft)
-    const opt = caps.option(draft.backend, draft.model.kind)
-    if (caps.caps && opt && !opt.available) {
-      list.push({ field: 'backend', message: `Backend ${draft.backend} is not available here: ${opt.detail}` })
+    for (const backend of backendsOf(draft)) {
+      const opt = caps.option(backend, draft.model.kind)
+      if (caps.caps && opt && !opt.available) list.push({ field: 'backend', message: `Backend ${backend} is not available here: ${opt.detail}` })
     }
     const fields = family.value.fields
     return [...list, ...data.dataIssues.value, ...serverIssues.value].map((i) => ({ ...i, message: sayIssue(i, fieldWords(i.field, boxes.texts.value, fields), fields) }))

@@ -34,6 +34,27 @@ export const BackendChoiceSchema = z
   .refine((name) => name === 'auto' || backendKnown(name), { error: () => `backend accepts ${backendChoices().join(', ')}` })
   .transform((name) => name as BackendName)
 
+/**
+ * Backends side by side (issue 25): a list of concrete backends, each measured with every strategy
+ * and W of the plan in turn, compared within and across backends. `all` is resolved to the family's
+ * available backends before a config is made (the CLI, the panel), so a result names them.
+ */
+const BackendListSchema = z
+  .array(ConcreteBackendSchema, { error: () => `backend accepts auto, one backend, or several (${allBackendNames().join(', ')})` })
+  .min(2, 'backend: a list names at least two backends (one backend is its name alone)')
+  .max(8)
+  .refine((xs) => new Set(xs).size === xs.length, 'backend lists a backend twice')
+
+/** The backends a config runs on, in order: its one choice, or each of its list. */
+export function backendsOf(config: Pick<BenchConfig, 'backend'>): BackendName[] {
+  return Array.isArray(config.backend) ? config.backend : [config.backend]
+}
+
+/** The first backend a config runs on (the one a single-backend run reports). */
+export function firstBackend(config: Pick<BenchConfig, 'backend'>): BackendName {
+  return backendsOf(config)[0]
+}
+
 export const LIMITS = {
   size: { min: 2, max: 2_000_000 },
   sizesCount: { min: 1, max: 12 },
@@ -75,7 +96,7 @@ export const BenchConfigSchema = z
     models: intListField('models', LIMITS.models, LIMITS.modelsCount),
     workers: intListField('workers', LIMITS.workers, LIMITS.listCount),
     strategies: enumListField('strategies', STRATEGIES),
-    backend: BackendChoiceSchema,
+    backend: z.union([BackendChoiceSchema, BackendListSchema]),
     repeats: intField('repeats', LIMITS.repeats),
     seed: intField('seed', LIMITS.seed),
     target: z.enum(TARGETS, { error: `target accepts ${TARGETS.join(', ')}` }),
@@ -113,12 +134,14 @@ export const BenchConfigSchema = z
     if (!valid(c.models, LIMITS.models) || !valid(c.workers, LIMITS.workers) || !valid(c.sizes, LIMITS.size)) return
     if (!(c.testSplit >= LIMITS.testSplit.min && c.testSplit <= LIMITS.testSplit.max)) return
     const family = c.model && findFamily(c.model.kind)
-    if (family && typeof c.backend === 'string' && c.backend !== 'auto' && backendKnown(c.backend)) {
-      const backend = c.backend
+    const side = Array.isArray(c.backend)
+    for (const [i, backend] of (side ? (c.backend as string[]) : [c.backend as string]).entries()) {
+      if (!family || typeof backend !== 'string' || backend === 'auto' || !backendKnown(backend)) continue
       const why = whyNoBatched(family, backend)
       if (!backendSpec(family, backend)) {
-        ctx.addIssue({ code: 'custom', path: ['backend'], message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.map((b) => b.name).join(', ')}` })
-      } else if (c.strategies?.includes('batched') && why !== null) {
+        ctx.addIssue({ code: 'custom', path: side ? ['backend', i] : ['backend'], message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.map((b) => b.name).join(', ')}` })
+      } else if (!side && c.strategies?.includes('batched') && why !== null) {
+        // side by side, a backend without batched measures the other strategies (plan.ts)
         ctx.addIssue({ code: 'custom', path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}: ${why}; accepted: sequential, pool` })
       }
     }

@@ -50,6 +50,8 @@ export const MeasurementKeySchema = z.object({
   workers: z.number().int(),
   strategy: z.enum(STRATEGIES),
   repeat: z.number().int().min(0),
+  /** backends side by side (config.backend a list): the backend this measurement ran on; absent in a one-backend run (environment.backend) */
+  backend: ConcreteBackendSchema.optional(),
 })
 export type MeasurementKey = z.infer<typeof MeasurementKeySchema>
 
@@ -91,6 +93,8 @@ export const SummaryEntrySchema = z.object({
   models: z.number().int(),
   workers: z.number().int(),
   strategy: z.enum(STRATEGIES),
+  /** backends side by side: the backend (speedups are against sequential on the same backend) */
+  backend: ConcreteBackendSchema.optional(),
   repeats: z.number().int(),
   medianMs: z.number(),
   minMs: z.number(),
@@ -110,6 +114,8 @@ export const VerificationSchema = z.object({
   /** per strategy: the fewest models any of its measurements trained */
   modelsTrained: z.record(z.string(), z.number()),
   problems: z.array(z.string()),
+  /** backends side by side: pairs not compared model by model, and why */
+  notes: z.array(z.string()).optional(),
 })
 export type Verification = z.infer<typeof VerificationSchema>
 
@@ -125,6 +131,10 @@ export const EnvironmentSchema = z.object({
   backendFlags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   /** with a GPU choice (config.gpus): the GPUs the workers were spread over, round-robin by worker index */
   gpus: z.array(GpuInfoSchema).optional(),
+  /** backends side by side: each backend's device, versions and flags as its workers reported them (backend/device/versions above are the first's) */
+  backends: z
+    .array(z.object({ backend: ConcreteBackendSchema, device: z.string(), versions: z.record(z.string(), z.string()), backendFlags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) }))
+    .optional(),
 })
 export type Environment = z.infer<typeof EnvironmentSchema>
 
@@ -160,6 +170,11 @@ export const RunResultSchema = z.object({
 })
 export type RunResult = z.infer<typeof RunResultSchema>
 
+/** What one option of a run is, as a key: backend (side by side), strategy and W. */
+export function optionKey(o: { backend?: string; strategy: string; workers: number }): string {
+  return `${o.backend ? `${o.backend}/` : ''}${o.strategy}/${o.workers}`
+}
+
 export function measurementKeyString(k: MeasurementKey): string {
-  return `${k.size}/${k.models}/${k.strategy}/W${k.workers}/r${k.repeat}`
+  return `${k.backend ? `${k.backend}/` : ''}${k.size}/${k.models}/${k.strategy}/W${k.workers}/r${k.repeat}`
 }

@@ -2,8 +2,17 @@
 // store and by the test fakes alike.
 import { familyOf } from '../families'
 import type { RunListEntry } from './api'
+import { backendsOf } from './config'
 import { describeSet } from './model-set'
 import type { RunResult } from './result'
+
+/** The backends a run trained on, in one line: "onnxruntime · CPU model", side by side "wasm · …; onnxruntime · …", before a run the choice. */
+export function backendLine(r: Pick<RunResult, 'config' | 'environment'>): string {
+  const env = r.environment
+  if (env?.backends?.length) return env.backends.map((b) => `${b.backend} · ${b.device}`).join('; ')
+  if (env) return `${env.backend} · ${env.device}`
+  return backendsOf(r.config).join(', ')
+}
 
 /** "GBDT · 100 rounds, depth 6, …": the family and its parameters in one line. */
 export function modelLine(config: RunResult['config']): string {

@@ -57,12 +57,15 @@ export class BackendUnavailableError extends Error {
  * A config's backend checked against what the probe found (the service's and the fake's rule):
  * `auto` always passes; a backend not found or not available is refused on field backend.
  */
-export function refuseUnavailableBackend(backend: string, probed: readonly { name: string; available: boolean; detail: string }[]): void {
-  if (backend === 'auto') return
-  const cap = probed.find((b) => b.name === backend)
-  if (cap?.available) return
-  const why = new BackendUnavailableError(backend, cap?.detail ?? 'unknown backend').message
-  throw new TrainpoolError('backend-unavailable', why, [{ field: 'backend', message: why }])
+export function refuseUnavailableBackend(choice: string | readonly string[], probed: readonly { name: string; available: boolean; detail: string }[]): void {
+  const list = typeof choice === 'string' ? [choice] : choice
+  for (const [i, backend] of list.entries()) {
+    if (backend === 'auto') continue
+    const cap = probed.find((b) => b.name === backend)
+    if (cap?.available) continue
+    const why = new BackendUnavailableError(backend, cap?.detail ?? 'unknown backend').message
+    throw new TrainpoolError('backend-unavailable', why, [{ field: typeof choice === 'string' ? 'backend' : `backend.${i}`, message: why }])
+  }
 }
 
 /** What the probe says of a backend, as far as the `auto` rule reads it (structured fields, never the detail text). */

@@ -8,6 +8,7 @@ import { intField, intListField, type Range, realField } from '../contract/field
 import type { PresetName } from '../contract/names'
 import type { Progress } from '../contract/progress'
 import type { WorkloadOf } from '../contract/workload-shape'
+import type { ModelSet } from '../contract/model-set-shape'
 import type { BackendSpec } from './backend'
 
 export type Workload<P extends ModelParamsBase = ModelParamsBase> = WorkloadOf<P>
@@ -51,6 +52,11 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
   workerPeakBytes(w: Workload<P>, modelsInWorker: number): number
   /** relative tolerance on model i's test MSE across strategies on one backend (0: exact) */
   sameWorkTolerance: number
+  /**
+   * Backends side by side: how model i on backend `a` compares with model i on `b` — the same model
+   * bit for bit (fingerprints), within a relative test-MSE tolerance, or not one by one (`incomparable`: why).
+   */
+  crossBackend(a: string, b: string, run: { model: P; set?: ModelSet }): { fingerprints: boolean; tolerance: number } | { incomparable: string }
   /**
    * On the user's data: whether training takes missing feature values as they are (`native`: trees
    * learn a default direction) or they must be imputed or the run is refused (`refuse`), and whether

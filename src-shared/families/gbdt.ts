@@ -250,6 +250,16 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
     return PROCESS_BASE_BYTES + gbdtMemory({ rows: train, testRows: test, features: w.features, models: n, params: w.model }).totalBytes
   },
   sameWorkTolerance: 0,
+  // cpu and webgpu grow the same trees; XGBoost's are the same splits within float rounding (engine/gbdt/xgboost.test.ts)
+  // unless rows or columns are sampled: its random numbers are not ours
+  crossBackend: (a, b, run) => {
+    if (a !== 'xgboost' && b !== 'xgboost') return { fingerprints: true, tolerance: 0 }
+    const samples = (field: 'subsample' | 'colsampleBytree') => run.model[field] < 1 || (run.set?.grid[field] ?? []).some((v: unknown) => Number(v) < 1)
+    if (samples('subsample') || samples('colsampleBytree')) {
+      return { incomparable: 'xgboost samples rows and columns with its own random numbers, so its models are not the same models as Trainpool\'s engines\' one by one (subsample and colsample 1 make them comparable)' }
+    }
+    return { fingerprints: false, tolerance: 1e-4 }
+  },
   // splits are on quantile bins (scale-free); a missing value takes the split's learned default side
   userData: { missingValues: 'native', standardise: false },
   notes: (p) =>

@@ -121,6 +121,8 @@ export const mlpFamily: ModelFamily<MlpParams> = {
   workCount: trainingFlops,
   workerPeakBytes: mlpWorkerPeakBytes,
   sameWorkTolerance: 1e-4,
+  // the same initial weights and batch order everywhere; kernels sum in their own order (float32)
+  crossBackend: () => ({ fingerprints: false, tolerance: 1e-3 }),
   // gradient descent needs comparable feature scales and cannot step through a NaN
   userData: { missingValues: 'refuse', standardise: true },
   notes: () => [],

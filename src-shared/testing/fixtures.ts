@@ -46,6 +46,7 @@ export const toyFamily: ModelFamily<ToyParams> = {
   workCount: (w, models) => w.size * w.model.rounds * models,
   workerPeakBytes: (w, n) => 100 * 2 ** 20 + n * w.size * 8,
   sameWorkTolerance: 0,
+  crossBackend: () => ({ fingerprints: false, tolerance: 0 }),
   presets: {},
   notes: () => [],
   describe: (p) => `${p.rounds} rounds, shrinkage ${p.shrink}, leaves ${p.widths.join('/')}`,

@@ -2,7 +2,7 @@
 // the service's own) on the backend the capabilities say `auto` is for the draft's family, its time
 // scaled by the latest measured run on that backend and family when there is one.
 import { computed, type ComputedRef } from 'vue'
-import type { BenchConfig } from '@shared/contract/config'
+import { type BenchConfig, firstBackend } from '@shared/contract/config'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
 import { type Calibration, calibrationFrom } from '../../lib/calibration'
 import type { useCapabilitiesStore } from '../capabilities'
@@ -16,7 +16,7 @@ export function useDraftEstimate(config: ComputedRef<BenchConfig | null>, caps: 
   const calibration = computed<Calibration | null>(() => calibrationFrom(run.result) ?? calibrationFrom(run.lastResult))
 
   /** The backend the config runs on, once the capabilities are here (auto resolved per family). */
-  const backendOf = (c: BenchConfig) => (caps.caps ? caps.resolve(c.backend, c.model.kind) : null)
+  const backendOf = (c: BenchConfig) => (caps.caps ? caps.resolve(firstBackend(c), c.model.kind) : null)
 
   /** the estimate's time is scaled by a measured run (else it is the assumed speed) */
   const calibrated = computed(() => {
