@@ -62,4 +62,12 @@ export interface Capabilities {
   shell: 'electron' | 'browser' | 'cli'
   /** the NVIDIA GPUs nvidia-smi lists here (what config.gpus chooses from); [] without */
   gpus: GpuInfo[]
+  /** where else the workers can run (config.launcher): Slurm when sbatch works here (its version), else why not */
+  launchers: { slurm: LauncherCapability }
+}
+
+export interface LauncherCapability {
+  available: boolean
+  /** the launcher's version when available ("slurm 22.05.8"), otherwise why not */
+  detail: string
 }
