@@ -5,6 +5,7 @@
 // each value is checked so a typo is refused by name before anything is submitted.
 import { z } from 'zod'
 import { TrainpoolError } from './errors'
+import { intField } from './fields'
 
 /** A Slurm name or list (partition, account, gres): letters, digits and the punctuation Slurm uses in them. */
 const slurmWord = (field: string, example: string) =>
@@ -33,7 +34,7 @@ export const LauncherSchema = z.discriminatedUnion('engine', [
         .max(16)
         .default([]),
       /** a task still pending after this long fails the run with Slurm's pending reason */
-      queueTimeoutS: z.number().int().min(5).max(7 * 24 * 3600).default(SLURM_DEFAULTS.queueTimeoutS),
+      queueTimeoutS: intField('launcher.queueTimeoutS', { min: 5, max: 7 * 24 * 3600 }).default(SLURM_DEFAULTS.queueTimeoutS),
     })
     .strict(),
 ])
