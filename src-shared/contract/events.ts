@@ -19,6 +19,8 @@ export interface WorkerLane {
   progress: Progress | null
   /** with a GPU choice: the GPU this worker is pinned to, as it reported it ("GPU 1 · NVIDIA H200", "no GPU") */
   gpu?: string
+  /** a remote worker (a scheduler's task): the host it runs on, as it reported it */
+  host?: string
 }
 
 export interface ModelCell {
