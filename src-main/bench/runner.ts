@@ -25,13 +25,20 @@ import { type JobSpec, type ProgressMessage, WorkerPool } from '../pool/worker-p
 import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
 import { median } from './stats'
 
+/** Where a worker runs, in words for its live lane. */
+export interface WorkerWhere {
+  gpu?: string
+  host?: string
+}
+
 export interface RunnerHooks {
   onPhase?: (phase: 'starting' | 'warming' | 'measuring', index: number, key: MeasurementKey) => void
   /**
    * a job became the worker's running one (a worker holds one more, sent ahead: that one is not
-   * running yet); `gpu`: with a GPU choice, the worker's GPU in words, as the worker reported it
+   * running yet); `where`: the worker's GPU in words as it reported it (with a GPU choice, or a
+   * scheduler's task), and a remote worker's host
    */
-  onStart?: (index: number, worker: number, job: JobSpec, gpu?: string) => void
+  onStart?: (index: number, worker: number, job: JobSpec, where?: WorkerWhere) => void
   onProgress?: (index: number, worker: number, progress: ProgressMessage) => void
   onModelDone?: (index: number, model: PerModel) => void
   onFailure?: (index: number, failure: WorkerFailure) => void
@@ -150,7 +157,7 @@ export class BenchRunner {
             const started = performance.now()
             const keep = this.options.keepModels === true && k === keeper
             const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, {
-              onStart: (w, job) => this.hooks.onStart?.(k, w, job, gpus ? gpuLabel(gpus, pool.visibleDevices[w]) : undefined),
+              onStart: (w, job) => this.hooks.onStart?.(k, w, job, workerWhere(gpus, pool.visibleDevices[w], pool.remotes[w])),
               onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),
               onModelDone: (m, artifact) => {
                 if (keep && artifact) artifacts.set(m.index, artifact)
@@ -258,6 +265,12 @@ export function describeEnvironment(
 }
 
 /** A worker's GPU in words from the CUDA_VISIBLE_DEVICES it reported: "GPU 1 · NVIDIA H200", "no GPU". */
+/** A worker's lane words: its GPU with a GPU choice or on a scheduler (the task's own CUDA_VISIBLE_DEVICES), a remote one's host. */
+function workerWhere(gpus: readonly GpuInfo[] | undefined, visible: string | null | undefined, remote: { host: string } | undefined): WorkerWhere | undefined {
+  if (remote) return { host: remote.host, ...(visible != null ? { gpu: visible ? `GPU ${visible}` : 'no GPU' } : {}) }
+  return gpus ? { gpu: gpuLabel(gpus, visible) } : undefined
+}
+
 function gpuLabel(gpus: readonly GpuInfo[], visible: string | null | undefined): string {
   if (!visible) return 'no GPU'
   const g = gpus.find((x) => x.uuid === visible)

@@ -1,7 +1,7 @@
 // What this machine can run: the backend probe (in a short-lived worker process, so native
 // backends never load into main), cached once it succeeds, and the Capabilities the shells show.
 import os from 'node:os'
-import type { BackendCapability, Capabilities, GpuInfo } from '@shared/contract'
+import type { BackendCapability, Capabilities, GpuInfo, LauncherCapability } from '@shared/contract'
 import { autoBackendsFrom } from '@shared/families'
 import type { WorkerLauncher } from '../pool/launcher'
 import { workerEnv } from '../pool/launcher'
@@ -11,10 +11,19 @@ export class BackendProbe {
 
   private listed: Promise<GpuInfo[]> | null = null
 
+  private slurmChecked: Promise<LauncherCapability> | null = null
+
   constructor(
     private readonly run: () => Promise<BackendCapability[]>,
     private readonly listGpus: () => Promise<GpuInfo[]> = async () => [],
+    private readonly checkSlurm: () => Promise<LauncherCapability> = async () => ({ available: false, detail: 'not checked' }),
   ) {}
+
+  /** Whether sbatch can submit from here (config.launcher slurm), checked once. */
+  slurm(): Promise<LauncherCapability> {
+    this.slurmChecked ??= this.checkSlurm().catch((e: unknown) => ({ available: false, detail: e instanceof Error ? e.message : String(e) }))
+    return this.slurmChecked
+  }
 
   /** The machine's NVIDIA GPUs (nvidia-smi), listed once. */
   gpus(): Promise<GpuInfo[]> {
@@ -47,6 +56,7 @@ export class BackendProbe {
       versions: { trainpool: appVersion, node: process.versions.node, ...(process.versions.electron ? { electron: process.versions.electron } : {}) },
       shell,
       gpus: await this.gpus(),
+      launchers: { slurm: await this.slurm() },
     }
   }
 }

@@ -17,8 +17,10 @@ import {
   type ExportedFile,
   type GpuInfo,
   backendsOf,
+  type LauncherCapability,
   type LauncherChoice,
   invalidInput,
+  refuseUnavailableLauncher,
   type ParsedRequest,
   type PdfReport,
   type RunEvent,
@@ -80,6 +82,8 @@ export interface BenchServiceOptions {
   dataDir?: string
   /** lists the machine's NVIDIA GPUs for config.gpus (default: nvidia-smi, gpus/discover.ts) */
   discoverGpus?: () => Promise<GpuInfo[]>
+  /** whether sbatch can submit from here, for config.launcher slurm (default: `sbatch --version`, pool/slurm/slurm-cli.ts) */
+  checkSlurm?: () => Promise<LauncherCapability>
   /**
    * Where remote workers (config.launcher) dial back: the worker socket's address (--listen;
    * default 127.0.0.1 on a free port, which only tasks on this machine can reach) and where its
@@ -98,7 +102,7 @@ export class BenchService implements BenchServiceApi {
   private readonly data: DataSets
 
   constructor(private readonly options: BenchServiceOptions) {
-    this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)), options.discoverGpus ?? (() => discoverGpus()))
+    this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)), options.discoverGpus ?? (() => discoverGpus()), options.checkSlurm ?? (() => sbatchAvailable()))
     this.history = new RunHistory(options.store, () => this.live, options.renderPdf)
     this.data = new DataSets({ storeDir: options.store?.dir ?? null, shell: options.shell, pickFile: options.pickDataFile })
   }
@@ -134,14 +138,7 @@ export class BenchService implements BenchServiceApi {
     let config = parsed.data
     if (config.backend !== 'auto') refuseUnavailableBackend(config.backend, await this.probe.backends())
     const gpus = config.gpus === undefined ? undefined : await this.placeOnGpus(config)
-    if (config.launcher) {
-      const slurm = await sbatchAvailable()
-      if (!slurm.available) {
-        throw new TrainpoolError('invalid-input', `launcher slurm: sbatch cannot submit from here (${slurm.detail}); run Trainpool where sbatch works (a login node), or leave launcher out`, [
-          { field: 'launcher', message: `sbatch cannot submit from here: ${slurm.detail}` },
-        ])
-      }
-    }
+    if (config.launcher) refuseUnavailableLauncher(config.launcher, await this.probe.slurm())
     const data = config.data ? await resolveDataSource(this.options.dataDir ?? this.options.store?.dir ?? null, { ...config, data: config.data }) : null
     if (data) config = data.config
     const need = estimateRunPeakBytes(config)

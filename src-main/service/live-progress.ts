@@ -3,12 +3,13 @@
 // once per PROGRESS_MIN_INTERVAL_MS (the shells redraw from these snapshots; a tab that re-attaches
 // gets the last one).
 import { type MeasurementKey, type ModelCell, PROGRESS_MIN_INTERVAL_MS, type Progress, type RunEvent, type WorkerLane } from '@shared/contract'
+import type { WorkerWhere } from '../bench/runner'
 
 export class LiveProgress {
   private lanes: WorkerLane[] = []
   private models: ModelCell[] = []
-  /** each lane's GPU, once its worker reported one */
-  private readonly gpuOf: string[] = []
+  /** each lane's GPU and host, once its worker reported them */
+  private readonly whereOf: WorkerWhere[] = []
   private index = 0
   private key: MeasurementKey | null = null
   private started = performance.now()
@@ -32,18 +33,19 @@ export class LiveProgress {
   }
 
   /** the worker's running job is now this one (not the one it holds next) */
-  running(worker: number, modelIndices: number[], gpu?: string): void {
-    if (gpu !== undefined) this.gpuOf[worker] = gpu
-    this.lanes[worker] = { worker, modelIndices, progress: null, ...this.gpuField(worker) }
+  running(worker: number, modelIndices: number[], where?: WorkerWhere): void {
+    if (where) this.whereOf[worker] = { ...this.whereOf[worker], ...where }
+    this.lanes[worker] = { worker, modelIndices, progress: null, ...this.whereField(worker) }
     this.schedule()
   }
 
-  private gpuField(worker: number): { gpu?: string } {
-    return this.gpuOf[worker] !== undefined ? { gpu: this.gpuOf[worker] } : {}
+  private whereField(worker: number): WorkerWhere {
+    const w = this.whereOf[worker]
+    return { ...(w?.gpu !== undefined ? { gpu: w.gpu } : {}), ...(w?.host !== undefined ? { host: w.host } : {}) }
   }
 
   progressed(worker: number, modelIndices: number[], progress: Progress): void {
-    this.lanes[worker] = { worker, modelIndices, progress, ...this.gpuField(worker) }
+    this.lanes[worker] = { worker, modelIndices, progress, ...this.whereField(worker) }
     const fraction = progress.total > 0 ? progress.done / progress.total : 0
     for (const i of modelIndices) {
       const cell = this.models[i]

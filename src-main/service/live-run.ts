@@ -150,7 +150,7 @@ export class LiveRun implements LiveRunAccess {
         if (phase === 'measuring') this.progress.measuring(index, key)
         this.emit({ type: 'phase', runId: this.runId, phase, index, key, message: phaseMessage(phase, key) })
       },
-      onStart: (_index, worker, job, gpu) => this.progress.running(worker, job.modelIndices, gpu),
+      onStart: (_index, worker, job, where) => this.progress.running(worker, job.modelIndices, where),
       onProgress: (_index, worker, { modelIndices, progress }) => this.progress.progressed(worker, modelIndices, progress),
       onModelDone: (_index, m) => this.progress.modelDone(m.index, m.finalLoss),
       onWarning: (index, text) => {

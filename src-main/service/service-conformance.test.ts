@@ -8,9 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Envelope, Method, RunResult } from '@shared/contract'
+import { type Envelope, type Method, presetConfig, type RunResult } from '@shared/contract'
 import { sweepResult } from '@shared/testing/advice-fixtures'
 import { FakeService } from '@shared/testing/fake-service'
+import { CAPABILITIES } from '@shared/testing/fixtures'
 import { RunStore } from '../store/run-store'
 import { FIXED_PROBE } from '../testing/service-harness'
 import { fakeRun } from '../testing/run-fixtures'
@@ -30,7 +31,7 @@ beforeEach(async () => {
   runs = [fakeRun({}, '20250101-120000-aaaaaa'), { ...sweepResult({ runId: '20250102-120000-bbbbbb' }), startedAt: '2025-01-02T12:00:00.000Z' }]
   const store = new RunStore(dir)
   for (const r of runs) await store.save(r)
-  real = new BenchService({ launcher: {} as never, store, shell: 'cli', probe: FIXED_PROBE, telemetry: false, renderPdf: async () => Buffer.from('%PDF-1.7') })
+  real = new BenchService({ launcher: {} as never, store, shell: 'cli', probe: FIXED_PROBE, checkSlurm: async () => CAPABILITIES.launchers.slurm, telemetry: false, renderPdf: async () => Buffer.from('%PDF-1.7') })
   fake = new FakeService({ capabilities: { shell: 'cli' }, runs })
 })
 afterEach(() => rmSync(dir, { recursive: true, force: true }))
@@ -140,5 +141,13 @@ describe('FakeService conforms to BenchService (through dispatch)', () => {
     const keys = (v: unknown) => Object.keys(v as object).sort()
     expect(keys(f.value)).toEqual(keys(r.value))
     expect((f.value as { shell: string }).shell).toBe((r.value as { shell: string }).shell)
+    // the launchers come from the same answer about sbatch: the same on both
+    expect((f.value as { launchers: unknown }).launchers).toEqual((r.value as { launchers: unknown }).launchers)
+  })
+
+  it('refuses launcher slurm alike where sbatch cannot submit, on field launcher', async () => {
+    const r = await expectSame('start', { config: { ...presetConfig('smoke'), launcher: { engine: 'slurm', partition: 'gpu' } } })
+    expect(r).toMatchObject({ ok: false, error: { code: 'invalid-input', issues: [{ field: 'launcher' }] } })
+    expect(r.ok || r.error.message).toContain('not found on PATH')
   })
 })

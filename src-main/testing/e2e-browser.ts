@@ -2,7 +2,7 @@
 // `trainpool serve`'s server started in-process (port 0, a temp run store, the real BenchService and
 // Node launcher over the built worker). The launcher records every worker it starts so specs can
 // check that none outlives a run.
-import type { GpuInfo } from '@shared/contract'
+import type { GpuInfo, LauncherCapability } from '@shared/contract'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -41,14 +41,23 @@ export interface E2eServer {
   close(): Promise<void>
 }
 
-/** `maxUploadBytes`: the data-file upload cap (default: serve's, 2 GiB). */
-export async function startE2eServer(options: { maxUploadBytes?: number; discoverGpus?: () => Promise<GpuInfo[]> } = {}): Promise<E2eServer> {
+/** `maxUploadBytes`: the data-file upload cap (default: serve's, 2 GiB); `discoverGpus`, `checkSlurm`: a machine's GPUs and Slurm as a spec needs them. */
+export async function startE2eServer(
+  options: { maxUploadBytes?: number; discoverGpus?: () => Promise<GpuInfo[]>; checkSlurm?: () => Promise<LauncherCapability> } = {},
+): Promise<E2eServer> {
   if (!existsSync(RENDERER)) {
     throw new Error(`the renderer is not built (${RENDERER} missing): run \`npx electron-vite build\` (npm test does it first)`)
   }
   const store = new RunStore(mkdtempSync(join(tmpdir(), 'trainpool-e2e-browser-')))
   const launcher = new RecordingLauncher(builtOrSourceLauncher())
-  const service = new BenchService({ launcher, store, shell: 'browser', appVersion: 'e2e', ...(options.discoverGpus ? { discoverGpus: options.discoverGpus } : {}) })
+  const service = new BenchService({
+    launcher,
+    store,
+    shell: 'browser',
+    appVersion: 'e2e',
+    ...(options.discoverGpus ? { discoverGpus: options.discoverGpus } : {}),
+    ...(options.checkSlurm ? { checkSlurm: options.checkSlurm } : {}),
+  })
   const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer'), uploads: serviceUploads(service, options.maxUploadBytes) })
   return { server, service, store, launcher, close: () => server.close() }
 }

@@ -24,6 +24,18 @@ export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string }>
   failurePolicy: { label: 'On failure' },
   model: { label: 'Model' },
   set: { label: 'Model set' },
+  gpus: { label: 'GPUs' },
+  launcher: { label: 'Where to run' },
+}
+
+/** The "Where to run" section's Slurm boxes (config.launcher.*). */
+export const LAUNCHER_FIELDS: Record<string, { label: string; accepted?: string }> = {
+  partition: { label: 'Partition' },
+  gres: { label: 'GRES' },
+  time: { label: 'Time limit' },
+  account: { label: 'Account' },
+  sbatchArgs: { label: 'Other sbatch options' },
+  queueTimeoutS: { label: 'Queue timeout (s)', accepted: 'whole seconds from 5 to 604800 (a week)' },
 }
 
 /** The model set's own boxes (config.set.*; a grid's values are said with their field's label). */
@@ -82,6 +94,12 @@ export function fieldWords(field: string, texts: Readonly<Record<string, string>
   }
   if (path[0] === 'set' && SET_FIELDS[path[1] ?? '']) return { ...SET_FIELDS[path[1]], typed: texts[`set.${path[1]}`] }
   if (path[0] === 'data') return { label: DATA_FIELDS[path[1] ?? ''] ?? DATA_FIELDS[''] }
+  if (path[0] === 'launcher' && LAUNCHER_FIELDS[path[1] ?? '']) {
+    // the other sbatch options are split at spaces (an option may hold commas: --mail-type=END,FAIL)
+    const typed = texts[`launcher.${path[1]}`]
+    const index = path[2] != null ? Number(path[2]) : NaN
+    return { ...LAUNCHER_FIELDS[path[1]], typed, item: Number.isInteger(index) && typed != null ? typed.trim().split(/\s+/)[index] : undefined }
+  }
   const base = CONFIG_FIELDS[path[0]]
   if (!base) return { label: field || 'Configuration' }
   const index = path[1] != null ? Number(path[1]) : NaN
@@ -128,9 +146,15 @@ export function sayIssue(issue: FieldIssue, words: FieldWords, familyFields: rea
   }
   let rest = message
   let head = ''
-  if (name && message.startsWith(`${name} `)) {
+  // a message may name its field by its path ("launcher.partition accepts …", "launcher.sbatchArgs: …")
+  const path = issue.field.split('.').filter((p) => !/^\d+$/.test(p)).join('.')
+  const named = [path, name].find((n) => n && message.startsWith(`${n} `))
+  if (named) {
     head = `${words.label} `
-    rest = message.slice(name.length + 1)
+    rest = message.slice(named.length + 1)
+  } else if (path.includes('.') && message.startsWith(`${path}: `)) {
+    head = `${words.label}: `
+    rest = message.slice(path.length + 2)
   } else if (name && !message.startsWith(words.label)) head = `${words.label}: `
   for (const [key, said] of internalNames(familyFields)) rest = rest.replace(new RegExp(`\\b${escape(key)}\\b`, 'g'), said)
   message = head + rest

@@ -1,8 +1,8 @@
 // The editable run configuration, validated inline against the shared BenchConfigSchema, and the one
 // way a run is started from it (startFromDraft). Its parts live in draft/: the text boxes
 // (text-boxes.ts: the model's fields are the family's own field specs, no field of any family is
-// named), the user's data choice (data-choice.ts), the estimate (estimate.ts) and what is remembered
-// across restarts (persistence.ts). This file holds the draft, presets, issues and starting.
+// named), the user's data choice (data-choice.ts), where the workers run (launcher-choice.ts: this
+// machine or Slurm), the estimate (estimate.ts) and what is remembered across restarts (persistence.ts). This file holds the draft, presets, issues and starting.
 // Store dependencies run one way: config → run, capabilities, dataSets (those import no store).
 import { defineStore } from 'pinia'
 import { computed, reactive, ref, watch } from 'vue'
@@ -16,6 +16,7 @@ import { useCapabilitiesStore } from './capabilities'
 import { useDataSetsStore } from './dataSets'
 import { type DataSourceKind, useDataChoice } from './draft/data-choice'
 import { useDraftEstimate } from './draft/estimate'
+import { useLauncherChoice } from './draft/launcher-choice'
 import { persistValidDrafts, restoreDraft } from './draft/persistence'
 import { useTextBoxes } from './draft/text-boxes'
 import { useRunStore } from './run'
@@ -31,7 +32,7 @@ function clone<T>(c: T): T {
  * Fields that say where and how to run, not what to train: changing them keeps a preset's name
  * (smoke on wasm is still "smoke"); any other field is the workload and makes the config custom.
  */
-export const NON_WORKLOAD_FIELDS = ['backend', 'failurePolicy'] as const satisfies readonly (keyof BenchConfig)[]
+export const NON_WORKLOAD_FIELDS = ['backend', 'failurePolicy', 'launcher'] as const satisfies readonly (keyof BenchConfig)[]
 
 /** Same workload: every field but the preset name and the non-workload fields agrees. */
 function sameWorkload(a: BenchConfig, b: BenchConfig): boolean {
@@ -69,14 +70,18 @@ export const useConfigStore = defineStore('config', () => {
   const boxes = useTextBoxes(draft, family, touched)
   boxes.syncText()
   const data = useDataChoice({ draft, source, family, dataSets, showNumber: boxes.showNumber, setOnlySize: boxes.setOnlySize, touched })
+  const where = useLauncherChoice({ draft, caps, touched })
+  where.syncText()
 
   function replace(c: BenchConfig) {
     const next = clone(c)
     if (!next.data) delete draft.data
+    if (!next.launcher) delete draft.launcher
     Object.assign(draft, next)
     source.value = draft.data ? 'file' : 'generated'
     if (draft.data) void dataSets.select(draft.data.sha256)
     boxes.syncText()
+    where.syncText()
     serverIssues.value = []
   }
 
@@ -90,10 +95,10 @@ export const useConfigStore = defineStore('config', () => {
     { flush: 'sync', immediate: true },
   )
 
-  /** A preset's workload; where and how to run (backend, failure policy) and the data file stay as they were. */
+  /** A preset's workload; where and how to run (backend, failure policy, launcher) and the data file stay as they were. */
   function applyPreset(name: PresetName) {
-    const data = draft.data
-    replace({ ...presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy, model: { kind: draft.model.kind } }), ...(data ? { data } : {}) })
+    const { data, launcher } = draft
+    replace({ ...presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy, model: { kind: draft.model.kind } }), ...(data ? { data } : {}), ...(launcher ? { launcher } : {}) })
   }
 
   function reset() {
@@ -124,7 +129,8 @@ export const useConfigStore = defineStore('config', () => {
       if (caps.caps && opt && !opt.available) list.push({ field: 'backend', message: `Backend ${backend} is not available here: ${opt.detail}` })
     }
     const fields = family.value.fields
-    return [...list, ...data.dataIssues.value, ...serverIssues.value].map((i) => ({ ...i, message: sayIssue(i, fieldWords(i.field, boxes.texts.value, fields), fields) }))
+    const texts = { ...boxes.texts.value, ...where.texts.value }
+    return [...list, ...data.dataIssues.value, ...where.launcherIssues.value, ...serverIssues.value].map((i) => ({ ...i, message: sayIssue(i, fieldWords(i.field, texts, fields), fields) }))
   })
 
   /** Messages for a field, including its list items ("sizes" covers "sizes.2", "model.hidden" "model.hidden.0"). */
@@ -187,6 +193,12 @@ export const useConfigStore = defineStore('config', () => {
     usable: data.usable,
     refusesMissing: data.refusesMissing,
     useAllRows: data.useAllRows,
+    place: where.place,
+    slurm: where.slurm,
+    slurmOffered: where.offered,
+    slurmText: where.slurmText,
+    setPlace: where.setPlace,
+    setSlurmText: where.setSlurmText,
     listText: boxes.listText,
     modelText: boxes.modelText,
     setText: boxes.setText,

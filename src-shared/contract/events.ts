@@ -19,6 +19,8 @@ export interface WorkerLane {
   progress: Progress | null
   /** with a GPU choice: the GPU this worker is pinned to, as it reported it ("GPU 1 · NVIDIA H200", "no GPU") */
   gpu?: string
+  /** a remote worker (a scheduler's task): the host it runs on, as it reported it */
+  host?: string
 }
 
 export interface ModelCell {
@@ -62,4 +64,12 @@ export interface Capabilities {
   shell: 'electron' | 'browser' | 'cli'
   /** the NVIDIA GPUs nvidia-smi lists here (what config.gpus chooses from); [] without */
   gpus: GpuInfo[]
+  /** where else the workers can run (config.launcher): Slurm when sbatch works here (its version), else why not */
+  launchers: { slurm: LauncherCapability }
+}
+
+export interface LauncherCapability {
+  available: boolean
+  /** the launcher's version when available ("slurm 22.05.8"), otherwise why not */
+  detail: string
 }

@@ -4,6 +4,8 @@
 // Its fields are sbatch's own options; nothing here reaches a shell (sbatch is run without one), and
 // each value is checked so a typo is refused by name before anything is submitted.
 import { z } from 'zod'
+import { TrainpoolError } from './errors'
+import { intField } from './fields'
 
 /** A Slurm name or list (partition, account, gres): letters, digits and the punctuation Slurm uses in them. */
 const slurmWord = (field: string, example: string) =>
@@ -32,7 +34,7 @@ export const LauncherSchema = z.discriminatedUnion('engine', [
         .max(16)
         .default([]),
       /** a task still pending after this long fails the run with Slurm's pending reason */
-      queueTimeoutS: z.number().int().min(5).max(7 * 24 * 3600).default(SLURM_DEFAULTS.queueTimeoutS),
+      queueTimeoutS: intField('launcher.queueTimeoutS', { min: 5, max: 7 * 24 * 3600 }).default(SLURM_DEFAULTS.queueTimeoutS),
     })
     .strict(),
 ])
@@ -46,4 +48,15 @@ export function reservedSbatchArg(arg: string): string | null {
   if (/^-a./.test(arg)) return '-a'
   const name = arg.split('=')[0]
   return SBATCH_RESERVED.includes(name) ? name : null
+}
+
+/**
+ * A launcher the machine cannot use is refused on field `launcher` (the service from its probe of
+ * sbatch, the test fake from its capabilities): in the same words on both.
+ */
+export function refuseUnavailableLauncher(launcher: LauncherChoice | undefined, slurm: { available: boolean; detail: string }): void {
+  if (!launcher || slurm.available) return
+  throw new TrainpoolError('invalid-input', `launcher slurm: sbatch cannot submit from here (${slurm.detail}); run Trainpool where sbatch works (a login node), or leave launcher out`, [
+    { field: 'launcher', message: `sbatch cannot submit from here: ${slurm.detail}` },
+  ])
 }

@@ -43,6 +43,7 @@ import type { Capabilities, RunEvent } from '../contract/events'
 import type { RunResult } from '../contract/result'
 import { listEntry, newestFirst } from '../contract/run-list'
 import { BenchConfigSchema } from '../contract/config'
+import { refuseUnavailableLauncher } from '../contract/launcher'
 import { refuseUnavailableBackend } from '../families'
 import { CAPABILITIES } from './fixtures'
 
@@ -162,12 +163,13 @@ export class FakeService implements ServiceMethods {
     return this.call('capabilities', undefined, () => this.capabilitiesValue)
   }
 
-  /** As the service: the config is checked (schema, then the backend against the capabilities); a live run starts. */
+  /** As the service: the config is checked (schema, then the backend and the launcher against the capabilities); a live run starts. */
   start(request: ParsedRequest<'start'>): Promise<{ runId: string }> {
     return this.call('start', request, ({ config }) => {
       const parsed = BenchConfigSchema.safeParse(config)
       if (!parsed.success) throw invalidInput(parsed.error, config, 'config')
       refuseUnavailableBackend(parsed.data.backend, this.capabilitiesValue.backends)
+      refuseUnavailableLauncher(parsed.data.launcher, this.capabilitiesValue.launchers.slurm)
       const runId = this.nextRunId
       this.current = { runId, events: [] }
       return { runId }

@@ -304,4 +304,5 @@ export const CAPABILITIES: Capabilities = {
   versions: { node: 'v20.20.2' },
   shell: 'electron',
   gpus: [],
+  launchers: { slurm: { available: false, detail: 'sbatch --version failed: not found on PATH' } },
 }

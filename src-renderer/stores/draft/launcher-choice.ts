@@ -1,0 +1,109 @@
+// Where the run's workers run: this machine (no config.launcher) or a Slurm cluster
+// (config.launcher, contract/launcher.ts). Each Slurm box keeps its text as typed while the draft
+// holds what it means (an empty partition, time or account: left out; an empty GRES: none; the other
+// sbatch options split at spaces; the queue timeout a number, NaN when it is not one), so the
+// contract's own messages name the box. Choosing Slurm sets the GPU choice aside (the contract
+// refuses both: Slurm gives each task its GPU), and choosing this machine again brings it back.
+import { computed, reactive, ref } from 'vue'
+import type { BenchConfig } from '@shared/contract/config'
+import type { Capabilities } from '@shared/contract/events'
+import type { FieldIssue } from '@shared/contract/errors'
+import { type LauncherChoice, SLURM_DEFAULTS } from '@shared/contract/launcher'
+import { parseNumber } from './text-boxes'
+
+export type RunPlace = 'local' | 'slurm'
+
+/** The Slurm boxes, by their field in config.launcher. */
+export type SlurmField = 'partition' | 'gres' | 'time' | 'account' | 'sbatchArgs' | 'queueTimeoutS'
+export const SLURM_FIELDS: readonly SlurmField[] = ['partition', 'gres', 'time', 'account', 'sbatchArgs', 'queueTimeoutS']
+
+type SlurmLauncher = Extract<LauncherChoice, { engine: 'slurm' }>
+
+/** A box's text → the launcher's value for it. */
+function slurmValue(field: SlurmField, text: string): unknown {
+  const t = text.trim()
+  switch (field) {
+    case 'gres':
+      return t === '' ? null : t
+    case 'sbatchArgs':
+      return t === '' ? [] : t.split(/\s+/)
+    case 'queueTimeoutS':
+      return parseNumber(t)
+    default:
+      return t === '' ? undefined : t
+  }
+}
+
+/** What a box shows for a launcher's value. */
+function textOf(launcher: SlurmLauncher | undefined, field: SlurmField): string {
+  if (!launcher) return field === 'gres' ? SLURM_DEFAULTS.gres : field === 'queueTimeoutS' ? String(SLURM_DEFAULTS.queueTimeoutS) : ''
+  const v = launcher[field]
+  if (v == null) return ''
+  return Array.isArray(v) ? v.join(' ') : String(v)
+}
+
+export function useLauncherChoice(deps: { draft: BenchConfig; caps: { caps: Capabilities | null }; touched: () => void }) {
+  const { draft, caps, touched } = deps
+  const slurmText = reactive<Record<SlurmField, string>>({ partition: '', gres: '', time: '', account: '', sbatchArgs: '', queueTimeoutS: '' })
+  /** the GPU choice set aside while Slurm is chosen */
+  const setAside = ref<Pick<BenchConfig, 'gpus' | 'workersPerGpu'> | null>(null)
+
+  const place = computed<RunPlace>(() => (draft.launcher ? 'slurm' : 'local'))
+  const slurm = computed(() => caps.caps?.launchers?.slurm ?? null)
+  /** the section shows where Slurm can submit, and on a draft that chose it (so it can be undone) */
+  const offered = computed(() => slurm.value?.available === true || draft.launcher !== undefined)
+
+  /** Every box from the draft (a new draft: restored, a preset, a run again). */
+  function syncText() {
+    for (const f of SLURM_FIELDS) slurmText[f] = textOf(draft.launcher, f)
+    setAside.value = null
+  }
+
+  /** The draft's launcher from the boxes as typed. */
+  function launcherFromText(): SlurmLauncher {
+    const l: Record<string, unknown> = { engine: 'slurm' }
+    for (const f of SLURM_FIELDS) {
+      const v = slurmValue(f, slurmText[f])
+      if (v !== undefined) l[f] = v
+    }
+    return l as SlurmLauncher
+  }
+
+  function setPlace(next: RunPlace) {
+    if (next === place.value) return
+    if (next === 'slurm') {
+      if (draft.gpus !== undefined || draft.workersPerGpu !== undefined) {
+        setAside.value = { gpus: draft.gpus, workersPerGpu: draft.workersPerGpu }
+        delete draft.gpus
+        delete draft.workersPerGpu
+      }
+      draft.launcher = launcherFromText()
+    } else {
+      delete draft.launcher
+      if (setAside.value) {
+        if (setAside.value.gpus !== undefined) draft.gpus = setAside.value.gpus
+        if (setAside.value.workersPerGpu !== undefined) draft.workersPerGpu = setAside.value.workersPerGpu
+        setAside.value = null
+      }
+    }
+    touched()
+  }
+
+  /** A Slurm box typed into. */
+  function setSlurmText(field: SlurmField, text: string) {
+    slurmText[field] = text
+    if (draft.launcher) draft.launcher = launcherFromText()
+    touched()
+  }
+
+  /** The draft chose Slurm where it cannot submit (a restored draft, another machine): said on the section. */
+  const launcherIssues = computed<FieldIssue[]>(() => {
+    const s = slurm.value
+    return draft.launcher && s && !s.available ? [{ field: 'launcher', message: `Slurm is not available here: ${s.detail}` }] : []
+  })
+
+  /** What each box shows, by issue field ("launcher.partition", "launcher.sbatchArgs", …). */
+  const texts = computed<Record<string, string>>(() => Object.fromEntries(SLURM_FIELDS.map((f) => [`launcher.${f}`, slurmText[f]])))
+
+  return { slurmText, place, slurm, offered, syncText, setPlace, setSlurmText, launcherIssues, texts }
+}
