@@ -13,9 +13,28 @@ export function speedupText(x: number): string {
   return `${x >= 10 ? x.toFixed(1) : x.toFixed(2)}×`
 }
 
-/** "batched (W=2)", or just "sequential". */
-export function strategyLabel(s: { strategy: Strategy; workers: number }): string {
-  return s.strategy === 'sequential' ? 'sequential' : `${s.strategy} (W=${s.workers})`
+/** "batched (W=2)", or just "sequential"; side by side with its backend: "onnxruntime batched (W=2)". */
+export function strategyLabel(s: { strategy: Strategy; workers: number; backend?: string }): string {
+  const label = s.strategy === 'sequential' ? 'sequential' : `${s.strategy} (W=${s.workers})`
+  return s.backend ? `${s.backend} ${label}` : label
+}
+
+/**
+ * Backends side by side, per (size, models): the fastest (backend, strategy, W) and how much faster it
+ * was than each other backend's best — "On this machine, for 50 models at 10,000 rows: onnxruntime
+ * batched (W=2), 3.10× faster than wasm's best (wasm batched (W=2), 2.9 s)."
+ */
+export function backendSentences(summary: readonly SummaryEntry[]): string[] {
+  if (new Set(summary.map((s) => s.backend).filter(Boolean)).size < 2) return []
+  return groups(summary).map((g) => {
+    const best = g[0]
+    const others = [...new Set(g.map((s) => s.backend))].filter((b) => b !== best.backend)
+    const against = others.map((b) => {
+      const theirs = g.find((s) => s.backend === b)!
+      return `${speedupText(theirs.medianMs / best.medianMs)} faster than ${b}'s best (${strategyLabel(theirs)}, ${formatDuration(theirs.medianMs)})`
+    })
+    return `On this machine, for ${best.models} model${best.models === 1 ? '' : 's'} at ${reportRows(best.size)} rows: ${strategyLabel(best)} (${formatDuration(best.medianMs)}), ${against.join('; ')}.`
+  })
 }
 
 /** Efficiency (speedup / W) where it means something: the pool's W processes sharing the work; null otherwise. */
@@ -26,6 +45,8 @@ export function efficiencyOf(s: Pick<SummaryEntry, 'strategy' | 'efficiency'>): 
 export interface Verdict {
   /** one sentence: the answer a reader wants first */
   headline: string
+  /** backends side by side: the fastest (backend, strategy, W) per size against each other backend's best */
+  backends: string[]
   /** the fastest strategy for each (size, models) */
   perSize: string[]
   /** best worker count per parallel strategy */
@@ -102,6 +123,9 @@ export function verdictFor(run: RunResult): Verdict {
     headline = `This run ${run.status === 'failed' ? 'FAILED' : `was ${run.status}`}${run.error ? `: ${run.error}` : ''}.${summary.length ? ' The numbers below cover what finished.' : ''}`
   } else if (!summary.length) {
     headline = 'No measurement finished, so there is nothing to compare.'
+  } else if (backendSentences(summary).length) {
+    // side by side, the first question is on what: the largest measured size and model count
+    headline = backendSentences(summary).at(-1)!
   } else if (!parallel.length) {
     headline = `Only ${[...new Set(summary.map((s) => s.strategy))].join(', ')} was measured: no speedup to report.`
   } else {
@@ -134,12 +158,13 @@ export function verdictFor(run: RunResult): Verdict {
   if (run.config.repeats < 3 && summary.length) {
     warnings.push(`Only ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'} per measurement: medians are indicative, not robust (3 or more recommended).`)
   }
-  return { headline, perSize, workers, verification, warnings }
+  const notes = (v.notes ?? []).map((n) => `Across backends, ${n}.`)
+  return { headline, backends: backendSentences(summary), perSize, workers, verification: [verification, ...notes].join(' '), warnings }
 }
 
 /** The verdict as plain text paragraphs (CLI, tests). */
 export function verdictText(v: Verdict): string {
-  return [v.headline, ...v.perSize, ...v.workers, v.verification, ...v.warnings.map((w) => `Warning: ${w}`)].join('\n')
+  return [v.headline, ...v.backends.filter((b) => b !== v.headline), ...v.perSize, ...v.workers, v.verification, ...v.warnings.map((w) => `Warning: ${w}`)].join('\n')
 }
 
 /** The timing warnings of a run, summed up: how many measurements were noisy, and what each said. */

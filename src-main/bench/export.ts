@@ -3,7 +3,7 @@
 // an Advice section when the run's advice was checked (predicted vs measured, src-shared/advice).
 // Numbers are written at full precision so JSON and CSV round-trip them exactly.
 import {
-  EXPORT_EXTENSION, EXPORT_MIME, type ExportedFile, type ExportFormat, exportFileName, gridValueText, modelLine, type RunResult, type SummaryEntry, TrainpoolError,
+  backendLine, EXPORT_EXTENSION, EXPORT_MIME, type ExportedFile, type ExportFormat, exportFileName, gridValueText, modelLine, type RunResult, type SummaryEntry, TrainpoolError,
 } from '@shared/contract'
 import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
@@ -28,9 +28,11 @@ export function meanTestMse(perModel: readonly { testMse: number }[]): number | 
 
 export function toCsv(run: RunResult): string {
   const family = familyOf(run.config.model)
+  // side by side, each measurement's own backend and that backend's device
+  const deviceOf = (backend: string | undefined) => run.environment?.backends?.find((b) => b.backend === backend)?.device ?? run.environment?.device ?? ''
   const rows = run.measurements.map((m) =>
     [
-      run.runId, family.kind, run.environment?.backend ?? '', run.environment?.device ?? '', m.size, m.models, m.workers, m.strategy,
+      run.runId, family.kind, m.backend ?? run.environment?.backend ?? '', deviceOf(m.backend), m.size, m.models, m.workers, m.strategy,
       m.repeat, m.status, m.wallMs, m.startupMs, m.warmupMs, m.modelsTrained, m.work, m.wallMs > 0 ? workRate(family, m.work, m.wallMs) : null,
       family.work.rateLabel, meanTestMse(m.perModel), run.dataset?.name, run.dataset?.sha256, run.dataset?.target,
     ].map(csvCell).join(','),
@@ -90,14 +92,17 @@ export function summaryGroups(summary: readonly SummaryEntry[]): SummaryEntry[][
 
 /** One Markdown table: per (size, models), strategies fastest first; relative = median / fastest median. */
 export function toMarkdown(run: RunResult): string {
-  const lines: string[] = [`| ${MARKDOWN_HEADER.join(' | ')} |`, `|---:|---:|:---|---:|---:|---:|---:|---:|---:|`]
+  // side by side, a backend column after the strategy; relative is against the fastest of every backend
+  const side = run.summary.some((s) => s.backend)
+  const header = side ? [...MARKDOWN_HEADER.slice(0, 3), 'backend', ...MARKDOWN_HEADER.slice(3)] : [...MARKDOWN_HEADER]
+  const lines: string[] = [`| ${header.join(' | ')} |`, `|---:|---:|:---|${side ? ':---|' : ''}---:|---:|---:|---:|---:|---:|`]
   for (const entries of summaryGroups(run.summary)) {
     const fastest = entries[0].medianMs
     for (const e of entries) {
       const relative = fastest > 0 ? (e.medianMs / fastest).toFixed(2) : '–'
       const speedup = e.speedupVsSequential === null ? '–' : `${e.speedupVsSequential.toFixed(2)}×`
       lines.push(
-        `| ${e.size.toLocaleString('en-US')} | ${e.models} | ${e.strategy} | ${e.workers} | ${mdMs(e.medianMs)} | ${mdMs(e.minMs)} | ${mdMs(e.maxMs)} | ${relative} | ${speedup} |`,
+        `| ${e.size.toLocaleString('en-US')} | ${e.models} | ${e.strategy} |${side ? ` ${e.backend ?? ''} |` : ''} ${e.workers} | ${mdMs(e.medianMs)} | ${mdMs(e.minMs)} | ${mdMs(e.maxMs)} | ${relative} | ${speedup} |`,
       )
     }
   }
@@ -108,7 +113,7 @@ export function toMarkdown(run: RunResult): string {
 export function toMarkdownDocument(run: RunResult): string {
   const env = run.environment
   const head = `**Trainpool run ${run.name ? `${run.name} (${run.runId})` : run.runId}** — ${run.status}` +
-    (env ? ` · ${env.backend} on ${env.device}` : '') +
+    (env ? ` · ${backendLine(run)}` : '') +
     ` · ${modelLine(run.config)}` +
     ` · ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'}, median shown` +
     (run.verifies ? ` · checks the advice of run ${run.verifies}` : '')

@@ -15,6 +15,7 @@ export function verify(config: BenchConfig, measurements: readonly Measurement[]
   const notes: string[] = []
   const modelsTrained: Record<string, number> = {}
   let maxRel = 0
+  let maxCross: number | undefined
   const planned = expandPlan(config)
   const agree = (rel: number) => {
     if (rel > maxRel) maxRel = rel
@@ -82,6 +83,7 @@ export function verify(config: BenchConfig, measurements: readonly Measurement[]
             continue
           }
           const rel = relDiff(q.testMse, p.testMse)
+          maxCross = Math.max(maxCross ?? 0, rel)
           if (rel > rule.tolerance) {
             problems.push(`${pair}: model ${p.index} test MSE ${q.testMse.toPrecision(7)} vs ${p.testMse.toPrecision(7)} differs by ${rel.toExponential(2)} (cross-backend tolerance ${rule.tolerance})`)
           }
@@ -90,7 +92,7 @@ export function verify(config: BenchConfig, measurements: readonly Measurement[]
     }
   }
   for (const k of Object.keys(modelsTrained)) if (!Number.isFinite(modelsTrained[k])) modelsTrained[k] = 0
-  return { sameWork: problems.length === 0, maxRelMseDiff: maxRel, tolerance, modelsTrained, problems, ...(notes.length ? { notes } : {}) }
+  return { sameWork: problems.length === 0, maxRelMseDiff: maxRel, tolerance, modelsTrained, problems, ...(notes.length ? { notes } : {}), ...(maxCross !== undefined ? { maxCrossBackendRelMseDiff: maxCross } : {}) }
 }
 
 function relDiff(a: number, ref: number): number {

@@ -3,11 +3,12 @@
 // stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { type BenchConfig, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { backendLine, type BenchConfig, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
 import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard'
+import { backendSentences } from '@shared/verdict'
 import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -87,6 +88,18 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
       }
       throw err
     }
+  }
+  if (typeof flags.backend === 'string' && flags.backend.trim() === 'all' && Array.isArray(config.backend)) {
+    // every backend of the family available here; the rest said, not tried
+    const caps = await service.capabilities()
+    const available = config.backend.filter((b) => caps.backends.some((c) => c.name === b && c.available))
+    const skipped = config.backend.filter((b) => !available.includes(b))
+    if (skipped.length) process.stderr.write(`trainpool bench: --backend all: ${skipped.map((b) => `${b} (${caps.backends.find((c) => c.name === b)?.detail ?? 'not available'})`).join(', ')} not available here; measuring ${available.join(', ')}\n`)
+    if (available.length === 0) {
+      process.stderr.write('trainpool bench: --backend all: no backend of this model family is available here\n')
+      return EXIT.usage
+    }
+    config = { ...config, backend: available.length > 1 ? available : available[0] }
   }
   let runId: string
   try {
@@ -196,19 +209,24 @@ export function summaryTable(run: RunResult): string {
   const out: string[] = []
   const family = familyOf(run.config.model)
   out.push(
-    `Trainpool ${run.runId} · ${env ? `${env.backend} on ${env.device}` : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}${run.config.set ? ` · set: ${describeSet(family, run.config.set)}` : ''}`,
+    `Trainpool ${run.runId} · ${env ? (env.backends ? backendLine(run) : `${env.backend} on ${env.device}`) : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}${run.config.set ? ` · set: ${describeSet(family, run.config.set)}` : ''}`,
   )
   if (run.dataset) out.push(`data: ${formatDataSet(run.dataset)}`)
-  const header = ['rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
+  // side by side, a backend column first
+  const side = run.summary.some((s) => s.backend)
+  const header = [...(side ? ['backend'] : []), 'rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
   const rows = run.summary.map((s) => [
+    ...(side ? [s.backend ?? ''] : []),
     String(s.size), String(s.models), s.strategy, String(s.workers), formatDuration(s.medianMs), formatDuration(s.minMs), formatDuration(s.maxMs),
     s.speedupVsSequential === null ? '–' : `${s.speedupVsSequential.toFixed(2)}×`,
     s.efficiency === null ? '–' : `${(s.efficiency * 100).toFixed(0)}%`,
     s.workRate.toFixed(2),
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
-  const line = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
+  const textColumns = side ? 4 : 3
+  const line = (cells: string[]) => cells.map((c, i) => (i < textColumns ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
   out.push(line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line))
+  out.push(...backendSentences(run.summary))
   const board = leaderboardOf(run)
   if (board && run.config.set) {
     const t = leaderboardTable(board, run.config.set)
@@ -221,11 +239,12 @@ export function summaryTable(run: RunResult): string {
   const stopped = run.status === 'cancelled' || run.status === 'interrupted'
   out.push(
     v.sameWork && v.problems.length === 0
-      ? `same work: ${Object.entries(v.modelsTrained).map(([s, n]) => `${s} ${n}/${run.config.models.join('/')}`).join(', ')} models; per-model test MSE agree (max rel. Δ ${v.maxRelMseDiff.toExponential(1)}, tolerance ${v.tolerance})`
+      ? `same work: ${Object.entries(v.modelsTrained).map(([s, n]) => `${s} ${n}/${run.config.models.join('/')}`).join(', ')} models; per-model test MSE agree (max rel. Δ ${v.maxRelMseDiff.toExponential(1)}, tolerance ${v.tolerance})${v.maxCrossBackendRelMseDiff !== undefined ? `; across backends max rel. Δ ${v.maxCrossBackendRelMseDiff.toExponential(1)}` : ''}`
       : stopped
         ? `not verified: run ${run.status} before every strategy finished`
         : `SAME-WORK CHECK FAILED:\n${v.problems.map((p) => `  - ${p}`).join('\n')}`,
   )
+  for (const note of v.notes ?? []) out.push(`across backends: ${note}`)
   const gpu = telemetryLine(run)
   if (gpu) out.push(gpu)
   for (const w of run.warnings) out.push(`warning: ${w}`)

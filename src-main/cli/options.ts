@@ -146,7 +146,12 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
   }
   if (given('workers') !== undefined) explicit('workers', numberList('--workers', given('workers')!, LIMITS.workers))
   if (given('strategies') !== undefined) explicit('strategies', given('strategies')!.split(',').map((s) => s.trim()))
-  if (given('backend') !== undefined) explicit('backend', given('backend'))
+  const backendFlag = given('backend')
+  if (backendFlag !== undefined) {
+    // several, or all of the family's (the command keeps those available here): backends side by side
+    const list = backendFlag.split(',').map((b) => b.trim()).filter((b) => b !== '')
+    explicit('backend', backendFlag.trim() === 'all' ? family.backends.map((b) => b.name) : list.length > 1 ? list : backendFlag.trim())
+  }
   // default strategies leave out one the backend lacks (xgboost: no batched); asked for, it is refused with the reason
   if (given('strategies') === undefined && typeof raw.backend === 'string' && whyNoBatched(family, raw.backend) !== null) {
     raw.strategies = (raw.strategies as string[]).filter((s) => s !== 'batched')
@@ -285,7 +290,7 @@ export const FLAG_HELP = {
   strategies: `comma-separated: ${STRATEGIES.join(', ')}`,
   backend: `${backendChoices().join(' | ')} (auto, per model family: ${allFamilies()
     .map((f) => `${f.kind} ${autoOrder(f.backends).join(' → ')}`)
-    .join('; ')}; a backend not in that order runs only when asked for by name)`,
+    .join('; ')}; a backend not in that order runs only when asked for by name); several, comma-separated, or all (every one available here) measure them side by side`,
   target: `generated data: ${TARGETS.join(' | ')}; with --data: the column to predict`,
   features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
   impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,

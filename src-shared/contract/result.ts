@@ -116,6 +116,8 @@ export const VerificationSchema = z.object({
   problems: z.array(z.string()),
   /** backends side by side: pairs not compared model by model, and why */
   notes: z.array(z.string()).optional(),
+  /** backends side by side: the largest relative test-MSE difference of a model between two backends compared model by model */
+  maxCrossBackendRelMseDiff: z.number().optional(),
 })
 export type Verification = z.infer<typeof VerificationSchema>
 
