@@ -256,3 +256,42 @@ describe('verificationConfig and checkAdvice', () => {
     expect(failed.pickRight).toBeNull()
   })
 })
+
+describe('advice over backends side by side (issue 25)', () => {
+  // wasm's lines and onnxruntime's (faster per model): the options are (backend, strategy, W)
+  const sideBySide = () => {
+    const counts = [1, 2, 4, 8, 16]
+    const line = (backend: string, strategy: Strategy, workers: number, a: number, b: number) =>
+      counts.filter((n) => n >= workers).map((n) => ({ ...entry(strategy, workers, n, a + b * n), backend: backend as SummaryEntry['backend'] }))
+    return {
+      runId: 'side-1',
+      summary: [...line('wasm', 'sequential', 1, 50, 80), ...line('wasm', 'batched', 2, 300, 18), ...line('onnxruntime', 'sequential', 1, 20, 12), ...line('onnxruntime', 'batched', 2, 200, 10)],
+    }
+  }
+
+  it('ranks every backend\'s options and names the backend of each; the check runs the two picks\' backends', () => {
+    const advice = adviseFrom(sideBySide(), { models: 50, size: SIZE })
+    expect(advice.refusal).toBeNull()
+    expect(advice.costModels.map((c) => `${c.backend} ${c.strategy} ${c.workers}`)).toEqual(['wasm sequential 1', 'wasm batched 2', 'onnxruntime sequential 1', 'onnxruntime batched 2'])
+    expect(advice.options.slice(0, 2).map((o) => `${o.backend} ${o.strategy}`)).toEqual(['onnxruntime sequential', 'onnxruntime batched'])
+    expect(advice.text).toMatch(/^50 models at 10 000 rows: onnxruntime sequential, ≈ /)
+    const config = verificationConfig({ ...presetConfig('smoke'), backend: ['wasm', 'onnxruntime'] }, advice)
+    // both picks on onnxruntime: a one-backend check
+    expect(config.backend).toBe('onnxruntime')
+    const verifyRun = { runId: 'check-1', environment: { backend: 'onnxruntime' } as never, summary: [entry('sequential', 1, 50, 600, SIZE), entry('batched', 2, 50, 650, SIZE)] }
+    const check = checkAdvice(advice, verifyRun)
+    expect(check.rows.map((r) => [r.backend, r.strategy, r.measuredMs])).toEqual([['onnxruntime', 'sequential', 600], ['onnxruntime', 'batched', 650]])
+    expect(check.pickRight).toBe(true)
+  })
+
+  it('picks on two backends make a side-by-side check', () => {
+    const run = sideBySide()
+    // wasm batched becomes the runner-up: onnxruntime's batched line is left out
+    run.summary = run.summary.filter((s) => !(s.backend === 'onnxruntime' && s.strategy === 'batched'))
+    const advice = adviseFrom(run, { models: 50, size: SIZE })
+    expect(advice.options.slice(0, 2).map((o) => o.backend)).toEqual(['onnxruntime', 'wasm'])
+    const config = verificationConfig({ ...presetConfig('smoke'), backend: ['wasm', 'onnxruntime'] }, advice)
+    expect(config.backend).toEqual(['onnxruntime', 'wasm'])
+    expect(config.strategies).toEqual(['sequential', 'batched'])
+  })
+})

@@ -14,8 +14,8 @@
 //   (then no advice: ranking only the trusted fits would recommend a slower option). A target N
 //   beyond 4× the largest measured N is still predicted but labelled.
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, type AdviceOption, type AdviceTarget, type CostModel, type WorkerScaling } from '../contract/advice'
-import type { BenchConfig, Strategy } from '../contract/config'
-import type { RunResult, SummaryEntry } from '../contract/result'
+import type { BenchConfig, ConcreteBackend, Strategy } from '../contract/config'
+import { optionKey, type RunResult, type SummaryEntry } from '../contract/result'
 import { formatDuration } from '../format'
 import { fitLine, predictWithInterval } from './linear-fit'
 import { fitWorkerScaling } from './worker-scaling'
@@ -28,9 +28,10 @@ export function groupedNumber(n: number): string {
   return Math.round(n).toLocaleString('en-US').replace(/,/g, ' ')
 }
 
-/** "batched, W=2", "sequential" */
-export function optionLabel(o: { strategy: Strategy; workers: number }, separator = ', '): string {
-  return o.strategy === 'sequential' ? 'sequential' : `${o.strategy}${separator}W=${o.workers}`
+/** "batched, W=2", "sequential"; backends side by side "onnxruntime batched, W=2" */
+export function optionLabel(o: { strategy: Strategy; workers: number; backend?: string }, separator = ', '): string {
+  const label = o.strategy === 'sequential' ? 'sequential' : `${o.strategy}${separator}W=${o.workers}`
+  return o.backend ? `${o.backend} ${label}` : label
 }
 
 /** "36–47 s" when both ends are plain numbers of the same unit, else "950 ms–1.20 s", "25.2 s–3 min 41 s". */
@@ -47,17 +48,19 @@ export function costModelsAt(summary: readonly SummaryEntry[], size: number): Co
   const bySeries = new Map<string, SummaryEntry[]>()
   for (const s of summary) {
     if (s.size !== size || !Number.isFinite(s.medianMs)) continue
-    const key = `${s.strategy}/${s.workers}`
+    const key = optionKey(s)
     bySeries.set(key, [...(bySeries.get(key) ?? []), s])
   }
   const models: CostModel[] = []
   for (const entries of bySeries.values()) {
-    const { strategy, workers } = entries[0]
+    const { strategy, workers, backend } = entries[0]
     const points = entries.map((e) => ({ x: e.models, ms: e.medianMs })).sort((a, b) => a.x - b.x)
     const fit = fitLine(points)
-    models.push({ strategy, workers, size, fit, refusal: refusalOf(points.map((p) => p.x), fit) })
+    models.push({ ...(backend ? { backend } : {}), strategy, workers, size, fit, refusal: refusalOf(points.map((p) => p.x), fit) })
   }
-  return models.sort((a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.workers - b.workers)
+  // a backend's options together, in the run's order
+  const backendOrder: (string | undefined)[] = [...new Set(summary.map((s) => s.backend))]
+  return models.sort((a, b) => backendOrder.indexOf(a.backend) - backendOrder.indexOf(b.backend) || strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.workers - b.workers)
 }
 
 function strategyOrder(s: Strategy): number {
@@ -80,14 +83,15 @@ export function workerScalingAt(summary: readonly SummaryEntry[], size: number, 
   const series = new Map<string, SummaryEntry[]>()
   for (const s of summary) {
     if (s.size !== size || s.strategy === 'sequential' || !Number.isFinite(s.medianMs)) continue
-    const key = `${s.strategy}/${s.models}`
+    const key = `${s.backend ?? ''}/${s.strategy}/${s.models}`
     series.set(key, [...(series.get(key) ?? []), s])
   }
   const out: WorkerScaling[] = []
   for (const entries of series.values()) {
     if (new Set(entries.map((e) => e.workers)).size < 2) continue
-    const { strategy, models } = entries[0]
-    out.push(fitWorkerScaling(strategy, size, models, entries.map((e) => ({ workers: e.workers, ms: e.medianMs })), cores))
+    const { strategy, models, backend } = entries[0]
+    const fit = fitWorkerScaling(strategy, size, models, entries.map((e) => ({ workers: e.workers, ms: e.medianMs })), cores)
+    out.push(backend ? { backend, ...fit } : fit)
   }
   return out.sort((a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.models - b.models)
 }
@@ -135,7 +139,7 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<P
     return refuse(size, why, costModels, scaling, extrapolated)
   }
   const options: AdviceOption[] = usable
-    .map((c) => ({ strategy: c.strategy, workers: c.workers, ...predictWithInterval(c.fit, n) }))
+    .map((c) => ({ ...(c.backend ? { backend: c.backend } : {}), strategy: c.strategy, workers: c.workers, ...predictWithInterval(c.fit, n) }))
     .sort((a, b) => a.predictedMs - b.predictedMs)
   const [best, next] = options
   const beaten = fasterUnranked(costModels, best, n)
@@ -153,7 +157,7 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<P
  * than it at the largest N both have: say so instead of recommending the slower one.
  */
 function fasterUnranked(costModels: readonly CostModel[], best: AdviceOption, n: number): string | null {
-  const pick = costModels.find((c) => c.strategy === best.strategy && c.workers === best.workers)!
+  const pick = costModels.find((c) => optionKey(c) === optionKey(best))!
   // the refused option that beat the pick by the widest margin names the problem best
   let worst: { c: CostModel; x: number; ms: number; pickMs: number } | null = null
   for (const c of costModels) {
@@ -183,8 +187,11 @@ export function verificationConfig(source: BenchConfig, advice: Advice): BenchCo
   if (picked.length === 0) throw new RangeError(`the advice has no option to verify: ${advice.refusal ?? 'no options'}`)
   const strategies = (['sequential', 'pool', 'batched'] as const).filter((s) => picked.some((o) => o.strategy === s))
   const parallel = picked.filter((o) => o.strategy !== 'sequential').map((o) => o.workers)
+  // backends side by side: the picks' backends (one: a one-backend run on it)
+  const backends = [...new Set(picked.map((o) => o.backend).filter((b): b is ConcreteBackend => b !== undefined))]
   return {
     ...structuredClone(source),
+    ...(backends.length ? { backend: backends.length > 1 ? backends : backends[0] } : {}),
     preset: 'custom',
     sizes: [advice.target.size],
     models: [advice.target.models],
@@ -200,14 +207,16 @@ export function verificationConfig(source: BenchConfig, advice: Advice): BenchCo
  * compared as well). pickRight: the measured fastest is the recommended one; null when the
  * recommended one or every other was not measured.
  */
-export function checkAdvice(advice: Advice, verifyRun: Pick<RunResult, 'runId' | 'summary'>, checkedAt = new Date().toISOString()): AdviceCheck {
+export function checkAdvice(advice: Advice, verifyRun: Pick<RunResult, 'runId' | 'summary'> & Partial<Pick<RunResult, 'environment'>>, checkedAt = new Date().toISOString()): AdviceCheck {
   const { models, size } = advice.target
+  // a check on one backend (both picks on it) has no backend in its entries: it is the environment's
+  const backendOf = (s: SummaryEntry) => s.backend ?? (advice.options.some((o) => o.backend) ? verifyRun.environment?.backend : undefined)
   const measured = (o: AdviceOption) =>
-    verifyRun.summary.find((s) => s.size === size && s.models === models && s.strategy === o.strategy && s.workers === o.workers)?.medianMs ?? null
-  const asked = new Set(optionsToVerify(advice).map((o) => `${o.strategy}/${o.workers}`))
+    verifyRun.summary.find((s) => s.size === size && s.models === models && s.strategy === o.strategy && s.workers === o.workers && backendOf(s) === o.backend)?.medianMs ?? null
+  const asked = new Set(optionsToVerify(advice).map(optionKey))
   const rows = advice.options
-    .map((o) => ({ strategy: o.strategy, workers: o.workers, predictedMs: o.predictedMs, lowMs: o.lowMs, highMs: o.highMs, measuredMs: measured(o) }))
-    .filter((r) => asked.has(`${r.strategy}/${r.workers}`) || r.measuredMs !== null)
+    .map((o) => ({ ...(o.backend ? { backend: o.backend } : {}), strategy: o.strategy, workers: o.workers, predictedMs: o.predictedMs, lowMs: o.lowMs, highMs: o.highMs, measuredMs: measured(o) }))
+    .filter((r) => asked.has(optionKey(r)) || r.measuredMs !== null)
   const withTimes = rows.filter((r) => r.measuredMs !== null)
   const recommended = rows[0]
   const pickRight =

@@ -33,6 +33,8 @@ export const AdviceTargetSchema = z
 export type AdviceTarget = z.infer<typeof AdviceTargetSchema>
 
 const Strategy = z.enum(STRATEGIES)
+/** backends side by side: the backend an option runs on (absent when the run had one backend) */
+const OptionBackend = z.string().max(64).optional()
 
 /** time ≈ a + b·x by least squares, with its quality. */
 export const LinearFitSchema = z.object({
@@ -47,6 +49,7 @@ export type LinearFit = z.infer<typeof LinearFitSchema>
 
 /** One strategy's cost model at one data size and W: time ≈ a + b·N (pool: a + b·N/W_eff). */
 export const CostModelSchema = z.object({
+  backend: OptionBackend,
   strategy: Strategy,
   workers: z.number().int().min(1),
   size: z.number().int(),
@@ -58,6 +61,7 @@ export type CostModel = z.infer<typeof CostModelSchema>
 
 /** Time against W for a strategy at one (size, N): Amdahl (or USL when time rises again) fitted to the points. */
 export const WorkerScalingSchema = z.object({
+  backend: OptionBackend,
   strategy: Strategy,
   size: z.number().int(),
   models: z.number().int(),
@@ -77,6 +81,7 @@ export type WorkerScaling = z.infer<typeof WorkerScalingSchema>
 
 /** One way to train the target: predicted time and its interval. */
 export const AdviceOptionSchema = z.object({
+  backend: OptionBackend,
   strategy: Strategy,
   workers: z.number().int().min(1),
   predictedMs: z.number(),
@@ -111,6 +116,7 @@ export const AdviceCheckSchema = z.object({
   checkedAt: z.string(),
   rows: z.array(
     z.object({
+      backend: OptionBackend,
       strategy: Strategy,
       workers: z.number().int(),
       predictedMs: z.number(),
