@@ -224,10 +224,11 @@ describe('GPU busy per strategy', () => {
       s(null, null, [50]),
     ]
     expect(gpuBusyByStrategy(samples)).toEqual([
-      { strategy: 'sequential', meanUtil: 23, samples: 2 },
-      { strategy: 'batched', meanUtil: 96, samples: 2 },
+      { strategy: 'sequential', meanUtil: 23, samples: 2, perGpu: [{ index: 0, meanUtil: 23 }] },
+      { strategy: 'batched', meanUtil: 96, samples: 2, perGpu: [{ index: 0, meanUtil: 95 }, { index: 1, meanUtil: 97 }] },
     ])
-    expect(gpuBusyLine(samples)).toBe('GPU busy 23 % in sequential, 96 % in batched')
+    // per GPU where several reported: a spread over GPUs shows whether each one worked
+    expect(gpuBusyLine(samples)).toBe('GPU busy 23 % in sequential, 96 % in batched (GPU 0 95 %, GPU 1 97 %)')
   })
 
   it('is null without GPU utilisation', () => {

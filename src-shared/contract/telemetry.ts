@@ -66,6 +66,8 @@ export interface GpuBusy {
   /** mean utilization.gpu over the samples taken while this strategy was measuring (all GPUs) */
   meanUtil: number
   samples: number
+  /** the same per GPU (by nvidia-smi index), so a spread over several GPUs shows whether each was used */
+  perGpu: { index: number; meanUtil: number }[]
 }
 
 /**
@@ -74,25 +76,33 @@ export interface GpuBusy {
  * STRATEGIES order. Strategies without such samples are left out.
  */
 export function gpuBusyByStrategy(samples: readonly TelemetrySample[]): GpuBusy[] {
-  const acc = new Map<Strategy, { sum: number; n: number }>()
+  const acc = new Map<Strategy, { sum: number; n: number; byGpu: Map<number, { sum: number; n: number }> }>()
   for (const s of samples) {
     if (s.phase !== 'measuring' || !s.strategy) continue
-    const utils = s.gpus.map((g) => g.util).filter((u): u is number => u != null && Number.isFinite(u))
-    if (!utils.length) continue
-    const a = acc.get(s.strategy) ?? { sum: 0, n: 0 }
-    a.sum += utils.reduce((x, y) => x + y, 0) / utils.length
+    const read = s.gpus.filter((g): g is typeof g & { util: number } => g.util != null && Number.isFinite(g.util))
+    if (!read.length) continue
+    const a = acc.get(s.strategy) ?? { sum: 0, n: 0, byGpu: new Map() }
+    a.sum += read.reduce((x, g) => x + g.util, 0) / read.length
     a.n += 1
+    for (const g of read) {
+      const b = a.byGpu.get(g.index) ?? { sum: 0, n: 0 }
+      b.sum += g.util
+      b.n += 1
+      a.byGpu.set(g.index, b)
+    }
     acc.set(s.strategy, a)
   }
   return STRATEGIES.filter((st) => acc.has(st)).map((st) => {
     const a = acc.get(st)!
-    return { strategy: st, meanUtil: a.sum / a.n, samples: a.n }
+    const perGpu = [...a.byGpu].sort((x, y) => x[0] - y[0]).map(([index, b]) => ({ index, meanUtil: b.sum / b.n }))
+    return { strategy: st, meanUtil: a.sum / a.n, samples: a.n, perGpu }
   })
 }
 
-/** "GPU busy 23 % in sequential, 96 % in batched", or null when no sample had a utilisation. */
+/** "GPU busy 23 % in sequential, 96 % in batched (GPU 0 95 %, GPU 1 97 %)" — per GPU where several reported — or null when no sample had a utilisation. */
 export function gpuBusyLine(samples: readonly TelemetrySample[]): string | null {
   const busy = gpuBusyByStrategy(samples)
   if (!busy.length) return null
-  return `GPU busy ${busy.map((b) => `${Math.round(b.meanUtil)} % in ${b.strategy}`).join(', ')}`
+  const perGpu = (b: GpuBusy) => (b.perGpu.length > 1 ? ` (${b.perGpu.map((g) => `GPU ${g.index} ${Math.round(g.meanUtil)} %`).join(', ')})` : '')
+  return `GPU busy ${busy.map((b) => `${Math.round(b.meanUtil)} % in ${b.strategy}${perGpu(b)}`).join(', ')}`
 }
