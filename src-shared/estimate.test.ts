@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type BenchConfig, type ConcreteBackend, presetConfig } from './contract/config'
 import { type Workload, workloadFor } from './contract/workload'
-import { estimateMeasurementMs, estimateMemory, estimateRun, estimateRunPeakBytes, flooredMeasurementMs, modelsPerWorker, RUN_OVERHEAD_MS } from './estimate'
+import { estimateMeasurementMs, estimateMemory, estimateRun, estimateRunPeakBytes, flooredMeasurementMs, modelsPerWorker, RUN_OVERHEAD_MS, shortMeasurementsNote } from './estimate'
 import { allFamilies, type BackendSpeed, type MlpParams, type ModelFamily, mlpFamily, registerFamily } from './families'
 import { expandPlan, groupKey } from './plan'
 
@@ -133,5 +133,16 @@ describe('every backend of every family', () => {
       const wide = estimateMeasurementMs(family, workload(100), key, backend)
       expect(wide, `${family.kind} on ${backend}`).toBeGreaterThan(narrow)
     }
+  })
+})
+
+describe('short measurements before a run (issue 25)', () => {
+  it('a sweep whose measurements are estimated under the floor is told so, with what to change; one model count is not', () => {
+    const sweep = { ...presetConfig('smoke'), models: [1, 2, 4, 8], workers: [1, 2] } as BenchConfig
+    const e = estimateRun(sweep, 'onnxruntime', { cpuCount: 2 })
+    expect(e.shortMeasurements).toBeGreaterThan(0)
+    expect(shortMeasurementsNote(sweep, e)).toMatch(/^\d+ of \d+ measurements are estimated under 250 ms: each runs again .*more rows or more epochs\/rounds/)
+    const one = presetConfig('smoke')
+    expect(shortMeasurementsNote(one, estimateRun(one, 'onnxruntime', { cpuCount: 2 }))).toBeNull()
   })
 })

@@ -3,12 +3,13 @@
 // stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { backendLine, type BenchConfig, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { backendLine, type BenchConfig, type ConcreteBackend, firstBackend, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
 import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard'
 import { backendSentences } from '@shared/verdict'
+import { estimateRun, shortMeasurementsNote } from '@shared/estimate'
 import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -100,6 +101,14 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
       return EXIT.usage
     }
     config = { ...config, backend: available.length > 1 ? available : available[0] }
+  }
+  {
+    // measurements too short alone for a sweep's fits: said before the run, with what to change
+    const caps = await service.capabilities().catch(() => null)
+    const first = firstBackend(config)
+    const backend = first === 'auto' ? (caps?.autoBackends[config.model.kind] ?? null) : first
+    const note = caps ? shortMeasurementsNote(config, estimateRun(config, backend as ConcreteBackend | null, { cpuCount: caps.cpuCount })) : null
+    if (note) process.stderr.write(`trainpool bench: note: ${note}\n`)
   }
   let runId: string
   try {
