@@ -1,7 +1,6 @@
 // The simplest engine: each worker a process on this machine that dials back over the worker
 // socket, as a remote one would. It runs the remote path end to end (tokens, validation, data by
-// sha256) without a scheduler — for the tests, and to check a coordinator's address before a
-// cluster run. Slurm is the engine for other machines (slurm-engine.ts).
+// sha256) without a scheduler, for the tests. Slurm is the engine for other machines (slurm-engine.ts).
 import { type ChildProcess, spawn } from 'node:child_process'
 import type { WorkerExit } from '../launcher'
 import type { EngineTask, TaskState, WorkerEngine } from './remote-launcher'

@@ -49,6 +49,8 @@ export interface RemoteLauncherOptions {
   queueTimeoutMs?: number
   /** how often the engine is asked about tasks that have not dialled back */
   pollMs?: number
+  /** the command a task runs (default remoteWorkerCommand: the built CLI's `trainpool worker --connect`, else the worker source) */
+  command?: (url: string) => string[]
 }
 
 /** The command a task runs: `trainpool worker --connect URL` from the built CLI; the worker source through tsx in tests from source. */
@@ -72,7 +74,10 @@ export class RemoteLauncher implements WorkerLauncher {
   ) {
     this.queueTimeoutMs = options.queueTimeoutMs ?? 10 * 60_000
     this.pollMs = options.pollMs ?? 500
+    this.command = options.command ?? remoteWorkerCommand
   }
+
+  private readonly command: (url: string) => string[]
 
   launch(options: LaunchOptions): WorkerHandle {
     if (this.batch.length === 0) {
@@ -101,7 +106,7 @@ export class RemoteLauncher implements WorkerLauncher {
     const submittedAt = performance.now()
     this.engine.submit(
       part.map((b) => b.task),
-      remoteWorkerCommand(this.gateway.url),
+      this.command(this.gateway.url),
       env,
     ).then(
       () => part.forEach((b) => b.worker.submitted(submittedAt)),

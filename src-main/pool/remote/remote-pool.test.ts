@@ -13,6 +13,7 @@ import { type BenchConfig, type DataSource, presetConfig, WORKER_SOCKET } from '
 import { BenchRunner } from '../../bench/runner'
 import { verify } from '../../bench/verify'
 import { loadDataFile, resolveDataSource, tablePath } from '../../data'
+import { BUILD_OUT, skipWithoutBuild } from '../../testing/capability'
 import { NodeLauncher } from '../node-launcher'
 import { WorkerPool } from '../worker-pool'
 import { WorkerGateway } from './gateway'
@@ -72,6 +73,17 @@ describe('workers that dial back', () => {
       expect(engine.livePids).toEqual([])
     })
   }
+
+  it.skipIf(skipWithoutBuild())('the built CLI\'s `trainpool worker --connect URL` is such a worker (its token from the environment only)', async () => {
+    const engine = new ProcessEngine()
+    const cli = join(BUILD_OUT, 'main', 'cli.js')
+    const config = presetConfig('smoke', { backend: 'wasm', workers: [2], models: [4] })
+    const launcher = new RemoteLauncher(gateway, engine, { command: (url) => [process.execPath, cli, 'worker', '--connect', url] })
+    const outcome = await new BenchRunner(launcher, { ...config, strategies: ['pool'] }).run()
+    expect(outcome.error).toBeNull()
+    expect(outcome.measurements[0].workerHosts).toEqual([os.hostname(), os.hostname()])
+    expect(engine.livePids).toEqual([])
+  })
 
   it('refuses an unknown token, a replayed token and a first frame that is not a hello, and logs each', async () => {
     const good = workerToken(gateway.secret, 9, 0)
