@@ -2,7 +2,7 @@
 // Feature-major (bins[f·rows + r]): the histogram loop reads one feature's column at a time, which
 // stays in L1/L2 while every node (and, batched, every model) that samples the feature uses it.
 import { MAX_TRAIN_ROWS } from './rules'
-import { computeCuts, type GbdtCuts } from './quantile'
+import { COLUMN_BLOCK, computeCuts, copyColumns, type GbdtCuts } from './quantile'
 
 export interface GbdtData {
   rows: number
@@ -45,14 +45,11 @@ export function prepareGbdtData(
   const nBins = new Int32Array(features)
   const hasMissing = new Uint8Array(features)
   const width = new Int32Array(features)
+  for (let r = 0, i = 0; r < rows; r++) {
+    for (let f = 0; f < features; f++, i++) if (x[i] !== x[i]) hasMissing[f] = 1
+  }
   for (let f = 0; f < features; f++) {
     nBins[f] = cuts.ptrs[f + 1] - cuts.ptrs[f]
-    for (let r = 0; r < rows; r++) {
-      if (Number.isNaN(x[r * features + f])) {
-        hasMissing[f] = 1
-        break
-      }
-    }
     width[f] = nBins[f] + hasMissing[f]
   }
   const wide = width.some((w) => w > 256)
@@ -60,42 +57,49 @@ export function prepareGbdtData(
   const cv = cuts.values
   const GRID = 1024
   const grid = new Int32Array(GRID)
-  for (let f = 0; f < features; f++) {
-    const lo0 = cuts.ptrs[f]
-    const nb = nBins[f]
-    const missingBin = nb
-    const base = f * rows
-    // value → bin is upper_bound(cuts, v) (clamped to the last bin). A grid over [first cut, last
-    // non-sentinel cut] gives a starting bin; the two loops then move it to the exact answer.
-    const c0 = cv[lo0]
-    const cL = cv[lo0 + Math.max(0, nb - 2)]
-    const w = (cL - c0) / GRID
-    const useGrid = nb >= 3 && w > 0 && Number.isFinite(w)
-    if (useGrid) {
-      for (let c = 0; c < GRID; c++) {
-        const start = c0 + c * w
-        let b = 0
-        while (b < nb - 1 && cv[lo0 + b] <= start) b++
-        grid[c] = b
-      }
-    }
-    for (let r = 0; r < rows; r++) {
-      const v = x[r * features + f]
-      if (v !== v) {
-        bins[base + r] = missingBin
-        continue
-      }
-      let b: number
+  // features in blocks copied out of row-major x: one sequential read of x per block
+  const cols = new Float32Array(rows * Math.min(COLUMN_BLOCK, features))
+  for (let f0 = 0; f0 < features; f0 += COLUMN_BLOCK) {
+    const f1 = Math.min(features, f0 + COLUMN_BLOCK)
+    copyColumns(x, rows, features, f0, f1, cols)
+    for (let f = f0; f < f1; f++) {
+      const o = (f - f0) * rows
+      const lo0 = cuts.ptrs[f]
+      const nb = nBins[f]
+      const missingBin = nb
+      const base = f * rows
+      // value → bin is upper_bound(cuts, v) (clamped to the last bin). A grid over [first cut, last
+      // non-sentinel cut] gives a starting bin; the two loops then move it to the exact answer.
+      const c0 = cv[lo0]
+      const cL = cv[lo0 + Math.max(0, nb - 2)]
+      const w = (cL - c0) / GRID
+      const useGrid = nb >= 3 && w > 0 && Number.isFinite(w)
       if (useGrid) {
-        let c = Math.floor((v - c0) / w)
-        c = c < 0 ? 0 : c >= GRID ? GRID - 1 : c
-        b = grid[c]
-      } else {
-        b = 0
+        for (let c = 0; c < GRID; c++) {
+          const start = c0 + c * w
+          let b = 0
+          while (b < nb - 1 && cv[lo0 + b] <= start) b++
+          grid[c] = b
+        }
       }
-      while (b > 0 && cv[lo0 + b - 1] > v) b--
-      while (b < nb - 1 && cv[lo0 + b] <= v) b++
-      bins[base + r] = b
+      for (let r = 0; r < rows; r++) {
+        const v = cols[o + r]
+        if (v !== v) {
+          bins[base + r] = missingBin
+          continue
+        }
+        let b: number
+        if (useGrid) {
+          let c = Math.floor((v - c0) / w)
+          c = c < 0 ? 0 : c >= GRID ? GRID - 1 : c
+          b = grid[c]
+        } else {
+          b = 0
+        }
+        while (b > 0 && cv[lo0 + b - 1] > v) b--
+        while (b < nb - 1 && cv[lo0 + b] <= v) b++
+        bins[base + r] = b
+      }
     }
   }
   return { rows, features, cuts, nBins, hasMissing, width, bins, y: yf }

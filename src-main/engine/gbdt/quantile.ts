@@ -22,6 +22,46 @@ const EPS5 = f32(1e-5)
 const K_FACTOR = 8
 
 /**
+ * Where one feature's summaries live: they are many (every flush of the sketch's queue makes a few,
+ * of up to 2·limitSize entries) and short-lived, and a fresh Float64Array each (zeroed, a backing
+ * store the GC tracks) cost about a tenth of the binning. Views of one buffer, reset per feature;
+ * once a feature needed more, the next reset makes the buffer that large.
+ */
+class Arena {
+  private buf = new Float64Array(0)
+  private top = 0
+  private need = 0
+
+  take(len: number): Float64Array {
+    const end = this.top + len
+    if (end > this.need) this.need = end
+    if (end > this.buf.length) {
+      this.top = end
+      return new Float64Array(len)
+    }
+    const view = this.buf.subarray(this.top, end)
+    this.top = end
+    return view
+  }
+
+  /** every summary taken so far is dead */
+  reset(): void {
+    if (this.need > this.buf.length) this.buf = new Float64Array(this.need)
+    this.top = 0
+    this.need = 0
+  }
+
+  /** drop the buffer (the end of a computeCuts call) */
+  release(): void {
+    this.buf = new Float64Array(0)
+    this.top = 0
+    this.need = 0
+  }
+}
+
+const arena = new Arena()
+
+/**
  * A weighted quantile summary: entries sorted by value, ranks in float32 (doubles holding float32
  * values), stored interleaved [rmin, rmax, wmin, value] per entry in one array.
  */
@@ -30,7 +70,7 @@ class Summary {
   constructor(readonly d: Float64Array) {}
 
   static alloc(capacity: number): Summary {
-    return new Summary(new Float64Array(4 * Math.max(1, capacity)))
+    return new Summary(arena.take(4 * Math.max(1, capacity)))
   }
 
   rmin(i: number): number {
@@ -74,21 +114,24 @@ class Summary {
   }
 }
 
-/** WQSummary::SetPrune */
+/** WQSummary::SetPrune (over the raw arrays, like setCombine) */
 function setPrune(src: Summary, maxsize: number): Summary {
   if (src.size <= maxsize) return src // summaries are never modified once built
   const out = Summary.alloc(maxsize)
-  const begin = src.rmax(0)
-  const range = f32(src.rmin(src.size - 1) - src.rmax(0))
+  const S = src.d
+  const size = src.size
+  const begin = S[1]
+  const range = f32(S[4 * (size - 1)] - S[1])
   const n = maxsize - 1
   out.pushFrom(src, 0)
   let i = 1
   let lastidx = 0
   for (let k = 1; k < n; ++k) {
     const dx2 = f32(2 * f32(f32(f32(k * range) / n) + begin))
-    while (i < src.size - 1 && dx2 >= f32(src.rmax(i + 1) + src.rmin(i + 1))) ++i
-    if (i === src.size - 1) break
-    if (dx2 < f32(src.rminNext(i) + src.rmaxPrev(i + 1))) {
+    while (i < size - 1 && dx2 >= f32(S[4 * (i + 1) + 1] + S[4 * (i + 1)])) ++i
+    if (i === size - 1) break
+    // rminNext(i) + rmaxPrev(i + 1)
+    if (dx2 < f32(f32(S[4 * i] + S[4 * i + 2]) + f32(S[4 * (i + 1) + 1] - S[4 * (i + 1) + 2]))) {
       if (i !== lastidx) {
         out.pushFrom(src, i)
         lastidx = i
@@ -98,61 +141,118 @@ function setPrune(src: Summary, maxsize: number): Summary {
       lastidx = i + 1
     }
   }
-  if (lastidx !== src.size - 1) out.pushFrom(src, src.size - 1)
+  if (lastidx !== size - 1) out.pushFrom(src, size - 1)
   return out
 }
 
-/** WQSummary::SetCombine (with FixError) */
+/**
+ * WQSummary::SetCombine (with FixError). Written over the raw [rmin, rmax, wmin, value] arrays
+ * (no accessor per field: this merge is most of the sketch's time).
+ */
 function setCombine(sa: Summary, sb: Summary): Summary {
   if (sa.size === 0) return sb
   if (sb.size === 0) return sa
-  const out = Summary.alloc(sa.size + sb.size)
+  const na = sa.size
+  const nb = sb.size
+  const out = Summary.alloc(na + nb)
+  const A = sa.d
+  const B = sb.d
+  const d = out.d
+  let o = merge(A, na, B, nb, d)
+  const a = mergeState[0]
+  const b = mergeState[1]
+  if (a < na) o = copyTail(A, a, na, d, o, mergeState[3], B[4 * (nb - 1) + 1])
+  if (b < nb) o = copyTail(B, b, nb, d, o, mergeState[2], A[4 * (na - 1) + 1])
+  out.size = o >> 2
+  fixError(d, o)
+  return out
+}
+
+/** merge's state where it stopped: a, b, aprevRmin, bprevRmin */
+const mergeState = new Float64Array(4)
+
+/** setCombine's merge, until one side ends: writes entries from d[0], returns the end offset */
+function merge(A: Float64Array, na: number, B: Float64Array, nb: number, d: Float64Array): number {
+  let o = 0
   let a = 0
   let b = 0
   let aprevRmin = 0
   let bprevRmin = 0
-  while (a < sa.size && b < sb.size) {
-    if (sa.value(a) === sb.value(b)) {
-      out.push(f32(sa.rmin(a) + sb.rmin(b)), f32(sa.rmax(a) + sb.rmax(b)), f32(sa.wmin(a) + sb.wmin(b)), sa.value(a))
-      aprevRmin = sa.rminNext(a)
-      bprevRmin = sb.rminNext(b)
+  while (a < na && b < nb) {
+    const ia = 4 * a
+    const ib = 4 * b
+    const va = A[ia + 3]
+    const vb = B[ib + 3]
+    if (va < vb) {
+      d[o] = f32(A[ia] + bprevRmin)
+      d[o + 1] = f32(A[ia + 1] + f32(B[ib + 1] - B[ib + 2]))
+      d[o + 2] = A[ia + 2]
+      d[o + 3] = va
+      aprevRmin = f32(A[ia] + A[ia + 2])
       a++
+    } else if (vb < va) {
+      d[o] = f32(B[ib] + aprevRmin)
+      d[o + 1] = f32(B[ib + 1] + f32(A[ia + 1] - A[ia + 2]))
+      d[o + 2] = B[ib + 2]
+      d[o + 3] = vb
+      bprevRmin = f32(B[ib] + B[ib + 2])
       b++
-    } else if (sa.value(a) < sb.value(b)) {
-      out.push(f32(sa.rmin(a) + bprevRmin), f32(sa.rmax(a) + sb.rmaxPrev(b)), sa.wmin(a), sa.value(a))
-      aprevRmin = sa.rminNext(a)
-      a++
     } else {
-      out.push(f32(sb.rmin(b) + aprevRmin), f32(sb.rmax(b) + sa.rmaxPrev(a)), sb.wmin(b), sb.value(b))
-      bprevRmin = sb.rminNext(b)
+      // equal values (never NaN)
+      d[o] = f32(A[ia] + B[ib])
+      d[o + 1] = f32(A[ia + 1] + B[ib + 1])
+      d[o + 2] = f32(A[ia + 2] + B[ib + 2])
+      d[o + 3] = va
+      aprevRmin = f32(A[ia] + A[ia + 2])
+      bprevRmin = f32(B[ib] + B[ib + 2])
+      a++
       b++
     }
+    o += 4
   }
-  if (a < sa.size) {
-    const brmax = sb.rmax(sb.size - 1)
-    for (; a < sa.size; a++) out.push(f32(sa.rmin(a) + bprevRmin), f32(sa.rmax(a) + brmax), sa.wmin(a), sa.value(a))
+  mergeState[0] = a
+  mergeState[1] = b
+  mergeState[2] = aprevRmin
+  mergeState[3] = bprevRmin
+  return o
+}
+
+// setCombine's merge, tails and FixError are functions of their own: as one function, V8 threw its
+// optimised code away on nearly every call (~700 deoptimisations per 100 features, for lack of type
+// feedback), which cost more than the merging itself
+
+/** setCombine's tail: the rest of one side, past the other side's last entry */
+function copyTail(S: Float64Array, from: number, to: number, d: Float64Array, o: number, prevRmin: number, otherRmax: number): number {
+  for (let i = 4 * from; i < 4 * to; i += 4, o += 4) {
+    d[o] = f32(S[i] + prevRmin)
+    d[o + 1] = f32(S[i + 1] + otherRmax)
+    d[o + 2] = S[i + 2]
+    d[o + 3] = S[i + 3]
   }
-  if (b < sb.size) {
-    const armax = sa.rmax(sa.size - 1)
-    for (; b < sb.size; b++) out.push(f32(sb.rmin(b) + aprevRmin), f32(sb.rmax(b) + armax), sb.wmin(b), sb.value(b))
-  }
-  // FixError
-  const d = out.d
+  return o
+}
+
+/** WQSummary::FixError over entries [0, o/4) */
+function fixError(d: Float64Array, o: number): void {
   let prevRmin = 0
   let prevRmax = 0
-  for (let i = 0; i < out.size; i++) {
-    if (d[4 * i] < prevRmin) d[4 * i] = prevRmin
-    else prevRmin = d[4 * i]
-    if (d[4 * i + 1] < prevRmax) d[4 * i + 1] = prevRmax
-    const rminNext = out.rminNext(i)
-    if (d[4 * i + 1] < rminNext) d[4 * i + 1] = rminNext
-    prevRmax = d[4 * i + 1]
+  for (let i = 0; i < o; i += 4) {
+    if (d[i] < prevRmin) d[i] = prevRmin
+    else prevRmin = d[i]
+    if (d[i + 1] < prevRmax) d[i + 1] = prevRmax
+    const rminNext = f32(d[i] + d[i + 2])
+    if (d[i + 1] < rminNext) d[i + 1] = rminNext
+    prevRmax = d[i + 1]
   }
-  return out
 }
 
 let radixTmp = new Uint32Array(0)
 const radixCount = new Int32Array(2048)
+
+// The sketch's loops are small functions of their own, each called often enough to be optimised
+// as a whole: a loop optimised only on the fly (on-stack replacement) inside a long function left
+// the code after it without type feedback, and V8 dropped out of that optimised code on every call
+// (hundreds of times per data set), running the rest unoptimised.
 
 /**
  * Sorts non-NaN float32 values ascending, in place (LSD radix sort, 3 passes of 11 bits over the
@@ -162,36 +262,48 @@ function sortFloat32(a: Float32Array): Float32Array {
   const n = a.length
   if (n < 64) return a.sort()
   const keys = new Uint32Array(a.buffer, a.byteOffset, n)
-  for (let i = 0; i < n; i++) {
+  toSortKeys(keys)
+  if (radixTmp.length < n) radixTmp = new Uint32Array(n)
+  const tmp = radixTmp.subarray(0, n)
+  radixPass(keys, tmp, 0)
+  radixPass(tmp, keys, 11)
+  radixPass(keys, tmp, 22)
+  // three passes: the result is in tmp; copy back, undoing the key mapping
+  fromSortKeys(tmp, keys)
+  return a
+}
+
+/** float32 bit patterns → keys in unsigned order */
+function toSortKeys(keys: Uint32Array): void {
+  for (let i = 0; i < keys.length; i++) {
     const k = keys[i]
     keys[i] = k & 0x80000000 ? ~k >>> 0 : (k | 0x80000000) >>> 0
   }
-  if (radixTmp.length < n) radixTmp = new Uint32Array(n)
-  let src: Uint32Array = keys
-  let dst: Uint32Array = radixTmp.subarray(0, n)
-  for (let shift = 0; shift < 33; shift += 11) {
-    radixCount.fill(0)
-    for (let i = 0; i < n; i++) radixCount[(src[i] >>> shift) & 2047]++
-    let sum = 0
-    for (let b = 0; b < 2048; b++) {
-      const c = radixCount[b]
-      radixCount[b] = sum
-      sum += c
-    }
-    for (let i = 0; i < n; i++) {
-      const k = src[i]
-      dst[radixCount[(k >>> shift) & 2047]++] = k
-    }
-    const t = src
-    src = dst
-    dst = t
+}
+
+/** out[i] = the float32 bit pattern of key[i] */
+function fromSortKeys(keys: Uint32Array, out: Uint32Array): void {
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]
+    out[i] = k & 0x80000000 ? (k & 0x7fffffff) >>> 0 : ~k >>> 0
   }
-  // three passes: the result is in radixTmp (src); copy back, undoing the key mapping
+}
+
+/** one stable counting pass over 11 bits of the keys from `shift` */
+function radixPass(src: Uint32Array, dst: Uint32Array, shift: number): void {
+  const n = src.length
+  radixCount.fill(0)
+  for (let i = 0; i < n; i++) radixCount[(src[i] >>> shift) & 2047]++
+  let sum = 0
+  for (let b = 0; b < 2048; b++) {
+    const c = radixCount[b]
+    radixCount[b] = sum
+    sum += c
+  }
   for (let i = 0; i < n; i++) {
     const k = src[i]
-    keys[i] = k & 0x80000000 ? (k & 0x7fffffff) >>> 0 : ~k >>> 0
+    dst[radixCount[(k >>> shift) & 2047]++] = k
   }
-  return a
 }
 
 /** WQuantileSketch<float,float> as HostSketchContainer sets it up, with weight 1 per value. */
@@ -204,7 +316,8 @@ class WQSketch {
   private qtail = 0
   private levels: Summary[] = []
 
-  constructor(maxn: number, maxBin: number) {
+  /** `raw`: scratch of ≥ maxn floats for the queue (shared by the features of a computeCuts call) */
+  constructor(maxn: number, maxBin: number, raw: Float32Array) {
     const nBins = Math.max(1, Math.min(maxBin, maxn))
     const eps = 1.0 / f32(nBins * K_FACTOR)
     let nlevel = 1
@@ -216,7 +329,7 @@ class WQSketch {
     }
     this.limitSize = limit
     this.capacity = limit * 2
-    this.raw = new Float32Array(Math.max(1, maxn))
+    this.raw = raw
   }
 
   push(x: number): void {
@@ -306,41 +419,67 @@ export function computeCuts(x: Float32Array, rows: number, features: number, max
   const ptrs = new Int32Array(features + 1)
   const values: number[] = []
   const minValues = new Float32Array(features)
-  for (let f = 0; f < features; f++) {
-    let n = 0
-    for (let r = 0; r < rows; r++) if (!Number.isNaN(x[r * features + f])) n++
-    let final: Summary | null = null
-    let minVal: number
-    if (n === 0) {
-      minVal = EPS5
-    } else {
-      const sketch = new WQSketch(n, maxBin)
-      for (let r = 0; r < rows; r++) {
-        const v = x[r * features + f]
-        if (!Number.isNaN(v)) sketch.push(v + 0) // -0 → +0: equal under every comparison, one canonical bit pattern
+  const raw = new Float32Array(Math.max(1, rows))
+  // features go in blocks of COLUMN_BLOCK columns copied out of the row-major x (one sequential
+  // read of x per block instead of a strided one per feature and pass)
+  const cols = new Float32Array(rows * Math.min(COLUMN_BLOCK, features))
+  try {
+    for (let f0 = 0; f0 < features; f0 += COLUMN_BLOCK) {
+      const f1 = Math.min(features, f0 + COLUMN_BLOCK)
+      copyColumns(x, rows, features, f0, f1, cols)
+      for (let f = f0; f < f1; f++) {
+        const o = (f - f0) * rows
+        arena.reset()
+        let n = 0
+        for (let r = 0; r < rows; r++) if (!Number.isNaN(cols[o + r])) n++
+        let final: Summary | null = null
+        let minVal: number
+        if (n === 0) {
+          minVal = EPS5
+        } else {
+          const sketch = new WQSketch(n, maxBin, raw)
+          for (let r = 0; r < rows; r++) {
+            const v = cols[o + r]
+            if (!Number.isNaN(v)) sketch.push(v + 0) // -0 → +0: equal under every comparison, one canonical bit pattern
+          }
+          const intermediate = Math.min(n, maxBin * K_FACTOR)
+          const reduced = setPrune(sketch.getSummary(), intermediate)
+          final = setPrune(reduced, Math.min(intermediate, maxBin) + 1)
+          const mval = final.value(0)
+          minVal = f32(f32(mval - Math.abs(mval)) - EPS5)
+        }
+        minValues[f] = minVal
+        const maxNumBins = Math.min(Math.min(n, maxBin * K_FACTOR), maxBin)
+        const start = values.length
+        if (final) {
+          const required = Math.min(final.size, maxNumBins)
+          for (let i = 1; i < required; i++) {
+            const cpt = final.value(i)
+            if (i === 1 || cpt > values[values.length - 1]) values.push(cpt)
+          }
+        }
+        const cpt = final && final.size > 0 ? final.value(final.size - 1) : minVal
+        values.push(f32(cpt + f32(Math.abs(cpt) + EPS5)))
+        if (values.length - start < 1) throw new Error('quantile: a feature without cuts')
+        ptrs[f + 1] = values.length
       }
-      const intermediate = Math.min(n, maxBin * K_FACTOR)
-      const reduced = setPrune(sketch.getSummary(), intermediate)
-      final = setPrune(reduced, Math.min(intermediate, maxBin) + 1)
-      const mval = final.value(0)
-      minVal = f32(f32(mval - Math.abs(mval)) - EPS5)
     }
-    minValues[f] = minVal
-    const maxNumBins = Math.min(Math.min(n, maxBin * K_FACTOR), maxBin)
-    const start = values.length
-    if (final) {
-      const required = Math.min(final.size, maxNumBins)
-      for (let i = 1; i < required; i++) {
-        const cpt = final.value(i)
-        if (i === 1 || cpt > values[values.length - 1]) values.push(cpt)
-      }
-    }
-    const cpt = final && final.size > 0 ? final.value(final.size - 1) : minVal
-    values.push(f32(cpt + f32(Math.abs(cpt) + EPS5)))
-    if (values.length - start < 1) throw new Error('quantile: a feature without cuts')
-    ptrs[f + 1] = values.length
+  } finally {
+    arena.release()
   }
   return { features, maxBin, ptrs, values: Float32Array.from(values), minValues }
+}
+
+/** Features copied out of row-major x per block (computeCuts, prepareGbdtData). */
+export const COLUMN_BLOCK = 16
+
+/** cols[(f − f0)·rows + r] = x[r·features + f] for f in [f0, f1): a block of row-major x, column by column. */
+export function copyColumns(x: Float32Array, rows: number, features: number, f0: number, f1: number, cols: Float32Array): void {
+  const w = f1 - f0
+  for (let r = 0; r < rows; r++) {
+    const base = r * features + f0
+    for (let j = 0; j < w; j++) cols[j * rows + r] = x[base + j]
+  }
 }
 
 /** Bin of value v of feature f: the first cut greater than v (upper_bound), clamped to the last bin. NaN → −1. */
