@@ -17,7 +17,7 @@ import {
 } from 'chart.js'
 import { onBeforeUnmount, onMounted, watch, type Ref } from 'vue'
 import type { LineChartInput, Point, Series } from '../lib/chartSeries'
-import { STRATEGY_STYLE } from '../lib/chartSeries'
+import { BACKEND_DASH, seriesColor, STRATEGY_STYLE } from '../lib/chartSeries'
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Title, Tooltip, Legend)
 
@@ -33,18 +33,25 @@ const EXTRA_POINTS = ['circle', 'rectRot', 'crossRot', 'star'] as const
 /** Pure: the datasets a chart receives for some series (one per series, plus marks and the reference line). */
 export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'reference' | 'curves' | 'pointsOnly'>): LineDataset[] {
   const perStrategyCount = new Map<string, number>()
+  // backends side by side: each backend's place among the series (first seen first) picks its colours and dash
+  const backends = [...new Set([...input.series, ...(input.curves ?? [])].map((s) => s.backend ?? ''))]
+  const backendIndex = (b: string | undefined) => backends.indexOf(b ?? '')
   const sets: LineDataset[] = input.series.map((s) => {
     const st = STRATEGY_STYLE[s.strategy]
-    const nth = perStrategyCount.get(s.strategy) ?? 0
-    perStrategyCount.set(s.strategy, nth + 1)
-    // a second W of the same strategy keeps the colour but changes dash and point style
-    const dash = nth === 0 ? st.dash : EXTRA_DASH[nth % EXTRA_DASH.length]
+    const bi = backendIndex(s.backend)
+    const key = `${s.backend ?? ''}/${s.strategy}`
+    const nth = perStrategyCount.get(key) ?? 0
+    perStrategyCount.set(key, nth + 1)
+    // a second W of the same strategy keeps the colour but changes dash and point style; a second
+    // backend changes the colour and the dash
+    const dash = nth > 0 ? EXTRA_DASH[nth % EXTRA_DASH.length] : bi > 0 ? BACKEND_DASH[bi % BACKEND_DASH.length] : st.dash
     const point = nth === 0 ? st.point : EXTRA_POINTS[nth % EXTRA_POINTS.length]
+    const color = seriesColor(s.strategy, bi)
     return {
       label: s.label,
       data: s.points.map((p) => ({ x: p.x, y: p.y })),
-      borderColor: st.color,
-      backgroundColor: st.color,
+      borderColor: color,
+      backgroundColor: color,
       borderDash: dash,
       borderWidth: 2,
       pointStyle: point,
@@ -55,7 +62,7 @@ export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'ref
     }
   })
   for (const c of input.curves ?? []) {
-    const color = STRATEGY_STYLE[c.strategy].color
+    const color = seriesColor(c.strategy, backendIndex(c.backend))
     sets.push({
       label: c.label,
       data: c.points.map((p) => ({ x: p.x, y: p.y })),

@@ -1,5 +1,7 @@
 // Pure derivation of what the three charts draw, from the measurements received so far. Charts,
 // HTML data tables and tests all read this, so a point appears as soon as its measurement arrives.
+// Backends side by side (issue 25): one series per (backend, strategy, W), the backend in its id and
+// label; sequential and the speedups are per backend (against sequential on the same backend).
 import type { CostModel, WorkerScaling } from '@shared/contract/advice'
 import type { Strategy } from '@shared/contract/config'
 import { STRATEGIES } from '@shared/contract/config'
@@ -12,11 +14,13 @@ export interface Point {
 }
 
 export interface Series {
-  /** stable id, e.g. "pool/W5" */
+  /** stable id, e.g. "pool/W5"; side by side "onnxruntime/pool/W5" */
   id: string
   label: string
   strategy: Strategy
   workers: number | null
+  /** backends side by side: the backend this series ran on (absent in a one-backend run) */
+  backend?: string
   points: Point[]
 }
 
@@ -66,8 +70,8 @@ export interface ChartData {
    * horizontal reference line, not as points at each W as if it had run there
    */
   sweepReference: { label: string; y: number } | null
-  /** best worker count per strategy in the sweep */
-  bestWorkers: { strategy: Strategy; workers: number; ms: number }[]
+  /** best worker count per strategy (and backend, side by side) in the sweep */
+  bestWorkers: { strategy: Strategy; workers: number; ms: number; backend?: string }[]
 }
 
 export function median(values: readonly number[]): number {
@@ -77,21 +81,23 @@ export function median(values: readonly number[]): number {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
 }
 
-function seriesId(strategy: Strategy, workers: number | null): string {
-  return workers == null ? strategy : `${strategy}/W${workers}`
+function seriesId(strategy: Strategy, workers: number | null, backend?: string): string {
+  const id = workers == null ? strategy : `${strategy}/W${workers}`
+  return backend ? `${backend}/${id}` : id
 }
 
-function seriesLabel(strategy: Strategy, workers: number | null): string {
-  return workers == null ? strategy : `${strategy} (W=${workers})`
+function seriesLabel(strategy: Strategy, workers: number | null, backend?: string): string {
+  const label = workers == null ? strategy : `${strategy} (W=${workers})`
+  return backend ? `${backend} ${label}` : label
 }
 
-/** Groups ok measurements of one model count into medians keyed by strategy/W/size. */
+/** Groups ok measurements of one model count into medians keyed by backend/strategy/W/size. */
 function medians(ms: readonly Measurement[]) {
-  const groups = new Map<string, { strategy: Strategy; workers: number; size: number; walls: number[] }>()
+  const groups = new Map<string, { strategy: Strategy; workers: number; size: number; backend?: string; walls: number[] }>()
   for (const m of ms) {
-    const k = `${m.strategy}|${m.workers}|${m.size}`
+    const k = `${m.backend ?? ''}|${m.strategy}|${m.workers}|${m.size}`
     let g = groups.get(k)
-    if (!g) groups.set(k, (g = { strategy: m.strategy, workers: m.workers, size: m.size, walls: [] }))
+    if (!g) groups.set(k, (g = { strategy: m.strategy, workers: m.workers, size: m.size, ...(m.backend ? { backend: m.backend } : {}), walls: [] }))
     g.walls.push(m.wallMs)
   }
   return [...groups.values()].map((g) => ({ ...g, ms: median(g.walls) }))
@@ -99,10 +105,16 @@ function medians(ms: readonly Measurement[]) {
 
 const strategyOrder = (s: Strategy) => STRATEGIES.indexOf(s)
 
-function sortSeries(list: Series[]): Series[] {
+/** Backends in the order the measurements first name them (the config's order: the plan runs them in turn). */
+function backendOrder(ms: readonly { backend?: string }[]): (b: string | undefined) => number {
+  const order = [...new Set(ms.map((m) => m.backend ?? ''))]
+  return (b) => order.indexOf(b ?? '')
+}
+
+function sortSeries(list: Series[], byBackend: (b: string | undefined) => number = () => 0): Series[] {
   for (const s of list) s.points.sort((a, b) => a.x - b.x)
   return list.sort(
-    (a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || (a.workers ?? 0) - (b.workers ?? 0),
+    (a, b) => byBackend(a.backend) - byBackend(b.backend) || strategyOrder(a.strategy) - strategyOrder(b.strategy) || (a.workers ?? 0) - (b.workers ?? 0),
   )
 }
 
@@ -118,31 +130,34 @@ export function chartSeries(measurements: readonly Measurement[], opts: { models
   const empty: ChartData = { models, modelCounts, time: [], speedup: [], sweep: [], sweepSize: null, sweepReference: null, bestWorkers: [] }
   if (models == null) return empty
   const meds = medians(ok.filter((m) => m.models === models))
+  const byBackend = backendOrder(ok)
 
-  // Sequential runs in one worker whatever W is: one series, all its measurements pooled per size.
-  const seqBySize = new Map<number, number[]>()
+  // Sequential runs in one worker whatever W is: one series (per backend), all its measurements pooled per size.
+  const seqBySize = new Map<string, { backend?: string; size: number; walls: number[] }>()
   for (const m of ok) {
     if (m.models !== models || m.strategy !== 'sequential') continue
-    const list = seqBySize.get(m.size) ?? []
-    list.push(m.wallMs)
-    seqBySize.set(m.size, list)
+    const k = `${m.backend ?? ''}|${m.size}`
+    const g = seqBySize.get(k) ?? { ...(m.backend ? { backend: m.backend } : {}), size: m.size, walls: [] }
+    g.walls.push(m.wallMs)
+    seqBySize.set(k, g)
   }
-  const seqMedian = new Map([...seqBySize].map(([size, walls]) => [size, median(walls)]))
+  const seqMedian = new Map([...seqBySize].map(([k, g]) => [k, median(g.walls)]))
+  const seqAt = (backend: string | undefined, size: number) => seqMedian.get(`${backend ?? ''}|${size}`)
 
   const time = new Map<string, Series>()
   const speedup = new Map<string, Series>()
-  const add = (map: Map<string, Series>, strategy: Strategy, workers: number | null, p: Point) => {
-    const id = seriesId(strategy, workers)
+  const add = (map: Map<string, Series>, strategy: Strategy, workers: number | null, backend: string | undefined, p: Point) => {
+    const id = seriesId(strategy, workers, backend)
     let s = map.get(id)
-    if (!s) map.set(id, (s = { id, label: seriesLabel(strategy, workers), strategy, workers, points: [] }))
+    if (!s) map.set(id, (s = { id, label: seriesLabel(strategy, workers, backend), strategy, workers, ...(backend ? { backend } : {}), points: [] }))
     s.points.push(p)
   }
-  for (const [size, ms] of seqMedian) add(time, 'sequential', null, { x: size, y: ms })
+  for (const g of seqBySize.values()) add(time, 'sequential', null, g.backend, { x: g.size, y: seqAt(g.backend, g.size)! })
   for (const g of meds) {
     if (g.strategy === 'sequential') continue
-    add(time, g.strategy, g.workers, { x: g.size, y: g.ms })
-    const seq = seqMedian.get(g.size)
-    if (seq != null && g.ms > 0) add(speedup, g.strategy, g.workers, { x: g.size, y: seq / g.ms })
+    add(time, g.strategy, g.workers, g.backend, { x: g.size, y: g.ms })
+    const seq = seqAt(g.backend, g.size)
+    if (seq != null && g.ms > 0) add(speedup, g.strategy, g.workers, g.backend, { x: g.size, y: seq / g.ms })
   }
 
   // Worker sweep: only meaningful with two or more worker counts for a parallel strategy.
@@ -159,14 +174,16 @@ export function chartSeries(measurements: readonly Measurement[], opts: { models
       sizes.find((size) => new Set(parallel.filter((g) => g.size === size).map((g) => g.workers)).size >= 2) ?? null
     if (sweepSize != null) {
       const map = new Map<string, Series>()
-      for (const g of parallel) if (g.size === sweepSize) add(map, g.strategy, null, { x: g.workers, y: g.ms })
-      const seq = seqMedian.get(sweepSize)
-      if (seq != null) sweepReference = { label: 'sequential (1 worker, reference)', y: seq }
-      sweep = sortSeries([...map.values()])
+      for (const g of parallel) if (g.size === sweepSize) add(map, g.strategy, null, g.backend, { x: g.workers, y: g.ms })
+      // side by side the sequential reference is the first backend's (each backend's is in the time chart)
+      const seqs = [...seqBySize.values()].filter((g) => g.size === sweepSize).sort((a, b) => byBackend(a.backend) - byBackend(b.backend))
+      const seq = seqs.length ? seqAt(seqs[0].backend, sweepSize) : undefined
+      if (seq != null) sweepReference = { label: `${seqs[0].backend ? `${seqs[0].backend} ` : ''}sequential (1 worker, reference)`, y: seq }
+      sweep = sortSeries([...map.values()], byBackend)
       for (const s of sweep) {
         if (!s.points.length) continue
         const best = s.points.reduce((a, b) => (b.y < a.y ? b : a))
-        bestWorkers.push({ strategy: s.strategy, workers: best.x, ms: best.y })
+        bestWorkers.push({ strategy: s.strategy, workers: best.x, ms: best.y, ...(s.backend ? { backend: s.backend } : {}) })
       }
     }
   }
@@ -174,8 +191,8 @@ export function chartSeries(measurements: readonly Measurement[], opts: { models
   return {
     models,
     modelCounts,
-    time: sortSeries([...time.values()]),
-    speedup: sortSeries([...speedup.values()]),
+    time: sortSeries([...time.values()], byBackend),
+    speedup: sortSeries([...speedup.values()], byBackend),
     sweep,
     sweepSize,
     sweepReference,
@@ -188,6 +205,24 @@ export const STRATEGY_STYLE: Record<Strategy, { color: string; dash: number[]; p
   sequential: { color: '#6b7280', dash: [6, 4], point: 'rect' },
   pool: { color: '#2563eb', dash: [], point: 'circle' },
   batched: { color: '#d97706', dash: [2, 3], point: 'triangle' },
+}
+
+/**
+ * Backends side by side: the second and later backends of a run draw each strategy in a colour of
+ * their own (the first keeps STRATEGY_STYLE's), and a dash of their own, so wasm pool and onnxruntime
+ * pool are told apart by colour and line, not only by the legend text.
+ */
+export const BACKEND_COLORS: Record<Strategy, string[]> = {
+  sequential: ['#6b7280', '#0f766e', '#a16207', '#9d174d'],
+  pool: ['#2563eb', '#7c3aed', '#0891b2', '#15803d'],
+  batched: ['#d97706', '#dc2626', '#db2777', '#65a30d'],
+}
+export const BACKEND_DASH: number[][] = [[], [10, 3], [3, 3], [12, 3, 3, 3]]
+
+/** The colour of a series: its strategy's, shifted per backend when the run compares backends (nth: the backend's place). */
+export function seriesColor(strategy: Strategy, backendIndex: number): string {
+  const list = BACKEND_COLORS[strategy]
+  return list[Math.max(0, backendIndex) % list.length]
 }
 
 // ---- model-count sweep: time and throughput against N at one data size ----
@@ -214,24 +249,26 @@ export function modelCountSeries(measurements: readonly Measurement[], opts: { s
   const sizes = [...countsAt].filter(([, n]) => n.size >= 2).map(([s]) => s).sort((a, b) => a - b)
   const size = opts.size != null && sizes.includes(opts.size) ? opts.size : sizes.length ? sizes[sizes.length - 1] : null
   if (size == null) return { size, sizes, time: [], throughput: [] }
-  const groups = new Map<string, { strategy: Strategy; workers: number | null; byN: Map<number, number[]> }>()
+  const groups = new Map<string, { strategy: Strategy; workers: number | null; backend?: string; byN: Map<number, number[]> }>()
   for (const m of ok) {
     if (m.size !== size) continue
     const workers = m.strategy === 'sequential' ? null : m.workers
-    const id = seriesId(m.strategy, workers)
+    const id = seriesId(m.strategy, workers, m.backend)
     let g = groups.get(id)
-    if (!g) groups.set(id, (g = { strategy: m.strategy, workers, byN: new Map() }))
+    if (!g) groups.set(id, (g = { strategy: m.strategy, workers, ...(m.backend ? { backend: m.backend } : {}), byN: new Map() }))
     g.byN.set(m.models, [...(g.byN.get(m.models) ?? []), m.wallMs])
   }
   const time: Series[] = []
   const throughput: Series[] = []
   for (const [id, g] of groups) {
     const pts = [...g.byN].map(([n, walls]) => ({ x: n, y: median(walls) }))
-    const label = seriesLabel(g.strategy, g.workers)
-    time.push({ id, label, strategy: g.strategy, workers: g.workers, points: pts })
-    throughput.push({ id, label, strategy: g.strategy, workers: g.workers, points: pts.filter((p) => p.y > 0).map((p) => ({ x: p.x, y: p.x / (p.y / 1000) })) })
+    const label = seriesLabel(g.strategy, g.workers, g.backend)
+    const base = { id, label, strategy: g.strategy, workers: g.workers, ...(g.backend ? { backend: g.backend } : {}) }
+    time.push({ ...base, points: pts })
+    throughput.push({ ...base, points: pts.filter((p) => p.y > 0).map((p) => ({ x: p.x, y: p.x / (p.y / 1000) })) })
   }
-  return { size, sizes, time: sortSeries(time), throughput: sortSeries(throughput) }
+  const byBackend = backendOrder(ok)
+  return { size, sizes, time: sortSeries(time, byBackend), throughput: sortSeries(throughput, byBackend) }
 }
 
 /** A throughput gain below this from one measured N to the next counts as flat. */

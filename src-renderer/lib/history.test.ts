@@ -50,3 +50,17 @@ describe('history helpers', () => {
     expect(download.mock.calls[1][0]).toBeInstanceOf(Blob)
   })
 })
+
+describe('compareRuns, backends side by side', () => {
+  it('keys each row by its backend too: wasm pool and cpu pool are two rows, not one', async () => {
+    const { sideBySideResult } = await import('@shared/testing/fixtures')
+    const a = sideBySideResult({ runId: 'a' })
+    const b = sideBySideResult({ runId: 'b', cpuFactor: 2 })
+    const rows = compareRuns(a, b)
+    expect(rows).toHaveLength(a.summary.length)
+    expect(rows.filter((r) => r.strategy === 'pool').map((r) => r.backend)).toEqual(['wasm', 'cpu'])
+    const cpuPool = rows.find((r) => r.backend === 'cpu' && r.strategy === 'pool')!
+    expect(cpuPool.deltaPct).toBeCloseTo(((2 - 3) / 3) * 100)
+    expect(rows.find((r) => r.backend === 'wasm' && r.strategy === 'pool')!.deltaPct).toBe(0)
+  })
+})

@@ -2,7 +2,7 @@
 // measurement by measurement (Δ% of the median, as pytest-benchmark compare does).
 import type { RunListEntry } from '@shared/contract/api'
 import { PRESETS, type PresetName } from '@shared/contract/config'
-import type { RunResult, SummaryEntry } from '@shared/contract/result'
+import { optionKey, type RunResult, type SummaryEntry } from '@shared/contract/result'
 import { backendLine, modelLine } from '@shared/contract/run-list'
 import { findFamily } from '@shared/families'
 import { formatNumber } from '@shared/format'
@@ -55,28 +55,42 @@ export interface CompareRow {
   models: number
   strategy: SummaryEntry['strategy']
   workers: number
+  /** backends side by side: the backend of this row (absent in one-backend runs) */
+  backend?: string
   aMs: number | null
   bMs: number | null
   /** (b − a) / a × 100: negative means run B was faster */
   deltaPct: number | null
 }
 
-/** One row per (size, models, strategy, W) present in either run; Δ% where both have it. */
+/**
+ * One row per (size, models, backend, strategy, W) present in either run; Δ% where both have it. A
+ * one-backend run's entries carry no backend: matched against a side-by-side run, they stand for
+ * the backend that run trained on (environment.backend), so wasm against wasm-and-cpu lines up.
+ */
 export function compareRuns(a: RunResult, b: RunResult): CompareRow[] {
-  const k = (s: SummaryEntry) => `${s.size}/${s.models}/${s.strategy}/${s.workers}`
+  const sideBySide = [a, b].some((r) => r.summary.some((s) => s.backend))
+  const backendOf = (r: RunResult, s: SummaryEntry) => s.backend ?? (sideBySide ? r.environment?.backend : undefined)
   const rows = new Map<string, CompareRow>()
+  const order0 = new Map<string, number>()
   for (const [side, run] of [['a', a], ['b', b]] as const) {
     for (const s of run.summary) {
-      const row = rows.get(k(s)) ?? { key: k(s), size: s.size, models: s.models, strategy: s.strategy, workers: s.workers, aMs: null, bMs: null, deltaPct: null }
+      const backend = backendOf(run, s)
+      if (backend && !order0.has(backend)) order0.set(backend, order0.size)
+      const key = `${s.size}/${s.models}/${optionKey({ ...s, backend })}`
+      const row = rows.get(key) ?? { key, size: s.size, models: s.models, strategy: s.strategy, workers: s.workers, ...(backend ? { backend } : {}), aMs: null, bMs: null, deltaPct: null }
       if (side === 'a') row.aMs = s.medianMs
       else row.bMs = s.medianMs
-      rows.set(k(s), row)
+      rows.set(key, row)
     }
   }
   const order = ['sequential', 'pool', 'batched']
   return [...rows.values()]
     .map((r) => ({ ...r, deltaPct: r.aMs != null && r.bMs != null && r.aMs > 0 ? ((r.bMs - r.aMs) / r.aMs) * 100 : null }))
-    .sort((x, y) => x.models - y.models || x.size - y.size || order.indexOf(x.strategy) - order.indexOf(y.strategy) || x.workers - y.workers)
+    .sort(
+      (x, y) =>
+        x.models - y.models || x.size - y.size || (order0.get(x.backend ?? '') ?? 0) - (order0.get(y.backend ?? '') ?? 0) || order.indexOf(x.strategy) - order.indexOf(y.strategy) || x.workers - y.workers,
+    )
 }
 
 export function formatDelta(pct: number | null): string {

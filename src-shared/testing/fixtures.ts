@@ -164,7 +164,7 @@ export function summarize(ms: Measurement[], config: BenchConfig = presetConfig(
   const family = familyOf(config.model)
   const groups = new Map<string, Measurement[]>()
   for (const m of ms) {
-    const k = `${m.size}|${m.models}|${m.workers}|${m.strategy}`
+    const k = `${m.backend ?? ''}|${m.size}|${m.models}|${m.workers}|${m.strategy}`
     groups.set(k, [...(groups.get(k) ?? []), m])
   }
   const med = (v: number[]) => {
@@ -175,7 +175,7 @@ export function summarize(ms: Measurement[], config: BenchConfig = presetConfig(
   for (const g of groups.values()) {
     const m0 = g[0]
     const walls = g.map((m) => m.wallMs)
-    const seq = ms.filter((m) => m.strategy === 'sequential' && m.size === m0.size && m.models === m0.models)
+    const seq = ms.filter((m) => m.strategy === 'sequential' && m.size === m0.size && m.models === m0.models && m.backend === m0.backend)
     const medianMs = med(walls)
     const speedup = seq.length ? med(seq.map((m) => m.wallMs)) / medianMs : null
     out.push({
@@ -183,6 +183,7 @@ export function summarize(ms: Measurement[], config: BenchConfig = presetConfig(
       models: m0.models,
       workers: m0.workers,
       strategy: m0.strategy,
+      ...(m0.backend ? { backend: m0.backend } : {}),
       repeats: g.length,
       medianMs,
       minMs: Math.min(...walls),
@@ -305,4 +306,33 @@ export const CAPABILITIES: Capabilities = {
   shell: 'electron',
   gpus: [],
   launchers: { slurm: { available: false, detail: 'sbatch --version failed: not found on PATH' } },
+}
+
+/**
+ * Backends side by side (issue 25): the smoke preset on wasm and cpu (config.backend a list), every
+ * measurement and summary entry naming its backend, cpu `cpuFactor` times slower than wasm, the
+ * environment listing both backends' devices, the cross-backend Δ, and `notes` when given.
+ */
+export function sideBySideResult(opts: { sizes?: number[]; workers?: number[]; cpuFactor?: number; notes?: string[]; runId?: string } = {}): RunResult {
+  const config: BenchConfig = presetConfig('smoke', { backend: ['wasm', 'cpu'], sizes: opts.sizes ?? [2000], workers: opts.workers ?? [2], repeats: 1 })
+  const factor = opts.cpuFactor ?? 3
+  const measurements = planFor(config).map((key) => {
+    const m = measurementFor(key, false, config)
+    return key.backend === 'cpu' ? { ...m, wallMs: m.wallMs * factor } : m
+  })
+  const result = resultFor(config, measurements, { runId: opts.runId ?? 'run-sbs' })
+  return {
+    ...result,
+    environment: {
+      ...ENVIRONMENT,
+      backend: 'wasm',
+      device: 'AMD EPYC 9654 (SIMD, 16 threads)',
+      backendFlags: { WASM_HAS_SIMD_SUPPORT: true },
+      backends: [
+        { backend: 'wasm', device: 'AMD EPYC 9654 (SIMD, 16 threads)', versions: { '@tensorflow/tfjs-backend-wasm': '4.22.0' }, backendFlags: { WASM_HAS_SIMD_SUPPORT: true } },
+        { backend: 'cpu', device: 'AMD EPYC 9654', versions: { '@tensorflow/tfjs-backend-cpu': '4.22.0' }, backendFlags: {} },
+      ],
+    },
+    verification: { ...result.verification, maxCrossBackendRelMseDiff: 3.2e-5, ...(opts.notes ? { notes: opts.notes } : {}) },
+  }
 }
