@@ -6,7 +6,7 @@
 // Store dependencies run one way: config → run, capabilities, dataSets (those import no store).
 import { defineStore } from 'pinia'
 import { computed, reactive, ref, watch } from 'vue'
-import type { BenchConfig, ModelParams, PresetName } from '@shared/contract/config'
+import type { BenchConfig, ConcreteBackend, ModelParams, PresetName } from '@shared/contract/config'
 import { backendsOf, BenchConfigSchema, DEFAULT_CONFIG, PRESETS, presetConfig, presetDescription } from '@shared/contract/config'
 import type { FieldIssue } from '@shared/contract/errors'
 import { fieldIssues } from '@shared/contract/errors'
@@ -119,14 +119,36 @@ export const useConfigStore = defineStore('config', () => {
     touched()
   }
 
+  /** Backends side by side: the concrete backends the draft runs on (none for auto). */
+  const comparedBackends = computed<ConcreteBackend[]>(() => backendsOf(draft).filter((b): b is ConcreteBackend => b !== 'auto'))
+
+  /**
+   * Ticks or unticks a backend to compare: two or more ticked make draft.backend their list (in the
+   * family's order, the order the plan runs them), one ticked that backend alone, none auto.
+   */
+  function setCompared(name: ConcreteBackend, on: boolean) {
+    const now = new Set(comparedBackends.value)
+    if (on) now.add(name)
+    else now.delete(name)
+    const order = family.value.backends.map((b) => b.name as string)
+    const list = [...now].sort((a, b) => {
+      const [ia, ib] = [order.indexOf(a), order.indexOf(b)]
+      return (ia < 0 ? order.length : ia) - (ib < 0 ? order.length : ib)
+    })
+    draft.backend = list.length >= 2 ? list : (list[0] ?? 'auto')
+    touched()
+  }
+
   const parsed = computed(() => BenchConfigSchema.safeParse(draft))
 
   /** The schema's and the service's issues, said with the panel's labels and the text typed. */
   const issues = computed<FieldIssue[]>(() => {
     const list = parsed.value.success ? [] : fieldIssues(parsed.value.error, draft)
-    for (const backend of backendsOf(draft)) {
+    const side = Array.isArray(draft.backend)
+    for (const [i, backend] of backendsOf(draft).entries()) {
       const opt = caps.option(backend, draft.model.kind)
-      if (caps.caps && opt && !opt.available) list.push({ field: 'backend', message: `Backend ${backend} is not available here: ${opt.detail}` })
+      // side by side, on the compared backend's own box (backend.N)
+      if (caps.caps && opt && !opt.available) list.push({ field: side ? `backend.${i}` : 'backend', message: `Backend ${backend} is not available here: ${opt.detail}` })
     }
     const fields = family.value.fields
     const texts = { ...boxes.texts.value, ...where.texts.value }
@@ -220,6 +242,8 @@ export const useConfigStore = defineStore('config', () => {
     addSize: boxes.addSize,
     removeSize: boxes.removeSize,
     toggleStrategy,
+    comparedBackends,
+    setCompared,
     touched,
     issues,
     messagesFor,
