@@ -82,7 +82,7 @@ it('Compare backends: two ticked make the draft a list in the family order; one 
   expect(w.get('[data-test=compare-help]').text()).toBe('measures every strategy and W on webgpu, then wasm, then cpu, compared side by side')
   // the estimate counts every backend's measurements, its time at the first backend's speed
   expect(cfg.estimate?.measurements).toBe(3 * expandPlan({ ...cfg.config!, backend: 'wasm' }).length)
-  expect(w.get('[data-test=estimate-basis]').text()).toMatch(/\(webgpu, assumed speed\) \(first backend's speed\):/)
+  expect(w.get('[data-test=estimate-basis]').text()).toMatch(/\(webgpu: first backend's speed for every backend, assumed speed\):/)
   // back to one, then none
   await w.get('[data-test=compare-webgpu]').setValue(false)
   await w.get('[data-test=compare-wasm]').setValue(false)

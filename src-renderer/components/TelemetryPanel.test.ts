@@ -78,6 +78,16 @@ describe('TelemetryPanel', () => {
     expect(withGpus.find('[data-test=gpu-busy]').exists()).toBe(false)
   })
 
+  it('backends side by side: CPU backends together say so; a GPU backend among them keeps the GPU rows', () => {
+    const samples = [sample(0, 'pool', 90), sample(1000, 'pool', 95)]
+    const cpus = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples }, backend: ['wasm', 'cpu'] } })
+    expect(cpus.get('[data-test=no-gpu]').text()).toBe('wasm and cpu train on the CPU: no GPU telemetry for this run.')
+    expect(cpus.find('[data-test=gpus]').exists()).toBe(false)
+    const withGpu = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples }, backend: ['wasm', 'webgpu'] } })
+    expect(withGpu.find('[data-test=no-gpu]').exists()).toBe(false)
+    expect(withGpu.find('[data-test=gpus]').exists()).toBe(true)
+  })
+
   it('after a run, each worker keeps its last CPU and memory reading (no N/A from its exit sample)', () => {
     const reading = (cpuPercent: number | null, rssBytes: number | null): WorkerSample[] => [{ pid: 7, cpuPercent, rssBytes }]
     const samples = [
