@@ -122,6 +122,7 @@ describe.skipIf(skip)('browser mode: backends side by side (wasm and cpu)', () =
     await page.locator('[data-test="nav-history"]').click()
     const row = page.locator(`[data-test="history-${stored.runId}"]`)
     await row.waitFor({ timeout: 30_000 })
+    expect(await row.locator('[data-test="history-backend"]').textContent()).toMatch(/wasm, cpu/)
     await row.locator('button').first().click()
     const report = page.locator('[data-test="run-report"]')
     await report.waitFor()
