@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Measurement } from '@shared/contract/result'
 import { measurementFor } from '@shared/testing/fixtures'
-import { chartSeries, median, modelCountSeries, throughputPlateaus } from './chartSeries'
+import { chartSeries, costModelChart, costModelLabel, median, modelCountSeries, throughputPlateaus, workerFitChart } from './chartSeries'
 
 const m = (size: number, strategy: Measurement['strategy'], workers: number, repeat: number, wallMs: number, models = 4) => ({
   ...measurementFor({ size, models, workers, strategy, repeat }),
@@ -124,5 +124,21 @@ describe('modelCountSeries and throughputPlateaus', () => {
     const rising = throughputPlateaus(modelCountSeries(batched.slice(0, 4)).throughput)[0]
     expect(rising.flatFrom).toBeNull()
     expect(rising.largestN).toBe(8)
+  })
+})
+
+describe('advice charts of a side-by-side run (issue 25)', () => {
+  it('name and key each cost model and worker fit by its backend, so two backends never merge', async () => {
+    const { adviseFrom } = await import('@shared/advice')
+    const line = (backend: 'wasm' | 'onnxruntime', strategy: 'sequential' | 'batched', workers: number, a: number, b: number) =>
+      [1, 2, 4, 8].filter((n) => n >= workers).map((n) => ({ size: 1000, models: n, workers, strategy, backend, repeats: 1, medianMs: a + b * n, minMs: 0, maxMs: 0, speedupVsSequential: null, efficiency: null, workRate: 1, warnings: [] }))
+    const summary = [...line('wasm', 'sequential', 1, 10, 8), ...line('wasm', 'batched', 1, 20, 3), ...line('wasm', 'batched', 2, 30, 2), ...line('onnxruntime', 'sequential', 1, 5, 2), ...line('onnxruntime', 'batched', 1, 8, 1), ...line('onnxruntime', 'batched', 2, 9, 0.5)]
+    const advice = adviseFrom({ runId: 'r', summary }, { models: 16, size: 1000 })
+    const chart = costModelChart(advice.costModels)
+    expect(chart.series.map((s) => s.label)).toContain('onnxruntime batched (W=2)')
+    expect(new Set(chart.series.map((s) => s.id)).size).toBe(advice.costModels.length)
+    const fits = workerFitChart(advice.scaling.filter((s) => s.models === 8))
+    expect(fits.series.map((s) => s.label).sort()).toEqual(['onnxruntime batched measured', 'wasm batched measured'])
+    expect(costModelLabel(advice.costModels[0])).toBe('wasm sequential')
   })
 })

@@ -315,8 +315,12 @@ export function throughputPlateaus(throughput: readonly Series[]): ThroughputPla
  * Amdahl/USL curve (a line), and the fastest W and the knee read off the curve (marks).
  */
 export function workerFitChart(list: readonly WorkerScaling[]): LineChartInput {
-  const measured: Series[] = list.map((s) => ({ id: `${s.strategy}/measured`, label: `${s.strategy} measured`, strategy: s.strategy, workers: null, points: s.points.map((p) => ({ x: p.workers, y: p.ms })) }))
-  const curves: Series[] = list.map((s) => ({ id: `${s.strategy}/fit`, label: `${s.strategy} ${s.law === 'usl' ? 'USL' : 'Amdahl'} fit`, strategy: s.strategy, workers: null, points: s.curve.map((c) => ({ x: c.workers, y: c.ms })) }))
+  // side by side, each backend's curves apart (named and coloured by backend)
+  const name = (s: WorkerScaling) => seriesLabel(s.strategy, null, s.backend)
+  const id = (s: WorkerScaling) => `${s.backend ? `${s.backend}/` : ''}${s.strategy}`
+  const on = (s: WorkerScaling) => (s.backend ? { backend: s.backend } : {})
+  const measured: Series[] = list.map((s) => ({ id: `${id(s)}/measured`, label: `${name(s)} measured`, strategy: s.strategy, workers: null, ...on(s), points: s.points.map((p) => ({ x: p.workers, y: p.ms })) }))
+  const curves: Series[] = list.map((s) => ({ id: `${id(s)}/fit`, label: `${name(s)} ${s.law === 'usl' ? 'USL' : 'Amdahl'} fit`, strategy: s.strategy, workers: null, ...on(s), points: s.curve.map((c) => ({ x: c.workers, y: c.ms })) }))
   const at = (s: WorkerScaling, w: number) => ({ x: w, y: s.curve.find((c) => c.workers === w)?.ms ?? NaN })
   const first = list[0]
   return {
@@ -335,17 +339,17 @@ export function workerFitChart(list: readonly WorkerScaling[]): LineChartInput {
   }
 }
 
-/** "sequential", "pool (W=2)": a cost model's name in charts and tables */
-export function costModelLabel(c: Pick<CostModel, 'strategy' | 'workers'>): string {
-  return seriesLabel(c.strategy, c.strategy === 'sequential' ? null : c.workers)
+/** "sequential", "pool (W=2)", side by side "onnxruntime pool (W=2)": a cost model's name in charts and tables */
+export function costModelLabel(c: Pick<CostModel, 'strategy' | 'workers' | 'backend'>): string {
+  return seriesLabel(c.strategy, c.strategy === 'sequential' ? null : c.workers, c.backend)
 }
 
 /** The cost models at one size: measured medians (points) and each fitted line a + b·N. */
 export function costModelChart(costModels: readonly CostModel[]): LineChartInput {
-  const measured: Series[] = costModels.map((c) => ({ id: `${c.strategy}/W${c.workers}`, label: costModelLabel(c), strategy: c.strategy, workers: c.workers, points: c.fit.points.map((p) => ({ x: p.x, y: p.ms })) }))
+  const measured: Series[] = costModels.map((c) => ({ id: `${c.backend ? `${c.backend}/` : ''}${c.strategy}/W${c.workers}`, label: costModelLabel(c), strategy: c.strategy, workers: c.workers, ...(c.backend ? { backend: c.backend } : {}), points: c.fit.points.map((p) => ({ x: p.x, y: p.ms })) }))
   const lines: Series[] = costModels
     .filter((c) => Number.isFinite(c.fit.a) && Number.isFinite(c.fit.b))
-    .map((c) => ({ id: `${c.strategy}/W${c.workers}/fit`, label: `${costModelLabel(c)} fit`, strategy: c.strategy, workers: c.workers, points: c.fit.points.map((p) => ({ x: p.x, y: p.predictedMs })) }))
+    .map((c) => ({ id: `${c.backend ? `${c.backend}/` : ''}${c.strategy}/W${c.workers}/fit`, label: `${costModelLabel(c)} fit`, strategy: c.strategy, workers: c.workers, ...(c.backend ? { backend: c.backend } : {}), points: c.fit.points.map((p) => ({ x: p.x, y: p.predictedMs })) }))
   const size = costModels[0]?.size
   return {
     title: `Cost models: time ≈ a + b·N${size != null ? ` at ${formatRows(size)} rows` : ''}`,

@@ -116,5 +116,5 @@ export function describeWorkerFit(s: WorkerScaling): string {
   const r2 = s.r2 == null ? `R² – (${s.points.length} W measured)` : `R² ${s.r2.toFixed(2)}`
   const maxMeasured = Math.max(...s.points.map((p) => p.workers))
   const past = s.fastestWorkers > maxMeasured ? ` (read off the curve past the largest W measured, ${maxMeasured})` : ''
-  return `${s.strategy}: ${law}, ${r2}; fastest at W = ${s.fastestWorkers}${past}; knee at W = ${s.kneeWorkers} (past it one more worker saves < ${Math.round(ADVICE_LIMITS.kneeGain * 100)} %)`
+  return `${s.backend ? `${s.backend} ` : ''}${s.strategy}: ${law}, ${r2}; fastest at W = ${s.fastestWorkers}${past}; knee at W = ${s.kneeWorkers} (past it one more worker saves < ${Math.round(ADVICE_LIMITS.kneeGain * 100)} %)`
 }
