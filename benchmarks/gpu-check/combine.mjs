@@ -44,14 +44,24 @@ export function gpuBusy(samples) {
   const acc = new Map()
   for (const s of samples ?? []) {
     if (s.phase !== 'measuring' || !s.strategy) continue
-    const u = (s.gpus ?? []).map((g) => g.util).filter((x) => x != null && Number.isFinite(x))
-    if (!u.length) continue
-    const a = acc.get(s.strategy) ?? { sum: 0, n: 0 }
-    a.sum += u.reduce((x, y) => x + y, 0) / u.length
+    const read = (s.gpus ?? []).filter((g) => g.util != null && Number.isFinite(g.util))
+    if (!read.length) continue
+    const a = acc.get(s.strategy) ?? { sum: 0, n: 0, byGpu: new Map() }
+    a.sum += read.reduce((x, g) => x + g.util, 0) / read.length
     a.n += 1
+    for (const g of read) {
+      const b = a.byGpu.get(g.index) ?? { sum: 0, n: 0 }
+      b.sum += g.util
+      b.n += 1
+      a.byGpu.set(g.index, b)
+    }
     acc.set(s.strategy, a)
   }
-  return STRATEGIES.filter((s) => acc.has(s)).map((s) => ({ strategy: s, meanUtil: acc.get(s).sum / acc.get(s).n, samples: acc.get(s).n }))
+  return STRATEGIES.filter((s) => acc.has(s)).map((s) => {
+    const a = acc.get(s)
+    const perGpu = [...a.byGpu].sort((x, y) => x[0] - y[0]).map(([index, b]) => ({ index, meanUtil: b.sum / b.n }))
+    return { strategy: s, meanUtil: a.sum / a.n, samples: a.n, perGpu }
+  })
 }
 
 function peakGpuMemMiB(samples) {
@@ -86,7 +96,9 @@ function compactTrainpool(dir, name = 'trainpool') {
     startupWarmupMs: (r.measurements ?? []).filter((m) => m.startupMs || m.warmupMs).map((m) => ({ strategy: m.strategy, workers: m.workers, startupMs: m.startupMs, warmupMs: m.warmupMs })),
     gpuTelemetry: r.telemetry ? { gpu: r.telemetry.gpu, samples: samples.length, intervalMs: r.telemetry.intervalMs, peakMemUsedMiB: peakGpuMemMiB(samples) } : null,
     gpuBusy: busy,
-    gpuBusyLine: busy.length ? `GPU busy ${busy.map((b) => `${Math.round(b.meanUtil)} % in ${b.strategy}`).join(', ')}` : null,
+    gpuBusyLine: busy.length
+      ? `GPU busy ${busy.map((b) => `${Math.round(b.meanUtil)} % in ${b.strategy}${b.perGpu.length > 1 ? ` (${b.perGpu.map((g) => `GPU ${g.index} ${Math.round(g.meanUtil)} %`).join(', ')})` : ''}`).join(', ')}`
+      : null,
     warnings: r.warnings ?? [],
   }
 }

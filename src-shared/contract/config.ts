@@ -96,7 +96,9 @@ export const BenchConfigSchema = z
     models: intListField('models', LIMITS.models, LIMITS.modelsCount),
     workers: intListField('workers', LIMITS.workers, LIMITS.listCount),
     strategies: enumListField('strategies', STRATEGIES),
-    backend: z.union([BackendChoiceSchema, BackendListSchema]),
+    backend: z.union([BackendChoiceSchema, BackendListSchema], {
+      error: () => `backend accepts ${backendChoices().join(', ')}, or a list of two or more backends to compare side by side`,
+    }),
     repeats: intField('repeats', LIMITS.repeats),
     seed: intField('seed', LIMITS.seed),
     target: z.enum(TARGETS, { error: `target accepts ${TARGETS.join(', ')}` }),

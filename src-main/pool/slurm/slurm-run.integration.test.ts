@@ -6,7 +6,7 @@
 // pending reason; a coordinator that restarts cancels the jobs of the run it marks interrupted.
 // Skips without Slurm, saying why; TRAINPOOL_REQUIRE=slurm (CI) makes that a failure.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -16,6 +16,7 @@ import { BenchService } from '../../service/bench-service'
 import { RunStore } from '../../store/run-store'
 import { skipWithout, waitUntil } from '../../testing/capability'
 import { slurmAvailable } from '../../testing/slurm'
+import { killAll, spawnCli } from '../../testing/cli-process'
 import { cancelJobsOfRun } from './slurm-engine'
 import { queryArray, submitArray } from './slurm-cli'
 
@@ -28,6 +29,26 @@ const SLURM = { engine: 'slurm' as const, gres: 'gpu:1', sbatchArgs: [] as strin
 
 function service(name: string): BenchService {
   return new BenchService({ launcher: new NodeLauncher(), store: new RunStore(join(dir, name)), shell: 'cli', telemetry: false })
+}
+
+/** Every trainpool worker job squeue lists now (this test's user), by id. */
+function listJobs(): string[] {
+  return execFileSync('squeue', ['-h', '-n', 'trainpool-worker', '-o', '%F'], { encoding: 'utf8' }).split('\n').filter(Boolean)
+}
+
+/** Processes of these Slurm jobs' tasks still alive (by SLURM_ARRAY_JOB_ID in their environment), by pid. */
+function taskProcesses(jobs: readonly string[]): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const env = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0')
+      if (env.some((v) => jobs.some((j) => v === `SLURM_ARRAY_JOB_ID=${j}`))) pids.push(Number(entry))
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return pids
 }
 
 /** Jobs of these ids still queued or running (squeue's view). */
@@ -112,6 +133,26 @@ describe.skipIf(noSlurm)('runs on Slurm (--launcher slurm)', () => {
     expect(run.status).toBe('cancelled')
     expect(run.scheduler!.jobIds.length).toBeGreaterThan(0)
     expect(await waitUntil(() => activeJobs(run.scheduler!.jobIds).length === 0, 15_000, 250)).toBe(true)
+  })
+
+  it('Ctrl+C in `trainpool bench --launcher slurm` cancels the run: no job left in squeue, no worker process left', async () => {
+    const store = join(dir, 'cli')
+    const cli = spawnCli('bench', ['--preset', 'smoke', '--backend', 'wasm', '--workers', '2', '--strategies', 'pool', '--sizes', '3000', '--epochs', '200', '--launcher', 'slurm', '--store', store])
+    try {
+      expect(await waitUntil(() => /measuring|W=2/.test(cli.out.stderr) && listJobs().length > 0, 60_000, 200)).toBe(true)
+      const jobs = listJobs()
+      await waitUntil(() => activeJobs(jobs).some((l) => l.includes('RUNNING')), 30_000, 200)
+      // the tasks' processes can be seen (so their absence below means something)
+      expect(await waitUntil(() => taskProcesses(jobs).length > 0, 10_000, 200)).toBe(true)
+      cli.child.kill('SIGINT')
+      const exit = await cli.exited
+      expect(exit.code).toBe(1)
+      expect(await waitUntil(() => activeJobs(jobs).length === 0, 15_000, 250)).toBe(true)
+      // the workers were Slurm's tasks: none of their processes is left on the node
+      expect(await waitUntil(() => taskProcesses(jobs).length === 0, 10_000, 250)).toBe(true)
+    } finally {
+      killAll()
+    }
   })
 
   it('a task that cannot start within the queue timeout fails the run with Slurm\'s pending reason, and is cancelled', async () => {
