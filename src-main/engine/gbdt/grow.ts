@@ -14,7 +14,8 @@
 // is reached has no nodes left to evaluate while deeper ones go on, and each model's trees are the
 // ones it grows alone.
 import type { GbdtData } from './binning'
-import { build1, build2, build4, difference, HistPool, subtractRange, zero } from './histograms'
+import { type Bins, difference, HistPool, subtractRange, zero } from './histograms'
+import type { HistKernel } from './kernel'
 import { type ModelState, Node } from './model-state'
 import { applySplit, buildsSecond, isEvaluated, scanFeature, type SplitCoefs, splitApplies, throwIfStopped } from './rules'
 
@@ -45,11 +46,15 @@ export class LevelGrower {
   private readonly offOf = new Int32Array(4)
   private readonly lenOf = new Int32Array(4)
   private readonly blockFeats = new Int32Array(FEATURE_BLOCK)
+  /** the binned matrix where the kernel reads it */
+  private readonly bins: Bins
 
   constructor(
     private readonly data: GbdtData,
     readonly pool: HistPool,
     private readonly stop: StopHooks,
+    /** the histogram loops, and the memory they read (data.bins' copy, scratchA, pool buffers, rows and q) */
+    private readonly kernel: HistKernel,
   ) {
     const n = data.rows
     const F = data.features
@@ -60,8 +65,14 @@ export class LevelGrower {
     let maxWidth = 1
     for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
     this.maxWidth = maxWidth
-    this.scratchA = new Float64Array(4 * 2 * maxWidth)
+    this.scratchA = kernel.float64(LevelGrower.scratchALength(maxWidth))
     this.scratchB = new Float64Array(2 * maxWidth)
+    this.bins = kernel.bins(data)
+  }
+
+  /** terminal mode's built regions: 4 features of the widest width */
+  static scratchALength(maxWidth: number): number {
+    return 4 * 2 * maxWidth
   }
 
   /** the split scan's table recip[h] = 1/(h + λ), h = 0..n, for a model's coefficients (one per λ) */
@@ -209,7 +220,8 @@ export class LevelGrower {
     const rows = m.rows
     const q = m.q
     const inv = m.inv
-    const bins = data.bins
+    const bins = this.bins
+    const kernel = this.kernel
     for (let t = 0; t < k; t++) {
       const f = groupFeats[t]
       colOf[t] = f * n
@@ -219,11 +231,11 @@ export class LevelGrower {
     for (const u of m.units) {
       const buf = term ? scratchA : u.buf!
       for (let t = 0; t < k; t++) zero(buf, offOf[t], lenOf[t])
-      if (k === 4) build4(bins, colOf[0], colOf[1], colOf[2], colOf[3], rows, q, u.begin, u.end, buf, offOf[0], offOf[1], offOf[2], offOf[3])
+      if (k === 4) kernel.build4(bins, colOf[0], colOf[1], colOf[2], colOf[3], rows, q, u.begin, u.end, buf, offOf[0], offOf[1], offOf[2], offOf[3])
       else if (k >= 2) {
-        build2(bins, colOf[0], colOf[1], rows, q, u.begin, u.end, buf, offOf[0], offOf[1])
-        if (k === 3) build1(bins, colOf[2], rows, q, u.begin, u.end, buf, offOf[2])
-      } else build1(bins, colOf[0], rows, q, u.begin, u.end, buf, offOf[0])
+        kernel.build2(bins, colOf[0], colOf[1], rows, q, u.begin, u.end, buf, offOf[0], offOf[1])
+        if (k === 3) kernel.build1(bins, colOf[2], rows, q, u.begin, u.end, buf, offOf[2])
+      } else kernel.build1(bins, colOf[0], rows, q, u.begin, u.end, buf, offOf[0])
       for (let t = 0; t < k; t++) {
         const f = groupFeats[t]
         const nb = data.nBins[f]

@@ -112,6 +112,8 @@ export class HistPool {
   constructor(
     readonly length: number,
     readonly capacity: number,
+    /** where a new buffer comes from (the histogram kernel's memory) */
+    private readonly alloc: (length: number) => Float64Array = (length) => new Float64Array(length),
   ) {}
 
   get available(): number {
@@ -122,7 +124,7 @@ export class HistPool {
     if (this.alive >= this.capacity) throw new Error('histogram pool exhausted')
     this.alive++
     if (this.alive > this.peak) this.peak = this.alive
-    return this.free.pop() ?? new Float64Array(this.length)
+    return this.free.pop() ?? this.alloc(this.length)
   }
 
   release(b: Float64Array | null): void {

@@ -95,13 +95,15 @@ export class ModelState {
     readonly c: SplitCoefs,
     /** 1/(h + λ) for this model's λ, h = 0..n (the split scan's estimate), shared likewise */
     readonly recip: Float64Array,
+    /** where rows and q live (the histogram kernel reads them) */
+    int32: (length: number) => Int32Array = (length) => new Int32Array(length),
   ) {
     this.rounds = params.rounds
     this.maxDepth = params.maxDepth
     this.sampler = new ModelSampler(seed, features, params)
     this.pred = new Float32Array(n).fill(f32(params.baseScore))
-    this.rows = new Int32Array(n)
-    this.q = new Int32Array(n)
+    this.rows = int32(n)
+    this.q = int32(n)
     this.sampled = new Uint8Array(n)
     this.feats = new Int32Array(features)
     this.slotOf = new Int32Array(features)

@@ -26,6 +26,7 @@ import { CPU_SLOT_BYTES, defaultTreeGroup, featuresPerTree, type GbdtParams, HIS
 import type { GbdtData } from './binning'
 import { LevelGrower } from './grow'
 import { HistPool } from './histograms'
+import { arenaBytes, createHistKernel, kernelName, type KernelName } from './kernel'
 import { ModelState } from './model-state'
 import { histogramSlots, type SplitCoefs, splitCoefs, throwIfStopped, trainingParams } from './rules'
 import type { GbdtModel } from './tree'
@@ -61,6 +62,8 @@ export interface GbdtTrainOptions {
    * parameters (trainGbdt(data, { ...params, ...perModel[i] }, seeds[i])).
    */
   perModel?: readonly GbdtPerModelParams[]
+  /** the histogram kernel (kernel.ts; default: TRAINPOOL_GBDT_KERNEL, else wasm where WebAssembly SIMD is available); the trees are the same */
+  kernel?: KernelName
 }
 
 export interface GbdtTrainStats {
@@ -90,8 +93,17 @@ function* groupTrainer(
   const slots = histogramSlots(data.width, perTree)
   const bufBytes = slots * CPU_SLOT_BYTES
   const budget = options.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
-  const pool = new HistPool(2 * slots, Math.max(2, Math.floor(budget / bufBytes)))
-  const grower = new LevelGrower(data, pool, options)
+  const capacity = Math.max(2, Math.floor(budget / bufBytes))
+  // the arrays the histogram kernel reads, all in its memory: the binned matrix, each model's rows
+  // and q, the terminal scratch and the pool's buffers (only those used are ever touched)
+  let maxWidth = 1
+  for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
+  const kernel = createHistKernel(
+    kernelName(options.kernel),
+    arenaBytes(data.bins.byteLength) + arenaBytes(8 * LevelGrower.scratchALength(maxWidth)) + arenaBytes(4 * n, 2 * seeds.length) + arenaBytes(16 * slots, capacity),
+  )
+  const pool = new HistPool(2 * slots, capacity, (length) => kernel.float64(length))
+  const grower = new LevelGrower(data, pool, options, kernel)
   // models that agree on the split coefficients share them (and their 1/(h + λ) table)
   const coefs = new Map<string, SplitCoefs>()
   const models = seeds.map((s, i) => {
@@ -99,7 +111,7 @@ function* groupTrainer(
     const key = JSON.stringify(fresh)
     const c = coefs.get(key) ?? fresh
     coefs.set(key, c)
-    return new ModelState(s, n, F, own[i], c, grower.recipFor(c))
+    return new ModelState(s, n, F, own[i], c, grower.recipFor(c), (length) => kernel.int32(length))
   })
   const rounds = Math.max(...own.map((p) => p.rounds))
   /** the sampled rows' float32 gradients, before quantisation (one model at a time) */

@@ -1,0 +1,190 @@
+// The histogram kernel of the CPU trainer: the loops that add a node's rows into its histogram
+// (build1/build2/build4) and the memory they read. Two of them, the same trees bit for bit (every
+// histogram sum is an integer, see quantise.ts):
+//   ts    histograms.ts's loops on ordinary typed arrays: the reference;
+//   wasm  the WebAssembly SIMD loops compiled from src-wasm/gbdt-hist.ts (AssemblyScript; the bytes
+//         are in hist-wasm.generated.ts), which add the pair (Σq, count) as one f64x2: ~2× faster
+//         per (row, feature) update here. What they read must be in the module's linear memory, so
+//         one training's binned matrix (a copy), each model's rows and q, the terminal scratch and
+//         the histogram pool's buffers are views on ONE WebAssembly.Memory sized for all of them up
+//         front (views would detach if it grew): an arena that hands out aligned views and never frees.
+// TRAINPOOL_GBDT_KERNEL=ts|wasm (or GbdtTrainOptions.kernel) chooses; the default is wasm where
+// WebAssembly SIMD is available and the training's arena fits a 32-bit memory, else ts.
+import type { GbdtData } from './binning'
+import { HIST_WASM_BASE64 } from './hist-wasm.generated'
+import { type Bins, build1, build2, build4 } from './histograms'
+
+export type KernelName = 'ts' | 'wasm'
+
+export interface HistKernel {
+  readonly name: KernelName
+  /** the binned matrix as the kernel reads it (the wasm kernel: a copy in its memory) */
+  bins(data: GbdtData): Bins
+  /** arrays the kernel reads (rows and q; histogram buffers) */
+  int32(length: number): Int32Array
+  float64(length: number): Float64Array
+  build1: typeof build1
+  build2: typeof build2
+  build4: typeof build4
+}
+
+const tsKernel: HistKernel = {
+  name: 'ts',
+  bins: (data) => data.bins,
+  int32: (length) => new Int32Array(length),
+  float64: (length) => new Float64Array(length),
+  build1,
+  build2,
+  build4,
+}
+
+const ALIGN = 16
+const PAGE = 65536
+/** a 32-bit memory's most pages, less one */
+const MAX_PAGES = 65535
+
+/** the arena bytes for `count` arrays of `bytes` bytes each (each aligned) */
+export function arenaBytes(bytes: number, count = 1): number {
+  return count * Math.ceil(bytes / ALIGN) * ALIGN
+}
+
+interface HistExports {
+  build1u8(b0: number, rows: number, q: number, begin: number, end: number, h0: number): void
+  build2u8(b0: number, b1: number, rows: number, q: number, begin: number, end: number, h0: number, h1: number): void
+  build4u8(b0: number, b1: number, b2: number, b3: number, rows: number, q: number, begin: number, end: number, h0: number, h1: number, h2: number, h3: number): void
+  build1u16: HistExports['build1u8']
+  build2u16: HistExports['build2u8']
+  build4u16: HistExports['build4u8']
+}
+
+// the few WebAssembly APIs used here (this project's Node typings declare WebAssembly's types, not its value)
+interface WasmModule {
+  readonly __module: unique symbol
+}
+interface WasmMemory {
+  readonly buffer: ArrayBuffer
+}
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean
+  Module: new (bytes: Uint8Array) => WasmModule
+  Memory: new (d: { initial: number; maximum?: number }) => WasmMemory
+  Instance: new (m: WasmModule, imports: object) => { exports: object }
+}
+const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly
+
+let wasmModule: WasmModule | null | undefined
+
+/** the compiled kernel, or null where this runtime has no WebAssembly SIMD */
+function histModule(): WasmModule | null {
+  if (wasmModule === undefined) {
+    const bytes = Buffer.from(HIST_WASM_BASE64, 'base64')
+    wasmModule = wasmApi && wasmApi.validate(bytes) ? new wasmApi.Module(bytes) : null
+  }
+  return wasmModule
+}
+
+export function wasmKernelAvailable(): boolean {
+  return histModule() !== null
+}
+
+class WasmKernel implements HistKernel {
+  readonly name = 'wasm'
+  private readonly buffer: ArrayBuffer
+  private readonly k: HistExports
+  private top = 0
+
+  constructor(api: WasmApi, mod: WasmModule, pages: number) {
+    const memory = new api.Memory({ initial: pages, maximum: pages })
+    this.k = new api.Instance(mod, { env: { memory } }).exports as unknown as HistExports
+    this.buffer = memory.buffer
+  }
+
+  private alloc(bytes: number): number {
+    const at = this.top
+    const next = at + Math.ceil(bytes / ALIGN) * ALIGN
+    if (next > this.buffer.byteLength) throw new Error(`gbdt wasm kernel: arena exhausted (${next} > ${this.buffer.byteLength} bytes)`)
+    this.top = next
+    return at
+  }
+
+  bins(data: GbdtData): Bins {
+    const src = data.bins
+    const out = src instanceof Uint8Array ? new Uint8Array(this.buffer, this.alloc(src.byteLength), src.length) : new Uint16Array(this.buffer, this.alloc(src.byteLength), src.length)
+    out.set(src)
+    return out
+  }
+
+  int32(length: number): Int32Array {
+    return new Int32Array(this.buffer, this.alloc(4 * length), length)
+  }
+
+  float64(length: number): Float64Array {
+    return new Float64Array(this.buffer, this.alloc(8 * length), length)
+  }
+
+  private check(bins: Bins, rows: Int32Array, q: Int32Array, hist: Float64Array): void {
+    const b = this.buffer
+    if (bins.buffer !== b || rows.buffer !== b || q.buffer !== b || hist.buffer !== b) throw new Error('gbdt wasm kernel: an array is not in the kernel memory')
+  }
+
+  build1 = (bins: Bins, c: number, rows: Int32Array, q: Int32Array, begin: number, end: number, hist: Float64Array, o: number): void => {
+    this.check(bins, rows, q, hist)
+    const s = bins.BYTES_PER_ELEMENT
+    const h = hist.byteOffset
+    const f = s === 1 ? this.k.build1u8 : this.k.build1u16
+    f(bins.byteOffset + s * c, rows.byteOffset, q.byteOffset, begin, end, h + 8 * o)
+  }
+
+  build2 = (bins: Bins, c0: number, c1: number, rows: Int32Array, q: Int32Array, begin: number, end: number, hist: Float64Array, o0: number, o1: number): void => {
+    this.check(bins, rows, q, hist)
+    const s = bins.BYTES_PER_ELEMENT
+    const b = bins.byteOffset
+    const h = hist.byteOffset
+    const f = s === 1 ? this.k.build2u8 : this.k.build2u16
+    f(b + s * c0, b + s * c1, rows.byteOffset, q.byteOffset, begin, end, h + 8 * o0, h + 8 * o1)
+  }
+
+  build4 = (
+    bins: Bins,
+    c0: number,
+    c1: number,
+    c2: number,
+    c3: number,
+    rows: Int32Array,
+    q: Int32Array,
+    begin: number,
+    end: number,
+    hist: Float64Array,
+    o0: number,
+    o1: number,
+    o2: number,
+    o3: number,
+  ): void => {
+    this.check(bins, rows, q, hist)
+    const s = bins.BYTES_PER_ELEMENT
+    const b = bins.byteOffset
+    const h = hist.byteOffset
+    const f = s === 1 ? this.k.build4u8 : this.k.build4u16
+    f(b + s * c0, b + s * c1, b + s * c2, b + s * c3, rows.byteOffset, q.byteOffset, begin, end, h + 8 * o0, h + 8 * o1, h + 8 * o2, h + 8 * o3)
+  }
+}
+
+/** the kernel chosen by `requested`, else TRAINPOOL_GBDT_KERNEL, else the default */
+export function kernelName(requested?: KernelName): KernelName {
+  const name = requested ?? process.env.TRAINPOOL_GBDT_KERNEL
+  if (name === undefined || name === '') return wasmKernelAvailable() ? 'wasm' : 'ts'
+  if (name !== 'ts' && name !== 'wasm') throw new RangeError(`TRAINPOOL_GBDT_KERNEL must be ts or wasm, not ${name}`)
+  if (name === 'wasm' && !wasmKernelAvailable()) throw new Error('the wasm histogram kernel needs WebAssembly SIMD, which this runtime lacks')
+  return name
+}
+
+/**
+ * A kernel for one training whose kernel-read arrays take `bytes` of arena (arenaBytes of their
+ * byte lengths): the wasm one unless `name` is ts or the arena does not fit a 32-bit memory (then ts).
+ */
+export function createHistKernel(name: KernelName, bytes: number): HistKernel {
+  const mod = name === 'wasm' ? histModule() : null
+  const pages = Math.max(1, Math.ceil(bytes / PAGE))
+  if (!mod || !wasmApi || pages > MAX_PAGES) return tsKernel
+  return new WasmKernel(wasmApi, mod, pages)
+}
