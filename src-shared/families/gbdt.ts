@@ -194,8 +194,8 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
   const nodesPerTree = 2 * 2 ** p.maxDepth - 1
   // pred f32 + rows i32 + q i32 + sampled u8; trees: 6 typed arrays ≈ 22 B per node, plus object overhead
   const perModelBytes = rows * 13 + F * 8 + p.rounds * (nodesPerTree * 22 + 400)
-  // partition buffers, float32 gradients, the 1/(H+λ) table
-  const scratchBytes = rows * 20
+  // partition buffers, float32 gradients, the 1/(H+λ) table; the wasm histogram kernel's copy of the binned matrix
+  const scratchBytes = rows * 20 + rows * F
   const slots = featuresPerTree(p.colsampleBytree, F) * p.maxBin
   const bufBytes = slots * CPU_SLOT_BYTES
   // the models that grow their trees together hold histograms at the same time
