@@ -148,7 +148,7 @@ export function estimateRun(config: BenchConfig, backendIn: ConcreteBackend | nu
  * model-count sweep: the advice's lines), said with what happens and what to change; null when none.
  * One sentence for the CLI and the config panel.
  */
-export function shortMeasurementsNote(config: BenchConfig, estimate: Pick<RunEstimate, 'shortMeasurements' | 'measurements'>): string | null {
+export function shortMeasurementsNote(config: Pick<BenchConfig, 'models'>, estimate: Pick<RunEstimate, 'shortMeasurements' | 'measurements'>): string | null {
   if (estimate.shortMeasurements === 0 || config.models.length < 3) return null
   return `${estimate.shortMeasurements} of ${estimate.measurements} measurements are estimated under ${MEASUREMENT_FLOOR.minMs} ms: each runs again until its runs have lasted ${MEASUREMENT_FLOOR.minMs} ms and its median run is its time; for the sweep's fits (advice), more rows or more epochs/rounds make each run long enough on its own`
 }

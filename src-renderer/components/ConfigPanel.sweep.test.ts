@@ -7,6 +7,7 @@ import { presetConfig } from '@shared/contract/config'
 import { expandPlan, modelSweep } from '@shared/plan'
 import { fakeBridge, FakeService } from '@shared/testing/fake-service'
 import { setBridge } from '../bridge'
+import { useCapabilitiesStore } from '../stores/capabilities'
 import { useConfigStore } from '../stores/config'
 import ConfigPanel from './ConfigPanel.vue'
 
@@ -70,5 +71,18 @@ describe('ConfigPanel: sweep model counts', () => {
     await flushPromises()
     expect(w.get<HTMLInputElement>('[data-test=sweep-models]').element.checked).toBe(false)
     expect(w.get<HTMLInputElement>('[data-test=models]').element.value).toBe('2, 4')
+  })
+})
+
+describe('ConfigPanel: measurements too short for a sweep (issue 25)', () => {
+  it('says so under the estimate, with what happens and what to change; a single model count does not', async () => {
+    const w = setup()
+    await useCapabilitiesStore().load() // App loads them at start: the estimate's time needs the backend
+    await flushPromises()
+    expect(w.find('[data-test=short-measurements]').exists()).toBe(false)
+    await w.get('[data-test=models]').setValue('16')
+    await w.get('[data-test=sweep-models]').setValue(true)
+    await flushPromises()
+    expect(w.get('[data-test=short-measurements]').text()).toMatch(/measurements are estimated under 250 ms: each runs again until .*more rows or more epochs\/rounds/)
   })
 })

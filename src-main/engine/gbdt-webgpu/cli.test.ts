@@ -1,19 +1,23 @@
 // End to end: `trainpool bench --model gbdt --backend webgpu --preset smoke` — the real CLI, real
 // worker processes on the device (lavapipe here and in CI) — trains every strategy with the same
-// trees (tolerance 0), and each model's tree hash equals the one `--backend cpu` reports.
+// trees (tolerance 0), and each model's tree hash equals the one `--backend cpu` reports. Whether
+// there is an adapter is asked of a worker process, not here: Dawn loaded in the test process
+// itself sometimes aborts as that process exits (a mutex assertion in its teardown), which kills the
+// test worker after the test has passed.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { parseRunResult, type RunResult } from '@shared/contract'
+import { NodeLauncher } from '../../pool/node-launcher'
+import { probeInWorker } from '../../service/backend-probe'
+import { skipWithout } from '../../testing/capability'
 import { killAll, spawnCli } from '../../testing/cli-process'
-import { type DeviceHolder, noDevice, openForTests } from './test-support'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-gbdt-webgpu-cli-'))
-let dev: DeviceHolder = { gpu: null, why: 'not opened' }
+let webgpu = { available: false, detail: 'not probed' }
 beforeAll(async () => {
-  dev = await openForTests()
-  dev.gpu?.release()
+  webgpu = (await probeInWorker(new NodeLauncher())).find((b) => b.name === 'webgpu') ?? webgpu
 })
 afterAll(() => {
   killAll()
@@ -34,7 +38,7 @@ function prints(run: RunResult): Map<string, string[]> {
 }
 
 it('bench --model gbdt --backend webgpu --preset smoke: every strategy, every model = the CPU engine (tree hash)', { timeout: 600_000 }, async (ctx) => {
-  if (noDevice(dev)) return ctx.skip()
+  if (skipWithout('webgpu', webgpu.available, `no WebGPU adapter: ${webgpu.detail}`)) return ctx.skip()
   const [gpu, cpu] = await Promise.all([bench('webgpu'), bench('cpu')])
   expect(gpu.run.status).toBe('ok')
   expect(gpu.run.environment).toMatchObject({ backend: 'webgpu', backendFlags: { engine: 'webgpu-wgsl' } })

@@ -164,6 +164,13 @@ describe.skipIf(noSlurm)('runs on Slurm (--launcher slurm)', () => {
     expect(activeJobs(result.scheduler!.jobIds)).toEqual([])
   })
 
+  it("a Slurm run is not refused for this machine's free memory: its workers use the nodes'", async () => {
+    const svc = service('memory')
+    const big = { ...presetConfig('smoke', { backend: 'wasm', workers: [64], models: [1000] }), sizes: [2_000_000] } as BenchConfig
+    await expect(svc.validate(big)).rejects.toMatchObject({ code: 'insufficient-memory' })
+    await expect(svc.validate({ ...big, launcher: SLURM } as BenchConfig)).resolves.toMatchObject({ launcher: { engine: 'slurm' } })
+  })
+
   it('a coordinator that restarts cancels the jobs of a run it marks interrupted', async () => {
     const store = new RunStore(join(dir, 'restart'))
     const { jobId } = await submitArray({ indices: [0], gres: null, jobName: 'trainpool-orphan', output: join(dir, 'orphan-%A_%a.out'), command: ['sleep', '300'], env: {}, cwd: dir })
