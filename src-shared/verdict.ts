@@ -118,14 +118,15 @@ export function verdictFor(run: RunResult): Verdict {
   }
 
   const parallel = summary.filter((s) => s.strategy !== 'sequential' && s.speedupVsSequential != null)
+  const backends = backendSentences(summary)
   let headline: string
   if (run.status !== 'ok' && run.status !== 'running') {
     headline = `This run ${run.status === 'failed' ? 'FAILED' : `was ${run.status}`}${run.error ? `: ${run.error}` : ''}.${summary.length ? ' The numbers below cover what finished.' : ''}`
   } else if (!summary.length) {
     headline = 'No measurement finished, so there is nothing to compare.'
-  } else if (backendSentences(summary).length) {
+  } else if (backends.length) {
     // side by side, the first question is on what: the largest measured size and model count
-    headline = backendSentences(summary).at(-1)!
+    headline = backends.at(-1)!
   } else if (!parallel.length) {
     headline = `Only ${[...new Set(summary.map((s) => s.strategy))].join(', ')} was measured: no speedup to report.`
   } else {
@@ -159,7 +160,7 @@ export function verdictFor(run: RunResult): Verdict {
     warnings.push(`Only ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'} per measurement: medians are indicative, not robust (3 or more recommended).`)
   }
   const notes = (v.notes ?? []).map((n) => `Across backends, ${n}.`)
-  return { headline, backends: backendSentences(summary), perSize, workers, verification: [verification, ...notes].join(' '), warnings }
+  return { headline, backends, perSize, workers, verification: [verification, ...notes].join(' '), warnings }
 }
 
 /** The verdict as plain text paragraphs (CLI, tests). */

@@ -3,7 +3,7 @@
 // stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { backendLine, type BenchConfig, type ConcreteBackend, firstBackend, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { backendLine, type BenchConfig, type Capabilities, type ConcreteBackend, firstBackend, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
@@ -90,9 +90,12 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
       throw err
     }
   }
+  // asked once: --backend all and the short-measurement note both read them
+  let asked: Promise<Capabilities> | null = null
+  const capabilities = () => (asked ??= service.capabilities())
   if (typeof flags.backend === 'string' && flags.backend.trim() === 'all' && Array.isArray(config.backend)) {
     // every backend of the family available here; the rest said, not tried
-    const caps = await service.capabilities()
+    const caps = await capabilities()
     const available = config.backend.filter((b) => caps.backends.some((c) => c.name === b && c.available))
     const skipped = config.backend.filter((b) => !available.includes(b))
     if (skipped.length) process.stderr.write(`trainpool bench: --backend all: ${skipped.map((b) => `${b} (${caps.backends.find((c) => c.name === b)?.detail ?? 'not available'})`).join(', ')} not available here; measuring ${available.join(', ')}\n`)
@@ -104,7 +107,7 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   }
   {
     // measurements too short alone for a sweep's fits: said before the run, with what to change
-    const caps = await service.capabilities().catch(() => null)
+    const caps = await capabilities().catch(() => null)
     const first = firstBackend(config)
     const backend = first === 'auto' ? (caps?.autoBackends[config.model.kind] ?? null) : first
     const note = caps ? shortMeasurementsNote(config, estimateRun(config, backend as ConcreteBackend | null, { cpuCount: caps.cpuCount })) : null
