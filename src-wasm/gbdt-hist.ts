@@ -1,7 +1,13 @@
-// AssemblyScript: the CPU trainer's histogram update (src-main/engine/gbdt/histograms.ts's build1,
-// build2 and build4) with the pair (Σq, count) added as ONE f64x2: one 16-byte read-modify-write per
-// (row, feature) instead of two 8-byte ones. Every sum is an integer below 2^53, so the result is
-// bit for bit the TypeScript loops' (their reference; kernel.test.ts compares them).
+// AssemblyScript: the CPU trainer's histogram kernel, bit for bit the TypeScript loops it mirrors
+// (their reference; kernel.test.ts compares them):
+// - the update (src-main/engine/gbdt/histograms.ts's build1, build2 and build4) with the pair
+//   (Σq, count) added as ONE f64x2: one 16-byte read-modify-write per (row, feature) instead of two
+//   8-byte ones. Every sum is an integer below 2^53, so the order of additions changes nothing;
+// - the per-bin loops that follow it (zero, derive a sibling by subtraction, and the split scan's
+//   float64 pre-filter, rules.ts's forwardCandidate): at 10 000 rows they cost more than the update
+//   (a node's 256 bins per feature, however few rows it has). The filter only says which bins the
+//   exact float32 split arithmetic (rules.ts, TypeScript, the one home of that rule) must look at,
+//   with the same float64 operations in the same order.
 // Compiled by scripts/build-wasm.mjs into src-main/engine/gbdt/hist-wasm.generated.ts (npm run build:wasm).
 //
 // Arguments are byte addresses in the trainer's one memory (kernel.ts's arena): b* the first bin of
@@ -85,4 +91,79 @@ export function build4u16(b0: usize, b1: usize, b2: usize, b3: usize, rows: usiz
     add(h2, <usize>load<u16>(b2 + r), g)
     add(h3, <usize>load<u16>(b3 + r), g)
   }
+}
+
+// ---- per bin: h, t, s, out, p are byte addresses of a histogram region; len its doubles (a
+// region is (Σq, count) pairs, so even; an odd last one is done alone all the same)
+
+export function zero(h: usize, len: i32): void {
+  memory.fill(h, 0, <usize>len << 3)
+}
+
+/** t[i] −= s[i] */
+export function subtract(t: usize, s: usize, len: i32): void {
+  difference(t, t, s, len)
+}
+
+/** out[i] = p[i] − s[i] (out may be p) */
+export function difference(out: usize, p: usize, s: usize, len: i32): void {
+  const e = <usize>len << 3
+  let i: usize = 0
+  for (; i + 16 <= e; i += 16) v128.store(out + i, f64x2.sub(v128.load(p + i), v128.load(s + i)))
+  if (i < e) store<f64>(out + i, load<f64>(p + i) - load<f64>(s + i))
+}
+
+/**
+ * rules.ts's forwardCandidates.next: from bin b on (state = the left side's (Σq, rows) before b),
+ * the first bin whose forward candidate passes the estimate Σq_L²/(rows_L + λ) + Σq_R²/(rows_R + λ)
+ * ≥ thrQ, its left side then stored in state; −1 when the scan ends (right side below
+ * min_child_weight or empty, or no bins left). Two bins per step, each lane the reference's float64
+ * operations on its bin; a step that ends the scan or finds a candidate is resolved bin by bin, in order.
+ */
+export function forwardCandidate(h: usize, b: i32, nb: i32, gq: f64, n: f64, mcw: f64, thrQ: f64, lambda: f64, state: usize): i32 {
+  let acc = v128.load(state)
+  const vn = f64x2.splat(n)
+  const vmcw = f64x2.splat(mcw)
+  const vgq = f64x2.splat(gq)
+  const vthr = f64x2.splat(thrQ)
+  const vlambda = f64x2.splat(lambda)
+  const vzero = f64x2.splat(0)
+  for (; b + 1 < nb; b += 2) {
+    const p = h + (<usize>b << 4)
+    const a1 = f64x2.add(acc, v128.load(p))
+    const a2 = f64x2.add(a1, v128.load(p, 16))
+    const glq = v128.shuffle<f64>(a1, a2, 0, 2)
+    const hl = v128.shuffle<f64>(a1, a2, 1, 3)
+    const hr = f64x2.sub(vn, hl)
+    const grq = f64x2.sub(vgq, glq)
+    const est = f64x2.add(f64x2.div(f64x2.mul(glq, glq), f64x2.add(hl, vlambda)), f64x2.div(f64x2.mul(grq, grq), f64x2.add(hr, vlambda)))
+    const ends = v128.or(f64x2.lt(hr, vmcw), f64x2.le(hr, vzero))
+    // a candidate: not ended, left side ≥ min_child_weight, and not (estimate < thrQ)
+    const passes = v128.andnot(v128.not(v128.or(f64x2.lt(hl, vmcw), f64x2.lt(est, vthr))), ends)
+    if (v128.any_true(v128.or(ends, passes))) {
+      const e = i64x2.bitmask(ends)
+      const c = i64x2.bitmask(passes)
+      if (e & 1) return -1
+      if (c & 1) {
+        v128.store(state, a1)
+        return b
+      }
+      if (e & 2) return -1
+      v128.store(state, a2)
+      return b + 1
+    }
+    acc = a2
+  }
+  if (b < nb) {
+    acc = f64x2.add(acc, v128.load(h + (<usize>b << 4)))
+    const hl = f64x2.extract_lane(acc, 1)
+    const hr = n - hl
+    if (hr < mcw || hr <= 0 || hl < mcw) return -1
+    const glq = f64x2.extract_lane(acc, 0)
+    const grq = gq - glq
+    if ((glq * glq) / (hl + lambda) + (grq * grq) / (hr + lambda) < thrQ) return -1
+    v128.store(state, acc)
+    return b
+  }
+  return -1
 }

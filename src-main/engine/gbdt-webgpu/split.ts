@@ -79,10 +79,8 @@ export interface NodeHistogram {
 export function chooseFromHistogram(hist: NodeHistogram, gq: number, h: number, inv: number, c: SplitCoefs): SplitChoice {
   const search = new SplitSearch(gq, h)
   search.startSearch(inv, c)
-  const recip = new Float64Array(h + 1)
-  for (let i = 0; i <= h; i++) recip[i] = 1 / (i + c.lambda)
   for (let j = 0; j < hist.offset.length; j++) {
-    scanFeature(search, hist.slots, 2 * hist.offset[j], hist.nBins[j], hist.hasMissing[j] === 1, j, inv, c, recip)
+    scanFeature(search, hist.slots, 2 * hist.offset[j], hist.nBins[j], hist.hasMissing[j] === 1, j, inv, c)
   }
   if (!search.found) return NOT_FOUND
   return { found: true, best: search.best, j: search.feature, bin: search.bin, defaultLeft: search.defaultLeft, glq: search.glq, hl: search.hl }

@@ -6,15 +6,15 @@
 // slices of nodes, without subtraction (runLevelLowMemory; the trees are the same). The split scan
 // and every rule about splits are rules.ts's (shared with the WGSL engine); the histogram loops
 // are histograms.ts's. LevelGrower holds what every level of every round reuses — scratch arrays,
-// the histogram pool, the 1/(h + λ) tables — so that a level allocates nothing per row.
+// the histogram pool — so that a level allocates nothing per row.
 //
 // Every rule that depends on a parameter reads the model's own (ModelState: its depth, its split
-// coefficients and 1/(h + λ) table), once per model and feature group, never per row: a level pass
+// coefficients), once per model and feature group, never per row: a level pass
 // can serve models of different configurations (a model set fused across them), a model whose depth
 // is reached has no nodes left to evaluate while deeper ones go on, and each model's trees are the
 // ones it grows alone.
 import type { GbdtData } from './binning'
-import { type Bins, difference, HistPool, subtractRange, zero } from './histograms'
+import type { Bins, HistPool } from './histograms'
 import type { HistKernel } from './kernel'
 import { type ModelState, Node } from './model-state'
 import { applySplit, buildsSecond, isEvaluated, scanFeature, type SplitCoefs, splitApplies, throwIfStopped } from './rules'
@@ -38,8 +38,6 @@ export class LevelGrower {
   /** terminal mode: up to 4 built regions, and one derived region */
   private readonly scratchA: Float64Array
   private readonly scratchB: Float64Array
-  /** recip[h] = 1 / (h + λ), for the split scan: one table per float32 λ of the group's models */
-  private readonly recips = new Map<number, Float64Array>()
   /** the features of the current group of ≤ 4, and their columns, offsets and lengths in the histogram */
   private readonly groupFeats = new Int32Array(4)
   private readonly colOf = new Int32Array(4)
@@ -66,7 +64,7 @@ export class LevelGrower {
     for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
     this.maxWidth = maxWidth
     this.scratchA = kernel.float64(LevelGrower.scratchALength(maxWidth))
-    this.scratchB = new Float64Array(2 * maxWidth)
+    this.scratchB = kernel.float64(LevelGrower.scratchBLength(maxWidth))
     this.bins = kernel.bins(data)
   }
 
@@ -75,15 +73,9 @@ export class LevelGrower {
     return 4 * 2 * maxWidth
   }
 
-  /** the split scan's table recip[h] = 1/(h + λ), h = 0..n, for a model's coefficients (one per λ) */
-  recipFor(c: SplitCoefs): Float64Array {
-    let recip = this.recips.get(c.lambda)
-    if (!recip) {
-      recip = new Float64Array(this.n + 1)
-      for (let i = 0; i <= this.n; i++) recip[i] = 1 / (i + c.lambda)
-      this.recips.set(c.lambda, recip)
-    }
-    return recip
+  /** terminal mode's derived region: one feature of the widest width */
+  static scratchBLength(maxWidth: number): number {
+    return 2 * maxWidth
   }
 
   private evaluable(m: ModelState, node: Node, depth: number): boolean {
@@ -209,7 +201,6 @@ export class LevelGrower {
     const data = this.data
     const n = this.n
     const c = m.c
-    const recip = m.recip
     const maxWidth = this.maxWidth
     const scratchA = this.scratchA
     const scratchB = this.scratchB
@@ -222,6 +213,7 @@ export class LevelGrower {
     const inv = m.inv
     const bins = this.bins
     const kernel = this.kernel
+    const filter = kernel.filter
     for (let t = 0; t < k; t++) {
       const f = groupFeats[t]
       colOf[t] = f * n
@@ -230,7 +222,7 @@ export class LevelGrower {
     }
     for (const u of m.units) {
       const buf = term ? scratchA : u.buf!
-      for (let t = 0; t < k; t++) zero(buf, offOf[t], lenOf[t])
+      for (let t = 0; t < k; t++) kernel.zero(buf, offOf[t], lenOf[t])
       if (k === 4) kernel.build4(bins, colOf[0], colOf[1], colOf[2], colOf[3], rows, q, u.begin, u.end, buf, offOf[0], offOf[1], offOf[2], offOf[3])
       else if (k >= 2) {
         kernel.build2(bins, colOf[0], colOf[1], rows, q, u.begin, u.end, buf, offOf[0], offOf[1])
@@ -242,15 +234,15 @@ export class LevelGrower {
         const miss = data.hasMissing[f] === 1
         const o = offOf[t]
         const len = lenOf[t]
-        if (u.built) scanFeature(u.built, buf, o, nb, miss, f, inv, c, recip)
+        if (u.built) scanFeature(u.built, buf, o, nb, miss, f, inv, c, filter)
         if (u.derived) {
           const po = 2 * m.slotOf[f]
           if (term) {
-            difference(scratchB, u.parent!, po, buf, o, len)
-            scanFeature(u.derived, scratchB, 0, nb, miss, f, inv, c, recip)
+            kernel.difference(scratchB, u.parent!, po, buf, o, len)
+            scanFeature(u.derived, scratchB, 0, nb, miss, f, inv, c, filter)
           } else {
-            subtractRange(u.parent!, buf, o, len)
-            scanFeature(u.derived, u.parent!, o, nb, miss, f, inv, c, recip)
+            kernel.subtractRange(u.parent!, buf, o, len)
+            scanFeature(u.derived, u.parent!, o, nb, miss, f, inv, c, filter)
           }
         }
       }

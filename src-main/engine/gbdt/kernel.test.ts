@@ -1,14 +1,16 @@
-// The wasm histogram kernel against its reference, histograms.ts's loops: the same sums bit for bit
-// on random inputs (every builder, both bin widths), the same trees through the trainer, and the
-// committed bytes are what src-wasm/gbdt-hist.ts compiles to.
+// The wasm histogram kernel against its reference, histograms.ts's loops and rules.ts's
+// forwardCandidates: the same sums bit for bit on random inputs (every builder, both bin widths;
+// zero and the subtractions), the same candidate bins from the split scan's pre-filter, the same
+// trees through the trainer, and the committed bytes are what src-wasm/gbdt-hist.ts compiles to.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { compileHistWasm, GENERATED, generatedSource } from '../../../scripts/build-wasm.mjs'
 import { Rng } from '../random'
 import { prepareGbdtData } from './binning'
-import { build1, build2, build4 } from './histograms'
+import { build1, build2, build4, difference, subtractRange, zero } from './histograms'
 import { arenaBytes, createHistKernel, wasmKernelAvailable } from './kernel'
+import { forwardCandidates } from './rules'
 import { syntheticRegression } from './synthetic'
 import { trainGbdt, trainGbdtGroup } from './train'
 import { treeHash } from './tree'
@@ -63,10 +65,83 @@ describe('gbdt wasm histogram kernel', () => {
     })
   }
 
+  it('zero, difference and subtractRange give the TypeScript loops\' doubles (even and odd lengths, any offsets)', () => {
+    const rng = new Rng(13)
+    const L = 600
+    const k = createHistKernel('wasm', arenaBytes(8 * L, 4))
+    const [a, b, out] = [k.float64(L), k.float64(L), k.float64(L)]
+    const [ra, rb, rout] = [new Float64Array(L), new Float64Array(L), new Float64Array(L)]
+    const fill = () => {
+      for (let i = 0; i < L; i++) {
+        a[i] = ra[i] = Math.floor((rng.uniform() - 0.5) * 2 ** 40)
+        b[i] = rb[i] = Math.floor((rng.uniform() - 0.5) * 2 ** 40)
+        out[i] = rout[i] = rng.uniform()
+      }
+    }
+    for (let trial = 0; trial < 30; trial++) {
+      const len = 1 + Math.floor(rng.uniform() * 200)
+      const o = Math.floor(rng.uniform() * 100)
+      const po = Math.floor(rng.uniform() * 100)
+      fill()
+      k.zero(a, o, len)
+      zero(ra, o, len)
+      k.difference(out, a, po, b, o, len)
+      difference(rout, ra, po, rb, o, len)
+      k.subtractRange(b, a, po, len)
+      subtractRange(rb, ra, po, len)
+      expect(Array.from(a)).toEqual(Array.from(ra))
+      expect(Array.from(b)).toEqual(Array.from(rb))
+      expect(Array.from(out)).toEqual(Array.from(rout))
+    }
+  })
+
+  it('the split scan\'s pre-filter returns the reference\'s bins and left sums, call after call', () => {
+    const rng = new Rng(17)
+    const n = 5000
+    const nb = 256
+    const k = createHistKernel('wasm', arenaBytes(16 * nb))
+    const hist = k.float64(2 * nb)
+    let passed = 0
+    for (let trial = 0; trial < 40; trial++) {
+      // a node: h rows spread over the bins (many empty on small nodes), Σq of either sign
+      const h = 1 + Math.floor(rng.uniform() ** 2 * n)
+      hist.fill(0)
+      let gq = 0
+      for (let r = 0; r < h; r++) {
+        const bin = Math.floor(rng.uniform() ** (1 + trial % 3) * nb)
+        const q = Math.floor((rng.uniform() - 0.3) * 2 ** 20)
+        hist[2 * bin] += q
+        hist[2 * bin + 1] += 1
+        gq += q
+      }
+      const mcw = [0, 1, 5][trial % 3]
+      const lambda = [1, 0, 0.5][trial % 3]
+      // the threshold moves as the caller's best does: here, up by the estimate at each returned bin
+      for (const filter of [k.filter, forwardCandidates]) filter.state.fill(0)
+      let thrQ = trial % 4 === 0 ? -1 : (gq * gq) / (h + lambda)
+      let b = 0
+      for (;;) {
+        const got = k.filter.next(hist, 0, b, nb, gq, h, mcw, thrQ, lambda)
+        const want = forwardCandidates.next(hist, 0, b, nb, gq, h, mcw, thrQ, lambda)
+        expect(got).toBe(want)
+        expect(Array.from(k.filter.state)).toEqual(Array.from(forwardCandidates.state))
+        if (got < 0) break
+        passed++
+        const [glq, hl] = forwardCandidates.state
+        thrQ = Math.max(thrQ, (glq * glq) / (hl + lambda) + ((gq - glq) * (gq - glq)) / (h - hl + lambda))
+        b = got + 1
+      }
+    }
+    expect(passed).toBeGreaterThan(40)
+  })
+
   it('refuses arrays outside its memory', () => {
     const k = createHistKernel('wasm', arenaBytes(64, 4))
     const bins = k.bins({ bins: new Uint8Array(8) } as Parameters<typeof k.bins>[0])
     expect(() => k.build1(bins, 0, new Int32Array(4), k.int32(4), 0, 4, k.float64(8), 0)).toThrow(/not in the kernel memory/)
+    expect(() => k.zero(new Float64Array(8), 0, 8)).toThrow(/not in the kernel memory/)
+    expect(() => k.subtractRange(k.float64(8), new Float64Array(8), 0, 8)).toThrow(/not in the kernel memory/)
+    expect(() => k.filter.next(new Float64Array(8), 0, 0, 4, 0, 4, 1, 0, 1)).toThrow(/not in the kernel memory/)
   })
 
   it('trains the same trees as the TypeScript kernel (one model, a group, uint16 bins, low memory)', () => {

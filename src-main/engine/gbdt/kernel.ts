@@ -1,18 +1,22 @@
 // The histogram kernel of the CPU trainer: the loops that add a node's rows into its histogram
-// (build1/build2/build4) and the memory they read. Two of them, the same trees bit for bit (every
-// histogram sum is an integer, see quantise.ts):
-//   ts    histograms.ts's loops on ordinary typed arrays: the reference;
+// (build1/build2/build4), the per-bin loops after them (zero a region, derive a sibling by
+// subtraction, the split scan's pre-filter) and the memory they read. Two of them, the same trees
+// bit for bit (every histogram sum is an integer, see quantise.ts; the filter does the reference's
+// float64 operations in the same order):
+//   ts    histograms.ts's loops and rules.ts's forwardCandidates on ordinary typed arrays: the reference;
 //   wasm  the WebAssembly SIMD loops compiled from src-wasm/gbdt-hist.ts (AssemblyScript; the bytes
 //         are in hist-wasm.generated.ts), which add the pair (Σq, count) as one f64x2: ~2× faster
 //         per (row, feature) update here. What they read must be in the module's linear memory, so
-//         one training's binned matrix (a copy), each model's rows and q, the terminal scratch and
-//         the histogram pool's buffers are views on ONE WebAssembly.Memory sized for all of them up
-//         front (views would detach if it grew): an arena that hands out aligned views and never frees.
+//         one training's binned matrix (a copy), each model's rows and q, the terminal scratches
+//         and the histogram pool's buffers are views on ONE WebAssembly.Memory sized for all of
+//         them up front (views would detach if it grew): an arena that hands out aligned views and
+//         never frees.
 // TRAINPOOL_GBDT_KERNEL=ts|wasm (or GbdtTrainOptions.kernel) chooses; the default is wasm where
 // WebAssembly SIMD is available and the training's arena fits a 32-bit memory, else ts.
 import type { GbdtData } from './binning'
 import { HIST_WASM_BASE64 } from './hist-wasm.generated'
-import { type Bins, build1, build2, build4 } from './histograms'
+import { type Bins, build1, build2, build4, difference, subtractRange, zero } from './histograms'
+import { type CandidateFilter, forwardCandidates } from './rules'
 
 export type KernelName = 'ts' | 'wasm'
 
@@ -26,6 +30,11 @@ export interface HistKernel {
   build1: typeof build1
   build2: typeof build2
   build4: typeof build4
+  zero: typeof zero
+  difference: typeof difference
+  subtractRange: typeof subtractRange
+  /** the split scan's pre-filter (its hist array the kernel's) */
+  readonly filter: CandidateFilter
 }
 
 const tsKernel: HistKernel = {
@@ -36,6 +45,10 @@ const tsKernel: HistKernel = {
   build1,
   build2,
   build4,
+  zero,
+  difference,
+  subtractRange,
+  filter: forwardCandidates,
 }
 
 const ALIGN = 16
@@ -55,6 +68,10 @@ interface HistExports {
   build1u16: HistExports['build1u8']
   build2u16: HistExports['build2u8']
   build4u16: HistExports['build4u8']
+  zero(h: number, len: number): void
+  subtract(t: number, s: number, len: number): void
+  difference(out: number, p: number, s: number, len: number): void
+  forwardCandidate(h: number, b: number, nb: number, gq: number, n: number, mcw: number, thrQ: number, lambda: number, state: number): number
 }
 
 // the few WebAssembly APIs used here (this project's Node typings declare WebAssembly's types, not its value)
@@ -92,12 +109,27 @@ class WasmKernel implements HistKernel {
   private readonly buffer: ArrayBuffer
   private readonly k: HistExports
   private top = 0
+  readonly filter: CandidateFilter
 
   constructor(api: WasmApi, mod: WasmModule, pages: number) {
     const memory = new api.Memory({ initial: pages, maximum: pages })
-    this.k = new api.Instance(mod, { env: { memory } }).exports as unknown as HistExports
+    const k = new api.Instance(mod, { env: { memory } }).exports as unknown as HistExports
+    this.k = k
     this.buffer = memory.buffer
+    const state = this.float64(2)
+    const stateAt = state.byteOffset
+    const inMemory = (a: Float64Array) => this.checkIn(a, a)
+    this.filter = {
+      state,
+      next: (hist, o, b, nb, gq, h, mcw, thrQ, lambda) => {
+        inMemory(hist)
+        return k.forwardCandidate(hist.byteOffset + 8 * o, b, nb, gq, h, mcw, thrQ, lambda, stateAt)
+      },
+    }
   }
+
+  /** the fixed arena bytes a WasmKernel takes for itself (the filter's state) */
+  static readonly OWN_BYTES = 16
 
   private alloc(bytes: number): number {
     const at = this.top
@@ -125,6 +157,26 @@ class WasmKernel implements HistKernel {
   private check(bins: Bins, rows: Int32Array, q: Int32Array, hist: Float64Array): void {
     const b = this.buffer
     if (bins.buffer !== b || rows.buffer !== b || q.buffer !== b || hist.buffer !== b) throw new Error('gbdt wasm kernel: an array is not in the kernel memory')
+  }
+
+  private checkIn(a: Float64Array, c: Float64Array): void {
+    if (a.buffer !== this.buffer || c.buffer !== this.buffer) throw new Error('gbdt wasm kernel: an array is not in the kernel memory')
+  }
+
+  zero = (hist: Float64Array, o: number, len: number): void => {
+    this.checkIn(hist, hist)
+    this.k.zero(hist.byteOffset + 8 * o, len)
+  }
+
+  difference = (out: Float64Array, parent: Float64Array, po: number, sub: Float64Array, so: number, len: number): void => {
+    this.checkIn(out, parent)
+    this.checkIn(sub, sub)
+    this.k.difference(out.byteOffset, parent.byteOffset + 8 * po, sub.byteOffset + 8 * so, len)
+  }
+
+  subtractRange = (target: Float64Array, sub: Float64Array, o: number, len: number): void => {
+    this.checkIn(target, sub)
+    this.k.subtract(target.byteOffset + 8 * o, sub.byteOffset + 8 * o, len)
   }
 
   build1 = (bins: Bins, c: number, rows: Int32Array, q: Int32Array, begin: number, end: number, hist: Float64Array, o: number): void => {
@@ -184,7 +236,7 @@ export function kernelName(requested?: KernelName): KernelName {
  */
 export function createHistKernel(name: KernelName, bytes: number): HistKernel {
   const mod = name === 'wasm' ? histModule() : null
-  const pages = Math.max(1, Math.ceil(bytes / PAGE))
+  const pages = Math.max(1, Math.ceil((bytes + WasmKernel.OWN_BYTES) / PAGE))
   if (!mod || !wasmApi || pages > MAX_PAGES) return tsKernel
   return new WasmKernel(wasmApi, mod, pages)
 }

@@ -93,8 +93,6 @@ export class ModelState {
     params: GbdtParams,
     /** this model's split coefficients (float32 lambda, alpha, mcw, gamma, eta), shared by the group's models that agree on them */
     readonly c: SplitCoefs,
-    /** 1/(h + λ) for this model's λ, h = 0..n (the split scan's estimate), shared likewise */
-    readonly recip: Float64Array,
     /** where rows and q live (the histogram kernel reads them) */
     int32: (length: number) => Int32Array = (length) => new Int32Array(length),
   ) {

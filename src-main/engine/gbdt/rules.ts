@@ -140,6 +140,46 @@ export class SplitSearch {
 }
 
 /**
+ * The forward scan's pre-filter (alpha = 0, missing values right): from bin b on, with
+ * `state` = [Σq, rows] of the bins before b, adds bins into state until one's candidate could beat
+ * the best so far (S in quantised units, Σq_L²/(rows_L + λ) + Σq_R²/(rows_R + λ), ≥ thrQ; see
+ * scanFeature) and returns that bin; −1 when the scan
+ * ends (the right side below min_child_weight or empty, or no bins left). This loop is per bin of
+ * every node and feature, so a kernel may run it elsewhere (kernel.ts: WebAssembly) with the same
+ * float64 operations in the same order; this is the reference, and the exact float32 arithmetic on
+ * what it returns stays in scanFeature.
+ */
+export interface CandidateFilter {
+  readonly state: Float64Array
+  next(hist: Float64Array, o: number, b: number, nb: number, gq: number, h: number, mcw: number, thrQ: number, lambda: number): number
+}
+
+const referenceState = new Float64Array(2)
+
+export const forwardCandidates: CandidateFilter = {
+  state: referenceState,
+  next(hist, o, b, nb, gq, h, mcw, thrQ, lambda) {
+    let glq = referenceState[0]
+    let hl = referenceState[1]
+    for (; b < nb; b++) {
+      // no test for an empty bin: its candidate repeats the previous one, which it cannot strictly
+      // beat, and on small nodes (most bins empty, at random) that branch was mispredicted half the time
+      glq += hist[o + 2 * b]
+      hl += hist[o + 2 * b + 1]
+      const hr = h - hl
+      if (hr < mcw || hr <= 0) return -1
+      if (hl < mcw) continue
+      const grq = gq - glq
+      if ((glq * glq) / (hl + lambda) + (grq * grq) / (hr + lambda) < thrQ) continue
+      referenceState[0] = glq
+      referenceState[1] = hl
+      return b
+    }
+    return -1
+  },
+}
+
+/**
  * Scans one feature of a node's histogram (interleaved [Σq, count] per slot, the feature's slots
  * from `o`) and updates the node's best split.
  *
@@ -147,10 +187,12 @@ export class SplitSearch {
  * strictly beat (a branch on it was mispredicted half the time on small nodes). One shortcut, which
  * cannot change the result either:
  * - a candidate is computed exactly (XGBoost's float32 steps, two divisions) only when a float64
- *   estimate S ≈ gain_L + gain_R (with 1/(H+λ) from a table) could beat the best so far. The float32
+ *   estimate S ≈ gain_L + gain_R (T_L²/(H_L+λ) + T_R²/(H_R+λ), divisions: a table of 1/(H+λ)
+ *   indexed by a double row count measured slower) could beat the best so far. The float32
  *   path rounds 4 times at most, so its f32(gain_L + gain_R) ≤ S·(1 + 2.4e-7); if S·(1 + 1e-6) is
  *   below the best's f32(gain_L + gain_R), its loss_chg ≤ the best's (rounding is monotone), and a
- *   later candidate must be strictly greater to win.
+ *   later candidate must be strictly greater to win. Without L1 (alpha = 0) and with missing values
+ *   right, that estimate is `filter`'s (forwardCandidates, or a kernel's copy of it).
  */
 export function scanFeature(
   node: SplitSearch,
@@ -161,11 +203,11 @@ export function scanFeature(
   f: number,
   inv: number,
   c: SplitCoefs,
-  recip: Float64Array,
+  filter: CandidateFilter = forwardCandidates,
 ): void {
   const missH = hasMissing ? hist[o + 2 * nb + 1] : 0
   if (nb <= 1 && missH === 0) return
-  const { alpha, mcw } = c
+  const { alpha, mcw, lambda } = c
   const gq = node.gq
   const h = node.h
   const rootGain = node.rootGain
@@ -174,30 +216,22 @@ export function scanFeature(
   // skip a candidate whose estimate S < thr = (sBest − 1e-37)/(1 + 1e-6): then S·(1 + 1e-6) + 1e-37 < sBest
   let thr = (sBest - 1e-37) / (1 + 1e-6)
   // forward: left = bins ≤ b, missing right
-  let glq = 0
-  let hl = 0
   if (alpha === 0) {
     // the estimate in quantised units: (Σq·2^−k)² = (Σq)²·2^−2k exactly (a power of two), so
     // comparing Σq-squares with thr·2^2k is the same comparison, bit for bit, with fewer products
     const s2 = 1 / (inv * inv)
-    let thrQ = thr * s2
-    for (let b = 0; b < nb; b++) {
-      // no test for an empty bin: its candidate repeats the previous one, which it cannot strictly
-      // beat, and on small nodes (most bins empty, at random) that branch was mispredicted half the time
-      glq += hist[o + 2 * b]
-      hl += hist[o + 2 * b + 1]
-      const hr = h - hl
-      if (hr < mcw || hr <= 0) break
-      if (hl < mcw) continue
-      const grq = gq - glq
-      if (glq * glq * recip[hl] + grq * grq * recip[hr] < thrQ) continue
-      const sum = childrenGain(glq * inv, hl, grq * inv, hr, c)
+    const state = filter.state
+    state[0] = 0
+    state[1] = 0
+    for (let b = filter.next(hist, o, 0, nb, gq, h, mcw, thr * s2, lambda); b >= 0; b = filter.next(hist, o, b + 1, nb, gq, h, mcw, thr * s2, lambda)) {
+      const glq = state[0]
+      const hl = state[1]
+      const sum = childrenGain(glq * inv, hl, (gq - glq) * inv, h - hl, c)
       const loss = lossChange(sum, rootGain)
       if (beatsBest(loss, best)) {
         best = loss
         sBest = sum
         thr = (sBest - 1e-37) / (1 + 1e-6)
-        thrQ = thr * s2
         node.found = true
         node.feature = f
         node.bin = b
@@ -207,6 +241,8 @@ export function scanFeature(
       }
     }
   } else {
+    let glq = 0
+    let hl = 0
     for (let b = 0; b < nb; b++) {
       glq += hist[o + 2 * b]
       hl += hist[o + 2 * b + 1]
@@ -217,7 +253,7 @@ export function scanFeature(
       const tr = thresholdL1((gq - glq) * inv, alpha)
       const tl2 = tl * tl
       const tr2 = tr * tr
-      if (tl2 * recip[hl] + tr2 * recip[hr] < thr) continue
+      if (tl2 / (hl + lambda) + tr2 / (hr + lambda) < thr) continue
       const sum = childrenGain(glq * inv, hl, (gq - glq) * inv, hr, c)
       const loss = lossChange(sum, rootGain)
       if (beatsBest(loss, best)) {
@@ -247,7 +283,7 @@ export function scanFeature(
       const tr = thresholdL1(grq * inv, alpha)
       const tl2 = tl * tl
       const tr2 = tr * tr
-      if (tl2 * recip[hl2] + tr2 * recip[hr] < thr) continue
+      if (tl2 / (hl2 + lambda) + tr2 / (hr + lambda) < thr) continue
       const sum = childrenGain((gq - grq) * inv, hl2, grq * inv, hr, c)
       const loss = lossChange(sum, rootGain)
       if (beatsBest(loss, best)) {

@@ -94,25 +94,30 @@ function* groupTrainer(
   const bufBytes = slots * CPU_SLOT_BYTES
   const budget = options.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
   const capacity = Math.max(2, Math.floor(budget / bufBytes))
+  // models that agree on the split coefficients share them
+  const coefs = new Map<string, SplitCoefs>()
+  const modelCoefs = own.map((p) => {
+    const fresh = splitCoefs(p)
+    const key = JSON.stringify(fresh)
+    const c = coefs.get(key) ?? fresh
+    coefs.set(key, c)
+    return c
+  })
   // the arrays the histogram kernel reads, all in its memory: the binned matrix, each model's rows
-  // and q, the terminal scratch and the pool's buffers (only those used are ever touched)
+  // and q, the terminal scratches and the pool's buffers (only those used are ever touched)
   let maxWidth = 1
   for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
   const kernel = createHistKernel(
     kernelName(options.kernel),
-    arenaBytes(data.bins.byteLength) + arenaBytes(8 * LevelGrower.scratchALength(maxWidth)) + arenaBytes(4 * n, 2 * seeds.length) + arenaBytes(16 * slots, capacity),
+    arenaBytes(data.bins.byteLength) +
+      arenaBytes(8 * LevelGrower.scratchALength(maxWidth)) +
+      arenaBytes(8 * LevelGrower.scratchBLength(maxWidth)) +
+      arenaBytes(4 * n, 2 * seeds.length) +
+      arenaBytes(16 * slots, capacity),
   )
   const pool = new HistPool(2 * slots, capacity, (length) => kernel.float64(length))
   const grower = new LevelGrower(data, pool, options, kernel)
-  // models that agree on the split coefficients share them (and their 1/(h + λ) table)
-  const coefs = new Map<string, SplitCoefs>()
-  const models = seeds.map((s, i) => {
-    const fresh = splitCoefs(own[i])
-    const key = JSON.stringify(fresh)
-    const c = coefs.get(key) ?? fresh
-    coefs.set(key, c)
-    return new ModelState(s, n, F, own[i], c, grower.recipFor(c), (length) => kernel.int32(length))
-  })
+  const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length)))
   const rounds = Math.max(...own.map((p) => p.rounds))
   /** the sampled rows' float32 gradients, before quantisation (one model at a time) */
   const gbuf = new Float32Array(n)
