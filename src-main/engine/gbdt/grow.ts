@@ -17,7 +17,7 @@ import type { GbdtData } from './binning'
 import type { Bins, HistPool } from './histograms'
 import type { HistKernel } from './kernel'
 import { type ModelState, Node } from './model-state'
-import { applySplit, buildsSecond, isEvaluated, scanFeature, type SplitCoefs, splitApplies, throwIfStopped } from './rules'
+import { applySplit, buildsSecond, isEvaluated, scanFeature, splitApplies, throwIfStopped } from './rules'
 
 /** global features per block of the level pass (16 columns: 128 KiB of bins at 8 000 rows) */
 const FEATURE_BLOCK = 16
