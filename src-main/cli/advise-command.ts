@@ -6,7 +6,7 @@
 // all come from the shared advice code, so the CLI, the app and the export say the same.
 import { writeFileSync } from 'node:fs'
 import { adviseFrom, describeWorkerFit, formatRange, optionLabel, predictionError } from '@shared/advice'
-import { ADVICE_LIMITS, type Advice, type AdviceCheck, AdviceTargetSchema, type AdviceTarget, fieldIssues, type RunResult, TrainpoolError } from '@shared/contract'
+import { ADVICE_LIMITS, type Advice, type AdviceCheck, AdviceTargetSchema, type AdviceTarget, fieldIssues, optionKey, type RunResult, TrainpoolError } from '@shared/contract'
 import { formatDuration } from '@shared/format'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -133,6 +133,7 @@ export function adviceReport(advice: Advice): string {
   const out: string[] = [`Advice from run ${advice.runId} for ${advice.target.models} models at ${advice.target.size} rows (fitted at ${advice.fittedSize} rows)`]
   if (advice.costModels.length) {
     out.push('', 'time ≈ a + b·N, per strategy and W (least squares over the measured model counts):')
+    const rankedByMeasurement = new Set(advice.options.filter((o) => o.measured).map(optionKey))
     const rows = advice.costModels.map((c) => [
       optionLabel(c, ' '),
       c.fit.points.map((p) => p.x).join(','),
@@ -140,7 +141,7 @@ export function adviceReport(advice: Advice): string {
       formatDuration(c.fit.b),
       c.fit.r2 === null ? '–' : c.fit.r2.toFixed(3),
       c.fit.sigma === null ? '–' : formatDuration(c.fit.sigma),
-      c.refusal === null ? 'used' : `refused: ${c.refusal}`,
+      c.refusal === null ? 'used' : rankedByMeasurement.has(optionKey(c)) ? 'no line (too few model counts): ranked by its measurement at the target' : `refused: ${c.refusal}`,
     ])
     out.push(...table(['option', 'N measured', 'a', 'b per model', 'R²', 'σ', ''], rows, 2).map((l) => `  ${l}`))
   }
@@ -153,10 +154,11 @@ export function adviceReport(advice: Advice): string {
     }
   }
   if (advice.options.length) {
-    out.push('', 'options at the target, fastest first (95 % prediction interval):')
+    const anyMeasured = advice.options.some((o) => o.measured)
+    out.push('', `options at the target, fastest first (95 % prediction interval${anyMeasured ? '; measured: the median, and the fastest–slowest repeat' : ''}):`)
     const best = advice.options[0].predictedMs
-    const rows = advice.options.map((o) => [optionLabel(o, ' '), formatDuration(o.predictedMs), formatRange(o.lowMs, o.highMs), `${(o.predictedMs / best).toFixed(2)}×`])
-    out.push(...table(['option', 'predicted', 'interval', 'relative'], rows, 1).map((l) => `  ${l}`))
+    const rows = advice.options.map((o) => [optionLabel(o, ' '), formatDuration(o.predictedMs), ...(anyMeasured ? [o.measured ? 'measured' : 'predicted'] : []), formatRange(o.lowMs, o.highMs), `${(o.predictedMs / best).toFixed(2)}×`])
+    out.push(...table(['option', anyMeasured ? 'time' : 'predicted', ...(anyMeasured ? ['from'] : []), 'interval', 'relative'], rows, 1).map((l) => `  ${l}`))
   }
   out.push('', `${advice.refusal === null ? 'advice' : 'REFUSED'}: ${advice.text}`)
   return out.join('\n') + '\n'

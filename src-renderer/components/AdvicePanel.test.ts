@@ -9,6 +9,7 @@ import type { RunResult } from '@shared/contract/result'
 import { formatDuration } from '@shared/format'
 import { expandPlan } from '@shared/plan'
 import { sweepResult } from '@shared/testing/advice-fixtures'
+import { setResult } from '@shared/testing/model-set-fixtures'
 import { fakeBridge, FakeService } from '@shared/testing/fake-service'
 import { measurementFor, resultFor } from '@shared/testing/fixtures'
 import { setBridge } from '../bridge'
@@ -85,6 +86,9 @@ describe('advice card', () => {
 
   it('refuses when the fits cannot be trusted, says why, and offers nothing to verify', async () => {
     const w = panel(sweepResult({ counts: [1, 2] }))
+    // at N = 2, measured: ranked by the measurements; at N = 16 two counts cannot carry a line
+    expect(w.get('[data-test=advice-pick]').text()).toMatch(/ measured /)
+    await ask(w, '16', '2000')
     expect(w.get('[data-test=advice-refusal]').text()).toMatch(/^⚠ No advice: no fit can be trusted — .*only 2 model counts measured/)
     expect(w.find('[data-test=advice-pick]').exists()).toBe(false)
     expect(w.get('[data-test=advice-verify]').attributes('disabled')).toBeDefined()
@@ -190,5 +194,16 @@ describe('the fits behind the advice', () => {
     // sequential still fits, but the refused options measured faster than it: no pick, and the card says why
     expect(poor.find('[data-test=advice-pick]').exists()).toBe(false)
     expect(poor.get('[data-test=advice-refusal]').text()).toMatch(/measured faster than sequential at N = \d+ .* but its fit cannot be trusted/)
+  })
+})
+
+describe('a model set (one N, which cannot be swept)', () => {
+  it('is advised at its own N from what was measured, and can be verified', () => {
+    const w = panel(setResult({ runId: 'set-advice' }))
+    expect(w.find('[data-test=advice-needs-sweep]').exists()).toBe(false)
+    expect(w.get('.advice-for').text()).toBe('For the run’s model set, 8 models at 2,000 rows:')
+    expect(w.get('[data-test=advice-pick]').text()).toMatch(/^batched, W=2 measured .+ \(repeats .+\)$/)
+    expect(w.get('[data-test=advice-next]').text()).toMatch(/^Next best: sequential measured .+, 2\.0× slower/)
+    expect(w.get('[data-test=advice-verify]').attributes('disabled')).toBeUndefined()
   })
 })

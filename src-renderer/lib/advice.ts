@@ -35,11 +35,15 @@ export function parseTarget(text: { models: string; size: string }): { target: A
 export interface Recommendation {
   /** "batched, W=2" */
   label: string
+  /** "≈" for a prediction from a fitted line, "measured" for an option ranked by its measurement at the target */
+  how: '≈' | 'measured'
   predicted: string
-  /** "36–47 s" (95 % prediction interval) */
+  /** what `interval` is: "95 % interval" of a prediction, or the "repeats" of a measurement */
+  intervalLabel: '95 % interval' | 'repeats'
+  /** "36–47 s" */
   interval: string
-  /** the next best option and how much slower it is predicted to be; null when there is none */
-  next: { label: string; predicted: string; slower: string } | null
+  /** the next best option and how much slower it is predicted (or measured) to be; null when there is none */
+  next: { label: string; how: '≈' | 'measured'; predicted: string; slower: string } | null
   /** N > 4× the largest measured N: the line is used beyond the points it was fitted to */
   extrapolation: string | null
 }
@@ -51,9 +55,11 @@ export function recommendation(advice: Advice, largestMeasuredN: number | null):
   const times = largestMeasuredN ? `${(advice.target.models / largestMeasuredN).toFixed(0)}× the largest N measured (${formatNumber(largestMeasuredN)})` : `more than ${ADVICE_LIMITS.extrapolationFactor}× the largest N measured`
   return {
     label: optionLabel(best),
+    how: best.measured ? 'measured' : '≈',
     predicted: formatDuration(best.predictedMs),
+    intervalLabel: best.measured ? 'repeats' : '95 % interval',
     interval: formatRange(best.lowMs, best.highMs),
-    next: next ? { label: optionLabel(next), predicted: formatDuration(next.predictedMs), slower: howMuchSlower(best, next) } : null,
+    next: next ? { label: optionLabel(next), how: next.measured ? 'measured' : '≈', predicted: formatDuration(next.predictedMs), slower: howMuchSlower(best, next) } : null,
     extrapolation: advice.extrapolated ? `Extrapolation: ${formatNumber(advice.target.models)} models is ${times}; the interval widens with the distance, but the line may not hold that far.` : null,
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { AdviceTargetSchema, type Strategy, type SummaryEntry } from '@shared/contract'
 import { presetConfig } from '@shared/contract'
+import { setResult } from '../testing/model-set-fixtures'
 import { seededRandom } from '../testing/random'
 import { adviseFrom, checkAdvice, costModelsAt, formatRange, verificationConfig } from './advise'
 import { fitLine, predictWithInterval, tQuantile975 } from './linear-fit'
@@ -293,5 +294,51 @@ describe('advice over backends side by side (issue 25)', () => {
     const config = verificationConfig({ ...presetConfig('smoke'), backend: ['wasm', 'onnxruntime'] }, advice)
     expect(config.backend).toEqual(['onnxruntime', 'wasm'])
     expect(config.strategies).toEqual(['sequential', 'batched'])
+  })
+})
+
+describe('advice at a measured N without a line (a model set)', () => {
+  it('a model set is advised at its own N, ranked by what was measured, with its repeats as the interval', () => {
+    const run = setResult()
+    const n = run.config.models[0]
+    const size = run.config.sizes[0]
+    const advice = adviseFrom(run, { models: n, size })
+    expect(advice.refusal).toBeNull()
+    expect(advice.options.map((o) => [o.strategy, o.workers, o.measured])).toEqual([
+      ['batched', 2, true],
+      ['sequential', 1, true],
+    ])
+    const batched = run.summary.find((s) => s.strategy === 'batched')!
+    expect(advice.options[0]).toMatchObject({ predictedMs: batched.medianMs, lowMs: batched.minMs, highMs: batched.maxMs })
+    expect(advice.text).toMatch(/^8 models at 2 000 rows: batched, W=2, measured .+ \(repeats .+\); sequential 2\.0× slower$/)
+  })
+
+  it('at another N the set is refused, saying to ask at its own N (a set cannot be swept)', () => {
+    const run = setResult()
+    const advice = adviseFrom(run, { models: 20, size: run.config.sizes[0] })
+    expect(advice.options).toEqual([])
+    expect(advice.refusal).toMatch(/a model set is measured at its own N only: ask for advice at N = 8/)
+    expect(advice.refusal).not.toMatch(/sweep/)
+  })
+
+  it('a plain run measured at one N: the same ranking at that N; elsewhere the refusal names the sweep and the measured N', () => {
+    const run = { runId: 'one', summary: [entry('sequential', 1, 16, 900), entry('batched', 2, 16, 300), entry('pool', 2, 16, 500)] }
+    const at = adviseFrom(run, { models: 16, size: SIZE })
+    expect(at.options.map((o) => `${o.strategy}/${o.workers}`)).toEqual(['batched/2', 'pool/2', 'sequential/1'])
+    expect(at.options.every((o) => o.measured)).toBe(true)
+    const elsewhere = adviseFrom(run, { models: 32, size: SIZE })
+    expect(elsewhere.refusal).toMatch(/run a model-count sweep.*or ask at a measured N/)
+  })
+
+  it('fitted lines and measured options rank together; a measured option that is faster is the pick, not a reason to refuse', () => {
+    // sequential and batched swept (lines), pool measured at N = 16 only and fastest there
+    const swept = sweepRun(TRUE_LINES.filter((l) => l.strategy !== 'pool'), [1, 2, 4, 8, 16])
+    const run = { runId: 'mixed', summary: [...swept.summary, entry('pool', 2, 16, 100)] }
+    const advice = adviseFrom(run, { models: 16, size: SIZE })
+    expect(advice.refusal).toBeNull()
+    expect(advice.options[0]).toMatchObject({ strategy: 'pool', workers: 2, measured: true, predictedMs: 100 })
+    expect(advice.options.slice(1).every((o) => !o.measured)).toBe(true)
+    // at an N it did not measure, pool has no line: it is left unranked and beats nothing it was not measured against
+    expect(adviseFrom(run, { models: 50, size: SIZE }).options.some((o) => o.strategy === 'pool')).toBe(false)
   })
 })

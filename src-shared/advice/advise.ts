@@ -13,8 +13,12 @@
 //   not grow with N; the others are ranked, unless a refused option measured faster than the pick
 //   (then no advice: ranking only the trusted fits would recommend a slower option). A target N
 //   beyond 4× the largest measured N is still predicted but labelled.
+// - An option with too few model counts for a line that was measured AT the target (N and size) is
+//   ranked by that measurement (`measured`): nothing is predicted. A model set measures its own N
+//   only (a grid and a sweep do not combine), so this is its advice: the fastest way to train that set.
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, type AdviceOption, type AdviceTarget, type CostModel, type WorkerScaling } from '../contract/advice'
 import type { BenchConfig, ConcreteBackend, Strategy } from '../contract/config'
+import { setSize } from '../contract/model-set'
 import { optionKey, type RunResult, type SummaryEntry } from '../contract/result'
 import { formatDuration } from '../format'
 import { fitLine, predictWithInterval } from './linear-fit'
@@ -44,7 +48,7 @@ export function formatRange(lowMs: number, highMs: number): string {
 }
 
 /** Cost models (time against N) per (strategy, W) at one size, each with its refusal or null. */
-export function costModelsAt(summary: readonly SummaryEntry[], size: number): CostModel[] {
+export function costModelsAt(summary: readonly SummaryEntry[], size: number, setN?: number): CostModel[] {
   const bySeries = new Map<string, SummaryEntry[]>()
   for (const s of summary) {
     if (s.size !== size || !Number.isFinite(s.medianMs)) continue
@@ -56,7 +60,7 @@ export function costModelsAt(summary: readonly SummaryEntry[], size: number): Co
     const { strategy, workers, backend } = entries[0]
     const points = entries.map((e) => ({ x: e.models, ms: e.medianMs })).sort((a, b) => a.x - b.x)
     const fit = fitLine(points)
-    models.push({ ...(backend ? { backend } : {}), strategy, workers, size, fit, refusal: refusalOf(points.map((p) => p.x), fit) })
+    models.push({ ...(backend ? { backend } : {}), strategy, workers, size, fit, refusal: refusalOf(points.map((p) => p.x), fit, setN) })
   }
   // a backend's options together, in the run's order
   const backendOrder: (string | undefined)[] = [...new Set(summary.map((s) => s.backend))]
@@ -67,9 +71,14 @@ function strategyOrder(s: Strategy): number {
   return ['sequential', 'pool', 'batched'].indexOf(s)
 }
 
-function refusalOf(counts: number[], fit: CostModel['fit']): string | null {
+/** setN: the run is a model set of that many models (it cannot be swept: say what to ask instead) */
+function refusalOf(counts: number[], fit: CostModel['fit'], setN?: number): string | null {
   if (counts.length < MIN_MODEL_COUNTS) {
-    return `only ${counts.length} model count${counts.length === 1 ? '' : 's'} measured (N = ${counts.join(', ')}); at least ${MIN_MODEL_COUNTS} are needed to fit and check a line (run a model-count sweep: “sweep model counts” in the app, --sweep models on the command line)`
+    const instead =
+      setN !== undefined
+        ? `a model set is measured at its own N only: ask for advice at N = ${setN}, ranked by what was measured`
+        : 'run a model-count sweep: “sweep model counts” in the app, --sweep models on the command line; or ask at a measured N'
+    return `only ${counts.length} model count${counts.length === 1 ? '' : 's'} measured (N = ${counts.join(', ')}); at least ${MIN_MODEL_COUNTS} are needed to fit and check a line (${instead})`
   }
   if (fit.r2 === null || fit.r2 < ADVICE_LIMITS.minR2) {
     return `the line fits poorly (R² ${fit.r2 === null ? '–' : fit.r2.toFixed(2)} < ${ADVICE_LIMITS.minR2}): time does not grow linearly with N here`
@@ -107,7 +116,7 @@ export function howMuchSlower(best: AdviceOption, next: AdviceOption): string {
 }
 
 /** The advice for a target, from a run's summary; a refusal (text, no options) when it cannot be trusted. */
-export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<Pick<RunResult, 'environment'>>, target: AdviceTarget): Advice {
+export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<Pick<RunResult, 'environment' | 'config'>>, target: AdviceTarget): Advice {
   const { models: n, size } = target
   const head = `${groupedNumber(n)} model${n === 1 ? '' : 's'} at ${groupedNumber(size)} rows`
   const sizes = [...new Set(run.summary.map((s) => s.size))].sort((a, b) => a - b)
@@ -128,26 +137,35 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<P
       : 'the run has no finished measurement'
     return refuse(sizes[0] ?? size, why)
   }
-  const costModels = costModelsAt(run.summary, size)
+  const costModels = costModelsAt(run.summary, size, run.config?.set ? setSize(run.config.set) : undefined)
   const scaling = workerScalingAt(run.summary, size, run.environment?.cpuCount)
   const largestN = Math.max(...run.summary.filter((s) => s.size === size).map((s) => s.models))
   const extrapolated = n > ADVICE_LIMITS.extrapolationFactor * largestN
   const usable = costModels.filter((c) => c.refusal === null && c.workers <= n)
-  if (usable.length === 0) {
+  // too few counts for a line, but measured at the target itself: ranked by that measurement
+  const measuredHere = (c: CostModel) =>
+    c.refusal !== null && c.fit.points.length < MIN_MODEL_COUNTS && c.workers <= n ? run.summary.find((s) => s.size === size && s.models === n && Number.isFinite(s.medianMs) && optionKey(s) === optionKey(c)) : undefined
+  const measuredOptions: AdviceOption[] = costModels.flatMap((c) => {
+    const s = measuredHere(c)
+    return s ? [{ ...(c.backend ? { backend: c.backend } : {}), strategy: c.strategy, workers: c.workers, predictedMs: s.medianMs, lowMs: s.minMs, highMs: s.maxMs, measured: true }] : []
+  })
+  if (usable.length === 0 && measuredOptions.length === 0) {
     const reasons = costModels.filter((c) => c.workers <= n).map((c) => `${optionLabel(c, ' ')}: ${c.refusal}`)
     const why = reasons.length ? `no fit can be trusted — ${[...new Set(reasons)].join('; ')}` : `every measured W is more than ${n} models`
     return refuse(size, why, costModels, scaling, extrapolated)
   }
-  const options: AdviceOption[] = usable
-    .map((c) => ({ ...(c.backend ? { backend: c.backend } : {}), strategy: c.strategy, workers: c.workers, ...predictWithInterval(c.fit, n) }))
-    .sort((a, b) => a.predictedMs - b.predictedMs)
+  const options: AdviceOption[] = [
+    ...usable.map((c) => ({ ...(c.backend ? { backend: c.backend } : {}), strategy: c.strategy, workers: c.workers, ...predictWithInterval(c.fit, n) })),
+    ...measuredOptions,
+  ].sort((a, b) => a.predictedMs - b.predictedMs)
+  const ranked = new Set(options.map(optionKey))
   const [best, next] = options
-  const beaten = fasterUnranked(costModels, best, n)
+  const beaten = fasterUnranked(costModels, best, n, ranked)
   if (beaten) return refuse(size, beaten, costModels, scaling, extrapolated)
-  let text = `${head}: ${optionLabel(best)}, ≈ ${formatDuration(best.predictedMs)} (${formatRange(best.lowMs, best.highMs)})`
-  if (next) text += `; ${optionLabel(next, ' ')} ≈ ${howMuchSlower(best, next)}`
+  let text = `${head}: ${optionLabel(best)}, ${best.measured ? `measured ${formatDuration(best.predictedMs)} (repeats ${formatRange(best.lowMs, best.highMs)})` : `≈ ${formatDuration(best.predictedMs)} (${formatRange(best.lowMs, best.highMs)})`}`
+  if (next) text += `; ${optionLabel(next, ' ')} ${next.measured && best.measured ? '' : '≈ '}${howMuchSlower(best, next)}`
   if (extrapolated) text += `; extrapolated: ${groupedNumber(n)} is ${(n / largestN).toFixed(0)}× the largest measured N (${largestN})`
-  const left = costModels.filter((c) => c.refusal !== null && c.workers <= n)
+  const left = costModels.filter((c) => c.refusal !== null && c.workers <= n && !ranked.has(optionKey(c)))
   if (left.length) text += `; not ranked: ${left.map((c) => `${optionLabel(c, ' ')} (${c.refusal!.split(':')[0].split(';')[0]})`).join(', ')}`
   return { runId: run.runId, target: { models: n, size }, fittedSize: size, extrapolated, options, costModels, scaling, text, refusal: null }
 }
@@ -156,12 +174,12 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<P
  * A pick among the trusted fits only is no pick when an option whose fit was refused measured faster
  * than it at the largest N both have: say so instead of recommending the slower one.
  */
-function fasterUnranked(costModels: readonly CostModel[], best: AdviceOption, n: number): string | null {
+function fasterUnranked(costModels: readonly CostModel[], best: AdviceOption, n: number, ranked: ReadonlySet<string>): string | null {
   const pick = costModels.find((c) => optionKey(c) === optionKey(best))!
   // the refused option that beat the pick by the widest margin names the problem best
   let worst: { c: CostModel; x: number; ms: number; pickMs: number } | null = null
   for (const c of costModels) {
-    if (c.refusal === null || c.workers > n) continue
+    if (c.refusal === null || c.workers > n || ranked.has(optionKey(c))) continue
     const at = c.fit.points.filter((p) => pick.fit.points.some((q) => q.x === p.x)).at(-1)
     if (!at) continue
     const pickMs = pick.fit.points.find((q) => q.x === at.x)!.ms

@@ -87,6 +87,12 @@ export const AdviceOptionSchema = z.object({
   predictedMs: z.number(),
   lowMs: z.number(),
   highMs: z.number(),
+  /**
+   * ranked by its own measurement at the target (that N and size measured, too few model counts for
+   * a line: a model set, which measures its own N only): predictedMs its median, lowMs–highMs its
+   * fastest and slowest repeat
+   */
+  measured: z.boolean().optional(),
 })
 export type AdviceOption = z.infer<typeof AdviceOptionSchema>
 
