@@ -137,6 +137,29 @@ export class SplitSearch {
     this.sBest = this.rootGain
     this.found = false
   }
+
+  /**
+   * A candidate with f32(gain_L + gain_R) = sum becomes the best iff its loss_chg is strictly
+   * greater than the best so far (candidates come in scan order, so ties keep the earlier one).
+   */
+  offer(sum: number, feature: number, bin: number, defaultLeft: boolean, glq: number, hl: number): boolean {
+    const loss = lossChange(sum, this.rootGain)
+    if (!beatsBest(loss, this.best)) return false
+    this.best = loss
+    this.sBest = sum
+    this.found = true
+    this.feature = feature
+    this.bin = bin
+    this.defaultLeft = defaultLeft
+    this.glq = glq
+    this.hl = hl
+    return true
+  }
+}
+
+/** the estimate's threshold for a best f32(gain_L + gain_R) of sBest: S < it ⇒ S·(1 + 1e-6) + 1e-37 < sBest */
+function estimateThreshold(sBest: number): number {
+  return (sBest - 1e-37) / (1 + 1e-6)
 }
 
 /**
@@ -210,11 +233,8 @@ export function scanFeature(
   const { alpha, mcw, lambda } = c
   const gq = node.gq
   const h = node.h
-  const rootGain = node.rootGain
-  let best = node.best
-  let sBest = node.sBest
-  // skip a candidate whose estimate S < thr = (sBest − 1e-37)/(1 + 1e-6): then S·(1 + 1e-6) + 1e-37 < sBest
-  let thr = (sBest - 1e-37) / (1 + 1e-6)
+  // skip a candidate whose estimate S < thr: it cannot beat the best so far
+  let thr = estimateThreshold(node.sBest)
   // forward: left = bins ≤ b, missing right
   if (alpha === 0) {
     // the estimate in quantised units: (Σq·2^−k)² = (Σq)²·2^−2k exactly (a power of two), so
@@ -226,19 +246,7 @@ export function scanFeature(
     for (let b = filter.next(hist, o, 0, nb, gq, h, mcw, thr * s2, lambda); b >= 0; b = filter.next(hist, o, b + 1, nb, gq, h, mcw, thr * s2, lambda)) {
       const glq = state[0]
       const hl = state[1]
-      const sum = childrenGain(glq * inv, hl, (gq - glq) * inv, h - hl, c)
-      const loss = lossChange(sum, rootGain)
-      if (beatsBest(loss, best)) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        node.found = true
-        node.feature = f
-        node.bin = b
-        node.defaultLeft = false
-        node.glq = glq
-        node.hl = hl
-      }
+      if (node.offer(childrenGain(glq * inv, hl, (gq - glq) * inv, h - hl, c), f, b, false, glq, hl)) thr = estimateThreshold(node.sBest)
     }
   } else {
     let glq = 0
@@ -254,19 +262,7 @@ export function scanFeature(
       const tl2 = tl * tl
       const tr2 = tr * tr
       if (tl2 / (hl + lambda) + tr2 / (hr + lambda) < thr) continue
-      const sum = childrenGain(glq * inv, hl, (gq - glq) * inv, hr, c)
-      const loss = lossChange(sum, rootGain)
-      if (beatsBest(loss, best)) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        node.found = true
-        node.feature = f
-        node.bin = b
-        node.defaultLeft = false
-        node.glq = glq
-        node.hl = hl
-      }
+      if (node.offer(childrenGain(glq * inv, hl, (gq - glq) * inv, hr, c), f, b, false, glq, hl)) thr = estimateThreshold(node.sBest)
     }
   }
   if (missH !== 0) {
@@ -284,23 +280,9 @@ export function scanFeature(
       const tl2 = tl * tl
       const tr2 = tr * tr
       if (tl2 / (hl2 + lambda) + tr2 / (hr + lambda) < thr) continue
-      const sum = childrenGain((gq - grq) * inv, hl2, grq * inv, hr, c)
-      const loss = lossChange(sum, rootGain)
-      if (beatsBest(loss, best)) {
-        best = loss
-        sBest = sum
-        thr = (sBest - 1e-37) / (1 + 1e-6)
-        node.found = true
-        node.feature = f
-        node.bin = b - 1
-        node.defaultLeft = true
-        node.glq = gq - grq
-        node.hl = hl2
-      }
+      if (node.offer(childrenGain((gq - grq) * inv, hl2, grq * inv, hr, c), f, b - 1, true, gq - grq, hl2)) thr = estimateThreshold(node.sBest)
     }
   }
-  node.best = best
-  node.sBest = sBest
 }
 
 /** The split of a node, in quantised units: feature, split bin, default direction, the left child's Σq and rows. */
