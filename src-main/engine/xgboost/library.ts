@@ -70,6 +70,20 @@ export interface XgbLibrary {
   major: number
   /** built with CUDA (XGBuildInfo USE_CUDA) */
   cuda: boolean
+  /** OMP_WAIT_POLICY as the library's OpenMP read it when it was loaded (see ompWaitPolicyForLoad) */
+  ompWaitPolicy: string
+}
+
+/**
+ * libgomp reads OMP_WAIT_POLICY once, when it is loaded (with libxgboost). Unset, its threads spin
+ * at every barrier for the thread that has no core, and a worker at nthread > 1 next to the app's
+ * own process and other work ran several times slower: 6.3 s against 0.8 s with PASSIVE for the
+ * smoke preset's sequential run at load 3 on 2 cores (idle: the same within noise). So a worker
+ * loads XGBoost with PASSIVE unless the user set a policy; the result's backend flags record it.
+ */
+export function ompWaitPolicyForLoad(env: NodeJS.ProcessEnv = process.env): string {
+  if (!env.OMP_WAIT_POLICY) env.OMP_WAIT_POLICY = 'PASSIVE'
+  return env.OMP_WAIT_POLICY
 }
 
 const loaded = new Map<string, XgbLibrary>()
@@ -202,6 +216,7 @@ function mappedPath(fragment: string): string | null {
 function open(koffi: Koffi, file: string, source: LibrarySource): XgbLibrary {
   const cached = loaded.get(file)
   if (cached) return cached
+  const ompWaitPolicy = ompWaitPolicyForLoad()
   const lib = koffi.load(file)
   let api: XgbApi
   try {
@@ -212,7 +227,7 @@ function open(koffi: Koffi, file: string, source: LibrarySource): XgbLibrary {
   const [major, minor, patch] = api.version()
   const info = api.buildInfo()
   const path = file.includes('/') || file.includes('\\') ? file : (mappedPath('libxgboost') ?? file)
-  const found: XgbLibrary = { api, path, source, version: `${major}.${minor}.${patch}`, major, cuda: info.USE_CUDA === true }
+  const found: XgbLibrary = { api, path, source, version: `${major}.${minor}.${patch}`, major, cuda: info.USE_CUDA === true, ompWaitPolicy }
   loaded.set(file, found)
   return found
 }

@@ -120,8 +120,8 @@ export function startXgboostRuntime(env: NodeJS.ProcessEnv = process.env): Xgboo
       xgboostDevice: device.kind === 'cpu' ? 'cpu' : device.ordinal === null ? 'cuda' : `cuda:${device.ordinal}`,
       nthread: nthread.nthread,
       nthreadRule: nthread.rule,
-      // libgomp's spin-waiting: XGBoost's default (unset) is what Python gets; PASSIVE helps a busy machine
-      OMP_WAIT_POLICY: env.OMP_WAIT_POLICY ?? '',
+      // libgomp's waiting at barriers, as loaded (library.ts: PASSIVE unless the user set one)
+      OMP_WAIT_POLICY: lib.ompWaitPolicy,
     },
     versions: { xgboost: lib.version, koffi: koffiVersion() },
     xgb: { lib, device, nthread: nthread.nthread },

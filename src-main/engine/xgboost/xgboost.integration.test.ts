@@ -27,9 +27,13 @@ afterEach(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** Runs `body` with environment variables set (the probe and the CLI pass them on to workers). */
-async function withEnv<T>(vars: Record<string, string>, body: () => Promise<T>): Promise<T> {
+/** runs body with process.env's vars set (undefined: removed), then restores them */
+async function withEnv<T>(vars: Record<string, string | undefined>, body: () => Promise<T>): Promise<T> {
   const old = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]))
-  Object.assign(process.env, vars)
+  for (const [k, v] of Object.entries(vars)) {
+    if (v === undefined) delete process.env[k]
+    else process.env[k] = v
+  }
   try {
     return await body()
   } finally {
@@ -73,8 +77,9 @@ describe('xgboost through the FFI', () => {
   it('bench --model gbdt --backend xgboost --preset smoke: sequential and pool train the same boosters (fingerprints and MSE exact)', async (ctx) => {
     need(ctx)
     const json = join(dir, 'run.json')
-    // sequential runs nthread = every core, the pool ⌊cores ÷ 2⌋: OpenMP must not spin-wait on a busy test machine
-    const cli = await withEnv({ OMP_WAIT_POLICY: 'PASSIVE' }, async () =>
+    // sequential runs nthread = every core, the pool ⌊cores ÷ 2⌋: with no policy set, the workers load
+    // XGBoost's OpenMP with PASSIVE (no spin-waiting on a busy machine) and say so
+    const cli = await withEnv({ OMP_WAIT_POLICY: undefined }, async () =>
       spawnCli('bench', ['--model', 'gbdt', '--backend', 'xgboost', '--preset', 'smoke', '--no-save', '--json', json]),
     )
     const { code } = await cli.exited

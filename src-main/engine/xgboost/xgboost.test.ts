@@ -1,9 +1,10 @@
 // The xgboost backend's rules that need no library: version-correct parameters, the device choice,
-// threads per worker, and how the config and the CLI refuse `batched` on it (with the reason).
+// threads per worker and OpenMP's wait policy, and how the config and the CLI refuse `batched` on it (with the reason).
 import { describe, expect, it } from 'vitest'
 import { BenchConfigSchema, presetConfig } from '@shared/contract'
 import { GBDT_DEFAULTS } from '@shared/families/gbdt'
 import { configFromFlags, UsageError } from '../../cli/options'
+import { ompWaitPolicyForLoad } from './library'
 import { nthreadFor, resolveDevice } from './runtime'
 import { xgbParams } from './train'
 
@@ -98,5 +99,17 @@ describe('the config and the CLI on xgboost', () => {
     expect(() => configFromFlags({ model: 'gbdt', preset: 'smoke', backend: 'xgboost', strategies: 'batched' })).toThrow(
       /--strategies: batched is not available .* on xgboost: XGBoost trains one booster at a time/,
     )
+  })
+})
+
+describe('ompWaitPolicyForLoad', () => {
+  it('loads XGBoost with PASSIVE when no policy is set, and keeps the user\'s own', () => {
+    const unset: NodeJS.ProcessEnv = {}
+    expect(ompWaitPolicyForLoad(unset)).toBe('PASSIVE')
+    expect(unset.OMP_WAIT_POLICY).toBe('PASSIVE')
+    expect(ompWaitPolicyForLoad({ OMP_WAIT_POLICY: '' })).toBe('PASSIVE')
+    const active: NodeJS.ProcessEnv = { OMP_WAIT_POLICY: 'ACTIVE' }
+    expect(ompWaitPolicyForLoad(active)).toBe('ACTIVE')
+    expect(active.OMP_WAIT_POLICY).toBe('ACTIVE')
   })
 })
