@@ -4,29 +4,16 @@
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { BenchConfig } from '@shared/contract/config'
 import type { RunResult } from '@shared/contract/result'
 import { fakeBridge, FakeService } from '@shared/testing/fake-service'
 import { scriptedRun } from '@shared/testing/fixtures'
+import { slurmResult } from '@shared/testing/slurm-fixtures'
 import { setBridge } from '../bridge'
 import { useRunStore } from '../stores/run'
 import LiveRun from './LiveRun.vue'
 import RunReport from './RunReport.vue'
 import SchedulerCard from './SchedulerCard.vue'
 
-const LAUNCHER: NonNullable<BenchConfig['launcher']> = { engine: 'slurm', partition: 'gpu', gres: 'gpu:1', time: '1:00:00', sbatchArgs: ['--qos=short'], queueTimeoutS: 600 }
-
-/** A finished run on Slurm: the scripted run's result with a launcher, job ids, queue waits and hosts. */
-function slurmResult(): RunResult {
-  const r = (scriptedRun().at(-1) as { result: RunResult }).result
-  const hosts = ['node01', 'node02']
-  return {
-    ...r,
-    config: { ...r.config, launcher: LAUNCHER },
-    scheduler: { engine: 'slurm', jobIds: ['4101', '4102'] },
-    measurements: r.measurements.map((m, i) => ({ ...m, startupMs: i === 0 ? 1500 : 0, queueMs: i === 0 ? 12_000 : 0, workerHosts: hosts.slice(0, m.strategy === 'sequential' ? 1 : m.workers) })),
-  }
-}
 
 let service: FakeService
 beforeEach(() => {

@@ -6,6 +6,7 @@ import { formatDuration } from '@shared/format'
 import { fakeDataSetRecord, HOUSES_SHA } from '@shared/testing/data-sets'
 import { scriptedRun, toyFamily } from '@shared/testing/fixtures'
 import { setResult } from '@shared/testing/model-set-fixtures'
+import { slurmResult } from '@shared/testing/slurm-fixtures'
 import ReportApp from './ReportApp.vue'
 
 const result = () => (scriptedRun({ models: 4, workers: [2] }).at(-1) as { result: RunResult }).result
@@ -17,6 +18,15 @@ const configRow = (w: ReturnType<typeof render>, key: string) =>
   w.findAll('.facts table.kv tr').find((tr) => tr.find('th').text() === key)?.find('td').text()
 
 describe('report page', () => {
+  it('a run on Slurm has a Slurm section: job ids, what it asked for, queue waits and hosts; a local run has none', () => {
+    const w = render(slurmResult())
+    expect(w.get('[data-test=scheduler] [data-test=slurm-job-ids]').text()).toBe('4101, 4102')
+    expect(w.get('[data-test=slurm-asked]').text()).toMatch(/^partition gpu · gres gpu:1 · time 1:00:00 · --qos=short · queue timeout 600 s$/)
+    expect(w.get('[data-test=slurm-row-0] [data-test=slurm-queue]').text()).toBe(formatDuration(12_000))
+    expect(w.get('[data-test=slurm-row-0] [data-test=slurm-hosts]').text()).toMatch(/^node01 \(W0\)/)
+    expect(render(result()).find('[data-test=scheduler]').exists()).toBe(false)
+  })
+
   it('names the family with its parameters and heads the rate column with its unit', () => {
     const run = result()
     const w = render(run)
