@@ -209,6 +209,10 @@ function progressBar(service: BenchService, runId: string): SingleBar {
 function logPhases(service: BenchService): void {
   service.onEvent((e) => {
     if (e.type === 'phase' && e.phase !== 'measuring') process.stderr.write(`${e.message}\n`)
+    if (e.type === 'scheduler') {
+      const id = e.scheduler.jobIds.at(-1)
+      process.stderr.write(`submitted Slurm job ${id} (squeue -j ${id})\n`)
+    }
     if (e.type === 'measurement') {
       const m = e.measurement
       process.stderr.write(`  ${m.strategy} W=${m.workers} · ${m.size} rows × ${m.models} models, repeat ${m.repeat + 1}: ${formatDuration(m.wallMs)}${m.runsMs ? `, the median of ${m.runsMs.length} runs (one alone is under ${MEASUREMENT_FLOOR.minMs} ms)` : ''} (${m.status})\n`)

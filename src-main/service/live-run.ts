@@ -83,6 +83,8 @@ export class LiveRun implements LiveRunAccess {
       this.result.scheduler = jobs
       scheduler.onSubmitted((jobId) => {
         jobs.jobIds.push(jobId)
+        // shown while the jobs wait in the queue (squeue -j …), not only once the run ends
+        this.emit({ type: 'scheduler', runId: this.runId, scheduler: { ...jobs, jobIds: [...jobs.jobIds] } })
         void this.save()
       })
     }

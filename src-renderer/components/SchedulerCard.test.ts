@@ -36,12 +36,31 @@ describe('a Slurm run', () => {
     expect(w.get('[data-test=slurm-row-1] [data-test=slurm-hosts]').text()).toBe('node01 (W0) · node02 (W1)')
   })
 
-  it('while it runs, the job ids wait for the record; one host for several workers is said once', () => {
+  it('before its first job is submitted it says so; one host for several workers is said once', () => {
     const r = slurmResult()
     const measurements = [{ ...r.measurements[1], workerHosts: ['node01', 'node01'] }]
     const w = mount(SchedulerCard, { props: { config: r.config, measurements, scheduler: null } })
-    expect(w.get('[data-test=slurm-job-ids]').text()).toBe('listed when the run ends')
+    expect(w.get('[data-test=slurm-job-ids]').text()).toBe('none submitted yet')
     expect(w.get('[data-test=slurm-hosts]').text()).toBe('node01 (W0, W1)')
+  })
+
+  it('while it runs, each job id is shown as it is submitted (the scheduler event), then the result\'s', async () => {
+    const run = useRunStore()
+    await run.connect()
+    const events = scriptedRun()
+    const started = events[0]
+    if (started.type !== 'run-started') throw new Error('scripted run starts with run-started')
+    started.config = { ...started.config, launcher: slurmResult().config.launcher }
+    service.play([started, { type: 'scheduler', runId: started.runId, scheduler: { engine: 'slurm', jobIds: ['4101'] } }])
+    await flushPromises()
+    expect(run.scheduler?.jobIds).toEqual(['4101'])
+    service.emit({ type: 'scheduler', runId: started.runId, scheduler: { engine: 'slurm', jobIds: ['4101', '4102'] } })
+    // another run's jobs are not this one's
+    service.emit({ type: 'scheduler', runId: 'other-run', scheduler: { engine: 'slurm', jobIds: ['9'] } })
+    await flushPromises()
+    const w = mount(SchedulerCard, { props: { config: run.config!, measurements: [], scheduler: run.scheduler } })
+    expect(w.get('[data-test=slurm-job-ids]').text()).toBe('4101, 4102')
+    run.disconnect()
   })
 
   it("History's run page shows the card for a Slurm run only", async () => {

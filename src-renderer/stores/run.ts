@@ -39,6 +39,8 @@ export const useRunStore = defineStore('run', () => {
   const error = shallowRef<TrainpoolErrorShape | null>(null)
   /** GPU and worker telemetry of the whole run (null: none received / an older run) */
   const telemetry = shallowRef<TelemetryView | null>(null)
+  /** the jobs a run on a scheduler has submitted so far (live; the result's own once it ends) */
+  const scheduler = shallowRef<RunResult['scheduler'] | null>(null)
   const cancelling = ref(false)
   /** the current run was started elsewhere (another tab/window, or before this page loaded) and joined here */
   const joined = ref(false)
@@ -89,6 +91,7 @@ export const useRunStore = defineStore('run', () => {
     measurements.value = []
     result.value = null
     error.value = null
+    scheduler.value = null
     cancelling.value = false
     joined.value = false
     furthestMeasurement.value = 0
@@ -172,9 +175,13 @@ export const useRunStore = defineStore('run', () => {
       case 'telemetry':
         telemetry.value = { gpu: e.gpu, samples: appendSamples(telemetry.value?.samples ?? [], e.samples) }
         break
+      case 'scheduler':
+        scheduler.value = e.scheduler
+        break
       case 'run-finished': {
         const r = e.result
         result.value = r
+        scheduler.value = r.scheduler ?? scheduler.value
         if (r.telemetry) telemetry.value = { gpu: r.telemetry.gpu, samples: r.telemetry.samples }
         measurements.value = r.measurements
         config.value = r.config
@@ -341,6 +348,7 @@ export const useRunStore = defineStore('run', () => {
     result,
     error,
     telemetry,
+    scheduler,
     cancelling,
     joined,
     furthestMeasurement,

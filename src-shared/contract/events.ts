@@ -44,6 +44,8 @@ export type RunEvent =
       models: ModelCell[]
     }
   | { type: 'measurement'; runId: string; index: number; measurement: Measurement }
+  /** a job was submitted to the run's scheduler (Slurm): every job id so far, as the run record keeps them */
+  | { type: 'scheduler'; runId: string; scheduler: NonNullable<RunResult['scheduler']> }
   | { type: 'run-finished'; runId: string; result: RunResult }
   /**
    * Telemetry, at most one event per second while a run is live: the new samples (on re-attach,

@@ -141,6 +141,10 @@ describe.skipIf(noSlurm)('runs on Slurm (--launcher slurm)', () => {
     try {
       expect(await waitUntil(() => /measuring|W=2/.test(cli.out.stderr) && listJobs().length > 0, 60_000, 200)).toBe(true)
       const jobs = listJobs()
+      // the job id is printed as it is submitted, while it may still wait in the queue
+      const printed = [...cli.out.stderr.matchAll(/submitted Slurm job (\d+) \(squeue -j \1\)/g)].map((m) => m[1])
+      expect(printed.length).toBeGreaterThan(0)
+      expect(jobs.map((j) => j.split('_')[0])).toContain(printed[0])
       await waitUntil(() => activeJobs(jobs).some((l) => l.includes('RUNNING')), 30_000, 200)
       // the tasks' processes can be seen (so their absence below means something)
       expect(await waitUntil(() => taskProcesses(jobs).length > 0, 10_000, 200)).toBe(true)
