@@ -86,7 +86,7 @@ function* groupTrainer(
   const n = data.rows
   const F = data.features
   const baseScore = f32(params.baseScore)
-  const own = seeds.map((_, i) => trainingParams({ ...params, ...ownParams(options.perModel?.[i]) }, n, data.cuts.maxBin, seeds))
+  const own = modelTrainingParams(params, seeds, options.perModel, n, data.cuts.maxBin)
   // the widest model's histogram (most features per tree) sizes every buffer; the deepest model the tree group
   const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, F)))
   const maxDepth = Math.max(...own.map((p) => p.maxDepth))
@@ -149,6 +149,21 @@ function* groupTrainer(
   const out = models.map<GbdtModel>((m, i) => ({ params: own[i], seed: m.seed, features: F, baseScore, trees: m.trees }))
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
   return out
+}
+
+/**
+ * Each model's training parameters: the group's (already checked by trainingParams) overridden by
+ * its own `perModel[i]`, refusing any that cannot differ within a group and checked the same way.
+ * Shared with the WGSL engine, so both train a fused group's model i with the same parameters.
+ */
+export function modelTrainingParams(
+  params: GbdtParams,
+  seeds: readonly number[],
+  perModel: readonly GbdtPerModelParams[] | undefined,
+  rows: number,
+  binnedMaxBin: number,
+): GbdtParams[] {
+  return seeds.map((_, i) => trainingParams({ ...params, ...ownParams(perModel?.[i]) }, rows, binnedMaxBin, seeds))
 }
 
 /** A model's own parameters, refusing any that cannot differ within a group. */
