@@ -6,7 +6,7 @@
 // the host decides from (decide.ts). Layouts of every buffer: kernels.ts.
 import type { GpuGbdtData } from './data'
 import { type GbdtGpu, USAGE } from './gpu'
-import { DERIVE_SLOTS, kernelKey, kernelSource, NONE, UNIFORM_WORDS, WG, type KernelName, type KernelOptions } from './kernels'
+import { DERIVE_SLOTS, kernelKey, kernelSource, MODEL_INFO_WORDS, NONE, UNIFORM_WORDS, WG, type KernelName, type KernelOptions } from './kernels'
 import type { HostModel, Slice, TrainShape } from './level'
 import type { HistogramMode, WebgpuTrainStats } from './options'
 import { SLOT_BYTES } from './plan'
@@ -118,12 +118,14 @@ function packPassTable(ms: readonly HostModel[], slices: readonly (Slice | null)
   let nDer = 0
   let tabWords = 0
   for (let i = 0; i < Cn; i++) {
+    // every model's level has its entries (NONE where nothing is built): the histogram kernels look
+    // up every row of every model, also of one that builds nothing in this pass (its depth reached)
+    tabWords += ms[i].level.length
     const s = slices[i]
     if (!s) continue
     Bmax = Math.max(Bmax, s.builds.length)
     E += s.evals.length
     nDer += s.derives.length
-    tabWords += ms[i].level.length
   }
   const bsOff = Cn + tabWords
   const derOff = bsOff + Cn * Bmax
@@ -213,7 +215,7 @@ export class GbdtCommands {
     this.q = own(rowsBytes, S, 'gbdt-q')
     this.pos = own(rowsBytes, S, 'gbdt-pos')
     this.mask = own(rowsAll ? 16 : C * maskWords * 4, S | USAGE.COPY_DST, 'gbdt-mask')
-    this.models = own(C * 16, S | USAGE.COPY_DST, 'gbdt-models')
+    this.models = own(C * MODEL_INFO_WORDS * 4, S | USAGE.COPY_DST, 'gbdt-models')
     this.feats = own(C * perTree * 8, S | USAGE.COPY_DST, 'gbdt-feats')
     this.scal = own(C * 16, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-scal')
     this.hist = own(histogramBytes, S | USAGE.COPY_SRC | USAGE.COPY_DST, 'gbdt-hist')
@@ -247,13 +249,16 @@ export class GbdtCommands {
     this.gpu.device.queue.writeBuffer(this.pred, 0, new Float32Array(models * this.shape.n).fill(baseScore))
   }
 
-  /** This round's samples: each model's row mask (when rows are sampled), and its (feature, slot offset) pairs. */
+  /**
+   * This round's samples: each model's row mask (when rows are sampled), and its (feature, slot
+   * offset) pairs, NONE after its own when it samples fewer than the chunk's widest model.
+   */
   writeSamples(ms: readonly HostModel[]): void {
     const { perTree, maskWords, rowsAll } = this.shape
-    const fw = new Uint32Array(ms.length * perTree * 2)
+    const fw = new Uint32Array(ms.length * perTree * 2).fill(NONE)
     for (let i = 0; i < ms.length; i++) {
       const m = ms[i]
-      for (let j = 0; j < perTree; j++) {
+      for (let j = 0; j < m.sampler.perTree; j++) {
         fw[2 * (i * perTree + j)] = m.feats[j]
         fw[2 * (i * perTree + j) + 1] = m.slotOff[j]
       }
@@ -272,7 +277,7 @@ export class GbdtCommands {
     return this.readBack(enc, [{ src: this.scal, offset: 0, bytes: Cn * 4 }])
   }
 
-  /** Per model: quantisation exponent, exact-host flag, α·2^k, the gain floor (kernels.ts, ModelInfo). */
+  /** Per model: quantisation exponent, exact-host flag, α·2^k, the gain floor, min_child_weight, λ (kernels.ts, ModelInfo). */
   writeModelInfo(info: ArrayBuffer): void {
     this.gpu.device.queue.writeBuffer(this.models, 0, info)
   }
@@ -412,7 +417,7 @@ export class GbdtCommands {
   // ---- dispatch, submit, read back -----------------------------------------------------------------
 
   private writeUniform(fields: Partial<Record<UniformField, number>>): void {
-    const { n, C, S, P, perTree, K, maskWords, rowsAll, coefs } = this.shape
+    const { n, C, S, P, perTree, K, maskWords, rowsAll } = this.shape
     const u = new Uint32Array(UNIFORM_WORDS)
     const all: Record<UniformField, number> = {
       n,
@@ -438,9 +443,6 @@ export class GbdtCommands {
       ...fields,
     }
     UNIFORM_FIELDS.forEach((k, i) => (u[i] = all[k] >>> 0))
-    const fv = new Float32Array(u.buffer)
-    fv[20] = coefs.mcw
-    fv[21] = coefs.lambda
     this.gpu.device.queue.writeBuffer(this.uniform, 0, u)
   }
 

@@ -9,7 +9,7 @@ import type { GbdtData } from '../gbdt'
 import { quantExponent } from '../gbdt/quantise'
 import { applySplit, isEvaluated, KRT_EPS, leafValue, type SplitCoefs } from '../gbdt/rules'
 import type { PassResult } from './commands'
-import { NONE } from './kernels'
+import { MODEL_INFO_WORDS, NONE } from './kernels'
 import type { HostModel, LevelNode, TrainShape } from './level'
 import type { WebgpuTrainStats } from './options'
 import { type Candidate, choiceApplies, chooseFromCandidates, chooseFromHistogram, type NodeHistogram, type SplitChoice } from './split'
@@ -50,33 +50,36 @@ export class HostDecider {
   constructor(
     private shape: TrainShape,
     private host: GbdtData,
-    private maxDepth: number,
     private stats: WebgpuTrainStats,
     private checkFilter: boolean,
   ) {}
 
   /**
    * The CPU engine's quantisation rule per model, from its largest |gradient| (f32 bits): k, 2^−k,
-   * whether its gains need the exact host path; the device's per-model block (kernels.ts, ModelInfo).
+   * whether its gains need the exact host path; the device's per-model block (kernels.ts, ModelInfo)
+   * with the model's own coefficients.
    */
   quantise(ms: readonly HostModel[], maxBits: Uint32Array): ArrayBuffer {
-    const c = this.shape.coefs
-    const info = new ArrayBuffer(ms.length * 16)
+    const W = MODEL_INFO_WORDS
+    const info = new ArrayBuffer(ms.length * W * 4)
     const iv = new Int32Array(info)
     const uv = new Uint32Array(info)
     const fv = new Float32Array(info)
-    const minGain = Math.max(KRT_EPS, c.gamma) * 0.98
     for (let i = 0; i < ms.length; i++) {
       const m = ms[i]
+      const c = m.coefs
+      const minGain = Math.max(KRT_EPS, c.gamma) * 0.98
       const maxAbs = bitsF32(maxBits[i])
       m.k = quantExponent(maxAbs)
       m.inv = 2 ** -m.k
       m.exactHost = m.ns * maxAbs >= EXACT_HOST_SUM
       if (m.exactHost) this.stats.exactHostRounds++
-      iv[4 * i] = m.k
-      uv[4 * i + 1] = m.exactHost ? 1 : 0
-      fv[4 * i + 2] = finiteF32(c.alpha * 2 ** m.k)
-      fv[4 * i + 3] = finiteF32(minGain * 2 ** (2 * m.k))
+      iv[W * i] = m.k
+      uv[W * i + 1] = m.exactHost ? 1 : 0
+      fv[W * i + 2] = finiteF32(c.alpha * 2 ** m.k)
+      fv[W * i + 3] = finiteF32(minGain * 2 ** (2 * m.k))
+      fv[W * i + 4] = c.mcw
+      fv[W * i + 5] = c.lambda
     }
     return info
   }
@@ -88,7 +91,7 @@ export class HostDecider {
       const gq = int64(words[3 * i], words[3 * i + 1])
       if (words[3 * i + 2] !== m.ns) throw new Error(`webgpu: root of model ${m.seed} has ${words[3 * i + 2]} rows, ${m.ns} sampled`)
       m.level[0].gq = gq
-      m.tb.add(leafValue(gq * m.inv, m.ns, this.shape.coefs))
+      m.tb.add(leafValue(gq * m.inv, m.ns, m.coefs))
     }
   }
 
@@ -115,7 +118,7 @@ export class HostDecider {
       this.stats.candidates += Math.min(count, K)
       this.stats.maxCandidatesPerNode = Math.max(this.stats.maxCandidatesPerNode, count)
       if (!m.exactHost && count <= K) {
-        node.choice = chooseFromCandidates(this.candidates(words, E, e, count), node.gq, node.h, m.inv, this.shape.coefs)
+        node.choice = chooseFromCandidates(this.candidates(words, E, e, count), node.gq, node.h, m.inv, m.coefs)
       } else {
         node.choice = null
         if (!m.exactHost) this.stats.overflowNodes++
@@ -127,10 +130,10 @@ export class HostDecider {
 
   /** The fallback (and checkFilter): the CPU engine's scan on a node's whole histogram `w`, read back. */
   fromHistogram(m: HostModel, node: LevelNode, w: Uint32Array): void {
-    const exact = chooseFromHistogram(this.nodeHistogram(m, w), node.gq, node.h, m.inv, this.shape.coefs)
+    const exact = chooseFromHistogram(this.nodeHistogram(m, w), node.gq, node.h, m.inv, m.coefs)
     if (node.choice && this.checkFilter) {
       this.stats.filterChecks++
-      if (!sameChoice(node.choice, exact, node.h, this.shape.coefs)) {
+      if (!sameChoice(node.choice, exact, node.h, m.coefs)) {
         throw new Error(`webgpu: the split filter missed node ${node.id} of model ${m.seed}: ${JSON.stringify(node.choice)} vs ${JSON.stringify(exact)}`)
       }
     }
@@ -162,13 +165,13 @@ export class HostDecider {
 
   /** One model's level applied: its 6 decision words per node; its next level and parent slots. */
   private decideModel(m: HostModel, depth: number): Uint32Array {
-    const c = this.shape.coefs
+    const c = m.coefs
     const lv = m.level
     const entries = new Uint32Array(lv.length * 6)
     const next: LevelNode[] = []
     const nextParents: number[] = []
     const t = m.tb
-    const maxDepth = this.maxDepth
+    const maxDepth = m.maxDepth
     for (let li = 0; li < lv.length; li++) {
       const node = lv[li]
       const ch = node.evaluable ? node.choice : null
@@ -212,7 +215,8 @@ export class HostDecider {
 
   /** A node's histogram words as the CPU engine's scan reads them, for this round's features. */
   private nodeHistogram(m: HostModel, w: Uint32Array): NodeHistogram {
-    const { S, perTree } = this.shape
+    const S = this.shape.S
+    const perTree = m.sampler.perTree
     const host = this.host
     const slots = new Float64Array(2 * S)
     for (let s = 0; s < S; s++) {

@@ -11,6 +11,9 @@
 // Layout (u32 words unless said):
 //   bins      feature-major bin ids, 4 (u8) or 2 (u16) per word, rows padded to rowsPad
 //   pred, q   per model of the chunk × row: f32 prediction, i32 quantised gradient
+//   models    per model: ModelInfo (its quantisation exponent and its own split coefficients)
+//   feats     per model × the chunk's widest perTree: (feature, histogram slot offset); a model
+//             that samples fewer features has NONE after its own (kernels stop there)
 //   pos       per model × row: the row's node index in the current level, | UNSAMPLED for rows not
 //             sampled this round (they follow the tree but add to no histogram), NONE once in a leaf
 //   hist      per model × node slot × histogram slot: [lo, hi, count] (Σq as 64-bit two's complement)
@@ -29,7 +32,9 @@ export const UNSAMPLED = 0x80000000
 /** histogram slots per thread of the derive kernel */
 export const DERIVE_SLOTS = 8
 /** words of the uniform block */
-export const UNIFORM_WORDS = 24
+export const UNIFORM_WORDS = 20
+/** words of one model's ModelInfo */
+export const MODEL_INFO_WORDS = 6
 
 export interface KernelOptions {
   /** bins are u16 (a feature has 257 slots: 256 bins + missing) */
@@ -48,9 +53,9 @@ struct U {
   nDerive: u32, Bmax: u32, bsOff: u32, derOff: u32,
   entOff: u32, maskWords: u32, useMask: u32, FC: u32,
   nFC: u32, FG: u32, Wmax: u32, RB: u32,
-  mcw: f32, lambda: f32, pad0: u32, pad1: u32,
 }
-struct ModelInfo { k: i32, flags: u32, alphaQ: f32, minGainQ: f32 }
+// per model, as models of one chunk may each have their own coefficients (a fused model set)
+struct ModelInfo { k: i32, flags: u32, alphaQ: f32, minGainQ: f32, mcw: f32, lambda: f32 }
 @group(0) @binding(0) var<uniform> u: U;
 fn flat(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 { return (wid.y * nwg.x + wid.x) * WG + lid; }
 `
@@ -174,6 +179,7 @@ ${ENTRY} {
   let j1 = min(u.nFeat, j0 + u.FC);
   for (var j = j0; j < j1; j++) {
     let fo = feats[m * u.nFeat + j];
+    if (fo.x == NONE) { break; }
     add((base + fo.y + binOf(fo.x, r)) * 3u, g);
   }
 }`
@@ -213,7 +219,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let v = bitcast<u32>(g);
         let hiAdd = select(0u, 0xFFFFFFFFu, g < 0i);
         for (var j = j0; j < j1; j++) {
-          let w = ((l * u.FG + (j - j0)) * u.Wmax + binOf(feats[m * u.nFeat + j].x, r)) * 3u;
+          let f = feats[m * u.nFeat + j].x;
+          if (f == NONE) { break; }
+          let w = ((l * u.FG + (j - j0)) * u.Wmax + binOf(f, r)) * 3u;
           let old = atomicAdd(&sh[w], v);
           atomicAdd(&sh[w + 1u], hiAdd + select(0u, 1u, old + v < old));
           atomicAdd(&sh[w + 2u], 1u);
@@ -298,13 +306,13 @@ fn absF(lo: u32, hi: u32) -> f32 {
   }
   return f32(h) * 4294967296.0 + f32(l);
 }
-fn sideLo(g: f32, h: u32, aq: f32) -> f32 {
+fn sideLo(g: f32, h: u32, aq: f32, lambda: f32) -> f32 {
   let t = max(g * (1.0 - R20) - aq * (1.0 + R20), 0.0) * (1.0 - R20);
-  return (t * t / (f32(h) + u.lambda)) * (1.0 - R18);
+  return (t * t / (f32(h) + lambda)) * (1.0 - R18);
 }
-fn sideHi(g: f32, h: u32, aq: f32) -> f32 {
+fn sideHi(g: f32, h: u32, aq: f32, lambda: f32) -> f32 {
   let t = max(g * (1.0 + R20) - aq * (1.0 - R20), 0.0) * (1.0 + R20);
-  return (t * t / (f32(h) + u.lambda)) * (1.0 + R18);
+  return (t * t / (f32(h) + lambda)) * (1.0 + R18);
 }
 fn emit(e: u32, j: u32, b: u32, llo: u32, lhi: u32, hl: u32) {
   let c = atomicAdd(&out[u.E + e], 1u);
@@ -327,6 +335,7 @@ ${ENTRY} {
   let slot = plan[t + 1u];
   let mi = models[m];
   let fo = feats[m * u.nFeat + j];
+  if (fo.x == NONE) { return; }
   let fi = finfo[fo.x];
   let nb = fi.x;
   let base = ((m * u.P + slot) * u.S + fo.y) * 3u;
@@ -358,10 +367,12 @@ ${ENTRY} {
   if ((mi.flags & 1u) != 0u) { return; }
   let missH = select(0u, hist[base + 3u * nb + 2u], fi.y != 0u);
   let aq = mi.alphaQ;
+  let lam = mi.lambda;
+  let mcw = mi.mcw;
   var thr = 0.0;
   if (PASS == 1u) {
     let mx = bitcast<f32>(atomicLoad(&out[e]));
-    thr = max(mx * (1.0 - R20), (sideLo(absF(glo, ghi), H, aq) + mi.minGainQ) * (1.0 - R20));
+    thr = max(mx * (1.0 - R20), (sideLo(absF(glo, ghi), H, aq, lam) + mi.minGainQ) * (1.0 - R20));
   }
   var best = 0.0;
   var llo = 0u;
@@ -376,14 +387,14 @@ ${ENTRY} {
     llo = nl;
     hl += hb;
     let hr = H - hl;
-    if (f32(hr) < u.mcw || hr == 0u) { break; }
-    if (f32(hl) < u.mcw) { continue; }
+    if (f32(hr) < mcw || hr == 0u) { break; }
+    if (f32(hl) < mcw) { continue; }
     let gl = absF(llo, lhi);
     let gr = absF(glo - llo, ghi - lhi - select(0u, 1u, glo < llo));
     if (PASS == 0u) {
-      best = max(best, (sideLo(gl, hl, aq) + sideLo(gr, hr, aq)) * (1.0 - R20));
+      best = max(best, (sideLo(gl, hl, aq, lam) + sideLo(gr, hr, aq, lam)) * (1.0 - R20));
     } else {
-      let hi = (sideHi(gl, hl, aq) + sideHi(gr, hr, aq)) * (1.0 + R20);
+      let hi = (sideHi(gl, hl, aq, lam) + sideHi(gr, hr, aq, lam)) * (1.0 + R20);
       if (hi >= thr && hi > 0.0) { emit(e, j, b, llo, lhi, hl); }
     }
   }
@@ -401,16 +412,16 @@ ${ENTRY} {
       rlo = nr;
       hr += hb;
       let hl2 = H - hr;
-      if (f32(hl2) < u.mcw || hl2 == 0u) { break; }
-      if (f32(hr) < u.mcw) { continue; }
+      if (f32(hl2) < mcw || hl2 == 0u) { break; }
+      if (f32(hr) < mcw) { continue; }
       let l2lo = glo - rlo;
       let l2hi = ghi - rhi - select(0u, 1u, glo < rlo);
       let gl = absF(l2lo, l2hi);
       let gr = absF(rlo, rhi);
       if (PASS == 0u) {
-        best = max(best, (sideLo(gl, hl2, aq) + sideLo(gr, hr, aq)) * (1.0 - R20));
+        best = max(best, (sideLo(gl, hl2, aq, lam) + sideLo(gr, hr, aq, lam)) * (1.0 - R20));
       } else {
-        let hi = (sideHi(gl, hl2, aq) + sideHi(gr, hr, aq)) * (1.0 + R20);
+        let hi = (sideHi(gl, hl2, aq, lam) + sideHi(gr, hr, aq, lam)) * (1.0 + R20);
         if (hi >= thr && hi > 0.0) { emit(e, j, b | 0x80000000u, l2lo, l2hi, hl2); }
       }
     }

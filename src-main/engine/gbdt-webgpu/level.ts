@@ -1,16 +1,16 @@
-// One model's state on the host while a chunk trains (its sampler, this round's features, row mask
-// and tree, the nodes of the level being grown, its free node-histogram slots) and the plan of a
+// One model's state on the host while a chunk trains (its own parameters — a fused model set's
+// models differ in them — its sampler, this round's features, row mask and tree, the nodes of the level being grown, its free node-histogram slots) and the plan of a
 // level: which node histograms are built from rows, which are derived as parent − sibling, which
 // nodes are evaluated. The plan decides only where histograms live; which child is built is the
 // CPU engine's rule (buildsSecond, ../gbdt/rules.ts), so the sums — and the trees — stay its own.
 import type { GbdtParams } from '@shared/families/gbdt'
-import { buildsSecond, isEvaluated, ModelSampler, type SplitCoefs } from '../gbdt/rules'
+import { buildsSecond, isEvaluated, ModelSampler, splitCoefs, type SplitCoefs } from '../gbdt/rules'
 import { type GbdtTree, TreeBuilder } from '../gbdt/tree'
 import type { SplitChoice } from './split'
 
-/** The sizes one trainer's chunks train with (the same for every chunk of a group). */
+/** The sizes one trainer's chunks train with (the same for every chunk of a group: its widest model's). */
 export interface TrainShape {
-  /** rows, features, features each tree samples */
+  /** rows, features, features the widest model's trees sample */
   n: number
   F: number
   perTree: number
@@ -18,13 +18,12 @@ export interface TrainShape {
   S: number
   /** u32 words of one model's row mask */
   maskWords: number
-  /** every row in every tree: no row mask */
+  /** every model has every row in every tree: no row mask */
   rowsAll: boolean
   /** models per chunk, node histogram slots per model, candidates per node */
   C: number
   P: number
   K: number
-  coefs: SplitCoefs
 }
 
 /** A node of the current level (index = its level index on the device). */
@@ -53,6 +52,9 @@ function emptySlice(): Slice {
 }
 
 export class HostModel {
+  readonly coefs: SplitCoefs
+  readonly maxDepth: number
+  readonly rounds: number
   readonly sampler: ModelSampler
   readonly trees: GbdtTree[] = []
   tb = new TreeBuilder()
@@ -75,9 +77,12 @@ export class HostModel {
   constructor(
     readonly seed: number,
     features: number,
-    params: GbdtParams,
+    readonly params: GbdtParams,
     maskWords: number,
   ) {
+    this.coefs = splitCoefs(params)
+    this.maxDepth = params.maxDepth
+    this.rounds = params.rounds
     this.sampler = new ModelSampler(seed, features, params)
     const perTree = this.sampler.perTree
     this.feats = new Int32Array(features)
@@ -114,9 +119,9 @@ export class HostModel {
   }
 
   /** A new tree: the root alone on its level, every one of the P node slots free. */
-  startTree(P: number, maxDepth: number, c: SplitCoefs): void {
+  startTree(P: number): void {
     this.tb = new TreeBuilder()
-    this.level = [{ id: 0, gq: 0, h: this.ns, evaluable: isEvaluated(this.ns, 0, maxDepth, c), slot: -1, choice: null }]
+    this.level = [{ id: 0, gq: 0, h: this.ns, evaluable: isEvaluated(this.ns, 0, this.maxDepth, this.coefs), slot: -1, choice: null }]
     this.parentSlots = null
     this.single = true
     this.free = []

@@ -3,6 +3,7 @@
 // profiling switches) and the counters filled in while training. Kept apart from trainer.ts so the
 // device side (commands.ts) and the host side (decide.ts) can count into the same stats without
 // importing the round loop; trainer.ts re-exports everything here.
+import type { GbdtPerModelParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
 
 /** candidate records per node in the filter's output (more: that node's histogram is read back) */
@@ -11,7 +12,7 @@ export const DEFAULT_CANDIDATES_PER_NODE = 16
 export type HistogramMode = 'auto' | 'global' | 'shared'
 
 export interface WebgpuTrainOptions {
-  /** after every round of a chunk: the chunk's model indices (within the group), 1-based round */
+  /** after every round of a chunk: the chunk's model indices (within the group), 1-based round of the chunk's most */
   onRound?: (indices: readonly number[], round: number, rounds: number) => void
   shouldStop?: () => boolean
   cancelError?: () => Error
@@ -28,6 +29,11 @@ export interface WebgpuTrainOptions {
   stats?: WebgpuTrainStats
   /** per-kernel device time in stats.kernelMs (timestamp queries; one extra read-back per submit) */
   profile?: boolean
+  /**
+   * A model set fused across configurations: model i's own GBDT_PER_MODEL_PARAMS over the group's,
+   * as the CPU engine's option of the same name (same checks, same trees).
+   */
+  perModel?: readonly GbdtPerModelParams[]
 }
 
 export interface WebgpuTrainStats {

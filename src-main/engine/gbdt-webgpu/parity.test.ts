@@ -4,7 +4,7 @@
 // levels, the overflow and large-gradient fallbacks). checkFilter reads every evaluated node's
 // histogram back and checks that the GPU's split filter kept the CPU engine's choice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { trainGbdtGroup, treeHash, type GbdtParams } from '../gbdt'
+import { trainGbdt, trainGbdtGroup, treeHash, type GbdtParams, type GbdtPerModelParams, type GbdtTree } from '../gbdt'
 import { disposeGbdtData, uploadGbdtData } from './data'
 import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests, type DataSpec } from './test-support'
 import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
@@ -168,6 +168,141 @@ describe('webgpu trees = CPU trees, parameters and engine paths', () => {
       expect(batched.map(treeHash)).toEqual(alone.map(treeHash))
       expect(rounds).toEqual([1, 2, 3])
       expect(done).toEqual([0, 1, 2])
+    } finally {
+      disposeGbdtData(gpu, gd)
+    }
+  })
+})
+
+/** a tree's depth: the most splits from its root to a leaf */
+function depthOf(t: GbdtTree, node = 0): number {
+  return t.feature[node] < 0 ? 0 : 1 + Math.max(depthOf(t, t.left[node]), depthOf(t, t.left[node] + 1))
+}
+
+describe('webgpu trees = CPU trees, a group whose models each have their own parameters (a fused model set)', () => {
+  const base: Partial<GbdtParams> = { rounds: 3, maxDepth: 4, subsample: 0.8, colsampleBytree: 0.7 }
+  const withMissing: DataSpec = { rows: 400, features: 7, value: (f, v, r) => ((r + f) % 11 === 0 ? NaN : v) }
+
+  /** Trains the group on the device with `perModel`; each model's hash must be the CPU engine's alone with its own parameters. */
+  async function expectPerModelParity(
+    spec: DataSpec,
+    perModel: readonly GbdtPerModelParams[],
+    options: WebgpuTrainOptions = {},
+  ): Promise<{ stats: WebgpuTrainStats; trees: GbdtTree[][] }> {
+    const gpu = dev.gpu!
+    const { data } = makeData(spec)
+    const gd = uploadGbdtData(gpu, data)
+    const seeds = perModel.map((_, i) => 40 + i)
+    const stats = emptyStats()
+    try {
+      const models = await trainGbdtGroupWebgpu(gpu, gd, base, seeds, { checkFilter: true, ...options, perModel, stats })
+      const alone = perModel.map((p, i) => treeHash(trainGbdt(data, { ...base, ...p }, seeds[i])))
+      perModel.forEach((p, i) => {
+        expect(treeHash(models[i]), `model ${i} ${JSON.stringify(p)}`).toBe(alone[i])
+        expect(models[i].params).toMatchObject(p)
+      })
+      return { stats, trees: models.map((m) => m.trees) }
+    } finally {
+      disposeGbdtData(gpu, gd)
+    }
+  }
+
+  it('a depth × lambda × subsample grid in one chunk: each model its own trees, shallower ones stop while deeper ones go on', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const grid: GbdtPerModelParams[] = []
+    for (const maxDepth of [2, 5]) for (const lambda of [0, 2]) for (const subsample of [0.7, 1]) grid.push({ maxDepth, lambda, subsample })
+    const { stats, trees } = await expectPerModelParity(withMissing, grid)
+    expect(stats.chunks).toBe(1)
+    grid.forEach((p, i) => expect(Math.max(...trees[i].map((t) => depthOf(t))), `model ${i}`).toBe(p.maxDepth))
+    expect(new Set(trees.map((t) => JSON.stringify(t))).size).toBe(grid.length)
+  })
+
+  it('every per-model field at once: alpha, gamma, min_child_weight, eta, colsample, subsample and rounds', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const own: GbdtPerModelParams[] = [
+      { maxDepth: 2, alpha: 0.5, colsampleBytree: 0.4, rounds: 2 },
+      { maxDepth: 5, gamma: 0.05, minChildWeight: 4, subsample: 0.6, eta: 0.3, rounds: 5 },
+      { maxDepth: 4, lambda: 3, alpha: 0.1, gamma: 0.01, minChildWeight: 2, subsample: 1, colsampleBytree: 1, eta: 0.05, rounds: 4 },
+      { minChildWeight: 0, lambda: 0, rounds: 1 },
+      {},
+    ]
+    const { trees } = await expectPerModelParity(withMissing, own)
+    own.forEach((p, i) => expect(trees[i], `model ${i}`).toHaveLength(p.rounds ?? base.rounds!))
+  })
+
+  it('chunks and sliced levels: models with different depths and rounds across chunks, sized for the deepest and widest', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const own: GbdtPerModelParams[] = [
+      { maxDepth: 2, rounds: 2, colsampleBytree: 0.5 },
+      { maxDepth: 4, rounds: 4, colsampleBytree: 1, lambda: 0 },
+      { maxDepth: 3, rounds: 3, subsample: 1 },
+      { maxDepth: 4, rounds: 1, minChildWeight: 3 },
+      { maxDepth: 1, rounds: 4, alpha: 0.3 },
+    ]
+    const spec: DataSpec = { rows: 400, features: 6, value: (f, v, r) => (f === 3 && r % 7 === 0 ? NaN : v) }
+    // ≤ 6 features × ≤ 257 slots × 12 B ≈ 18 KiB per node histogram; the deepest model needs 8
+    const chunked = await expectPerModelParity(spec, own, { histogramBudgetBytes: 300 * 1024 })
+    expect(chunked.stats.chunks).toBeGreaterThan(1)
+    expect(chunked.stats.nodeSlots).toBe(8)
+    const sliced = await expectPerModelParity(spec, own, { histogramBudgetBytes: 40 * 1024 })
+    expect(sliced.stats.chunks).toBe(own.length)
+    expect(sliced.stats.nodeSlots).toBeLessThan(8)
+  })
+
+  it('global atomics and workgroup memory, per-model coefficients in the split filter', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const own: GbdtPerModelParams[] = [{ lambda: 0, minChildWeight: 0 }, { lambda: 5, minChildWeight: 9, gamma: 0.1 }, { alpha: 1, colsampleBytree: 0.3 }]
+    const g = await expectPerModelParity(SMALL, own, { histogramMode: 'global' })
+    expect(g.stats.sharedPasses).toBe(0)
+    const s = await expectPerModelParity(SMALL, own, { histogramMode: 'shared' })
+    expect(s.stats.sharedPasses).toBeGreaterThan(0)
+  })
+
+  it('progress per round of the chunk, and every model done once, in the caller\'s index order of its results', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const gpu = dev.gpu!
+    const { data } = makeData(SMALL)
+    const gd = uploadGbdtData(gpu, data)
+    try {
+      const own: GbdtPerModelParams[] = [{ rounds: 1 }, { rounds: 3 }, { rounds: 2 }]
+      const rounds: [number, number][] = []
+      const done: number[] = []
+      const models = await trainGbdtGroupWebgpu(gpu, gd, base, [1, 2, 3], {
+        perModel: own,
+        onRound: (_i, r, total) => rounds.push([r, total]),
+        onModelDone: (i) => done.push(i),
+      })
+      expect(models.map((m) => m.trees.length)).toEqual([1, 3, 2])
+      expect(rounds).toEqual([
+        [1, 3],
+        [2, 3],
+        [3, 3],
+      ])
+      expect([...done].sort()).toEqual([0, 1, 2])
+    } finally {
+      disposeGbdtData(gpu, gd)
+    }
+  })
+
+  it("refuses a per-model maxBin or baseScore as the CPU engine does (the binning and the base score are the group's)", async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const gpu = dev.gpu!
+    const { data } = makeData(SMALL)
+    const gd = uploadGbdtData(gpu, data)
+    try {
+      for (const bad of [{ maxBin: 32 }, { baseScore: 0 }] as GbdtPerModelParams[]) {
+        const cpu = (() => {
+          try {
+            trainGbdtGroup(data, base, [1, 2], { perModel: [{}, bad] })
+          } catch (err) {
+            return (err as Error).message
+          }
+          return 'accepted'
+        })()
+        expect(cpu).toMatch(/must be the group's/)
+        await expect(trainGbdtGroupWebgpu(gpu, gd, base, [1, 2], { perModel: [{}, bad] })).rejects.toThrow(cpu)
+      }
+      expect(gpu.bufferStats().live).toBe(3)
     } finally {
       disposeGbdtData(gpu, gd)
     }

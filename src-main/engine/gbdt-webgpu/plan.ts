@@ -2,9 +2,10 @@
 // one storage buffer (models × node slots × histogram slots × 12 bytes), which must fit the
 // device's maxStorageBufferBindingSize and maxBufferSize and the engine's histogram budget; the
 // per-row state (prediction, quantised gradient, node index: 4 bytes each per model) must fit one
-// binding too. When one model's node slots alone do not fit, it runs with fewer slots: levels
+// binding too. In a group whose models differ in depth or min_child_weight, every model gets the
+// node slots of the group's widest (the histogram buffer is models × one slot count). When one model's node slots alone do not fit, it runs with fewer slots: levels
 // with more nodes are then built in slices without the subtraction trick (same sums, same trees).
-import { HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
+import { type GbdtParams, HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
 import type { GbdtGpuLimits } from './gpu'
 /** Bytes of one histogram slot: Σq as two u32 words, and the row count. */
 export const SLOT_BYTES = 12
@@ -14,8 +15,8 @@ export interface ChunkPlanInput {
   rows: number
   /** histogram slots of one node: the widest `featuresPerTree` features (bins + missing slot) */
   slotsPerNode: number
-  maxDepth: number
-  minChildWeight: number
+  /** each model's (or each distinct configuration's) depth and min_child_weight: the widest sizes the node slots */
+  trees: readonly Pick<GbdtParams, 'maxDepth' | 'minChildWeight'>[]
   limits: Pick<GbdtGpuLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>
   /** default: the family's HISTOGRAM_BUDGET_BYTES, as the CPU engine's */
   histogramBudgetBytes?: number
@@ -55,7 +56,7 @@ export function planChunks(input: ChunkPlanInput): ChunkPlan {
   if (perNode > limit) {
     throw new RangeError(`webgpu: one node histogram needs ${perNode} bytes, more than the ${limit} bytes a storage buffer may hold here`)
   }
-  const wanted = nodeSlotsWanted(rows, input.maxDepth, input.minChildWeight)
+  const wanted = Math.max(...input.trees.map((t) => nodeSlotsWanted(rows, t.maxDepth, t.minChildWeight)))
   let nodeSlots = wanted
   let perChunk: number
   if (wanted * perNode <= limit) {

@@ -15,24 +15,53 @@
 // one (one model per dispatch); batched a group of all of a worker's models, in chunks that fit the
 // device (plan.ts). Every sum is an exact integer, so model i's trees equal the CPU engine's, bit for
 // bit, whatever the chunking or the order of atomics.
+//
+// The models of a group may each have their own GBDT_PER_MODEL_PARAMS (options.perModel: a model
+// set's configurations fused, checked by the CPU engine's own modelTrainingParams). Each reads its
+// own split coefficients (host, and ModelInfo on the device), depth, rounds and samplers; buffers and
+// chunks are sized for the group's widest model (most sampled features, most node histograms). A
+// model whose depth is reached has no nodes left while deeper ones go on; models with more rounds
+// come first in their chunk, so those that sit the last rounds out are the chunk's last positions.
 import { featuresPerTree, type GbdtParams, resolveGbdtParams } from '@shared/families/gbdt'
-import { histogramSlots, samplesEveryRow, splitCoefs, throwIfStopped, trainingParams } from '../gbdt/rules'
+import type { GbdtData } from '../gbdt/binning'
+import { histogramSlots, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
+import { modelTrainingParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
 import { GbdtCommands, type PassEntry } from './commands'
 import type { GpuGbdtData } from './data'
 import { HostDecider } from './decide'
-import type { GbdtGpu } from './gpu'
+import type { GbdtGpu, GbdtGpuLimits } from './gpu'
 import { HostModel, planLevel, type Slice, type TrainShape } from './level'
 import { DEFAULT_CANDIDATES_PER_NODE, emptyStats, type WebgpuTrainOptions } from './options'
-import { type ChunkPlan, planChunks, SLOT_BYTES } from './plan'
+import { type ChunkPlan, type ChunkPlanInput, planChunks, SLOT_BYTES } from './plan'
 
 export { DEFAULT_CANDIDATES_PER_NODE, emptyStats, type HistogramMode, type WebgpuTrainOptions, type WebgpuTrainStats } from './options'
 
 const f32 = Math.fround
 
+/** The chunk plan's input for a group of models (each with its own parameters): sized for the widest. */
+function chunkInput(
+  own: readonly GbdtParams[],
+  host: GbdtData,
+  limits: GbdtGpuLimits,
+  histogramBudgetBytes: number | undefined,
+  candidatesPerNode: number,
+): ChunkPlanInput & { perTree: number } {
+  const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, host.features)))
+  return {
+    models: own.length,
+    rows: host.rows,
+    perTree,
+    slotsPerNode: histogramSlots(host.width, perTree),
+    trees: own,
+    limits,
+    histogramBudgetBytes,
+    candidatesPerNode,
+  }
+}
+
 class WebgpuTrainer {
   readonly shape: TrainShape
-  private readonly baseScore: number
   private readonly dev: GbdtCommands
   private readonly host: HostDecider
   /** one round's sampled rows of the model being sampled (packed into its mask) */
@@ -41,38 +70,28 @@ class WebgpuTrainer {
   constructor(
     gpu: GbdtGpu,
     private d: GpuGbdtData,
-    readonly params: GbdtParams,
-    groupSize: number,
+    /** every model's own parameters (the group's, where perModel leaves them) */
+    own: readonly GbdtParams[],
+    private readonly baseScore: number,
     private options: WebgpuTrainOptions,
   ) {
     const host = d.host
     const n = host.rows
-    const perTree = featuresPerTree(params.colsampleBytree, host.features)
-    const S = histogramSlots(host.width, perTree)
     const K = options.candidatesPerNode ?? DEFAULT_CANDIDATES_PER_NODE
-    const chunk: ChunkPlan = planChunks({
-      models: groupSize,
-      rows: n,
-      slotsPerNode: S,
-      maxDepth: params.maxDepth,
-      minChildWeight: params.minChildWeight,
-      limits: gpu.limits,
-      histogramBudgetBytes: options.histogramBudgetBytes,
-      candidatesPerNode: K,
-    })
+    const input = chunkInput(own, host, gpu.limits, options.histogramBudgetBytes, K)
+    const chunk: ChunkPlan = planChunks(input)
     this.shape = {
       n,
       F: host.features,
-      perTree,
-      S,
+      perTree: input.perTree,
+      S: input.slotsPerNode,
       maskWords: Math.ceil(n / 32),
-      rowsAll: samplesEveryRow(params),
+      // one model that samples rows: every model has a mask (all ones for those that take every row)
+      rowsAll: own.every(samplesEveryRow),
       C: chunk.modelsPerChunk,
       P: chunk.nodeSlots,
       K,
-      coefs: splitCoefs(params),
     }
-    this.baseScore = f32(params.baseScore)
     const stats = options.stats ?? emptyStats()
     Object.assign(stats, {
       chunks: stats.chunks + chunk.chunks,
@@ -81,23 +100,27 @@ class WebgpuTrainer {
       histogramBytes: chunk.histogramBytes,
     })
     this.dev = new GbdtCommands(gpu, d, this.shape, chunk.histogramBytes, options.histogramMode ?? 'auto', stats, options.profile ?? false)
-    this.host = new HostDecider(this.shape, host, params.maxDepth, stats, options.checkFilter ?? false)
+    this.host = new HostDecider(this.shape, host, stats, options.checkFilter ?? false)
   }
 
   dispose(): void {
     this.dev.dispose()
   }
 
-  async trainChunk(seeds: readonly number[], indices: readonly number[]): Promise<GbdtModel[]> {
+  /** One chunk, all its rounds; `params` in order of rounds, most first (see trainGbdtGroupWebgpu). */
+  async trainChunk(seeds: readonly number[], params: readonly GbdtParams[], indices: readonly number[]): Promise<GbdtModel[]> {
     const { F, maskWords } = this.shape
-    const ms = seeds.map((s) => new HostModel(s, F, this.params, maskWords))
+    const ms = seeds.map((s, k) => new HostModel(s, F, params[k], maskWords))
     this.dev.writeBaseScore(ms.length, this.baseScore)
-    for (let round = 0; round < this.params.rounds; round++) {
+    const rounds = Math.max(...ms.map((m) => m.rounds))
+    for (let round = 0; round < rounds; round++) {
       throwIfStopped(this.options)
-      await this.round(ms)
-      this.options.onRound?.(indices, round + 1, this.params.rounds)
+      // a model with fewer rounds has all its trees and sits the rest out: the chunk's last
+      // positions, so every growing model keeps its place in the device's per-model arrays
+      await this.round(ms.filter((m) => round < m.rounds))
+      this.options.onRound?.(indices, round + 1, rounds)
     }
-    return ms.map((m) => ({ params: this.params, seed: m.seed, features: F, baseScore: this.baseScore, trees: m.trees }))
+    return ms.map((m) => ({ params: m.params, seed: m.seed, features: F, baseScore: this.baseScore, trees: m.trees }))
   }
 
   private async round(ms: HostModel[]): Promise<void> {
@@ -108,13 +131,13 @@ class WebgpuTrainer {
 
   /** Sampling, the gradient's largest magnitude, quantisation: each model's new tree, its root alone. */
   private async startRound(ms: HostModel[]): Promise<void> {
-    const { n, rowsAll, P, coefs } = this.shape
+    const { n, rowsAll, P } = this.shape
     const sampled = rowsAll ? null : (this.sampledScratch ??= new Uint8Array(n))
     for (const m of ms) m.sample(this.d.host.width, n, sampled)
     this.dev.writeSamples(ms)
     const maxBits = await this.dev.maxGradients(ms.length)
     const info = this.host.quantise(ms, maxBits)
-    for (const m of ms) m.startTree(P, this.params.maxDepth, coefs)
+    for (const m of ms) m.startTree(P)
     this.dev.writeModelInfo(info)
   }
 
@@ -180,7 +203,8 @@ class WebgpuTrainer {
 
 /**
  * Trains one model per seed on the device (a group of one: sequential/pool; many: batched, chunked
- * to fit). Model i's trees equal the CPU engine's trainGbdtGroup(data, params, [seeds[i]]).
+ * to fit). Model i's trees equal the CPU engine's trainGbdtGroup(data, { ...params,
+ * ...options.perModel[i] }, [seeds[i]]).
  */
 export async function trainGbdtGroupWebgpu(
   gpu: GbdtGpu,
@@ -189,18 +213,27 @@ export async function trainGbdtGroupWebgpu(
   seeds: readonly number[],
   options: WebgpuTrainOptions = {},
 ): Promise<GbdtModel[]> {
-  const params = trainingParams(paramsIn, d.host.rows, d.host.cuts.maxBin, seeds)
+  const rows = d.host.rows
+  const maxBin = d.host.cuts.maxBin
+  const params = trainingParams(paramsIn, rows, maxBin, seeds)
+  const own = modelTrainingParams(params, seeds, options.perModel, rows, maxBin)
   if (d.disposed) throw new Error('webgpu: the data set was disposed')
   if (seeds.length === 0) return []
-  const t = new WebgpuTrainer(gpu, d, params, seeds.length, options)
+  const t = new WebgpuTrainer(gpu, d, own, f32(params.baseScore), options)
   const C = t.shape.C
+  // chunks take the models with the most rounds first (stable: index order otherwise)
+  const order = [...seeds.keys()].sort((a, b) => own[b].rounds - own[a].rounds)
   try {
-    const out: GbdtModel[] = []
-    for (let a = 0; a < seeds.length; a += C) {
-      const indices = seeds.slice(a, a + C).map((_, k) => a + k)
-      const models = await t.trainChunk(seeds.slice(a, a + C), indices)
+    const out: GbdtModel[] = new Array(seeds.length)
+    for (let a = 0; a < order.length; a += C) {
+      const indices = order.slice(a, a + C)
+      const models = await t.trainChunk(
+        indices.map((i) => seeds[i]),
+        indices.map((i) => own[i]),
+        indices,
+      )
       models.forEach((model, k) => {
-        out.push(model)
+        out[indices[k]] = model
         options.onModelDone?.(indices[k], model)
       })
     }
@@ -210,18 +243,8 @@ export async function trainGbdtGroupWebgpu(
   }
 }
 
-/** The chunking a group would get on this device (for flags and reports). */
+/** The chunking a group of `models` with the same parameters would get on this device (for flags and reports). */
 export function chunkPlanFor(gpu: GbdtGpu, d: GpuGbdtData, paramsIn: Partial<GbdtParams>, models: number, histogramBudgetBytes?: number): ChunkPlan {
-  const params = resolveGbdtParams(paramsIn)
-  const perTree = featuresPerTree(params.colsampleBytree, d.host.features)
-  return planChunks({
-    models,
-    rows: d.host.rows,
-    slotsPerNode: histogramSlots(d.host.width, perTree),
-    maxDepth: params.maxDepth,
-    minChildWeight: params.minChildWeight,
-    limits: gpu.limits,
-    histogramBudgetBytes,
-    candidatesPerNode: DEFAULT_CANDIDATES_PER_NODE,
-  })
+  const own = Array.from({ length: models }, () => resolveGbdtParams(paramsIn))
+  return planChunks(chunkInput(own, d.host, gpu.limits, histogramBudgetBytes, DEFAULT_CANDIDATES_PER_NODE))
 }
