@@ -5,7 +5,7 @@
 import { modelSeed, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { type GbdtModel, meanSquaredError, predictGbdt, treeHash, treesArtifact } from '../gbdt'
+import { GBDT_PER_MODEL_PARAMS, type GbdtModel, type GbdtPerModelParams, meanSquaredError, predictGbdt, treeHash, treesArtifact } from '../gbdt'
 import { CancelledError, type TrainHooks, type TrainOptions } from './types'
 
 export interface GroupTrainHooks {
@@ -17,6 +17,19 @@ export interface GroupTrainHooks {
 
 /** Trains one model per seed (the engine's group trainer, with the workload's parameters); `indices` are the models' indices in the run. */
 export type GroupTrainer = (seeds: readonly number[], hooks: GroupTrainHooks, indices: readonly number[]) => Promise<GbdtModel[]>
+
+/**
+ * A model set's job fused across configurations: each model of `group`'s own GBDT_PER_MODEL_PARAMS
+ * (the engines' `perModel` option), from the seam's paramsOf; undefined outside a set.
+ */
+export function perModelParams(options: TrainOptions, group: readonly number[]): GbdtPerModelParams[] | undefined {
+  const paramsOf = options.paramsOf
+  if (!paramsOf) return undefined
+  return group.map((i) => {
+    const p = paramsOf(i) as GbdtParams
+    return Object.fromEntries(GBDT_PER_MODEL_PARAMS.map((k) => [k, p[k]]))
+  })
+}
 
 export async function trainTreesAndReport(
   train: GroupTrainer,

@@ -7,17 +7,17 @@
 // in WGSL (engine/gbdt-webgpu/); `xgboost` the same workload on the user's own libxgboost
 // (engine/xgboost/). Order, `auto` and batching: src-shared/families/gbdt.ts GBDT_BACKENDS. In a
 // model set, the CPU engine fuses a fold's configurations that differ in any of its per-model
-// parameters (GBDT_PER_MODEL_PARAMS: all but maxBin, whose bins are the group's, and baseScore); the
-// WGSL engine fuses a configuration's seeds.
+// parameters (GBDT_PER_MODEL_PARAMS: all but maxBin, whose bins are the group's, and baseScore), and
+// so does the WGSL engine (per-model coefficients, depth, rounds and samplers on the device too).
 import { modelSeed } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { GBDT_PER_MODEL_PARAMS, prepareGbdtData, trainGbdtGroupAsync, type GbdtData, type GbdtPerModelParams } from '../gbdt'
+import { GBDT_PER_MODEL_PARAMS, prepareGbdtData, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
 import { webgpuTreesBackend } from '../gbdt-webgpu/backend'
 import { userDataKey } from '../user-data'
 import { xgboostBackend } from '../xgboost/backend'
 import { plainCpuRuntime } from './cpu-runtime'
-import { type GroupTrainer, trainTreesAndReport } from './gbdt-report'
+import { type GroupTrainer, perModelParams, trainTreesAndReport } from './gbdt-report'
 import { backendEntry, workerFamily } from './seam'
 import type { WorkerBackend, WorkerRuntime } from './types'
 
@@ -40,10 +40,8 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   perModel: GBDT_PER_MODEL_PARAMS,
   async train(_rt, d, w, indices, options, hooks) {
     const everyModel = (seeds: readonly number[]) => seeds.map((_, k) => k)
-    const ownOf = (p: GbdtParams): GbdtPerModelParams => Object.fromEntries(GBDT_PER_MODEL_PARAMS.map((k) => [k, p[k]]))
-    const own = (group: readonly number[]) => (options.paramsOf ? group.map((i) => ownOf(options.paramsOf!(i) as GbdtParams)) : undefined)
     const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
-      trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError, perModel: own(group) })
+      trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError, perModel: perModelParams(options, group) })
     return trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
   },
 }

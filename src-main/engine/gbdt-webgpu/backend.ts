@@ -2,6 +2,7 @@
 // device (runtime.ts). Its shared entry (gpu, batched, speed; not in `auto`) is in
 // src-shared/families/gbdt.ts.
 import type { GbdtParams } from '@shared/families/gbdt'
+import { GBDT_PER_MODEL_PARAMS } from '../gbdt'
 import type { WorkerBackend } from '../families/types'
 import { probeWebgpu } from '../webgpu/dawn'
 import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuGbdtRuntime, type WebgpuPrepared } from './runtime'
@@ -13,5 +14,7 @@ export const webgpuTreesBackend: WorkerBackend<GbdtParams, WebgpuGbdtRuntime, We
   prepare: prepareWebgpu,
   dispose: disposeWebgpu,
   warmUp: warmUpWebgpu,
+  /** each model of a dispatch reads its own depth, rounds, coefficients and samplers: all but maxBin (the bins) and baseScore differ per model */
+  perModel: GBDT_PER_MODEL_PARAMS,
   train: trainWebgpu,
 }

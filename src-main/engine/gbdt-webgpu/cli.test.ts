@@ -1,6 +1,7 @@
 // End to end: `trainpool bench --model gbdt --backend webgpu --preset smoke` — the real CLI, real
 // worker processes on the device (lavapipe here and in CI) — trains every strategy with the same
-// trees (tolerance 0), and each model's tree hash equals the one `--backend cpu` reports. Whether
+// trees (tolerance 0), and each model's tree hash equals the one `--backend cpu` reports; a grid of
+// configurations (a model set) is fused into one program, as on the CPU engine. Whether
 // there is an adapter is asked of a worker process, not here: Dawn loaded in the test process
 // itself sometimes aborts as that process exits (a mutex assertion in its teardown), which kills the
 // test worker after the test has passed.
@@ -9,6 +10,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { parseRunResult, type RunResult } from '@shared/contract'
+import { fusionText } from '@shared/leaderboard'
 import { NodeLauncher } from '../../pool/node-launcher'
 import { probeInWorker } from '../../service/backend-probe'
 import { skipWithout } from '../../testing/capability'
@@ -24,9 +26,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-async function bench(backend: string): Promise<{ run: RunResult; stdout: string }> {
-  const json = join(dir, `${backend}.json`)
-  const cli = spawnCli('bench', ['--model', 'gbdt', '--backend', backend, '--preset', 'smoke', '--no-save', '--json', json])
+async function bench(backend: string, more: string[] = []): Promise<{ run: RunResult; stdout: string }> {
+  const json = join(dir, `${backend}${more.join('')}.json`)
+  const cli = spawnCli('bench', ['--model', 'gbdt', '--backend', backend, '--preset', 'smoke', '--no-save', '--json', json, ...more])
   const { code } = await cli.exited
   expect(code, cli.out.stderr).toBe(0)
   return { run: parseRunResult(JSON.parse(readFileSync(json, 'utf8'))), stdout: cli.out.stdout }
@@ -53,4 +55,19 @@ it('bench --model gbdt --backend webgpu --preset smoke: every strategy, every mo
   for (const hashes of g.values()) expect(hashes).toEqual(reference)
   const mse = (run: RunResult) => [...run.measurements[0].perModel].sort((a, b) => a.index - b.index).map((p) => p.testMse)
   expect(mse(gpu.run)).toEqual(mse(cpu.run))
+})
+
+it('a max-depth × lambda × subsample grid: one fused program on the device, each model the CPU engine\'s trees', { timeout: 600_000 }, async (ctx) => {
+  if (skipWithout('webgpu', webgpu.available, `no WebGPU adapter: ${webgpu.detail}`)) return ctx.skip()
+  const grid = ['--max-depth', '2,4', '--lambda', '0,1', '--subsample', '0.8,1', '--workers', '1', '--strategies', 'sequential,batched']
+  const [gpu, cpu] = await Promise.all([bench('webgpu', grid), bench('cpu', grid)])
+  expect(gpu.run.status).toBe('ok')
+  expect(gpu.stdout).toMatch(/same work: sequential 8\/8, batched 8\/8 models; per-model test MSE agree \(max rel\. Δ 0\.0e\+0, tolerance 0\)/)
+  // depth, lambda and subsample differ per model within one dispatch: the worker's 8 models are one program
+  expect(fusionText(gpu.run)).toMatch(/^batched W=1 trained the 8 models in 1 fused program \(8 models\)/)
+  const batched = gpu.run.measurements.find((m) => m.strategy === 'batched')!
+  expect(new Set(batched.perModel.map((p) => p.fusedGroup))).toEqual(new Set([0]))
+  const reference = prints(cpu.run).get('sequential')!
+  expect(new Set(reference).size).toBe(8)
+  for (const hashes of prints(gpu.run).values()) expect(hashes).toEqual(reference)
 })

@@ -3,8 +3,9 @@
 // device's maxStorageBufferBindingSize and maxBufferSize and the engine's histogram budget; the
 // per-row state (prediction, quantised gradient, node index: 4 bytes each per model) must fit one
 // binding too. In a group whose models differ in depth or min_child_weight, every model gets the
-// node slots of the group's widest (the histogram buffer is models × one slot count). When one model's node slots alone do not fit, it runs with fewer slots: levels
-// with more nodes are then built in slices without the subtraction trick (same sums, same trees).
+// node slots of the group's widest (the histogram buffer is models × one slot count). When one
+// model's node slots alone do not fit, it runs with fewer slots: levels with more nodes are then
+// built in slices without the subtraction trick (same sums, same trees).
 import { type GbdtParams, HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
 import type { GbdtGpuLimits } from './gpu'
 /** Bytes of one histogram slot: Σq as two u32 words, and the row count. */

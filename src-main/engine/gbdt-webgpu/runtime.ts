@@ -5,7 +5,7 @@
 import { modelSeed, type Workload } from '@shared/contract'
 import { type GbdtParams as FamilyGbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { type GroupTrainer, trainTreesAndReport } from '../families/gbdt-report'
+import { type GroupTrainer, perModelParams, trainTreesAndReport } from '../families/gbdt-report'
 import type { TrainHooks, TrainOptions, WorkerRuntime } from '../families/types'
 import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { packageVersion } from '../machine'
@@ -37,7 +37,7 @@ export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
       histograms: 'integer: 64-bit Σq as two u32 atomics with a carry, row counts; workgroup memory where the built nodes fit, global atomics beyond',
       splitDecision: 'device: interval filter of float32 gains; host: the CPU engine float32 formulas and tie rules on the filtered candidates',
       chunking:
-        'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋, balanced; sequential and pool: 1',
+        'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋ for the group\'s deepest and widest model, balanced; sequential and pool: 1',
       histogramBudgetBytes: HISTOGRAM_BUDGET_BYTES,
       candidatesPerNode: DEFAULT_CANDIDATES_PER_NODE,
       maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
@@ -87,7 +87,8 @@ export async function trainWebgpu(
   options: TrainOptions,
   hooks: TrainHooks,
 ): Promise<void> {
-  const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }) =>
-    trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, { onRound, shouldStop, cancelError })
+  // in a model set, each model's own parameters (the seam groups configurations that differ only in GBDT_PER_MODEL_PARAMS)
+  const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
+    trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, { onRound, shouldStop, cancelError, perModel: perModelParams(options, group) })
   await trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
 }
