@@ -141,6 +141,13 @@ describe('webgpu trees = CPU trees, parameters and engine paths', () => {
     expect(stats.passes).toBeGreaterThan(5 * 2 * 4)
   })
 
+  it('small nodes: a model with nothing to evaluate at a level while the others build (its rows still look up the pass table)', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const seeds = [1, 2, 3, 4, 5, 6]
+    await expectParity({ rows: 40, features: 3 }, { rounds: 3, maxDepth: 4, minChildWeight: 3, subsample: 0.5 }, {}, seeds)
+    await expectParity({ rows: 100, features: 3 }, { rounds: 3, maxDepth: 4, minChildWeight: 10, subsample: 0.8 }, {}, seeds)
+  })
+
   it('one candidate record per node: overflowing nodes are decided from their histogram', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     // features 0 and 1 are the same column: every candidate of one has a twin with an equal gain
