@@ -110,6 +110,7 @@ class WebgpuTrainer {
   /** One chunk, all its rounds; `params` in order of rounds, most first (see trainGbdtGroupWebgpu). */
   async trainChunk(seeds: readonly number[], params: readonly GbdtParams[], indices: readonly number[]): Promise<GbdtModel[]> {
     const { F, maskWords } = this.shape
+    if (params.some((p, k) => k > 0 && p.rounds > params[k - 1].rounds)) throw new Error('webgpu: a chunk\'s models must come most rounds first (planning error)')
     const ms = seeds.map((s, k) => new HostModel(s, F, params[k], maskWords))
     this.dev.writeBaseScore(ms.length, this.baseScore)
     const rounds = Math.max(...ms.map((m) => m.rounds))
