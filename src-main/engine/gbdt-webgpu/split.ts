@@ -4,7 +4,7 @@
 // the GPU's filter sends back (with their exact integer sums) or, as a fallback, to a node's whole
 // histogram read back (there the CPU engine's own scanFeature runs). Inputs are integers (Σq, row counts), so both paths give the CPU engine's
 // choice bit for bit.
-import { beatsBest, childrenGain, lossChange, scanFeature, sideGain, type SplitCoefs, splitApplies, SplitSearch } from '../gbdt/rules'
+import { childrenGain, scanFeature, type SplitCoefs, splitApplies, SplitSearch } from '../gbdt/rules'
 
 /** One candidate as the GPU writes it: sampled-feature index j, its scan bin, and the LEFT child's exact sums. */
 export interface Candidate {
@@ -40,30 +40,20 @@ function scanOrder(a: Candidate, b: Candidate): number {
   return a.backward ? b.bin - a.bin : a.bin - b.bin
 }
 
-/** loss_chg of a split of a node (Σq = gq over h rows, gain rootGain) into left (glq, hl) and the rest. */
-function lossOf(glq: number, hl: number, gq: number, h: number, inv: number, rootGain: number, c: SplitCoefs): number {
-  return lossChange(childrenGain(glq * inv, hl, (gq - glq) * inv, h - hl, c), rootGain)
-}
-
 /**
- * The node's split from the filter's candidates (any order): the first, in the CPU engine's scan
- * order, whose loss is strictly greater than every earlier one's and than 0. The filter sends every
- * candidate that can hold the maximum loss, so this is the CPU engine's choice.
+ * The node's split from the filter's candidates (any order): offered to the CPU engine's split
+ * search in its scan order, the first whose loss is strictly greater than every earlier one's and
+ * than 0 wins. The filter sends every candidate that can hold the maximum loss, so this is the CPU
+ * engine's choice.
  */
 export function chooseFromCandidates(cands: readonly Candidate[], gq: number, h: number, inv: number, c: SplitCoefs): SplitChoice {
   if (cands.length === 0) return NOT_FOUND
-  const rootGain = sideGain(gq * inv, h, c.lambda, c.alpha)
-  const sorted = [...cands].sort(scanOrder)
-  let out = NOT_FOUND
-  let best = 0
-  for (const k of sorted) {
-    const loss = lossOf(k.glq, k.hl, gq, h, inv, rootGain, c)
-    if (beatsBest(loss, best)) {
-      best = loss
-      out = { found: true, best: loss, j: k.j, bin: k.backward ? k.bin - 1 : k.bin, defaultLeft: k.backward, glq: k.glq, hl: k.hl }
-    }
+  const search = new SplitSearch(gq, h)
+  search.startSearch(inv, c)
+  for (const k of [...cands].sort(scanOrder)) {
+    search.offer(childrenGain(k.glq * inv, k.hl, (gq - k.glq) * inv, h - k.hl, c), k.j, k.backward ? k.bin - 1 : k.bin, k.backward, k.glq, k.hl)
   }
-  return out
+  return choiceOf(search)
 }
 
 /** One node's histogram as read back: per sampled feature j, its slots from offset[j] (nBins[j] value bins, then the missing slot if any). */
@@ -82,6 +72,11 @@ export function chooseFromHistogram(hist: NodeHistogram, gq: number, h: number, 
   for (let j = 0; j < hist.offset.length; j++) {
     scanFeature(search, hist.slots, 2 * hist.offset[j], hist.nBins[j], hist.hasMissing[j] === 1, j, inv, c)
   }
+  return choiceOf(search)
+}
+
+/** a finished search as the node's choice */
+function choiceOf(search: SplitSearch): SplitChoice {
   if (!search.found) return NOT_FOUND
   return { found: true, best: search.best, j: search.feature, bin: search.bin, defaultLeft: search.defaultLeft, glq: search.glq, hl: search.hl }
 }
