@@ -4,7 +4,7 @@
 // nodes are evaluated. The plan decides only where histograms live; which child is built is the
 // CPU engine's rule (buildsSecond, ../gbdt/rules.ts), so the sums — and the trees — stay its own.
 import type { GbdtParams } from '@shared/families/gbdt'
-import { buildsSecond, isEvaluated, ModelSampler, splitCoefs, type SplitCoefs } from '../gbdt/rules'
+import { buildsSecond, type HeldOutRows, isEvaluated, ModelSampler, splitCoefs, type SplitCoefs } from '../gbdt/rules'
 import { type GbdtTree, TreeBuilder } from '../gbdt/tree'
 import type { SplitChoice } from './split'
 
@@ -79,11 +79,13 @@ export class HostModel {
     features: number,
     readonly params: GbdtParams,
     maskWords: number,
+    /** rows this model never trains on (its fold's, in a model set with folds) */
+    heldOut: HeldOutRows | null = null,
   ) {
     this.coefs = splitCoefs(params)
     this.maxDepth = params.maxDepth
     this.rounds = params.rounds
-    this.sampler = new ModelSampler(seed, features, params)
+    this.sampler = new ModelSampler(seed, features, params, heldOut)
     const perTree = this.sampler.perTree
     this.feats = new Int32Array(features)
     this.slotOff = new Int32Array(perTree)

@@ -3,6 +3,7 @@
 // profiling switches) and the counters filled in while training. Kept apart from trainer.ts so the
 // device side (commands.ts) and the host side (decide.ts) can count into the same stats without
 // importing the round loop; trainer.ts re-exports everything here.
+import type { HeldOutRows } from '../gbdt/rules'
 import type { GbdtPerModelParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
 
@@ -34,6 +35,8 @@ export interface WebgpuTrainOptions {
    * as the CPU engine's option of the same name (same checks, same trees).
    */
   perModel?: readonly GbdtPerModelParams[]
+  /** a model set's folds fused: model i's held-out rows, as the CPU engine's option of the same name */
+  heldOut?: readonly (HeldOutRows | null)[]
 }
 
 export interface WebgpuTrainStats {

@@ -190,7 +190,7 @@ describe('webgpu trees = CPU trees, a group whose models each have their own par
   const base: Partial<GbdtParams> = { rounds: 3, maxDepth: 4, subsample: 0.8, colsampleBytree: 0.7 }
   const withMissing: DataSpec = { rows: 400, features: 7, value: (f, v, r) => ((r + f) % 11 === 0 ? NaN : v) }
 
-  /** Trains the group on the device with `perModel`; each model's hash must be the CPU engine's alone with its own parameters. */
+  /** Trains the group on the device with `perModel`; each model's hash must be the CPU engine's alone with its own parameters (and held-out rows). */
   async function expectPerModelParity(
     spec: DataSpec,
     perModel: readonly GbdtPerModelParams[],
@@ -203,7 +203,7 @@ describe('webgpu trees = CPU trees, a group whose models each have their own par
     const stats = emptyStats()
     try {
       const models = await trainGbdtGroupWebgpu(gpu, gd, base, seeds, { checkFilter: true, ...options, perModel, stats })
-      const alone = perModel.map((p, i) => treeHash(trainGbdt(data, { ...base, ...p }, seeds[i])))
+      const alone = perModel.map((p, i) => treeHash(trainGbdtGroup(data, { ...base, ...p }, [seeds[i]], { heldOut: [options.heldOut?.[i] ?? null] })[0]))
       perModel.forEach((p, i) => {
         expect(treeHash(models[i]), `model ${i} ${JSON.stringify(p)}`).toBe(alone[i])
         expect(models[i].params).toMatchObject(p)
@@ -235,6 +235,13 @@ describe('webgpu trees = CPU trees, a group whose models each have their own par
     ]
     const { trees } = await expectPerModelParity(withMissing, own)
     own.forEach((p, i) => expect(trees[i], `model ${i}`).toHaveLength(p.rounds ?? base.rounds!))
+  })
+
+  it('a model set\'s folds fused: each model\'s rows held out as the CPU engine holds them out, with and without row sampling', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const folds = [0, 1, 2].map((f) => ({ begin: Math.floor((f * 400) / 3), end: Math.floor(((f + 1) * 400) / 3) }))
+    await expectPerModelParity(withMissing, [{}, {}, {}], { heldOut: folds })
+    await expectPerModelParity(withMissing, [{ subsample: 1, maxDepth: 3 }, { subsample: 1 }, { subsample: 1, lambda: 0 }], { heldOut: [folds[0], null, folds[2]] })
   })
 
   it('chunks and sliced levels: models with different depths and rounds across chunks, sized for the deepest and widest', async (ctx) => {

@@ -24,8 +24,8 @@
 // come first in their chunk, so those that sit the last rounds out are the chunk's last positions.
 import { featuresPerTree, type GbdtParams, resolveGbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from '../gbdt/binning'
-import { histogramSlots, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
-import { modelTrainingParams } from '../gbdt/train'
+import { type HeldOutRows, histogramSlots, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
+import { heldOutRows, modelTrainingParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
 import { GbdtCommands, type PassEntry } from './commands'
 import type { GpuGbdtData } from './data'
@@ -72,6 +72,8 @@ class WebgpuTrainer {
     private d: GpuGbdtData,
     /** every model's own parameters (the group's, where perModel leaves them) */
     own: readonly GbdtParams[],
+    /** every model's held-out rows (null: none) */
+    heldOut: readonly (HeldOutRows | null)[],
     private readonly baseScore: number,
     private options: WebgpuTrainOptions,
   ) {
@@ -87,7 +89,7 @@ class WebgpuTrainer {
       S: input.slotsPerNode,
       maskWords: Math.ceil(n / 32),
       // one model that samples rows: every model has a mask (all ones for those that take every row)
-      rowsAll: own.every(samplesEveryRow),
+      rowsAll: own.every(samplesEveryRow) && heldOut.every((h) => h === null),
       C: chunk.modelsPerChunk,
       P: chunk.nodeSlots,
       K,
@@ -108,10 +110,10 @@ class WebgpuTrainer {
   }
 
   /** One chunk, all its rounds; `params` in order of rounds, most first (see trainGbdtGroupWebgpu). */
-  async trainChunk(seeds: readonly number[], params: readonly GbdtParams[], indices: readonly number[]): Promise<GbdtModel[]> {
+  async trainChunk(seeds: readonly number[], params: readonly GbdtParams[], heldOut: readonly (HeldOutRows | null)[], indices: readonly number[]): Promise<GbdtModel[]> {
     const { F, maskWords } = this.shape
     if (params.some((p, k) => k > 0 && p.rounds > params[k - 1].rounds)) throw new Error('webgpu: a chunk\'s models must come most rounds first (planning error)')
-    const ms = seeds.map((s, k) => new HostModel(s, F, params[k], maskWords))
+    const ms = seeds.map((s, k) => new HostModel(s, F, params[k], maskWords, heldOut[k]))
     this.dev.writeBaseScore(ms.length, this.baseScore)
     const rounds = Math.max(...ms.map((m) => m.rounds))
     for (let round = 0; round < rounds; round++) {
@@ -218,9 +220,10 @@ export async function trainGbdtGroupWebgpu(
   const maxBin = d.host.cuts.maxBin
   const params = trainingParams(paramsIn, rows, maxBin, seeds)
   const own = modelTrainingParams(params, seeds, options.perModel, rows, maxBin)
+  const heldOut = heldOutRows(options.heldOut, seeds, rows)
   if (d.disposed) throw new Error('webgpu: the data set was disposed')
   if (seeds.length === 0) return []
-  const t = new WebgpuTrainer(gpu, d, own, f32(params.baseScore), options)
+  const t = new WebgpuTrainer(gpu, d, own, heldOut, f32(params.baseScore), options)
   const C = t.shape.C
   // chunks take the models with the most rounds first (stable: index order otherwise)
   const order = [...seeds.keys()].sort((a, b) => own[b].rounds - own[a].rounds)
@@ -231,6 +234,7 @@ export async function trainGbdtGroupWebgpu(
       const models = await t.trainChunk(
         indices.map((i) => seeds[i]),
         indices.map((i) => own[i]),
+        indices.map((i) => heldOut[i]),
         indices,
       )
       models.forEach((model, k) => {

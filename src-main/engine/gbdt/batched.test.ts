@@ -220,3 +220,35 @@ describe('a group whose models differ in depth, regularisation and sampling (a m
     expect(() => trainGbdtGroup(data, params, [1], { perModel: [{ baseScore: 0 } as GbdtPerModelParams] })).toThrow(/baseScore must be the group's/)
   })
 })
+
+describe('held-out rows (a model set\'s folds fused)', () => {
+  // 3 folds of the 1 200 training rows, as contract/model-set.ts foldRows cuts them
+  const folds = [0, 1, 2].map((f) => ({ begin: Math.floor((f * 1200) / 3), end: Math.floor(((f + 1) * 1200) / 3) }))
+  const foldSeeds = [41, 42, 43]
+
+  it('a group of folds gives each model the trees it grows alone with its rows held out', () => {
+    for (const p of [params, { ...params, subsample: 1, colsampleBytree: 1 }]) {
+      const together = trainGbdtGroup(data, p, foldSeeds, { heldOut: folds, perModel: [{ maxDepth: 3 }, {}, { lambda: 0 }] })
+      const alone = foldSeeds.map((s, i) => trainGbdtGroup(data, { ...p, ...[{ maxDepth: 3 }, {}, { lambda: 0 }][i] }, [s], { heldOut: [folds[i]] })[0])
+      expect(together.map(treeHash)).toEqual(alone.map(treeHash))
+      // and holding rows out changes the trees
+      expect(treeHash(trainGbdt(data, p, foldSeeds[1]))).not.toBe(treeHash(alone[1]))
+    }
+  })
+
+  it('never trains on them: their labels do not change a bit of the trees', () => {
+    const y = Float32Array.from(train.y)
+    for (let r = folds[1].begin; r < folds[1].end; r++) y[r] = 1e3 * Math.sin(r)
+    const scrambled: GbdtData = { ...data, y }
+    const p = { ...params, subsample: 1 }
+    expect(treeHash(trainGbdtGroup(scrambled, p, [7], { heldOut: [folds[1]] })[0])).toBe(treeHash(trainGbdtGroup(data, p, [7], { heldOut: [folds[1]] })[0]))
+    expect(treeHash(trainGbdtGroup(scrambled, p, [7], { heldOut: [folds[0]] })[0])).not.toBe(treeHash(trainGbdtGroup(data, p, [7], { heldOut: [folds[0]] })[0]))
+  })
+
+  it('refuses a range outside the training rows, an empty one, or one with nothing left to train on', () => {
+    for (const bad of [{ begin: -1, end: 10 }, { begin: 10, end: 10 }, { begin: 0, end: 1201 }, { begin: 0, end: 1200 }, { begin: 1.5, end: 9 }]) {
+      expect(() => trainGbdtGroup(data, params, [1], { heldOut: [bad] }), JSON.stringify(bad)).toThrow(/model 0: heldOut rows must be a range \[begin, end\) inside the 1200 training rows/)
+    }
+    expect(() => trainGbdtGroup(data, params, [1, 2], { heldOut: [null] })).toThrow(/heldOut has 1 entries for 2 models/)
+  })
+})

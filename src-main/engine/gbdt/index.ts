@@ -21,7 +21,7 @@ export {
 } from '@shared/families/gbdt'
 export { computeCuts, type GbdtCuts } from './quantile'
 export { QUANT_BITS, QUANT_MAX_ROWS, quantExponent, quantise } from './quantise'
-export { GbdtCancelledError, MAX_TRAIN_ROWS } from './rules'
+export { GbdtCancelledError, type HeldOutRows, MAX_TRAIN_ROWS } from './rules'
 export {
   GBDT_PER_MODEL_PARAMS,
   trainGbdt,

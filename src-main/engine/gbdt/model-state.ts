@@ -9,7 +9,7 @@
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
 import { quantExponent } from './quantise'
-import { isEvaluated, leafValue, ModelSampler, type SplitCoefs, SplitSearch } from './rules'
+import { type HeldOutRows, isEvaluated, leafValue, ModelSampler, type SplitCoefs, SplitSearch } from './rules'
 import { type GbdtTree, TreeBuilder } from './tree'
 
 const f32 = Math.fround
@@ -95,10 +95,12 @@ export class ModelState {
     readonly c: SplitCoefs,
     /** where rows and q live (the histogram kernel reads them) */
     int32: (length: number) => Int32Array = (length) => new Int32Array(length),
+    /** rows this model never trains on (its fold's, in a model set with folds) */
+    heldOut: HeldOutRows | null = null,
   ) {
     this.rounds = params.rounds
     this.maxDepth = params.maxDepth
-    this.sampler = new ModelSampler(seed, features, params)
+    this.sampler = new ModelSampler(seed, features, params, heldOut)
     this.pred = new Float32Array(n).fill(f32(params.baseScore))
     this.rows = int32(n)
     this.q = int32(n)

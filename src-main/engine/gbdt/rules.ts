@@ -326,8 +326,28 @@ export function samplesEveryRow(p: Pick<GbdtParams, 'subsample'>): boolean {
 }
 
 /**
+ * Training rows [begin, end) a model never trains on: its fold's validation rows, in a model set
+ * with folds (contract/model-set.ts foldRows), so a set's folds share one binned data set and fuse
+ * like subsampled models. They still follow its trees (their predictions are updated), they are
+ * just never sampled.
+ */
+export interface HeldOutRows {
+  begin: number
+  end: number
+}
+
+/** the problem with a model's held-out rows for a training set of n rows, or null */
+export function heldOutProblem(h: HeldOutRows | null | undefined, n: number): string | null {
+  if (!h) return null
+  return Number.isInteger(h.begin) && Number.isInteger(h.end) && h.begin >= 0 && h.begin < h.end && h.end <= n && h.end - h.begin < n
+    ? null
+    : `heldOut rows must be a range [begin, end) inside the ${n} training rows that leaves some to train on, got [${h.begin}, ${h.end})`
+}
+
+/**
  * One model's row and column samples, from its seed: columns from COLUMN_STREAM, rows from ROW_STREAM.
- * Not XGBoost's RNG (results with sampling cannot be compared tree by tree with XGBoost's).
+ * Not XGBoost's RNG (results with sampling cannot be compared tree by tree with XGBoost's). Held-out
+ * rows are drawn for like every other row (the streams do not depend on the fold), then left out.
  */
 export class ModelSampler {
   /** features each tree samples */
@@ -342,6 +362,7 @@ export class ModelSampler {
     seed: number,
     private readonly features: number,
     params: Pick<GbdtParams, 'colsampleBytree' | 'subsample'>,
+    private readonly heldOut: HeldOutRows | null = null,
   ) {
     this.subsample = params.subsample
     this.perTree = featuresPerTree(params.colsampleBytree, features)
@@ -368,18 +389,32 @@ export class ModelSampler {
     feats.subarray(0, this.perTree).sort()
   }
 
-  /** This round's rows: sampled[r] = 1 with probability subsample, one uniform() per row (none at 1). Returns the count. */
+  /** every row is in every tree: no draws and nothing held out */
+  get takesEveryRow(): boolean {
+    return this.everyRow && this.heldOut === null
+  }
+
+  /**
+   * This round's rows: sampled[r] = 1 with probability subsample, one uniform() per row (none at 1);
+   * then the held-out rows, if any, 0. Returns the count.
+   */
   rows(sampled: Uint8Array): number {
     const p = this.subsample
+    let count = 0
     if (this.everyRow) {
       sampled.fill(1)
-      return sampled.length
+      count = sampled.length
+    } else {
+      for (let r = 0; r < sampled.length; r++) {
+        const take = this.rowRng.uniform() < p ? 1 : 0
+        sampled[r] = take
+        count += take
+      }
     }
-    let count = 0
-    for (let r = 0; r < sampled.length; r++) {
-      const take = this.rowRng.uniform() < p ? 1 : 0
-      sampled[r] = take
-      count += take
+    const h = this.heldOut
+    if (h) {
+      for (let r = h.begin; r < h.end; r++) count -= sampled[r]
+      sampled.fill(0, h.begin, h.end)
     }
     return count
   }

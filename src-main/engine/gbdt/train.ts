@@ -28,7 +28,7 @@ import { LevelGrower } from './grow'
 import { HistPool } from './histograms'
 import { arenaBytes, createHistKernel, kernelName, type KernelName } from './kernel'
 import { ModelState } from './model-state'
-import { histogramSlots, type SplitCoefs, splitCoefs, throwIfStopped, trainingParams } from './rules'
+import { type HeldOutRows, heldOutProblem, histogramSlots, type SplitCoefs, splitCoefs, throwIfStopped, trainingParams } from './rules'
 import type { GbdtModel } from './tree'
 
 const f32 = Math.fround
@@ -62,6 +62,11 @@ export interface GbdtTrainOptions {
    * parameters (trainGbdt(data, { ...params, ...perModel[i] }, seeds[i])).
    */
   perModel?: readonly GbdtPerModelParams[]
+  /**
+   * A model set's folds fused: the training rows model i (by position in `seeds`) never trains on,
+   * its fold's validation rows (rules.ts HeldOutRows); null or absent: it trains on every row.
+   */
+  heldOut?: readonly (HeldOutRows | null)[]
   /** the histogram kernel (kernel.ts; default: TRAINPOOL_GBDT_KERNEL, else wasm where WebAssembly SIMD is available); the trees are the same */
   kernel?: KernelName
 }
@@ -87,6 +92,7 @@ function* groupTrainer(
   const F = data.features
   const baseScore = f32(params.baseScore)
   const own = modelTrainingParams(params, seeds, options.perModel, n, data.cuts.maxBin)
+  const heldOut = heldOutRows(options.heldOut, seeds, n)
   // the widest model's histogram (most features per tree) sizes every buffer; the deepest model the tree group
   const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, F)))
   const maxDepth = Math.max(...own.map((p) => p.maxDepth))
@@ -117,7 +123,7 @@ function* groupTrainer(
   )
   const pool = new HistPool(2 * slots, capacity, (length) => kernel.float64(length))
   const grower = new LevelGrower(data, pool, options, kernel)
-  const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length)))
+  const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length), heldOut[i]))
   const rounds = Math.max(...own.map((p) => p.rounds))
   /** the sampled rows' float32 gradients, before quantisation (one model at a time) */
   const gbuf = new Float32Array(n)
@@ -164,6 +170,17 @@ export function modelTrainingParams(
   binnedMaxBin: number,
 ): GbdtParams[] {
   return seeds.map((_, i) => trainingParams({ ...params, ...ownParams(perModel?.[i]) }, rows, binnedMaxBin, seeds))
+}
+
+/** Each model's held-out rows (null: none), checked against the training set's n rows. Shared with the WGSL engine. */
+export function heldOutRows(heldOut: readonly (HeldOutRows | null)[] | undefined, seeds: readonly number[], n: number): (HeldOutRows | null)[] {
+  if (heldOut && heldOut.length !== seeds.length) throw new RangeError(`heldOut has ${heldOut.length} entries for ${seeds.length} models`)
+  return seeds.map((_, i) => {
+    const h = heldOut?.[i] ?? null
+    const problem = heldOutProblem(h, n)
+    if (problem) throw new RangeError(`model ${i}: ${problem}`)
+    return h
+  })
 }
 
 /** A model's own parameters, refusing any that cannot differ within a group. */
