@@ -4,7 +4,7 @@
 // levels, the overflow and large-gradient fallbacks). checkFilter reads every evaluated node's
 // histogram back and checks that the GPU's split filter kept the CPU engine's choice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { trainGbdt, trainGbdtGroup, treeHash, type GbdtParams, type GbdtPerModelParams, type GbdtTree } from '../gbdt'
+import { trainGbdtGroup, treeHash, type GbdtParams, type GbdtPerModelParams, type GbdtTree } from '../gbdt'
 import { disposeGbdtData, uploadGbdtData } from './data'
 import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests, type DataSpec } from './test-support'
 import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
