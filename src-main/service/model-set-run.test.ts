@@ -92,20 +92,23 @@ describe('a model set through the service', () => {
     }
   }, 120_000)
 
-  it('trees: 3 folds are scored on their held-out rows as well as the test rows, the same in every strategy', async () => {
-    const set: ModelSet = { grid: {}, seeds: 1, folds: 3 }
-    const result = await run(trees(set))
+  it('trees: 3 folds × 2 depths are scored on their held-out rows as well as the test rows, the same in every strategy, and batched fuses them into one program', async () => {
+    const set: ModelSet = { grid: { maxDepth: [2, 4] }, seeds: 1, folds: 3 }
+    const result = await run({ ...trees(set), workers: [1] })
     expect(result.status).toBe('ok')
     expect(result.verification).toMatchObject({ sameWork: true })
     for (const m of result.measurements) {
-      expect(m.perModel.map((p) => p.fold).sort()).toEqual([0, 1, 2])
+      expect(m.perModel.map((p) => p.fold).sort()).toEqual([0, 0, 1, 1, 2, 2])
       expect(m.perModel.every((p) => Number.isFinite(p.validationMse) && p.validationMse! > 0)).toBe(true)
     }
     const sequential = [...byIndex(result, 'sequential').values()]
     // each fold trains on other rows: other trees
-    expect(new Set(sequential.map((p) => p.fingerprint)).size).toBe(3)
+    expect(new Set(sequential.map((p) => p.fingerprint)).size).toBe(6)
     const batched = byIndex(result, 'batched')
     for (const p of sequential) expect(batched.get(p.index)!.validationMse).toBe(p.validationMse)
+    // the folds and the depths in one program on one worker (the folds' rows held out of one binned set)
+    expect(new Set([...batched.values()].map((p) => p.fusedGroup))).toEqual(new Set([0]))
+    expect(fusionText(result)).toMatch(/^batched W=1 trained the 6 models in 1 fused program \(6 models\)/)
   }, 120_000)
 
   for (const backend of ['wasm', 'onnxruntime'] as const) {

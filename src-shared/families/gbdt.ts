@@ -254,6 +254,9 @@ export const gbdtFamily: ModelFamily<GbdtParams> = {
   // unless rows or columns are sampled: its random numbers are not ours
   crossBackend: (a, b, run) => {
     if (a !== 'xgboost' && b !== 'xgboost') return { fingerprints: true, tolerance: 0 }
+    if (run.set?.folds) {
+      return { incomparable: "xgboost bins each fold's training rows on their own (xgb.cv's way); Trainpool's engines bin the whole training set once and hold each fold's rows out (so a set's folds fuse), so their fold models are not the same models one by one" }
+    }
     const samples = (field: 'subsample' | 'colsampleBytree') => run.model[field] < 1 || (run.set?.grid[field] ?? []).some((v: unknown) => Number(v) < 1)
     if (samples('subsample') || samples('colsampleBytree')) {
       return { incomparable: 'xgboost samples rows and columns with its own random numbers, so its models are not the same models as Trainpool\'s engines\' one by one (subsample and colsample 1 make them comparable)' }

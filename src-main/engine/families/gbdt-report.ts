@@ -5,7 +5,7 @@
 import { modelSeed, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { GBDT_PER_MODEL_PARAMS, type GbdtModel, type GbdtPerModelParams, meanSquaredError, predictGbdt, treeHash, treesArtifact } from '../gbdt'
+import { GBDT_PER_MODEL_PARAMS, type GbdtModel, type GbdtPerModelParams, type HeldOutRows, meanSquaredError, predictGbdt, treeHash, treesArtifact } from '../gbdt'
 import { CancelledError, type TrainHooks, type TrainOptions } from './types'
 
 export interface GroupTrainHooks {
@@ -31,16 +31,30 @@ export function perModelParams(options: TrainOptions, group: readonly number[]):
   })
 }
 
+/** A model set's folds fused (the backend's foldsHeldOut): each model of `group`'s held-out rows; undefined without folds. */
+export function heldOutRowsOf(options: TrainOptions, group: readonly number[]): (HeldOutRows | null)[] | undefined {
+  const heldOutOf = options.heldOutOf
+  return heldOutOf ? group.map((i) => heldOutOf(i)) : undefined
+}
+
 export async function trainTreesAndReport(
   train: GroupTrainer,
   dataset: Dataset,
   w: Workload<GbdtParams>,
   indices: readonly number[],
-  { fused, keep = false }: TrainOptions,
+  { fused, keep = false, heldOutOf }: TrainOptions,
   hooks: TrainHooks,
 ): Promise<void> {
+  const F = w.features
   const test = dataset.test
   const validation = dataset.validation
+  /** a fold model's MSE on its fold's rows: the fold's data set's validation rows, or its rows held out of the training set */
+  const validationOf = (model: GbdtModel, index: number): { validationMse?: number } => {
+    if (validation) return { validationMse: meanSquaredError(predictGbdt(model, validation.x, validation.rows, F), validation.y) }
+    const h = heldOutOf?.(index)
+    if (!h) return {}
+    return { validationMse: meanSquaredError(predictGbdt(model, dataset.xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F), dataset.yTrain.subarray(h.begin, h.end)) }
+  }
   const groups = fused ? [indices] : indices.map((i) => [i])
   for (const group of groups) {
     const seeds = group.map((i) => modelSeed(w.seed, i))
@@ -65,7 +79,7 @@ export async function trainTreesAndReport(
         finalLoss: null,
         fingerprint: treeHash(model),
         ...(keep ? { artifact: treesArtifact(model) } : {}),
-        ...(validation ? { validationMse: meanSquaredError(predictGbdt(model, validation.x, validation.rows, w.features), validation.y) } : {}),
+        ...validationOf(model, group[k]),
       })
     })
   }

@@ -6,9 +6,10 @@
 // between rounds), so cancel and heartbeats get through. `webgpu` trains the same trees bit for bit
 // in WGSL (engine/gbdt-webgpu/); `xgboost` the same workload on the user's own libxgboost
 // (engine/xgboost/). Order, `auto` and batching: src-shared/families/gbdt.ts GBDT_BACKENDS. In a
-// model set, the CPU engine fuses a fold's configurations that differ in any of its per-model
-// parameters (GBDT_PER_MODEL_PARAMS: all but maxBin, whose bins are the group's, and baseScore), and
-// so does the WGSL engine (per-model coefficients, depth, rounds and samplers on the device too).
+// model set, the CPU engine fuses configurations that differ in any of its per-model parameters
+// (GBDT_PER_MODEL_PARAMS: all but maxBin, whose bins are the group's, and baseScore) and folds (each
+// fold's rows held out of one binned training set: foldsHeldOut), and so does the WGSL engine
+// (per-model coefficients, depth, rounds, samplers and held-out rows on the device too).
 import { modelSeed } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
@@ -17,7 +18,7 @@ import { webgpuTreesBackend } from '../gbdt-webgpu/backend'
 import { userDataKey } from '../user-data'
 import { xgboostBackend } from '../xgboost/backend'
 import { plainCpuRuntime } from './cpu-runtime'
-import { type GroupTrainer, perModelParams, trainTreesAndReport } from './gbdt-report'
+import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from './gbdt-report'
 import { backendEntry, workerFamily } from './seam'
 import type { WorkerBackend, WorkerRuntime } from './types'
 
@@ -38,10 +39,18 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   },
   /** each model of one level pass reads its own depth, coefficients and samplers: all but maxBin (the bins) and baseScore differ per model */
   perModel: GBDT_PER_MODEL_PARAMS,
+  /** a fold is its rows held out of the one binned training set: a set's folds fuse */
+  foldsHeldOut: true,
   async train(_rt, d, w, indices, options, hooks) {
     const everyModel = (seeds: readonly number[]) => seeds.map((_, k) => k)
     const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
-      trainGbdtGroupAsync(d.binned, w.model, seeds, { onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds), shouldStop, cancelError, perModel: perModelParams(options, group) })
+      trainGbdtGroupAsync(d.binned, w.model, seeds, {
+        onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds),
+        shouldStop,
+        cancelError,
+        perModel: perModelParams(options, group),
+        heldOut: heldOutRowsOf(options, group),
+      })
     return trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
   },
 }

@@ -10,15 +10,16 @@
 //    webgpu, is one machine fact).
 //  - a model set (workload.set): the job's models are trained in groups of one fold whose
 //    configurations agree on every parameter the backend cannot take per model (its `perModel`:
-//    the MLP's learning rate; on the CPU trees engine every parameter but maxBin and baseScore),
+//    the MLP's learning rate; on the trees engines every parameter but maxBin and baseScore),
 //    each group on its fold's data set (the training rows outside the fold; the fold's rows scored
 //    as validation), prepared once per worker before the clock (in warm-up); a batched job fuses
-//    each group. Backends see plain workloads, and each model's own
-//    parameters through options.paramsOf.
+//    each group. A backend that holds folds out (`foldsHeldOut`: the trees engines) gets one group
+//    across folds on the whole training set instead, each model's fold through options.heldOutOf.
+//    Backends see plain workloads, and each model's own parameters through options.paramsOf.
 // A started candidate that `auto` passes over stays as it is, not released: dropping Dawn's
 // navigator.gpu while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
 // worker ends with process.exit, so the instance cannot keep it alive.
-import { type BackendCapability, type BackendName, configurationParams, setMember, setSize, type Workload } from '@shared/contract'
+import { type BackendCapability, type BackendName, configurationParams, foldRows, setMember, setSize, type Workload } from '@shared/contract'
 import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelParamsBase } from '@shared/families'
 import { datasetFor } from '../data'
 import { type Dataset, foldDataset } from '../dataset'
@@ -94,17 +95,19 @@ interface ModelGroup<P extends ModelParamsBase> {
 
 /**
  * The job's models in groups of one fold whose configurations agree on every parameter but the
- * backend's `perModel` ones (index order kept); without a set, one group.
+ * backend's `perModel` ones (index order kept); without a set, one group. With `foldsHeldOut`,
+ * folds do not split groups (group.fold null: the whole training set).
  */
-function modelGroups<P extends ModelParamsBase>(workload: Workload<P>, indices: readonly number[], perModel: readonly string[] = []): ModelGroup<P>[] {
+function modelGroups<P extends ModelParamsBase>(workload: Workload<P>, indices: readonly number[], perModel: readonly string[] = [], foldsHeldOut = false): ModelGroup<P>[] {
   const set = workload.set
   if (!set) return [{ workload, params: new Map(), fold: null, folds: null, indices: [...indices] }]
   const family = findFamily(workload.model.kind)
   if (!family) throw new Error(`no model family ${workload.model.kind}`)
   const groups = new Map<string, ModelGroup<P>>()
   for (const index of indices) {
-    const { configuration, fold } = setMember(set, index)
-    const params = configurationParams(family, workload.model, set, configuration)
+    const member = setMember(set, index)
+    const fold = foldsHeldOut ? null : member.fold
+    const params = configurationParams(family, workload.model, set, member.configuration)
     const shared = Object.fromEntries(Object.entries(params).filter(([k]) => !perModel.includes(k)))
     const key = `${JSON.stringify(shared)}/${fold}`
     let group = groups.get(key)
@@ -157,12 +160,12 @@ export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>
       const entry = entryOf(runtime)
       // every data set the set's jobs may need is prepared before the clock (a pool worker warms up
       // on one model but may be handed any); the warm-up step itself runs on the given models
-      if (workload.set) for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], entry.perModel)) dataOf(runtime, data as SeamData, group)
-      for (const group of modelGroups(workload, indices, entry.perModel)) await entry.warmUp(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices)
+      if (workload.set) for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], entry.perModel, entry.foldsHeldOut)) dataOf(runtime, data as SeamData, group)
+      for (const group of modelGroups(workload, indices, entry.perModel, entry.foldsHeldOut)) await entry.warmUp(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices)
     },
     async train(runtime, data, workload, indices, options, hooks) {
       const entry = entryOf(runtime)
-      for (const group of modelGroups(workload, indices, entry.perModel)) {
+      for (const group of modelGroups(workload, indices, entry.perModel, entry.foldsHeldOut)) {
         const set = workload.set
         const ofSet: TrainHooks = !set
           ? hooks
@@ -176,7 +179,17 @@ export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>
               },
             }
         const paramsOf = set ? (index: number) => group.params.get(index) ?? group.workload.model : undefined
-        await entry.train(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices, { ...options, ...(paramsOf ? { paramsOf } : {}) }, ofSet)
+        // folds held out of the whole training set: the fold's rows, as foldDataset cuts them
+        const folds = set?.folds ?? null
+        const trainRows = (data as SeamData).dataset.train
+        const heldOutOf =
+          set && folds !== null && entry.foldsHeldOut
+            ? (index: number) => {
+                const { fold } = setMember(set, index)
+                return fold === null ? null : foldRows(trainRows, folds, fold)
+              }
+            : undefined
+        await entry.train(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices, { ...options, ...(paramsOf ? { paramsOf } : {}), ...(heldOutOf ? { heldOutOf } : {}) }, ofSet)
       }
     },
   }

@@ -56,6 +56,11 @@ export interface TrainOptions {
    * model's own parameters by index; absent, every model is the workload's `model`.
    */
   paramsOf?: (index: number) => ModelParamsBase
+  /**
+   * A model set's folds fused (a backend with `foldsHeldOut`): the training rows model `index`
+   * never trains on — its fold's, scored as its validation rows — or null (no folds).
+   */
+  heldOutOf?: (index: number) => { begin: number; end: number } | null
 }
 
 export interface TrainHooks {
@@ -99,6 +104,12 @@ export interface WorkerBackend<P extends ModelParamsBase = ModelParamsBase, R ex
    * each model's own read from options.paramsOf. Absent: every configuration is a group of its own.
    */
   perModel?: readonly string[]
+  /**
+   * It trains a model set's fold as rows held out of the whole training set (options.heldOutOf), so
+   * the set's folds share one prepared data set and fuse like its configurations. Absent: each fold
+   * gets its own data set (the training rows outside it) and its own group.
+   */
+  foldsHeldOut?: boolean
   /** Trains the models: `fused` = all in one program (batched; only where the shared entry says it batches), else one after another. */
   train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
 }

@@ -16,5 +16,7 @@ export const webgpuTreesBackend: WorkerBackend<GbdtParams, WebgpuGbdtRuntime, We
   warmUp: warmUpWebgpu,
   /** each model of a dispatch reads its own depth, rounds, coefficients and samplers: all but maxBin (the bins) and baseScore differ per model */
   perModel: GBDT_PER_MODEL_PARAMS,
+  /** a fold is its rows held out of the one binned training set, as on the CPU engine: a set's folds fuse */
+  foldsHeldOut: true,
   train: trainWebgpu,
 }

@@ -5,7 +5,7 @@
 import { modelSeed, type Workload } from '@shared/contract'
 import { type GbdtParams as FamilyGbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
-import { type GroupTrainer, perModelParams, trainTreesAndReport } from '../families/gbdt-report'
+import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from '../families/gbdt-report'
 import type { TrainHooks, TrainOptions, WorkerRuntime } from '../families/types'
 import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { packageVersion } from '../machine'
@@ -89,6 +89,6 @@ export async function trainWebgpu(
 ): Promise<void> {
   // in a model set, each model's own parameters (the seam groups configurations that differ only in GBDT_PER_MODEL_PARAMS)
   const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
-    trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, { onRound, shouldStop, cancelError, perModel: perModelParams(options, group) })
+    trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, { onRound, shouldStop, cancelError, perModel: perModelParams(options, group), heldOut: heldOutRowsOf(options, group) })
   await trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
 }
