@@ -368,12 +368,16 @@ if (env('BENCH_SET', '1') !== '0') {
   if (xgb.error) lines.push(`XGBoost on the same configurations: ${xgb.error}`)
   else lines.push(`XGBoost ${xgb.xgboost} (hist, 1 thread) on the same ${xgb.models} configurations and data: ${xgb.perModelSeconds.toFixed(2)} s per model; Trainpool sequential per model = ${(tSeq.perModelMs / 1000 / xgb.perModelSeconds).toFixed(2)}× XGBoost's (target ≤ 1.00×)`)
   out.modelSets.trees = { summary: trees.summary, xgboost: xgb }
-  const folds = bench('bench-set-folds', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--folds', '5', '--workers', '1', '--repeats', repeats, '--rounds', rounds, '--strategies', 'sequential'])
-  const plain = bench('bench-set-folds-plain', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--models', '5', '--workers', '1', '--repeats', repeats, '--rounds', rounds, '--strategies', 'sequential'])
-  const f = perModel(folds, 'sequential')
-  const p = perModel(plain, 'sequential')
-  lines.push(`Trees 5-fold CV of one configuration: ${secs(f.perModelMs)} per fold vs ${secs(p.perModelMs)} per model of a plain run = ${(f.perModelMs / p.perModelMs).toFixed(2)}× (target ≤ 1.00×)`)
-  out.modelSets.folds = { perFoldMs: f.perModelMs, perModelMs: p.perModelMs }
+  // per fold against a plain run's per model, each strategy (batched fuses the folds on the trees engines)
+  const folds = bench('bench-set-folds', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--folds', '5', '--workers', '1', '--repeats', repeats, '--rounds', rounds, '--strategies', 'sequential,batched'])
+  const plain = bench('bench-set-folds-plain', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--models', '5', '--workers', '1', '--repeats', repeats, '--rounds', rounds, '--strategies', 'sequential,batched'])
+  out.modelSets.folds = {}
+  for (const strategy of ['sequential', 'batched']) {
+    const f = perModel(folds, strategy)
+    const p = perModel(plain, strategy)
+    lines.push(`Trees 5-fold CV of one configuration, ${strategy}: ${secs(f.perModelMs)} per fold vs ${secs(p.perModelMs)} per model of a plain run = ${(f.perModelMs / p.perModelMs).toFixed(2)}× (target ≤ 1.00×)`)
+    out.modelSets.folds[strategy] = { perFoldMs: f.perModelMs, perModelMs: p.perModelMs }
+  }
   text += '\n' + lines.join('\n')
 }
 
