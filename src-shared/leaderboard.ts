@@ -126,5 +126,5 @@ export function fusionText(run: Pick<RunResult, 'config' | 'measurements'>): str
   const sizes = new Map<string, number>()
   for (const p of m.perModel) sizes.set(`${p.worker}/${p.fusedGroup}`, (sizes.get(`${p.worker}/${p.fusedGroup}`) ?? 0) + 1)
   const counts = [...sizes.values()]
-  return `batched W=${m.workers} trained the ${m.perModel.length} models in ${counts.length} fused program${counts.length === 1 ? '' : 's'} (${counts.join(', ')} models): a program fuses configurations that differ only where the backend takes parameters per model, and the folds of a backend that holds fold rows out (the trees engines)`
+  return `batched W=${m.workers} trained the ${m.perModel.length} models in ${counts.length} fused program${counts.length === 1 ? '' : 's'} (${counts.join(', ')} models): a program fuses configurations that differ only where the backend takes parameters per model, and folds wherever the backend holds a fold's rows out of one training set`
 }

@@ -1,6 +1,6 @@
 // The shape every engine trains on, generated (data.ts) or the user's (user-data.ts): its own module
 // so the user's data can build one without importing the generator that picks between the two.
-import { foldRows, type Preprocess, type Target } from '@shared/contract'
+import { foldRows, type HeldOutRows, type Preprocess, type Target } from '@shared/contract'
 
 export interface DatasetSpec {
   size: number
@@ -41,6 +41,45 @@ export function foldDataset(dataset: Dataset, folds: number, f: number): Dataset
   yTrain.set(dataset.yTrain.subarray(end, dataset.train), begin)
   const validation = { rows: end - begin, x: dataset.xTrain.slice(begin * width, end * width), y: dataset.yTrain.slice(begin, end) }
   return { ...dataset, train, xTrain, yTrain, validation }
+}
+
+/**
+ * The MLP's fused folds: for the batch order[start … start+rows), each model's row weights laid out
+ * [rows, n] — 1/(its rows in the batch) for the rows it trains on, 0 for its held-out ones (all 0
+ * when the batch has none of its rows) — and its row counts. A model without held-out rows weighs
+ * every row 1/rows.
+ */
+export function heldOutRowWeights(order: Int32Array, start: number, rows: number, heldOut: readonly (HeldOutRows | null)[], weights: Float32Array, counts: Float32Array): void {
+  const n = heldOut.length
+  counts.fill(0)
+  for (let r = 0; r < rows; r++) {
+    const src = order[start + r]
+    for (let k = 0; k < n; k++) {
+      const h = heldOut[k]
+      const trains = !h || src < h.begin || src >= h.end ? 1 : 0
+      weights[r * n + k] = trains
+      counts[k] += trains
+    }
+  }
+  for (let r = 0; r < rows; r++) for (let k = 0; k < n; k++) if (weights[r * n + k] !== 0) weights[r * n + k] = 1 / counts[k]
+}
+
+/** The distinct held-out ranges (a fused group's folds), each with the positions of the models that hold it out. */
+export function heldOutFolds(heldOut: readonly (HeldOutRows | null)[]): { rows: HeldOutRows; models: number[] }[] {
+  const folds = new Map<string, { rows: HeldOutRows; models: number[] }>()
+  heldOut.forEach((h, k) => {
+    if (!h) return
+    const key = `${h.begin}:${h.end}`
+    const fold = folds.get(key) ?? { rows: h, models: [] }
+    fold.models.push(k)
+    folds.set(key, fold)
+  })
+  return [...folds.values()]
+}
+
+/** Each model's training rows: the data set's, less its held-out ones. */
+export function trainingRowsOf(train: number, heldOut: readonly (HeldOutRows | null)[]): number[] {
+  return heldOut.map((h) => train - (h ? h.end - h.begin : 0))
 }
 
 /** [rows, F] → [rows, F+1] with a last column of ones (the MLP engines' first-layer bias input). */

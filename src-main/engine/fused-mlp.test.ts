@@ -5,7 +5,7 @@ import '@tensorflow/tfjs-backend-cpu'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families'
-import type { TrainedModel } from './families/types'
+import type { TrainedModel, TrainOptions } from './families/types'
 import { datasetFor } from './data'
 import { type DataTensors, disposeData, trainModels as trainWithHooks, uploadData, warmUp } from './trainer'
 
@@ -13,9 +13,9 @@ type W = Workload<MlpParams>
 const workload: W = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 } }
 
 /** trains and collects the models as the worker would report them */
-async function trainModels(engine: typeof tf, data: DataTensors, w: W, indices: number[], fused: boolean): Promise<TrainedModel[]> {
+async function trainModels(engine: typeof tf, data: DataTensors, w: W, indices: number[], fused: boolean, heldOutOf?: TrainOptions['heldOutOf']): Promise<TrainedModel[]> {
   const done: TrainedModel[] = []
-  await trainWithHooks(engine, data, w, indices, { fused }, { onProgress: () => {}, onModelDone: (m) => done.push(m), shouldStop: () => false })
+  await trainWithHooks(engine, data, w, indices, { fused, ...(heldOutOf ? { heldOutOf } : {}) }, { onProgress: () => {}, onModelDone: (m) => done.push(m), shouldStop: () => false })
   return done
 }
 
@@ -42,6 +42,28 @@ describe('fused N-model program', () => {
       })
     }
   }
+
+  it('a model set\'s folds fused: held-out rows weigh nothing (their labels change no bit), the rest weigh 1/(rows in the batch); fused = one at a time', async () => {
+    const dataset = datasetFor(workload)
+    const folds = [0, 1, 2].map((f) => ({ begin: Math.floor((f * dataset.train) / 3), end: Math.floor(((f + 1) * dataset.train) / 3) }))
+    const heldOutOf = (i: number) => folds[i % 3]
+    const data = uploadData(tf, dataset, workload, 'host')
+    const fused = await trainModels(tf, data, workload, [0, 1, 2], true, heldOutOf)
+    const single = await trainModels(tf, data, workload, [0, 1, 2], false, heldOutOf)
+    disposeData(data)
+    for (let i = 0; i < 3; i++) {
+      expect(Math.abs(fused[i].testMse - single[i].testMse) / single[i].testMse).toBeLessThan(1e-5)
+      expect(fused[i].validationMse).toBeCloseTo(single[i].validationMse!, 5)
+    }
+    // fold 1's labels scrambled: the model that holds fold 1 out is the same, bit for bit; the others are not
+    const yTrain = Float32Array.from(dataset.yTrain)
+    for (let r = folds[1].begin; r < folds[1].end; r++) yTrain[r] = 100 * Math.sin(r)
+    const scrambled = uploadData(tf, { ...dataset, yTrain }, workload, 'host')
+    const again = await trainModels(tf, scrambled, workload, [0, 1, 2], true, heldOutOf)
+    disposeData(scrambled)
+    expect(again[1].testMse).toBe(fused[1].testMse)
+    expect(again[0].testMse).not.toBe(fused[0].testMse)
+  })
 
   it('host and device batch placement give the same models', async () => {
     const host = uploadData(tf, datasetFor(workload), workload, 'host')

@@ -10,7 +10,8 @@
 // reduction over the batch (reductions over rows are slow on wasm). Later hidden layers are per-model
 // batched products; the output layer (width 1) is a multiply-and-sum. Gradients are written out by
 // hand (no tape), and the loss is the SUM of per-model mean squared errors, so no model's gradient
-// is divided by N.
+// is divided by N. A model set's folds fused: per-model row weights (a fold's rows 0, the others
+// 1/(their count in the batch)) make each model's mean over its own rows of the shared batch.
 import type * as TF from '@tensorflow/tfjs-core'
 import { initialWeights } from './data'
 
@@ -114,11 +115,13 @@ export class FusedMlp {
 
   /**
    * One Adam step on a batch. x [B,F+1] and xT [F+1,B] (last column/row all ones), y [B,1]. Returns the per-model mean squared error
-   * of this batch (shape [n], before the update); the caller owns it.
+   * of this batch (shape [n], before the update); the caller owns it. `rowWeights` [B, n] (a model
+   * set's folds fused: 1/(the model's rows in the batch) for its rows, 0 for its held-out ones)
+   * replaces each model's 1/B, so a model's loss is the mean over its own rows only.
    */
-  trainStep(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D): TF.Tensor1D {
+  trainStep(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D, rowWeights?: TF.Tensor2D): TF.Tensor1D {
     return this.tf.tidy(() => {
-      const { loss, grads } = this.lossAndGradients(x, xT, y)
+      const { loss, grads } = this.lossAndGradients(x, xT, y, rowWeights)
       this.applyAdam(grads)
       return loss
     })
@@ -139,7 +142,7 @@ export class FusedMlp {
     return tf.reshape(tf.matMul(this.ones(rows), tf.reshape(m, [rows, cols]) as TF.Tensor2D), [cols]) as TF.Tensor1D
   }
 
-  private lossAndGradients(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D): { loss: TF.Tensor1D; grads: TF.Tensor[] } {
+  private lossAndGradients(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D, rowWeights?: TF.Tensor2D): { loss: TF.Tensor1D; grads: TF.Tensor[] } {
     const { tf, n, hidden } = this
     const L = hidden.length
     const rows = x.shape[0]
@@ -176,12 +179,12 @@ export class FusedMlp {
       const pred = tf.add(tf.sum(tf.mul(last, tf.reshape(wo, [n, 1, hl])), 2), tf.reshape(bo, [n, 1])) // [n, B]
       err = tf.sub(pred, tf.reshape(y, [1, rows]))
     }
-    const loss = tf.div(
-      lastLayoutModelsFirst ? tf.sum(tf.square(err), 1) : this.sumRows(tf.square(err), rows, n),
-      rows,
-    ) as TF.Tensor1D // [n]
-    // ---- backward: d(sum of per-model means)/dpred = 2·err / B
-    const dPred = tf.mul(err, 2 / rows)
+    // each model's weights laid out as err
+    const w = rowWeights ? (lastLayoutModelsFirst ? tf.transpose(rowWeights) : rowWeights) : null
+    const sumOverRows = (t: TF.Tensor) => (lastLayoutModelsFirst ? tf.sum(t, 1) : this.sumRows(t, rows, n)) as TF.Tensor1D
+    const loss = w ? sumOverRows(tf.mul(tf.square(err), w)) : (tf.div(sumOverRows(tf.square(err)), rows) as TF.Tensor1D) // [n]
+    // ---- backward: d(sum of per-model means)/dpred = 2·err / B (weighted: 2·err·w)
+    const dPred = w ? tf.mul(tf.mul(err, w), 2) : tf.mul(err, 2 / rows)
     const grads: TF.Tensor[] = new Array(2 * L + 1)
     let dLast: TF.Tensor
     if (!lastLayoutModelsFirst) {

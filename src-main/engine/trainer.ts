@@ -1,11 +1,13 @@
 // The training loop: mini-batches in the shared (data seed, epoch) order, Adam, per-model test MSE.
+// In a model set with folds fused (options.heldOutOf), each model's fold rows stay in the shared
+// order but weigh 0 in its loss (dataset.ts heldOutRowWeights), and it is scored on them.
 // No host reads inside an epoch; one `await data()` per epoch (the loss, which also closes the
 // clock on asynchronous backends), and a yield per step so cancel/shutdown messages get through.
 import type * as TF from '@tensorflow/tfjs-core'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from './data'
-import { withOnesColumn } from './dataset'
+import { heldOutFolds, heldOutRowWeights, trainingRowsOf, withOnesColumn } from './dataset'
 import { ADAM_DEFAULTS, FusedMlp, learningRates } from './fused-mlp'
 import { userDataKey } from './user-data'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from './families/types'
@@ -178,6 +180,9 @@ async function trainGroup(
 ): Promise<TrainedModel[]> {
   const { fused, keep = false } = options
   const seeds = indices.map((i) => modelSeed(workload.seed, i))
+  // a model set's folds fused: each model's fold rows held out of the shared batch order (row weights)
+  const heldOut = options.heldOutOf ? indices.map((i) => options.heldOutOf!(i)) : null
+  const n = indices.length
   const started = performance.now()
   const { epochs, batchSize } = workload.model
   const model = new FusedMlp(tf, {
@@ -190,21 +195,27 @@ async function trainGroup(
     const { train } = data.dataset
     // from the rows this data set trains on (a fold's are fewer than the workload's split)
     const batches = Math.ceil(train / batchSize)
+    const trainRows = heldOut ? trainingRowsOf(train, heldOut) : null
+    const weights = heldOut ? new Float32Array(batchSize * n) : null
+    const counts = new Float32Array(n)
     let epochLoss: Float32Array | null = null
     /** mean over the models of the last finished epoch's loss (what progress reports) */
     let lastEpochMeanLoss: number | null = null
     for (let epoch = 0; epoch < epochs; epoch++) {
-      const batchesOfEpoch = epochBatches(tf, data, epochOrder(train, workload.seed, epoch))
+      const order = epochOrder(train, workload.seed, epoch)
+      const batchesOfEpoch = epochBatches(tf, data, order)
       let lossSum: TF.Tensor1D = tf.zeros([indices.length])
       try {
         for (let b = 0; b < batches; b++) {
           if (hooks.shouldStop()) throw new CancelledError()
           const start = b * batchSize
           const rows = Math.min(batchSize, train - start)
+          if (heldOut) heldOutRowWeights(order, start, rows, heldOut, weights!, counts)
           const next = tf.tidy(() => {
             const { x, xT, y } = batchesOfEpoch.batch(start, rows)
-            const batchLoss = model.trainStep(x, xT, y)
-            return tf.add(lossSum, tf.mul(batchLoss, rows)) as TF.Tensor1D
+            if (!heldOut) return tf.add(lossSum, tf.mul(model.trainStep(x, xT, y), rows)) as TF.Tensor1D
+            const batchLoss = model.trainStep(x, xT, y, tf.tensor2d(weights!.slice(0, rows * n), [rows, n]))
+            return tf.add(lossSum, tf.mul(batchLoss, tf.tensor1d(counts))) as TF.Tensor1D
           })
           lossSum.dispose()
           lossSum = next
@@ -213,7 +224,7 @@ async function trainGroup(
         }
         // the epoch's per-model mean training loss; reading it syncs the device
         epochLoss = (await lossSum.data()) as Float32Array
-        for (let i = 0; i < epochLoss.length; i++) epochLoss[i] /= train
+        for (let i = 0; i < epochLoss.length; i++) epochLoss[i] /= trainRows ? trainRows[i] : train
         lastEpochMeanLoss = mean(epochLoss)
       } finally {
         lossSum.dispose()
@@ -229,6 +240,19 @@ async function trainGroup(
       const valTensor = model.evaluate(data.xVal, data.yVal)
       validationMse = (await valTensor.data()) as Float32Array
       valTensor.dispose()
+    } else if (heldOut?.some(Boolean)) {
+      // each model on its own held-out rows: one evaluation per fold, its models' entries kept
+      validationMse = new Float32Array(n).fill(NaN)
+      const F = workload.features
+      const { xTrain, yTrain } = data.dataset
+      for (const { rows: h, models } of heldOutFolds(heldOut)) {
+        const x = tf.tensor2d(withOnesColumn(xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F), [h.end - h.begin, F + 1])
+        const y = tf.tensor2d(yTrain.subarray(h.begin, h.end), [h.end - h.begin, 1])
+        const valTensor = model.evaluate(x, y)
+        const mse = await valTensor.data()
+        tf.dispose([x, y, valTensor])
+        for (const k of models) validationMse[k] = mse[k]
+      }
     }
     const artifacts = keep ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess) : null
     return indices.map((index, k) => ({

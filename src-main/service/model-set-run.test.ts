@@ -132,6 +132,27 @@ describe('a model set through the service', () => {
     }, 120_000)
   }
 
+  for (const backend of ['wasm', 'onnxruntime'] as const) {
+    it(`MLP on ${backend}: 3 folds × 2 learning rates in one fused program (each model's fold rows held out of the shared batch order), scored on their held-out rows, the same in every strategy`, async () => {
+      const set: ModelSet = { grid: { lr: [0.003, 0.03] }, seeds: 1, folds: 3 }
+      const config = presetConfig('smoke', { sizes: [400], workers: [1], backend, models: [setSize(set)], set, model: { kind: 'mlp', epochs: 2, batchSize: 64, hidden: [8] } as never })
+      const result = await run(config)
+      expect(result.status).toBe('ok')
+      expect(result.verification).toMatchObject({ sameWork: true })
+      const sequential = byIndex(result, 'sequential')
+      const batched = byIndex(result, 'batched')
+      expect(new Set([...batched.values()].map((p) => p.fusedGroup))).toEqual(new Set([0]))
+      expect(fusionText(result)).toMatch(/^batched W=1 trained the 6 models in 1 fused program \(6 models\)/)
+      for (const [index, p] of sequential) {
+        expect(p.fold).toBe(index % 3)
+        expect(Number.isFinite(p.validationMse) && p.validationMse! > 0).toBe(true)
+        expect(batched.get(index)!.validationMse).toBeCloseTo(p.validationMse!, 5)
+      }
+      // each fold trains on other rows: 6 different models
+      expect(new Set([...sequential.values()].map((p) => p.testMse.toPrecision(7))).size).toBe(6)
+    }, 120_000)
+  }
+
   it('MLP: learning rates × hidden widths on wasm, the same work within tolerance, with folds', async () => {
     const set: ModelSet = { grid: { hidden: [[8], [16]], lr: [0.003, 0.03] }, seeds: 1, folds: 2 }
     const config = presetConfig('smoke', { sizes: [400], workers: [2], backend: 'wasm', models: [setSize(set)], set, model: { kind: 'mlp', epochs: 1, batchSize: 64 } as never })

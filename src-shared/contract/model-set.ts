@@ -65,8 +65,14 @@ export function setMember(set: ModelSet, index: number): SetMember {
   return { configuration: Math.floor(rest / set.seeds), replica: rest % set.seeds, fold: set.folds === null ? null : fold }
 }
 
+/** Training rows [begin, end): a fold's, which its models never train on and are scored on. */
+export interface HeldOutRows {
+  begin: number
+  end: number
+}
+
 /** Fold f of K over n training rows: the rows [begin, end) it holds out. */
-export function foldRows(n: number, folds: number, f: number): { begin: number; end: number } {
+export function foldRows(n: number, folds: number, f: number): HeldOutRows {
   return { begin: Math.floor((f * n) / folds), end: Math.floor(((f + 1) * n) / folds) }
 }
 

@@ -13,8 +13,9 @@
 //    the MLP's learning rate; on the trees engines every parameter but maxBin and baseScore),
 //    each group on its fold's data set (the training rows outside the fold; the fold's rows scored
 //    as validation), prepared once per worker before the clock (in warm-up); a batched job fuses
-//    each group. A backend that holds folds out (`foldsHeldOut`: the trees engines) gets one group
-//    across folds on the whole training set instead, each model's fold through options.heldOutOf.
+//    each group. A backend that holds folds out (`foldsHeldOut`: every built-in one but xgboost)
+//    gets one group across folds on the whole training set instead, each model's fold through
+//    options.heldOutOf.
 //    Backends see plain workloads, and each model's own parameters through options.paramsOf.
 // A started candidate that `auto` passes over stays as it is, not released: dropping Dawn's
 // navigator.gpu while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the

@@ -3,7 +3,7 @@
 // never reads a family's parameters. A family is its table of backends (WorkerBackend: one entry
 // owns everything about one backend), assembled by workerFamily() (seam.ts), which starts a backend
 // (by name, or `auto` by the shared family's rule), builds the data set once and hands it to it.
-import type { BackendCapability, BackendName, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
+import type { BackendCapability, BackendName, HeldOutRows, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../dataset'
 
@@ -60,7 +60,7 @@ export interface TrainOptions {
    * A model set's folds fused (a backend with `foldsHeldOut`): the training rows model `index`
    * never trains on — its fold's, scored as its validation rows — or null (no folds).
    */
-  heldOutOf?: (index: number) => { begin: number; end: number } | null
+  heldOutOf?: (index: number) => HeldOutRows | null
 }
 
 export interface TrainHooks {

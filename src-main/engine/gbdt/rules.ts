@@ -14,6 +14,7 @@
 // order (features ascending; forward bins ascending, then backward bins descending), starting
 // from 0; it is applied iff loss_chg > 1e-6f, loss_chg ≥ f32(gamma), H_L ≠ 0 and H_R ≠ 0.
 // G are dequantised integer sums (Σq · 2^−k, exact), H are row counts.
+import type { HeldOutRows } from '@shared/contract/model-set'
 import { featuresPerTree, type GbdtParams, minSplitRows, resolveGbdtParams } from '@shared/families/gbdt'
 import { Rng } from '../random'
 import type { GbdtCuts } from './quantile'
@@ -331,10 +332,7 @@ export function samplesEveryRow(p: Pick<GbdtParams, 'subsample'>): boolean {
  * like subsampled models. They still follow its trees (their predictions are updated), they are
  * just never sampled.
  */
-export interface HeldOutRows {
-  begin: number
-  end: number
-}
+export type { HeldOutRows }
 
 /** the problem with a model's held-out rows for a training set of n rows, or null */
 export function heldOutProblem(h: HeldOutRows | null | undefined, n: number): string | null {

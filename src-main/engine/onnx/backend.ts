@@ -16,5 +16,7 @@ export const onnxRuntimeBackend: WorkerBackend<MlpParams, OnnxRuntime, OrtData> 
   warmUp: warmUpOrt,
   /** a per-model learning rate is a vector in the fused step (graph input lr_c1 [n]) */
   perModel: ['lr'],
+  /** a fold is its rows held out of the shared batch order (the step graph's row_weights input): a set's folds fuse */
+  foldsHeldOut: true,
   train: trainOrt,
 }

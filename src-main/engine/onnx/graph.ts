@@ -7,7 +7,8 @@
 // W1[F+1, n·H1]; its gradient is Gemm(transA) X^T·dZ1, so no transposed copy of X is needed; later
 // hidden layers are per-model batched MatMuls over [n,B,H]; the output layer (width 1) is a multiply
 // and a sum; the loss is the SUM of per-model mean squared errors, so no model's gradient is divided
-// by n. Adam is elementwise, with the step's bias corrections fed as scalars (lr/c1 and c2), so one
+// by n (with `rowWeights`, a model set's folds fused: each model's mean over its own rows, as
+// FusedMlp's rowWeights). Adam is elementwise, with the step's bias corrections fed as scalars (lr/c1 and c2), so one
 // session serves every step. The batch dimension is symbolic ("B"): the last, shorter batch of an
 // epoch runs the same session.
 //
@@ -35,6 +36,11 @@ export interface MlpGraphSpec {
   n: number
   adam: AdamConstants
   precision?: 'float32' | 'float64'
+  /**
+   * A model set's folds fused: the step takes row_weights [B, n] (FusedMlp.trainStep's rowWeights:
+   * 1/(the model's rows in the batch), 0 for its held-out rows) instead of the scalars rows and 2/rows.
+   */
+  rowWeights?: boolean
 }
 
 const BATCH = 'B'
@@ -101,13 +107,12 @@ function forward(g: Builder, spec: MlpGraphSpec, x: string, y: string, params: s
   return { err: g.op('Sub', [pred, g.reshape(y, [1, -1])]), rowAxis: 1, a1, as, outs, last: a, woB }
 }
 
-/** Gradients of the summed per-model mean squared errors, FusedMlp.lossAndGradients' backward pass. */
-function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f: Forward, twoOverRows: string): string[] {
+/** Gradients of the summed per-model mean squared errors, FusedMlp.lossAndGradients' backward pass; dPred = 2·err/B (or 2·err·w). */
+function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f: Forward, dPred: string): string[] {
   const { n, hidden } = spec
   const L = hidden.length
   const h1 = hidden[0]
   const grads: string[] = new Array(2 * L + 1)
-  const dPred = g.op('Mul', [f.err, twoOverRows])
   const dPred3 = g.op('Unsqueeze', [dPred, g.ints([2])])
   grads[2 * L] = g.reduceSum(dPred, f.rowAxis) // [n]
   grads[2 * L - 1] = g.reduceSum(g.op('Mul', [dPred3, f.last]), f.rowAxis) // [n, HL]
@@ -153,13 +158,28 @@ export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients'
   const shapes = paramShapes(features, hidden, n)
   const x = g.input('x', [BATCH, features + 1])
   const y = g.input('y', [BATCH, 1])
-  const rows = g.input('rows', [])
-  const twoOverRows = g.input('two_over_rows', [])
+  let rows = ''
+  let twoOverRows = ''
+  let rowWeights = ''
+  if (spec.rowWeights) rowWeights = g.input('row_weights', [BATCH, n])
+  else {
+    rows = g.input('rows', [])
+    twoOverRows = g.input('two_over_rows', [])
+  }
   const params = shapes.map((s, i) => g.input(paramName(i), s))
   const f = forward(g, spec, x, y, params)
-  g.op('Div', [g.reduceSum(g.op('Mul', [f.err, f.err]), f.rowAxis), rows], {}, 'loss')
+  let dPred: string
+  if (spec.rowWeights) {
+    // laid out as err ([B, n], or [n, B] with several hidden layers), in FusedMlp's order of operations
+    const w = f.rowAxis === 0 ? rowWeights : g.op('Transpose', [rowWeights], { perm: [1, 0] })
+    g.op('ReduceSum', [g.op('Mul', [g.op('Mul', [f.err, f.err]), w]), g.ints([f.rowAxis])], { keepdims: 0 }, 'loss')
+    dPred = g.op('Mul', [g.op('Mul', [f.err, w]), g.scalar(2)])
+  } else {
+    g.op('Div', [g.reduceSum(g.op('Mul', [f.err, f.err]), f.rowAxis), rows], {}, 'loss')
+    dPred = g.op('Mul', [f.err, twoOverRows])
+  }
   g.output('loss', [n])
-  const grads = backward(g, spec, x, params, f, twoOverRows)
+  const grads = backward(g, spec, x, params, f, dPred)
   if (outputs === 'gradients') {
     grads.forEach((gr, i) => {
       g.op('Identity', [gr], {}, gradName(i))

@@ -197,6 +197,36 @@ describe('training on onnxruntime', () => {
     }
   })
 
+  it("a model set's folds fused (row_weights): held-out labels change no bit, batched = one at a time, and the tfjs engine agrees (both layouts)", async (ctx) => {
+    if (missing()) return ctx.skip()
+    for (const hidden of [[16], [16, 8]]) {
+      const w = { ...workload, model: { ...workload.model, hidden } }
+      const dataset = datasetFor(w)
+      const folds = [0, 1, 2].map((f) => ({ begin: Math.floor((f * dataset.train) / 3), end: Math.floor(((f + 1) * dataset.train) / 3) }))
+      const options = { heldOutOf: (i: number) => folds[i % 3] }
+      const onOrt = async (d: typeof dataset, fused: boolean) => {
+        const done: TrainedModel[] = []
+        await trainOrt(rt!, prepareOrtData('test', d, w), w, [0, 1, 2], { fused, ...options }, collect(done))
+        return done
+      }
+      const fused = await onOrt(dataset, true)
+      const single = await onOrt(dataset, false)
+      const yTrain = Float32Array.from(dataset.yTrain)
+      for (let r = folds[1].begin; r < folds[1].end; r++) yTrain[r] = 100 * Math.sin(r)
+      const scrambled = await onOrt({ ...dataset, yTrain }, true)
+      const reference: TrainedModel[] = []
+      const data = uploadData(tf, dataset, w, 'host')
+      await trainModels(tf, data, w, [0, 1, 2], { fused: false, ...options }, collect(reference))
+      for (let i = 0; i < 3; i++) {
+        expect(Math.abs(fused[i].testMse - single[i].testMse) / single[i].testMse).toBeLessThan(1e-5)
+        expect(Math.abs(fused[i].testMse - reference[i].testMse) / reference[i].testMse).toBeLessThan(CROSS_BACKEND_TOLERANCE)
+        expect(Math.abs(fused[i].validationMse! - reference[i].validationMse!) / reference[i].validationMse!).toBeLessThan(CROSS_BACKEND_TOLERANCE)
+      }
+      expect(scrambled[1].testMse).toBe(fused[1].testMse)
+      expect(scrambled[0].testMse).not.toBe(fused[0].testMse)
+    }
+  })
+
   it('stops with CancelledError when asked', async (ctx) => {
     if (missing()) return ctx.skip()
     let steps = 0

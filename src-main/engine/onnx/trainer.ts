@@ -12,7 +12,7 @@ import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, initialWeights, type Dataset } from '../data'
-import { withOnesColumn } from '../dataset'
+import { heldOutFolds, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../dataset'
 import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../fused-mlp'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp-artifact'
@@ -45,6 +45,8 @@ export interface OrtMlpOptions {
   hidden: readonly number[]
   seeds: readonly number[]
   adam: AdamSettings
+  /** a model set's folds fused: each step takes per-model row weights (batch(rows).w) */
+  rowWeights?: boolean
 }
 
 /** The initial parameters of n fused models in FusedMlp's layout (see graph.ts paramShapes). */
@@ -73,7 +75,9 @@ export function initialParams(features: number, hidden: readonly number[], seeds
 interface BatchBuffers {
   x: Float32Array
   y: Float32Array
-  feeds: { x: Ort.Tensor; y: Ort.Tensor }
+  /** row weights [rows, n] (rowWeights only) */
+  w: Float32Array
+  feeds: Record<string, Ort.Tensor>
 }
 
 /** n MLPs (n = 1: one) trained by the generated step graph; the ORT twin of FusedMlp. */
@@ -83,7 +87,7 @@ export class OrtMlp {
   private readonly sets: Record<string, Ort.Tensor>[]
   private current = 0
   private step = 0
-  private readonly scalars: Record<'rows' | 'two_over_rows' | 'lr_c1' | 'c2', Ort.Tensor>
+  private readonly scalars: Partial<Record<'rows' | 'two_over_rows', Ort.Tensor>> & Record<'lr_c1' | 'c2', Ort.Tensor>
   private readonly loss: Ort.Tensor
   private readonly batches = new Map<number, BatchBuffers>()
 
@@ -108,7 +112,11 @@ export class OrtMlp {
       return set
     })
     const scalar = () => new Tensor('float32', new Float32Array(1), [])
-    this.scalars = { rows: scalar(), two_over_rows: scalar(), lr_c1: new Tensor('float32', new Float32Array(this.n), [this.n]), c2: scalar() }
+    this.scalars = {
+      ...(options.rowWeights ? {} : { rows: scalar(), two_over_rows: scalar() }),
+      lr_c1: new Tensor('float32', new Float32Array(this.n), [this.n]),
+      c2: scalar(),
+    }
     this.loss = new Tensor('float32', new Float32Array(this.n), [this.n])
   }
 
@@ -117,21 +125,24 @@ export class OrtMlp {
     const spec = graphSpec(options)
     const key = `${options.features}:${options.hidden.join(',')}:${options.seeds.length}:${spec.adam.beta1}:${spec.adam.beta2}:${spec.adam.epsilon}`
     const [train, evaluator] = await Promise.all([
-      sessionFor(rt, `train:${key}`, () => trainStepGraph(spec)),
+      sessionFor(rt, `train:${key}${spec.rowWeights ? ':row-weights' : ''}`, () => trainStepGraph(spec)),
       sessionFor(rt, `eval:${key}`, () => evaluateGraph(spec)),
     ])
     return new OrtMlp(rt, options, train, evaluator)
   }
 
   /** The batch buffers for `rows` rows, to be filled in place before trainStep(rows). */
-  batch(rows: number): { x: Float32Array; y: Float32Array } {
+  batch(rows: number): { x: Float32Array; y: Float32Array; w: Float32Array } {
     let b = this.batches.get(rows)
     if (!b) {
       const F1 = this.options.features + 1
       const x = new Float32Array(rows * F1)
       const y = new Float32Array(rows)
+      const w = new Float32Array(this.options.rowWeights ? rows * this.n : 0)
       const { Tensor } = this.rt.ort
-      b = { x, y, feeds: { x: new Tensor('float32', x, [rows, F1]), y: new Tensor('float32', y, [rows, 1]) } }
+      const feeds: Record<string, Ort.Tensor> = { x: new Tensor('float32', x, [rows, F1]), y: new Tensor('float32', y, [rows, 1]) }
+      if (this.options.rowWeights) feeds.row_weights = new Tensor('float32', w, [rows, this.n])
+      b = { x, y, w, feeds }
       this.batches.set(rows, b)
     }
     return b
@@ -145,8 +156,10 @@ export class OrtMlp {
     this.step += 1
     const c1 = 1 - beta1 ** this.step
     const c2 = 1 - beta2 ** this.step
-    ;(this.scalars.rows.data as Float32Array)[0] = rows
-    ;(this.scalars.two_over_rows.data as Float32Array)[0] = 2 / rows
+    if (this.scalars.rows && this.scalars.two_over_rows) {
+      ;(this.scalars.rows.data as Float32Array)[0] = rows
+      ;(this.scalars.two_over_rows.data as Float32Array)[0] = 2 / rows
+    }
     const lrC1 = this.scalars.lr_c1.data as Float32Array
     for (let i = 0; i < this.n; i++) lrC1[i] = (typeof lr === 'number' ? lr : lr[i]) / c1
     ;(this.scalars.c2.data as Float32Array)[0] = c2
@@ -193,7 +206,7 @@ export class OrtMlp {
 
 function graphSpec(o: OrtMlpOptions): MlpGraphSpec {
   const { beta1, beta2, epsilon } = o.adam
-  return { features: o.features, hidden: o.hidden, n: o.seeds.length, adam: { beta1, beta2, epsilon } }
+  return { features: o.features, hidden: o.hidden, n: o.seeds.length, adam: { beta1, beta2, epsilon }, ...(o.rowWeights ? { rowWeights: true } : {}) }
 }
 
 function modelOptions(workload: MlpWorkload, indices: readonly number[], options?: TrainOptions): OrtMlpOptions {
@@ -202,6 +215,7 @@ function modelOptions(workload: MlpWorkload, indices: readonly number[], options
     hidden: workload.model.hidden,
     seeds: indices.map((i) => modelSeed(workload.seed, i)),
     adam: { lr: learningRates(workload, indices, options), ...ADAM_DEFAULTS },
+    ...(options?.heldOutOf ? { rowWeights: true } : {}),
   }
 }
 
@@ -234,8 +248,11 @@ export async function trainOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWork
   }
 }
 
-async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], { fused, keep = false, paramsOf }: TrainOptions, hooks: TrainHooks): Promise<TrainedModel[]> {
-  const options = modelOptions(workload, indices, { fused, keep, paramsOf })
+async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], { fused, keep = false, paramsOf, heldOutOf }: TrainOptions, hooks: TrainHooks): Promise<TrainedModel[]> {
+  const options = modelOptions(workload, indices, { fused, keep, paramsOf, heldOutOf })
+  // a model set's folds fused: each model's fold rows held out of the shared batch order (row weights)
+  const heldOut = heldOutOf ? indices.map((i) => heldOutOf(i)) : null
+  const counts = new Float32Array(indices.length)
   const started = performance.now()
   const model = await OrtMlp.create(rt, options)
   const { epochs, batchSize } = workload.model
@@ -243,6 +260,7 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
   // from the rows this data set trains on (a fold's are fewer than the workload's split)
   const batches = Math.ceil(train / batchSize)
   const n = indices.length
+  const trainRows = heldOut ? trainingRowsOf(train, heldOut) : null
   let epochLoss: Float32Array | null = null
   let lastEpochMeanLoss: number | null = null
   for (let epoch = 0; epoch < epochs; epoch++) {
@@ -252,19 +270,31 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
       if (hooks.shouldStop()) throw new CancelledError()
       const start = b * batchSize
       const rows = Math.min(batchSize, train - start)
-      fillBatch(data, order, start, rows, model.batch(rows))
+      const batch = model.batch(rows)
+      fillBatch(data, order, start, rows, batch)
+      if (heldOut) heldOutRowWeights(order, start, rows, heldOut, batch.w, counts)
       const loss = await model.trainStep(rows)
-      for (let i = 0; i < n; i++) lossSum[i] += loss[i] * rows
+      for (let i = 0; i < n; i++) lossSum[i] += loss[i] * (heldOut ? counts[i] : rows)
       hooks.onProgress(indices, { done: epoch * batches + b + 1, total: epochs * batches, unit: 'batch', loss: lastEpochMeanLoss })
     }
-    for (let i = 0; i < n; i++) lossSum[i] /= train
+    for (let i = 0; i < n; i++) lossSum[i] /= trainRows ? trainRows[i] : train
     epochLoss = lossSum
     lastEpochMeanLoss = lossSum.reduce((s, v) => s + v, 0) / n
   }
   const elapsedMs = performance.now() - started
   const mse = await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
   const v = data.dataset.validation
-  const validationMse = data.xVal && v ? await model.evaluate(data.xVal, v.y, v.rows) : null
+  let validationMse = data.xVal && v ? await model.evaluate(data.xVal, v.y, v.rows) : null
+  if (!validationMse && heldOut?.some(Boolean)) {
+    // each model on its own held-out rows: one evaluation per fold, its models' entries kept
+    validationMse = new Float64Array(n).fill(NaN)
+    const F = workload.features
+    const { xTrain, yTrain } = data.dataset
+    for (const { rows: h, models } of heldOutFolds(heldOut)) {
+      const mse = await model.evaluate(withOnesColumn(xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F), yTrain.subarray(h.begin, h.end), h.end - h.begin)
+      for (const k of models) validationMse[k] = mse[k]
+    }
+  }
   const artifacts = keep ? mlpArtifacts(model.parameters(), workload.features, workload.model.hidden, n, data.dataset.preprocess) : null
   return indices.map((index, k) => ({
     index,

@@ -218,6 +218,8 @@ export function tfjsBackend(name: TfjsBackendName): WorkerBackend<MlpParams, Tfj
     warmUp: (rt, data, workload, indices) => warmUp(rt.tf, data, workload, indices),
     /** a per-model learning rate is a vector in the fused Adam step (FusedMlp) */
     perModel: ['lr'],
+    /** a fold is its rows held out of the shared batch order (per-model row weights in FusedMlp's step): a set's folds fuse */
+    foldsHeldOut: true,
     train: (rt, data, workload, indices, options, hooks) => trainModels(rt.tf, data, workload, indices, options, hooks),
   }
 }
