@@ -64,17 +64,29 @@ export function heldOutRowWeights(order: Int32Array, start: number, rows: number
   for (let r = 0; r < rows; r++) for (let k = 0; k < n; k++) if (weights[r * n + k] !== 0) weights[r * n + k] = 1 / counts[k]
 }
 
-/** The distinct held-out ranges (a fused group's folds), each with the positions of the models that hold it out. */
-export function heldOutFolds(heldOut: readonly (HeldOutRows | null)[]): { rows: HeldOutRows; models: number[] }[] {
-  const folds = new Map<string, { rows: HeldOutRows; models: number[] }>()
-  heldOut.forEach((h, k) => {
-    if (!h) return
-    const key = `${h.begin}:${h.end}`
-    const fold = folds.get(key) ?? { rows: h, models: [] }
-    fold.models.push(k)
-    folds.set(key, fold)
-  })
-  return [...folds.values()]
+/**
+ * Each model's MSE on its own held-out rows (NaN without): one `evaluate` per distinct fold, which
+ * scores every fused model on the fold's rows x [rows, F+1] (ones last) and y [rows]; each model
+ * keeps its own fold's entry.
+ */
+export async function heldOutMse(
+  dataset: Dataset,
+  heldOut: readonly (HeldOutRows | null)[],
+  evaluate: (x: Float32Array, y: Float32Array, rows: number) => Promise<ArrayLike<number>>,
+): Promise<Float64Array> {
+  const out = new Float64Array(heldOut.length).fill(NaN)
+  const F = dataset.spec.features
+  const done = new Set<string>()
+  for (const h of heldOut) {
+    if (!h || done.has(`${h.begin}:${h.end}`)) continue
+    done.add(`${h.begin}:${h.end}`)
+    const rows = h.end - h.begin
+    const mse = await evaluate(withOnesColumn(dataset.xTrain.subarray(h.begin * F, h.end * F), rows, F), dataset.yTrain.subarray(h.begin, h.end), rows)
+    heldOut.forEach((other, k) => {
+      if (other && other.begin === h.begin && other.end === h.end) out[k] = mse[k]
+    })
+  }
+  return out
 }
 
 /** Each model's training rows: the data set's, less its held-out ones. */

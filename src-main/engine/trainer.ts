@@ -7,7 +7,7 @@ import type * as TF from '@tensorflow/tfjs-core'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from './data'
-import { heldOutFolds, heldOutRowWeights, trainingRowsOf, withOnesColumn } from './dataset'
+import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from './dataset'
 import { ADAM_DEFAULTS, FusedMlp, learningRates } from './fused-mlp'
 import { userDataKey } from './user-data'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from './families/types'
@@ -235,24 +235,23 @@ async function trainGroup(
     const mseTensor = model.evaluate(data.xTest, data.yTest)
     const mse = await mseTensor.data()
     mseTensor.dispose()
-    let validationMse: Float32Array | null = null
-    if (data.xVal && data.yVal) {
-      const valTensor = model.evaluate(data.xVal, data.yVal)
-      validationMse = (await valTensor.data()) as Float32Array
+    /** every fused model's MSE on rows x [rows, F+1], y [rows] */
+    const evaluate = async (x: TF.Tensor2D, y: TF.Tensor2D) => {
+      const valTensor = model.evaluate(x, y)
+      const mse = await valTensor.data()
       valTensor.dispose()
-    } else if (heldOut?.some(Boolean)) {
-      // each model on its own held-out rows: one evaluation per fold, its models' entries kept
-      validationMse = new Float32Array(n).fill(NaN)
-      const F = workload.features
-      const { xTrain, yTrain } = data.dataset
-      for (const { rows: h, models } of heldOutFolds(heldOut)) {
-        const x = tf.tensor2d(withOnesColumn(xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F), [h.end - h.begin, F + 1])
-        const y = tf.tensor2d(yTrain.subarray(h.begin, h.end), [h.end - h.begin, 1])
-        const valTensor = model.evaluate(x, y)
-        const mse = await valTensor.data()
-        tf.dispose([x, y, valTensor])
-        for (const k of models) validationMse[k] = mse[k]
-      }
+      return mse
+    }
+    let validationMse: ArrayLike<number> | null = null
+    if (data.xVal && data.yVal) validationMse = await evaluate(data.xVal, data.yVal)
+    else if (heldOut?.some(Boolean)) {
+      const F1 = workload.features + 1
+      validationMse = await heldOutMse(data.dataset, heldOut, async (xs, ys, rows) => {
+        const [x, y] = [tf.tensor2d(xs, [rows, F1]), tf.tensor2d(ys, [rows, 1])]
+        const mse = await evaluate(x, y)
+        tf.dispose([x, y])
+        return mse
+      })
     }
     const artifacts = keep ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess) : null
     return indices.map((index, k) => ({

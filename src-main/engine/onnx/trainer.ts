@@ -12,7 +12,7 @@ import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, initialWeights, type Dataset } from '../data'
-import { heldOutFolds, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../dataset'
+import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../dataset'
 import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../fused-mlp'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp-artifact'
@@ -284,17 +284,8 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
   const elapsedMs = performance.now() - started
   const mse = await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
   const v = data.dataset.validation
-  let validationMse = data.xVal && v ? await model.evaluate(data.xVal, v.y, v.rows) : null
-  if (!validationMse && heldOut?.some(Boolean)) {
-    // each model on its own held-out rows: one evaluation per fold, its models' entries kept
-    validationMse = new Float64Array(n).fill(NaN)
-    const F = workload.features
-    const { xTrain, yTrain } = data.dataset
-    for (const { rows: h, models } of heldOutFolds(heldOut)) {
-      const mse = await model.evaluate(withOnesColumn(xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F), yTrain.subarray(h.begin, h.end), h.end - h.begin)
-      for (const k of models) validationMse[k] = mse[k]
-    }
-  }
+  const validationMse =
+    data.xVal && v ? await model.evaluate(data.xVal, v.y, v.rows) : heldOut?.some(Boolean) ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => model.evaluate(x, y, rows)) : null
   const artifacts = keep ? mlpArtifacts(model.parameters(), workload.features, workload.model.hidden, n, data.dataset.preprocess) : null
   return indices.map((index, k) => ({
     index,
