@@ -7,11 +7,11 @@
 // Screenshots: test-artifacts/e2e/70–77.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration } from '@shared/format'
-import { accessibilityProblems, ARTIFACTS, chooseSmokeOnWasm, collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { accessibilityProblems, ARTIFACTS, type BrowserSession, chooseSmokeOnWasm, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -30,22 +30,19 @@ function cells(page: Page, selector: string): Promise<string[][]> {
 
 describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified', () => {
   let env: E2eServer
-  let browser: Browser
+  let session: BrowserSession
   let page: Page
   let sourceId: string
   let pageErrors: string[] = []
 
   beforeAll(async () => {
-    env = await startE2eServer()
-    browser = await launchChromium()
     // bypassCSP: only so axe-core's script can be injected; the app's own CSP is tested in security.spec.ts
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, bypassCSP: true })
-    pageErrors = collectPageErrors(page)
+    session = await openBrowserSession({}, { bypassCSP: true })
+    ;({ env, page, pageErrors } = session)
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await env?.close()
+    await session?.close()
   })
 
   it('runs a models sweep chosen in the config panel', async () => {

@@ -4,11 +4,11 @@
 // stored run's entries, the verdict says which backend was faster than the other's best, the
 // badge gives the cross-backend Δ, the Environment card each backend's device, and History's run
 // page the same after a reload.
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration, formatNumber } from '@shared/format'
-import { collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { type BrowserSession, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -21,21 +21,18 @@ function tableRows(page: Page, selector: string): Promise<string[][]> {
 
 describe.skipIf(skip)('browser mode: backends side by side (wasm and cpu)', () => {
   let env: E2eServer
-  let browser: Browser
+  let session: BrowserSession
   let page: Page
   let stored: RunResult
   let pageErrors: string[] = []
 
   beforeAll(async () => {
-    env = await startE2eServer()
-    browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    pageErrors = collectPageErrors(page)
+    session = await openBrowserSession()
+    ;({ env, page, pageErrors } = session)
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await env?.close()
+    await session?.close()
   })
 
   it('picks wasm and cpu in Compare backends: the panel says what it will measure', async () => {

@@ -1,28 +1,25 @@
 // Browser mode, trees: pick the gradient-boosted trees family in the config panel, run its smoke
 // preset on Trainpool's own engine, watch the lanes count trees ("tree 7/10"), and get a chart
 // point per strategy, the tree parameters on the page, and an exact same-work verification.
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { type BrowserSession, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
 describe.skipIf(skip)('browser mode: trees (gbdt) smoke run', () => {
   let env: E2eServer
-  let browser: Browser
+  let session: BrowserSession
   let page: Page
   let pageErrors: string[] = []
 
   beforeAll(async () => {
-    env = await startE2eServer()
-    browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    pageErrors = collectPageErrors(page)
+    session = await openBrowserSession()
+    ;({ env, page, pageErrors } = session)
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await env?.close()
+    await session?.close()
   })
 
   it('runs the trees smoke preset; lanes count trees while it runs', async () => {

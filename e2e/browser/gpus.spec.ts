@@ -4,10 +4,10 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { discoverGpus } from '../../src-main/gpus/discover'
-import { chooseSmokeOnWasm, collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { type BrowserSession, chooseSmokeOnWasm, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -15,22 +15,19 @@ describe.skipIf(skip)('browser mode: GPUs', () => {
   const dir = mkdtempSync(join(tmpdir(), 'trainpool-e2e-gpus-'))
   const fake = join(dir, 'nvidia-smi')
   let env: E2eServer
-  let browser: Browser
+  let session: BrowserSession
   let page: Page
   let pageErrors: string[] = []
 
   beforeAll(async () => {
     writeFileSync(fake, '#!/bin/sh\necho "0, GPU-e2e-0, NVIDIA H200, 143771"\necho "1, GPU-e2e-1, NVIDIA H200, 143771"\n')
     chmodSync(fake, 0o755)
-    env = await startE2eServer({ discoverGpus: () => discoverGpus(fake) })
-    browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    pageErrors = collectPageErrors(page)
+    session = await openBrowserSession({ discoverGpus: () => discoverGpus(fake) })
+    ;({ env, page, pageErrors } = session)
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await env?.close()
+    await session?.close()
     rmSync(dir, { recursive: true, force: true })
   })
 

@@ -2,30 +2,27 @@
 // config panel, run it, see the leaderboard and the score charts, and save the best model — the
 // download is an XGBoost JSON model of the best configuration, as export-models writes it.
 import { readFileSync } from 'node:fs'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { leaderboardOf } from '@shared/leaderboard'
 import { bestModelIndex } from '../../src-main/export/models'
-import { collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { type BrowserSession, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
 describe.skipIf(skip)('browser mode: a model set', () => {
   let env: E2eServer
-  let browser: Browser
+  let session: BrowserSession
   let page: Page
   let pageErrors: string[] = []
 
   beforeAll(async () => {
-    env = await startE2eServer()
-    browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true })
-    pageErrors = collectPageErrors(page)
+    session = await openBrowserSession({}, { acceptDownloads: true })
+    ;({ env, page, pageErrors } = session)
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await env?.close()
+    await session?.close()
   })
 
   it('builds a grid × seeds × folds in the panel, runs it, ranks it and saves the best model', async () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { skipWithout } from '../../src-main/testing/capability'
-import { accessibilityProblems, ARTIFACTS, chooseSmokeOnWasm, collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { accessibilityProblems, ARTIFACTS, type BrowserSession, chooseSmokeOnWasm, collectPageErrors, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 const noPoppler = skipWithout('poppler', spawnSync('sh', ['-c', 'command -v pdftotext && command -v pdftoppm']).status === 0, 'pdftotext/pdftoppm missing (apt-get install poppler-utils)')
@@ -36,20 +36,18 @@ function writeCsv(): string {
 
 describe.skipIf(skip)('browser mode: your own data', () => {
   let env: E2eServer
+  let session: BrowserSession
   let browser: Browser
   let page: Page
   let pageErrors: string[] = []
 
   beforeAll(async () => {
-    env = await startE2eServer({ maxUploadBytes: MAX_UPLOAD })
-    browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    pageErrors = collectPageErrors(page)
+    session = await openBrowserSession({ maxUploadBytes: MAX_UPLOAD })
+    ;({ env, browser, page, pageErrors } = session)
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await env?.close()
+    await session?.close()
   })
 
   it('uploads a CSV and shows its preview, column types and missing counts', async () => {

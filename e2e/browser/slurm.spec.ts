@@ -3,11 +3,11 @@
 // machine with two GPUs: "Where to run" offers a Slurm cluster, its boxes say the contract's errors
 // by field, the GPU picker steps aside, the choice survives a reload; and a stored Slurm run shows
 // its job ids, queue waits and hosts on History's run page.
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { fakeRun } from '../../src-main/testing/run-fixtures'
-import { chooseSmokeOnWasm, collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer, waitForCapabilities } from '../../src-main/testing/e2e-browser'
+import { type BrowserSession, chooseSmokeOnWasm, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs, waitForCapabilities } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -29,25 +29,22 @@ function storedSlurmRun(): RunResult {
 
 describe.skipIf(skip)('browser mode: where to run (Slurm)', () => {
   let env: E2eServer
-  let browser: Browser
+  let session: BrowserSession
   let page: Page
   let pageErrors: string[] = []
   const slurmRun = storedSlurmRun()
 
   beforeAll(async () => {
-    env = await startE2eServer({
+    session = await openBrowserSession({
       checkSlurm: async () => ({ available: true, detail: 'slurm 22.05.8' }),
       discoverGpus: async () => [0, 1].map((index) => ({ index, uuid: `GPU-e2e-${index}`, name: 'NVIDIA H200', memoryMiB: 143771 })),
     })
+    ;({ env, page, pageErrors } = session)
     await env.store.save(slurmRun)
-    browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    pageErrors = collectPageErrors(page)
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await env?.close()
+    await session?.close()
   })
 
   it('chooses a Slurm cluster: its boxes, their errors by field, the GPU picker aside; remembered across a reload', async () => {

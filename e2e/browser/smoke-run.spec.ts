@@ -1,32 +1,29 @@
 // Browser mode end to end in real Chromium: open the token URL, run the smoke preset on wasm, watch
 // the live view move, get a chart point per data size and strategy, a green verification badge, a
 // summary table equal to the stored run JSON, and the run in History after a reload.
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration, formatNumber } from '@shared/format'
-import { chooseSmokeOnWasm, collectPageErrors, type E2eServer, launchChromium, openApp, recordLiveView, seenLiveView, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import { type BrowserSession, chooseSmokeOnWasm, type E2eServer, openApp, openBrowserSession, recordLiveView, seenLiveView, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
 describe.skipIf(skip)('browser mode: smoke run on wasm', () => {
   let env: E2eServer
-  let browser: Browser
+  let session: BrowserSession
   let page: Page
   let runId: string
   let stored: RunResult
   let pageErrors: string[] = []
 
   beforeAll(async () => {
-    env = await startE2eServer()
-    browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
-    pageErrors = collectPageErrors(page)
+    session = await openBrowserSession()
+    ;({ env, page, pageErrors } = session)
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await env?.close()
+    await session?.close()
   })
 
   it('opens the URL with the token', async () => {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { type Browser, type Page, chromium } from 'playwright-core'
+import { type Browser, type BrowserContextOptions, type Page, chromium } from 'playwright-core'
 import { type TrainpoolServer, startServer } from '../server/server'
 import { serviceUploads } from '../server/upload'
 import { BenchService } from '../service/bench-service'
@@ -60,6 +60,41 @@ export async function startE2eServer(
   })
   const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer'), uploads: serviceUploads(service, options.maxUploadBytes) })
   return { server, service, store, launcher, close: () => server.close() }
+}
+
+/** A spec's server, its Chromium and one page (1400×1000) whose errors are collected. */
+export interface BrowserSession {
+  env: E2eServer
+  browser: Browser
+  page: Page
+  pageErrors: string[]
+  /** closes Chromium, then the server */
+  close(): Promise<void>
+}
+
+/** Opens a BrowserSession (`server`: startE2eServer's options; `page`: more of the page's options). */
+export async function openBrowserSession(server: Parameters<typeof startE2eServer>[0] = {}, page: BrowserContextOptions = {}): Promise<BrowserSession> {
+  const env = await startE2eServer(server)
+  let browser: Browser | null = null
+  try {
+    browser = await launchChromium()
+    const opened = await browser.newPage({ viewport: { width: 1400, height: 1000 }, ...page })
+    const b = browser
+    return {
+      env,
+      browser,
+      page: opened,
+      pageErrors: collectPageErrors(opened),
+      close: async () => {
+        await b.close()
+        await env.close()
+      },
+    }
+  } catch (err) {
+    await browser?.close()
+    await env.close()
+    throw err
+  }
 }
 
 /** Saves a full-page screenshot as test-artifacts/e2e/<name>.png. */

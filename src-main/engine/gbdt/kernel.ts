@@ -118,11 +118,10 @@ class WasmKernel implements HistKernel {
     this.buffer = memory.buffer
     const state = this.float64(2)
     const stateAt = state.byteOffset
-    const inMemory = (a: Float64Array) => this.checkIn(a, a)
     this.filter = {
       state,
       next: (hist, o, b, nb, gq, h, mcw, thrQ, lambda) => {
-        inMemory(hist)
+        this.checkIn(hist, hist)
         return k.forwardCandidate(hist.byteOffset + 8 * o, b, nb, gq, h, mcw, thrQ, lambda, stateAt)
       },
     }
