@@ -3,7 +3,9 @@
 import os from 'node:os'
 import {
   MEASUREMENT_FLOOR,
+  addDeviceCounters,
   firstBackend,
+  type DeviceCounters,
   type BenchConfig,
   type ConcreteBackend,
   type Environment,
@@ -21,7 +23,7 @@ import {
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
 import type { WorkerLauncher } from '../pool/launcher'
-import { type JobSpec, type ProgressMessage, WorkerPool } from '../pool/worker-pool'
+import { type JobOutcome, type JobSpec, type ProgressMessage, WorkerPool } from '../pool/worker-pool'
 import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
 import { median } from './stats'
 
@@ -200,6 +202,7 @@ export class BenchRunner {
               peakRssBytes: pool.rssBytes,
               ...(gpus || remotes.length > 0 ? { workerGpus: pool.visibleDevices } : {}),
               ...(queueMs !== undefined ? { queueMs, workerHosts: pool.remotes.map((r) => r?.host ?? 'local') } : {}),
+              ...deviceWorkOf(outcomes),
             }
             startupMs = 0
             if (queueMs !== undefined) queueMs = 0
@@ -275,6 +278,12 @@ function gpuLabel(gpus: readonly GpuInfo[], visible: string | null | undefined):
   if (!visible) return 'no GPU'
   const g = gpus.find((x) => x.uuid === visible)
   return g ? `GPU ${g.index} · ${g.name}` : visible
+}
+
+/** The jobs' device counters summed (GPU engines only; absent when no job counted any). */
+function deviceWorkOf(outcomes: readonly JobOutcome[]): { device?: DeviceCounters } {
+  const counted = outcomes.flatMap((o) => (o.device ? [o.device] : []))
+  return counted.length > 0 ? { device: counted.reduce(addDeviceCounters) } : {}
 }
 
 function sum(values: readonly number[]): number {

@@ -7,7 +7,7 @@
 // not-run when the run stops (policy). A worker that ran out of memory is replaced before it takes
 // another job (its wasm heap cannot shrink: it would fail every later job), and its held job goes
 // back to the queue. Cancel = a graceful message for both jobs, then SIGKILL after a grace period.
-import type { BackendName, ConcreteBackend, FromWorker, ModelArtifact, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
+import type { BackendName, ConcreteBackend, DeviceCounters, FromWorker, ModelArtifact, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
 import { BackendUnavailableError } from '@shared/families'
 import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 import { workerEnv } from './launcher'
@@ -58,6 +58,8 @@ export interface JobOutcome {
   worker: number | null
   models: PerModel[]
   failure: WorkerFailure | null
+  /** a GPU engine's device work for this job, as its worker counted it */
+  device?: DeviceCounters
 }
 
 export type ProgressMessage = Extract<FromWorker, { type: 'progress' }>
@@ -414,6 +416,7 @@ export class WorkerPool {
           }
           case 'job-done':
             slot.rssBytes = Math.max(slot.rssBytes, m.rssBytes)
+            if (m.device) outcome.device = m.device
             release(m.jobId)
             outcome.status = 'done'
             finishIfDone()

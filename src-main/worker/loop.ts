@@ -5,7 +5,7 @@
 // Messages run in order, so a job the pool sends ahead waits behind the running one; it starts
 // only if that one ended done (after a failure or a cancel the pool decides again), and one
 // cancelled while it waited never starts: both answer `cancelled`, started false, at once.
-import { type ConcreteBackend, type FromWorker, PROGRESS_MIN_INTERVAL_MS, type ToWorker, type Workload } from '@shared/contract'
+import { type ConcreteBackend, type FromWorker, PROGRESS_MIN_INTERVAL_MS, subtractDeviceCounters, type ToWorker, type Workload } from '@shared/contract'
 import type { AnyWorkerFamily, WorkerFamilyLookup } from '../engine/families'
 import { BackendUnavailableError, CancelledError, type WorkerRuntime } from '../engine/families/types'
 
@@ -131,6 +131,7 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
     try {
       const { fam, rt } = ready()
       const d = ensureData(fam, rt, job.workload)
+      const deviceBefore = rt.deviceCounters?.()
       await fam.train(rt, d, job.workload, job.modelIndices, { fused: job.fused, keep: job.keep === true }, {
         shouldStop: () => cancelledJobs.has(job.jobId),
         onProgress: (modelIndices, progress) => {
@@ -144,7 +145,8 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
       })
       taken.done = true
       // peak resident set size of this process so far (maxRSS is in KiB)
-      post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024 })
+      const device = deviceBefore && rt.deviceCounters ? { device: subtractDeviceCounters(rt.deviceCounters(), deviceBefore) } : {}
+      post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024, ...device })
     } catch (err) {
       if (err instanceof CancelledError) post({ type: 'cancelled', jobId: job.jobId, started: true })
       else post({ type: 'job-failed', jobId: job.jobId, ...failureOf(err) })

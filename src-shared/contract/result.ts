@@ -5,6 +5,7 @@ import { z } from 'zod'
 import { AdviceCheckSchema } from './advice'
 import { BenchConfigSchema, ConcreteBackendSchema, STRATEGIES } from './config'
 import { DataSetRecordSchema } from './dataset'
+import { DeviceCountersSchema } from './device-counters'
 import { RunTelemetrySchema } from './telemetry'
 
 export const SCHEMA_VERSION = 2
@@ -85,6 +86,8 @@ export const MeasurementSchema = MeasurementKeySchema.extend({
   queueMs: z.number().min(0).optional(),
   /** remote workers: each one's host as it reported it, by worker index */
   workerHosts: z.array(z.string()).optional(),
+  /** a GPU engine's device work in the run whose models perModel holds (dispatches, submits, readbacks): why a GPU sat idle */
+  device: DeviceCountersSchema.optional(),
 })
 export type Measurement = z.infer<typeof MeasurementSchema>
 

@@ -1,6 +1,7 @@
 // Messages between the pool (main side) and a worker process. Same shapes over Electron's
 // parentPort and Node's child_process IPC channel.
 import type { BackendName, ConcreteBackend } from './config'
+import type { DeviceCounters } from './device-counters'
 import type { ModelArtifact } from './model-artifact'
 import type { Progress } from './progress'
 import type { PerModel } from './result'
@@ -63,7 +64,7 @@ export type FromWorker =
       progress: Progress
     }
   | { type: 'model-done'; jobId: number; model: Omit<PerModel, 'worker'>; /** the trained model, when the job asked to keep it */ artifact?: ModelArtifact }
-  | { type: 'job-done'; jobId: number; wallMs: number; rssBytes: number }
+  | { type: 'job-done'; jobId: number; wallMs: number; rssBytes: number; /** a GPU engine's device work during the job */ device?: DeviceCounters }
   /** outOfMemory: the worker hit its memory cap (its heap is spent: the pool replaces it) */
   | { type: 'job-failed'; jobId: number; message: string; outOfMemory?: boolean }
   /** started false: the job never began (cancelled while queued, or queued behind a job that did not finish): nothing trained */

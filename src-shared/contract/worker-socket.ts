@@ -8,6 +8,7 @@
 import { z } from 'zod'
 import { BackendChoiceSchema, ConcreteBackendSchema, ModelSchema } from './config'
 import { IMPUTE_MODES } from './dataset'
+import { DeviceCountersSchema } from './device-counters'
 import { TARGETS } from './names'
 import { ModelArtifactSchema } from './model-artifact'
 import { ModelSetSchema } from './model-set-shape'
@@ -82,7 +83,7 @@ export const FromWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('warm'), ms: z.number() }),
   z.object({ type: z.literal('progress'), jobId: Index, modelIndices: z.array(Index), progress: ProgressSchema }),
   z.object({ type: z.literal('model-done'), jobId: Index, model: PerModelSchema.omit({ worker: true }), artifact: ModelArtifactSchema.optional() }),
-  z.object({ type: z.literal('job-done'), jobId: Index, wallMs: z.number(), rssBytes: z.number() }),
+  z.object({ type: z.literal('job-done'), jobId: Index, wallMs: z.number(), rssBytes: z.number(), device: DeviceCountersSchema.optional() }),
   z.object({ type: z.literal('job-failed'), jobId: z.number().int(), message: z.string().max(100_000), outOfMemory: z.boolean().optional() }),
   z.object({ type: z.literal('cancelled'), jobId: Index, started: z.boolean().optional() }),
   z.object({ type: z.literal('memory'), numTensors: z.number(), numBytes: z.number(), rssBytes: z.number() }),

@@ -3,7 +3,7 @@
 // never reads a family's parameters. A family is its table of backends (WorkerBackend: one entry
 // owns everything about one backend), assembled by workerFamily() (seam.ts), which starts a backend
 // (by name, or `auto` by the shared family's rule), builds the data set once and hands it to it.
-import type { BackendCapability, BackendName, HeldOutRows, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
+import type { BackendCapability, BackendName, DeviceCounters, HeldOutRows, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../dataset'
 
@@ -19,6 +19,8 @@ export interface WorkerRuntime {
   versions: Record<string, string>
   /** live tensors/buffers and their bytes (leak checks); zeros when the family keeps none */
   memory(): { numTensors: number; numBytes: number }
+  /** a GPU engine's device work so far (cumulative; the worker loop sends each job's share) */
+  deviceCounters?(): DeviceCounters
   /** bytes of a heap the family's backend manages itself (tfjs-wasm), for out-of-memory messages */
   heapBytes(): number | null
   /** frees native resources before the process exits */
