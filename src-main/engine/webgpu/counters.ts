@@ -4,6 +4,9 @@
 // onSubmittedWorkDone came back with nothing else queued) until the host's next submit.
 import { type DeviceCounters, NO_DEVICE_WORK } from '@shared/contract'
 
+/** GPUMapMode.READ (the global exists only where Dawn's globals were installed) */
+const MAP_MODE_READ = 0x1
+
 export class DeviceWork {
   private counts: DeviceCounters = { ...NO_DEVICE_WORK }
   /** when the device was last seen idle with nothing queued (null: busy, or unknown) */
@@ -23,7 +26,7 @@ export class DeviceWork {
   /** Maps a staging buffer for reading (the one way a WGSL engine reads the device) and counts it. */
   async mapRead(buffer: GPUBuffer, offset = 0, size = buffer.size - offset): Promise<void> {
     const submitted = this.counts.submits
-    await buffer.mapAsync(GPUMapMode.READ, offset, size)
+    await buffer.mapAsync(MAP_MODE_READ, offset, size)
     this.counts.readbacks += 1
     this.counts.bytesReadBack += size
     this.doneUpTo(submitted)
