@@ -21,6 +21,7 @@
 // for the gradient check against finite differences; `outputs: 'gradients'` stops before Adam.
 import { onnx } from 'onnx-proto'
 import { Builder } from '../../onnx-graph/builder'
+import { paramShapes } from '../fused-layout'
 
 export interface AdamConstants {
   beta1: number
@@ -46,14 +47,6 @@ export interface MlpGraphSpec {
 const BATCH = 'B'
 
 /** Shapes of the parameters in FusedMlp's order (see the header). */
-export function paramShapes(features: number, hidden: readonly number[], n: number): number[][] {
-  const L = hidden.length
-  const shapes: number[][] = [[features + 1, n * hidden[0]]]
-  for (let k = 1; k < L; k++) shapes.push([n, hidden[k - 1], hidden[k]], [n, 1, hidden[k]])
-  shapes.push([n, hidden[L - 1]], [n])
-  return shapes
-}
-
 export const paramName = (i: number) => `p${i}`
 export const adamMName = (i: number) => `m${i}`
 export const adamVName = (i: number) => `v${i}`

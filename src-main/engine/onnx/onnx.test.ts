@@ -13,10 +13,11 @@ import { datasetFor } from '../data'
 import { ADAM_DEFAULTS } from '../fused-mlp'
 import { Rng } from '../random'
 import { trainModels, uploadData } from '../trainer'
-import { adamMName, adamVName, gradName, nextName, paramName, paramShapes, trainStepGraph, type MlpGraphSpec } from './graph'
+import { initialParams, paramShapes } from '../fused-layout'
+import { adamMName, adamVName, gradName, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
 import { BackendUnavailableError, type TrainedModel, type TrainHooks } from '../families/types'
 import { type OnnxRuntime, SESSION_OPTIONS, startOnnxRuntime } from './runtime'
-import { initialParams, prepareOrtData, trainOrt } from './trainer'
+import { prepareOrtData, trainOrt } from './trainer'
 
 /** Cross-backend agreement (DESIGN.md: backends agree to ~1e-6; 1e-3 leaves room). */
 const CROSS_BACKEND_TOLERANCE = 1e-3

@@ -11,12 +11,13 @@
 import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
-import { epochOrder, initialWeights, type Dataset } from '../data'
+import { epochOrder, type Dataset } from '../data'
+import { initialParams, paramShapes } from '../fused-layout'
 import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../dataset'
 import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../fused-mlp'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp-artifact'
-import { adamMName, adamVName, evaluateGraph, nextName, paramName, paramShapes, trainStepGraph, type MlpGraphSpec } from './graph'
+import { adamMName, adamVName, evaluateGraph, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
 import { type OnnxRuntime, sessionFor } from './runtime'
 
 type MlpWorkload = Workload<MlpParams>
@@ -47,29 +48,6 @@ export interface OrtMlpOptions {
   adam: AdamSettings
   /** a model set's folds fused: each step takes per-model row weights (batch(rows).w) */
   rowWeights?: boolean
-}
-
-/** The initial parameters of n fused models in FusedMlp's layout (see graph.ts paramShapes). */
-export function initialParams(features: number, hidden: readonly number[], seeds: readonly number[]): Float32Array[] {
-  const n = seeds.length
-  const L = hidden.length
-  const perModel = seeds.map((seed) => initialWeights(features, hidden, seed))
-  const h1 = hidden[0]
-  const w1 = new Float32Array((features + 1) * n * h1) // last row: the first layer's bias, zero
-  for (let i = 0; i < n; i++) {
-    const src = perModel[i][0]
-    for (let f = 0; f < features; f++) w1.set(src.subarray(f * h1, (f + 1) * h1), f * n * h1 + i * h1)
-  }
-  const out = [w1]
-  for (let k = 1; k < L; k++) {
-    const w = new Float32Array(n * hidden[k - 1] * hidden[k])
-    for (let i = 0; i < n; i++) w.set(perModel[i][k], i * hidden[k - 1] * hidden[k])
-    out.push(w, new Float32Array(n * hidden[k]))
-  }
-  const wo = new Float32Array(n * hidden[L - 1])
-  for (let i = 0; i < n; i++) wo.set(perModel[i][L], i * hidden[L - 1])
-  out.push(wo, new Float32Array(n))
-  return out
 }
 
 interface BatchBuffers {

@@ -1,0 +1,37 @@
+// The fused parameter layout every MLP engine shares (FusedMlp, the ONNX training graph, the WGSL
+// engine; mlp-artifact.ts reads models out of it): W1 [F+1, n·H1] with model i's columns
+// i·H1 … (i+1)·H1 and the bias as its last row, then (Wk [n, Hin, Hout], bk [n, 1, Hout]) per later
+// hidden layer, then Wo [n, HL] and bo [n].
+import { initialWeights } from './data'
+
+/** The shapes of the fused parameters, in layout order. */
+export function paramShapes(features: number, hidden: readonly number[], n: number): number[][] {
+  const L = hidden.length
+  const shapes: number[][] = [[features + 1, n * hidden[0]]]
+  for (let k = 1; k < L; k++) shapes.push([n, hidden[k - 1], hidden[k]], [n, 1, hidden[k]])
+  shapes.push([n, hidden[L - 1]], [n])
+  return shapes
+}
+
+/** The initial parameters of n fused models (model i from initialWeights(seeds[i])), biases zero. */
+export function initialParams(features: number, hidden: readonly number[], seeds: readonly number[]): Float32Array[] {
+  const n = seeds.length
+  const L = hidden.length
+  const perModel = seeds.map((seed) => initialWeights(features, hidden, seed))
+  const h1 = hidden[0]
+  const w1 = new Float32Array((features + 1) * n * h1) // last row: the first layer's bias, zero
+  for (let i = 0; i < n; i++) {
+    const src = perModel[i][0]
+    for (let f = 0; f < features; f++) w1.set(src.subarray(f * h1, (f + 1) * h1), f * n * h1 + i * h1)
+  }
+  const out = [w1]
+  for (let k = 1; k < L; k++) {
+    const w = new Float32Array(n * hidden[k - 1] * hidden[k])
+    for (let i = 0; i < n; i++) w.set(perModel[i][k], i * hidden[k - 1] * hidden[k])
+    out.push(w, new Float32Array(n * hidden[k]))
+  }
+  const wo = new Float32Array(n * hidden[L - 1])
+  for (let i = 0; i < n; i++) wo.set(perModel[i][L], i * hidden[L - 1])
+  out.push(wo, new Float32Array(n))
+  return out
+}
