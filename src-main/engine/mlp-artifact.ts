@@ -4,7 +4,7 @@
 // Model i's layers are its slices, as plain dense layers, with the data set's preprocessing.
 import type { ModelArtifact, Preprocess } from '@shared/contract'
 
-type MlpArtifact = Extract<ModelArtifact, { format: 'mlp' }>
+export type MlpArtifact = Extract<ModelArtifact, { format: 'mlp' }>
 
 export function mlpArtifacts(params: readonly Float32Array[], features: number, hidden: readonly number[], n: number, preprocess: Preprocess | undefined): MlpArtifact[] {
   const L = hidden.length

@@ -1,8 +1,9 @@
 // The MLP family's worker half: its backend table. The tfjs backends train through FusedMlp (one
-// model, or N fused for batched; ../tfjs/backends.ts); `onnxruntime` trains the same math as a
-// generated ONNX graph on ONNX Runtime's CPU provider (../onnx/). The order, the `auto` rule and
-// what each backend can do are the shared family's (src-shared/families/mlp.ts MLP_BACKENDS).
+// model, or N fused for batched; ../tfjs/backends.ts); `webgpu` is Trainpool's WGSL engine
+// (../mlp-webgpu/); `onnxruntime` a generated ONNX graph on ONNX Runtime's CPU provider (../onnx/).
+// The order, the `auto` rule and what each backend can do are the shared family's (MLP_BACKENDS).
 import type { MlpParams } from '@shared/families/mlp'
+import { wgslMlpBackend } from '../mlp-webgpu/webgpu-backend'
 import { onnxRuntimeBackend } from '../onnx/backend'
 import { tfjsBackend } from '../tfjs/backends'
 import { dataKey } from '../trainer'
@@ -13,7 +14,7 @@ export const mlpWorkerFamily = workerFamily<MlpParams>({
   dataKey,
   backends: [
     backendEntry(tfjsBackend('tensorflow')),
-    backendEntry(tfjsBackend('webgpu')),
+    backendEntry(wgslMlpBackend),
     backendEntry(onnxRuntimeBackend),
     backendEntry(tfjsBackend('wasm')),
     backendEntry(tfjsBackend('cpu')),

@@ -17,8 +17,8 @@
 //    gets one group across folds on the whole training set instead, each model's fold through
 //    options.heldOutOf.
 //    Backends see plain workloads, and each model's own parameters through options.paramsOf.
-// A started candidate that `auto` passes over stays as it is, not released: dropping Dawn's
-// navigator.gpu while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
+// A started candidate that `auto` passes over stays as it is, not released: dropping a Dawn
+// instance while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
 // worker ends with process.exit, so the instance cannot keep it alive.
 import { type BackendCapability, type BackendName, configurationParams, foldRows, setMember, setSize, type Workload } from '@shared/contract'
 import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelParamsBase } from '@shared/families'

@@ -1,9 +1,7 @@
-// The MLP's tfjs backends — tensorflow (tfjs-node-gpu), webgpu (Dawn), wasm (XNNPACK) and cpu (plain
-// JavaScript) — as entries of the MLP family's backend table: each starts its tfjs backend in the
-// worker process and trains through FusedMlp (../trainer.ts: one model, or N fused for batched).
-// Asking for a backend that is not available is an error with the reason, never a silent fallback;
-// `auto` is the family seam's (../families/seam.ts). GPU backends say whether they run on GPU
-// hardware (tfjs-node-gpu falls back to the CPU silently; WebGPU on Linux without a GPU is lavapipe).
+// The MLP's tfjs backends — tensorflow (tfjs-node-gpu), wasm (XNNPACK) and cpu (plain JavaScript) —
+// as entries of the MLP family's backend table: each starts its tfjs backend in the worker and
+// trains through FusedMlp (../trainer.ts). tfjs-node-gpu falls back to the CPU silently: it says so.
+// (The MLP's webgpu backend is Trainpool's own WGSL engine, ../mlp-webgpu/.)
 import { createRequire } from 'node:module'
 import type * as TF from '@tensorflow/tfjs-core'
 import type { BackendCapability } from '@shared/contract'
@@ -12,12 +10,11 @@ import { capabilityOf } from '../families/seam'
 import { BackendUnavailableError, type WorkerBackend, type WorkerRuntime } from '../families/types'
 import { cpuModel, packageVersion } from '../machine'
 import { type DataTensors, disposeData, type Placement, trainModels, uploadData, warmUp } from '../trainer'
-import { describeAdapter, loadDawn, probeWebgpu, requestAdapter } from '../webgpu/dawn'
 
 type Tf = typeof TF
 const require = createRequire(__filename)
 
-export type TfjsBackendName = 'tensorflow' | 'webgpu' | 'wasm' | 'cpu'
+export type TfjsBackendName = 'tensorflow' | 'wasm' | 'cpu'
 
 interface SelectedBackend {
   backend: TfjsBackendName
@@ -37,8 +34,6 @@ async function initBackend(tf: Tf, name: TfjsBackendName): Promise<SelectedBacke
   switch (name) {
     case 'tensorflow':
       return initTensorflow(tf, versions)
-    case 'webgpu':
-      return initWebgpu(tf, versions)
     case 'wasm': {
       await loadOptional('@tensorflow/tfjs-backend-wasm', 'wasm')
       await activate(tf, 'wasm')
@@ -102,32 +97,6 @@ function polyfillNodeUtilForTfjsNode(): void {
   if (typeof util.isArray !== 'function') util.isArray = Array.isArray
 }
 
-async function initWebgpu(tf: Tf, versions: Record<string, string>): Promise<SelectedBackend> {
-  const adapter = await requestAdapter(await installNavigatorGpu())
-  await import('@tensorflow/tfjs-backend-webgpu')
-  await activate(tf, 'webgpu')
-  const { description: device, hardware } = describeAdapter(adapter)
-  const flags: Record<string, string | number | boolean> = {}
-  for (const flag of ['WEBGPU_CPU_FORWARD', 'WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD', 'WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE']) {
-    try {
-      flags[flag] = tf.env().get(flag) as string | number | boolean
-    } catch {
-      /* flag unknown in this tfjs version */
-    }
-  }
-  return {
-    backend: 'webgpu',
-    device,
-    hardware,
-    flags,
-    versions: {
-      ...versions,
-      'tfjs-backend-webgpu': packageVersion('@tensorflow/tfjs-backend-webgpu'),
-      webgpu: packageVersion('webgpu'),
-    },
-  }
-}
-
 async function loadOptional(pkg: string, name: TfjsBackendName): Promise<void> {
   try {
     require(pkg)
@@ -147,27 +116,6 @@ async function activate(tf: Tf, name: string): Promise<void> {
   await tf.ready()
 }
 
-let navigatorGpu: GPU | null = null
-
-/** navigator.gpu from Dawn's loader, installed once: tfjs-backend-webgpu reads it when it loads. */
-async function installNavigatorGpu(): Promise<GPU> {
-  if (navigatorGpu) return navigatorGpu
-  const dawn = await loadDawn()
-  Object.assign(globalThis, dawn.globals)
-  const g = globalThis as unknown as { navigator?: Record<string, unknown> }
-  if (!g.navigator) (globalThis as Record<string, unknown>).navigator = {}
-  navigatorGpu = dawn.create([])
-  g.navigator!.gpu = navigatorGpu
-  return navigatorGpu
-}
-
-/** Lets the process exit: Dawn keeps Node alive while navigator.gpu exists. */
-function releaseWebgpu(): void {
-  const g = globalThis as unknown as { navigator?: Record<string, unknown> }
-  if (g.navigator && 'gpu' in g.navigator) delete g.navigator.gpu
-  navigatorGpu = null
-}
-
 /** Starts the named tfjs backend in this process (tfjs-core loaded on first use). */
 export async function startTfjs(name: TfjsBackendName, init: (tf: Tf, name: TfjsBackendName) => Promise<SelectedBackend> = initBackend): Promise<TfjsRuntime> {
   const tf: Tf = require('@tensorflow/tfjs-core')
@@ -184,28 +132,27 @@ export async function startTfjs(name: TfjsBackendName, init: (tf: Tf, name: Tfjs
       return { numTensors: m.numTensors, numBytes: m.numBytes }
     },
     heapBytes: () => (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } } | undefined)?.wasm?.HEAPU8?.byteLength ?? null,
-    release: releaseWebgpu,
+    release: () => {},
   }
 }
 
 /**
  * What each tfjs backend offers here, without training. tensorflow is started for real (loading
  * libtensorflow is the only way to learn whether it found a CUDA device), the way a worker starts
- * it, so `gpu` is what a run would get; webgpu asks Dawn for its adapter.
+ * it, so `gpu` is what a run would get.
  */
 const PROBES: Record<TfjsBackendName, () => Promise<BackendCapability>> = {
   tensorflow: async () => capabilityOf(await startTfjs('tensorflow')),
-  webgpu: probeWebgpu,
   wasm: async () => ({ name: 'wasm', available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object', gpu: false, detail: `${cpuModel()}, WebAssembly (XNNPACK)` }),
   cpu: async () => ({ name: 'cpu', available: true, gpu: false, detail: `${cpuModel()}, plain JavaScript` }),
 }
 
 /**
- * Where each backend keeps the training rows (../trainer.ts Placement): on the device for the GPU
- * backends (host copies cost a transfer), on the host for wasm and cpu (their memory is host memory
- * and their gather/slice kernels are far slower than a memcpy).
+ * Where each backend keeps the training rows (../trainer.ts Placement): on the device for CUDA
+ * (host copies cost a transfer), on the host for wasm and cpu (their memory is host memory and
+ * their gather/slice kernels are far slower than a memcpy).
  */
-const PLACEMENT: Record<TfjsBackendName, Placement> = { tensorflow: 'device', webgpu: 'device', wasm: 'host', cpu: 'host' }
+const PLACEMENT: Record<TfjsBackendName, Placement> = { tensorflow: 'device', wasm: 'host', cpu: 'host' }
 
 /** The table entry of one tfjs backend. */
 export function tfjsBackend(name: TfjsBackendName): WorkerBackend<MlpParams, TfjsRuntime, DataTensors> {

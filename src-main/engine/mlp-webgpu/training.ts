@@ -1,0 +1,176 @@
+// The WGSL MLP's training loop: FusedMlp's (engine/trainer.ts) — same seeds, batch order, Adam
+// step count and per-model learning rates, a set's folds as held-out rows — with the epoch on the
+// device. A few submits per epoch, the next queued before the host waits on the last, so the device
+// never waits for the host inside an epoch; the epoch's summed loss is its one readback.
+import { modelSeed, type Workload } from '@shared/contract'
+import type { MlpParams } from '@shared/families/mlp'
+import { epochOrder, type Dataset } from '../data'
+import { heldOutMse, trainingRowsOf, withOnesColumn } from '../dataset'
+import { ADAM_DEFAULTS, learningRates } from '../fused-mlp'
+import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
+import { mlpArtifacts } from '../mlp-artifact'
+import { trainedModels } from '../mlp-results'
+import { USAGE, type WgslDevice } from '../webgpu/device'
+import { type DeviceRows, WgslMlp } from './wgsl-mlp'
+
+type MlpWorkload = Workload<MlpParams>
+
+/** A worker's data on the device (the family's data set, placed once), and the fused models it trains. */
+export interface WgslMlpData {
+  key: string
+  dataset: Dataset
+  train: DeviceRows
+  test: DeviceRows
+  /** a fold's validation rows (a set whose folds get their own data sets); null otherwise */
+  validation: DeviceRows | null
+  /** models by shape, newest last (a worker trains a few shapes; their buffers are reused) */
+  models: Map<string, WgslMlp>
+}
+
+/** Steps per submit: about 8 submits an epoch, at most 64 steps each (cancel and progress stay responsive). */
+const SUBMITS_PER_EPOCH = 8
+const MAX_STEPS_PER_SUBMIT = 64
+/** fused models kept per worker (their buffers); older shapes are freed */
+const MODELS_KEPT = 4
+
+/** Rows → device buffers: X [rows, F+1] (its ones column already in), y, and an order buffer (identity for evaluation sets). */
+function uploadRows(dev: WgslDevice, xWithOnes: Float32Array, y: Float32Array, rows: number, label: string, order: Uint32Array | null): DeviceRows {
+  const storage = USAGE.STORAGE | USAGE.COPY_DST
+  const xs = dev.createBuffer(xWithOnes.byteLength, storage, `${label}.x`)
+  const ys = dev.createBuffer(rows * 4, storage, `${label}.y`)
+  const os = dev.createBuffer(rows * 4, storage, `${label}.order`)
+  const { queue } = dev.device
+  queue.writeBuffer(xs, 0, xWithOnes)
+  queue.writeBuffer(ys, 0, y)
+  queue.writeBuffer(os, 0, order ?? Uint32Array.from({ length: rows }, (_, i) => i))
+  return { rows, x: xs, y: ys, order: os }
+}
+
+function destroyRows(dev: WgslDevice, rows: DeviceRows | null): void {
+  if (!rows) return
+  for (const b of [rows.x, rows.y, rows.order]) dev.destroyBuffer(b)
+}
+
+export function uploadMlpData(dev: WgslDevice, key: string, dataset: Dataset): WgslMlpData {
+  const F = dataset.spec.features
+  const v = dataset.validation
+  return {
+    key,
+    dataset,
+    train: uploadRows(dev, withOnesColumn(dataset.xTrain, dataset.train, F), dataset.yTrain, dataset.train, 'mlp.train', new Uint32Array(dataset.train)),
+    test: uploadRows(dev, withOnesColumn(dataset.xTest, dataset.test, F), dataset.yTest, dataset.test, 'mlp.test', null),
+    validation: v ? uploadRows(dev, withOnesColumn(v.x, v.rows, F), v.y, v.rows, 'mlp.validation', null) : null,
+    models: new Map(),
+  }
+}
+
+export function disposeMlpData(dev: WgslDevice, data: WgslMlpData): void {
+  for (const model of data.models.values()) model.destroy()
+  data.models.clear()
+  for (const rows of [data.train, data.test, data.validation]) destroyRows(dev, rows)
+}
+
+/** The fused program for n models of this workload's shape, made once per worker and shape. */
+function modelFor(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkload, n: number): WgslMlp {
+  const batchRows = Math.min(workload.model.batchSize, data.dataset.train)
+  const key = `${n}:${workload.model.hidden.join(',')}:${batchRows}`
+  let model = data.models.get(key)
+  if (model) {
+    data.models.delete(key) // re-inserted as the newest
+  } else {
+    model = new WgslMlp(dev, { n, features: workload.features, hidden: workload.model.hidden, batchRows, trainRows: data.dataset.train }, data.train, ADAM_DEFAULTS)
+    const oldest = data.models.keys().next()
+    if (data.models.size >= MODELS_KEPT && !oldest.done) {
+      data.models.get(oldest.value)!.destroy()
+      data.models.delete(oldest.value)
+    }
+  }
+  data.models.set(key, model)
+  return model
+}
+
+const lrPerModel = (workload: MlpWorkload, indices: readonly number[], options?: TrainOptions): number[] => {
+  const lr = learningRates(workload, indices, options)
+  return typeof lr === 'number' ? indices.map(() => lr) : lr
+}
+
+/** Warm-up before the clock: the program for this shape built (shaders compiled), one step and one evaluation run. */
+export async function warmUpWgsl(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkload, indices: readonly number[]): Promise<void> {
+  const model = modelFor(dev, data, workload, indices.length)
+  model.reset(
+    indices.map((i) => modelSeed(workload.seed, i)),
+    null,
+  )
+  const rows = model.beginEpoch(epochOrder(data.dataset.train, workload.seed, 0), lrPerModel(workload, indices))
+  const encoder = dev.device.createCommandEncoder()
+  model.encodeSteps(encoder, 0, 1, rows)
+  model.encodeLossCopy(encoder)
+  dev.submit([encoder.finish()])
+  await model.readLoss()
+  await model.evaluate(data.test)
+}
+
+/** Trains the models: all in one program when `fused` (batched), else one after another. */
+export async function trainWgsl(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkload, indices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void> {
+  const groups = options.fused ? [indices] : indices.map((i) => [i])
+  for (const group of groups) {
+    for (const m of await trainGroup(dev, data, workload, group, options, hooks)) hooks.onModelDone(m)
+  }
+}
+
+async function trainGroup(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkload, indices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<TrainedModel[]> {
+  const seeds = indices.map((i) => modelSeed(workload.seed, i))
+  const heldOut = options.heldOutOf ? indices.map((i) => options.heldOutOf!(i)) : null
+  const { epochs } = workload.model
+  const { train } = data.dataset
+  const trainRows = heldOut ? trainingRowsOf(train, heldOut) : indices.map(() => train)
+  const started = performance.now()
+  const model = modelFor(dev, data, workload, indices.length)
+  model.reset(seeds, heldOut)
+  const lr = lrPerModel(workload, indices, options)
+  const steps = model.stepsPerEpoch
+  const perSubmit = Math.min(MAX_STEPS_PER_SUBMIT, Math.max(1, Math.ceil(steps / SUBMITS_PER_EPOCH)))
+  let epochLoss: Float64Array | null = null
+  let lastEpochMeanLoss: number | null = null
+  for (let epoch = 0; epoch < epochs; epoch++) {
+    const rows = model.beginEpoch(epochOrder(train, workload.seed, epoch), lr)
+    /** the submit before the newest: waited for while the newest keeps the device busy */
+    let previous: { done: Promise<void>; upTo: number } | null = null
+    const reportDone = (upTo: number) => hooks.onProgress(indices, { done: epoch * steps + upTo, total: epochs * steps, unit: 'batch', loss: lastEpochMeanLoss })
+    for (let from = 0; from < steps; from += perSubmit) {
+      if (hooks.shouldStop()) throw new CancelledError()
+      const to = Math.min(steps, from + perSubmit)
+      const encoder = dev.device.createCommandEncoder()
+      model.encodeSteps(encoder, from, to, rows)
+      if (to === steps) model.encodeLossCopy(encoder)
+      dev.submit([encoder.finish()])
+      const done = dev.drained()
+      if (previous) {
+        await previous.done
+        reportDone(previous.upTo)
+      }
+      previous = { done, upTo: to }
+    }
+    // the epoch's one readback (it waits for the epoch's last submit)
+    const sums = await model.readLoss()
+    epochLoss = Float64Array.from(sums, (s, i) => s / trainRows[i])
+    lastEpochMeanLoss = epochLoss.reduce((a, b) => a + b, 0) / epochLoss.length
+    reportDone(steps)
+  }
+  const elapsedMs = performance.now() - started
+  const testMse = await model.evaluate(data.test)
+  const validationMse = data.validation ? await model.evaluate(data.validation) : heldOut?.some(Boolean) ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => evaluateRows(dev, model, x, y, rows)) : null
+  const artifacts = options.keep ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess) : null
+  return trainedModels({ indices, seeds, fused: options.fused, elapsedMs, testMse, epochLoss, validationMse, artifacts })
+}
+
+/** Every fused model's MSE on rows given on the host (x [rows, F+1] with its ones column, as heldOutMse passes them). */
+async function evaluateRows(dev: WgslDevice, model: WgslMlp, x: Float32Array, y: Float32Array, rows: number): Promise<Float64Array> {
+  const set = uploadRows(dev, x, y, rows, 'mlp.heldOut', null)
+  try {
+    return await model.evaluate(set)
+  } finally {
+    model.forget(set)
+    destroyRows(dev, set)
+  }
+}
