@@ -2,12 +2,15 @@
 // in-process): a grid × seeds of trees on the CPU engine in all three strategies, each model the
 // same trees everywhere and the same trees as model i of a plain run of its configuration, also
 // when batched fuses configurations that differ in depth, lambda and subsample; folds
-// scored on their held-out rows; an MLP grid on wasm within the cross-strategy tolerance.
-import { describe, expect, it } from 'vitest'
+// scored on their held-out rows; an MLP grid on wasm within the cross-strategy tolerance; the MLP's
+// learning rates and folds fused on wasm, onnxruntime and the WGSL engine.
+import { beforeAll, describe, expect, it } from 'vitest'
 import { type BenchConfig, configurationParams, type ModelSet, presetConfig, type RunResult, setMember, setSize } from '@shared/contract'
 import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
 import { fusionText } from '@shared/leaderboard'
 import { builtInWorkerFamilies } from '../engine/families'
+import { probeWebgpu } from '../engine/webgpu/dawn'
+import { skipWithout } from '../testing/capability'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchService } from './bench-service'
 
@@ -21,6 +24,7 @@ async function run(config: BenchConfig): Promise<RunResult> {
       { name: 'cpu', available: true, detail: 'test cpu' },
       { name: 'wasm', available: true, detail: 'test wasm' },
       { name: 'onnxruntime', available: true, detail: 'test onnxruntime' },
+      { name: 'webgpu', available: true, detail: 'test webgpu' },
     ] as never,
   })
   try {
@@ -30,6 +34,13 @@ async function run(config: BenchConfig): Promise<RunResult> {
     await service.shutdown()
   }
 }
+
+let webgpu = { available: false, detail: 'not probed' }
+beforeAll(async () => {
+  webgpu = await probeWebgpu()
+})
+/** true → skip: the MLP's webgpu engine needs an adapter (lavapipe in CI, where TRAINPOOL_REQUIRE=webgpu) */
+const missing = (backend: string) => backend === 'webgpu' && skipWithout('webgpu', webgpu.available, `no WebGPU adapter: ${webgpu.detail}`)
 
 const trees = (set: ModelSet | undefined, model: Record<string, unknown> = {}, models?: number) =>
   presetConfig('smoke', {
@@ -111,8 +122,9 @@ describe('a model set through the service', () => {
     expect(fusionText(result)).toMatch(/^batched W=1 trained the 6 models in 1 fused program \(6 models\)/)
   }, 120_000)
 
-  for (const backend of ['wasm', 'onnxruntime'] as const) {
-    it(`MLP on ${backend}: configurations that differ only in learning rate are fused into one program, each model as if trained alone`, async () => {
+  for (const backend of ['wasm', 'onnxruntime', 'webgpu'] as const) {
+    it(`MLP on ${backend}: configurations that differ only in learning rate are fused into one program, each model as if trained alone`, async (ctx) => {
+      if (missing(backend)) return ctx.skip()
       const set: ModelSet = { grid: { lr: [0.001, 0.003, 0.01, 0.03] }, seeds: 1, folds: null }
       const config = presetConfig('smoke', { sizes: [400], workers: [2], backend, models: [4], set, model: { kind: 'mlp', epochs: 1, batchSize: 64, hidden: [8] } as never })
       const result = await run(config)
@@ -132,8 +144,9 @@ describe('a model set through the service', () => {
     }, 120_000)
   }
 
-  for (const backend of ['wasm', 'onnxruntime'] as const) {
-    it(`MLP on ${backend}: 3 folds × 2 learning rates in one fused program (each model's fold rows held out of the shared batch order), scored on their held-out rows, the same in every strategy`, async () => {
+  for (const backend of ['wasm', 'onnxruntime', 'webgpu'] as const) {
+    it(`MLP on ${backend}: 3 folds × 2 learning rates in one fused program (each model's fold rows held out of the shared batch order), scored on their held-out rows, the same in every strategy`, async (ctx) => {
+      if (missing(backend)) return ctx.skip()
       const set: ModelSet = { grid: { lr: [0.003, 0.03] }, seeds: 1, folds: 3 }
       const config = presetConfig('smoke', { sizes: [400], workers: [1], backend, models: [setSize(set)], set, model: { kind: 'mlp', epochs: 2, batchSize: 64, hidden: [8] } as never })
       const result = await run(config)
