@@ -11,6 +11,7 @@ import { modelSweep } from '@shared/plan'
 import { RunStore } from '../store/run-store'
 import { killAll, spawnCli } from '../testing/cli-process'
 import { fakeRun } from '../testing/run-fixtures'
+import { targetFromFlags } from './advise-command'
 import { configFromFlags } from './options'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-advise-cli-'))
@@ -78,6 +79,14 @@ describe('trainpool advise', () => {
     expect(code).toBe(2)
     expect(stderr).toMatch(message)
   }, 60_000)
+
+  it.each([
+    [{ models: '10', size: '0x10' }, /^--size must be a whole number from 2 to 1000000 \(got "0x10"\)$/],
+    [{ models: '1e1', size: '2000' }, /^--models must be a whole number from 1 to 1000000 \(got "1e1"\)$/],
+    [{ models: '10.0', size: '2000' }, /^--models must be/],
+  ])('reads --models and --size by the shared number rule: %j is refused', (flags, message) => {
+    expect(targetFromFlags(flags)).toMatch(message)
+  })
 
   it('exits 2 on an unknown run', async () => {
     const { code, stderr } = await advise(['20990101-000000-none', '--models', '10', '--size', '2000'])

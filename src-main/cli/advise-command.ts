@@ -6,7 +6,7 @@
 // all come from the shared advice code, so the CLI, the app and the export say the same.
 import { writeFileSync } from 'node:fs'
 import { adviseFrom, describeWorkerFit, formatRange, optionLabel, predictionError } from '@shared/advice'
-import { ADVICE_LIMITS, type Advice, type AdviceCheck, AdviceTargetSchema, type AdviceTarget, fieldIssues, optionKey, type RunResult, TrainpoolError } from '@shared/contract'
+import { ADVICE_LIMITS, type Advice, type AdviceCheck, AdviceTargetSchema, type AdviceTarget, fieldIssues, numberOf, optionKey, type RunResult, TrainpoolError } from '@shared/contract'
 import { formatDuration } from '@shared/format'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
@@ -28,7 +28,8 @@ const FLAG = { models: '--models', size: '--size' } as const
 
 /** The flags' target, validated by the contract's schema; a message naming the flag otherwise. */
 export function targetFromFlags(flags: AdviseFlags): AdviceTarget | string {
-  const number = (text: string | undefined) => (text === undefined || text.trim() === '' ? undefined : Number(text.replace(/_/g, '')))
+  // the shared rule for typed numbers (decimal, an integer written as one); NaN lets the schema name the flag
+  const number = (text: string | undefined) => (text === undefined || text.trim() === '' ? undefined : numberOf(text, 'integer'))
   const raw = { models: number(flags.models), size: number(flags.size) }
   const parsed = AdviceTargetSchema.safeParse(raw)
   if (parsed.success) return parsed.data

@@ -23,7 +23,7 @@ describe('bench flags', () => {
   it.each([
     [{ models: '0' }, /^--models must be an integer from 1 to 1000 \(got 0\)$/],
     [{ models: '-3' }, /--models/],
-    [{ models: 'abc' }, /--models "abc".*not an integer/],
+    [{ models: 'abc' }, /^--models "abc": "abc" is not a number; accepted: comma-separated integers from 1 to 1000$/],
     [{ sizes: '0' }, /--sizes.*2 to 2000000/],
     [{ sizes: '1.5' }, /--sizes "1.5".*not an integer/],
     [{ sizes: '2' }, /^--sizes 2 leaves 2 training and 0 test rows.*at least one of each/],
@@ -137,6 +137,47 @@ describe('model-set flags', () => {
     [{ model: 'gbdt', folds: '10', sizes: '12', testSplit: '0.5' }, /^--folds 10 is more than the 6 training rows of size 12/],
   ])('refuses %j naming the flag', (flags, message) => {
     expect(usage(flags)).toMatch(message)
+  })
+})
+
+describe('numbers in flags: decimal only, an integer written as one (the shared rule, contract/fields.ts readNumber)', () => {
+  it.each([
+    [{ model: 'gbdt', maxDepth: '0x3' }, /^--max-depth "0x3" is not a decimal number; accepted: an integer from 1 to 16$/],
+    [{ model: 'gbdt', seeds: '0x2' }, /^--seeds "0x2" is not a decimal number; accepted: an integer from 1 to 100$/],
+    [{ model: 'gbdt', folds: '0x3' }, /^--folds "0x3" is not a decimal number; accepted: an integer from 2 to 10$/],
+    [{ model: 'gbdt', lambda: '0x10' }, /^--lambda "0x10" is not a decimal number; accepted: a number from 0 to /],
+    [{ model: 'gbdt', eta: '0.1,0x1' }, /^--eta "0x1" is not a decimal number/],
+    [{ model: 'gbdt', maxDepth: '1e1' }, /^--max-depth "1e1" is not written as an integer; accepted: an integer from 1 to 16$/],
+    [{ model: 'gbdt', seeds: '2.0' }, /^--seeds "2.0" is not written as an integer; accepted: an integer from 1 to 100$/],
+    [{ sizes: '0b101' }, /^--sizes "0b101": "0b101" is not a decimal number/],
+    [{ models: '4,0o7' }, /^--models "4,0o7": "0o7" is not a decimal number/],
+    [{ repeats: '1e0' }, /^--repeats "1e0" is not written as an integer/],
+    [{ lr: '0x1' }, /^--lr "0x1" is not a decimal number/],
+    [{ testSplit: 'Infinity' }, /^--test-split "Infinity" is not a number/],
+    [{ seed: ' ' }, /^--seed " " is empty/],
+  ])('refuses %j, saying what the number is not and what is accepted', (flags, message) => {
+    expect(usage(flags)).toMatch(message)
+  })
+
+  it('takes decimals as they are usually written: an exponent or a leading point in a real, a sign, digits grouped by _', () => {
+    expect(configFromFlags({ preset: 'smoke', lr: '1e-3', testSplit: '.25', seed: '+7', sizes: '10_000' })).toMatchObject({ model: { lr: 0.001 }, testSplit: 0.25, seed: 7, sizes: [10000] })
+    expect(configFromFlags({ model: 'gbdt', preset: 'smoke', lambda: '2.5e1', maxDepth: '4' }).model).toMatchObject({ lambda: 25, maxDepth: 4 })
+  })
+
+  it('refuses an empty item of a list by its place, never dropping it', () => {
+    expect(usage({ sizes: '1000,,2000' })).toBe('--sizes "1000,,2000": value 2 is empty; accepted: comma-separated integers from 2 to 2000000')
+    expect(usage({ model: 'gbdt', eta: '0.1,,0.3' })).toBe('--eta "0.1,,0.3": value 2 is empty; accepted: a number above 0 and at most 1, or several separated by commas')
+    expect(usage({ hidden: '32//64' })).toMatch(/^--hidden "32\/\/64": value 2 is empty; accepted: .*, or several separated by \//)
+  })
+
+  it('says a wrong --seeds or --folds once, not again as a model or worker count', () => {
+    expect(usage({ model: 'gbdt', preset: 'smoke', seeds: '0', workers: '2' })).toBe('--seeds must be an integer from 1 to 100 (got 0)')
+    expect(usage({ model: 'gbdt', preset: 'smoke', folds: '1', workers: '2' })).toBe('--folds must be an integer from 2 to 10 (got 1)')
+    expect(usage({ model: 'gbdt', preset: 'smoke', folds: '0', eta: '0.1,0.3' })).toBe('--folds must be an integer from 2 to 10 (got 0)')
+  })
+
+  it('a repeated grid value says what is accepted', () => {
+    expect(usage({ model: 'gbdt', eta: '0.1,0.1' })).toMatch(/^--eta lists 0.1 twice; accepted: different values, each once \(up to 16\)/)
   })
 })
 

@@ -7,7 +7,7 @@
 import {
   backendChoices, type BenchConfig, BenchConfigSchema, type DataSetInfo, type DataSource, DataSourceSchema, DEFAULT_CONFIG,
   IMPUTE_MODES, LIMITS, PRESET_NAMES, type PresetName, presetConfig, STRATEGIES, TARGETS, fieldIssues,
-  type GridValue, SET_LIMITS, setSize, varyingFields,
+  type GridValue, SET_LIMITS, checkedSetSize, setSize, varyingFields, itemProblem, numberOf, type NumberKind, readNumber,
 } from '@shared/contract'
 import { acceptedText, allFamilies, autoOrder, familyKinds, findFamily, type ModelFamily, type ParamField, whyNoBatched } from '@shared/families'
 import { modelSweep } from '@shared/plan'
@@ -69,27 +69,24 @@ export function optionKey(flag: string): string {
   return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
 }
 
+/** Comma-separated integers (--sizes, --models, --workers, --gpus; a list field's layers). */
 function numberList(flag: string, text: string, range: { min: number; max: number }): number[] {
-  const parts = text.split(',').map((s) => s.trim())
-  return parts.map((p) => {
-    const v = /^[+-]?\d+(\.\d+)?(e\d+)?$/i.test(p.replace(/_/g, '')) ? Number(p.replace(/_/g, '')) : NaN
-    if (!Number.isInteger(v)) {
-      throw new UsageError(`${flag} ${JSON.stringify(text)}: ${JSON.stringify(p)} is not an integer; accepted: comma-separated integers from ${range.min} to ${range.max}`)
-    }
-    return v
+  return text.split(',').map((item, i) => {
+    const problem = itemProblem(item, i, 'integer')
+    if (problem !== null) throw new UsageError(`${flag} ${JSON.stringify(text)}: ${problem}; accepted: comma-separated integers from ${range.min} to ${range.max}`)
+    return numberOf(item, 'integer')
   })
 }
 
-function numberValue(flag: string, text: string, accepted: string): number {
-  const v = Number(text)
-  if (text.trim() === '' || !Number.isFinite(v)) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a number; accepted: ${accepted}`)
-  return v
+/** One number by the shared rule (readNumber): decimal only, an integer written as an integer. */
+function numberValue(flag: string, text: string, kind: NumberKind, accepted: string): number {
+  const read = readNumber(text, kind)
+  if (read.problem !== undefined) throw new UsageError(`${flag} ${JSON.stringify(text)} ${read.problem}; accepted: ${accepted}`)
+  return read.value
 }
 
 function integerValue(flag: string, text: string, range: { min: number; max: number }): number {
-  const v = numberValue(flag, text, `an integer from ${range.min} to ${range.max}`)
-  if (!Number.isInteger(v)) throw new UsageError(`${flag} ${JSON.stringify(text)} is not an integer; accepted: an integer from ${range.min} to ${range.max}`)
-  return v
+  return numberValue(flag, text, 'integer', `an integer from ${range.min} to ${range.max}`)
 }
 
 function fieldValue(f: ParamField, text: string): number | number[] {
@@ -97,7 +94,7 @@ function fieldValue(f: ParamField, text: string): number | number[] {
     case 'int':
       return integerValue(f.flag, text, f.range)
     case 'real':
-      return numberValue(f.flag, text, acceptedText(f))
+      return numberValue(f.flag, text, 'real', acceptedText(f))
     case 'intList':
       return numberList(f.flag, text, f.range)
   }
@@ -178,7 +175,7 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
   if (given('seed') !== undefined) explicit('seed', integerValue('--seed', given('seed')!, LIMITS.seed))
   if (!ownData && given('features') !== undefined) explicit('features', integerValue('--features', given('features')!, LIMITS.features))
   if (given('testSplit') !== undefined) {
-    explicit('testSplit', numberValue('--test-split', given('testSplit')!, `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`))
+    explicit('testSplit', numberValue('--test-split', given('testSplit')!, 'real', `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`))
   }
   // the family's own flags; another family's flag is a mistake worth naming
   const own = new Set(family.fields.map((f) => f.flag))
@@ -196,6 +193,9 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
     const value = given(optionKey(f.flag))
     if (value === undefined) continue
     const alternatives = value.split(f.type === 'intList' ? '/' : ',').map((v) => v.trim())
+    // an empty alternative ("0.1,,0.3") is a slip, never dropped: said by its place, as the panel says it
+    const empty = alternatives.length > 1 ? alternatives.findIndex((v) => v === '') : -1
+    if (empty >= 0) throw new UsageError(`${f.flag} ${JSON.stringify(value)}: ${itemProblem('', empty, 'real')}; accepted: ${acceptedText(f)}, or several separated by ${f.type === 'intList' ? '/' : 'commas'}`)
     if (alternatives.length > 1) {
       if (f.vary !== true) {
         throw new UsageError(`${f.flag} takes one value: it cannot vary in a grid; the ${family.label}'s fields that can: ${varyingFields(family).map((v) => v.flag).join(' ')}`)
@@ -216,9 +216,10 @@ export function configFromFlags(flags: BenchFlags): BenchConfig {
     raw.set = set
     if (sweep !== undefined) throw new UsageError(`--sweep models does not combine with a model set (${MODEL_SET_FLAGS}): the set's N is one count, ${setSize(set)}`)
     // N is the set's: configurations × seeds × folds (a --models that disagrees is refused by the schema)
-    // (a set beyond the model limit keeps the preset's count: the schema then names the set, not --models)
-    const n = setSize(set)
-    if (given('models') === undefined && n >= LIMITS.models.min && n <= LIMITS.models.max) raw.models = [n]
+    // (a set beyond the model limit, or with seeds or folds out of range, keeps the preset's count:
+    // the schema then names the set's own field, not --models or --workers)
+    const n = checkedSetSize(set)
+    if (given('models') === undefined && n !== null && n >= LIMITS.models.min && n <= LIMITS.models.max) raw.models = [n]
     if (preset === undefined) raw.preset = 'custom'
   }
   const parsed = BenchConfigSchema.safeParse(raw)

@@ -75,4 +75,40 @@ describe('ConfigPanel: model set', () => {
     await w.get('[data-test=set-seeds]').setValue('1')
     expect(useConfigStore().draft.set).toBeUndefined()
   })
+
+  it('a repeated value marks its box invalid and says what is accepted', async () => {
+    const w = setup()
+    await w.get('[data-test=family]').setValue('gbdt')
+    await w.get('[data-test=model-eta]').setValue('0.1, 0.1')
+    expect(w.get('[data-test=model-eta]').attributes('aria-invalid')).toBe('true')
+    expect(w.get('#err-model-eta').text()).toBe('Learning rate (eta) lists 0.1 twice; accepted: different values, each once (up to 16)')
+  })
+
+  it('an empty value between commas is refused under its box, not dropped', async () => {
+    const w = setup()
+    await w.get('[data-test=model-lr]').setValue('0.1,,0.3')
+    expect(w.get('[data-test=model-lr]').attributes('aria-invalid')).toBe('true')
+    expect(w.get('#err-model-lr').text()).toBe('Learning rate: value 2 is empty; enter a number from 0.000001 to 1')
+    expect(w.get<HTMLButtonElement>('[data-test=run]').element.disabled).toBe(true)
+  })
+
+  it('the MLP\'s help says every field can vary; the trees\' names the one that cannot', async () => {
+    const w = setup()
+    expect(w.get('[data-test=set-help]').text()).toMatch(/; every field above can take several values\.$/)
+    await w.get('[data-test=family]').setValue('gbdt')
+    expect(w.get('[data-test=set-help]').text()).toMatch(/; Base score takes one value\.$/)
+  })
+
+  it('the count of fields to fix matches the messages shown, even for a field no box shows', async () => {
+    const w = setup()
+    const cfg = useConfigStore()
+    // a stored draft from elsewhere: an MLP with a trees grid (no box of the MLP shows eta or max depth)
+    cfg.replace({ ...cfg.draft, set: { grid: { eta: [0.1, 0.3], maxDepth: [3, 5] }, seeds: 2, folds: null } })
+    await flushPromises()
+    const shown = w.findAll('.field-error li').map((li) => li.text())
+    expect(w.get('[data-test=invalid-hint]').text()).toBe(`${shown.length} fields to fix`)
+    expect(shown.length).toBe(cfg.issues.length)
+    expect(w.get('#err-other').text()).toMatch(/eta cannot vary in a neural network \(MLP\) grid/)
+  })
 })
+

@@ -2,6 +2,7 @@
 // derived once: the default target a run is advised for, the recommendation's lines, and the check
 // table's rows. Pure; the fits and the advice themselves come from src-shared/advice.
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, type AdviceTarget, AdviceTargetSchema } from '@shared/contract/advice'
+import { numberOf } from '@shared/contract/fields'
 import type { Measurement } from '@shared/contract/result'
 import { formatRange, howMuchSlower, optionLabel, predictionError } from '@shared/advice'
 import { formatDuration, formatNumber } from '@shared/format'
@@ -21,7 +22,8 @@ export function defaultTarget(measurements: readonly Measurement[]): AdviceTarge
 
 /** Text boxes → a target, or each field's message (from the contract's schema: it names the field and its range). */
 export function parseTarget(text: { models: string; size: string }): { target: AdviceTarget } | { errors: Record<'models' | 'size', string[]> } {
-  const num = (t: string) => (t.trim() === '' ? NaN : Number(t.trim().replace(/[\s,_]/g, '')))
+  // digits may be grouped ("50 000", "50,000"); the number itself by the shared rule (decimal, an integer written as one)
+  const num = (t: string) => numberOf(t.replace(/[\s,]/g, ''), 'integer')
   const r = AdviceTargetSchema.safeParse({ models: num(text.models), size: num(text.size) })
   if (r.success) return { target: r.data }
   const errors: Record<'models' | 'size', string[]> = { models: [], size: [] }

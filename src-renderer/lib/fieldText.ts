@@ -4,23 +4,24 @@
 import { LIMITS } from '@shared/contract/config'
 import { SET_LIMITS } from '@shared/contract/model-set'
 import type { FieldIssue } from '@shared/contract/errors'
+import { itemProblem, type NumberKind, readNumber } from '@shared/contract/fields'
 import { acceptedText, type ParamField } from '@shared/families'
 import { formatNumber } from '@shared/format'
 
 const SIZE_ACCEPTED = `a whole number of rows from ${formatNumber(LIMITS.size.min)} to ${formatNumber(LIMITS.size.max)}`
 
 /** The run config's own fields: label and what the box accepts (the family's fields carry their own). */
-export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string }> = {
-  sizes: { label: 'Data sizes', accepted: `whole numbers of rows from ${formatNumber(LIMITS.size.min)} to ${formatNumber(LIMITS.size.max)}` },
-  models: { label: 'Models (N)', accepted: `whole numbers from ${LIMITS.models.min} to ${LIMITS.models.max}, e.g. 50 or 50, 100` },
-  workers: { label: 'Workers (W)', accepted: `whole numbers from ${LIMITS.workers.min} to ${LIMITS.workers.max}, e.g. 2 or 1, 2, 5` },
+export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string; kind?: NumberKind }> = {
+  sizes: { label: 'Data sizes', accepted: `whole numbers of rows from ${formatNumber(LIMITS.size.min)} to ${formatNumber(LIMITS.size.max)}`, kind: 'integer' },
+  models: { label: 'Models (N)', accepted: `whole numbers from ${LIMITS.models.min} to ${LIMITS.models.max}, e.g. 50 or 50, 100`, kind: 'integer' },
+  workers: { label: 'Workers (W)', accepted: `whole numbers from ${LIMITS.workers.min} to ${LIMITS.workers.max}, e.g. 2 or 1, 2, 5`, kind: 'integer' },
   strategies: { label: 'Strategies' },
   backend: { label: 'Backend' },
-  repeats: { label: 'Repeats', accepted: `a whole number from ${LIMITS.repeats.min} to ${LIMITS.repeats.max}` },
-  seed: { label: 'Seed', accepted: `a whole number from ${LIMITS.seed.min} to ${formatNumber(LIMITS.seed.max)}` },
+  repeats: { label: 'Repeats', accepted: `a whole number from ${LIMITS.repeats.min} to ${LIMITS.repeats.max}`, kind: 'integer' },
+  seed: { label: 'Seed', accepted: `a whole number from ${LIMITS.seed.min} to ${formatNumber(LIMITS.seed.max)}`, kind: 'integer' },
   target: { label: 'Target' },
-  features: { label: 'Features', accepted: `a whole number from ${LIMITS.features.min} to ${formatNumber(LIMITS.features.max)}` },
-  testSplit: { label: 'Test split', accepted: `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}` },
+  features: { label: 'Features', accepted: `a whole number from ${LIMITS.features.min} to ${formatNumber(LIMITS.features.max)}`, kind: 'integer' },
+  testSplit: { label: 'Test split', accepted: `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`, kind: 'real' },
   failurePolicy: { label: 'On failure' },
   model: { label: 'Model' },
   set: { label: 'Model set' },
@@ -29,19 +30,19 @@ export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string }>
 }
 
 /** The "Where to run" section's Slurm boxes (config.launcher.*). */
-export const LAUNCHER_FIELDS: Record<string, { label: string; accepted?: string }> = {
+export const LAUNCHER_FIELDS: Record<string, { label: string; accepted?: string; kind?: NumberKind }> = {
   partition: { label: 'Partition' },
   gres: { label: 'GRES' },
   time: { label: 'Time limit' },
   account: { label: 'Account' },
   sbatchArgs: { label: 'Other sbatch options' },
-  queueTimeoutS: { label: 'Queue timeout (s)', accepted: 'whole seconds from 5 to 604800 (a week)' },
+  queueTimeoutS: { label: 'Queue timeout (s)', accepted: 'whole seconds from 5 to 604800 (a week)', kind: 'integer' },
 }
 
 /** The model set's own boxes (config.set.*; a grid's values are said with their field's label). */
-const SET_FIELDS: Record<string, { label: string; accepted: string }> = {
-  seeds: { label: 'Seeds per configuration', accepted: `a whole number from ${SET_LIMITS.seeds.min} to ${SET_LIMITS.seeds.max}` },
-  folds: { label: 'Cross-validation folds', accepted: `a whole number from ${SET_LIMITS.folds.min} to ${SET_LIMITS.folds.max}, or empty for none` },
+const SET_FIELDS: Record<string, { label: string; accepted: string; kind: NumberKind }> = {
+  seeds: { label: 'Seeds per configuration', accepted: `a whole number from ${SET_LIMITS.seeds.min} to ${SET_LIMITS.seeds.max}`, kind: 'integer' },
+  folds: { label: 'Cross-validation folds', accepted: `a whole number from ${SET_LIMITS.folds.min} to ${SET_LIMITS.folds.max}, or empty for none`, kind: 'integer' },
 }
 
 /** The user's data file's fields (config.data.*), as the panel's data section labels them. */
@@ -60,15 +61,34 @@ export interface FieldWords {
   label: string
   /** what the box holds now, as typed ("1e", "64, abc"); undefined when it is not a text box */
   typed?: string
-  /** the one list item an issue is about, as typed ("abc" of "64, abc") */
+  /** the one list item an issue is about, as typed ("abc" of "64, abc"; "" for an empty one) */
   item?: string
+  /** that item's place in its list (0 for the first) */
+  itemIndex?: number
   /** "a number from 1e-6 to 1" */
   accepted?: string
+  /** what a number typed there must be (the shared rule's kind), when the box takes numbers */
+  kind?: NumberKind
 }
 
-/** Splits a list box's text the way the store parses it ("64, abc" → ["64", "abc"]). */
-export function listTokens(text: string): string[] {
-  return text.split(/[\s,;]+/).filter((t) => t.length > 0)
+/**
+ * A list box's items as typed, the way the store parses them: split at commas (semicolons and
+ * spaces separate too), each trimmed; an empty item between two commas ("0.1,,0.3") stays, so it
+ * is refused by its place, never dropped.
+ */
+export function listItems(text: string): string[] {
+  const t = text.trim()
+  return t === '' ? [] : t.split(/\s*[,;]\s*|\s+/)
+}
+
+/** The item at `index` of a typed list, with its place; nothing when there is no such item. */
+function itemAt(items: readonly string[] | undefined, index: number): Pick<FieldWords, 'item' | 'itemIndex'> {
+  return Number.isInteger(index) && items && index < items.length ? { item: items[index].trim(), itemIndex: index } : {}
+}
+
+/** What a family field's box takes, by its type (a list field's items are integers). */
+export function fieldKind(field: ParamField): NumberKind {
+  return field.type === 'real' ? 'real' : 'integer'
 }
 
 /**
@@ -82,15 +102,15 @@ export function fieldWords(field: string, texts: Readonly<Record<string, string>
     if (f) {
       const typed = texts[`model.${f.key}`]
       const index = path[2] != null ? Number(path[2]) : NaN
-      return { label: f.label, typed, item: Number.isInteger(index) && typed != null ? listTokens(typed)[index] : undefined, accepted: acceptedText(f) }
+      return { label: f.label, typed, ...itemAt(typed == null ? undefined : listItems(typed), index), accepted: acceptedText(f), kind: fieldKind(f) }
     }
   }
   if (path[0] === 'set' && path[1] === 'grid' && path[2]) {
     const f = familyFields.find((x) => x.key === path[2])
     const typed = texts[`set.grid.${path[2]}`]
     const index = path[3] != null ? Number(path[3]) : NaN
-    const item = Number.isInteger(index) && typed != null && f ? typed.split(f.type === 'intList' ? '/' : ',')[index]?.trim() : undefined
-    return { label: f?.label ?? path[2], typed, item, accepted: f ? acceptedText(f) : undefined }
+    const items = typed != null && f ? typed.split(f.type === 'intList' ? '/' : ',') : undefined
+    return { label: f?.label ?? path[2], typed, ...itemAt(items, index), accepted: f ? acceptedText(f) : undefined, kind: f ? fieldKind(f) : undefined }
   }
   if (path[0] === 'set' && SET_FIELDS[path[1] ?? '']) return { ...SET_FIELDS[path[1]], typed: texts[`set.${path[1]}`] }
   if (path[0] === 'data') return { label: DATA_FIELDS[path[1] ?? ''] ?? DATA_FIELDS[''] }
@@ -98,18 +118,18 @@ export function fieldWords(field: string, texts: Readonly<Record<string, string>
     // the other sbatch options are split at spaces (an option may hold commas: --mail-type=END,FAIL)
     const typed = texts[`launcher.${path[1]}`]
     const index = path[2] != null ? Number(path[2]) : NaN
-    return { ...LAUNCHER_FIELDS[path[1]], typed, item: Number.isInteger(index) && typed != null ? typed.trim().split(/\s+/)[index] : undefined }
+    return { ...LAUNCHER_FIELDS[path[1]], typed, ...itemAt(typed == null ? undefined : typed.trim().split(/\s+/), index) }
   }
   const base = CONFIG_FIELDS[path[0]]
   if (!base) return { label: field || 'Configuration' }
   const index = path[1] != null ? Number(path[1]) : NaN
   if (path[0] === 'sizes') {
     // one box per size: the item is that box
-    if (Number.isInteger(index)) return { label: `Data size ${index + 1}`, typed: texts[`sizes.${index}`], item: texts[`sizes.${index}`], accepted: SIZE_ACCEPTED }
+    if (Number.isInteger(index)) return { label: `Data size ${index + 1}`, typed: texts[`sizes.${index}`], item: texts[`sizes.${index}`], accepted: SIZE_ACCEPTED, kind: 'integer' }
     return { label: base.label, accepted: base.accepted }
   }
   const typed = texts[path[0]]
-  return { label: base.label, typed, item: Number.isInteger(index) && typed != null ? listTokens(typed)[index] : undefined, accepted: base.accepted }
+  return { label: base.label, typed, ...itemAt(typed == null ? undefined : listItems(typed), index), accepted: base.accepted, kind: base.kind }
 }
 
 /**
@@ -139,10 +159,16 @@ export function sayIssue(issue: FieldIssue, words: FieldWords, familyFields: rea
   let message = issue.message.replace(/\s*\(got [^)]*\)\s*$/, '')
   const typedItem = (words.item ?? words.typed ?? '').trim()
   const enter = words.accepted ? `; enter ${words.accepted}` : ''
+  // an empty item of a list that is not empty ("0.1,,0.3"): said by its place, as the CLI says it
+  if (words.item === '' && words.itemIndex !== undefined && (words.typed ?? '').trim() !== '') {
+    return `${words.label}: ${itemProblem('', words.itemIndex, words.kind ?? 'real')}${enter}`
+  }
   const notANumber = /must be a (finite )?number$|must be a list of integers$|is required$/.test(message)
   if (notANumber && words.typed != null) {
     if (!typedItem) return `${words.label} is empty${enter}`
-    return `${words.label}: "${typedItem}" is not a number${enter}`
+    // the shared rule's words: "is not a decimal number" (0x10), "is not written as an integer" (2.0)
+    const problem = (words.kind && readNumber(typedItem, words.kind).problem) || 'is not a number'
+    return `${words.label}: "${typedItem}" ${problem}${enter}`
   }
   let rest = message
   let head = ''
@@ -159,6 +185,6 @@ export function sayIssue(issue: FieldIssue, words: FieldWords, familyFields: rea
   for (const [key, said] of internalNames(familyFields)) rest = rest.replace(new RegExp(`\\b${escape(key)}\\b`, 'g'), said)
   message = head + rest
   const mentioned = new Set(message.split(/[^\w.+-]+/))
-  if (typedItem && words.typed != null && !listTokens(typedItem).every((t) => mentioned.has(t))) message += ` (you typed "${typedItem}")`
+  if (typedItem && words.typed != null && !listItems(typedItem).every((t) => mentioned.has(t))) message += ` (you typed "${typedItem}")`
   return message
 }

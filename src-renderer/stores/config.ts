@@ -73,10 +73,10 @@ export const useConfigStore = defineStore('config', () => {
   const where = useLauncherChoice({ draft, caps, touched })
   where.syncText()
 
+  /** The draft becomes `c`: a field `c` leaves out (a model set, data, launcher, GPUs) goes too. */
   function replace(c: BenchConfig) {
     const next = clone(c)
-    if (!next.data) delete draft.data
-    if (!next.launcher) delete draft.launcher
+    for (const key of Object.keys(draft) as (keyof BenchConfig)[]) if (!(key in next)) delete draft[key]
     Object.assign(draft, next)
     source.value = draft.data ? 'file' : 'generated'
     if (draft.data) void dataSets.select(draft.data.sha256)

@@ -5,7 +5,7 @@ import { DataSourceSchema } from './dataset'
 import { allBackendNames, type BackendName, backendKnown, type ConcreteBackend, backendSpec, familyKinds, findFamily, mlpFamily, type ModelParams, whyNoBatched } from '../families'
 import { GpuChoiceSchema } from './gpus'
 import { LauncherSchema, reservedSbatchArg } from './launcher'
-import { configurationCount, modelSetIssues, ModelSetSchema, setSize } from './model-set'
+import { checkedSetSize, configurationCount, modelSetIssues, ModelSetSchema } from './model-set'
 import { splitRows } from './split'
 import { enumListField, intField, intListField, realField } from './fields'
 import { FAILURE_POLICIES, PRESET_NAMES, type PresetName, STRATEGIES, TARGETS } from './names'
@@ -149,13 +149,14 @@ export const BenchConfigSchema = z
     }
     if (family && c.set) {
       for (const issue of modelSetIssues(family, c.set)) ctx.addIssue({ code: 'custom', path: ['set', ...issue.path], message: issue.message })
-      const n = setSize(c.set)
+      // seeds or folds out of range: said on their own fields, not again as a wrong count
+      const n = checkedSetSize(c.set)
       const made = `${configurationCount(c.set)} configuration${configurationCount(c.set) === 1 ? '' : 's'} × ${c.set.seeds} seed${c.set.seeds === 1 ? '' : 's'}${c.set.folds ? ` × ${c.set.folds} folds` : ''}`
-      if (n > LIMITS.models.max) {
+      if (n !== null && n > LIMITS.models.max) {
         ctx.addIssue({ code: 'custom', path: ['set'], message: `the model set makes ${n} models (${made}), more than the limit of ${LIMITS.models.max}` })
-      } else if (c.models.length > 1) {
+      } else if (n !== null && c.models.length > 1) {
         ctx.addIssue({ code: 'custom', path: ['models'], message: `a model set and a model-count sweep do not combine: the set's ${made} is one count, ${n}` })
-      } else if (c.models[0] !== n) {
+      } else if (n !== null && c.models[0] !== n) {
         ctx.addIssue({ code: 'custom', path: ['models'], message: `models must be ${n} for this model set (${made}), got ${c.models[0]}` })
       }
       const folds = c.set.folds

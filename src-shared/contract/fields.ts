@@ -37,3 +37,40 @@ export const realField = (name: string, lim: Range & { exclusiveMin?: boolean })
     .refine((v) => (lim.exclusiveMin ? v > lim.min : v >= lim.min) && v <= lim.max, {
       message: lim.exclusiveMin ? `${name} must be above ${lim.min} and at most ${lim.max}` : `${name} must be from ${lim.min} to ${lim.max}`,
     })
+
+// ---- numbers as a user types them: the one rule of every numeric flag and config panel box ------
+
+/** What a typed number must be: an integer, or any real number. */
+export type NumberKind = 'integer' | 'real'
+
+// decimal notation only — digits, an optional fraction and exponent, `_` between digits (10_000) —
+// since JavaScript's Number() also takes hex, octal and binary literals, Infinity and blanks
+const DECIMAL = /^[+-]?(\d+(_\d+)*(\.(\d+(_\d+)*)?)?|\.\d+(_\d+)*)(e[+-]?\d+)?$/i
+// an integer written as one: "10", not "10.0" or "1e1"
+const INTEGER = /^[+-]?\d+(_\d+)*$/
+
+/** A typed number's value, or what is wrong with the text ("is not a decimal number"). */
+export type NumberRead = { value: number; problem?: undefined } | { value?: undefined; problem: string }
+
+/** The one rule for a number a user types (a CLI flag, a config panel box): decimal only, an integer written as an integer. */
+export function readNumber(text: string, kind: NumberKind): NumberRead {
+  const t = text.trim()
+  if (t === '') return { problem: 'is empty' }
+  if (!DECIMAL.test(t)) return { problem: Number.isFinite(Number(t)) ? 'is not a decimal number' : 'is not a number' }
+  const value = Number(t.replace(/_/g, ''))
+  if (!Number.isFinite(value)) return { problem: 'is too large' }
+  if (kind === 'integer' && !INTEGER.test(t)) return { problem: Number.isInteger(value) ? 'is not written as an integer' : 'is not an integer' }
+  return { value }
+}
+
+/** readNumber's value, NaN when the text is refused (a box's draft value: the schema then names the field). */
+export function numberOf(text: string, kind: NumberKind): number {
+  return readNumber(text, kind).value ?? NaN
+}
+
+/** What one item of a typed list says when refused: "value 2 is empty", "\"0x10\" is not a decimal number"; null when it reads. */
+export function itemProblem(item: string, index: number, kind: NumberKind): string | null {
+  const read = readNumber(item, kind)
+  if (read.problem === undefined) return null
+  return item.trim() === '' ? `value ${index + 1} is empty` : `${JSON.stringify(item.trim())} ${read.problem}`
+}

@@ -101,6 +101,14 @@ describe('a lane\'s models in words', () => {
     const s = set({ grid: { maxDepth: [4, 6], eta: [0.1, 0.3] }, seeds: 2, folds: 3 })
     expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [23])).toBe('max-depth 6 · eta 0.3 · seed 2 · fold 3')
     expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [0, 1, 2, 3])).toBe('max-depth 4 · eta 0.1')
-    expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [5, 6])).toBe('')
+  })
+
+  it('names the configurations a batched lane fuses: how many, and the values of each varied field among them', () => {
+    const s = set({ grid: { maxDepth: [4, 6], eta: [0.1, 0.3] }, seeds: 2, folds: 3 })
+    // models 5 and 6: the last of configuration 0 (depth 4, eta 0.1), the first of configuration 1 (depth 4, eta 0.3)
+    expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [5, 6])).toBe('2 configurations: max-depth 4 · eta 0.1,0.3')
+    expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, Array.from({ length: 24 }, (_, i) => i))).toBe('4 configurations: max-depth 4,6 · eta 0.1,0.3')
+    const layers = set({ grid: { hidden: [[32], [64, 32]], lr: [0.01] } })
+    expect(describeMembers(mlpFamily, layers, mlpFamily.defaults, [0, 1])).toBe('2 configurations: hidden 32/64,32')
   })
 })

@@ -37,6 +37,16 @@ export function setSize(set: ModelSet): number {
   return configurationCount(set) * set.seeds * (set.folds ?? 1)
 }
 
+/**
+ * N of a set whose seeds and folds are whole numbers in range (SET_LIMITS), else null: a wrong
+ * seeds or folds is said once, on its own field, never again as a wrong model or worker count.
+ */
+export function checkedSetSize(set: ModelSet): number | null {
+  const inRange = (v: unknown, lim: { min: number; max: number }) => Number.isInteger(v) && (v as number) >= lim.min && (v as number) <= lim.max
+  if (!inRange(set.seeds, SET_LIMITS.seeds) || (set.folds !== null && !inRange(set.folds, SET_LIMITS.folds))) return null
+  return setSize(set)
+}
+
 /** Configuration c's parameters: the base model with the grid's values for c. */
 export function configurationParams<P extends { kind: string }>(family: Pick<ModelFamily, 'fields'>, base: P, set: ModelSet, c: number): P {
   const params = structuredClone(base) as Record<string, unknown>
@@ -94,13 +104,22 @@ export function describeSet(family: Pick<ModelFamily, 'fields'>, set: ModelSet):
 
 /**
  * Models of a set in words, for a worker's lane: their configuration when they share one, and the
- * seed replica and fold of a single model: "max-depth 5 · eta 0.3 · seed 2 · fold 3" ('' when none applies).
+ * seed replica and fold of a single model: "max-depth 5 · eta 0.3 · seed 2 · fold 3"; models of
+ * several configurations (a batched lane) by how many and the values each varied field takes among
+ * them: "2 configurations: max-depth 4 · eta 0.1,0.3" ('' when none applies).
  */
 export function describeMembers(family: Pick<ModelFamily, 'fields'>, set: ModelSet, base: object, indices: readonly number[]): string {
   if (indices.length === 0) return ''
   const members = indices.map((i) => setMember(set, i))
-  const configuration = members[0].configuration
-  if (members.some((m) => m.configuration !== configuration)) return ''
+  const configurations = [...new Set(members.map((m) => m.configuration))]
+  if (configurations.length > 1) {
+    const params = configurations.map((c) => configurationParams(family, base as { kind: string }, set, c) as Record<string, unknown>)
+    const values = gridFields(family, set)
+      .filter((f) => set.grid[f.key].length > 1)
+      .map((f) => `${f.flag.replace(/^--/, '')} ${[...new Set(params.map((p) => gridValueText(p[f.key] as GridValue)))].join(f.type === 'intList' ? '/' : ',')}`)
+    return `${configurations.length} configurations: ${values.join(' · ')}`
+  }
+  const configuration = configurations[0]
   const parts = [describeConfiguration(family, set, configurationParams(family, base as { kind: string }, set, configuration))]
   if (members.length === 1) {
     if (set.seeds > 1) parts.push(`seed ${members[0].replica + 1}`)
@@ -138,7 +157,7 @@ export function modelSetIssues(family: ModelFamily, set: ModelSet): { path: (str
       const own = parsed.success ? undefined : parsed.error.issues.find((issue) => issue.path[0] === key)
       if (own) issues.push({ path: [...path, i], message: own.message })
       const text = gridValueText(value)
-      if (seen.has(text)) issues.push({ path: [...path, i], message: `${key} lists ${text} twice` })
+      if (seen.has(text)) issues.push({ path: [...path, i], message: `${key} lists ${text} twice; accepted: different values, each once (up to ${SET_LIMITS.values.max})` })
       seen.add(text)
     })
   }

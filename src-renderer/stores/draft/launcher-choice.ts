@@ -9,7 +9,7 @@ import type { BenchConfig } from '@shared/contract/config'
 import type { Capabilities } from '@shared/contract/events'
 import type { FieldIssue } from '@shared/contract/errors'
 import { type LauncherChoice, SLURM_DEFAULTS } from '@shared/contract/launcher'
-import { parseNumber } from './text-boxes'
+import { numberOf } from '@shared/contract/fields'
 
 export type RunPlace = 'local' | 'slurm'
 
@@ -28,7 +28,7 @@ function slurmValue(field: SlurmField, text: string): unknown {
     case 'sbatchArgs':
       return t === '' ? [] : t.split(/\s+/)
     case 'queueTimeoutS':
-      return parseNumber(t)
+      return numberOf(t, 'integer')
     default:
       return t === '' ? undefined : t
   }

@@ -8,23 +8,24 @@
 import { computed, reactive, ref, type ComputedRef } from 'vue'
 import type { BenchConfig, ModelParams } from '@shared/contract/config'
 import { LIMITS } from '@shared/contract/config'
-import { type GridValue, gridValueText, type ModelSet, setSize as modelSetSize } from '@shared/contract/model-set'
+import { numberOf, type NumberKind } from '@shared/contract/fields'
+import { checkedSetSize, type GridValue, gridValueText, type ModelSet } from '@shared/contract/model-set'
 import type { ModelFamily, ParamField } from '@shared/families'
 import { modelSweep } from '@shared/plan'
+import { fieldKind, listItems } from '../../lib/fieldText'
 
 /** The config's own list fields, typed as text ("1, 2, 5"). */
 export type ListField = 'models' | 'workers'
 const LIST_FIELDS: ListField[] = ['models', 'workers']
 /** The config's own single-number fields, typed into text boxes. */
 export type NumberField = 'repeats' | 'seed' | 'features' | 'testSplit'
-const NUMBER_FIELDS: NumberField[] = ['repeats', 'seed', 'features', 'testSplit']
+/** each number box and what it takes (the run config's own; a family's fields carry their type) */
+export const NUMBER_KIND: Record<NumberField, NumberKind> = { repeats: 'integer', seed: 'integer', features: 'integer', testSplit: 'real' }
+const NUMBER_FIELDS = Object.keys(NUMBER_KIND) as NumberField[]
 
-/** "50, 100" → [50, 100]; anything not a number becomes NaN so validation names the field. */
+/** "50, 100" → [50, 100]: integers by the shared rule (numberOf); an item that is not one becomes NaN so validation names it. */
 export function parseList(text: string): number[] {
-  return text
-    .split(/[\s,;]+/)
-    .filter((t) => t.length > 0)
-    .map((t) => (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t) ? Number(t) : NaN))
+  return listItems(text).map((t) => numberOf(t, 'integer'))
 }
 
 /** Model counts shaped as a sweep (1, 2, 4, … up to N: plan.ts modelSweep), from `min` counts on. */
@@ -32,12 +33,6 @@ export function isModelSweep(models: readonly number[], min = 3): boolean {
   if (models.length < min || !models.every((n) => Number.isInteger(n) && n >= 1)) return false
   const sweep = modelSweep(Math.max(...models))
   return sweep.length === models.length && sweep.every((n, i) => n === models[i])
-}
-
-/** A number box's text → its value; an empty box is NaN, so validation names the field. */
-export function parseNumber(text: string): number {
-  const v = text.trim()
-  return v === '' ? NaN : Number(v)
 }
 
 /** The text a model field's box shows for a value, or for a grid's values. */
@@ -53,8 +48,8 @@ export function gridSeparator(field: ParamField): string {
 }
 
 /** What a number box shows: the text as typed while it still parses to the value, else the value. */
-function boxText(text: string | undefined, value: number): string {
-  if (text != null && Object.is(parseNumber(text), value)) return text
+function boxText(text: string | undefined, value: number, kind: NumberKind): string {
+  if (text != null && Object.is(numberOf(text, kind), value)) return text
   return Number.isFinite(value) ? String(value) : (text ?? '')
 }
 
@@ -101,8 +96,9 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     const set: ModelSet = { grid, seeds, folds }
     draft.set = set
     sweepModels.value = false
-    const n = modelSetSize(set)
-    if (Number.isInteger(n) && n >= LIMITS.models.min && n <= LIMITS.models.max) {
+    // seeds or folds out of range leave the count as it was: their own box says what is wrong, once
+    const n = checkedSetSize(set)
+    if (n !== null && Number.isInteger(n) && n >= LIMITS.models.min && n <= LIMITS.models.max) {
       draft.models = [n]
       listText.models = String(n)
     }
@@ -111,8 +107,8 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
   /** The seeds or folds box typed into (folds empty: no folds). */
   function setSetNumber(which: 'seeds' | 'folds', text: string) {
     setText[which] = text
-    const seeds = which === 'seeds' ? parseNumber(text) : (draft.set?.seeds ?? 1)
-    const folds = which === 'folds' ? (text.trim() === '' ? null : parseNumber(text)) : (draft.set?.folds ?? null)
+    const seeds = which === 'seeds' ? numberOf(text, 'integer') : (draft.set?.seeds ?? 1)
+    const folds = which === 'folds' ? (text.trim() === '' ? null : numberOf(text, 'integer')) : (draft.set?.folds ?? null)
     applySet({ ...(draft.set?.grid ?? {}) }, seeds, folds)
     touched()
   }
@@ -120,7 +116,7 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
   /** A number box typed into: the text is kept as typed, the value parsed (NaN when it is not a number). */
   function setNumber(field: NumberField, text: string) {
     numberText[field] = text
-    draft[field] = parseNumber(text)
+    draft[field] = numberOf(text, NUMBER_KIND[field])
     touched()
   }
 
@@ -132,7 +128,7 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
 
   function setSize(i: number, text: string) {
     sizeText.value[i] = text
-    draft.sizes[i] = parseNumber(text)
+    draft.sizes[i] = numberOf(text, 'integer')
     touched()
   }
 
@@ -172,9 +168,10 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     const field = family.value.fields.find((f) => f.key === key)
     if (!field) return
     modelText[key] = text
-    const parse = (t: string) => (field.type === 'intList' ? parseList(t) : parseNumber(t))
-    // a field that cannot vary keeps its whole text, so "0.1, 0.5" there is said to be no number
-    const alternatives = field.vary ? text.split(gridSeparator(field)).filter((t) => t.trim() !== '') : [text]
+    const parse = (t: string) => (field.type === 'intList' ? parseList(t) : numberOf(t, fieldKind(field)))
+    // a field that cannot vary keeps its whole text, so "0.1, 0.5" there is said to be no number; an
+    // empty alternative ("0.1,,0.3") stays in the grid, refused by its place as the CLI refuses it
+    const alternatives = field.vary && text.trim() !== '' ? text.split(gridSeparator(field)) : [text]
     const grid = { ...(draft.set?.grid ?? {}) }
     delete grid[key]
     if (field.vary && alternatives.length > 1) grid[key] = alternatives.map(parse)
@@ -183,10 +180,17 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     touched()
   }
 
-  /** Switches the model to another family, with that family's defaults (another family's grid goes with it). */
+  /**
+   * Switches the model to another family, with that family's defaults: the grid keeps only the
+   * fields the new family lets vary (no box would show another's), seeds and folds stay.
+   */
   function setModelDefaults(defaults: ModelParams) {
     draft.model = JSON.parse(JSON.stringify(defaults)) as ModelParams
-    if (draft.set) applySet({}, draft.set.seeds, draft.set.folds)
+    if (draft.set) {
+      const own = new Set(family.value.fields.filter((f) => f.vary).map((f) => f.key))
+      const grid = Object.fromEntries(Object.entries(draft.set.grid).filter(([key]) => own.has(key)))
+      applySet(grid, draft.set.seeds, draft.set.folds)
+    }
     syncText()
     touched()
   }
@@ -205,8 +209,8 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     touched()
   }
 
-  const numberBox = (f: NumberField) => boxText(numberText[f], draft[f])
-  const sizeBox = (i: number) => boxText(sizeText.value[i], draft.sizes[i])
+  const numberBox = (f: NumberField) => boxText(numberText[f], draft[f], NUMBER_KIND[f])
+  const sizeBox = (i: number) => boxText(sizeText.value[i], draft.sizes[i], 'integer')
 
   /** What every box shows, by issue field: "sizes.0", "models", "repeats", "model.lr", … */
   const texts = computed<Record<string, string>>(() => {
