@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { presetConfig } from './contract'
-import { leaderboardOf, leaderboardTable } from './leaderboard'
+import { leaderboardOf, leaderboardTable, timingText } from './leaderboard'
 import { resultFor } from './testing/fixtures'
 import { setResult } from './testing/model-set-fixtures'
 
@@ -40,6 +40,39 @@ describe('leaderboard', () => {
     run.measurements = run.measurements.filter((m) => m.strategy === 'batched')
     // 8 models, 2 workers, 2 configurations per worker: each (worker, configuration) group of 2 shares 400 ms
     expect(leaderboardOf(run)!.entries[0].trainMs).toBe(200)
+  })
+
+  describe('a measurement repeated to reach the time floor (runs 175, 62, 22 ms: its time is the median, 62 ms)', () => {
+    /** the set's run with its sequential measurement repeated; `perModelRun` as the runner records it (absent: an older file) */
+    function repeated(perModelRun?: number) {
+      const run = setResult()
+      const sequential = run.measurements.find((m) => m.strategy === 'sequential')!
+      Object.assign(sequential, { runsMs: [175, 62, 22], wallMs: 62 }, perModelRun === undefined ? {} : { perModelRun })
+      return run
+    }
+
+    it('times per model from the median run are its own, and the board says so', () => {
+      const board = leaderboardOf(repeated(1))!
+      expect(board.timing).toEqual({ run: 1, runs: 3, runMs: 62, reportedMs: 62, scaled: false })
+      expect(board.entries[0].trainMs).toBe(200)
+      expect(leaderboardTable(board, { seeds: 2, folds: null }).title).toBe(
+        'Leaderboard at 2,000 rows, ranked by test MSE over 2 seeds, best first; time per model from run 2 of 3 (62 ms), the median run',
+      )
+    })
+
+    it('an older file\'s first-run times are scaled to the median run, and the board says so', () => {
+      const board = leaderboardOf(repeated())!
+      expect(board.timing).toEqual({ run: 0, runs: 3, runMs: 175, reportedMs: 62, scaled: true })
+      // the models' times agree with the time reported: 200 ms in a 175 ms run → 200 × 62/175 in the 62 ms one
+      expect(board.entries[0].trainMs).toBeCloseTo((200 * 62) / 175, 10)
+      expect(timingText(board.timing)).toBe('time per model from run 1 of 3 (175 ms), scaled to the median 62 ms')
+    })
+
+    it('a measurement that ran once has its own times and no word about runs', () => {
+      const board = leaderboardOf(setResult())!
+      expect(board.timing).toBeNull()
+      expect(leaderboardTable(board, { seeds: 2, folds: null }).title).not.toMatch(/run/)
+    })
   })
 
   it('a plain run has no leaderboard', () => {

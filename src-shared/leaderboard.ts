@@ -2,7 +2,9 @@
 // MSE over its folds (and seeds) with folds, else the mean test MSE over its seeds — with the spread
 // (std over those models), the test MSE, and its training time per model. Read from one measurement
 // at the largest size (every strategy trained the same models, so any finished one gives the same
-// scores; a measurement with each model's own time is preferred over a fused one's group time).
+// scores; a measurement with each model's own time is preferred over a fused one's group time). A
+// measurement repeated to reach the time floor reports its median run: the times per model are that
+// run's (perModelRun), or, in older files that kept the first run's, scaled to it — and the board says which.
 // The one home of the ranking: the CLI, the exports, the Run view and the report all show this.
 import type { Measurement, RunResult } from './contract'
 import { configurationParams, describeConfiguration, type GridValue, setMember } from './contract/model-set'
@@ -31,9 +33,24 @@ export interface LeaderboardEntry {
   rank: number
 }
 
+/** Where a board's times per model come from, when its measurement ran more than once. */
+export interface BoardTiming {
+  /** the run the models' times were measured in (0 = the first) */
+  run: number
+  runs: number
+  /** that run's wall time, ms */
+  runMs: number
+  /** the measurement's reported time (the median run), ms */
+  reportedMs: number
+  /** the times were scaled by reportedMs / runMs (an older file's first run): false when they are that run's own */
+  scaled: boolean
+}
+
 export interface Leaderboard {
   size: number
   scoreKind: 'validation' | 'test'
+  /** null when the measurement ran once (its times are its own) */
+  timing: BoardTiming | null
   /** best first */
   entries: LeaderboardEntry[]
 }
@@ -63,6 +80,8 @@ export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'>): 
   if (!m) return null
   const family = familyOf(run.config.model)
   const scoreKind = set.folds !== null ? 'validation' : 'test'
+  const timing = timingOf(m)
+  const scale = timing?.scaled ? timing.reportedMs / timing.runMs : 1
   // a fused group's time, shared by the models trained in it (same worker, configuration and fold)
   const groupSize = new Map<string, number>()
   const groupOf = (p: Measurement['perModel'][number]) => `${p.worker}/${p.configuration}/${p.fold}`
@@ -75,7 +94,10 @@ export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'>): 
   const varied = family.fields.filter((f) => (set.grid[f.key]?.length ?? 0) > 1)
   const entries = [...byConfiguration].map(([configuration, ps]): LeaderboardEntry => {
     const params = configurationParams(family, run.config.model, set, configuration) as unknown as Record<string, GridValue>
-    const times = ps.map((p) => p.trainMs ?? (p.groupTrainMs !== null ? p.groupTrainMs / (groupSize.get(groupOf(p)) ?? 1) : null))
+    const times = ps.map((p) => {
+      const ms = p.trainMs ?? (p.groupTrainMs !== null ? p.groupTrainMs / (groupSize.get(groupOf(p)) ?? 1) : null)
+      return ms === null ? null : ms * scale
+    })
     return {
       configuration,
       label: describeConfiguration(family, set, params),
@@ -89,7 +111,25 @@ export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'>): 
   })
   entries.sort((a, b) => a.score.mean - b.score.mean || a.configuration - b.configuration)
   entries.forEach((e, i) => (e.rank = i + 1))
-  return { size: m.size, scoreKind, entries }
+  return { size: m.size, scoreKind, timing, entries }
+}
+
+/** A repeated measurement's runs: which one the models' times are from, and whether they had to be scaled to the reported one. */
+function timingOf(m: Measurement): BoardTiming | null {
+  if (!m.runsMs || m.runsMs.length < 2) return null
+  // files from before perModelRun kept the first run's models
+  const run = m.perModelRun ?? 0
+  const runMs = m.runsMs[run]
+  return { run, runs: m.runsMs.length, runMs, reportedMs: m.wallMs, scaled: runMs !== m.wallMs && runMs > 0 }
+}
+
+/** Where the times per model come from, in words: "time per model from run 2 of 3 (62 ms), the median run"; null for a single run. */
+export function timingText(timing: BoardTiming | null): string | null {
+  if (!timing) return null
+  const from = `run ${timing.run + 1} of ${timing.runs} (${formatDuration(timing.runMs)})`
+  return timing.scaled
+    ? `time per model from ${from}, scaled to the median ${formatDuration(timing.reportedMs)}`
+    : `time per model from ${from}, the median run`
 }
 
 /** "0.0812 ± 0.0031" (4 significant digits). */
@@ -100,8 +140,9 @@ export function spreadText(s: Spread): string {
 /** The board as a table (the CLI pads it, the Markdown export pipes it): a title, a header and a row per configuration. */
 export function leaderboardTable(board: Leaderboard, set: { seeds: number; folds: number | null }): { title: string; header: string[]; rows: string[][] } {
   const over = board.scoreKind === 'validation' ? `validation MSE over ${set.folds} folds${set.seeds > 1 ? ` × ${set.seeds} seeds` : ''}` : `test MSE${set.seeds > 1 ? ` over ${set.seeds} seeds` : ''}`
+  const timing = timingText(board.timing)
   return {
-    title: `Leaderboard at ${board.size.toLocaleString('en-US')} rows, ranked by ${over}, best first`,
+    title: `Leaderboard at ${board.size.toLocaleString('en-US')} rows, ranked by ${over}, best first${timing ? `; ${timing}` : ''}`,
     // with folds the score is the validation MSE and the test MSE is shown beside it; without, the score is the test MSE
     header: ['rank', 'configuration', ...(board.scoreKind === 'validation' ? ['validation MSE', 'test MSE'] : ['test MSE']), 'time/model'],
     rows: board.entries.map((e) => [

@@ -1,13 +1,13 @@
 // Measurements long enough to trust (issue 25): a measurement shorter than MEASUREMENT_FLOOR.minMs
 // runs again on the same warm workers until its runs have lasted the floor (or maxRuns); its time is
-// the median run, every run is recorded, and the models, their results and the live hooks are the
-// first run's alone. A measurement that is long enough runs once, as before.
+// the median run, every run is recorded, the models and their times are that median run's
+// (perModelRun), and the live hooks count each model once. A measurement that is long enough runs once, as before.
 import { describe, expect, it } from 'vitest'
 import { MEASUREMENT_FLOOR, presetConfig } from '@shared/contract'
 import { builtInWorkerFamilies } from '../engine/families'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchRunner } from './runner'
-import { median } from './stats'
+import { median, medianRun } from './stats'
 import { verify } from './verify'
 
 describe('the measurement floor', () => {
@@ -25,6 +25,12 @@ describe('the measurement floor', () => {
       // the last run was needed: without it the runs fell short of the floor
       expect(total - m.runsMs!.at(-1)!).toBeLessThan(MEASUREMENT_FLOOR.minMs)
       expect(m.wallMs).toBe(median(m.runsMs!))
+      // the models' times are the median run's, the run whose time is reported
+      expect(m.perModelRun).toBe(medianRun(m.runsMs!))
+      if (m.strategy === 'sequential') {
+        const trained = m.perModel.reduce((a, p) => a + (p.trainMs ?? 0), 0)
+        expect(trained).toBeLessThanOrEqual(m.runsMs![m.perModelRun!])
+      }
       expect(m.perModel.map((p) => p.index)).toEqual([0, 1, 2])
       expect(done.get(k)).toBe(3)
     }

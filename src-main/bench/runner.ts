@@ -25,7 +25,7 @@ import { familyOf } from '@shared/families'
 import type { WorkerLauncher } from '../pool/launcher'
 import { type JobOutcome, type JobSpec, type ProgressMessage, WorkerPool } from '../pool/worker-pool'
 import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
-import { median } from './stats'
+import { median, medianRun } from './stats'
 
 /** Where a worker runs, in words for its live lane. */
 export interface WorkerWhere {
@@ -169,7 +169,8 @@ export class BenchRunner {
               onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason),
             })
             const runsMs = [performance.now() - started]
-            const perModel = outcomes.flatMap((o) => o.models).sort((a, b) => a.index - b.index)
+            // every run's outcomes: the models' own times reported are those of the run whose time is reported
+            const runs = [outcomes]
             const failures = outcomes.flatMap((o) => (o.failure ? [o.failure] : []))
             // jobs left unrun without a cancel mean the workers died: that is a failure
             let status: Measurement['status'] = this.cancelled
@@ -187,12 +188,15 @@ export class BenchRunner {
                 break
               }
               runsMs.push(performance.now() - again)
+              runs.push(more)
             }
+            const reported = medianRun(runsMs)
+            const perModel = runs[reported].flatMap((o) => o.models).sort((a, b) => a.index - b.index)
             const measurement: Measurement = {
               ...key,
               status,
               wallMs: runsMs.length > 1 ? median(runsMs) : runsMs[0],
-              ...(runsMs.length > 1 ? { runsMs } : {}),
+              ...(runsMs.length > 1 ? { runsMs, perModelRun: reported } : {}),
               startupMs,
               warmupMs,
               modelsTrained: new Set(perModel.map((m) => m.index)).size,
@@ -202,7 +206,7 @@ export class BenchRunner {
               peakRssBytes: pool.rssBytes,
               ...(gpus || remotes.length > 0 ? { workerGpus: pool.visibleDevices } : {}),
               ...(queueMs !== undefined ? { queueMs, workerHosts: pool.remotes.map((r) => r?.host ?? 'local') } : {}),
-              ...deviceWorkOf(outcomes),
+              ...deviceWorkOf(runs[reported]),
             }
             startupMs = 0
             if (queueMs !== undefined) queueMs = 0

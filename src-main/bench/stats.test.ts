@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Measurement, Strategy } from '@shared/contract'
 import { mlpFamily } from '@shared/families'
-import { median, summarize as summarizeFor, timingWarnings } from './stats'
+import { median, medianRun, summarize as summarizeFor, timingWarnings } from './stats'
 
 const summarize = (ms: Measurement[]) => summarizeFor(ms, mlpFamily)
 
@@ -17,6 +17,10 @@ describe('stats', () => {
     expect(median([3, 1, 2])).toBe(2)
     expect(median([4, 1, 3, 2])).toBe(2.5)
     expect(median([])).toBeNaN()
+    // the run a repeated measurement's models are read from: the median one, of an even count the faster middle one
+    expect(medianRun([175, 62, 22])).toBe(1)
+    expect(medianRun([40, 10, 30, 20])).toBe(3)
+    expect(medianRun([5])).toBe(0)
   })
 
   it('summarizes medians, min/max, speedup vs sequential and efficiency per W', () => {

@@ -12,6 +12,12 @@ export function median(values: readonly number[]): number {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
 }
 
+/** Which of the runs is the median one (of an even count, the faster middle one): the run a measurement's models are read from. */
+export function medianRun(runsMs: readonly number[]): number {
+  const order = runsMs.map((ms, i) => [ms, i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  return order[Math.floor((order.length - 1) / 2)][1]
+}
+
 /** Per (size, models, strategy, W): timing statistics, speedups and the work rate in the family's unit. */
 export function summarize(measurements: readonly Measurement[], family: Pick<ModelFamily, 'work'>): SummaryEntry[] {
   const groups = new Map<string, Measurement[]>()

@@ -67,8 +67,13 @@ export const MeasurementSchema = MeasurementKeySchema.extend({
   status: z.enum(['ok', 'failed', 'cancelled']),
   /** the run's wall time; with runsMs, their median */
   wallMs: z.number().min(0),
-  /** a measurement shorter than MEASUREMENT_FLOOR.minMs: each of its runs' wall time, first run first (the models are the first run's) */
+  /** a measurement shorter than MEASUREMENT_FLOOR.minMs: each of its runs' wall time, first run first */
   runsMs: z.array(z.number().min(0)).optional(),
+  /**
+   * with runsMs: the run perModel holds (its index in runsMs), the median run (of an even count the
+   * faster middle one); absent in older files, whose perModel is the first run's (leaderboard.ts scales those times)
+   */
+  perModelRun: z.number().int().min(0).optional(),
   /** process start-up paid before this measurement (0 when the workers were reused) */
   startupMs: z.number().min(0),
   /** warm-up (data generation/upload + one compile step) paid before this measurement */
