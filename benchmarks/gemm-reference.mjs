@@ -4,6 +4,13 @@ import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 const backend = process.argv[2] ?? 'wasm'
 const n = Number(process.argv[3] ?? 1024)
+if (backend === 'webgpu') {
+  // the WGSL engine's own tiled GEMM (the MLP's webgpu backend is not tfjs)
+  const { execFileSync } = await import('node:child_process')
+  const script = new URL('./webgpu-gemm.mts', import.meta.url).pathname
+  process.stdout.write(execFileSync(process.execPath, ['--import', 'tsx', script, String(n)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))
+  process.exit(0)
+}
 if (backend === 'onnxruntime') {
   // ONNX Runtime's CPU provider, one intra-op thread and no spinning (what a training worker uses)
   const ort = require('onnxruntime-node')
@@ -39,13 +46,6 @@ if (backend === 'onnxruntime') {
 const tf = require('@tensorflow/tfjs-core')
 if (backend === 'wasm') require('@tensorflow/tfjs-backend-wasm')
 if (backend === 'cpu') require('@tensorflow/tfjs-backend-cpu')
-if (backend === 'webgpu') {
-  const { create, globals } = await import('webgpu')
-  Object.assign(globalThis, globals)
-  if (!globalThis.navigator) globalThis.navigator = {}
-  globalThis.navigator.gpu = create([])
-  await import('@tensorflow/tfjs-backend-webgpu')
-}
 await tf.setBackend(backend)
 await tf.ready()
 const a = tf.randomUniform([n, n], 0, 1, 'float32', 1)

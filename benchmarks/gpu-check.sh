@@ -1,80 +1,64 @@
 #!/usr/bin/env bash
 # Trainpool GPU check: on a bare Linux machine with an NVIDIA GPU (driver + CUDA, no Node, no
 # network), probe the WebGPU adapter (a CPU adapter is REFUSED, never reported as the GPU), record
-# nvidia-smi, run the article's shape on `webgpu` (NVIDIA's Vulkan driver through Dawn), and, when
-# python3 can import torch with CUDA, the same 50 MLPs under PyTorch (a Python loop and a
-# torch.func vmap ensemble) — then write ONE JSON with all of it. A few minutes in all.
-# Then the article's trees experiment on the machine's own XGBoost with CUDA (`--backend xgboost`,
-# TRAINPOOL_XGBOOST_DEVICE=cuda: 50 boosters, sequential vs a pool of 5, 10k–200k rows): run when a
-# CUDA-enabled libxgboost is found (TRAINPOOL_XGBOOST_LIB, or python3's pip `xgboost`), otherwise
-# the JSON and the log say there is none, and why.
-# Then trees on the GPU (issue 13): the article's 50 GBDT models (100 rounds, depth 6) at 10 000 rows
-# on `--backend webgpu` (Trainpool's WGSL trees engine), batched (all 50 per dispatch) and sequential
-# (one per dispatch), and the ratio the issue asks for: batched vs XGBoost CUDA in a pool of 5 (from
-# the XGBoost part, when it ran), else vs WebGPU sequential (target ≥ 10×), in the JSON's `trees`.
+# nvidia-smi, then run a fixed list of parts — each a `trainpool bench` (or the PyTorch reference)
+# with its own time limit — and write ONE JSON (rewritten after every part, so a cut-off run still
+# leaves what it measured). Parts, in priority order (a part that would overrun --budget is skipped
+# and said so):
+#   mlp-10k, mlp-200k   the article's 50 MLPs (100→64→1, 3 epochs) on `webgpu`: every strategy
+#   mlp-busy            50 MLPs × 200 000 rows batched for 30 epochs: long enough for GPU busy at 1 Hz
+#   torch-10k, torch-200k  PyTorch CUDA: a Python loop and a torch.func vmap ensemble (the loop at
+#                       200 000 rows trains 5 models, its time scaled to 50 and said so)
+#   trees-10k, trees-200k  the article's 50 GBDT models (100 rounds, depth 6) batched on `webgpu`
+#   trees-seq           10 GBDT models sequential on `webgpu` (time a model)
+#   cpu-scaling         onnxruntime on the box's CPU: 64 models, pool W = 1, 2, 4, 8, 16
+#   auto                `trainpool calibrate`, then what `--backend auto` picks at the article's shape
+#   mlp-all             `--backend all` at the article's shape, batched, with its verdict
+#   trees-cpu-200k      Trainpool's CPU trees engine, 48 models, pool W=16, 200 000 rows
+# Each part's JSON keeps its summary, the device counters per measurement (dispatches, submits,
+# readbacks, bytes read back, host ms between submits) and GPU busy from its telemetry; `targets`
+# checks the numbers issues 32 and 33 ask for.
 #
 # Prepare (on a machine with the project, Node and network):
 #   npm run build && ../shared/gpu/pack.sh gpu-pack
-#   copy gpu-pack/ (and, if you changed it since the last commit, benchmarks/gpu-check.sh and
-#   benchmarks/gpu-check/) to the GPU machine.
 # On the GPU machine, in the folder that holds gpu-pack/:
 #   gpu-pack/unpack.sh                      # lays out .gpu-node/ and .gpu-project/ here
 #   .gpu-project/benchmarks/gpu-check.sh    # or: ./gpu-check.sh --project .gpu-project
-# (unpack.sh puts the committed project, this script included, in .gpu-project/; this script
-# finds .gpu-node/bin/node by itself.)
 #
 # Options:
 #   --probe-only          probe the adapter (and find NVIDIA's Vulkan ICD), print it, stop
-#   --out FILE            where the combined JSON goes (default: gpu-check-<UTC time>.json here);
-#                         it is printed on stdout too
+#   --out FILE            where the combined JSON goes (default: gpu-check-<UTC time>.json here)
 #   --project DIR         the project root (default: this script's parent, else ./.gpu-project)
-#   --sizes/--models/--workers/--repeats/--epochs  the trainpool shape (default 10000/50/1,2/3/3)
+#   --only PARTS          run only these parts (comma-separated names from the list above)
+#   --skip PARTS          run all but these parts
+#   --budget S            seconds for all parts together (default 540); --timeout S caps each part (default 240)
+#   --quick               tiny shapes for every part (plumbing checks on lavapipe; not GPU numbers)
 #   --skip-torch          do not run the PyTorch reference
 #   --allow-cpu-adapter   go on with a CPU (software) adapter — plumbing tests only; the JSON says so
-#   --timeout S           limit for each of the trainpool, torch, xgboost and trees runs (default 900)
-#   --skip-xgboost        do not run the XGBoost (CUDA) experiment
-#   --xgb-sizes/--xgb-models/--xgb-workers/--xgb-repeats  its shape (default 10000,50000,100000,200000/50/5/1)
-#   --skip-trees          do not run the trees on webgpu
-#   --trees-sizes/--trees-models/--trees-repeats/--trees-rounds  their shape (default 10000/50/1/100)
 # Exit: 0 done (see the JSON for each part's status); 2 bad usage or no node/project;
-#       3 the WebGPU adapter is a CPU adapter (llvmpipe/lavapipe/SwiftShader); 4 no WebGPU adapter;
-#       5 the trainpool run failed (the JSON is still written). The XGBoost and trees parts'
-#       outcomes are in the JSON (`xgboost`, `trees`, `treesComparison`), as the PyTorch reference's is.
+#       3 the WebGPU adapter is a CPU adapter (llvmpipe/lavapipe/SwiftShader); 4 no WebGPU adapter.
 set -uo pipefail
 
-probe_only=0; skip_torch=0; allow_cpu=0; out=""; project=""
-sizes=10000; models=50; workers=1,2; repeats=3; epochs=3; limit=900
-skip_xgb=0; xgb_sizes=10000,50000,100000,200000; xgb_models=50; xgb_workers=5; xgb_repeats=1
-skip_trees=0; trees_sizes=10000; trees_models=50; trees_repeats=1; trees_rounds=100
+probe_only=0; skip_torch=0; allow_cpu=0; out=""; project=""; only=""; skip=""; budget=540; limit=240; quick=0
 die() { echo "gpu-check: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --probe-only) probe_only=1 ;;
     --skip-torch) skip_torch=1 ;;
     --allow-cpu-adapter) allow_cpu=1 ;;
+    --quick) quick=1 ;;
     --out) out="${2:?--out needs a file}"; shift ;;
     --project) project="${2:?--project needs a folder}"; shift ;;
-    --sizes) sizes="${2:?}"; shift ;;
-    --models) models="${2:?}"; shift ;;
-    --workers) workers="${2:?}"; shift ;;
-    --repeats) repeats="${2:?}"; shift ;;
-    --epochs) epochs="${2:?}"; shift ;;
-    --timeout) limit="${2:?}"; shift ;;
-    --skip-xgboost) skip_xgb=1 ;;
-    --xgb-sizes) xgb_sizes="${2:?}"; shift ;;
-    --xgb-models) xgb_models="${2:?}"; shift ;;
-    --xgb-workers) xgb_workers="${2:?}"; shift ;;
-    --xgb-repeats) xgb_repeats="${2:?}"; shift ;;
-    --skip-trees) skip_trees=1 ;;
-    --trees-sizes) trees_sizes="${2:?}"; shift ;;
-    --trees-models) trees_models="${2:?}"; shift ;;
-    --trees-repeats) trees_repeats="${2:?}"; shift ;;
-    --trees-rounds) trees_rounds="${2:?}"; shift ;;
+    --only) only="${2:?--only needs part names}"; shift ;;
+    --skip) skip="${2:?--skip needs part names}"; shift ;;
+    --budget) budget="${2:?--budget needs seconds}"; shift ;;
+    --timeout) limit="${2:?--timeout needs seconds}"; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift
 done
+case "$budget$limit" in *[!0-9]*) die "--budget and --timeout take whole seconds" ;; esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 log() { echo "gpu-check: $*" >&2; }
@@ -154,81 +138,85 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 else
   log "nvidia-smi not found: no GPU list and no GPU telemetry"
 fi
+flag() { [ "$1" = 1 ] && echo true || echo false; }
 cat >"$work/meta.json" <<META
-{"startedAt":"$started","softwareAdapter":$([ $software = 1 ] && echo true || echo false),"options":{"sizes":"$sizes","models":"$models","workers":"$workers","repeats":$repeats,"epochs":$epochs,"allowCpuAdapter":$([ $allow_cpu = 1 ] && echo true || echo false),
- "trees":{"skip":$([ $skip_trees = 1 ] && echo true || echo false),"sizes":"$trees_sizes","models":"$trees_models","repeats":$trees_repeats,"rounds":$trees_rounds}},
- "vulkan":{"VK_DRIVER_FILES":"${VK_DRIVER_FILES:-}","nvidiaIcd":"$icd","setByGpuCheck":$([ $icd_set_by_us = 1 ] && echo true || echo false)}}
+{"startedAt":"$started","softwareAdapter":$(flag $software),"options":{"only":"$only","skip":"$skip","budget":$budget,"timeout":$limit,"quick":$(flag $quick),"allowCpuAdapter":$(flag $allow_cpu),"skipTorch":$(flag $skip_torch)},
+ "vulkan":{"VK_DRIVER_FILES":"${VK_DRIVER_FILES:-}","nvidiaIcd":"$icd","setByGpuCheck":$(flag $icd_set_by_us)}}
 META
-
-# --- trainpool: the article's shape on webgpu -----------------------------------------------------
-log "trainpool bench --backend webgpu --sizes $sizes --models $models --workers $workers --repeats $repeats --epochs $epochs"
-t0=$(date +%s.%N)
-(cd "$project" && timeout "$limit" node bin/trainpool.js bench --backend webgpu --sizes "$sizes" --models "$models" \
-  --workers "$workers" --repeats "$repeats" --epochs "$epochs" --no-save --json "$work/trainpool.json" 2>&1) \
-  | tee "$work/trainpool.log" >&2
-tp_exit=${PIPESTATUS[0]}
-t1=$(date +%s.%N)
-echo "$tp_exit" >"$work/trainpool.exit"
-awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' >"$work/trainpool.wall_s"
-[ $tp_exit = 0 ] || log "trainpool exited $tp_exit (124: it ran past --timeout $limit s)"
-
-# --- PyTorch reference ------------------------------------------------------------------------------
-if [ $skip_torch = 1 ]; then
-  echo "--skip-torch" >"$work/torch.skipped"
-elif ! command -v python3 >/dev/null 2>&1; then
-  echo "python3 not found" >"$work/torch.skipped"
-elif ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-  echo "python3 cannot import torch with CUDA available" >"$work/torch.skipped"
-else
-  log "PyTorch reference: $models MLPs as a Python loop and as a torch.func vmap ensemble"
-  first_size="${sizes%%,*}"; first_models="${models%%,*}"
-  timeout "$limit" python3 "$project/benchmarks/gpu-check/torch_reference.py" --rows "$first_size" --models "$first_models" \
-    --repeats "$repeats" --epochs "$epochs" >"$work/torch.json" 2>"$work/torch.log"
-  torch_exit=$?
-  [ $torch_exit = 0 ] || { log "the PyTorch reference exited $torch_exit:"; tail -n 20 "$work/torch.log" >&2; }
-fi
-
-# --- XGBoost on CUDA: the article's trees on the machine's own libxgboost -------------------------
-if [ $skip_xgb = 1 ]; then
-  echo "--skip-xgboost" >"$work/xgboost.skipped"
-else
-  log "XGBoost (CUDA): trainpool bench --model gbdt --backend xgboost --preset article --sizes $xgb_sizes --models $xgb_models --workers $xgb_workers --repeats $xgb_repeats (TRAINPOOL_XGBOOST_DEVICE=cuda)"
-  (cd "$project" && TRAINPOOL_XGBOOST_DEVICE=cuda timeout "$limit" node bin/trainpool.js bench --model gbdt --backend xgboost --preset article \
-    --sizes "$xgb_sizes" --models "$xgb_models" --workers "$xgb_workers" --repeats "$xgb_repeats" --no-save --json "$work/xgboost.json" 2>&1) \
-    | tee "$work/xgboost.log" >&2
-  xgb_exit=${PIPESTATUS[0]}
-  echo "$xgb_exit" >"$work/xgboost.exit"
-  if [ "$xgb_exit" != 0 ] && grep -q 'backend xgboost is not available here' "$work/xgboost.log"; then
-    why="$(sed -n 's/.*backend xgboost is not available here: //p' "$work/xgboost.log" | tail -n 1)"
-    echo "no CUDA-enabled libxgboost here: $why" >"$work/xgboost.skipped"
-    log "XGBoost (CUDA): not run: no CUDA-enabled libxgboost here ($why)"
-  elif [ "$xgb_exit" != 0 ]; then
-    log "the XGBoost run exited $xgb_exit (124: it ran past --timeout $limit s)"
-  fi
-fi
-
-# --- trees on the GPU: the article's GBDT models on webgpu (WGSL), batched vs sequential ------------
-if [ $skip_trees = 1 ]; then
-  echo "--skip-trees" >"$work/trees.skipped"
-else
-  log "trees on webgpu: trainpool bench --model gbdt --backend webgpu --preset article --sizes $trees_sizes --models $trees_models --rounds $trees_rounds --strategies sequential,batched --workers 1 --repeats $trees_repeats"
-  t0=$(date +%s.%N)
-  (cd "$project" && timeout "$limit" node bin/trainpool.js bench --model gbdt --backend webgpu --preset article --sizes "$trees_sizes" \
-    --models "$trees_models" --rounds "$trees_rounds" --strategies sequential,batched --workers 1 --repeats "$trees_repeats" \
-    --no-save --json "$work/trees.json" 2>&1) | tee "$work/trees.log" >&2
-  trees_exit=${PIPESTATUS[0]}
-  t1=$(date +%s.%N)
-  echo "$trees_exit" >"$work/trees.exit"
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' >"$work/trees.wall_s"
-  [ "$trees_exit" = 0 ] || log "the trees run exited $trees_exit (124: it ran past --timeout $limit s)"
-fi
-
-# --- one JSON -----------------------------------------------------------------------------------------
 [ -n "$out" ] || out="gpu-check-$(date -u +%Y%m%dT%H%M%SZ).json"
-node "$project/benchmarks/gpu-check/combine.mjs" "$work" >"$out" || die "could not combine the results"
+combine() { node "$project/benchmarks/gpu-check/combine.mjs" "$work" >"$out.tmp" && mv "$out.tmp" "$out"; }
+combine || die "could not combine the results"
+
+# --- the parts --------------------------------------------------------------------------------------
+# shapes: full (the issues' numbers) or --quick (tiny, for plumbing on a CPU adapter)
+if [ $quick = 1 ]; then
+  mlp_small=1000; mlp_large=3000; mlp_models=4; mlp_busy_epochs=2; torch_loop=2
+  trees_small=1000; trees_large=2000; trees_models=4; trees_seq_models=2; trees_rounds=3; scaling_models=4; scaling_workers=1,2; w_many=2
+else
+  mlp_small=10000; mlp_large=200000; mlp_models=50; mlp_busy_epochs=30; torch_loop=5
+  trees_small=10000; trees_large=200000; trees_models=50; trees_seq_models=10; trees_rounds=100; scaling_models=64; scaling_workers=1,2,4,8,16; w_many=16
+fi
+t_start=$(date +%s)
+wanted() {
+  if [ -n "$only" ]; then case ",$only," in *",$1,"*) ;; *) return 1 ;; esac; fi
+  case ",$skip," in *",$1,"*) return 1 ;; esac
+  return 0
+}
+# part NAME EXPECTED_S KIND ARGS…: runs when wanted and the budget leaves EXPECTED_S; KIND bench|torch|calibrate
+part() {
+  local name="$1" expected="$2" kind="$3"; shift 3
+  wanted "$name" || return 0
+  local left=$(( budget - ($(date +%s) - t_start) ))
+  if [ "$left" -lt "$expected" ]; then
+    echo "the budget (--budget $budget s) had $left s left, this part needs about $expected s" >"$work/part-$name.skipped"
+    log "$name: skipped ($left s of the budget left)"; combine; return 0
+  fi
+  local cap=$(( left < limit ? left : limit ))
+  log "$name: $kind $* (limit $cap s)"
+  local t0; t0=$(date +%s.%N)
+  case "$kind" in
+    bench) (cd "$project" && timeout "$cap" node bin/trainpool.js bench "$@" --no-save --json "$work/part-$name.json" 2>&1) | tail -n 200 >"$work/part-$name.log" ;;
+    calibrate) (cd "$project" && timeout "$cap" node bin/trainpool.js calibrate --json "$work/part-$name.json" "$@" 2>&1) | tail -n 200 >"$work/part-$name.log" ;;
+    torch) timeout "$cap" python3 "$project/benchmarks/gpu-check/torch_reference.py" "$@" >"$work/part-$name.json" 2>"$work/part-$name.log" ;;
+  esac
+  local code=${PIPESTATUS[0]}
+  echo "$code" >"$work/part-$name.exit"
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }' >"$work/part-$name.wall_s"
+  [ "$code" = 0 ] || { log "$name: exited $code (124: past its limit)"; tail -n 5 "$work/part-$name.log" >&2; }
+  combine
+}
+mlp() { echo --backend webgpu --models "$mlp_models" --epochs 3 "$@"; }
+trees() { echo --model gbdt --backend webgpu --preset article --rounds "$trees_rounds" "$@"; }
+torch_ok=1
+if [ $skip_torch = 1 ]; then echo "--skip-torch" >"$work/torch.skipped"; torch_ok=0
+elif ! command -v python3 >/dev/null 2>&1; then echo "python3 not found" >"$work/torch.skipped"; torch_ok=0
+elif ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+  echo "python3 cannot import torch with CUDA available" >"$work/torch.skipped"; torch_ok=0
+fi
+
+# shellcheck disable=SC2046  # the helpers print word lists on purpose
+{
+part mlp-10k 30 bench $(mlp --sizes "$mlp_small" --strategies sequential,pool,batched --workers 1,4 --repeats 3)
+[ $torch_ok = 1 ] && part torch-10k 40 torch --rows "$mlp_small" --models "$mlp_models" --repeats 3
+part mlp-200k 60 bench $(mlp --sizes "$mlp_large" --strategies sequential,pool,batched --workers 1,4 --repeats 1)
+part mlp-busy 30 bench --backend webgpu --models "$mlp_models" --sizes "$mlp_large" --strategies batched --workers 1 --repeats 1 --epochs "$mlp_busy_epochs"
+part trees-10k 30 bench $(trees --sizes "$trees_small" --models "$trees_models" --strategies batched --workers 1 --repeats 1)
+part trees-200k 90 bench $(trees --sizes "$trees_large" --models "$trees_models" --strategies batched --workers 1 --repeats 1)
+part trees-seq 40 bench $(trees --sizes "$trees_small" --models "$trees_seq_models" --strategies sequential --workers 1 --repeats 1)
+part cpu-scaling 30 bench --backend onnxruntime --sizes "$mlp_small" --models "$scaling_models" --epochs 3 --strategies pool --workers "$scaling_workers" --repeats 1
+[ $torch_ok = 1 ] && part torch-200k 40 torch --rows "$mlp_large" --models "$mlp_models" --loop-models "$torch_loop" --repeats 1
+if (cd "$project" && node bin/trainpool.js calibrate --help >/dev/null 2>&1); then
+  part calibrate 40 calibrate
+  part auto 20 bench --backend auto --sizes "$mlp_small" --models "$mlp_models" --epochs 3 --strategies batched --workers 1 --repeats 3
+else
+  echo "this build has no \`trainpool calibrate\`" >"$work/part-calibrate.skipped"
+fi
+part mlp-all 90 bench --backend all --sizes "$mlp_small" --models "$mlp_models" --epochs 3 --strategies batched --workers "1,$w_many" --repeats 1
+part trees-cpu-200k 40 bench --model gbdt --backend cpu --preset article --rounds "$trees_rounds" --sizes "$trees_large" --models "$(( trees_models - trees_models % w_many ))" --strategies pool --workers "$w_many" --repeats 1
+}
+
+combine || die "could not combine the results"
 cat "$out"
-log "wrote $out"
-trees_note="$(node -e 'const c=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));if(c.treesComparison)console.log(c.treesComparison.note)' "$out" 2>/dev/null)"
-[ -z "$trees_note" ] || log "trees: $trees_note"
-[ $tp_exit = 0 ] || exit 5
+log "wrote $out in $(( $(date +%s) - t_start )) s"
+node -e 'const c=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));for(const t of c.targets??[])console.error(`gpu-check: ${t.met===null?"n/a ":t.met?"MET ":"MISS"} ${t.what}: ${t.text}`)' "$out"
 exit 0

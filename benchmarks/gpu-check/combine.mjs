@@ -1,11 +1,9 @@
 // Combines what benchmarks/gpu-check.sh collected in one folder into ONE JSON object on stdout:
-// adapter probe, nvidia-smi, the trainpool result (compact: summary, verification, GPU busy per
-// strategy from its telemetry), the PyTorch reference, and the ratios between them.
-// Usage: node combine.mjs DIR   (files it reads, all optional: meta.json, adapter.json,
-// nvidia-smi-L.txt, nvidia-smi-query.txt, trainpool.json, trainpool.exit, trainpool.wall_s,
-// trainpool.log, torch.json, torch.skipped, torch.log, xgboost.json, xgboost.exit, xgboost.log,
-// xgboost.skipped, trees.json, trees.exit, trees.wall_s, trees.log, trees.skipped)
-import { existsSync, readFileSync } from 'node:fs'
+// the adapter probe, nvidia-smi, every part (a trainpool run compacted to its summary, device
+// counters and GPU busy; the PyTorch reference; the calibration), and the issues' targets checked.
+// Usage: node combine.mjs DIR   (reads meta.json, adapter.json, nvidia-smi-*.txt, torch.skipped and
+// part-<name>.{json,exit,wall_s,log,skipped}; every file is optional)
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -46,192 +44,132 @@ export function gpuBusy(samples) {
     if (s.phase !== 'measuring' || !s.strategy) continue
     const read = (s.gpus ?? []).filter((g) => g.util != null && Number.isFinite(g.util))
     if (!read.length) continue
-    const a = acc.get(s.strategy) ?? { sum: 0, n: 0, byGpu: new Map() }
+    const a = acc.get(s.strategy) ?? { sum: 0, n: 0 }
     a.sum += read.reduce((x, g) => x + g.util, 0) / read.length
     a.n += 1
-    for (const g of read) {
-      const b = a.byGpu.get(g.index) ?? { sum: 0, n: 0 }
-      b.sum += g.util
-      b.n += 1
-      a.byGpu.set(g.index, b)
-    }
     acc.set(s.strategy, a)
   }
-  return STRATEGIES.filter((s) => acc.has(s)).map((s) => {
-    const a = acc.get(s)
-    const perGpu = [...a.byGpu].sort((x, y) => x[0] - y[0]).map(([index, b]) => ({ index, meanUtil: b.sum / b.n }))
-    return { strategy: s, meanUtil: a.sum / a.n, samples: a.n, perGpu }
-  })
+  return STRATEGIES.filter((s) => acc.has(s)).map((s) => ({ strategy: s, meanUtil: acc.get(s).sum / acc.get(s).n, samples: acc.get(s).n }))
 }
 
-function peakGpuMemMiB(samples) {
-  let peak = null
-  for (const s of samples ?? []) for (const g of s.gpus ?? []) if (g.memUsedMiB != null) peak = Math.max(peak ?? 0, g.memUsedMiB)
-  return peak
+/** An MLP program's readbacks per epoch: each fused program (W of them batched, one per model otherwise) also reads its test MSE once. */
+export function readbacksPerEpoch(device, row, epochs) {
+  const programs = row.strategy === 'batched' ? row.workers : row.models
+  return (device.readbacks / programs - 1) / epochs
 }
 
-function compactTrainpool(dir, name = 'trainpool') {
-  const r = json(dir, `${name}.json`)
-  const exit = text(dir, `${name}.exit`)
-  const wall = text(dir, `${name}.wall_s`)
-  const base = { exitCode: exit == null ? null : Number(exit.trim()), wallS: wall == null ? null : Number(wall.trim()) }
-  if (!r || r.ok === false) return { ...base, ok: false, error: r?.error ?? 'no result JSON', logTail: tail(text(dir, `${name}.log`)) }
-  const samples = r.telemetry?.samples ?? []
-  const busy = gpuBusy(samples)
+/** A trainpool run, compacted: each summary row with the device counters of its first measurement. */
+export function compactRun(r) {
+  if (!r || r.ok === false) return { ok: false, error: r?.error ?? 'no result JSON' }
+  const counters = (s) => r.measurements?.find((m) => m.size === s.size && m.models === s.models && m.strategy === s.strategy && m.workers === s.workers && (m.backend ?? null) === (s.backend ?? null))?.device ?? null
+  const epochs = r.config?.model?.epochs ?? null
   return {
-    ...base,
     ok: r.status === 'ok',
-    runId: r.runId,
     status: r.status,
     error: r.error ?? null,
     backend: r.environment?.backend ?? null,
     device: r.environment?.device ?? null,
     backendFlags: r.environment?.backendFlags ?? null,
-    config: r.config && { sizes: r.config.sizes, models: r.config.models, workers: r.config.workers, strategies: r.config.strategies, epochs: r.config.epochs, batchSize: r.config.batchSize, hidden: r.config.hidden, repeats: r.config.repeats },
+    model: r.config?.model ?? null,
     verification: r.verification && { sameWork: r.verification.sameWork, maxRelMseDiff: r.verification.maxRelMseDiff, tolerance: r.verification.tolerance, problems: r.verification.problems },
-    summary: (r.summary ?? []).map((s) => ({
-      size: s.size, models: s.models, strategy: s.strategy, workers: s.workers,
-      medianMs: s.medianMs, minMs: s.minMs, maxMs: s.maxMs, speedupVsSequential: s.speedupVsSequential, gflops: s.gflops, warnings: s.warnings,
-    })),
-    startupWarmupMs: (r.measurements ?? []).filter((m) => m.startupMs || m.warmupMs).map((m) => ({ strategy: m.strategy, workers: m.workers, startupMs: m.startupMs, warmupMs: m.warmupMs })),
-    gpuTelemetry: r.telemetry ? { gpu: r.telemetry.gpu, samples: samples.length, intervalMs: r.telemetry.intervalMs, peakMemUsedMiB: peakGpuMemMiB(samples) } : null,
-    gpuBusy: busy,
-    gpuBusyLine: busy.length
-      ? `GPU busy ${busy.map((b) => `${Math.round(b.meanUtil)} % in ${b.strategy}${b.perGpu.length > 1 ? ` (${b.perGpu.map((g) => `GPU ${g.index} ${Math.round(g.meanUtil)} %`).join(', ')})` : ''}`).join(', ')}`
-      : null,
+    summary: (r.summary ?? []).map((s) => {
+      const device = counters(s)
+      return {
+        ...(s.backend ? { backend: s.backend } : {}),
+        size: s.size,
+        models: s.models,
+        strategy: s.strategy,
+        workers: s.workers,
+        medianMs: s.medianMs,
+        minMs: s.minMs,
+        maxMs: s.maxMs,
+        speedupVsSequential: s.speedupVsSequential,
+        warnings: s.warnings,
+        ...(device ? { device, ...(epochs && r.config?.model?.kind === 'mlp' ? { readbacksPerEpoch: readbacksPerEpoch(device, s, epochs) } : {}) } : {}),
+      }
+    }),
+    gpuBusy: gpuBusy(r.telemetry?.samples),
+    verdict: r.verdict ?? null,
+    autoChoice: r.environment?.autoChoice ?? r.autoChoice ?? null,
     warnings: r.warnings ?? [],
   }
 }
 
-/** Median per-model training time per (size, strategy, W): what the article's per-model times compare with. */
-export function perModelTimes(measurements) {
-  const groups = new Map()
-  for (const m of measurements ?? []) {
-    const key = `${m.size}/${m.strategy}/${m.workers}`
-    const g = groups.get(key) ?? { size: m.size, strategy: m.strategy, workers: m.workers, ms: [] }
-    for (const p of m.perModel ?? []) if (p.trainMs != null) g.ms.push(p.trainMs)
-    groups.set(key, g)
-  }
-  return [...groups.values()].map(({ ms, ...g }) => {
-    const s = [...ms].sort((a, b) => a - b)
-    const median = s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : null
-    return { ...g, models: s.length, medianTrainMs: median }
-  })
-}
-
-/** The XGBoost (CUDA) part: skipped with the reason, or the run compacted with per-model times. */
-function compactXgboost(dir) {
-  const skipped = text(dir, 'xgboost.skipped')
+function partOf(dir, name) {
+  const skipped = text(dir, `part-${name}.skipped`)
   if (skipped != null) return { skipped: skipped.trim() }
-  if (!existsSync(join(dir, 'xgboost.exit')) && !existsSync(join(dir, 'xgboost.json'))) return null
-  const r = json(dir, 'xgboost.json')
-  return { ...compactTrainpool(dir, 'xgboost'), model: r?.config?.model ?? null, perModel: perModelTimes(r?.measurements) }
+  const exit = text(dir, `part-${name}.exit`)
+  const wall = text(dir, `part-${name}.wall_s`)
+  const base = { exitCode: exit == null ? null : Number(exit.trim()), wallS: wall == null ? null : Number(wall.trim()) }
+  const r = json(dir, `part-${name}.json`)
+  const logTail = base.exitCode === 0 ? undefined : tail(text(dir, `part-${name}.log`))
+  if (name.startsWith('torch')) return { ...base, ...(r ?? { ok: false, error: 'no JSON' }), ...(logTail ? { logTail } : {}) }
+  if (name === 'calibrate') return { ...base, calibration: r, ...(logTail ? { logTail } : {}) }
+  return { ...base, ...compactRun(r), ...(logTail ? { logTail } : {}) }
 }
 
-/** Trees on webgpu (Trainpool's WGSL engine): skipped with the reason, or the run compacted. */
-function compactTrees(dir) {
-  const skipped = text(dir, 'trees.skipped')
-  if (skipped != null) return { skipped: skipped.trim() }
-  if (!existsSync(join(dir, 'trees.exit')) && !existsSync(join(dir, 'trees.json'))) return null
-  const r = json(dir, 'trees.json')
-  return { ...compactTrainpool(dir, 'trees'), model: r?.config?.model ?? null }
+const row = (part, strategy, pick = (rows) => rows[0]) => {
+  const rows = (part?.summary ?? []).filter((s) => s.strategy === strategy).sort((a, b) => a.medianMs - b.medianMs)
+  return rows.length ? pick(rows) : null
 }
+const busyOf = (part, strategy) => part?.gpuBusy?.find((b) => b.strategy === strategy)?.meanUtil ?? null
 
-/** What issue 13 asks of trees on a GPU: batched on WebGPU ≥ 10× faster than XGBoost CUDA in a pool of 5 (when it ran), else than WebGPU sequential. */
-export const TREES_TARGET = 10
-
-export function treesComparison(trees, xgboost, software) {
-  if (!trees?.summary?.length) return null
-  const rows = trees.summary
-  const batched = rows.filter((s) => s.strategy === 'batched').sort((a, b) => a.medianMs - b.medianMs)[0] ?? null
-  if (!batched) return null
-  const seq = rows.find((s) => s.strategy === 'sequential' && s.size === batched.size) ?? null
-  const pools = (xgboost?.summary ?? []).filter((s) => s.strategy === 'pool' && s.size === batched.size && s.models === batched.models)
-  const xgbPool = pools.find((s) => s.workers === 5) ?? pools.sort((a, b) => a.medianMs - b.medianMs)[0] ?? null
-  const ratio = (a, b) => (a != null && b != null && b > 0 ? a / b : null)
-  const vsSeq = ratio(seq?.medianMs, batched.medianMs)
-  const vsXgb = ratio(xgbPool?.medianMs, batched.medianMs)
-  const against = vsXgb != null ? `XGBoost (${xgboost.device ?? 'CUDA'}) in a pool of ${xgbPool.workers}` : 'WebGPU sequential'
-  const speedup = vsXgb ?? vsSeq
-  const why = vsXgb != null ? '' : xgboost?.skipped ? ` (XGBoost CUDA not run: ${xgboost.skipped})` : xgboost ? ' (the XGBoost run gave no pool measurement at this size)' : ' (no XGBoost part)'
-  const fmt = (x) => (x == null ? 'n/a' : `${x.toFixed(1)}×`)
-  const met = speedup != null && speedup >= TREES_TARGET
-  return {
-    size: batched.size,
-    models: batched.models,
-    webgpuBatchedMs: batched.medianMs,
-    webgpuSequentialMs: seq?.medianMs ?? null,
-    batchedVsSequential: vsSeq,
-    xgboostPoolMs: xgbPool?.medianMs ?? null,
-    xgboostPoolWorkers: xgbPool?.workers ?? null,
-    batchedVsXgboostPool: vsXgb,
-    against,
-    speedup,
-    target: TREES_TARGET,
-    met,
-    note:
-      `${batched.models} GBDT models × ${batched.size} rows: batched on WebGPU ${fmt(speedup)} faster than ${against}${why}; target ≥ ${TREES_TARGET}× ${met ? 'met' : 'NOT met'}` +
-      (vsXgb != null ? `; vs WebGPU sequential ${fmt(vsSeq)}` : '') +
-      (software ? ' — on a CPU (software) adapter: NOT GPU numbers' : ''),
+/** What issues 32 and 33 ask of the H200, checked against this run (met null: not measured). */
+export function targets(parts, softwareAdapter) {
+  const out = []
+  const add = (issue, what, value, limit, better, unit, extra = '') => {
+    const met = value == null ? null : better === 'lower' ? value <= limit : value >= limit
+    const fmt = (v) => (v == null ? 'not measured' : unit === 'ms' ? `${v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(1)} ms`}` : `${v.toFixed(1)}${unit}`)
+    out.push({ issue, what, value, limit, met, text: `${fmt(value)} (${better === 'lower' ? '≤' : '≥'} ${fmt(limit)})${extra}${softwareAdapter ? ' — CPU adapter: not GPU numbers' : ''}` })
   }
-}
-
-function comparison(tp, torch) {
-  const rows = tp.summary ?? []
-  const best = (strategy) => rows.filter((s) => s.strategy === strategy).sort((a, b) => a.medianMs - b.medianMs)[0] ?? null
-  const seq = best('sequential')
-  const batched = best('batched')
-  const pool = best('pool')
-  const ratio = (a, b) => (a != null && b != null && b > 0 ? a / b : null)
-  const out = {
-    trainpoolSequentialMs: seq?.medianMs ?? null,
-    trainpoolBestPoolMs: pool?.medianMs ?? null,
-    trainpoolBestPoolWorkers: pool?.workers ?? null,
-    trainpoolBestBatchedMs: batched?.medianMs ?? null,
-    trainpoolBestBatchedWorkers: batched?.workers ?? null,
-    trainpoolBatchedSpeedup: ratio(seq?.medianMs, batched?.medianMs),
+  const b10 = row(parts['mlp-10k'], 'batched')
+  const torch10 = parts['torch-10k']
+  add(32, 'MLP batched, 50 models × 10 000 rows', b10?.medianMs ?? null, 50, 'lower', 'ms', torch10?.ok ? `; PyTorch vmap ${torch10.vmap.medianMs.toFixed(1)} ms` : '')
+  add(32, 'MLP batched, 50 models × 200 000 rows', row(parts['mlp-200k'], 'batched')?.medianMs ?? null, 1000, 'lower', 'ms')
+  add(32, 'MLP sequential, 50 models × 10 000 rows', row(parts['mlp-10k'], 'sequential')?.medianMs ?? null, 2500, 'lower', 'ms', torch10?.ok ? `; PyTorch loop ${(torch10.loop.medianMs / 1000).toFixed(2)} s` : '')
+  add(32, 'GPU busy, MLP batched at 200 000 rows', busyOf(parts['mlp-busy'], 'batched'), 60, 'higher', ' %')
+  add(32, 'MLP readbacks per epoch of a fused program (batched, 10 000 rows)', b10?.readbacksPerEpoch ?? null, 1, 'lower', '', ' (plus one for its test MSE)')
+  const scaling = parts['cpu-scaling']?.summary ?? []
+  const w = (n) => scaling.find((s) => s.workers === n)?.medianMs ?? null
+  add(32, 'CPU pool (onnxruntime, 64 models): W=16 against W=1', w(1) && w(16) ? w(1) / w(16) : null, 12, 'higher', '×')
+  const all = parts['mlp-all']
+  const auto = parts.auto
+  if (all?.summary?.length || auto?.summary?.length) {
+    const fastest = (backend) => (all?.summary ?? []).filter((s) => s.backend === backend).sort((a, b) => a.medianMs - b.medianMs)[0]?.medianMs ?? null
+    const [gpu, cpu] = [fastest('webgpu'), fastest('onnxruntime')]
+    const shouldPick = gpu != null && cpu != null ? (gpu <= cpu ? 'webgpu' : 'onnxruntime') : null
+    const picked = auto?.backend ?? null
+    out.push({ issue: 32, what: 'auto picks the faster of webgpu and onnxruntime at the article shape', value: picked, limit: shouldPick, met: picked && shouldPick ? picked === shouldPick : null, text: `auto → ${picked ?? 'not measured'}; fastest batched: webgpu ${gpu ?? 'n/a'} ms, onnxruntime ${cpu ?? 'n/a'} ms` })
   }
-  if (torch?.ok) {
-    Object.assign(out, {
-      torchLoopMs: torch.loop.medianMs,
-      torchVmapMs: torch.vmap.medianMs,
-      torchVmapSpeedup: torch.speedupVmapVsLoop,
-      /** > 1: trainpool's batched is that many times slower than the torch.func vmap ensemble */
-      trainpoolBatchedVsTorchVmap: ratio(batched?.medianMs, torch.vmap.medianMs),
-      trainpoolSequentialVsTorchLoop: ratio(seq?.medianMs, torch.loop.medianMs),
-    })
-  }
+  add(33, 'trees batched, 50 models × 10 000 rows', row(parts['trees-10k'], 'batched')?.medianMs ?? null, 1500, 'lower', 'ms')
+  add(33, 'trees batched, 50 models × 200 000 rows', row(parts['trees-200k'], 'batched')?.medianMs ?? null, 15_000, 'lower', 'ms', parts['trees-cpu-200k']?.summary?.[0] ? `; CPU engine pool W=16 ${(parts['trees-cpu-200k'].summary[0].medianMs / 1000).toFixed(1)} s` : '')
+  const seq = row(parts['trees-seq'], 'sequential')
+  add(33, 'trees sequential, 10 000 rows, a model', seq ? seq.medianMs / seq.models : null, 150, 'lower', 'ms')
+  add(33, 'GPU busy, trees batched at 200 000 rows', busyOf(parts['trees-200k'], 'batched'), 70, 'higher', ' %')
   return out
 }
 
 export function combine(dir) {
   const meta = json(dir, 'meta.json') ?? {}
   const probe = json(dir, 'adapter.json')
-  const adapter = probe && { ...probe, software: meta.softwareAdapter ?? null }
   const list = text(dir, 'nvidia-smi-L.txt')
   const query = text(dir, 'nvidia-smi-query.txt')
-  const trainpool = existsSync(join(dir, 'trainpool.exit')) || existsSync(join(dir, 'trainpool.json')) ? compactTrainpool(dir) : null
-  const xgboost = compactXgboost(dir)
-  const trees = compactTrees(dir)
-  const skipped = text(dir, 'torch.skipped')
-  let torch = skipped != null ? { skipped: skipped.trim() } : json(dir, 'torch.json')
-  if (torch && torch.ok === false) torch = { ...torch, logTail: tail(text(dir, 'torch.log')) }
+  const names = [...new Set(existsSync(dir) ? readdirSync(dir).flatMap((f) => (/^part-(.+)\.(json|exit|skipped)$/.exec(f)?.[1] ? [/^part-(.+)\.(json|exit|skipped)$/.exec(f)[1]] : [])) : [])]
+  const parts = Object.fromEntries(names.sort().map((n) => [n, partOf(dir, n)]))
+  const torchSkipped = text(dir, 'torch.skipped')
   return {
     kind: 'trainpool-gpu-check',
-    version: 1,
+    version: 2,
     startedAt: meta.startedAt ?? null,
     finishedAt: new Date().toISOString(),
     host: { hostname: os.hostname(), os: `${os.type()} ${os.release()} ${os.arch()}`, cpu: os.cpus()[0]?.model?.trim() ?? null, cpuCount: os.cpus().length, memoryBytes: os.totalmem(), node: process.versions.node },
     options: meta.options ?? null,
     vulkan: meta.vulkan ?? null,
-    adapter,
+    adapter: probe && { ...probe, software: meta.softwareAdapter ?? null },
     nvidiaSmi: list == null && query == null ? null : { list: list?.trim().split('\n').filter(Boolean) ?? [], gpus: query?.trim().split('\n').filter(Boolean) ?? [] },
-    trainpool,
-    torch: torch ?? null,
-    xgboost,
-    trees,
-    treesComparison: trees ? treesComparison(trees, xgboost, meta.softwareAdapter ?? false) : null,
-    comparison: trainpool ? comparison(trainpool, torch) : null,
+    torch: torchSkipped == null ? null : { skipped: torchSkipped.trim() },
+    parts,
+    targets: targets(parts, meta.softwareAdapter ?? false),
   }
 }
 

@@ -11,7 +11,9 @@ split; one shared mini-batch order per epoch) trained two ways on one device:
 Each way: one untimed warm-up, then R timed repeats (model init + training, ending with
 torch.cuda.synchronize()); prints one JSON object with median/min/max milliseconds and the
 per-model test-MSE agreement between the two ways. TF32 is off so both do float32 math.
-Usage: python3 torch_reference.py [--rows 10000] [--models 50] [--repeats 3] [--device cuda]
+--loop-models K trains only K models in the loop (a long loop at many rows) and scales its time to N,
+saying so ("loop.scaledFrom"). Usage: python3 torch_reference.py [--rows 10000] [--models 50]
+[--loop-models K] [--repeats 3] [--device cuda]
 """
 import argparse
 import copy
@@ -26,6 +28,7 @@ def main() -> int:
     p.add_argument("--rows", type=int, default=10_000)
     p.add_argument("--features", type=int, default=100)
     p.add_argument("--models", type=int, default=50)
+    p.add_argument("--loop-models", type=int, default=0, help="models the loop trains (its time scaled to --models); 0: all")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=512)
@@ -111,19 +114,24 @@ def main() -> int:
         sync()
         return [float(v) for v in mses.cpu()]
 
-    def timed(fn):
-        fn(min(2, a.models), 1)  # warm-up: CUDA context, cuBLAS, vmap tracing
+    def timed(fn, n_models=a.models):
+        fn(min(2, n_models), 1)  # warm-up: CUDA context, cuBLAS, vmap tracing
         runs, last = [], None
+        scale = a.models / n_models
         for _ in range(a.repeats):
             sync()
             t0 = time.perf_counter()
-            last = fn(a.models, a.epochs)
-            runs.append((time.perf_counter() - t0) * 1000)
-        return {"medianMs": statistics.median(runs), "minMs": min(runs), "maxMs": max(runs), "runsMs": runs}, last
+            last = fn(n_models, a.epochs)
+            runs.append((time.perf_counter() - t0) * 1000 * scale)
+        out = {"medianMs": statistics.median(runs), "minMs": min(runs), "maxMs": max(runs), "runsMs": runs}
+        if n_models != a.models:
+            out["scaledFrom"] = n_models
+        return out, last
 
-    loop, loop_mse = timed(train_loop)
+    loop_models = a.loop_models if 0 < a.loop_models < a.models else a.models
+    loop, loop_mse = timed(train_loop, loop_models)
     vm, vmap_mse = timed(train_vmap)
-    rel = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(loop_mse, vmap_mse))
+    rel = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(loop_mse, vmap_mse[:loop_models]))
     print(json.dumps({
         "ok": True,
         "torch": torch.__version__,

@@ -30,7 +30,7 @@ describe('webgpu backend', () => {
     expect(String(gpu.environment!.backendFlags.engine)).toMatch(/WGSL/)
     expect(verify(presetConfig('smoke'), gpu.measurements).sameWork).toBe(true)
     const reference = cpu.measurements[0].perModel
-    const epochs = presetConfig('smoke').model.epochs
+    const epochs = (presetConfig('smoke').model as { epochs: number }).epochs
     for (const m of gpu.measurements) {
       expect(m.modelsTrained).toBe(4)
       // the device's own account: per fused program, one readback an epoch and one for the test MSE
