@@ -231,10 +231,28 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   if (call.mode == 1u) { return; }
   storageBarrier();
   workgroupBarrier();
-  for (var h = t; h < H; h = h + 256u) {
+  if (H <= 256u) {
+    // dwo[h] = Σ_r dpred·relu(z): each h summed by ⌊256/H⌋ threads over interleaved rows, then their partial sums in order
+    let slices = 256u / H;
+    let h = t % H;
+    let slice = t / H;
     var s = 0.0;
-    for (var r = 0u; r < rows; r = r + 1u) { s = s + dpred[r * call.n + i] * max(zLast[r * nH + i * H + h], 0.0); }
-    grads[call.offWo + i * H + h] = s;
+    if (slice < slices) {
+      for (var r = slice; r < rows; r = r + slices) { s = s + dpred[r * call.n + i] * max(zLast[r * nH + i * H + h], 0.0); }
+    }
+    partA[t] = s;
+    workgroupBarrier();
+    if (t < H) {
+      var total = 0.0;
+      for (var k = 0u; k < slices; k = k + 1u) { total = total + partA[k * H + t]; }
+      grads[call.offWo + i * H + t] = total;
+    }
+  } else {
+    for (var h = t; h < H; h = h + 256u) {
+      var s = 0.0;
+      for (var r = 0u; r < rows; r = r + 1u) { s = s + dpred[r * call.n + i] * max(zLast[r * nH + i * H + h], 0.0); }
+      grads[call.offWo + i * H + h] = s;
+    }
   }
 }
 `,
