@@ -3,7 +3,7 @@
 // stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
 import { writeFileSync } from 'node:fs'
 import { SingleBar } from 'cli-progress'
-import { backendLine, type BenchConfig, type Capabilities, type ConcreteBackend, firstBackend, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import { backendLine, type BenchConfig, type Capabilities, type ConcreteBackend, deviceWorkRows, firstBackend, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
@@ -110,7 +110,7 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
     const caps = await capabilities().catch(() => null)
     const first = firstBackend(config)
     const backend = first === 'auto' ? (caps?.autoBackends[config.model.kind] ?? null) : first
-    const note = caps ? shortMeasurementsNote(config, estimateRun(config, backend as ConcreteBackend | null, { cpuCount: caps.cpuCount })) : null
+    const note = caps ? shortMeasurementsNote(config, estimateRun(config, backend as ConcreteBackend | null, { cpuCount: caps.cpuCount, calibration: caps.calibration.families })) : null
     if (note) process.stderr.write(`trainpool bench: note: ${note}\n`)
   }
   let runId: string
@@ -227,6 +227,7 @@ export function summaryTable(run: RunResult): string {
   out.push(
     `Trainpool ${run.runId} · ${env ? (env.backends ? backendLine(run) : `${env.backend} on ${env.device}`) : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}${run.config.set ? ` · set: ${describeSet(family, run.config.set)}` : ''}`,
   )
+  if (env?.auto) out.push(env.auto.reason)
   if (run.dataset) out.push(`data: ${formatDataSet(run.dataset)}`)
   // side by side, a backend column first
   const side = run.summary.some((s) => s.backend)
@@ -263,6 +264,8 @@ export function summaryTable(run: RunResult): string {
   for (const note of v.notes ?? []) out.push(`across backends: ${note}`)
   const gpu = telemetryLine(run)
   if (gpu) out.push(gpu)
+  const device = deviceWorkRows(run.measurements)
+  if (device.length) out.push('device work (what the GPU engine asked of its device):', ...device.map(([label, text]) => `  ${label}: ${text}`))
   for (const w of run.warnings) out.push(`warning: ${w}`)
   if (run.error) out.push(`error: ${run.error}`)
   return out.join('\n') + '\n'

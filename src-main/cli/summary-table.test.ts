@@ -83,4 +83,14 @@ describe('summaryTable', () => {
     const failed = summaryTable(fixtureRun({ status: 'failed', verification: partial }))
     expect(failed).toContain('SAME-WORK CHECK FAILED:\n  - pool trained 1 of 4 models')
   })
+
+  it('a GPU engine\'s device work per measurement, after the verification', () => {
+    const device = { dispatches: 194, submits: 25, readbacks: 4, bytesReadBack: 64, hostMsBetweenSubmits: 0.5 }
+    const m = { size: 2000, models: 4, workers: 2, strategy: 'batched' as const, repeat: 0, status: 'ok' as const, wallMs: 120, startupMs: 0, warmupMs: 0, modelsTrained: 4, work: 1, perModel: [], failures: [], peakRssBytes: [], device }
+    const lines = summaryTable(fixtureRun({ measurements: [m] })).trim().split('\n')
+    const at = lines.indexOf('device work (what the GPU engine asked of its device):')
+    expect(at).toBeGreaterThan(0)
+    expect(lines[at + 1]).toBe('  batched W=2 · 2000 rows: 194 dispatches · 25 submits · 4 readbacks (64 B) · host 0.5 ms between submits')
+    expect(summaryTable(fixtureRun())).not.toContain('device work')
+  })
 })

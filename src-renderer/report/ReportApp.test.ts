@@ -27,6 +27,15 @@ describe('report page', () => {
     expect(render(result()).find('[data-test=scheduler]').exists()).toBe(false)
   })
 
+  it('a GPU engine\'s device work per measurement is in the environment table; a run without it has none', () => {
+    const run = result()
+    const device = { dispatches: 194, submits: 25, readbacks: 4, bytesReadBack: 64, hostMsBetweenSubmits: 0.5 }
+    const measurements = run.measurements.map((m) => (m.strategy === 'batched' ? { ...m, device } : m))
+    const rows = render({ ...run, measurements }).findAll('[data-test=device-work]')
+    expect(rows.map((r) => r.text())).toEqual([`Device work, batched W=2 · 2000 rows194 dispatches · 25 submits · 4 readbacks (64 B) · host 0.5 ms between submits`])
+    expect(render(run).findAll('[data-test=device-work]')).toHaveLength(0)
+  })
+
   it('names the family with its parameters and heads the rate column with its unit', () => {
     const run = result()
     const w = render(run)

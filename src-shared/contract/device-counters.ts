@@ -42,3 +42,10 @@ export function describeDeviceCounters(c: DeviceCounters): string {
   const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
   return `${count(c.dispatches, 'dispatch', 'dispatches')} · ${count(c.submits, 'submit', 'submits')} · ${count(c.readbacks, 'readback', 'readbacks')} (${bytes}) · host ${c.hostMsBetweenSubmits.toFixed(1)} ms between submits`
 }
+
+/** The device work of a run's measurements as [label, text] rows (the first repeat of each option and size), for the CLI, the Run view and the report. */
+export function deviceWorkRows(measurements: readonly { size: number; strategy: string; workers: number; repeat: number; backend?: string; device?: DeviceCounters }[]): [string, string][] {
+  return measurements
+    .filter((m) => m.device && m.repeat === 0)
+    .map((m) => [`${m.backend ? `${m.backend} ` : ''}${m.strategy} W=${m.workers} · ${m.size} rows`, describeDeviceCounters(m.device!)])
+}
