@@ -89,13 +89,14 @@ export function mlpWorkerPeakBytes(w: Workload<MlpParams>, n: number): number {
  * The MLP's backends, in `auto`'s order: the GPU backends on GPU hardware, then onnxruntime (ONNX
  * Runtime's CPU provider, native GEMMs), wasm where its native library cannot load (the probe says
  * why), then tfjs's plain-JavaScript cpu. Speeds: fitted to wasm runs on a 2-core machine (smoke ≈
- * 1.5 s, quick ≈ 7 s), the GPU rows scaled from the MLP benchmarks; onnxruntime measured
+ * 1.5 s, quick ≈ 7 s), the GPU rows scaled from the MLP benchmarks (webgpu: the WGSL engine's ~4 dispatches
+ * a step at ~12.5 µs each on an H200, research/gpu.md); onnxruntime measured
  * (benchmarks/onnx/step-bench.mts) ~7–14 ms per step of 50 fused models (0.66 GFLOP: GEMMs plus
  * elementwise passes), ~0.5 ms per one-model step (mostly fixed cost).
  */
 export const MLP_BACKENDS = [
   { name: 'tensorflow', gpu: true, auto: true, batched: true, speed: { workPerSecond: 2e11, stepMs: 0.6, jobMs: 10, poolStartMs: 5000, sharedDevice: true } },
-  { name: 'webgpu', gpu: true, auto: true, batched: true, speed: { workPerSecond: 5e10, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true } },
+  { name: 'webgpu', gpu: true, auto: true, batched: true, speed: { workPerSecond: 2e12, stepMs: 0.15, jobMs: 5, poolStartMs: 1500, sharedDevice: true } },
   { name: 'onnxruntime', gpu: false, auto: true, batched: true, speed: { workPerSecond: 5e10, stepMs: 0.4, jobMs: 5, poolStartMs: 500, sharedDevice: false } },
   { name: 'wasm', gpu: false, auto: true, batched: true, speed: { workPerSecond: 8e9, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false } },
   { name: 'cpu', gpu: false, auto: true, batched: true, speed: { workPerSecond: 1e9, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false } },
@@ -126,6 +127,8 @@ export const mlpFamily: ModelFamily<MlpParams> = {
   // gradient descent needs comparable feature scales and cannot step through a NaN
   userData: { missingValues: 'refuse', standardise: true },
   notes: () => [],
+  // the article's batched shape (50 models, batch 512, 100→64→1) for 4 steps: 2 048 training rows, 1 epoch
+  calibration: { size: 2560, models: 50, params: { epochs: 1 }, step: 'step' },
   presets: {
     smoke: { params: { epochs: 1 }, note: '1 epoch' },
     quick: { params: { epochs: 2 }, note: '2 epochs' },
