@@ -2,7 +2,10 @@
 // renderer) and time (shown by the renderer), both from the real plan (plan.ts: `sequential` is
 // measured once per size and model count, not once per W) and from the run's model family: its work
 // count, its steps per job (progressTotal) and its memory model (workerPeakBytes), and the backend's
-// assumed speed from the family's entry for it (families/backend.ts BackendSpeed). Pure; no I/O.
+// assumed speed from the family's entry for it (families/backend.ts BackendSpeed) — or, where this
+// machine's calibration timed the backend, its measured speed (calibration.ts). Pure; no I/O.
+import { calibratedSpeed } from './calibration'
+import type { FamilyCalibration } from './contract/calibration'
 import type { BenchConfig, ConcreteBackend } from './contract/config'
 import { MEASUREMENT_FLOOR, type MeasurementKey } from './contract/result'
 import { type Workload, workloadFor } from './contract/workload'
@@ -55,6 +58,19 @@ export const RUN_OVERHEAD_MS = 200
 export interface TimeOptions {
   /** CPU cores here (capabilities.cpuCount): CPU backends run at most this many workers at once; default 1 */
   cpuCount?: number
+  /** this machine's calibration per family (capabilities.calibration.families): measured speeds replace the assumed ones */
+  calibration?: Record<string, FamilyCalibration>
+}
+
+/** The speed the estimate uses for a backend: calibrated here when timed, else the family's assumed one; undefined for a backend the family lacks. */
+function speedOf(family: ModelFamily, backend: string, opts: TimeOptions) {
+  const assumed = backendSpec(family, backend)?.speed
+  return assumed && calibratedSpeed(opts.calibration?.[family.kind], backend, assumed)
+}
+
+/** Whether the estimate's speed for a backend was measured by this machine's calibration. */
+export function speedIsCalibrated(family: ModelFamily, backend: string, opts: TimeOptions): boolean {
+  return opts.calibration?.[family.kind]?.backends.some((b) => b.backend === backend && b.oneModelStepMs !== null) ?? false
 }
 
 /** Estimated wall time of one measurement (the clock's part: training only), ms. */
@@ -65,7 +81,7 @@ export function estimateMeasurementMs(
   backend: ConcreteBackend,
   opts: TimeOptions = {},
 ): number {
-  const speed = backendSpec(family, backend)?.speed
+  const speed = speedOf(family, backend, opts)
   if (!speed) throw new Error(`no time estimate: a ${family.label} has no backend ${backend}`)
   const lanes = key.strategy === 'sequential' ? 1 : Math.min(key.workers, key.models)
   // jobs one lane trains in turn: every model (sequential), its share of the queue (pool), one fused group (batched)
@@ -99,6 +115,8 @@ export interface RunEstimate extends MemoryEstimate {
   totalMs: number | null
   /** measurements estimated shorter than MEASUREMENT_FLOOR.minMs (each repeated until it lasts that long); 0 without a backend */
   shortMeasurements: number
+  /** where the time's speed comes from: this machine's calibration, or the family's assumed speed; null without a backend */
+  speed: 'calibrated' | 'assumed' | null
 }
 
 /**
@@ -108,7 +126,7 @@ export interface RunEstimate extends MemoryEstimate {
 export function estimateRun(config: BenchConfig, backendIn: ConcreteBackend | null, opts: TimeOptions = {}): RunEstimate {
   const family = familyOf(config.model)
   // a backend the family does not have (a config the schema refuses) gets no time, only memory and counts
-  const speed = backendIn ? backendSpec(family, backendIn)?.speed : undefined
+  const speed = backendIn ? speedOf(family, backendIn, opts) : undefined
   const backend = speed ? backendIn : null
   const plan = expandPlan(config)
   const pools = new Set(plan.map(groupKey))
@@ -140,6 +158,7 @@ export function estimateRun(config: BenchConfig, backendIn: ConcreteBackend | nu
     backend,
     totalMs: backend ? totalMs : null,
     shortMeasurements,
+    speed: backend ? (speedIsCalibrated(family, backend, opts) ? 'calibrated' : 'assumed') : null,
   }
 }
 

@@ -1,9 +1,10 @@
-// `trainpool` command line: bench, serve, advise and report.
+// `trainpool` command line: bench, serve, advise, report, export-models and calibrate.
 import { Command, CommanderError, Option } from 'commander'
 import { ADVICE_LIMITS, PRESET_NAMES, STRATEGIES } from '@shared/contract'
 import { acceptedText, allFamilies, familyKinds } from '@shared/families'
 import { adviseCommand } from './advise-command'
 import { EXIT, benchCommand } from './bench-command'
+import { calibrateCommand } from './calibrate-command'
 import { FLAG_HELP } from './options'
 import { exportModelsCommand } from './export-models-command'
 import { reportCommand } from './report-command'
@@ -122,6 +123,14 @@ export function buildProgram(): Command {
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .action(async (runId: string, flags) => {
       process.exitCode = await exportModelsCommand(runId, flags)
+    })
+  program
+    .command('calibrate')
+    .description("time a small fixed workload on every backend auto may pick here (seconds each) and keep it in the store: auto is then the fastest")
+    .option('--family <kind>', `model family: ${familyKinds().join(' | ')} (default: every family)`)
+    .option('--store <dir>', 'run history folder, where the calibration is kept (default ~/.trainpool/runs)')
+    .action(async (flags) => {
+      process.exitCode = await calibrateCommand(flags, version)
     })
   return program
 }

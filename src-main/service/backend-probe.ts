@@ -42,7 +42,8 @@ export class BackendProbe {
     return this.probed
   }
 
-  async capabilities(shell: Capabilities['shell'], appVersion = 'dev'): Promise<Capabilities> {
+  /** What this machine offers; `auto`'s calibration is the service's to add (auto-calibration.ts). */
+  async capabilities(shell: Capabilities['shell'], appVersion = 'dev'): Promise<Omit<Capabilities, 'calibration'>> {
     const backends = await this.backends()
     const cpus = os.cpus()
     return {

@@ -1,13 +1,15 @@
 // BenchService: the one façade the shells call, implementing the API table. It validates configs
 // (schema, backend, memory), refuses a second concurrent run, and delegates: the run in flight to
 // LiveRun (runner, progress projection, telemetry, saves), browsing and exporting to RunHistory,
-// advice (advise, verifyAdvice: src-shared/advice/) on top of those, the backend probe to BackendProbe, the user's data sets to DataSets.
+// advice (advise, verifyAdvice: src-shared/advice/) on top of those, the backend probe to BackendProbe, the user's data sets to DataSets,
+// `auto`'s calibration to AutoCalibration (a run with `auto` gets its backend from it before its pools start).
 import os from 'node:os'
 import { join } from 'node:path'
 import { adviseFrom, checkAdvice, verificationConfig } from '@shared/advice'
 import {
   type Advice,
   type AdviceCheck,
+  type AutoRule,
   BenchConfigSchema,
   type BackendCapability,
   type BenchConfig,
@@ -15,6 +17,7 @@ import {
   type DataSetInfo,
   chosenGpus,
   type ExportedFile,
+  type FamilyCalibration,
   type GpuInfo,
   backendsOf,
   type LauncherCapability,
@@ -31,6 +34,7 @@ import {
   webgpuSpreadRefusal,
   workersPerGpuRefusal,
 } from '@shared/contract'
+import { familiesToCalibrate } from '@shared/calibration'
 import { estimateRunPeakBytes } from '@shared/estimate'
 import { refuseUnavailableBackend } from '@shared/families'
 import type { RunnerOptions } from '../bench/runner'
@@ -42,6 +46,7 @@ import { SlurmEngine } from '../pool/slurm/slurm-engine'
 import { sbatchAvailable } from '../pool/slurm/slurm-cli'
 import type { RunStore } from '../store/run-store'
 import type { TelemetrySessionOptions } from '../telemetry/session'
+import { type AutoHooks, AutoCalibration, autoRuleFromEnv } from './auto-calibration'
 import { BackendProbe, probeInWorker } from './backend-probe'
 import { DataSets } from './data-sets'
 import { resolveDataSource, type ResolvedData } from '../data'
@@ -90,6 +95,8 @@ export interface BenchServiceOptions {
    * refusals are logged.
    */
   workerSocket?: { listen: ListenAddress; log: (line: string) => void }
+  /** how `auto` picks (default: TRAINPOOL_AUTO, else calibrated: the fastest backend a calibration measured here) */
+  autoRule?: AutoRule
 }
 
 export class BenchService implements BenchServiceApi {
@@ -100,11 +107,20 @@ export class BenchService implements BenchServiceApi {
   /** verification run id → its advice check, stored with the source run when the run ended */
   private readonly adviceChecks = new Map<string, Promise<AdviceCheck>>()
   private readonly data: DataSets
+  private readonly auto: AutoCalibration
 
   constructor(private readonly options: BenchServiceOptions) {
     this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)), options.discoverGpus ?? (() => discoverGpus()), options.checkSlurm ?? (() => sbatchAvailable()))
     this.history = new RunHistory(options.store, () => this.live, options.renderPdf)
     this.data = new DataSets({ storeDir: options.store?.dir ?? null, shell: options.shell, pickFile: options.pickDataFile })
+    // the cache lives where the data cache does: the store's folder, also under the CLI's --no-save
+    this.auto = new AutoCalibration({
+      launcher: options.launcher,
+      storeDir: options.dataDir ?? options.store?.dir ?? null,
+      appVersion: options.appVersion ?? 'dev',
+      probe: this.probe,
+      rule: options.autoRule ?? autoRuleFromEnv(),
+    })
   }
 
   onEvent(listener: (event: RunEvent) => void): () => void {
@@ -122,8 +138,8 @@ export class BenchService implements BenchServiceApi {
     }
   }
 
-  capabilities(): Promise<Capabilities> {
-    return this.probe.capabilities(this.options.shell, this.options.appVersion)
+  async capabilities(): Promise<Capabilities> {
+    return this.auto.announce(await this.probe.capabilities(this.options.shell, this.options.appVersion))
   }
 
   /** Validates a raw config: field errors, availability of the backend, the user's data, memory. Nothing starts. */
@@ -182,7 +198,10 @@ export class BenchService implements BenchServiceApi {
     const { config, data, gpus } = await this.prepare(raw)
     this.refuseIfBusy()
     const remote = config.launcher ? await this.remoteWorkers(config.launcher) : null
+    // a scheduler's workers run on its nodes: this machine's calibration says nothing about them
+    const auto = config.backend !== 'auto' ? undefined : remote ? { byWorkers: "the family's table order, applied by each worker on its node (a calibration measures this machine only)" } : this.auto.forRun(config.model.kind)
     const live = new LiveRun(config, {
+      ...(auto ? { auto } : {}),
       dataset: data ? { record: data.record, workload: data.workload } : undefined,
       ...(gpus ? { gpus } : {}),
       verifies: check?.verifies,
@@ -223,6 +242,7 @@ export class BenchService implements BenchServiceApi {
 
   private refuseIfBusy(): void {
     if (this.live) throw new TrainpoolError('busy', `run ${this.live.runId} is still running: cancel it or wait for it to finish (one run at a time)`)
+    if (this.auto.calibrating) throw new TrainpoolError('busy', 'a calibration of auto is timing the backends: wait a few seconds for it to finish')
   }
 
   /** Resolves with the finished run (CLI and tests wait on it). */
@@ -235,7 +255,7 @@ export class BenchService implements BenchServiceApi {
   async cancel({ runId }: ParsedRequest<'cancel'> = {}): Promise<{ cancelled: boolean }> {
     const live = this.live
     if (!live || (runId && runId !== live.runId)) return { cancelled: false }
-    await live.runner.cancel()
+    await live.cancel()
     await live.done
     return { cancelled: true }
   }
@@ -348,6 +368,17 @@ export class BenchService implements BenchServiceApi {
     const stored = this.adviceChecks.get(verifyRunId)
     if (!stored) throw new TrainpoolError('not-found', `run ${verifyRunId} is not a verification run started here`)
     return stored
+  }
+
+  calibrate({ family }: ParsedRequest<'calibrate'>): Promise<FamilyCalibration[]> {
+    return this.calibrateFamilies(family)
+  }
+
+  /** The calibration (see API.calibrate), its progress said to `hooks` (the CLI prints it). Not while a run is live: both would time each other. */
+  async calibrateFamilies(kind?: string, hooks: AutoHooks = {}): Promise<FamilyCalibration[]> {
+    const families = familiesToCalibrate(kind)
+    this.refuseIfBusy()
+    return this.auto.calibrate(families, hooks)
   }
 
   async shutdown(): Promise<void> {

@@ -1,10 +1,13 @@
 // One run in flight, built whole in its constructor: the result being filled in, the runner, the
 // live progress projection, telemetry, the events a re-attaching tab replays, and two promises:
 // `saved` (the first save, which start() waits for) and `done` (the run finished, saved and handed
-// back — what cancel() and waitForRun() wait for, whenever they are called).
+// back — what cancel() and waitForRun() wait for, whenever they are called). A run with `auto`
+// resolved by calibration starts its runner once the backend is known (phase `calibrating` first).
 import {
+  type AutoChoice,
   type BenchConfig,
   type DataSetRecord,
+  type Environment,
   type GpuInfo,
   type Measurement,
   type MeasurementKey,
@@ -14,6 +17,8 @@ import {
   type WorkloadData,
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
+import { expandPlan } from '@shared/plan'
+import { CalibrationStopped } from '../bench/calibrate'
 import { BenchRunner, type RunnerHooks, type RunnerOptions } from '../bench/runner'
 import { summarize } from '../bench/stats'
 import { verify } from '../bench/verify'
@@ -21,6 +26,7 @@ import type { WorkerLauncher } from '../pool/launcher'
 import type { SlurmEngine } from '../pool/slurm/slurm-engine'
 import { newRunId, type RunStore } from '../store/run-store'
 import { type TelemetryContext, TelemetrySession, type TelemetrySessionOptions } from '../telemetry/session'
+import type { AutoResolution } from './auto-calibration'
 import { LiveProgress } from './live-progress'
 import type { LiveRunAccess } from './run-history'
 
@@ -39,6 +45,8 @@ export interface LiveRunDeps {
   gpus?: GpuInfo[]
   /** a run on a scheduler: its engine (the run records each job it submits and cancels them all when it ends) */
   scheduler?: SlurmEngine
+  /** config.backend auto: how it becomes a backend (service/auto-calibration.ts); absent for a named backend */
+  auto?: AutoResolution
   /** called once the run is finished and saved, before `done` resolves */
   onFinished(result: RunResult): void
 }
@@ -46,7 +54,12 @@ export interface LiveRunDeps {
 export class LiveRun implements LiveRunAccess {
   readonly runId = newRunId()
   readonly result: RunResult
-  readonly runner: BenchRunner
+  readonly plan: MeasurementKey[]
+  /** null until `auto` is resolved (a calibration may come first) */
+  private runner: BenchRunner | null = null
+  private cancelled = false
+  /** a run with `auto`: the backend it resolved to and why */
+  private autoChoice: AutoChoice | null = null
   readonly progress: LiveProgress
   readonly telemetry: TelemetrySession | null
   /** events a tab that (re)attaches replays (progress and telemetry are sent as snapshots instead) */
@@ -89,17 +102,52 @@ export class LiveRun implements LiveRunAccess {
       })
     }
     this.progress = new LiveProgress(this.runId, (e) => this.emit(e))
-    this.runner = new BenchRunner(deps.launcher, config, this.runnerHooks(), {
-      appVersion: deps.appVersion,
-      ...deps.runner,
-      data: deps.dataset?.workload,
-      ...(deps.gpus ? { gpus: deps.gpus } : {}),
-      keepModels: deps.store !== null,
-    })
+    // the runner's plan: a single backend, named or resolved, plans the same measurements
+    this.plan = expandPlan(config)
+    if (!deps.auto || 'byWorkers' in deps.auto) this.runner = this.newRunner(config)
     this.telemetry = this.startTelemetry()
-    this.emit({ type: 'run-started', runId: this.runId, config, plan: this.runner.plan, startedAt })
+    this.emit({ type: 'run-started', runId: this.runId, config, plan: this.plan, startedAt })
     this.saved = this.save()
     this.done = this.saved.then(() => this.execute())
+  }
+
+  private newRunner(config: BenchConfig): BenchRunner {
+    return new BenchRunner(this.deps.launcher, config, this.runnerHooks(), {
+      appVersion: this.deps.appVersion,
+      ...this.deps.runner,
+      data: this.deps.dataset?.workload,
+      ...(this.deps.gpus ? { gpus: this.deps.gpus } : {}),
+      keepModels: this.deps.store !== null,
+    })
+  }
+
+  /** Stops the run: the calibration before its next timed run, or the runner. */
+  async cancel(): Promise<void> {
+    this.cancelled = true
+    await this.runner?.cancel()
+  }
+
+  /**
+   * The runner, once `auto` is a backend: the kept calibration's pick, or a calibration now (said as
+   * phase `calibrating`); every pool then starts that backend. null when cancelled meanwhile.
+   */
+  private async readyRunner(): Promise<BenchRunner | null> {
+    const auto = this.deps.auto
+    if (this.runner || !auto || 'byWorkers' in auto) return this.runner
+    const say = (message: string) => this.emit({ type: 'phase', runId: this.runId, phase: 'calibrating', index: null, key: null, message })
+    const choice = await auto.resolve({ say, shouldStop: () => this.cancelled })
+    this.autoChoice = choice
+    if (this.cancelled) return null
+    this.runner = this.newRunner({ ...this.result.config, backend: choice.backend })
+    return this.runner
+  }
+
+  /** The environment with how `auto` became its backend (a run with `auto` only). */
+  private withAuto(environment: Environment | null): Environment | null {
+    const auto = this.deps.auto
+    if (!environment || !auto) return environment
+    const choice = this.autoChoice ?? ('byWorkers' in auto ? { backend: environment.backend, reason: `auto → ${environment.backend}: ${auto.byWorkers}`, calibratedAt: null } : null)
+    return choice ? { ...environment, auto: choice } : environment
   }
 
   /** Snapshot events for a tab that attaches now. */
@@ -144,7 +192,7 @@ export class LiveRun implements LiveRunAccess {
   private runnerHooks(): RunnerHooks {
     return {
       onEnvironment: (environment) => {
-        this.result.environment = environment
+        this.result.environment = this.withAuto(environment)
       },
       onPhase: (phase, index, key) => {
         this.context = { index, strategy: key.strategy, workerCount: key.workers, phase }
@@ -156,7 +204,7 @@ export class LiveRun implements LiveRunAccess {
       onProgress: (_index, worker, { modelIndices, progress }) => this.progress.progressed(worker, modelIndices, progress),
       onModelDone: (_index, m) => this.progress.modelDone(m.index, m.finalLoss),
       onWarning: (index, text) => {
-        const k = this.runner.plan[index]
+        const k = this.plan[index]
         const warning = `${k.strategy} W=${k.workers} at ${k.size} rows: ${text}`
         if (!this.result.warnings.includes(warning)) this.result.warnings.push(warning)
       },
@@ -176,7 +224,7 @@ export class LiveRun implements LiveRunAccess {
     if (this.deps.telemetry === false) return null
     const session = new TelemetrySession({
       ...this.deps.telemetry,
-      pids: () => this.runner.pids,
+      pids: () => this.runner?.pids ?? [],
       context: () => ({ ...this.context }),
       onSample: (sample, gpu) => {
         if (this.result.status === 'running') this.emit({ type: 'telemetry', runId: this.runId, gpu: { ...gpu }, samples: [sample] })
@@ -190,9 +238,11 @@ export class LiveRun implements LiveRunAccess {
   private async execute(): Promise<RunResult> {
     let outcome
     try {
-      outcome = await this.runner.run()
+      const runner = await this.readyRunner()
+      outcome = runner ? await runner.run() : { status: 'cancelled' as const, measurements: [], environment: null, error: null }
     } catch (err) {
-      outcome = { status: 'failed' as const, measurements: this.result.measurements, environment: this.result.environment, error: String(err) }
+      const stopped = err instanceof CalibrationStopped
+      outcome = { status: stopped ? ('cancelled' as const) : ('failed' as const), measurements: this.result.measurements, environment: this.result.environment, error: stopped ? null : err instanceof Error ? err.message : String(err) }
     }
     this.progress.flush(true)
     this.progress.stop()
@@ -204,7 +254,7 @@ export class LiveRun implements LiveRunAccess {
       /* telemetry never fails a run */
     }
     const result = this.result
-    result.environment = outcome.environment ?? result.environment
+    result.environment = this.withAuto(outcome.environment ?? result.environment)
     result.summary = summarize(result.measurements, familyOf(result.config.model))
     result.verification = verify(result.config, result.measurements)
     result.status = outcome.status === 'ok' && !result.verification.sameWork ? 'failed' : outcome.status

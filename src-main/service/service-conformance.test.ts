@@ -5,10 +5,10 @@
 // training and its event stream; file contents of exports and PDFs; the probe's details) is compared
 // by its shape only, and said so where it is.
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type Envelope, type Method, presetConfig, type RunResult } from '@shared/contract'
+import { type BackendCapability, type Envelope, type FamilyCalibration, type Method, presetConfig, type RunResult } from '@shared/contract'
 import { sweepResult } from '@shared/testing/advice-fixtures'
 import { FakeService } from '@shared/testing/fake-service'
 import { CAPABILITIES } from '@shared/testing/fixtures'
@@ -143,6 +143,23 @@ describe('FakeService conforms to BenchService (through dispatch)', () => {
     expect((f.value as { shell: string }).shell).toBe((r.value as { shell: string }).shell)
     // the launchers come from the same answer about sbatch: the same on both
     expect((f.value as { launchers: unknown }).launchers).toEqual((r.value as { launchers: unknown }).launchers)
+  })
+
+  it('calibrate: an unknown family or a malformed request is refused alike', async () => {
+    await expectSame('calibrate', { family: 'trees' })
+    await expectSame('calibrate', { family: 3 })
+    await expectSame('calibrate', { family: 'mlp', extra: true })
+    await expectSame('calibrate')
+  })
+
+  it('calibrate: with nothing auto may pick available, the same table and reasons on both (what a measured backend takes is the service\'s own)', async () => {
+    const unavailable = CAPABILITIES.backends.map((b) => ({ ...b, available: false, detail: 'not on this machine' })) as BackendCapability[]
+    real = new BenchService({ launcher: {} as never, store: new RunStore(dir), shell: 'cli', probe: async () => unavailable, telemetry: false, autoRule: 'calibrated' })
+    fake = new FakeService({ capabilities: { shell: 'cli', backends: unavailable, cpuCount: cpus().length } })
+    const undated = (v: unknown) => (v as FamilyCalibration[]).map((c) => ({ ...c, calibratedAt: undefined, reason: c.reason.replace(/calibrated [\d-]+\)$/, '') }))
+    const r = await expectSame('calibrate', {}, undated)
+    expect(r).toMatchObject({ ok: true, value: [{ kind: 'mlp', auto: null }, { kind: 'gbdt', auto: null }] })
+    await expectSame('calibrate', { family: 'gbdt' }, undated)
   })
 
   it('refuses launcher slurm alike where sbatch cannot submit, on field launcher', async () => {

@@ -448,7 +448,7 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /** Writes `name` in `dir` atomically: a temp file, fsync, rename, fsync of the folder; no partial file is ever left. */
-async function writeAtomic(dir: string, name: string, text: string): Promise<void> {
+export async function writeAtomic(dir: string, name: string, text: string): Promise<void> {
   await fs.mkdir(dir, { recursive: true })
   const target = join(dir, name)
   const temp = join(dir, tempName(name))

@@ -11,6 +11,7 @@ import { type Advice, AdviceTargetSchema } from './advice'
 import type { MenuCommand } from './channels'
 import { type DataSetInfo, Sha256Schema } from './dataset'
 import type { TrainpoolErrorShape } from './errors'
+import type { FamilyCalibration } from './calibration'
 import type { Capabilities, RunEvent } from './events'
 import type { RunResult, RunStatus } from './result'
 
@@ -179,6 +180,12 @@ export const API = {
    * adviceChecks before run-finished is sent. Refused when the advice is.
    */
   verifyAdvice: { request: AdviceTargetSchema.extend({ runId: RunIdSchema }).strict(), response: response<{ runId: string }>() },
+  /**
+   * times a small fixed workload on every backend `auto` may pick for the family (every family when
+   * none is named), a few seconds each, and keeps it in the store: `auto` is then the fastest.
+   * `family` is checked by the service against the registered families. Refused (busy) while a run is live
+   */
+  calibrate: { request: z.object({ family: z.string().max(64).optional() }).strict(), response: response<FamilyCalibration[]>() },
 } satisfies Record<string, MethodSpec>
 
 export type Method = keyof typeof API

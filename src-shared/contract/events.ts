@@ -1,5 +1,6 @@
 // Events the service streams to a shell (IPC in Electron, WebSocket in browser mode, the CLI's
 // progress bar). Progress is coalesced to at most 20 per second per run before it leaves the service.
+import type { CalibrationState } from './calibration'
 import type { GpuInfo } from './gpus'
 import type { BenchConfig } from './config'
 import type { Progress } from './progress'
@@ -9,7 +10,7 @@ import type { BackendCapability } from './worker-messages'
 
 export const PROGRESS_MIN_INTERVAL_MS = 50
 
-export type RunPhase = 'probing' | 'starting' | 'warming' | 'measuring' | 'finishing'
+export type RunPhase = 'probing' | 'calibrating' | 'starting' | 'warming' | 'measuring' | 'finishing'
 
 export interface WorkerLane {
   worker: number
@@ -55,8 +56,14 @@ export type RunEvent =
 
 export interface Capabilities {
   backends: BackendCapability[]
-  /** per model family (its kind): the backend `auto` resolves to here; null when none it may pick is available */
+  /**
+   * per model family (its kind): the backend `auto` resolves to here — the calibration's pick where
+   * the family is calibrated, else the table's first available (a guess until the first run with
+   * `auto` calibrates); null when none it may pick is available
+   */
   autoBackends: Record<string, string | null>
+  /** how `auto` picks, and each family's calibration on this machine (the Calibrate button redoes one) */
+  calibration: CalibrationState
   cpu: string
   cpuCount: number
   memoryBytes: number

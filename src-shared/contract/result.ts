@@ -3,6 +3,7 @@
 import { GpuInfoSchema } from './gpus'
 import { z } from 'zod'
 import { AdviceCheckSchema } from './advice'
+import { AutoChoiceSchema } from './calibration'
 import { BenchConfigSchema, ConcreteBackendSchema, STRATEGIES } from './config'
 import { DataSetRecordSchema } from './dataset'
 import { DeviceCountersSchema } from './device-counters'
@@ -141,6 +142,8 @@ export const EnvironmentSchema = z.object({
   backendFlags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   /** with a GPU choice (config.gpus): the GPUs the workers were spread over, round-robin by worker index */
   gpus: z.array(GpuInfoSchema).optional(),
+  /** a run with backend `auto`: the backend it resolved to and why (a calibration's numbers, or the table's order) */
+  auto: AutoChoiceSchema.optional(),
   /** backends side by side: each backend's device, versions and flags as its workers reported them (backend/device/versions above are the first's) */
   backends: z
     .array(z.object({ backend: ConcreteBackendSchema, device: z.string(), versions: z.record(z.string(), z.string()), backendFlags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) }))

@@ -17,6 +17,8 @@
 // - advice: advise() is the real advice of a stored run; verifyAdvice() starts a live run and
 //   completeVerification(id, result) ends it as the service does (check stored with the source run,
 //   then run-finished);
+// - auto's calibration: calibrate() times nothing: each backend it would measure takes its assumed
+//   speed, and the result joins `capabilitiesValue` (calibration, autoBackends) as the service's would;
 // - call recording: `calls` (every method in order with the request it received), callsTo(method);
 // - injected failures: fail(method, error, times = 1); and respond(method, impl) to replace what a
 //   method does (a promise that never settles, a gate the test opens, a different value).
@@ -35,6 +37,8 @@ import {
   type TrainpoolApi,
 } from '../contract/api'
 import { adviseFrom, checkAdvice } from '../advice'
+import { calibrationWorkload, familiesToCalibrate, familyCalibration, unmeasuredTiming } from '../calibration'
+import type { BackendTiming, CalibrationWorkload, FamilyCalibration } from '../contract/calibration'
 import type { Advice, AdviceCheck } from '../contract/advice'
 import type { MenuCommand } from '../contract/channels'
 import type { DataSetInfo } from '../contract/dataset'
@@ -44,7 +48,7 @@ import type { RunResult } from '../contract/result'
 import { listEntry, newestFirst } from '../contract/run-list'
 import { BenchConfigSchema } from '../contract/config'
 import { refuseUnavailableLauncher } from '../contract/launcher'
-import { refuseUnavailableBackend } from '../families'
+import { type BackendSpec, refuseUnavailableBackend } from '../families'
 import { CAPABILITIES } from './fixtures'
 
 /** What the fake answers and records: the table's methods and shutdown. */
@@ -296,6 +300,28 @@ export class FakeService implements ServiceMethods {
     return check
   }
 
+  /** As the service: the family checked, refused while a run is live; then each backend at its assumed speed (see the header). */
+  calibrate(request: ParsedRequest<'calibrate'>): Promise<FamilyCalibration[]> {
+    return this.call('calibrate', request, ({ family }) => {
+      const families = familiesToCalibrate(family)
+      if (this.current) throw new TrainpoolError('busy', `run ${this.current.runId} is still running: cancel it or wait for it to finish (one run at a time)`)
+      const caps = this.capabilitiesValue
+      const at = new Date().toISOString()
+      const calibrated = families.map((f) => {
+        const { record } = calibrationWorkload(f, caps.cpuCount)
+        const device = (name: string) => caps.backends.find((b) => b.name === name)?.detail ?? name
+        return familyCalibration(f, f.backends.map((spec) => unmeasuredTiming(f, spec.name, caps.backends) ?? assumedTiming(spec, record, device(spec.name))), record, at)
+      })
+      const picked = Object.fromEntries(calibrated.flatMap((c) => (c.auto ? [[c.kind, c.auto]] : [])))
+      this.capabilitiesValue = {
+        ...caps,
+        autoBackends: { ...caps.autoBackends, ...picked },
+        calibration: { ...caps.calibration, families: { ...caps.calibration.families, ...Object.fromEntries(calibrated.map((c) => [c.kind, c])) } },
+      }
+      return calibrated
+    })
+  }
+
   shutdown(): Promise<void> {
     return this.call('shutdown', undefined, () => {})
   }
@@ -351,6 +377,12 @@ export class FakeService implements ServiceMethods {
     if (result) this.results.set(runId, apply(result))
     return updated
   }
+}
+
+/** What the fake's calibration "measures": a backend's assumed speed on the calibration workload. */
+function assumedTiming(spec: BackendSpec, record: CalibrationWorkload, device: string): BackendTiming {
+  const stepMs = (work: number) => spec.speed.stepMs + (work / spec.speed.workPerSecond) * 1000
+  return { backend: spec.name, device, oneModelStepMs: stepMs(record.oneModelWork), fusedStepMs: stepMs(record.fusedWork), note: null }
 }
 
 // ---- the renderer's view of it ----

@@ -306,6 +306,8 @@ export const CAPABILITIES: Capabilities = {
   shell: 'electron',
   gpus: [],
   launchers: { slurm: { available: false, detail: 'sbatch --version failed: not found on PATH' } },
+  // not calibrated yet: the first run with auto would calibrate
+  calibration: { rule: 'calibrated', families: {} },
 }
 
 /**
