@@ -176,7 +176,7 @@ part() {
   local t0; t0=$(date +%s.%N)
   case "$kind" in
     bench) (cd "$project" && timeout "$cap" node bin/trainpool.js bench "$@" --no-save --json "$work/part-$name.json" 2>&1) | tail -n 200 >"$work/part-$name.log" ;;
-    calibrate) (cd "$project" && timeout "$cap" node bin/trainpool.js calibrate --json "$work/part-$name.json" "$@" 2>&1) | tail -n 200 >"$work/part-$name.log" ;;
+    calibrate) (cd "$project" && timeout "$cap" node bin/trainpool.js calibrate "$@" 2>&1) | tail -n 200 >"$work/part-$name.log" ;;
     torch) timeout "$cap" python3 "$project/benchmarks/gpu-check/torch_reference.py" "$@" >"$work/part-$name.json" 2>"$work/part-$name.log" ;;
   esac
   local code=${PIPESTATUS[0]}

@@ -90,7 +90,7 @@ export function compactRun(r) {
     }),
     gpuBusy: gpuBusy(r.telemetry?.samples),
     verdict: r.verdict ?? null,
-    autoChoice: r.environment?.autoChoice ?? r.autoChoice ?? null,
+    autoChoice: r.environment?.auto ?? null,
     warnings: r.warnings ?? [],
   }
 }
@@ -104,7 +104,8 @@ function partOf(dir, name) {
   const r = json(dir, `part-${name}.json`)
   const logTail = base.exitCode === 0 ? undefined : tail(text(dir, `part-${name}.log`))
   if (name.startsWith('torch')) return { ...base, ...(r ?? { ok: false, error: 'no JSON' }), ...(logTail ? { logTail } : {}) }
-  if (name === 'calibrate') return { ...base, calibration: r, ...(logTail ? { logTail } : {}) }
+  // the calibration's own table and what auto picks, as `trainpool calibrate` printed them
+  if (name === 'calibrate') return { ...base, printed: tail(text(dir, `part-${name}.log`), 40) }
   return { ...base, ...compactRun(r), ...(logTail ? { logTail } : {}) }
 }
 
@@ -154,7 +155,8 @@ export function combine(dir) {
   const probe = json(dir, 'adapter.json')
   const list = text(dir, 'nvidia-smi-L.txt')
   const query = text(dir, 'nvidia-smi-query.txt')
-  const names = [...new Set(existsSync(dir) ? readdirSync(dir).flatMap((f) => (/^part-(.+)\.(json|exit|skipped)$/.exec(f)?.[1] ? [/^part-(.+)\.(json|exit|skipped)$/.exec(f)[1]] : [])) : [])]
+  const PART_FILE = /^part-(.+)\.(json|exit|skipped)$/
+  const names = [...new Set(existsSync(dir) ? readdirSync(dir).flatMap((f) => PART_FILE.exec(f)?.slice(1, 2) ?? []) : [])]
   const parts = Object.fromEntries(names.sort().map((n) => [n, partOf(dir, n)]))
   const torchSkipped = text(dir, 'torch.skipped')
   return {
