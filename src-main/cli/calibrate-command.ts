@@ -1,7 +1,9 @@
-// `trainpool calibrate [--store DIR] [--family mlp|gbdt]`: times the calibration workload on every
-// backend `auto` may pick here (service/auto-calibration.ts) and keeps it in the store; progress on
-// stderr, each family's table and what `auto` now picks on stdout. Exit 0; 1 when a family has
-// nothing `auto` could pick; 2 for bad input.
+// `trainpool calibrate [--store DIR] [--family mlp|gbdt] [--json FILE]`: times the calibration
+// workload on every backend `auto` may pick here (service/auto-calibration.ts) and keeps it in the
+// store; progress on stderr, each family's table and what `auto` now picks on stdout (--json: the
+// families' calibrations as the store keeps them). Exit 0; 1 when a family has nothing `auto` could
+// pick; 2 for bad input.
+import { writeFileSync } from 'node:fs'
 import { calibrationTable } from '@shared/calibration'
 import { type FamilyCalibration, TrainpoolError } from '@shared/contract'
 import { NodeLauncher } from '../pool/node-launcher'
@@ -13,6 +15,7 @@ import { EXIT } from './bench-command'
 export interface CalibrateFlags {
   store?: string
   family?: string
+  json?: string
 }
 
 export async function calibrateCommand(flags: CalibrateFlags, version: string): Promise<number> {
@@ -34,6 +37,7 @@ export async function calibrateCommand(flags: CalibrateFlags, version: string): 
   for (const calibration of calibrated) out.push(...tableLines(calibration), calibration.reason, '')
   out.push(`kept in ${storeDir}/${CALIBRATION_DIR}/ for this machine and Trainpool ${version}; runs with --backend auto use it`)
   process.stdout.write(`${out.join('\n')}\n`)
+  if (flags.json) writeFileSync(flags.json, JSON.stringify(calibrated, null, 2))
   return calibrated.every((c) => c.auto !== null) ? EXIT.ok : EXIT.failed
 }
 

@@ -1,11 +1,13 @@
 // `trainpool calibrate` for real (the trees: only their cpu engine is `auto`'s, a second or two):
-// it prints the table and what `auto` now picks, keeps it in the store, and the next
+// it prints the table and what `auto` now picks (--json: as the store keeps it), keeps it in the store, and the next
 // `bench --backend auto` on that store runs on it without calibrating, saying why; a bad --family
 // is refused (exit 2) naming the accepted ones.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
+import { z } from 'zod'
+import { FamilyCalibrationSchema } from '@shared/contract'
 import { CALIBRATION_DIR } from '../store/calibration-cache'
 import { killAll, spawnCli } from '../testing/cli-process'
 
@@ -19,7 +21,8 @@ afterAll(() => {
 const byCalibration = { TRAINPOOL_AUTO: undefined }
 
 it('calibrate --family gbdt prints the table and the pick; bench --backend auto then runs on it', async () => {
-  const cli = spawnCli('calibrate', ['--family', 'gbdt', '--store', dir], [], byCalibration)
+  const json = join(dir, 'calibration.json')
+  const cli = spawnCli('calibrate', ['--family', 'gbdt', '--store', dir, '--json', json], [], byCalibration)
   const { code } = await cli.exited
   expect(code, cli.out.stderr).toBe(0)
   expect(cli.out.stderr).toMatch(/^calibrating auto for the gradient-boosted trees: timing cpu \(1 of 1\)$/m)
@@ -29,6 +32,8 @@ it('calibrate --family gbdt prints the table and the pick; bench --backend auto 
   expect(cli.out.stdout).toMatch(/^xgboost +– +– +– +not a choice of auto: only when asked for by name$/m)
   expect(cli.out.stdout).toMatch(/^auto → cpu: a batched round of 10 models in .*, the only backend auto could measure here \(calibrated \d{4}-\d\d-\d\d\)$/m)
   expect(readdirSync(join(dir, CALIBRATION_DIR)).filter((n) => n.endsWith('.json'))).toHaveLength(1)
+  const written = z.array(FamilyCalibrationSchema).parse(JSON.parse(readFileSync(json, 'utf8')))
+  expect(written).toMatchObject([{ kind: 'gbdt', auto: 'cpu' }])
 
   const bench = spawnCli('bench', ['--model', 'gbdt', '--preset', 'smoke', '--rounds', '3', '--strategies', 'sequential', '--store', dir], [], byCalibration)
   const ran = await bench.exited

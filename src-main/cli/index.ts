@@ -129,6 +129,7 @@ export function buildProgram(): Command {
     .description("time a small fixed workload on every backend auto may pick here (seconds each) and keep it in the store: auto is then the fastest")
     .option('--family <kind>', `model family: ${familyKinds().join(' | ')} (default: every family)`)
     .option('--store <dir>', 'run history folder, where the calibration is kept (default ~/.trainpool/runs)')
+    .option('--json <file>', "write each family's calibration as JSON (what was measured, what auto picks and why)")
     .action(async (flags) => {
       process.exitCode = await calibrateCommand(flags, version)
     })
