@@ -1,9 +1,11 @@
 // Browser mode, a model set: build a trees grid (eta × max depth) with 2 seeds and 2 folds in the
 // config panel, run it, see the leaderboard and the score charts, and save the best model — the
-// download is an XGBoost JSON model of the best configuration, as export-models writes it.
+// download is an XGBoost JSON model of the best configuration, as export-models writes it, named by
+// that configuration and carrying it in its attributes.
 import { readFileSync } from 'node:fs'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { modelFileName } from '@shared/contract'
 import { leaderboardOf } from '@shared/leaderboard'
 import { bestModelIndex } from '../../src-main/export/models'
 import { type BrowserSession, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
@@ -54,8 +56,11 @@ describe.skipIf(skip)('browser mode: a model set', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.locator('[data-test="save-best-model"]').click()])
     const best = bestModelIndex(run, await env.store.getModels(run.runId))
-    expect(download.suggestedFilename()).toBe(`trainpool-${run.runId}-model-${best}.json`)
+    // the file names the best model's configuration, and so does the model itself
+    expect(download.suggestedFilename()).toBe(modelFileName(run, best!, 'json'))
+    expect(download.suggestedFilename()).toContain(board.entries[0].label.replace(/ · /g, '_').replace(/ /g, '-'))
     const model = JSON.parse(readFileSync((await download.path())!, 'utf8'))
+    expect(model.learner.attributes).toMatchObject({ trainpool_run: run.runId, trainpool_model: String(best), trainpool_configuration: board.entries[0].label })
     expect(model.learner.objective.name).toBe('reg:squarederror')
     expect(model.learner.gradient_booster.model.trees).toHaveLength(5)
     expect(await page.locator('[data-test="action-message"]').textContent()).toBe(`Downloaded ${download.suggestedFilename()}`)

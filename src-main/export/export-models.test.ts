@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type ModelSet, presetConfig, setSize, workloadFor } from '@shared/contract'
+import { modelAttributes, modelFileName, type ModelSet, presetConfig, setSize, workloadFor } from '@shared/contract'
 import { leaderboardOf } from '@shared/leaderboard'
 import { exportModelsCommand } from '../cli/export-models-command'
 import { datasetFor } from '../engine/data'
@@ -29,6 +29,12 @@ for path in sys.argv[5:]:
     p = b.predict(xgb.DMatrix(x, missing=np.nan)).astype(np.float64)
     out[path] = float(np.mean((p - y.astype(np.float64)) ** 2))
 print(json.dumps(out))
+`
+
+const ATTRIBUTE = `
+import sys, xgboost as xgb
+b = xgb.Booster(); b.load_model(sys.argv[1])
+print(b.attr('trainpool_configuration'))
 `
 
 let dir: string
@@ -64,15 +70,16 @@ describe('trained models out', () => {
 
     const out = join(dir, 'models')
     expect(await exportModelsCommand(runId, { all: true, out, store: store.dir })).toBe(0)
-    expect(readdirSync(out).sort()).toEqual([0, 1, 2, 3].map((i) => `trainpool-${runId}-model-${i}.json`))
+    // each file named by its model and configuration (max-depth 2 for models 0, 1; 4 for 2, 3)
+    expect(readdirSync(out).sort()).toEqual([0, 1, 2, 3].map((i) => `trainpool-${runId}-model-${i}-max-depth-${i < 2 ? 2 : 4}.json`))
     expect(await exportModelsCommand(runId, { best: true, out: join(dir, 'best'), store: store.dir })).toBe(0)
-    expect(readdirSync(join(dir, 'best'))).toEqual([`trainpool-${runId}-model-${best}.json`])
+    expect(readdirSync(join(dir, 'best'))).toEqual([modelFileName(run, best, 'json')])
 
     // XGBoost's predictions on the run's own test rows give the test MSE the result records
     const data = datasetFor(workloadFor(run.config, 600))
     writeFileSync(join(dir, 'x.f32'), Buffer.from(data.xTest.buffer, data.xTest.byteOffset, data.xTest.byteLength))
     writeFileSync(join(dir, 'y.f32'), Buffer.from(data.yTest.buffer, data.yTest.byteOffset, data.yTest.byteLength))
-    const paths = [0, 1, 2, 3].map((i) => join(out, `trainpool-${runId}-model-${i}.json`))
+    const paths = [0, 1, 2, 3].map((i) => join(out, modelFileName(run, i, 'json')))
     const r = spawnSync(pythonForXgboost(), ['-c', MSE, join(dir, 'x.f32'), join(dir, 'y.f32'), String(data.test), String(run.config.features), ...paths], { encoding: 'utf8' })
     expect(r.status, r.stderr).toBe(0)
     const mse = JSON.parse(r.stdout) as Record<string, number>
@@ -80,6 +87,10 @@ describe('trained models out', () => {
       const recorded = measured.perModel.find((p) => p.index === i)!.testMse
       expect(Math.abs(mse[path] - recorded) / recorded, `model ${i}`).toBeLessThan(1e-6)
     }
+    // XGBoost reads the model's configuration from its attributes
+    const attr = spawnSync(pythonForXgboost(), ['-c', ATTRIBUTE, join(dir, 'best', modelFileName(run, best, 'json'))], { encoding: 'utf8' })
+    expect(attr.status, attr.stderr).toBe(0)
+    expect(attr.stdout.trim()).toBe(modelAttributes(run, best).trainpool_configuration)
   }, 120_000)
 
   it('refuses a run that kept no models, and a flag pair that does not combine', async () => {

@@ -3,7 +3,7 @@
 // inference models (their preprocessing included). `best` is the model
 // a user would keep: in a model set, the best configuration's best-scoring model (the leaderboard's
 // ranking); in a plain run, the lowest test MSE — scored in the measurement that kept the models.
-import { type KeptModels, modelFileName, type ModelArtifact, type RunResult, TrainpoolError } from '@shared/contract'
+import { type KeptModels, modelAttributes, modelFileName, type ModelArtifact, type RunResult, TrainpoolError } from '@shared/contract'
 import { leaderboardOf } from '@shared/leaderboard'
 import { onnxModel } from './onnx-model'
 import { xgboostJson } from './xgboost-json'
@@ -16,10 +16,10 @@ export interface ModelFile {
   mimeType: string
 }
 
-/** A kept model in its standard format: the file's extension, MIME type and content. */
-export function modelFile(artifact: ModelArtifact): Pick<ModelFile, 'content' | 'mimeType'> & { ext: string } {
-  if (artifact.format === 'mlp') return { ext: 'onnx', mimeType: 'application/onnx', content: onnxModel(artifact) }
-  return { ext: 'json', mimeType: 'application/json', content: xgboostJson(artifact) }
+/** A kept model in its standard format: the file's extension, MIME type and content; `attributes` (modelAttributes) go in its metadata. */
+export function modelFile(artifact: ModelArtifact, attributes: Record<string, string> = {}): Pick<ModelFile, 'content' | 'mimeType'> & { ext: string } {
+  if (artifact.format === 'mlp') return { ext: 'onnx', mimeType: 'application/onnx', content: onnxModel(artifact, attributes) }
+  return { ext: 'json', mimeType: 'application/json', content: xgboostJson(artifact, attributes) }
 }
 
 /** The model a user would keep (see the header); null when the kept measurement has no scores. */
@@ -41,7 +41,8 @@ export function modelFiles(run: Pick<RunResult, 'runId' | 'name' | 'config' | 'm
   for (const index of wanted) {
     const model = kept.models.find((m) => m.index === index)
     if (!model) throw new TrainpoolError('not-found', `run ${run.runId} kept no model ${index ?? '(no finished measurement scored them)'}`)
-    const { ext, mimeType, content } = modelFile(model.artifact)
+    // the model's run, index and configuration, in its file's name and in its own metadata
+    const { ext, mimeType, content } = modelFile(model.artifact, modelAttributes(run, model.index))
     files.push({ index: model.index, fileName: modelFileName(run, model.index, ext), content, mimeType })
   }
   return files

@@ -7,8 +7,9 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { onnx } from 'onnx-proto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type ModelArtifact, type ModelSet, presetConfig, setSize, workloadFor } from '@shared/contract'
+import { type ModelArtifact, modelFileName, type ModelSet, presetConfig, setSize, workloadFor } from '@shared/contract'
 import { exportModelsCommand } from '../cli/export-models-command'
 import { datasetFor } from '../engine/data'
 import { builtInWorkerFamilies } from '../engine/families'
@@ -56,7 +57,11 @@ describe('MLPs out as ONNX', () => {
       const out = join(dir, 'models')
       expect(await exportModelsCommand(runId, { all: true, out, store: store.dir })).toBe(0)
       const files = readdirSync(out).sort()
-      expect(files).toEqual([0, 1].map((i) => `trainpool-${runId}-model-${i}.onnx`))
+      // each file named by its model and configuration, which its metadata holds too
+      expect(files).toEqual([`trainpool-${runId}-model-0-hidden-8.onnx`, `trainpool-${runId}-model-1-hidden-16-4.onnx`])
+      expect(files).toEqual([0, 1].map((i) => modelFileName(run, i, 'onnx')))
+      const metadata = onnx.ModelProto.decode(readFileSync(join(out, files[1]))).metadataProps
+      expect(Object.fromEntries(metadata.map((p) => [p.key, p.value]))).toMatchObject({ trainpool_run: runId, trainpool_model: '1', trainpool_configuration: 'hidden 16,4' })
       const data = datasetFor(workloadFor(run.config, 400))
       const recorded = run.measurements.find((m) => m.strategy === 'sequential')!.perModel
       for (const [i, file] of files.entries()) {

@@ -10,7 +10,8 @@ import { onnx } from 'onnx-proto'
 
 type MlpArtifact = Extract<ModelArtifact, { format: 'mlp' }>
 
-export function onnxModel(artifact: MlpArtifact): Uint8Array {
+/** `metadata`: the model's metadata_props (its run, index, configuration: modelAttributes). */
+export function onnxModel(artifact: MlpArtifact, metadata: Record<string, string> = {}): Uint8Array {
   const g = new Builder(onnx.TensorProto.DataType.FLOAT)
   const F = artifact.features
   let x = g.input('features', ['N', F])
@@ -23,5 +24,5 @@ export function onnxModel(artifact: MlpArtifact): Uint8Array {
     x = last ? z : g.op('Relu', [z])
   })
   g.output('prediction', ['N', 1])
-  return g.encode('trainpool_mlp')
+  return g.encode('trainpool_mlp', metadata)
 }

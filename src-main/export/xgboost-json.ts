@@ -58,13 +58,16 @@ function xgboostTree(t: TreeArtifact, id: number, features: number) {
   }
 }
 
-/** The model file's text: XGBoost JSON (trees) or the booster's own JSON (the xgboost backend). */
-export function xgboostJson(artifact: Extract<ModelArtifact, { format: 'gbdt-trees' | 'xgboost-json' }>): string {
-  if (artifact.format === 'xgboost-json') return artifact.json
+/**
+ * The model file's text: XGBoost JSON (trees) or the booster's own JSON (the xgboost backend), with
+ * `attributes` (modelAttributes: its run, index, configuration) as the learner's attributes.
+ */
+export function xgboostJson(artifact: Extract<ModelArtifact, { format: 'gbdt-trees' | 'xgboost-json' }>, attributes: Record<string, string> = {}): string {
+  if (artifact.format === 'xgboost-json') return withAttributes(artifact.json, attributes)
   const { features, trees } = artifact
   return toJson({
     learner: {
-      attributes: {},
+      attributes,
       feature_names: [],
       feature_types: [],
       gradient_booster: {
@@ -80,4 +83,14 @@ export function xgboostJson(artifact: Extract<ModelArtifact, { format: 'gbdt-tre
     },
     version: [1, 7, 4],
   })
+}
+
+/**
+ * The booster's own JSON with `attributes` added to its learner's attributes, as text: parsing and
+ * writing it again could change how its float32 values are written.
+ */
+function withAttributes(json: string, attributes: Record<string, string>): string {
+  const entries = Object.entries(attributes).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')
+  if (entries === '') return json
+  return json.replace(/("learner"\s*:\s*\{\s*"attributes"\s*:\s*\{)(\s*\})?/, (_match, open: string, empty: string | undefined) => `${open}${entries}${empty !== undefined ? '}' : ','}`)
 }

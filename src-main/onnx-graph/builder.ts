@@ -96,11 +96,13 @@ export class Builder {
     return this.op('Mul', [dx, this.op('Cast', [this.op('Greater', [a, this.scalar(0)])], { to: this.elemType })])
   }
 
-  encode(graphName: string): Uint8Array {
+  /** The model's bytes; `metadata` becomes its metadata_props (key → value). */
+  encode(graphName: string, metadata: Record<string, string> = {}): Uint8Array {
     const model = onnx.ModelProto.create({
       irVersion: IR_VERSION,
       opsetImport: [{ domain: '', version: OPSET }],
       producerName: 'trainpool',
+      metadataProps: Object.entries(metadata).map(([key, value]) => ({ key, value })),
       graph: { name: graphName, node: this.nodes, initializer: this.initializers, input: this.inputs, output: this.outputs },
     })
     return onnx.ModelProto.encode(model).finish()

@@ -14,6 +14,9 @@ import type { TrainpoolErrorShape } from './errors'
 import type { FamilyCalibration } from './calibration'
 import type { Capabilities, RunEvent } from './events'
 import type { RunResult, RunStatus } from './result'
+import type { BenchConfig } from './config'
+import { modelConfiguration } from './model-set'
+import { familyOf } from '../families'
 
 // ---- run ids, names and tags: the one place their limits live (the store uses the same schemas) ----
 
@@ -68,9 +71,14 @@ export function exportFileName(run: { runId: string; name?: string }, ext: strin
   return `trainpool-${base || 'run'}.${ext}`
 }
 
-/** A kept model's file name: the run's export name with the model's index, trainpool-<name or id>-model-<i>.<ext>. */
-export function modelFileName(run: { runId: string; name?: string }, index: number, ext: string): string {
-  return exportFileName(run, ext).replace(new RegExp(`\\.${ext}$`), `-model-${index}.${ext}`)
+/**
+ * A kept model's file name: the run's export name with the model's index and, in a model set, its
+ * configuration: trainpool-<name or id>-model-<i>[-max-depth-5_eta-0.3].<ext>.
+ */
+export function modelFileName(run: { runId: string; name?: string; config?: BenchConfig }, index: number, ext: string): string {
+  const { label } = run.config ? modelConfiguration(familyOf(run.config.model), run.config.model, run.config.set, index) : { label: '' }
+  const configuration = label.replace(/ · /g, '_').replace(/[^A-Za-z0-9._]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80)
+  return exportFileName(run, ext).replace(new RegExp(`\\.${ext}$`), `-model-${index}${configuration ? `-${configuration}` : ''}.${ext}`)
 }
 
 /** An export's content; the Electron shell also saves it (save dialog) and says where. */
@@ -118,6 +126,8 @@ export interface RunListEntry {
   tags?: string[]
   /** why a damaged file could not be read */
   problem?: string
+  /** the run whose run.json this folder holds, when that is another run's (a folder copied by hand) */
+  copyOf?: string
 }
 
 /** A method's response type, carried by the table for the compiler only: `_response` never exists at run time. */

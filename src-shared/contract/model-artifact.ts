@@ -3,6 +3,9 @@
 // the same trees), or XGBoost's own model JSON for the xgboost backend. Written to <run>/models.json
 // by the store, read back (validated) by export-models and the app's "Save best model".
 import { z } from 'zod'
+import { familyOf } from '../families'
+import type { BenchConfig } from './config'
+import { modelConfiguration } from './model-set'
 
 /** One regression tree, nodes in breadth-first order; a node's children are `left` and `left + 1`; a row goes left iff value < threshold (NaN: iff defaultLeft). */
 export const TreeArtifactSchema = z.object({
@@ -52,3 +55,17 @@ export const KeptModelsSchema = z.object({
   models: z.array(z.object({ index: z.number().int().min(0), artifact: ModelArtifactSchema })),
 })
 export type KeptModels = z.infer<typeof KeptModelsSchema>
+
+/**
+ * What a model file says of itself (XGBoost JSON's learner attributes, ONNX metadata): its run, its
+ * index, its parameters, and in a model set its configuration in words ("max-depth 5 · eta 0.3").
+ */
+export function modelAttributes(run: { runId: string; config: BenchConfig }, index: number): Record<string, string> {
+  const { params, label } = modelConfiguration(familyOf(run.config.model), run.config.model, run.config.set, index)
+  return {
+    trainpool_run: run.runId,
+    trainpool_model: String(index),
+    ...(label ? { trainpool_configuration: label } : {}),
+    trainpool_params: JSON.stringify(params),
+  }
+}

@@ -95,6 +95,13 @@ export function describeConfiguration(family: Pick<ModelFamily, 'fields'>, set: 
     .join(' · ')
 }
 
+/** Model i of a run: its parameters (its configuration's, in a set) and its varied values in words ('' outside a set). */
+export function modelConfiguration<P extends { kind: string }>(family: Pick<ModelFamily, 'fields'>, base: P, set: ModelSet | undefined, index: number): { params: P; label: string } {
+  if (!set) return { params: base, label: '' }
+  const params = configurationParams(family, base, set, setMember(set, index).configuration)
+  return { params, label: describeConfiguration(family, set, params) }
+}
+
 /** The set in one line, with the fields' flags: "max-depth 3,5 × eta 0.1,0.3 · 2 seeds · 3 folds → 8 models". */
 export function describeSet(family: Pick<ModelFamily, 'fields'>, set: ModelSet): string {
   const grid = gridFields(family, set).map((f) => `${f.flag.replace(/^--/, '')} ${set.grid[f.key].map(gridValueText).join(f.type === 'intList' ? '/' : ',')}`)
