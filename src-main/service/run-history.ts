@@ -30,7 +30,7 @@ export class RunHistory {
   async list(): Promise<RunListEntry[]> {
     const stored = this.store ? await this.store.list() : []
     const ids = new Set(stored.map((e) => e.runId))
-    const memory = [...this.finished.values()].filter((r) => !ids.has(r.runId)).map(listEntry)
+    const memory = [...this.finished.values()].filter((r) => !ids.has(r.runId)).map((r) => listEntry(r))
     const live = this.live()
     const liveEntry = live && !ids.has(live.runId) ? [listEntry(live.result)] : []
     return newestFirst([...liveEntry, ...memory, ...stored])

@@ -266,7 +266,8 @@ export class RunStore {
     if (fileKey !== null && cached?.fileKey === fileKey) return cached.entry
     let entry: RunListEntry
     try {
-      entry = listEntry(await this.get(runId))
+      // by its folder: a copied folder's run.json names another run, and both are listed
+      entry = listEntry(await this.get(runId), runId)
     } catch (err) {
       if (err instanceof TrainpoolError && err.code === 'not-found') return null
       entry = damagedEntry(runId, err instanceof Error ? err.message : String(err))

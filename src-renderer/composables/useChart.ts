@@ -18,6 +18,7 @@ import {
 import { onBeforeUnmount, onMounted, watch, type Ref } from 'vue'
 import type { LineChartInput, Point, Series } from '../lib/chartSeries'
 import { BACKEND_DASH, seriesColor, STRATEGY_STYLE } from '../lib/chartSeries'
+import { readableTitle } from '../lib/chartTitle'
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Title, Tooltip, Legend)
 
@@ -163,7 +164,7 @@ function options(input: LineChartInput): ChartOptions<'line'> {
     normalized: true,
     color: text,
     plugins: {
-      title: { display: true, text: input.title, color: text, font: { size: 13, weight: 'bold' } },
+      title: { display: true, text: readableTitle(input.title, 13), color: text, font: { size: 13, weight: 'bold' } },
       legend: { labels: { color: text, usePointStyle: true } },
       tooltip: { mode: 'nearest', intersect: false },
     },

@@ -26,14 +26,20 @@ export function newestFirst<T extends { startedAt?: string | null }>(entries: T[
   return [...entries].sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? ''))
 }
 
-export function listEntry(run: RunResult): RunListEntry {
+/**
+ * A run as History lists it. `folder`: the store's name for it, when that is not the run's own id —
+ * a run folder copied by hand holds another run's run.json: listed by its folder, marked a copy of
+ * that run, so neither hides the other.
+ */
+export function listEntry(run: RunResult, folder: string = run.runId): RunListEntry {
   // sequential is the baseline (1.00×), not a speedup: a run where only it finished has none
   const speedups = run.summary
     .filter((s) => s.strategy !== 'sequential')
     .map((s) => s.speedupVsSequential)
     .filter((v): v is number => v !== null && Number.isFinite(v))
   return {
-    runId: run.runId,
+    runId: folder,
+    ...(folder !== run.runId ? { copyOf: run.runId } : {}),
     status: run.status,
     startedAt: run.startedAt,
     preset: run.config.preset,
