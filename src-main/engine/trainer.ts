@@ -12,6 +12,7 @@ import { ADAM_DEFAULTS, FusedMlp, learningRates } from './fused-mlp'
 import { userDataKey } from './user-data'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from './families/types'
 import { mlpArtifacts } from './mlp-artifact'
+import { trainedModels } from './mlp-results'
 
 type Tf = typeof TF
 
@@ -254,16 +255,7 @@ async function trainGroup(
       })
     }
     const artifacts = keep ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess) : null
-    return indices.map((index, k) => ({
-      index,
-      seed: seeds[k],
-      trainMs: fused ? null : elapsedMs,
-      groupTrainMs: fused ? elapsedMs : null,
-      testMse: mse[k],
-      finalLoss: epochLoss ? epochLoss[k] : null,
-      ...(validationMse ? { validationMse: validationMse[k] } : {}),
-      ...(artifacts ? { artifact: artifacts[k] } : {}),
-    }))
+    return trainedModels({ indices, seeds, fused, elapsedMs, testMse: mse, epochLoss, validationMse, artifacts })
   } finally {
     model.dispose()
   }

@@ -17,6 +17,7 @@ import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '.
 import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../fused-mlp'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp-artifact'
+import { trainedModels } from '../mlp-results'
 import { adamMName, adamVName, evaluateGraph, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
 import { type OnnxRuntime, sessionFor } from './runtime'
 
@@ -265,14 +266,5 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
   const validationMse =
     data.xVal && v ? await model.evaluate(data.xVal, v.y, v.rows) : heldOut?.some(Boolean) ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => model.evaluate(x, y, rows)) : null
   const artifacts = keep ? mlpArtifacts(model.parameters(), workload.features, workload.model.hidden, n, data.dataset.preprocess) : null
-  return indices.map((index, k) => ({
-    index,
-    seed: options.seeds[k],
-    trainMs: fused ? null : elapsedMs,
-    groupTrainMs: fused ? elapsedMs : null,
-    testMse: mse[k],
-    finalLoss: epochLoss ? epochLoss[k] : null,
-    ...(validationMse ? { validationMse: validationMse[k] } : {}),
-    ...(artifacts ? { artifact: artifacts[k] } : {}),
-  }))
+  return trainedModels({ indices, seeds: options.seeds, fused, elapsedMs, testMse: mse, epochLoss, validationMse, artifacts })
 }
