@@ -463,6 +463,7 @@ export class GbdtCommands {
     pass.setBindGroup(0, this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
     pass.dispatchWorkgroups(x, y, z)
     pass.end()
+    this.gpu.work.dispatched()
   }
 
   /** Submits the encoder; when profiling, reads the kernels' timestamps back and adds them up. */
@@ -471,12 +472,12 @@ export class GbdtCommands {
     const names = this.timed
     this.timed = []
     if (!t || names.length === 0) {
-      this.gpu.device.queue.submit([enc.finish()])
+      this.gpu.submit([enc.finish()])
       return
     }
     enc.resolveQuerySet(t.set, 0, 2 * names.length, t.resolve, 0)
     enc.copyBufferToBuffer(t.resolve, 0, t.read, 0, 16 * names.length)
-    this.gpu.device.queue.submit([enc.finish()])
+    this.gpu.submit([enc.finish()])
     const ns = new BigUint64Array(await this.gpu.read(t.read, 16 * names.length))
     names.forEach((name, i) => {
       const ms = Number(ns[2 * i + 1] - ns[2 * i]) / 1e6

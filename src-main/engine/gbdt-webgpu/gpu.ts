@@ -1,11 +1,13 @@
 /// <reference types="@webgpu/types" />
 // The WebGPU device the trees engine runs on: Dawn (the `webgpu` package) with the adapter's real
-// limits, every buffer created through one tracker (live count and bytes, for leak checks), device
-// errors surfaced at the next read-back, and a release that lets the process exit.
+// limits, every buffer created through one tracker (live count and bytes, for leak checks), every
+// dispatch, submit and read-back counted (DeviceWork), device errors surfaced at the next read-back,
+// and a release that lets the process exit.
 //
 // Its own Dawn instance (create([]) from the one loader, ../webgpu/dawn.ts), not navigator.gpu: the
 // gbdt worker never loads tfjs, and a private instance is released by dropping it (Dawn keeps Node
 // alive while one is referenced).
+import { DeviceWork } from '../webgpu/counters'
 import { describeAdapter, loadDawn, requestAdapter } from '../webgpu/dawn'
 
 /** The limits the engine sizes its buffers, chunks and dispatches by (the device's, as granted). */
@@ -27,7 +29,6 @@ export interface BufferStats {
 
 /** GPUBufferUsage / GPUMapMode values (WebGPU constants, fixed by the spec). */
 export const USAGE = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80, QUERY_RESOLVE: 0x200 } as const
-const MAP_MODE_READ = 0x1
 
 export class GbdtGpu {
   private live = new Map<GPUBuffer, number>()
@@ -36,6 +37,8 @@ export class GbdtGpu {
   private lost: string | null = null
   readonly pipelines = new Map<string, GPUComputePipeline>()
   private released = false
+  /** every dispatch, submit and read-back of the engine (the runtime's deviceCounters) */
+  readonly work = new DeviceWork()
 
   constructor(
     private instance: GPU | null,
@@ -96,9 +99,13 @@ export class GbdtGpu {
     if (this.firstError) throw new Error(`webgpu: ${this.firstError}`)
   }
 
+  submit(buffers: readonly GPUCommandBuffer[]): void {
+    this.work.submit(this.device.queue, buffers)
+  }
+
   /** Copies [0, bytes) of a MAP_READ buffer to the host (after the queue's work before it). */
   async read(staging: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
-    await staging.mapAsync(MAP_MODE_READ, 0, bytes)
+    await this.work.mapRead(staging, 0, bytes)
     const out = staging.getMappedRange(0, bytes).slice(0)
     staging.unmap()
     this.check()

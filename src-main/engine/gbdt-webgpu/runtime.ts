@@ -46,6 +46,7 @@ export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
       maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
     },
     versions: { 'trainpool-gbdt': 'xgboost-1.7-hist', webgpu: packageVersion('webgpu') },
+    deviceCounters: () => gpu.work.snapshot(),
     memory: () => {
       const s = gpu.bufferStats()
       return { numTensors: s.live, numBytes: s.liveBytes }
