@@ -1,7 +1,8 @@
 // `npm run bench`: what Trainpool is for, measured in one run on this machine.
 //  1. MLP — the article's shape (100 features, 50 models, 100→64→1, 3 epochs) on wasm: sequential vs
 //     pool (W = 1..cores) vs batched (W = 1 and cores), medians of 3 repeats, training GFLOP/s next
-//     to the backend's own large-GEMM GFLOP/s measured in the same run; a small webgpu pass; peak RSS.
+//     to the backend's own large-GEMM GFLOP/s measured in the same run; a small webgpu pass (the WGSL
+//     engine, its GEMM kernel's GFLOP/s and its device counters; on lavapipe not a speed claim); peak RSS.
 //     The same shape on onnxruntime (native CPU, 1 thread per worker) beside wasm and PyTorch CPU
 //     (1 thread: a loop, and all models stacked), when /usr/bin/python3 has torch.
 //  2. Trees — the article's own workload (50 XGBoost-style models, depth 6, eta 0.1, 100 rounds,
@@ -108,6 +109,11 @@ if (env('BENCH_MLP', '1') !== '0') {
     }
     lines.push(`reference: ${reference.backend} ${reference.n}³ matmul ${reference.gflops.toFixed(1)} GFLOP/s (one process); machine float32 peak ≈ ${peak} GFLOP/s on ${cores} cores`)
     lines.push(`same work: ${run.verification.sameWork} (max rel. MSE Δ ${run.verification.maxRelMseDiff.toExponential(1)}, tolerance ${run.verification.tolerance})`)
+    // a GPU engine's own account of each measurement: why its device waited, if it did
+    for (const m of run.measurements.filter((x) => x.device && x.repeat === 0)) {
+      const d = m.device
+      lines.push(`device work ${m.strategy} W=${m.workers} at ${m.size}: ${d.dispatches} dispatches, ${d.submits} submits, ${d.readbacks} readbacks (${d.bytesReadBack} B), host ${d.hostMsBetweenSubmits.toFixed(1)} ms between submits`)
+    }
     for (const w of run.warnings) lines.push(`warning: ${w}`)
     return lines.join('\n')
   }
