@@ -1,10 +1,10 @@
 // The time estimate calibrated on this machine's measured speed: the shared estimator's assumed
 // speeds (src-shared/estimate.ts) are one table for every machine, so the config panel scales its
 // time by how long the last finished run on the same backend and model family really took, against
-// what the same estimator says for that run. Pure.
+// what the same estimator (on the same calibrated speeds, src-shared/calibration.ts) says for that run. Pure.
 import type { ConcreteBackend } from '@shared/contract/config'
 import type { RunResult } from '@shared/contract/result'
-import { estimateRun } from '@shared/estimate'
+import { estimateRun, type TimeOptions } from '@shared/estimate'
 import { findFamily } from '@shared/families'
 
 export interface Calibration {
@@ -20,13 +20,13 @@ export interface Calibration {
 export const CALIBRATION_BOUNDS = { min: 0.1, max: 20 } as const
 
 /** A calibration from a finished run, or null when the run cannot give one (not ok, no timing, unknown family). */
-export function calibrationFrom(run: RunResult | null | undefined): Calibration | null {
+export function calibrationFrom(run: RunResult | null | undefined, opts: Pick<TimeOptions, 'calibration'> = {}): Calibration | null {
   if (!run || run.status !== 'ok' || !run.environment || !run.finishedAt || !findFamily(run.config.model.kind)) return null
   const took = Date.parse(run.finishedAt) - Date.parse(run.startedAt)
   if (!Number.isFinite(took) || took <= 0) return null
   let estimated: number | null
   try {
-    estimated = estimateRun(run.config, run.environment.backend, { cpuCount: run.environment.cpuCount }).totalMs
+    estimated = estimateRun(run.config, run.environment.backend, { cpuCount: run.environment.cpuCount, calibration: opts.calibration }).totalMs
   } catch {
     return null
   }

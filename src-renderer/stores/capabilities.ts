@@ -3,6 +3,7 @@ import { ref, shallowRef } from 'vue'
 import type { BackendName, ConcreteBackend } from '@shared/contract/config'
 import type { Capabilities } from '@shared/contract/events'
 import { allBackendNames, backendKnown, findFamily } from '@shared/families'
+import { ORDER_RULE_TEXT } from '@shared/calibration'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
 
@@ -18,6 +19,9 @@ export const useCapabilitiesStore = defineStore('capabilities', () => {
   const caps = shallowRef<Capabilities | null>(null)
   const loading = ref(false)
   const error = ref<string | null>(null)
+  /** the family whose calibration of `auto` is running (the Calibrate button); null when none */
+  const calibrating = ref<string | null>(null)
+  const calibrationError = ref<string | null>(null)
 
   async function load(): Promise<void> {
     loading.value = true
@@ -38,6 +42,31 @@ export const useCapabilitiesStore = defineStore('capabilities', () => {
   }
 
   /**
+   * Times the family's backends now (the service's calibrate: seconds per backend), then reads the
+   * capabilities again: `auto` and its reason are the new calibration's.
+   */
+  async function calibrate(kind: string): Promise<void> {
+    calibrating.value = kind
+    calibrationError.value = null
+    try {
+      await chooseBridge().calibrate({ family: kind })
+      await load()
+    } catch (err) {
+      calibrationError.value = asErrorShape(err).message
+    } finally {
+      calibrating.value = null
+    }
+  }
+
+  /** Why `auto` is what it is for a family: the calibration's reason, the table's order, or that the first run will calibrate. */
+  function autoReason(kind: string): string | null {
+    const c = caps.value
+    if (!c) return null
+    if (c.calibration.rule === 'order') return `auto follows ${ORDER_RULE_TEXT}`
+    return c.calibration.families[kind]?.reason ?? 'not calibrated on this machine yet: the first run with auto (or Calibrate) times each backend it may pick, a few seconds each'
+  }
+
+  /**
    * The choices for a model family: auto (naming what it resolves to for this family) and the
    * backends the family lists, plus the current choice when it is none of those, so the select shows
    * it with its error.
@@ -54,7 +83,7 @@ export const useCapabilitiesStore = defineStore('capabilities', () => {
         value: 'auto',
         label: auto ? `auto → ${auto}` : 'auto',
         available: !c || auto !== null,
-        detail: autoCap ? autoCap.detail : c ? 'no backend auto may pick is available' : 'capabilities not loaded yet',
+        detail: c ? [autoCap ? autoCap.detail : 'no backend auto may pick is available', autoReason(kind)].join(' — ') : 'capabilities not loaded yet',
       },
       ...names.map((name): BackendOption => {
         const cap = c?.backends.find((b) => b.name === name)
@@ -78,5 +107,5 @@ export const useCapabilitiesStore = defineStore('capabilities', () => {
     return backendOptionsFor(kind, backend).find((o) => o.value === backend)
   }
 
-  return { caps, loading, error, load, autoBackend, backendOptionsFor, resolve, option }
+  return { caps, loading, error, load, autoBackend, backendOptionsFor, resolve, option, calibrating, calibrationError, calibrate, autoReason }
 })

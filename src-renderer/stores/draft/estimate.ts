@@ -1,6 +1,7 @@
 // The panel's time and memory estimate of the draft: the shared estimator (src-shared/estimate.ts,
-// the service's own) on the backend the capabilities say `auto` is for the draft's family, its time
-// scaled by the latest measured run on that backend and family when there is one.
+// the service's own) on the backend the capabilities say `auto` is for the draft's family, at the
+// speeds this machine's calibration measured where it has them, its time scaled by the latest
+// measured run on that backend and family when there is one.
 import { computed, type ComputedRef } from 'vue'
 import { type BenchConfig, firstBackend } from '@shared/contract/config'
 import { estimateRun, type RunEstimate } from '@shared/estimate'
@@ -13,7 +14,9 @@ export function useDraftEstimate(config: ComputedRef<BenchConfig | null>, caps: 
    * The measured speed the time estimate is calibrated on: the latest finished run shown here (the
    * run just finished, or the last one found on opening), on the backend and family it ran.
    */
-  const calibration = computed<Calibration | null>(() => calibrationFrom(run.result) ?? calibrationFrom(run.lastResult))
+  /** this machine's calibration of `auto` (measured speeds per backend), once the capabilities are here */
+  const timeOptions = computed(() => ({ cpuCount: caps.caps?.cpuCount, calibration: caps.caps?.calibration.families }))
+  const calibration = computed<Calibration | null>(() => calibrationFrom(run.result, timeOptions.value) ?? calibrationFrom(run.lastResult, timeOptions.value))
 
   /** The backend the config runs on, once the capabilities are here (auto resolved per family). */
   const backendOf = (c: BenchConfig) => (caps.caps ? caps.resolve(firstBackend(c), c.model.kind) : null)
@@ -29,7 +32,7 @@ export function useDraftEstimate(config: ComputedRef<BenchConfig | null>, caps: 
   const estimate = computed<RunEstimate | null>(() => {
     const c = config.value
     if (!c) return null
-    const e = estimateRun(c, backendOf(c), { cpuCount: caps.caps?.cpuCount })
+    const e = estimateRun(c, backendOf(c), timeOptions.value)
     if (e.totalMs == null || !calibrated.value) return e
     return { ...e, totalMs: e.totalMs * calibration.value!.factor }
   })
