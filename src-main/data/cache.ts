@@ -2,8 +2,8 @@
 // same bytes are parsed once whatever they are called and wherever they lie. A folder appears whole
 // or not at all: it is written under a temporary name and renamed into place, so a failed or killed
 // load leaves nothing a reader could mistake for a data set. The run store's listing skips it (its
-// name starts with '.', which no run id may contain). The cache holds the user's data: its files are
-// readable by the user only (0600 in 0700 folders), whatever the umask.
+// name starts with '.', which no run id may contain). It holds the user's data: private like the
+// whole store (store/private-files.ts).
 //
 //   <storeDir>/.datasets/<sha256>/info.json   DataSetInfo (src-shared/contract/dataset.ts)
 //   <storeDir>/.datasets/<sha256>/table.f32   the numeric columns (table-file.ts)
@@ -11,15 +11,13 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { type DataSetInfo, DataSetInfoSchema, SHA256_PATTERN, TrainpoolError } from '@shared/contract'
 import { removeAbandonedTemps, tempName } from '../store/leftovers'
+import { createPrivateFile, makePrivateDir, narrowToPrivate, PRIVATE_DIR_MODE } from '../store/private-files'
 import { readRegularFile } from '../store/regular-file'
 import { writeTable } from './table-file'
 
 export const DATASETS_DIR = '.datasets'
 export const INFO_FILE = 'info.json'
 export const TABLE_FILE = 'table.f32'
-/** the cache's folders and files: the user's data, readable by the user only */
-export const CACHE_DIR_MODE = 0o700
-export const CACHE_FILE_MODE = 0o600
 /**
  * The most an info.json may weigh to be read: its preview holds up to 10 rows, each at most
  * MAX_ROW_CHARS (csv-reader.ts, 8 MiB), besides one entry per column.
@@ -127,15 +125,15 @@ export async function installInCache(storeDir: string, info: DataSetInfo, column
   const root = datasetsDir(storeDir)
   const partial = partialDir(storeDir)
   try {
-    await fs.mkdir(root, { recursive: true, mode: CACHE_DIR_MODE })
+    await makePrivateDir(root)
     // made by an older version (0755): the cache holds the user's data (best effort: a shared store may not be ours)
-    await fs.chmod(root, CACHE_DIR_MODE).catch(() => undefined)
-    await fs.mkdir(partial, { mode: CACHE_DIR_MODE })
+    await narrowToPrivate(root, 0)
+    await fs.mkdir(partial, { mode: PRIVATE_DIR_MODE })
   } catch (err) {
     throw cacheNotWritable(storeDir, err)
   }
   try {
-    const handle = await fs.open(join(partial, TABLE_FILE), 'wx', CACHE_FILE_MODE)
+    const handle = await createPrivateFile(join(partial, TABLE_FILE))
     try {
       await writeTable(handle, info.rows, columns)
       await handle.sync()
@@ -172,7 +170,7 @@ export async function updateCachedInfo(storeDir: string, info: DataSetInfo): Pro
 }
 
 async function writeFileSynced(path: string, text: string): Promise<void> {
-  const handle = await fs.open(path, 'wx', CACHE_FILE_MODE)
+  const handle = await createPrivateFile(path)
   try {
     await handle.writeFile(text, 'utf8')
     await handle.sync()

@@ -1,7 +1,7 @@
 // Browser mode's data-file upload through a real server: a good CSV comes back as the cache's
 // DataSetInfo; no token is 401, a foreign Origin or Host 403, a declared or streamed body over the
 // cap 413, a body cut off halfway leaves nothing behind (no folder, nothing cached) and the server
-// keeps answering; a disk filling mid-stream is answered 507; concurrent uploads of the same bytes all succeed and are kept once; a bad name
+// keeps answering; a disk filling mid-stream is answered 507; uploads are private; concurrent uploads of the same bytes all succeed and are kept once; a bad name
 // (checked in bytes) or method is refused naming what is accepted; the .part file of a
 // server killed mid-upload is removed at the next start, one still being written is not. The loader is the data
 // cache's own.
@@ -268,6 +268,21 @@ describe('POST /api/upload', () => {
     // the next upload, on a disk with room again, is stored
     written = -Infinity
     expect((await post(uploadPath('houses.csv'), [Buffer.from(CSV)])).status).toBe(200)
+  })
+
+  it.runIf(process.platform !== 'win32')('keeps an upload private whatever the umask: its folders 0700, its file 0600', async () => {
+    const previous = process.umask(0o000)
+    try {
+      const r = await post(uploadPath('houses.csv'), [Buffer.from(CSV)])
+      expect(r.status, r.body).toBe(200)
+      const { sha256 } = JSON.parse(r.body) as DataSetInfo
+      const mode = (path: string) => statSync(path).mode & 0o777
+      expect(mode(uploads)).toBe(0o700)
+      expect(mode(join(uploads, sha256))).toBe(0o700)
+      expect(mode(join(uploads, sha256, 'houses.csv'))).toBe(0o600)
+    } finally {
+      process.umask(previous)
+    }
   })
 
   it('removes a server-killed upload\'s .part file at the next start, not one still being written', async () => {

@@ -12,7 +12,7 @@
 // store keeps writing, so it is left alone).
 // The token, Host and Origin checks happen before this is called (server.ts), as for every request.
 import { createHash, randomUUID } from 'node:crypto'
-import { createWriteStream, promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { Transform, type Writable } from 'node:stream'
@@ -21,6 +21,7 @@ import type { DataSetInfo, TrainpoolErrorShape } from '@shared/contract'
 import { toErrorShape } from '@shared/contract'
 import { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_UPLOAD_IDLE_SECONDS, UPLOAD_NAME_QUERY, uploadNameProblem } from '@shared/contract/upload'
 import { formatBytes } from '@shared/format'
+import { makePrivateDir, privateWriteStream } from '../store/private-files'
 
 export interface UploadOptions {
   /** where uploads arrive: one new folder per upload (the service's uploadDir(): <store>/.uploads) */
@@ -31,7 +32,7 @@ export interface UploadOptions {
   idleTimeoutMs?: number
   /** loads the arrived file into the data cache (the service's importDataFile) */
   load: (path: string) => Promise<DataSetInfo>
-  /** opens the file the bytes stream into (default createWriteStream; a test gives one whose disk fills) */
+  /** opens the file the bytes stream into (default a new private file; a test gives one whose disk fills) */
   openArriving?: (path: string) => Writable
 }
 
@@ -91,7 +92,7 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
   let folder: string | undefined
   let file: string
   try {
-    await fs.mkdir(options.dir, { recursive: true })
+    await makePrivateDir(options.dir)
     // bounded by silence, not by total time (the server's own requestTimeout is off: server.ts)
     const idleMs = options.idleTimeoutMs ?? DEFAULT_UPLOAD_IDLE_SECONDS * 1000
     req.setTimeout(idleMs, () => {
@@ -109,7 +110,7 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
     })
     // the request is piped in, not part of the pipeline: a failed write (the disk filling mid-stream)
     // must not destroy the socket, which still owes the client its answer
-    const written = pipeline(counter, (options.openArriving ?? createWriteStream)(arriving))
+    const written = pipeline(counter, (options.openArriving ?? privateWriteStream)(arriving))
     req.on('error', (err) => counter.destroy(err))
     req.on('close', () => {
       if (!req.complete) counter.destroy(new ClientGone())
@@ -118,7 +119,7 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
     await written
     folder = join(options.dir, hash.digest('hex'))
     file = join(folder, name)
-    await fs.mkdir(folder, { recursive: true })
+    await makePrivateDir(folder)
     // into place without replacing: a file there already holds these very bytes (the folder is their
     // sha256), maybe being loaded by a concurrent upload of them, so ours is simply dropped
     await fs.link(arriving, file).catch((err: NodeJS.ErrnoException) => {

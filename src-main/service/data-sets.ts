@@ -9,6 +9,7 @@ import type { DataSetInfo } from '@shared/contract'
 import { TrainpoolError } from '@shared/contract'
 import { UPLOAD_PATH } from '@shared/contract/upload'
 import { dataSetInfo, listDataSets, loadDataFile, removeFromCache } from '../data'
+import { UPLOADS_DIR } from '../store/run-store'
 
 export interface DataSetsOptions {
   /** the store's folder (its data cache is <dir>/.datasets); null: runs kept in memory, no cache */
@@ -18,8 +19,6 @@ export interface DataSetsOptions {
   /** the desktop's open dialog: the chosen file's path, null when cancelled (Electron only) */
   pickFile?: () => Promise<string | null>
 }
-
-const UPLOADS_DIR = '.uploads'
 
 export class DataSets {
   constructor(private readonly options: DataSetsOptions) {}

@@ -6,7 +6,7 @@
 // never dropped, never blocking (regular-file.ts reads nothing else). The list keeps each entry
 // until its run.json changes. The process writing a live run holds a writer lock in its folder
 // (writer-lock.ts), so a process starting on the same store marks a `running` run interrupted only
-// when its writer is gone; that start also removes what killed writers left (leftovers.ts).
+// when its writer is gone; that start removes what killed writers left (leftovers.ts). Private: private-files.ts.
 import { randomBytes } from 'node:crypto'
 import { promises as fs, type Stats } from 'node:fs'
 import os from 'node:os'
@@ -27,8 +27,9 @@ import {
   type RunListEntry,
   type RunResult,
 } from '@shared/contract'
-import { removeAbandonedPartials } from '../data/cache'
+import { datasetsDir, removeAbandonedPartials } from '../data/cache'
 import { removeAbandonedTemps, tempName } from './leftovers'
+import { createPrivateFile, makePrivateDir, narrowToPrivate } from './private-files'
 import { describeFileType, describeLink, readRegularFile } from './regular-file'
 import { HEARTBEAT_MS, STALE_AFTER_MS, type WriterLock, readLock, removeLock, writeLock, writerState } from './writer-lock'
 
@@ -43,6 +44,8 @@ export const MAX_RUN_FILE_BYTES = 128 * 2 ** 20
 export const MODELS_FILE = 'models.json'
 /** 1000 models of 10 000 trees would not fit; a run's kept models above this are refused as damaged */
 export const MAX_MODELS_FILE_BYTES = 2 * 2 ** 30
+/** where browser mode's uploads arrive: <store>/.uploads/<sha256>/FILE */
+export const UPLOADS_DIR = '.uploads'
 /** The fields a user edits on a run (rename, tag), from any process, also while it is live. */
 const USER_EDITED = ['name', 'tags'] as const
 
@@ -314,11 +317,12 @@ export class RunStore {
    * The start-up check of every shell. Runs left `running` by a process that died are marked
    * `interrupted` (their measurements stay). A run whose writer lock shows a live writer (this
    * process or another: the app, `trainpool bench`, `trainpool serve` on the same store) is left
-   * alone. What killed writers left is removed: temp files in run folders, partial data-cache folders.
+   * alone. What killed writers left is removed: temp files in run folders, partial data-cache folders;
+   * what an older version left readable by others is made private.
    * `onInterrupted` hears each run so marked (the shells cancel its scheduler jobs: none outlives its run).
    */
   async markInterrupted(activeRunId: string | null = null, onInterrupted?: (run: RunResult) => Promise<void>): Promise<string[]> {
-    await this.removeLeftovers()
+    await this.tidyStore()
     const marked: string[] = []
     for (const entry of await this.list()) {
       if (entry.status !== 'running' || entry.runId === activeRunId || this.held.has(entry.runId)) continue
@@ -350,16 +354,26 @@ export class RunStore {
     return writers
   }
 
-  /** Temp files of writers killed mid-save in every run folder, and the data cache's abandoned partial folders. */
-  private async removeLeftovers(): Promise<void> {
+  /**
+   * Removes temp files of writers killed mid-save in every run folder and the data cache's abandoned
+   * partial folders; narrows to private what an older version left readable by others: the store
+   * folder, run folders and their files, the data cache and uploads (nothing else of the user's in it).
+   */
+  private async tidyStore(): Promise<void> {
+    await narrowToPrivate(this.dir, 0)
     const names = await fs.readdir(this.dir).catch(() => [] as string[])
     for (const runId of names) {
       if (!RUN_ID_PATTERN.test(runId)) continue
       const folder = join(this.dir, runId)
       const stats = await fs.lstat(folder).catch(() => null)
-      if (stats?.isDirectory()) await removeAbandonedTemps(folder)
+      if (!stats?.isDirectory()) continue
+      await removeAbandonedTemps(folder)
+      await narrowToPrivate(folder, 1)
     }
     await removeAbandonedPartials(this.dir)
+    // <sha256>/FILE in both
+    await narrowToPrivate(datasetsDir(this.dir), 2)
+    await narrowToPrivate(join(this.dir, UPLOADS_DIR), 2)
   }
 
   /** Writes this process's lock for a run (once) and keeps it fresh until releaseLock(). */
@@ -367,7 +381,7 @@ export class RunStore {
     if (this.held.has(runId)) return
     const now = Date.now()
     const lock: WriterLock = { pid: process.pid, host: os.hostname(), startedAt: now, heartbeatAt: now }
-    await fs.mkdir(dir, { recursive: true })
+    await makePrivateDir(dir)
     await writeLock(dir, lock)
     const held: HeldLock = {
       lock,
@@ -450,10 +464,10 @@ async function syncDir(dir: string): Promise<void> {
 
 /** Writes `name` in `dir` atomically: a temp file, fsync, rename, fsync of the folder; no partial file is ever left. */
 export async function writeAtomic(dir: string, name: string, text: string): Promise<void> {
-  await fs.mkdir(dir, { recursive: true })
+  await makePrivateDir(dir)
   const target = join(dir, name)
   const temp = join(dir, tempName(name))
-  const handle = await fs.open(temp, 'w')
+  const handle = await createPrivateFile(temp)
   try {
     await handle.writeFile(text)
     await handle.sync()

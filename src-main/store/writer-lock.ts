@@ -9,6 +9,7 @@ import { promises as fs } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { processAlive, tempName } from './leftovers'
+import { writePrivateFile } from './private-files'
 import { readRegularFile } from './regular-file'
 
 export const LOCK_FILE = 'writer.lock'
@@ -33,7 +34,7 @@ export type WriterState = { alive: true } | { alive: false; why: string }
 export async function writeLock(runDir: string, lock: WriterLock): Promise<void> {
   const temp = join(runDir, tempName(LOCK_FILE))
   try {
-    await fs.writeFile(temp, JSON.stringify(lock))
+    await writePrivateFile(temp, JSON.stringify(lock))
     await fs.rename(temp, join(runDir, LOCK_FILE))
   } catch (err) {
     await fs.rm(temp, { force: true })
