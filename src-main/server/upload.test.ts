@@ -1,7 +1,7 @@
 // Browser mode's data-file upload through a real server: a good CSV comes back as the cache's
 // DataSetInfo; no token is 401, a foreign Origin or Host 403, a declared or streamed body over the
 // cap 413, a body cut off halfway leaves nothing behind (no folder, nothing cached) and the server
-// keeps answering; a disk filling mid-stream is answered 507; uploads are private; concurrent uploads of the same bytes all succeed and are kept once; a bad name
+// keeps answering; a full disk is answered 507 (mid-stream or once the body is in); uploads are private; concurrent uploads of the same bytes all succeed and are kept once; a bad name
 // (checked in bytes) or method is refused naming what is accepted; the .part file of a
 // server killed mid-upload is removed at the next start, one still being written is not. The loader is the data
 // cache's own.
@@ -268,6 +268,28 @@ describe('POST /api/upload', () => {
     // the next upload, on a disk with room again, is stored
     written = -Infinity
     expect((await post(uploadPath('houses.csv'), [Buffer.from(CSV)])).status).toBe(200)
+  })
+
+  it('answers 507 when the disk is full once the whole body has arrived (a small file), keeping nothing', async () => {
+    await server.close()
+    // the write fails after the body is in: the request is complete (and, read to its end, destroyed)
+    const fullDisk = () =>
+      new Writable({
+        write(_chunk: Buffer, _enc, done) {
+          setTimeout(() => done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })), 50)
+        },
+      })
+    server = await startServer({
+      service: new FakeService({ capabilities: { shell: 'browser' } }),
+      port: 0,
+      rendererDir: fakeRendererDir().dir,
+      uploads: { dir: uploads, openArriving: fullDisk, load: (path) => loadDataFile(path, store) },
+    })
+    const r = await post(uploadPath('houses.csv'), [Buffer.from(CSV)], { 'Content-Length': String(Buffer.byteLength(CSV)) })
+    expect(r.status, r.body).toBe(507)
+    expect(JSON.parse(r.body)).toMatchObject({ error: { code: 'internal', message: expect.stringMatching(/could not store the upload \(the disk is full\): ENOSPC/) } })
+    expect(leftovers()).toEqual([])
+    expect(await listDataSets(store)).toEqual([])
   })
 
   it.runIf(process.platform !== 'win32')('keeps an upload private whatever the umask: its folders 0700, its file 0600', async () => {

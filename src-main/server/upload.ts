@@ -5,7 +5,7 @@
 // .uploads/<sha256>/<name> (the same bytes uploaded again take no more room), then loaded into the
 // data cache by the service; the answer is the DataSetInfo as JSON. A body cut off halfway, over the
 // cap, or a file that does not load leaves nothing behind: its folder is removed, nothing cached.
-// A disk that fills while the body streams is answered 507 (the rest of the body is read and
+// A full disk is answered 507, also once the whole body is in (a body still arriving is read and
 // dropped so the client gets the answer, not a reset).
 // A server killed mid-upload cannot remove its .part file: the next server start removes .part
 // files nobody has written to for ABANDONED_PART_MS (a live upload in another server on the same
@@ -131,8 +131,9 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
     await fs.rm(arriving, { force: true })
     if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`) })
     if (err instanceof Stalled) return // answered when it stalled
-    // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone
-    if (err instanceof ClientGone || req.destroyed || req.readableAborted) return void res.destroy()
+    // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone. A
+    // request read to its end is destroyed too (autoDestroy): its client still waits for the answer
+    if (err instanceof ClientGone || req.readableAborted || (req.destroyed && !req.complete)) return void res.destroy()
     // an empty folder of ours goes; one holding another upload's file stays (rmdir refuses it)
     if (folder) await fs.rmdir(folder).catch(() => undefined)
     const code = (err as NodeJS.ErrnoException)?.code
