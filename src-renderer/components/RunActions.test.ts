@@ -25,7 +25,8 @@ describe('RunActions: Save best model', () => {
     await w.get('[data-test=save-best-model]').trigger('click')
     await flushPromises()
     expect(service.callsTo('bestModel')).toEqual([{ runId: run.runId }])
-    expect(w.get('[data-test=action-message]').text()).toBe(`Downloaded trainpool-${run.runId}-model-0.json`)
+    // the file names the model's configuration (the fake service's best is model 0)
+    expect(w.get('[data-test=action-message]').text()).toBe(`Downloaded trainpool-${run.runId}-model-0-max-depth-3_eta-0.1.json`)
   })
 
   it('a run that kept no models offers none; a service refusal is said', async () => {
