@@ -1,13 +1,14 @@
 // Browser mode's WebSocket gateway (/ws): the contract over one socket per tab. An upgrade passes the
-// Host/Origin check (a foreign page never gets a socket) and then the token (a wrong one is closed
-// with a code the page can read). Each text frame is one request {id, method, payload}, checked for
-// size, JSON and shape here, then answered by dispatch() exactly as IPC is; the service's events go
-// to every tab, except progress snapshots to a tab too far behind. A heartbeat drops dead sockets.
+// Host/Origin check (a foreign page never gets a socket), then the token (a wrong one is closed with
+// a code the page can read, held to net/pre-auth.ts's limits meanwhile). Each text frame is one
+// request {id, method, payload}, checked for size, JSON and shape, then answered by dispatch() as IPC
+// is; events go to every tab, except progress snapshots to one too far behind. A heartbeat drops dead sockets.
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type RawData, WebSocket, WebSocketServer } from 'ws'
 import type { RunEvent } from '@shared/contract'
 import { WS_CLOSE, WS_MAX_MESSAGE_BYTES, WS_PATH, type WsReply, type WsRequestId } from '@shared/contract/websocket'
+import { closeRefused, PRE_AUTH_MAX_FRAME_BYTES, StrangerSockets } from '../net/pre-auth'
 import { dispatch } from '../service/dispatch'
 import type { BenchServiceApi } from '../service/types'
 import { BASE_HEADERS, foreignRequest, tokenSource } from './security'
@@ -27,6 +28,9 @@ export interface WsGatewayOptions {
 
 export class WsGateway {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: HARD_MAX_PAYLOAD, perMessageDeflate: false, clientTracking: false })
+  /** sockets with a wrong token live only to read their close code: ws's limit is per server, so a server of their own */
+  private readonly refusing = new WebSocketServer({ noServer: true, maxPayload: PRE_AUTH_MAX_FRAME_BYTES, perMessageDeflate: false, clientTracking: false })
+  private readonly strangers = new StrangerSockets()
   /** authorized sockets only (an unauthorized one is closed before it is counted) */
   private readonly clients = new Set<WebSocket>()
   private readonly alive = new WeakMap<WebSocket, boolean>()
@@ -53,15 +57,17 @@ export class WsGateway {
     if (url.pathname !== WS_PATH) return refuseUpgrade(socket, 404, 'Not Found')
     // foreign pages never get a socket at all
     if (foreignRequest(req, host, port)) return refuseUpgrade(socket, 403, 'Forbidden')
-    const authorized = tokenSource(req, url, token, port) !== null
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
-      if (!authorized) {
+    if (tokenSource(req, url, token, port) === null) {
+      this.refusing.handleUpgrade(req, socket, head, (ws) => {
+        // a frame over the limit is an error on this socket (1009): never thrown
+        ws.on('error', () => ws.terminate())
+        this.strangers.admit(ws, req.socket.remoteAddress ?? 'unknown')
         // a close code the page can read (a refused handshake only shows as 1006)
-        ws.close(WS_CLOSE.unauthorized, 'unauthorized: wrong or missing token')
-        return
-      }
-      this.wss.emit('connection', ws, req)
-    })
+        closeRefused(ws, WS_CLOSE.unauthorized, 'unauthorized: wrong or missing token')
+      })
+      return
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req))
   }
 
   /** Stops the events and the heartbeat, says goodbye to every tab, then drops whatever is still open. */
@@ -70,6 +76,7 @@ export class WsGateway {
     this.offEvents()
     for (const ws of this.clients) ws.close(WS_CLOSE.goingAway, 'server stopping')
     await new Promise<void>((resolve) => this.wss.close(() => resolve()))
+    await new Promise<void>((resolve) => this.refusing.close(() => resolve()))
     // give the close frames a moment
     await new Promise((r) => setTimeout(r, 50))
     for (const ws of this.clients) ws.terminate()

@@ -18,7 +18,7 @@ import type { FromWorker, ToWorker } from './worker-messages'
 export const WORKER_SOCKET = {
   /** the path workers dial: ws://HOST:PORT/worker */
   path: '/worker',
-  /** largest frame either side accepts (a kept model's weights or trees fit many times over) */
+  /** largest frame either side accepts (a kept model's weights or trees fit many times over); before its welcome a worker's frames are held to a few KiB (src-main/net/pre-auth.ts) */
   maxFrameBytes: 16 * 2 ** 20,
   /** raw bytes of the data table per chunk (sent base64: a third larger) */
   tableChunkBytes: 2 ** 20,

@@ -1,16 +1,16 @@
-// The coordinator's side of the worker socket (contract/worker-socket.ts): a WebSocket server on
-// the address the user chose, where remote workers dial back. Nothing is trusted before the hello:
-// a connection must present the one-time token of a worker the launcher is waiting for, within
-// WORKER_SOCKET.helloTimeoutMs; an unknown or replayed token is refused (close 4401) and logged,
-// and so is a frame that breaks the contract (4400) or exceeds the size limit (ws closes it: 1009).
-// A welcomed worker may fetch the data tables of the data sets it was given, and no other file.
+// The coordinator's side of the worker socket (contract/worker-socket.ts), where remote workers dial
+// back. Nothing is trusted before the hello: it must bring the one-time token of a worker the
+// launcher waits for, within WORKER_SOCKET.helloTimeoutMs and net/pre-auth.ts's limits; an unknown or
+// replayed token is refused (4401) and logged, as is a frame that breaks the contract (4400) or is
+// over the size limit (1009). A welcomed worker may fetch the tables of the data sets it was given.
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { hostname } from 'node:os'
 import { type RawData, WebSocket, WebSocketServer } from 'ws'
 import { type CoordinatorFrame, type FromWorker, WORKER_SOCKET, type WorkerFrame, WorkerFrameSchema, type WorkerHello, WorkerHelloSchema } from '@shared/contract'
+import { allowFramesUpTo, closeRefused, dropOversized, PRE_AUTH_MAX_CONNECTIONS, PRE_AUTH_MAX_FRAME_BYTES, StrangerSockets } from '../../net/pre-auth'
 import { sameToken, workerToken } from './token'
 
 export interface ListenAddress {
@@ -59,18 +59,20 @@ export class WorkerGateway {
   private readonly spent = new Set<string>()
   private readonly tableDigests = new Map<string, Promise<{ sha256: string; bytes: number }>>()
   private readonly connections = new Set<WebSocket>()
+  private readonly strangers = new StrangerSockets()
 
   private constructor(
     private readonly server: WebSocketServer,
     readonly secret: string,
     private readonly log: (line: string) => void,
   ) {
-    server.on('connection', (socket, request) => this.accept(socket, request.socket.remoteAddress ?? 'unknown'))
+    server.on('connection', (socket, request) => this.accept(socket, request.socket))
   }
 
   /** Listens on `address`; says so in the log when that is every interface. */
   static async listen(address: ListenAddress, secret: string, log: (line: string) => void): Promise<WorkerGateway> {
-    const server = new WebSocketServer({ host: address.host, port: address.port, path: WORKER_SOCKET.path, maxPayload: WORKER_SOCKET.maxFrameBytes })
+    // the hello's limit: raised to the contract's once a worker is welcomed
+    const server = new WebSocketServer({ host: address.host, port: address.port, path: WORKER_SOCKET.path, maxPayload: PRE_AUTH_MAX_FRAME_BYTES })
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve)
       server.once('error', reject)
@@ -112,16 +114,27 @@ export class WorkerGateway {
     await new Promise<void>((resolve) => this.server.close(() => resolve()))
   }
 
-  private accept(socket: WebSocket, remoteAddress: string): void {
+  private accept(socket: WebSocket, tcp: Socket): void {
+    const remoteAddress = tcp.remoteAddress ?? 'unknown'
     this.connections.add(socket)
     socket.once('close', () => this.connections.delete(socket))
+    const droppedFrom = this.strangers.admit(socket, remoteAddress)
+    if (droppedFrom !== null) this.log(`dropped a worker connection from ${droppedFrom}: ${PRE_AUTH_MAX_CONNECTIONS} others were waiting for their hello`)
     const refuse = (why: string) => {
       this.log(`refused a worker connection from ${remoteAddress}: ${why}`)
-      socket.close(WORKER_SOCKET.refusedCode, why.slice(0, 120))
+      closeRefused(socket, WORKER_SOCKET.refusedCode, why.slice(0, 120))
     }
     const timer = setTimeout(() => refuse(`no hello within ${WORKER_SOCKET.helloTimeoutMs / 1000} s`), WORKER_SOCKET.helloTimeoutMs)
+    const onOversized = (err: Error & { code?: string }) => {
+      if (err.code !== 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return
+      clearTimeout(timer)
+      this.log(`refused a worker connection from ${remoteAddress}: a frame over ${PRE_AUTH_MAX_FRAME_BYTES} bytes before its hello`)
+      dropOversized(socket, tcp)
+    }
+    socket.on('error', onOversized)
     socket.once('message', (data) => {
       clearTimeout(timer)
+      socket.off('error', onOversized)
       const parsed = WorkerHelloSchema.safeParse(parseJson(data))
       if (!parsed.success) return refuse(`the first frame is not a valid hello (${parsed.error.issues[0]?.message ?? 'malformed'})`)
       const hello = parsed.data
@@ -132,6 +145,8 @@ export class WorkerGateway {
       if (!waiting) return refuse(`worker ${hello.worker} submission ${hello.submission} is not expected now`)
       this.waiting.delete(hello.token)
       this.spent.add(hello.token)
+      this.strangers.trust(socket)
+      allowFramesUpTo(socket, WORKER_SOCKET.maxFrameBytes)
       waiting.resolve(this.connection(socket, hello, remoteAddress))
       send(socket, { type: 'welcome' })
     })
