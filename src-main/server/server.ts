@@ -28,7 +28,11 @@ export interface ServeOptions {
   shutdownService?: boolean
   /** data-file uploads (POST /api/upload): where they arrive, the cap, the loader; absent: refused (503) */
   uploads?: UploadOptions
+  /** ms a request's headers may take to arrive before the connection is closed (default Node's 60 s) */
+  headersTimeoutMs?: number
 }
+
+export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000
 
 export interface TrainpoolServer {
   host: string
@@ -56,8 +60,13 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
 
   const portNow = () => port
   // no limit on a whole request: an upload is bounded by its idle timeout (upload.ts) instead of
-  // Node's 5 minutes in total; headers still must arrive within headersTimeout
-  const http: Server = createServer({ requestTimeout: 0 }, httpRoutes({ host, port: portNow, token, rendererDir, uploads: options.uploads }))
+  // Node's 5 minutes in total. Headers keep theirs, given explicitly: requestTimeout 0 turns Node's
+  // default off too. Node checks them every connectionsCheckingInterval, so that is kept below it.
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS
+  if (!Number.isInteger(headersTimeout) || headersTimeout < 1) throw new Error(`headersTimeoutMs ${headersTimeout} is not valid: a whole number of ms, at least 1`)
+  const connectionsCheckingInterval = Math.max(10, Math.min(30_000, Math.floor(headersTimeout / 10)))
+  const routes = httpRoutes({ host, port: portNow, token, rendererDir, uploads: options.uploads })
+  const http: Server = createServer({ requestTimeout: 0, headersTimeout, connectionsCheckingInterval }, routes)
   const gateway = new WsGateway({ service, host, port: portNow, token })
   http.on('upgrade', (req, socket, head) => gateway.upgrade(req, socket, head))
 
