@@ -29,10 +29,12 @@ export class CalibrationStopped extends Error {
 export async function calibrateFamily(launcher: WorkerLauncher, family: ModelFamily, probed: readonly BackendCapability[], hooks: CalibrationHooks = {}, now = new Date()): Promise<FamilyCalibration> {
   const { workload, record } = calibrationWorkload(family, os.cpus().length)
   const skipped = family.backends.flatMap((spec) => unmeasuredTiming(family, spec.name, probed) ?? [])
-  // the assumed fastest first, so a slow backend meets a best step to be cut off by
+  // the assumed fastest first, so a slow backend meets a best step to be cut off by; a GPU backend
+  // the probe found on no GPU (lavapipe, a CPU fallback) is not as fast as assumed: last
   const assumedCost = (name: string) => {
-    const speed = family.backends.find((b) => b.name === name)!.speed
-    return speed.stepMs + (record.fusedWork / speed.workPerSecond) * 1000
+    const spec = family.backends.find((b) => b.name === name)!
+    const offGpu = spec.gpu && probed.find((p) => p.name === name)?.gpu !== true
+    return (offGpu ? Number.MAX_SAFE_INTEGER : 0) + spec.speed.stepMs + (record.fusedWork / spec.speed.workPerSecond) * 1000
   }
   const toMeasure = family.backends.map((b) => b.name).filter((name) => !skipped.some((s) => s.backend === name))
   toMeasure.sort((a, b) => assumedCost(a) - assumedCost(b))
