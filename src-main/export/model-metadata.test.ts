@@ -30,7 +30,7 @@ describe('model files carry their model\'s attributes', () => {
   })
 
   it('an MLP as ONNX: metadata_props', () => {
-    const mlp: Extract<ModelArtifact, { format: 'mlp' }> = { format: 'mlp', features: 1, layers: [{ inputs: 1, outputs: 1, w: [2], b: [0] }], preprocess: null }
+    const mlp: Extract<ModelArtifact, { format: 'mlp' }> = { format: 'mlp', features: 1, layers: [{ inputs: 1, outputs: 2, w: [2, 1], b: [0, 0] }, { inputs: 2, outputs: 1, w: [1, 1], b: [0] }], preprocess: null }
     const props = onnx.ModelProto.decode(onnxModel(mlp, ATTRIBUTES)).metadataProps
     expect(Object.fromEntries(props.map((p) => [p.key, p.value]))).toEqual(ATTRIBUTES)
   })
