@@ -1,83 +1,20 @@
-// WorkerPool: W pre-started, warmed workers over a WorkerLauncher; one FIFO job queue. Each worker
-// holds its running job and one more sent ahead (as ProcessPoolExecutor does), so it never idles
-// for the round trip between one job's answer and the next job; its loop runs them in order and
-// starts the one held next only if the running one ended done. A worker that dies mid-job fails
-// that job (exit code/signal and the tail of its stderr) without losing the models it already
-// finished; the job it held never started: it goes back to the front of the queue, or stays
-// not-run when the run stops (policy). A worker that ran out of memory is replaced before it takes
-// another job (its wasm heap cannot shrink: it would fail every later job), and its held job goes
-// back to the queue. Cancel = a graceful message for both jobs, then SIGKILL after a grace period.
-import type { BackendName, ConcreteBackend, DeviceCounters, FromWorker, ModelArtifact, PerModel, ToWorker, WorkerFailure, Workload } from '@shared/contract'
+// WorkerPool: W pre-started, warmed workers over a WorkerLauncher — start-up, warm-up, runs of
+// jobs (pool-run.ts: the FIFO queue, each worker's running job and one sent ahead, the failure
+// policy), a worker whose memory is spent replaced before its next job, cancel (a graceful message,
+// then SIGKILL after a grace period) and shutdown.
+import type { BackendName, FromWorker, ToWorker, Workload } from '@shared/contract'
 import { BackendUnavailableError } from '@shared/families'
 import type { WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
 import { workerEnv } from './launcher'
+import { PoolRun, type PoolRunHost } from './pool-run'
+import type { JobOutcome, JobSpec, PoolOptions, RunHooks, WorkerInfo } from './pool-types'
+import { describeExit, STDERR_TAIL_CHARS, type Slot } from './worker-slot'
 
-const STDERR_TAIL_CHARS = 2000
+export type { JobOutcome, JobSpec, PoolOptions, ProgressMessage, RunHooks, WorkerInfo } from './pool-types'
+export { describeExit } from './worker-slot'
+
 /** cancel during start-up or warm-up: nothing to keep, and a worker generating data cannot read messages */
 const PREPARE_CANCEL_GRACE_MS = 250
-
-export interface PoolOptions {
-  size: number
-  /** the model family whose runtime each worker starts (the pool never looks inside it) */
-  family: string
-  backend: BackendName
-  /** ms between a graceful cancel/shutdown and SIGKILL */
-  graceMs?: number
-  /** a busy worker silent for this long is declared hung, killed and reported */
-  heartbeatTimeoutMs?: number
-  /**
-   * the same during start-up and warm-up, where one native call may legitimately block for long
-   * (CUDA's PTX JIT on a GPU newer than libtensorflow's kernels can take many minutes)
-   */
-  prepareTimeoutMs?: number
-  failurePolicy?: 'stop' | 'continue'
-  env?: Record<string, string>
-  /** worker w's own variables on top of `env` (its GPU: CUDA_VISIBLE_DEVICES) */
-  envFor?: (workerIndex: number) => Record<string, string>
-}
-
-export interface WorkerInfo {
-  backend: ConcreteBackend
-  device: string
-  flags: Record<string, string | number | boolean>
-  versions: Record<string, string>
-  initMs: number
-}
-
-export interface JobSpec {
-  workload: Workload
-  modelIndices: number[]
-  fused: boolean
-  /** the workers send each trained model back (the measurement whose models the run keeps) */
-  keep?: boolean
-}
-
-export interface JobOutcome {
-  job: JobSpec
-  status: 'done' | 'failed' | 'cancelled' | 'not-run'
-  worker: number | null
-  models: PerModel[]
-  failure: WorkerFailure | null
-  /** a GPU engine's device work for this job, as its worker counted it */
-  device?: DeviceCounters
-}
-
-export type ProgressMessage = Extract<FromWorker, { type: 'progress' }>
-
-export interface RunHooks {
-  /**
-   * a job was sent to a worker: it runs there now, or next, behind the worker's running job (a job
-   * its worker never started, because the job before it failed or the worker died, is sent again)
-   */
-  onDispatch?: (worker: number, job: JobSpec) => void
-  /** a job became the worker's running one (sent to an idle worker, or the job before it there finished) */
-  onStart?: (worker: number, job: JobSpec) => void
-  onProgress?: (worker: number, progress: ProgressMessage) => void
-  onModelDone?: (model: PerModel, artifact?: ModelArtifact) => void
-  onFailure?: (failure: WorkerFailure) => void
-  /** a worker was replaced by a fresh one (it ran out of memory); `reason` is a sentence for the run's warnings */
-  onWorkerRestart?: (worker: number, reason: string) => void
-}
 
 /** The pool's workers could not start their backend: the worker sends the reason alone, the shared error says the sentence. */
 export class BackendInitError extends BackendUnavailableError {
@@ -87,34 +24,16 @@ export class BackendInitError extends BackendUnavailableError {
   }
 }
 
-interface Slot {
-  index: number
-  handle: WorkerHandle
-  alive: boolean
-  exit: WorkerExit | null
-  stderrTail: string
-  /** set when the watchdog killed this worker for missing heartbeats */
-  hung: string | null
-  lastHeard: number
-  rssBytes: number
-  /** CUDA_VISIBLE_DEVICES as the worker reported it when it started (null: not set) */
-  visibleDevices: string | null
-  /** the jobs sent to this worker and not answered yet, in the order sent: the running one, then the one held next */
-  jobs: number[]
-  listeners: Set<(m: FromWorker) => void>
-  exitListeners: Set<(e: WorkerExit) => void>
-}
-
-export class WorkerPool {
-  private slots: Slot[] = []
+export class WorkerPool implements PoolRunHost {
+  readonly slots: Slot[] = []
   private info: WorkerInfo | null = null
-  private cancelling = false
+  cancelling = false
   /** start() or warmup() in progress: their requests are not jobs and do not answer a cancel */
   private preparing = 0
   private readonly graceMs: number
-  private readonly heartbeatTimeoutMs: number
+  readonly heartbeatTimeoutMs: number
   private readonly prepareTimeoutMs: number
-  private nextJobId = 1
+  private lastJobId = 0
   /** the last warm-up's shapes, so a replacement worker is warmed like the one it replaces */
   private warmedWith: { workload: Workload; modelIndicesPerWorker: number[][] } | null = null
 
@@ -236,7 +155,7 @@ export class WorkerPool {
    * Replaces a worker whose memory is spent with a fresh process, started and warmed like the
    * first. Resolves false (the slot left dead) when the new one cannot start.
    */
-  private async restart(slot: Slot): Promise<boolean> {
+  async restart(slot: Slot): Promise<boolean> {
     const spent = slot.handle
     Object.assign(slot, { handle: this.launch(slot.index), alive: true, exit: null, hung: null, lastHeard: performance.now() })
     this.listen(slot)
@@ -288,198 +207,16 @@ export class WorkerPool {
   }
 
   /**
-   * Runs the jobs FIFO, each worker holding its running job and one sent ahead. Never rejects: each
-   * job gets an outcome.
+   * Runs the jobs FIFO, each worker holding its running job and one sent ahead (PoolRun). Never
+   * rejects: each job gets an outcome.
    */
   run(jobs: JobSpec[], hooks: RunHooks = {}): Promise<JobOutcome[]> {
     this.cancelling = false
-    const outcomes: JobOutcome[] = jobs.map((job) => ({ job, status: 'not-run', worker: null, models: [], failure: null }))
-    /** jobs not sent yet, FIFO; a job taken back from a worker that never started it goes back to the front */
-    const queue = jobs.map((_, k) => k)
-    /** jobs sent and not answered yet: the job's id → its outcome's index and its worker */
-    const sent = new Map<number, { k: number; slot: Slot }>()
-    /** workers being replaced (out of memory): they take no job until the new process is warm */
-    const restarting = new Set<Slot>()
-    let stopped = false
-    const policy = this.options.failurePolicy ?? 'stop'
-    const goingOn = () => !stopped && !this.cancelling
-
-    return new Promise((resolve) => {
-      let resolved = false
-
-      /** Sends job k to a worker: it runs it at once when idle, else after its running job. */
-      const send = (slot: Slot, k: number) => {
-        const outcome = outcomes[k]
-        const jobId = this.nextJobId++
-        const after = slot.jobs.at(-1)
-        slot.jobs.push(jobId)
-        sent.set(jobId, { k, slot })
-        outcome.worker = slot.index
-        hooks.onDispatch?.(slot.index, outcome.job)
-        if (after === undefined) {
-          slot.lastHeard = performance.now()
-          hooks.onStart?.(slot.index, outcome.job)
-        }
-        slot.handle.send({ type: 'job', jobId, ...outcome.job, ...(after === undefined ? {} : { after }) })
-      }
-      /** Every live worker takes a job to run, then one to hold next, so the first W jobs start on W workers. */
-      const fill = () => {
-        for (const depth of [1, 2]) {
-          for (const s of this.slots) {
-            if (queue.length > 0 && goingOn() && s.alive && !restarting.has(s) && s.jobs.length < depth) send(s, queue.shift()!)
-          }
-        }
-      }
-      /** The job leaves its worker (answered, or it never will be); the one behind it is then running. */
-      const release = (jobId: number): number => {
-        const { k, slot } = sent.get(jobId)!
-        sent.delete(jobId)
-        const wasRunning = slot.jobs[0] === jobId
-        slot.jobs = slot.jobs.filter((id) => id !== jobId)
-        if (wasRunning && slot.jobs.length > 0 && slot.alive && goingOn()) hooks.onStart?.(slot.index, outcomes[sent.get(slot.jobs[0])!.k].job)
-        return k
-      }
-      /**
-       * The worker will not start the jobs it holds behind its running one (that one failed, or the
-       * worker died): they never started, so they go back to the front of the queue, or stay
-       * 'not-run' when the run stops.
-       */
-      const takeBackQueued = (slot: Slot) => {
-        for (const jobId of slot.jobs.slice(1).reverse()) {
-          const k = release(jobId)
-          outcomes[k].worker = null
-          if (goingOn()) queue.unshift(k)
-        }
-      }
-      /**
-       * Resolves once nothing is in flight. If jobs are left and the run may go on, the live workers
-       * take them first; when none can (all dead, stopped, cancelled), the run ends with the rest
-       * 'not-run' instead of waiting forever.
-       */
-      const finishIfDone = () => {
-        if (resolved) return
-        fill()
-        if (sent.size > 0 || restarting.size > 0) return
-        resolved = true
-        clearInterval(watchdog)
-        for (const { slot, onMessage, onExit } of listeners) {
-          slot.listeners.delete(onMessage)
-          slot.exitListeners.delete(onExit)
-        }
-        resolve(outcomes)
-      }
-      /** Cancels every job in flight, running and sent ahead (those answer at once, never started). */
-      const stopAll = () => {
-        stopped = true
-        for (const s of this.slots) if (s.alive) for (const jobId of s.jobs) s.handle.send({ type: 'cancel', jobId })
-      }
-      /** Replaces a worker whose memory is spent; the run waits for it before it ends. */
-      const replace = (slot: Slot, outcome: JobOutcome) => {
-        restarting.add(slot)
-        void this.restart(slot).then((started) => {
-          const reason = outcome.failure!.reason.replace(/^training failed: /, '')
-          hooks.onWorkerRestart?.(
-            slot.index,
-            started
-              ? `worker ${slot.index} ran out of memory (${reason}) and was restarted before its next job`
-              : `worker ${slot.index} ran out of memory (${reason}); its replacement did not start`,
-          )
-          restarting.delete(slot)
-          finishIfDone()
-        })
-      }
-      const watchdog = setInterval(() => {
-        const now = performance.now()
-        for (const s of this.slots) {
-          if (s.alive && s.jobs.length > 0 && now - s.lastHeard > this.heartbeatTimeoutMs) {
-            s.hung = `no heartbeat for ${Math.round((now - s.lastHeard) / 1000)} s (timeout ${this.heartbeatTimeoutMs / 1000} s): killed as hung`
-            s.stderrTail += `\n[trainpool] ${s.hung}`
-            s.handle.kill('SIGKILL')
-          }
-        }
-      }, Math.min(1000, this.heartbeatTimeoutMs / 2))
-
-      const onMessage = (slot: Slot, m: FromWorker) => {
-        if (!('jobId' in m)) return
-        const entry = sent.get(m.jobId)
-        if (!entry || entry.slot !== slot) return
-        const outcome = outcomes[entry.k]
-        switch (m.type) {
-          case 'progress':
-            hooks.onProgress?.(slot.index, m)
-            break
-          case 'model-done': {
-            const model: PerModel = { ...m.model, worker: slot.index }
-            outcome.models.push(model)
-            hooks.onModelDone?.(model, m.artifact)
-            break
-          }
-          case 'job-done':
-            slot.rssBytes = Math.max(slot.rssBytes, m.rssBytes)
-            if (m.device) outcome.device = m.device
-            release(m.jobId)
-            outcome.status = 'done'
-            finishIfDone()
-            break
-          case 'cancelled':
-            release(m.jobId)
-            if (m.started !== false) outcome.status = 'cancelled'
-            else {
-              // it never started: back to the front of the queue while the run goes on, else not-run
-              outcome.worker = null
-              if (goingOn()) queue.unshift(entry.k)
-            }
-            finishIfDone()
-            break
-          case 'job-failed':
-            outcome.failure = this.failure(slot, outcome, `training failed: ${m.message}`)
-            hooks.onFailure?.(outcome.failure)
-            if (policy === 'stop') stopped = true
-            // the worker starts nothing it held behind a failed job (worker/loop.ts)
-            takeBackQueued(slot)
-            release(m.jobId)
-            outcome.status = 'failed'
-            // a worker alive after a failure takes the next job when the policy is 'continue'; one
-            // whose memory is spent is replaced first
-            if (m.outOfMemory === true && policy === 'continue' && goingOn()) replace(slot, outcome)
-            if (policy === 'stop') stopAll()
-            finishIfDone()
-            break
-        }
-      }
-      const onExit = (slot: Slot, exit: WorkerExit) => {
-        const running = slot.jobs[0]
-        if (running !== undefined) {
-          const outcome = outcomes[sent.get(running)!.k]
-          outcome.failure = this.failure(slot, outcome, slot.hung ? `${slot.hung} (${describeExit(exit)})` : describeExit(exit), exit)
-          hooks.onFailure?.(outcome.failure)
-          if (policy === 'stop' && !this.cancelling) stopped = true
-          takeBackQueued(slot)
-          release(running)
-          outcome.status = this.cancelling ? 'cancelled' : 'failed'
-          if (policy === 'stop' && !this.cancelling) stopAll()
-        }
-        finishIfDone()
-      }
-      const listeners = this.slots.map((slot) => ({ slot, onMessage: (m: FromWorker) => onMessage(slot, m), onExit: (e: WorkerExit) => onExit(slot, e) }))
-      for (const { slot, onMessage, onExit } of listeners) {
-        slot.listeners.add(onMessage)
-        slot.exitListeners.add(onExit)
-      }
-      finishIfDone()
-    })
+    return new PoolRun(this, jobs, hooks, this.options.failurePolicy).start()
   }
 
-  private failure(slot: Slot, outcome: JobOutcome, reason: string, exit?: WorkerExit): WorkerFailure {
-    const done = new Set(outcome.models.map((m) => m.index))
-    return {
-      worker: slot.index,
-      modelIndices: outcome.job.modelIndices.filter((i) => !done.has(i)),
-      reason,
-      exitCode: exit?.code ?? null,
-      signal: exit?.signal ?? null,
-      stderrTail: slot.stderrTail.trim().slice(-STDERR_TAIL_CHARS),
-    }
+  nextJobId(): number {
+    return ++this.lastJobId
   }
 
   /** Asks the jobs in flight to stop; workers that do not answer within the grace period are killed. */
@@ -578,11 +315,4 @@ export class WorkerPool {
       }
     })
   }
-}
-
-export function describeExit(exit: WorkerExit | null): string {
-  if (!exit) return 'still running'
-  if (exit.description) return exit.description
-  if (exit.signal) return `worker process killed by ${exit.signal}`
-  return `worker process exited with code ${exit.code}`
 }
