@@ -1,10 +1,7 @@
 // A worker's message loop, independent of how the process was started: one job at a time, the model
-// family looked up by the workload's kind (it never reads a family's parameters), progress
-// rate-limited before it crosses the process boundary (a step can take microseconds; the service
-// coalesces what arrives from all workers again for the screen), heartbeats, cancel, faults.
-// Messages run in order, so a job the pool sends ahead waits behind the running one; it starts
-// only if that one ended done (after a failure or a cancel the pool decides again), and one
-// cancelled while it waited never starts: both answer `cancelled`, started false, at once.
+// family looked up by the workload's kind (it never reads a family's parameters), progress rate-limited
+// before it crosses the process boundary, heartbeats, cancel, faults. Messages run in order through a
+// handler per kind; a job sent ahead starts only if the one before it ended done, never once cancelled.
 import { type ConcreteBackend, type FromWorker, PROGRESS_MIN_INTERVAL_MS, subtractDeviceCounters, type ToWorker, type Workload } from '@shared/contract'
 import type { AnyWorkerFamily, WorkerFamilyLookup } from '../engine/families'
 import { BackendUnavailableError, CancelledError, type WorkerRuntime } from '../engine/families/types'
@@ -31,151 +28,169 @@ export interface WorkerLoopOptions {
 
 const WASM_MAX_BYTES = 4294901760
 
+type Queued = Exclude<ToWorker, { type: 'cancel' | 'shutdown' }>
+type Handlers = { [K in Queued['type']]: (message: Extract<Queued, { type: K }>) => Promise<void> }
+type JobMessage = Extract<ToWorker, { type: 'job' }>
+
 export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions): void {
-  const post = (m: FromWorker) => channel.post(m)
-  const fault = parseFault(options.fault)
-  let family: AnyWorkerFamily | null = null
-  let runtime: WorkerRuntime | null = null
-  let data: { key: string; value: unknown } | null = null
-  let busy: Promise<void> = Promise.resolve()
+  new WorkerLoop(channel, options).listen()
+}
+
+/** The worker's state (its family, runtime, prepared data, jobs) and a handler per message kind. */
+class WorkerLoop {
+  private family: AnyWorkerFamily | null = null
+  private runtime: WorkerRuntime | null = null
+  private data: { key: string; value: unknown } | null = null
+  private busy: Promise<void> = Promise.resolve()
   /** jobs asked to stop (a cancel may overtake the job it names) */
-  const cancelledJobs = new Set<number>()
-  let currentJob: number | null = null
+  private readonly cancelledJobs = new Set<number>()
+  private currentJob: number | null = null
   /** the last job this worker took and whether it ended job-done (a job sent behind it starts only then) */
-  let lastJob: { jobId: number; done: boolean } | null = null
+  private lastJob: { jobId: number; done: boolean } | null = null
+  private readonly fault: ReturnType<typeof parseFault>
+  private readonly heartbeat: NodeJS.Timeout
 
-  const heartbeat = setInterval(() => post({ type: 'heartbeat' }), options.heartbeatMs ?? 1000)
-  heartbeat.unref?.()
-
-  const exit = (code: number) => {
-    clearInterval(heartbeat)
-    runtime?.release()
-    channel.exit(code)
+  private readonly handlers: Handlers = {
+    init: (m) => this.init(m),
+    probe: async () => this.post({ type: 'capabilities', backends: await this.options.probe() }),
+    memory: async () => this.post({ type: 'memory', ...(this.runtime?.memory() ?? { numTensors: 0, numBytes: 0 }), rssBytes: process.memoryUsage.rss() }),
+    warmup: (m) => this.warmUp(m),
+    job: (m) => this.runJob(m),
   }
-  channel.onParentGone(() => exit(0))
 
-  channel.onMessage((message) => {
-    // cancel and shutdown act now; everything else runs in order
-    if (message.type === 'cancel') {
-      cancelledJobs.add(message.jobId)
-      return
-    }
-    if (message.type === 'shutdown') return exit(0)
-    busy = busy.then(() => handle(message)).catch((err) => {
-      post({ type: 'job-failed', jobId: currentJob ?? -1, ...failureOf(err) })
+  constructor(
+    private readonly channel: WorkerChannel,
+    private readonly options: WorkerLoopOptions,
+  ) {
+    this.fault = parseFault(options.fault)
+    this.heartbeat = setInterval(() => this.post({ type: 'heartbeat' }), options.heartbeatMs ?? 1000)
+    this.heartbeat.unref?.()
+  }
+
+  listen(): void {
+    this.channel.onParentGone(() => this.exit(0))
+    this.channel.onMessage((message) => {
+      // cancel and shutdown act now; everything else runs in order
+      if (message.type === 'cancel') {
+        this.cancelledJobs.add(message.jobId)
+        return
+      }
+      if (message.type === 'shutdown') return this.exit(0)
+      this.busy = this.busy
+        .then(() => (this.handlers[message.type] as (m: Queued) => Promise<void>)(message))
+        .catch((err) => this.post({ type: 'job-failed', jobId: this.currentJob ?? -1, ...this.failureOf(err) }))
     })
-  })
+  }
 
-  function maybeInjectFault(step: number): void {
-    if (!fault || step !== fault.step) return
-    process.stderr.write(`trainpool worker: injected fault ${fault.kind} at step ${step}\n`)
-    if (fault.kind === 'exit') exit(70)
+  private post(message: FromWorker): void {
+    this.channel.post(message)
+  }
+
+  private exit(code: number): void {
+    clearInterval(this.heartbeat)
+    this.runtime?.release()
+    this.channel.exit(code)
+  }
+
+  private maybeInjectFault(step: number): void {
+    if (!this.fault || step !== this.fault.step) return
+    process.stderr.write(`trainpool worker: injected fault ${this.fault.kind} at step ${step}\n`)
+    if (this.fault.kind === 'exit') this.exit(70)
     for (;;) {
       /* hang: a stuck native call, as far as the pool can tell */
     }
   }
 
-  async function handle(message: ToWorker): Promise<void> {
-    switch (message.type) {
-      case 'init': {
-        const started = performance.now()
-        try {
-          family = options.families(message.family) ?? null
-          if (!family) throw new Error(`this worker has no model family ${JSON.stringify(message.family)}`)
-          runtime = await family.init(message.backend)
-          const { device, flags, versions } = runtime
-          // a name from the family's table (main checks it against the registry when the message arrives)
-          const visibleDevices = process.env.CUDA_VISIBLE_DEVICES ?? null
-          post({ type: 'ready', backend: runtime.backend as ConcreteBackend, device, flags, versions, initMs: performance.now() - started, visibleDevices })
-        } catch (err) {
-          post({ type: 'init-failed', backend: message.backend, reason: err instanceof BackendUnavailableError ? err.reason : failureOf(err).message })
-        }
-        return
-      }
-      case 'probe':
-        post({ type: 'capabilities', backends: await options.probe() })
-        return
-      case 'memory': {
-        const mem = runtime?.memory() ?? { numTensors: 0, numBytes: 0 }
-        post({ type: 'memory', ...mem, rssBytes: process.memoryUsage.rss() })
-        return
-      }
-      case 'warmup': {
-        maybeInjectFault(0)
-        const started = performance.now()
-        const { fam, rt } = ready()
-        await fam.warmUp(rt, ensureData(fam, rt, message.workload), message.workload, message.modelIndices)
-        post({ type: 'warm', ms: performance.now() - started })
-        return
-      }
-      case 'job':
-        await runJob(message)
-        return
+  private async init(message: Extract<ToWorker, { type: 'init' }>): Promise<void> {
+    const started = performance.now()
+    try {
+      this.family = this.options.families(message.family) ?? null
+      if (!this.family) throw new Error(`this worker has no model family ${JSON.stringify(message.family)}`)
+      this.runtime = await this.family.init(message.backend)
+      const { device, flags, versions } = this.runtime
+      // a name from the family's table (main checks it against the registry when the message arrives)
+      const visibleDevices = process.env.CUDA_VISIBLE_DEVICES ?? null
+      this.post({ type: 'ready', backend: this.runtime.backend as ConcreteBackend, device, flags, versions, initMs: performance.now() - started, visibleDevices })
+    } catch (err) {
+      this.post({ type: 'init-failed', backend: message.backend, reason: err instanceof BackendUnavailableError ? err.reason : this.failureOf(err).message })
     }
   }
 
-  async function runJob(job: Extract<ToWorker, { type: 'job' }>): Promise<void> {
-    const behindDone = job.after === undefined || (lastJob?.jobId === job.after && lastJob.done)
-    if (cancelledJobs.has(job.jobId) || !behindDone) {
-      cancelledJobs.delete(job.jobId)
-      lastJob = { jobId: job.jobId, done: false }
-      post({ type: 'cancelled', jobId: job.jobId, started: false })
+  private async warmUp(message: Extract<ToWorker, { type: 'warmup' }>): Promise<void> {
+    this.maybeInjectFault(0)
+    const started = performance.now()
+    const { fam, rt } = this.ready()
+    await fam.warmUp(rt, this.ensureData(fam, rt, message.workload), message.workload, message.modelIndices)
+    this.post({ type: 'warm', ms: performance.now() - started })
+  }
+
+  private async runJob(job: JobMessage): Promise<void> {
+    const behindDone = job.after === undefined || (this.lastJob?.jobId === job.after && this.lastJob.done)
+    if (this.cancelledJobs.has(job.jobId) || !behindDone) {
+      this.cancelledJobs.delete(job.jobId)
+      this.lastJob = { jobId: job.jobId, done: false }
+      this.post({ type: 'cancelled', jobId: job.jobId, started: false })
       return
     }
     const taken = { jobId: job.jobId, done: false }
-    lastJob = taken
-    currentJob = job.jobId
-    const started = performance.now()
-    let lastProgress = 0
-    let steps = 0
+    this.lastJob = taken
+    this.currentJob = job.jobId
     try {
-      const { fam, rt } = ready()
-      const d = ensureData(fam, rt, job.workload)
-      const deviceBefore = rt.deviceCounters?.()
-      await fam.train(rt, d, job.workload, job.modelIndices, { fused: job.fused, keep: job.keep === true }, {
-        shouldStop: () => cancelledJobs.has(job.jobId),
-        onProgress: (modelIndices, progress) => {
-          maybeInjectFault(++steps)
-          const now = performance.now()
-          if (now - lastProgress < PROGRESS_MIN_INTERVAL_MS && progress.done < progress.total) return
-          lastProgress = now
-          post({ type: 'progress', jobId: job.jobId, modelIndices: [...modelIndices], progress })
-        },
-        onModelDone: ({ artifact, ...model }) => post({ type: 'model-done', jobId: job.jobId, model, ...(artifact ? { artifact } : {}) }),
-      })
+      await this.train(job)
       taken.done = true
-      // peak resident set size of this process so far (maxRSS is in KiB)
-      const device = deviceBefore && rt.deviceCounters ? { device: subtractDeviceCounters(rt.deviceCounters(), deviceBefore) } : {}
-      post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024, ...device })
     } catch (err) {
-      if (err instanceof CancelledError) post({ type: 'cancelled', jobId: job.jobId, started: true })
-      else post({ type: 'job-failed', jobId: job.jobId, ...failureOf(err) })
+      if (err instanceof CancelledError) this.post({ type: 'cancelled', jobId: job.jobId, started: true })
+      else this.post({ type: 'job-failed', jobId: job.jobId, ...this.failureOf(err) })
     } finally {
-      currentJob = null
-      cancelledJobs.delete(job.jobId)
+      this.currentJob = null
+      this.cancelledJobs.delete(job.jobId)
     }
   }
 
-  function ready(): { fam: AnyWorkerFamily; rt: WorkerRuntime } {
-    if (!family || !runtime) throw new Error('worker not initialised: send init first')
-    return { fam: family, rt: runtime }
+  /** Trains the job's models, forwarding progress (rate-limited) and each model, then job-done with the job's device work. */
+  private async train(job: JobMessage): Promise<void> {
+    const started = performance.now()
+    const { fam, rt } = this.ready()
+    const d = this.ensureData(fam, rt, job.workload)
+    const deviceBefore = rt.deviceCounters?.()
+    let lastProgress = 0
+    let steps = 0
+    await fam.train(rt, d, job.workload, job.modelIndices, { fused: job.fused, keep: job.keep === true }, {
+      shouldStop: () => this.cancelledJobs.has(job.jobId),
+      onProgress: (modelIndices, progress) => {
+        this.maybeInjectFault(++steps)
+        const now = performance.now()
+        if (now - lastProgress < PROGRESS_MIN_INTERVAL_MS && progress.done < progress.total) return
+        lastProgress = now
+        this.post({ type: 'progress', jobId: job.jobId, modelIndices: [...modelIndices], progress })
+      },
+      onModelDone: ({ artifact, ...model }) => this.post({ type: 'model-done', jobId: job.jobId, model, ...(artifact ? { artifact } : {}) }),
+    })
+    const device = deviceBefore && rt.deviceCounters ? { device: subtractDeviceCounters(rt.deviceCounters(), deviceBefore) } : {}
+    // peak resident set size of this process so far (maxRSS is in KiB)
+    this.post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024, ...device })
+  }
+
+  private ready(): { fam: AnyWorkerFamily; rt: WorkerRuntime } {
+    if (!this.family || !this.runtime) throw new Error('worker not initialised: send init first')
+    return { fam: this.family, rt: this.runtime }
   }
 
   /** Prepared data is kept while the workload's data key stays (a pool reuses it across repeats). */
-  function ensureData(fam: AnyWorkerFamily, rt: WorkerRuntime, workload: Workload): unknown {
+  private ensureData(fam: AnyWorkerFamily, rt: WorkerRuntime, workload: Workload): unknown {
     const key = fam.dataKey(workload)
-    if (data?.key === key) return data.value
-    if (data) fam.disposeData(rt, data.value)
-    data = null
-    data = { key, value: fam.prepare(rt, workload) }
-    return data.value
+    if (this.data?.key === key) return this.data.value
+    if (this.data) fam.disposeData(rt, this.data.value)
+    this.data = null
+    this.data = { key, value: fam.prepare(rt, workload) }
+    return this.data.value
   }
 
   /** The error's text, and whether it was the memory cap (said so, with what to do about it). */
-  function failureOf(err: unknown): { message: string; outOfMemory: boolean } {
+  private failureOf(err: unknown): { message: string; outOfMemory: boolean } {
     const text = err instanceof Error ? `${err.message}` : String(err)
-    const heap = runtime?.heapBytes() ?? null
-    const cap = options.memoryCapMb
+    const heap = this.runtime?.heapBytes() ?? null
+    const cap = this.options.memoryCapMb
     const limit = cap ? Number(cap) * 2 ** 20 : WASM_MAX_BYTES
     // a trap with the wasm heap close to its limit is an allocation that failed inside a kernel
     const oom =
