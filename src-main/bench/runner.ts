@@ -1,11 +1,13 @@
 // Runs a plan: for each (size, models, strategy, workers) group it starts and warms a pool (clock
-// stopped), then times each repeat from dispatching the first job to receiving the last result.
+// stopped), then times each measurement from dispatching the first job to receiving the last
+// result, again on the same warm workers while it is shorter than the time floor.
 import os from 'node:os'
 import {
   MEASUREMENT_FLOOR,
   addDeviceCounters,
   firstBackend,
   type DeviceCounters,
+  type BackendName,
   type BenchConfig,
   type ConcreteBackend,
   type Environment,
@@ -16,6 +18,7 @@ import {
   type ModelArtifact,
   type PerModel,
   type WorkerFailure,
+  type Workload,
   type WorkloadData,
   visibleDevicesFor,
   workloadFor,
@@ -23,7 +26,7 @@ import {
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
 import type { WorkerLauncher } from '../pool/launcher'
-import { type JobOutcome, type JobSpec, type ProgressMessage, WorkerPool } from '../pool/worker-pool'
+import { type JobOutcome, type JobSpec, type ProgressMessage, type RunHooks, WorkerPool } from '../pool/worker-pool'
 import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
 import { median, medianRun } from './stats'
 
@@ -102,139 +105,206 @@ export class BenchRunner {
   }
 
   async run(): Promise<RunnerOutcome> {
-    const measurements: Measurement[] = []
-    let environment: Environment | null = null
-    let backend: ConcreteBackend | null = null
-    let index = 0
-    // every strategy trains the same models: the first measurement at the largest size keeps its own
-    const largest = Math.max(...this.plan.map((k) => k.size))
-    const keeper = this.plan.findIndex((k) => k.size === largest)
-    const artifacts = new Map<number, ModelArtifact>()
-    let keptModels: KeptModels | null = null
-    const gpus = this.options.gpus
+    const state: RunState = { measurements: [], environment: null, backend: null, keptModels: null, artifacts: new Map() }
+    const end = (status: RunnerOutcome['status'], error: string | null = null): RunnerOutcome => ({ status, measurements: state.measurements, environment: state.environment, error, keptModels: state.keptModels })
     try {
-      while (index < this.plan.length && !this.cancelled) {
-        const first = this.plan[index]
-        const group: number[] = []
-        for (let k = index; k < this.plan.length && groupKey(this.plan[k]) === groupKey(first); k++) group.push(k)
-        const workload = workloadFor(this.config, first.size, this.options.data)
-        const jobs = jobsFor(first, workload)
-        const poolSize = first.strategy === 'sequential' ? 1 : Math.min(first.workers, jobs.length)
-        this.hooks.onPhase?.('starting', index, first)
-        const pool: WorkerPool = new WorkerPool(this.launcher, {
-          size: poolSize,
-          family: this.config.model.kind,
-          // side by side, each pool its key's backend; else the run's one backend (auto resolved by the first pool)
-          backend: first.backend ?? backend ?? firstBackend(this.config),
-          failurePolicy: this.config.failurePolicy,
-          graceMs: this.options.graceMs,
-          heartbeatTimeoutMs: this.options.heartbeatTimeoutMs,
-          env: this.options.workerEnv,
-          ...(gpus ? { envFor: (w: number) => ({ CUDA_VISIBLE_DEVICES: visibleDevicesFor(gpus, w) }) } : {}),
-        })
-        this.pool = pool
-        try {
-          let startupMs = await pool.start()
-          // remote workers: the scheduler's queue is not start-up; it is reported on its own
-          const remotes = pool.remotes.filter((r) => r !== undefined)
-          let queueMs = remotes.length > 0 ? Math.max(...remotes.map((r) => r.queuedMs)) : undefined
-          if (queueMs !== undefined) startupMs = Math.max(0, startupMs - queueMs)
-          const info: NonNullable<WorkerPool["workerInfo"]> = pool.workerInfo!
-          if (!first.backend) backend = info.backend
-          if (!environment) {
-            environment = { ...describeEnvironment(info, this.options.appVersion), ...(gpus ? { gpus } : {}) }
-            this.hooks.onEnvironment?.(environment)
-          }
-          if (first.backend && !environment.backends?.some((b) => b.backend === info.backend)) {
-            environment.backends = [...(environment.backends ?? []), { backend: info.backend, device: info.device, versions: info.versions, backendFlags: info.flags }]
-          }
-          if (this.cancelled) break
-          this.hooks.onPhase?.('warming', index, first)
-          const warmShapes = first.strategy === 'batched' ? jobs.map((j) => j.modelIndices) : jobs.slice(0, poolSize).map(() => [0])
-          let warmupMs = await pool.warmup(workload, warmShapes)
-          for (const k of group) {
-            if (this.cancelled) break
-            const key = this.plan[k]
-            this.hooks.onPhase?.('measuring', k, key)
-            const started = performance.now()
-            const keep = this.options.keepModels === true && k === keeper
-            const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, {
-              onStart: (w, job) => this.hooks.onStart?.(k, w, job, workerWhere(gpus, pool.visibleDevices[w], pool.remotes[w])),
-              onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),
-              onModelDone: (m, artifact) => {
-                if (keep && artifact) artifacts.set(m.index, artifact)
-                this.hooks.onModelDone?.(k, m)
-              },
-              onFailure: (f) => this.hooks.onFailure?.(k, f),
-              onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason),
-            })
-            const runsMs = [performance.now() - started]
-            // every run's outcomes: the models' own times reported are those of the run whose time is reported
-            const runs = [outcomes]
-            const failures = outcomes.flatMap((o) => (o.failure ? [o.failure] : []))
-            // jobs left unrun without a cancel mean the workers died: that is a failure
-            let status: Measurement['status'] = this.cancelled
-              ? 'cancelled'
-              : outcomes.every((o) => o.status === 'done')
-                ? 'ok'
-                : 'failed'
-            // too short to trust alone: again on the same warm workers until the runs last the floor (MEASUREMENT_FLOOR)
-            while (status === 'ok' && !this.cancelled && sum(runsMs) < MEASUREMENT_FLOOR.minMs && runsMs.length < MEASUREMENT_FLOOR.maxRuns) {
-              const again = performance.now()
-              const more = await pool.run(jobs, { onFailure: (f) => this.hooks.onFailure?.(k, f), onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason) })
-              if (this.cancelled || !more.every((o) => o.status === 'done')) {
-                failures.push(...more.flatMap((o) => (o.failure ? [o.failure] : [])))
-                status = this.cancelled ? 'cancelled' : 'failed'
-                break
-              }
-              runsMs.push(performance.now() - again)
-              runs.push(more)
-            }
-            const reported = medianRun(runsMs)
-            const perModel = runs[reported].flatMap((o) => o.models).sort((a, b) => a.index - b.index)
-            const measurement: Measurement = {
-              ...key,
-              status,
-              wallMs: runsMs.length > 1 ? median(runsMs) : runsMs[0],
-              ...(runsMs.length > 1 ? { runsMs, perModelRun: reported } : {}),
-              startupMs,
-              warmupMs,
-              modelsTrained: new Set(perModel.map((m) => m.index)).size,
-              work: workOf(familyOf(workload.model), workload, key.models),
-              perModel,
-              failures,
-              peakRssBytes: pool.rssBytes,
-              ...(gpus || remotes.length > 0 ? { workerGpus: pool.visibleDevices } : {}),
-              ...(queueMs !== undefined ? { queueMs, workerHosts: pool.remotes.map((r) => r?.host ?? 'local') } : {}),
-              ...deviceWorkOf(runs[reported]),
-            }
-            startupMs = 0
-            if (queueMs !== undefined) queueMs = 0
-            warmupMs = 0
-            measurements.push(measurement)
-            // kept only when every model of the measurement came back with its artifact
-            if (keep && status === 'ok' && artifacts.size === key.models) {
-              keptModels = { size: key.size, strategy: key.strategy, workers: key.workers, models: [...artifacts].sort((a, b) => a[0] - b[0]).map(([i, artifact]) => ({ index: i, artifact })) }
-            }
-            this.hooks.onMeasurement?.(k, measurement)
-            if (status === 'failed' && this.config.failurePolicy === 'stop') {
-              return { status: 'failed', measurements, environment, error: failures.map((f) => f.reason).join('; '), keptModels }
-            }
-          }
-        } finally {
-          await pool.shutdown()
-          this.pool = null
-        }
-        index = group[group.length - 1] + 1
+      for (const group of this.groups()) {
+        if (this.cancelled) break
+        const failed = await this.runGroup(group, state)
+        if (failed !== null) return end('failed', failed)
       }
     } catch (err) {
-      if (this.cancelled) return { status: 'cancelled', measurements, environment, error: null, keptModels }
-      return { status: 'failed', measurements, environment, error: err instanceof Error ? err.message : String(err), keptModels }
+      if (this.cancelled) return end('cancelled')
+      return end('failed', err instanceof Error ? err.message : String(err))
     }
-    if (this.cancelled) return { status: 'cancelled', measurements, environment, error: null, keptModels }
-    const failed = measurements.some((m) => m.status !== 'ok')
-    return { status: failed ? 'failed' : 'ok', measurements, environment, error: null, keptModels }
+    if (this.cancelled) return end('cancelled')
+    return end(state.measurements.some((m) => m.status !== 'ok') ? 'failed' : 'ok')
   }
+
+  /** The plan's measurements in groups that share a pool (same backend, size, models, strategy, W), by plan index. */
+  private groups(): number[][] {
+    const out: number[][] = []
+    for (let k = 0; k < this.plan.length; k++) {
+      const last = out.at(-1)
+      if (last && groupKey(this.plan[last[0]]) === groupKey(this.plan[k])) last.push(k)
+      else out.push([k])
+    }
+    return out
+  }
+
+  /**
+   * One pool for a group: started and warmed (the clock stopped), then each of its measurements.
+   * Returns the error when a failed measurement stops the run (failure policy 'stop'), else null.
+   */
+  private async runGroup(group: number[], state: RunState): Promise<string | null> {
+    const index = group[0]
+    const first = this.plan[index]
+    const workload = workloadFor(this.config, first.size, this.options.data)
+    const jobs = jobsFor(first, workload)
+    const poolSize = first.strategy === 'sequential' ? 1 : Math.min(first.workers, jobs.length)
+    this.hooks.onPhase?.('starting', index, first)
+    const pool = this.newPool(poolSize, first.backend ?? state.backend ?? firstBackend(this.config))
+    this.pool = pool
+    try {
+      const clock = await this.startPool(pool, first, state)
+      if (this.cancelled) return null
+      this.hooks.onPhase?.('warming', index, first)
+      const warmShapes = first.strategy === 'batched' ? jobs.map((j) => j.modelIndices) : jobs.slice(0, poolSize).map(() => [0])
+      clock.warmupMs = await pool.warmup(workload, warmShapes)
+      for (const k of group) {
+        if (this.cancelled) break
+        const measurement = await this.measure(pool, k, jobs, workload, clock, state)
+        state.measurements.push(measurement)
+        this.hooks.onMeasurement?.(k, measurement)
+        if (measurement.status === 'failed' && this.config.failurePolicy === 'stop') return measurement.failures.map((f) => f.reason).join('; ')
+        // start-up, queue and warm-up are paid once per pool: the group's first measurement carries them
+        Object.assign(clock, { startupMs: 0, warmupMs: 0, queueMs: clock.queueMs === undefined ? undefined : 0 })
+      }
+      return null
+    } finally {
+      await pool.shutdown()
+      this.pool = null
+    }
+  }
+
+  private newPool(size: number, backend: BackendName): WorkerPool {
+    const gpus = this.options.gpus
+    return new WorkerPool(this.launcher, {
+      size,
+      family: this.config.model.kind,
+      // side by side, each pool its key's backend; else the run's one backend (auto resolved by the first pool)
+      backend,
+      failurePolicy: this.config.failurePolicy,
+      graceMs: this.options.graceMs,
+      heartbeatTimeoutMs: this.options.heartbeatTimeoutMs,
+      env: this.options.workerEnv,
+      ...(gpus ? { envFor: (w: number) => ({ CUDA_VISIBLE_DEVICES: visibleDevicesFor(gpus, w) }) } : {}),
+    })
+  }
+
+  /** Starts the pool's workers; records the environment they report. Returns the pool's clock (start-up, queue wait). */
+  private async startPool(pool: WorkerPool, first: MeasurementKey, state: RunState): Promise<PoolClock> {
+    let startupMs = await pool.start()
+    // remote workers: the scheduler's queue is not start-up; it is reported on its own
+    const remotes = pool.remotes.filter((r) => r !== undefined)
+    const queueMs = remotes.length > 0 ? Math.max(...remotes.map((r) => r.queuedMs)) : undefined
+    if (queueMs !== undefined) startupMs = Math.max(0, startupMs - queueMs)
+    const info = pool.workerInfo!
+    if (!first.backend) state.backend = info.backend
+    if (!state.environment) {
+      state.environment = { ...describeEnvironment(info, this.options.appVersion), ...(this.options.gpus ? { gpus: this.options.gpus } : {}) }
+      this.hooks.onEnvironment?.(state.environment)
+    }
+    if (first.backend && !state.environment.backends?.some((b) => b.backend === info.backend)) {
+      state.environment.backends = [...(state.environment.backends ?? []), { backend: info.backend, device: info.device, versions: info.versions, backendFlags: info.flags }]
+    }
+    return { startupMs, warmupMs: 0, queueMs, remote: remotes.length > 0 }
+  }
+
+  /** One measurement on warm workers: a timed run, repeated to the time floor when short, its median run reported. */
+  private async measure(pool: WorkerPool, k: number, jobs: JobSpec[], workload: Workload, clock: PoolClock, state: RunState): Promise<Measurement> {
+    const key = this.plan[k]
+    this.hooks.onPhase?.('measuring', k, key)
+    const keep = this.options.keepModels === true && k === this.keeper()
+    const started = performance.now()
+    const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, this.runHooks(pool, k, keep ? state.artifacts : null))
+    const timed: TimedRuns = { runsMs: [performance.now() - started], runs: [outcomes], failures: outcomes.flatMap((o) => (o.failure ? [o.failure] : [])) }
+    // jobs left unrun without a cancel mean the workers died: that is a failure
+    let status: Measurement['status'] = this.cancelled ? 'cancelled' : outcomes.every((o) => o.status === 'done') ? 'ok' : 'failed'
+    if (status === 'ok') status = await this.repeatToFloor(pool, k, jobs, timed)
+    const measurement = this.measurementOf(key, status, timed, workload, pool, clock)
+    // kept only when every model of the measurement came back with its artifact
+    if (keep && status === 'ok' && state.artifacts.size === key.models) {
+      state.keptModels = { size: key.size, strategy: key.strategy, workers: key.workers, models: [...state.artifacts].sort((a, b) => a[0] - b[0]).map(([i, artifact]) => ({ index: i, artifact })) }
+    }
+    return measurement
+  }
+
+  /** The first measurement at the largest size keeps its models (every strategy trains the same ones). */
+  private keeper(): number {
+    const largest = Math.max(...this.plan.map((k) => k.size))
+    return this.plan.findIndex((k) => k.size === largest)
+  }
+
+  private runHooks(pool: WorkerPool, k: number, artifacts: Map<number, ModelArtifact> | null): RunHooks {
+    const gpus = this.options.gpus
+    return {
+      onStart: (w, job) => this.hooks.onStart?.(k, w, job, workerWhere(gpus, pool.visibleDevices[w], pool.remotes[w])),
+      onProgress: (w, p) => this.hooks.onProgress?.(k, w, p),
+      onModelDone: (m, artifact) => {
+        if (artifacts && artifact) artifacts.set(m.index, artifact)
+        this.hooks.onModelDone?.(k, m)
+      },
+      onFailure: (f) => this.hooks.onFailure?.(k, f),
+      onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason),
+    }
+  }
+
+  /**
+   * Too short to trust alone (MEASUREMENT_FLOOR): again on the same warm workers until the runs last
+   * the floor, keeping every run's outcomes (the models' times reported are those of the reported run).
+   */
+  private async repeatToFloor(pool: WorkerPool, k: number, jobs: JobSpec[], timed: TimedRuns): Promise<Measurement['status']> {
+    while (!this.cancelled && sum(timed.runsMs) < MEASUREMENT_FLOOR.minMs && timed.runsMs.length < MEASUREMENT_FLOOR.maxRuns) {
+      const again = performance.now()
+      const more = await pool.run(jobs, { onFailure: (f) => this.hooks.onFailure?.(k, f), onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason) })
+      if (this.cancelled || !more.every((o) => o.status === 'done')) {
+        timed.failures.push(...more.flatMap((o) => (o.failure ? [o.failure] : [])))
+        return this.cancelled ? 'cancelled' : 'failed'
+      }
+      timed.runsMs.push(performance.now() - again)
+      timed.runs.push(more)
+    }
+    return 'ok'
+  }
+
+  private measurementOf(key: MeasurementKey, status: Measurement['status'], timed: TimedRuns, workload: Workload, pool: WorkerPool, clock: PoolClock): Measurement {
+    const { runsMs, runs, failures } = timed
+    const reported = medianRun(runsMs)
+    const perModel = runs[reported].flatMap((o) => o.models).sort((a, b) => a.index - b.index)
+    return {
+      ...key,
+      status,
+      wallMs: runsMs.length > 1 ? median(runsMs) : runsMs[0],
+      ...(runsMs.length > 1 ? { runsMs, perModelRun: reported } : {}),
+      startupMs: clock.startupMs,
+      warmupMs: clock.warmupMs,
+      modelsTrained: new Set(perModel.map((m) => m.index)).size,
+      work: workOf(familyOf(workload.model), workload, key.models),
+      perModel,
+      failures,
+      peakRssBytes: pool.rssBytes,
+      ...(this.options.gpus || clock.remote ? { workerGpus: pool.visibleDevices } : {}),
+      ...(clock.queueMs !== undefined ? { queueMs: clock.queueMs, workerHosts: pool.remotes.map((r) => r?.host ?? 'local') } : {}),
+      ...deviceWorkOf(runs[reported]),
+    }
+  }
+}
+
+/** What a run builds up across its pools. */
+interface RunState {
+  measurements: Measurement[]
+  environment: Environment | null
+  /** the backend the first pool started (auto resolved), for the later pools of a one-backend run */
+  backend: ConcreteBackend | null
+  keptModels: KeptModels | null
+  artifacts: Map<number, ModelArtifact>
+}
+
+/** A pool's one-off costs, carried by its first measurement. */
+interface PoolClock {
+  startupMs: number
+  warmupMs: number
+  /** remote workers: how long they waited in the scheduler's queue */
+  queueMs: number | undefined
+  remote: boolean
+}
+
+/** A measurement's runs: each one's wall time and job outcomes, and every failure. */
+interface TimedRuns {
+  runsMs: number[]
+  runs: JobOutcome[][]
+  failures: WorkerFailure[]
 }
 
 /** The jobs of one measurement: what makes the three strategies different. */
