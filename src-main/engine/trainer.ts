@@ -4,7 +4,7 @@
 // No host reads inside an epoch; one `await data()` per epoch (the loss, which also closes the
 // clock on asynchronous backends), and a yield per step so cancel/shutdown messages get through.
 import type * as TF from '@tensorflow/tfjs-core'
-import { modelSeed, type Workload } from '@shared/contract'
+import { type HeldOutRows, modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from './data'
 import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from './dataset'
@@ -183,9 +183,7 @@ async function trainGroup(
   const seeds = indices.map((i) => modelSeed(workload.seed, i))
   // a model set's folds fused: each model's fold rows held out of the shared batch order (row weights)
   const heldOut = options.heldOutOf ? indices.map((i) => options.heldOutOf!(i)) : null
-  const n = indices.length
   const started = performance.now()
-  const { epochs, batchSize } = workload.model
   const model = new FusedMlp(tf, {
     features: workload.features,
     hidden: workload.model.hidden,
@@ -193,72 +191,93 @@ async function trainGroup(
     adam: { lr: learningRates(workload, indices, options), ...ADAM_DEFAULTS },
   })
   try {
-    const { train } = data.dataset
-    // from the rows this data set trains on (a fold's are fewer than the workload's split)
-    const batches = Math.ceil(train / batchSize)
-    const trainRows = heldOut ? trainingRowsOf(train, heldOut) : null
-    const weights = heldOut ? new Float32Array(batchSize * n) : null
-    const counts = new Float32Array(n)
+    const group: GroupTraining = { tf, model, data, workload, indices, heldOut, hooks, lastEpochMeanLoss: null }
     let epochLoss: Float32Array | null = null
-    /** mean over the models of the last finished epoch's loss (what progress reports) */
-    let lastEpochMeanLoss: number | null = null
-    for (let epoch = 0; epoch < epochs; epoch++) {
-      const order = epochOrder(train, workload.seed, epoch)
-      const batchesOfEpoch = epochBatches(tf, data, order)
-      let lossSum: TF.Tensor1D = tf.zeros([indices.length])
-      try {
-        for (let b = 0; b < batches; b++) {
-          if (hooks.shouldStop()) throw new CancelledError()
-          const start = b * batchSize
-          const rows = Math.min(batchSize, train - start)
-          if (heldOut) heldOutRowWeights(order, start, rows, heldOut, weights!, counts)
-          const next = tf.tidy(() => {
-            const { x, xT, y } = batchesOfEpoch.batch(start, rows)
-            if (!heldOut) return tf.add(lossSum, tf.mul(model.trainStep(x, xT, y), rows)) as TF.Tensor1D
-            const batchLoss = model.trainStep(x, xT, y, tf.tensor2d(weights!.slice(0, rows * n), [rows, n]))
-            return tf.add(lossSum, tf.mul(batchLoss, tf.tensor1d(counts))) as TF.Tensor1D
-          })
-          lossSum.dispose()
-          lossSum = next
-          hooks.onProgress(indices, { done: epoch * batches + b + 1, total: epochs * batches, unit: 'batch', loss: lastEpochMeanLoss })
-          await yieldToEventLoop()
-        }
-        // the epoch's per-model mean training loss; reading it syncs the device
-        epochLoss = (await lossSum.data()) as Float32Array
-        for (let i = 0; i < epochLoss.length; i++) epochLoss[i] /= trainRows ? trainRows[i] : train
-        lastEpochMeanLoss = mean(epochLoss)
-      } finally {
-        lossSum.dispose()
-        batchesOfEpoch.dispose()
-      }
-    }
+    for (let epoch = 0; epoch < workload.model.epochs; epoch++) epochLoss = await trainEpoch(group, epoch)
     const elapsedMs = performance.now() - started
-    const mseTensor = model.evaluate(data.xTest, data.yTest)
-    const mse = await mseTensor.data()
-    mseTensor.dispose()
-    /** every fused model's MSE on rows x [rows, F+1], y [rows] */
-    const evaluate = async (x: TF.Tensor2D, y: TF.Tensor2D) => {
-      const valTensor = model.evaluate(x, y)
-      const mse = await valTensor.data()
-      valTensor.dispose()
-      return mse
-    }
-    let validationMse: ArrayLike<number> | null = null
-    if (data.xVal && data.yVal) validationMse = await evaluate(data.xVal, data.yVal)
-    else if (heldOut?.some(Boolean)) {
-      const F1 = workload.features + 1
-      validationMse = await heldOutMse(data.dataset, heldOut, async (xs, ys, rows) => {
-        const [x, y] = [tf.tensor2d(xs, [rows, F1]), tf.tensor2d(ys, [rows, 1])]
-        const mse = await evaluate(x, y)
-        tf.dispose([x, y])
-        return mse
-      })
-    }
+    const mse = await evaluateOn(model, data.xTest, data.yTest)
+    const validationMse = await validationOf(group)
     const artifacts = keep ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess) : null
     return trainedModels({ indices, seeds, fused, elapsedMs, testMse: mse, epochLoss, validationMse, artifacts })
   } finally {
     model.dispose()
   }
+}
+
+/** A fused group in training: its program, data, models and held-out rows, and the loss progress reports. */
+interface GroupTraining {
+  tf: Tf
+  model: FusedMlp
+  data: DataTensors
+  workload: MlpWorkload
+  indices: readonly number[]
+  heldOut: readonly (HeldOutRows | null)[] | null
+  hooks: TrainHooks
+  /** mean over the models of the last finished epoch's loss (what progress reports) */
+  lastEpochMeanLoss: number | null
+}
+
+/** One epoch's steps in the shared order; returns each model's mean training loss (one read, which syncs the device). */
+async function trainEpoch(g: GroupTraining, epoch: number): Promise<Float32Array> {
+  const { tf, model, data, workload, indices, heldOut, hooks } = g
+  const { epochs, batchSize } = workload.model
+  const { train } = data.dataset
+  const n = indices.length
+  // from the rows this data set trains on (a fold's are fewer than the workload's split)
+  const batches = Math.ceil(train / batchSize)
+  const weights = heldOut ? new Float32Array(batchSize * n) : null
+  const counts = new Float32Array(n)
+  const order = epochOrder(train, workload.seed, epoch)
+  const batchesOfEpoch = epochBatches(tf, data, order)
+  let lossSum: TF.Tensor1D = tf.zeros([n])
+  try {
+    for (let b = 0; b < batches; b++) {
+      if (hooks.shouldStop()) throw new CancelledError()
+      const start = b * batchSize
+      const rows = Math.min(batchSize, train - start)
+      if (heldOut) heldOutRowWeights(order, start, rows, heldOut, weights!, counts)
+      const next = tf.tidy(() => {
+        const { x, xT, y } = batchesOfEpoch.batch(start, rows)
+        if (!heldOut) return tf.add(lossSum, tf.mul(model.trainStep(x, xT, y), rows)) as TF.Tensor1D
+        const batchLoss = model.trainStep(x, xT, y, tf.tensor2d(weights!.slice(0, rows * n), [rows, n]))
+        return tf.add(lossSum, tf.mul(batchLoss, tf.tensor1d(counts))) as TF.Tensor1D
+      })
+      lossSum.dispose()
+      lossSum = next
+      hooks.onProgress(indices, { done: epoch * batches + b + 1, total: epochs * batches, unit: 'batch', loss: g.lastEpochMeanLoss })
+      await yieldToEventLoop()
+    }
+    const trainRows = heldOut ? trainingRowsOf(train, heldOut) : null
+    const epochLoss = (await lossSum.data()) as Float32Array
+    for (let i = 0; i < epochLoss.length; i++) epochLoss[i] /= trainRows ? trainRows[i] : train
+    g.lastEpochMeanLoss = mean(epochLoss)
+    return epochLoss
+  } finally {
+    lossSum.dispose()
+    batchesOfEpoch.dispose()
+  }
+}
+
+/** Every fused model's MSE on rows x [rows, F+1], y [rows, 1]. */
+async function evaluateOn(model: FusedMlp, x: TF.Tensor2D, y: TF.Tensor2D): Promise<ArrayLike<number>> {
+  const t = model.evaluate(x, y)
+  const mse = await t.data()
+  t.dispose()
+  return mse
+}
+
+/** Validation MSE: a fold's own data set's validation rows, or each model's held-out rows (fused folds); null without. */
+async function validationOf(g: GroupTraining): Promise<ArrayLike<number> | null> {
+  const { tf, model, data, workload, heldOut } = g
+  if (data.xVal && data.yVal) return evaluateOn(model, data.xVal, data.yVal)
+  if (!heldOut?.some(Boolean)) return null
+  const F1 = workload.features + 1
+  return heldOutMse(data.dataset, heldOut, async (xs, ys, rows) => {
+    const [x, y] = [tf.tensor2d(xs, [rows, F1]), tf.tensor2d(ys, [rows, 1])]
+    const mse = await evaluateOn(model, x, y)
+    tf.dispose([x, y])
+    return mse
+  })
 }
 
 function mean(values: Float32Array): number {
