@@ -1,14 +1,22 @@
 // The calibration's pure half: the MLP's workload is the article's batched shape, `auto` is the
-// fastest batched step among the backends it may pick (a CPU backend's spread over the cores; said
-// with the numbers), and the estimate takes a calibrated backend's measured speed instead of the assumed one.
+// fastest batched step measured among the backends it may pick (one fused program, or a CPU
+// backend's models spread over the cores; said with the numbers), and the estimate takes a
+// calibrated backend's measured speed instead of the assumed one.
 import { describe, expect, it } from 'vitest'
-import { batchedStep, calibratedSpeed, calibrationWorkload, familiesToCalibrate, familyCalibration, unmeasuredTiming } from './calibration'
+import { batchedStep, calibratedSpeed, calibrationTable, calibrationWorkload, familiesToCalibrate, familyCalibration, spreadsOverCores, unmeasuredTiming } from './calibration'
 import type { BackendTiming } from './contract/calibration'
 import { presetConfig } from './contract/config'
 import { estimateRun } from './estimate'
 import { gbdtFamily, mlpFamily } from './families'
 
-const timing = (backend: string, oneModelStepMs: number | null, fusedStepMs: number | null, note: string | null = null): BackendTiming => ({ backend, device: `${backend} device`, oneModelStepMs, fusedStepMs, note })
+const timing = (backend: string, oneModelStepMs: number | null, fusedStepMs: number | null, spreadStepMs: number | null = null, note: string | null = null): BackendTiming => ({
+  backend,
+  device: `${backend} device`,
+  oneModelStepMs,
+  fusedStepMs,
+  spreadStepMs,
+  note,
+})
 
 describe('the calibration workload', () => {
   it('is the article\'s batched MLP shape for a few steps, and a few rounds of the article\'s trees', () => {
@@ -33,22 +41,34 @@ describe('what auto picks', () => {
   it('the fastest batched step: a CPU backend\'s 50 models spread over the 16 cores against a GPU\'s one program, every other backend said', () => {
     const cal = familyCalibration(
       mlpFamily,
-      [timing('webgpu', 4.2, 4.6), timing('onnxruntime', 0.5, 12), timing('wasm', 2, 60), timing('cpu', 48, null, 'fused not measured'), ...skips([{ name: 'tensorflow', available: false, detail: 'not installed' }])],
+      [
+        timing('webgpu', 4.2, 4.6),
+        timing('onnxruntime', 0.5, 12, 1.8),
+        timing('wasm', 2, 60, 8),
+        timing('cpu', 48, null, null, 'fused not measured'),
+        ...skips([{ name: 'tensorflow', available: false, detail: 'not installed' }]),
+      ],
       record,
       '2026-12-04T10:00:00.000Z',
     )
-    // 16 workers of 4 models: a step of 4 fused, between the measured 1 and 50
-    expect(batchedStep(mlpFamily, timing('onnxruntime', 0.5, 12), record)).toEqual({ ms: 0.5 + (11.5 * 3) / 49, workers: 16 })
-    expect(batchedStep(mlpFamily, timing('webgpu', 4.2, 4.6), record)).toEqual({ ms: 4.6, workers: 1 })
+    expect(spreadsOverCores(mlpFamily, 'onnxruntime', record)).toBe(true)
+    expect(spreadsOverCores(mlpFamily, 'webgpu', record)).toBe(false)
+    expect(batchedStep(timing('onnxruntime', 0.5, 12, 1.8), record)).toEqual({ ms: 1.8, workers: 16 })
+    expect(batchedStep(timing('webgpu', 4.2, 4.6), record)).toEqual({ ms: 4.6, workers: 1 })
     expect(cal.auto).toBe('onnxruntime')
-    expect(cal.reason).toBe('auto → onnxruntime: a batched step of 50 models in 1.2 ms (16 workers × 4), against webgpu 4.6 ms, wasm 5.6 ms, cpu over 48 ms (calibrated 2026-12-04)')
+    expect(cal.reason).toBe('auto → onnxruntime: a batched step of 50 models in 1.8 ms (16 workers × 4), against webgpu 4.6 ms, wasm 8.0 ms, cpu over 48 ms (calibrated 2026-12-04)')
+    const table = calibrationTable(cal)
+    expect(table.header).toEqual(['backend', 'one model / step', '50 fused / step', '50 over 16 workers / step', 'fastest batched', 'device, or why not measured'])
+    expect(table.rows[2]).toEqual(['onnxruntime', '0.50 ms', '12 ms', '1.8 ms', '1.8 ms', 'onnxruntime device'])
+    expect(table.rows[4]).toEqual(['cpu', '48 ms', '–', '–', 'over 48 ms', 'cpu device — fused not measured'])
     expect(cal.backends.map((b) => b.backend)).toEqual(['tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu'])
     expect(cal.backends[0].note).toBe('not available here: not installed')
   })
 
   it('a GPU whose fused step is cheaper wins, even against 16 cores; on one core a CPU backend is one fused program', () => {
-    expect(familyCalibration(mlpFamily, [timing('webgpu', 0.3, 0.5), timing('onnxruntime', 0.5, 12)], record, '2026-12-04T10:00:00.000Z').auto).toBe('webgpu')
+    expect(familyCalibration(mlpFamily, [timing('webgpu', 0.3, 0.5), timing('onnxruntime', 0.5, 12, 1.8)], record, '2026-12-04T10:00:00.000Z').auto).toBe('webgpu')
     const oneCore = calibrationWorkload(mlpFamily, 1).record
+    expect(spreadsOverCores(mlpFamily, 'onnxruntime', oneCore)).toBe(false)
     const cal = familyCalibration(mlpFamily, [timing('webgpu', 4.2, 4.6), timing('onnxruntime', 0.5, 12)], oneCore, '2026-12-04T10:00:00.000Z')
     expect(cal.auto).toBe('webgpu')
     expect(cal.reason).toMatch(/^auto → webgpu: a batched step of 50 models in 4\.6 ms \(one fused program\), against onnxruntime 12 ms /)
@@ -56,7 +76,7 @@ describe('what auto picks', () => {
 
   it('never a backend auto may not pick, and none when nothing was measured', () => {
     const trees = calibrationWorkload(gbdtFamily, 2).record
-    const cal = familyCalibration(gbdtFamily, [timing('cpu', 20, 150), timing('xgboost', 1, 2)], trees, '2026-12-04T10:00:00.000Z')
+    const cal = familyCalibration(gbdtFamily, [timing('cpu', 20, 150, 78), timing('xgboost', 1, 2)], trees, '2026-12-04T10:00:00.000Z')
     expect(cal.auto).toBe('cpu')
     expect(cal.reason).toBe('auto → cpu: a batched round of 10 models in 78 ms (2 workers × 5), the only backend auto could measure here (calibrated 2026-12-04)')
     expect(unmeasuredTiming(gbdtFamily, 'xgboost', [{ name: 'xgboost', available: true, detail: 'XGBoost 1.7.4' }])?.note).toBe('not a choice of auto: only when asked for by name')

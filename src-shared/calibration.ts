@@ -1,8 +1,8 @@
 // `auto` by measurement (issue 32): the calibration workload of a family, what a backend costs on
 // it, which backend `auto` picks and the words why, and the speed the estimate takes from it. Pure:
 // main measures (bench/calibrate.ts), the FakeService pretends, the renderer reads; all through these.
-// The cost is a step of the workload's models batched the fastest way the backend has here: one fused
-// program, or (workers that do not share a device) a fused share on each of the machine's cores.
+// The cost is a step of the workload's models batched the fastest way the backend was measured here:
+// one fused program, or (workers that do not share a device) a fused share on each of the cores.
 import type { AutoChoice, BackendTiming, CalibrationWorkload, FamilyCalibration } from './contract/calibration'
 import { type BenchConfig, DEFAULT_CONFIG, type ModelParams } from './contract/config'
 import { stepsOf, workOf } from './contract/model-set'
@@ -61,27 +61,26 @@ export function calibrationWorkload(family: ModelFamily, cores: number): { workl
  * the probe found unavailable; null for one to measure.
  */
 export function unmeasuredTiming(family: ModelFamily, backend: string, probed: readonly { name: string; available: boolean; detail: string }[]): BackendTiming | null {
-  const none = { backend, device: null, oneModelStepMs: null, fusedStepMs: null }
+  const none = { backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null }
   if (!backendSpec(family, backend)?.auto) return { ...none, note: 'not a choice of auto: only when asked for by name' }
   const found = probed.find((p) => p.name === backend)
   if (!found?.available) return { ...none, note: `not available here: ${found?.detail ?? 'not reported by the probe'}` }
   return null
 }
 
+/** Whether a backend's models are also timed spread over the cores (`spreadStepMs`): its workers do not share a device, and there are cores to spread over. */
+export function spreadsOverCores(family: ModelFamily, backend: string, record: CalibrationWorkload): boolean {
+  return backendSpec(family, backend)?.speed.sharedDevice === false && record.workers > 1
+}
+
 /**
- * A step of the workload's models batched the fastest way the backend has here: all fused on one
- * worker, or — its workers not sharing a device — a fused share on each of `record.workers` workers
- * in parallel, a share's step interpolated between the measured one-model and all-models steps
- * (the work of a step grows with its models). null until both are measured.
+ * A step of the workload's models batched the fastest way it was measured here: all fused on one
+ * worker, or a fused share on each of `record.workers` workers in parallel. null until the fused
+ * program is measured.
  */
-export function batchedStep(family: ModelFamily, t: BackendTiming, record: CalibrationWorkload): { ms: number; workers: number } | null {
-  if (t.oneModelStepMs === null || t.fusedStepMs === null) return null
-  const fused = { ms: t.fusedStepMs, workers: 1 }
-  const shared = backendSpec(family, t.backend)?.speed.sharedDevice ?? true
-  if (shared || record.workers <= 1 || record.models <= 1) return fused
-  const share = Math.ceil(record.models / record.workers)
-  const ms = t.oneModelStepMs + ((t.fusedStepMs - t.oneModelStepMs) * (share - 1)) / (record.models - 1)
-  return ms < fused.ms ? { ms, workers: record.workers } : fused
+export function batchedStep(t: BackendTiming, record: CalibrationWorkload): { ms: number; workers: number } | null {
+  if (t.fusedStepMs === null) return null
+  return t.spreadStepMs !== null && t.spreadStepMs < t.fusedStepMs ? { ms: t.spreadStepMs, workers: record.workers } : { ms: t.fusedStepMs, workers: 1 }
 }
 
 /** What one model alone tells of a batched step: no faster than it; a backend whose bound is already over the best cannot win (its fused shape is not measured). */
@@ -105,10 +104,10 @@ export function stepTimeText(ms: number): string {
  * backends `auto` may pick (ties: the table's order), and the reason in words.
  */
 export function familyCalibration(family: ModelFamily, timings: readonly BackendTiming[], record: CalibrationWorkload, calibratedAt: string): FamilyCalibration {
-  const none = (backend: string): BackendTiming => ({ backend, device: null, oneModelStepMs: null, fusedStepMs: null, note: 'not measured' })
+  const none = (backend: string): BackendTiming => ({ backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, note: 'not measured' })
   const backends = family.backends.map((spec) => timings.find((t) => t.backend === spec.name) ?? none(spec.name))
   const costs = backends.flatMap((t) => {
-    const step = backendSpec(family, t.backend)?.auto ? batchedStep(family, t, record) : null
+    const step = backendSpec(family, t.backend)?.auto ? batchedStep(t, record) : null
     return step === null ? [] : [{ backend: t.backend, step }]
   })
   const best = costs.reduce<(typeof costs)[number] | null>((a, c) => (a === null || c.step.ms < a.step.ms ? c : a), null)
@@ -119,7 +118,7 @@ export function familyCalibration(family: ModelFamily, timings: readonly Backend
   }
   const others = backends.flatMap((t) => {
     if (t.backend === best.backend || !backendSpec(family, t.backend)?.auto) return []
-    const step = batchedStep(family, t, record)
+    const step = batchedStep(t, record)
     const bound = batchedStepLowerBound(t)
     return step !== null ? [`${t.backend} ${stepTimeText(step.ms)}`] : bound !== null ? [`${t.backend} over ${stepTimeText(bound)}`] : []
   })
@@ -151,14 +150,14 @@ export function calibratedSpeed(calibration: FamilyCalibration | undefined, back
 
 /** A family's calibration as a table (the CLI prints it, the config panel shows it): one row per backend, in the table's order. */
 export function calibrationTable(calibration: FamilyCalibration): { title: string; header: string[]; rows: string[][] } {
-  const family = findFamily(calibration.kind)
-  const { models, step, text } = calibration.workload
+  const { models, workers, step, text } = calibration.workload
   const rows = calibration.backends.map((t) => {
-    const batched = family ? batchedStep(family, t, calibration.workload) : null
+    const batched = batchedStep(t, calibration.workload)
     const bound = batchedStepLowerBound(t)
     const ms = (v: number | null) => (v === null ? '–' : stepTimeText(v))
     const what = [t.device, t.note].filter((x): x is string => !!x).join(' — ')
-    return [t.backend, ms(t.oneModelStepMs), ms(t.fusedStepMs), batched ? batchedStepText(batched, calibration.workload) : bound !== null ? `over ${stepTimeText(bound)}` : '–', what]
+    return [t.backend, ms(t.oneModelStepMs), ms(t.fusedStepMs), ms(t.spreadStepMs), batched ? stepTimeText(batched.ms) : bound !== null ? `over ${stepTimeText(bound)}` : '–', what]
   })
-  return { title: text, header: ['backend', `one model / ${step}`, `${models} fused / ${step}`, `batched ${step} of ${models}, fastest here`, 'device, or why not measured'], rows }
+  const spread = `${models} over ${workers} worker${workers === 1 ? '' : 's'} / ${step}`
+  return { title: text, header: ['backend', `one model / ${step}`, `${models} fused / ${step}`, spread, 'fastest batched', 'device, or why not measured'], rows }
 }

@@ -1,12 +1,15 @@
 // `auto`'s calibration measured (issue 32): each backend of a family that `auto` may pick and the
 // probe found available gets a one-worker pool, warmed, and its jobs timed as the runner times a
-// measurement (dispatch to last result, again on the warm worker until MEASUREMENT_FLOOR, the median
-// run): one model alone, then the calibration's models fused — the latter skipped once one model's
-// step is already slower than the best backend's batched step: it cannot win.
+// measurement (dispatch to last result, again on the warm workers until MEASUREMENT_FLOOR, the median
+// run): one model alone, then the calibration's models fused, then — workers that do not share a
+// device — split over one worker per core (batched W = cores). Past one model, skipped once one
+// model's step is already slower than the best backend's batched step, and a run cut off (cancelled)
+// once it has lasted twice the best's whole run: it cannot win (lavapipe's fused step takes seconds).
 import os from 'node:os'
-import { batchedStep, batchedStepLowerBound, calibrationWorkload, familyCalibration, unmeasuredTiming } from '@shared/calibration'
+import { batchedStep, batchedStepLowerBound, calibrationWorkload, familyCalibration, spreadsOverCores, stepTimeText, unmeasuredTiming } from '@shared/calibration'
 import { type BackendCapability, type BackendTiming, type CalibrationWorkload, type FamilyCalibration, MEASUREMENT_FLOOR, type Workload } from '@shared/contract'
 import { type ModelFamily, whyNoBatched } from '@shared/families'
+import { contiguousGroups } from '@shared/plan'
 import type { WorkerLauncher } from '../pool/launcher'
 import { type JobSpec, WorkerPool } from '../pool/worker-pool'
 import { median } from './stats'
@@ -24,6 +27,17 @@ export class CalibrationStopped extends Error {
     this.name = 'CalibrationStopped'
   }
 }
+
+/** A timed run outlasted what could still win; it was cancelled after `ms`. */
+class RunCutOff extends Error {
+  constructor(readonly ms: number) {
+    super(`cut off after ${Math.round(ms)} ms`)
+    this.name = 'RunCutOff'
+  }
+}
+
+/** A run of the fused shapes is cut off past twice the best backend's whole run (at least a second: a first run's own costs). */
+const CUT_OFF = { factor: 2, minMs: 1000 } as const
 
 /** Times a family's calibration workload on each backend `auto` may pick here (see the header). */
 export async function calibrateFamily(launcher: WorkerLauncher, family: ModelFamily, probed: readonly BackendCapability[], hooks: CalibrationHooks = {}, now = new Date()): Promise<FamilyCalibration> {
@@ -44,7 +58,7 @@ export async function calibrateFamily(launcher: WorkerLauncher, family: ModelFam
     hooks.onBackend?.(backend, i, toMeasure.length)
     const timing = await timeBackend(launcher, family, backend, workload, record, best, hooks.shouldStop ?? (() => false))
     measured.push(timing)
-    const step = batchedStep(family, timing, record)
+    const step = batchedStep(timing, record)
     if (step !== null && (best === null || step.ms < best.ms)) best = { backend, ms: step.ms }
   }
   return familyCalibration(family, [...skipped, ...measured], record, now.toISOString())
@@ -59,39 +73,74 @@ async function timeBackend(
   best: { backend: string; ms: number } | null,
   shouldStop: () => boolean,
 ): Promise<BackendTiming> {
-  const pool = new WorkerPool(launcher, { size: 1, family: family.kind, backend: backend as never })
-  let device: string | null = null
-  let oneModelStepMs: number | null = null
-  try {
+  const timing: BackendTiming = { backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, note: null }
+  const pools: WorkerPool[] = []
+  /** a warm pool of `size` workers, each warmed on its own models */
+  const warmPool = async (size: number, shapes: number[][]) => {
+    const pool = new WorkerPool(launcher, { size, family: family.kind, backend: backend as never })
+    pools.push(pool)
     await pool.start()
-    device = pool.workerInfo?.device ?? null
-    await pool.warmup(workload, [[0]])
-    oneModelStepMs = (await medianRunMs(pool, [{ workload, modelIndices: [0], fused: false }], shouldStop)) / record.steps
-    const timed = { backend, device, oneModelStepMs }
+    timing.device ??= pool.workerInfo?.device ?? null
+    await pool.warmup(workload, shapes)
+    return pool
+  }
+  const cutOffMs = best ? Math.max(CUT_OFF.minMs, CUT_OFF.factor * best.ms * record.steps) : undefined
+  const stepMs = async (pool: WorkerPool, groups: number[][], fused: boolean) =>
+    (await medianRunMs(pool, groups.map((modelIndices) => ({ workload, modelIndices, fused })), shouldStop, fused ? cutOffMs : undefined)) / record.steps
+  const cutOffNote = (what: string, err: RunCutOff) => `${what} cut off: over ${stepTimeText(err.ms / record.steps)} a ${record.step}, slower than ${best?.backend}'s batched ${record.step}`
+  try {
+    const one = await warmPool(1, [[0]])
+    timing.oneModelStepMs = await stepMs(one, [[0]], false)
     const noBatched = whyNoBatched(family, backend)
-    if (noBatched) return { ...timed, fusedStepMs: null, note: `no fused program: ${noBatched}` }
-    const bound = batchedStepLowerBound({ ...timed, fusedStepMs: null, note: null })!
-    if (best && bound >= best.ms) return { ...timed, fusedStepMs: null, note: `fused not measured: one model's step is already slower than ${best.backend}'s batched step` }
+    if (noBatched) return { ...timing, note: `no fused program: ${noBatched}` }
+    if (best && batchedStepLowerBound(timing)! >= best.ms) return { ...timing, note: `fused not measured: one model's step is already slower than ${best.backend}'s batched step` }
     const all = [...Array(record.models).keys()]
-    await pool.warmup(workload, [all])
-    const fusedStepMs = (await medianRunMs(pool, [{ workload, modelIndices: all, fused: true }], shouldStop)) / record.steps
-    return { ...timed, fusedStepMs, note: null }
+    await one.warmup(workload, [all])
+    try {
+      timing.fusedStepMs = await stepMs(one, [all], true)
+    } catch (err) {
+      if (err instanceof RunCutOff) return { ...timing, note: cutOffNote('fused', err) }
+      throw err
+    }
+    await one.shutdown()
+    if (spreadsOverCores(family, backend, record)) {
+      const groups = contiguousGroups(record.models, record.workers)
+      try {
+        timing.spreadStepMs = await stepMs(await warmPool(groups.length, groups), groups, true)
+      } catch (err) {
+        if (err instanceof RunCutOff) return { ...timing, note: cutOffNote(`spread over ${groups.length} workers`, err) }
+        throw err
+      }
+    }
+    return timing
   } catch (err) {
     if (err instanceof CalibrationStopped) throw err
-    return { backend, device, oneModelStepMs, fusedStepMs: null, note: `could not be measured: ${err instanceof Error ? err.message : String(err)}` }
+    return { ...timing, note: `could not be measured: ${err instanceof Error ? err.message : String(err)}` }
   } finally {
-    await pool.shutdown()
+    for (const pool of pools) await pool.shutdown()
   }
 }
 
-/** The runner's clock: one run from dispatch to the last result, again until the runs last MEASUREMENT_FLOOR; the median run. */
-async function medianRunMs(pool: WorkerPool, jobs: JobSpec[], shouldStop: () => boolean): Promise<number> {
+/**
+ * The runner's clock: one run from dispatch to the last result, again until the runs last
+ * MEASUREMENT_FLOOR; the median run. A run past `cutOffMs` is cancelled (RunCutOff).
+ */
+async function medianRunMs(pool: WorkerPool, jobs: JobSpec[], shouldStop: () => boolean, cutOffMs?: number): Promise<number> {
   const runs: number[] = []
   let total = 0
   while (runs.length === 0 || (total < MEASUREMENT_FLOOR.minMs && runs.length < MEASUREMENT_FLOOR.maxRuns)) {
     if (shouldStop()) throw new CalibrationStopped()
     const started = performance.now()
-    const outcomes = await pool.run(jobs)
+    const run = pool.run(jobs)
+    let timer: NodeJS.Timeout | undefined
+    const cutOff = cutOffMs === undefined ? null : new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), cutOffMs)))
+    const outcomes = cutOff ? await Promise.race([run, cutOff]) : await run
+    clearTimeout(timer)
+    if (outcomes === null) {
+      await pool.cancel()
+      await run
+      throw new RunCutOff(performance.now() - started)
+    }
     const failed = outcomes.find((o) => o.status !== 'done')
     if (failed) throw new Error(failed.failure?.reason ?? `a job ended ${failed.status}`)
     runs.push(performance.now() - started)

@@ -2,8 +2,8 @@
 // registered only in this test (the built-in ones reported unavailable, so nothing slow is timed):
 // through the real pool and service (workers in-process), the first run with `auto` calibrates and
 // runs on the faster toy with the reason recorded; the next run reuses the store's cache; `calibrate`
-// redoes it (a toy made slower since loses); a damaged cache is ignored and rewritten; with nothing
-// to pick, a run fails naming why.
+// redoes it (a toy made slower since loses); a damaged cache is ignored and rewritten; a fused run
+// that outlasts what could still win is cut off; with nothing to pick, a run fails naming why.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,8 +22,8 @@ import { RunStore } from '../store/run-store'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchService } from './bench-service'
 
-/** ms each toy sleeps per training step (a test changes them to make the other one faster) */
-const stepDelayMs: Record<string, number> = { 'toy-fast': 0, 'toy-slow': 3 }
+/** ms each toy sleeps per training step (a test changes them to make the other one faster); toy-lumpy: only when fused */
+const stepDelayMs: Record<string, number> = { 'toy-fast': 0, 'toy-slow': 3, 'toy-lumpy': 500 }
 
 const speed = { workPerSecond: 2e8, stepMs: 0.2, jobMs: 1, poolStartMs: 50, sharedDevice: false }
 const specs: BackendSpec[] = [
@@ -48,7 +48,7 @@ function toyBackend(name: string): WorkerBackend<MlpParams, never, Dataset> {
       for (const group of fused ? [indices] : indices.map((i) => [i])) {
         for (let s = 1; s <= steps; s++) {
           if (hooks.shouldStop()) throw new CancelledError()
-          await new Promise((resolve) => setTimeout(resolve, stepDelayMs[name]))
+          await new Promise((resolve) => setTimeout(resolve, name === 'toy-lumpy' && !fused ? 0 : stepDelayMs[name]))
           hooks.onProgress(group, { done: s, total: steps, unit: 'batch' })
         }
         for (const index of group) hooks.onModelDone({ index, seed: modelSeed(w.seed, index), trainMs: fused ? null : 1, groupTrainMs: fused ? 1 : null, testMse: mean * mean, finalLoss: null })
@@ -57,7 +57,8 @@ function toyBackend(name: string): WorkerBackend<MlpParams, never, Dataset> {
   }
 }
 
-const families = (kind: string) => (kind === 'mlp' ? (withBackends(mlpWorkerFamily, [toyBackend('toy-fast') as never, toyBackend('toy-slow') as never]) as never) : builtInWorkerFamilies(kind))
+const toys = ['toy-fast', 'toy-slow', 'toy-lumpy'].map((name) => toyBackend(name) as never)
+const families = (kind: string) => (kind === 'mlp' ? (withBackends(mlpWorkerFamily, toys) as never) : builtInWorkerFamilies(kind))
 
 /** The built-in backends unavailable (nothing real is timed), the toys available. */
 const probe = async (): Promise<BackendCapability[]> => [
@@ -147,15 +148,32 @@ describe('auto by calibration', () => {
     const { service } = makeService()
     await service.calibrate({ family: 'mlp' })
     const path = join(dir, CALIBRATION_DIR, cacheFiles()[0])
-    for (const damage of ['{ not json', JSON.stringify({ version: 1, trainpool: 'test', machine: {}, families: {} })]) {
-      writeFileSync(path, damage)
-      const fresh = makeService()
-      expect((await fresh.service.capabilities()).calibration.families).toEqual({})
-      const run = await runAuto(fresh.service)
-      expect(run.status, run.error ?? '').toBe('ok')
-      expect(run.environment?.auto?.backend).toBe('toy-fast')
-      expect(calibratingSaid(fresh.events).join('\n')).toMatch(/calibration cache .* ignored \(a calibration rewrites it\)/)
-      expect(CalibrationFileSchema.parse(JSON.parse(readFileSync(path, 'utf8'))).families.mlp.auto).toBe('toy-fast')
+    // JSON of the wrong shape is as unusable as no JSON
+    writeFileSync(path, JSON.stringify({ version: 1, trainpool: 'test', machine: {}, families: {} }))
+    expect((await makeService().service.capabilities()).calibration.families).toEqual({})
+    writeFileSync(path, '{ not json')
+    const fresh = makeService()
+    expect((await fresh.service.capabilities()).calibration.families).toEqual({})
+    const run = await runAuto(fresh.service)
+    expect(run.status, run.error ?? '').toBe('ok')
+    expect(run.environment?.auto?.backend).toBe('toy-fast')
+    expect(calibratingSaid(fresh.events).join('\n')).toMatch(/calibration cache .* is not JSON .*: ignored \(a calibration rewrites it\)/)
+    expect(CalibrationFileSchema.parse(JSON.parse(readFileSync(path, 'utf8'))).families.mlp.auto).toBe('toy-fast')
+  })
+
+  it('a fused run that outlasts twice the best backend\'s whole run is cut off, and said so', async () => {
+    // fast alone, seconds fused, and assumed slow: timed after toy-fast, whose best step bounds it
+    const lumpy = registerBackend('mlp', { name: 'toy-lumpy', gpu: false, auto: true, batched: true, speed: { ...speed, stepMs: 50 } })
+    try {
+      const { service } = makeService(async () => [...(await probe()), { name: 'toy-lumpy' as never, available: true, gpu: false, detail: 'toy-lumpy' }])
+      const [calibration] = await service.calibrate({ family: 'mlp' })
+      expect(calibration.auto).toBe('toy-fast')
+      const cut = calibration.backends.find((b) => b.backend === 'toy-lumpy')!
+      expect(cut).toMatchObject({ fusedStepMs: null, spreadStepMs: null })
+      expect(cut.oneModelStepMs).toBeLessThan(50)
+      expect(cut.note).toMatch(/^fused cut off: over \d.* a step, slower than toy-fast's batched step$/)
+    } finally {
+      lumpy()
     }
   })
 

@@ -37,6 +37,12 @@ export const BackendTimingSchema = z
     oneModelStepMs: msPerStep.nullable(),
     /** ms per step of the workload's models fused in one program; null when not measured */
     fusedStepMs: msPerStep.nullable(),
+    /**
+     * ms per step of the models split over the workload's `workers` workers in parallel, each a fused
+     * share (batched W = the cores); null when not measured — workers that share a device, one core,
+     * or cut off
+     */
+    spreadStepMs: msPerStep.nullable(),
     /** why it was skipped, or why part of it was not measured; null when measured whole */
     note: z.string().nullable(),
   })
@@ -50,7 +56,7 @@ export const CalibrationWorkloadSchema = z
     text: z.string(),
     size: z.number().int().positive(),
     models: z.number().int().positive(),
-    /** the most workers a backend whose workers do not share a device spreads the fused models over: this machine's cores, at most `models` */
+    /** the workers a backend whose workers do not share a device spreads the fused models over: this machine's cores, at most `models` */
     workers: z.number().int().positive(),
     /** steps of one job (progress units: the MLP's mini-batches, the trees' rounds) */
     steps: z.number().int().positive(),

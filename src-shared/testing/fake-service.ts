@@ -37,7 +37,7 @@ import {
   type TrainpoolApi,
 } from '../contract/api'
 import { adviseFrom, checkAdvice } from '../advice'
-import { calibrationWorkload, familiesToCalibrate, familyCalibration, unmeasuredTiming } from '../calibration'
+import { calibrationWorkload, familiesToCalibrate, familyCalibration, spreadsOverCores, unmeasuredTiming } from '../calibration'
 import type { BackendTiming, CalibrationWorkload, FamilyCalibration } from '../contract/calibration'
 import type { Advice, AdviceCheck } from '../contract/advice'
 import type { MenuCommand } from '../contract/channels'
@@ -310,7 +310,8 @@ export class FakeService implements ServiceMethods {
       const calibrated = families.map((f) => {
         const { record } = calibrationWorkload(f, caps.cpuCount)
         const device = (name: string) => caps.backends.find((b) => b.name === name)?.detail ?? name
-        return familyCalibration(f, f.backends.map((spec) => unmeasuredTiming(f, spec.name, caps.backends) ?? assumedTiming(spec, record, device(spec.name))), record, at)
+        const spread = (name: string) => spreadsOverCores(f, name, record)
+        return familyCalibration(f, f.backends.map((spec) => unmeasuredTiming(f, spec.name, caps.backends) ?? assumedTiming(spec, record, device(spec.name), spread(spec.name))), record, at)
       })
       const picked = Object.fromEntries(calibrated.flatMap((c) => (c.auto ? [[c.kind, c.auto]] : [])))
       this.capabilitiesValue = {
@@ -379,10 +380,11 @@ export class FakeService implements ServiceMethods {
   }
 }
 
-/** What the fake's calibration "measures": a backend's assumed speed on the calibration workload. */
-function assumedTiming(spec: BackendSpec, record: CalibrationWorkload, device: string): BackendTiming {
+/** What the fake's calibration "measures": a backend's assumed speed on the calibration workload (spread: each worker's share of the work). */
+function assumedTiming(spec: BackendSpec, record: CalibrationWorkload, device: string, spread: boolean): BackendTiming {
   const stepMs = (work: number) => spec.speed.stepMs + (work / spec.speed.workPerSecond) * 1000
-  return { backend: spec.name, device, oneModelStepMs: stepMs(record.oneModelWork), fusedStepMs: stepMs(record.fusedWork), note: null }
+  const share = Math.ceil(record.models / record.workers)
+  return { backend: spec.name, device, oneModelStepMs: stepMs(record.oneModelWork), fusedStepMs: stepMs(record.fusedWork), spreadStepMs: spread ? stepMs(record.oneModelWork * share) : null, note: null }
 }
 
 // ---- the renderer's view of it ----
