@@ -24,7 +24,7 @@ import { type BackendCapability, type BackendName, configurationParams, foldRows
 import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelParamsBase } from '@shared/families'
 import { datasetFor } from '../data'
 import { type Dataset, foldDataset } from '../dataset'
-import { BackendUnavailableError, type TrainHooks, type WorkerBackend, type WorkerFamily, type WorkerRuntime } from './types'
+import { BackendUnavailableError, type TrainHooks, type TrainOptions, type WorkerBackend, type WorkerFamily, type WorkerRuntime } from './types'
 
 /** A family's worker half as its parts: the data key and the backend table (names as in the shared family's entries). */
 export interface FamilyBackends<P extends ModelParamsBase> {
@@ -166,32 +166,41 @@ export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>
     },
     async train(runtime, data, workload, indices, options, hooks) {
       const entry = entryOf(runtime)
+      const dataset = (data as SeamData).dataset
       for (const group of modelGroups(workload, indices, entry.perModel, entry.foldsHeldOut)) {
-        const set = workload.set
-        const ofSet: TrainHooks = !set
-          ? hooks
-          : {
-              ...hooks,
-              onModelDone: (model) => {
-                const { configuration, fold } = setMember(set, model.index)
-                // how the set was grouped: a fused program is named by its first model
-                const fused = options.fused ? { fusedGroup: group.indices[0] } : {}
-                hooks.onModelDone({ ...model, configuration, ...(fold !== null ? { fold } : {}), ...fused })
-              },
-            }
-        const paramsOf = set ? (index: number) => group.params.get(index) ?? group.workload.model : undefined
-        // folds held out of the whole training set: the fold's rows, as foldDataset cuts them
-        const folds = set?.folds ?? null
-        const trainRows = (data as SeamData).dataset.train
-        const heldOutOf =
-          set && folds !== null && entry.foldsHeldOut
-            ? (index: number) => {
-                const { fold } = setMember(set, index)
-                return fold === null ? null : foldRows(trainRows, folds, fold)
-              }
-            : undefined
-        await entry.train(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices, { ...options, ...(paramsOf ? { paramsOf } : {}), ...(heldOutOf ? { heldOutOf } : {}) }, ofSet)
+        await entry.train(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices, groupOptions(workload, group, entry, options, dataset.train), setHooks(workload, group, options, hooks))
       }
+    },
+  }
+}
+
+/** What a backend is told of a group of a set: each model's parameters, and its fold's rows where folds are held out. */
+function groupOptions<P extends ModelParamsBase>(workload: Workload<P>, group: ModelGroup<P>, entry: WorkerBackend<P, WorkerRuntime, unknown>, options: TrainOptions, trainRows: number): TrainOptions {
+  const set = workload.set
+  if (!set) return options
+  const paramsOf = (index: number) => group.params.get(index) ?? group.workload.model
+  // folds held out of the whole training set: the fold's rows, as foldDataset cuts them
+  const folds = set.folds
+  const heldOutOf =
+    folds !== null && entry.foldsHeldOut
+      ? (index: number) => {
+          const { fold } = setMember(set, index)
+          return fold === null ? null : foldRows(trainRows, folds, fold)
+        }
+      : undefined
+  return { ...options, paramsOf, ...(heldOutOf ? { heldOutOf } : {}) }
+}
+
+/** In a set, each trained model is reported with its configuration, its fold and, batched, its fused program (named by its first model). */
+function setHooks<P extends ModelParamsBase>(workload: Workload<P>, group: ModelGroup<P>, options: TrainOptions, hooks: TrainHooks): TrainHooks {
+  const set = workload.set
+  if (!set) return hooks
+  return {
+    ...hooks,
+    onModelDone: (model) => {
+      const { configuration, fold } = setMember(set, model.index)
+      const fused = options.fused ? { fusedGroup: group.indices[0] } : {}
+      hooks.onModelDone({ ...model, configuration, ...(fold !== null ? { fold } : {}), ...fused })
     },
   }
 }
