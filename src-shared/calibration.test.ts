@@ -15,6 +15,7 @@ const timing = (backend: string, oneModelStepMs: number | null, fusedStepMs: num
   oneModelStepMs,
   fusedStepMs,
   spreadStepMs,
+  atLeastStepMs: null,
   note,
 })
 

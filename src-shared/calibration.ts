@@ -61,7 +61,7 @@ export function calibrationWorkload(family: ModelFamily, cores: number): { workl
  * the probe found unavailable; null for one to measure.
  */
 export function unmeasuredTiming(family: ModelFamily, backend: string, probed: readonly { name: string; available: boolean; detail: string }[]): BackendTiming | null {
-  const none = { backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null }
+  const none = { backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, atLeastStepMs: null }
   if (!backendSpec(family, backend)?.auto) return { ...none, note: 'not a choice of auto: only when asked for by name' }
   const found = probed.find((p) => p.name === backend)
   if (!found?.available) return { ...none, note: `not available here: ${found?.detail ?? 'not reported by the probe'}` }
@@ -83,9 +83,9 @@ export function batchedStep(t: BackendTiming, record: CalibrationWorkload): { ms
   return t.spreadStepMs !== null && t.spreadStepMs < t.fusedStepMs ? { ms: t.spreadStepMs, workers: record.workers } : { ms: t.fusedStepMs, workers: 1 }
 }
 
-/** What one model alone tells of a batched step: no faster than it; a backend whose bound is already over the best cannot win (its fused shape is not measured). */
+/** What is known of a batched step not measured: a cut-off run's bound, else one model's step (no batched step is faster); a backend whose bound is already over the best cannot win. */
 export function batchedStepLowerBound(t: BackendTiming): number | null {
-  return t.oneModelStepMs
+  return t.atLeastStepMs ?? t.oneModelStepMs
 }
 
 /** "10.7 ms (2 workers × 25 models)", "4.2 ms (1 worker)": a batched step in words. */
@@ -104,7 +104,7 @@ export function stepTimeText(ms: number): string {
  * backends `auto` may pick (ties: the table's order), and the reason in words.
  */
 export function familyCalibration(family: ModelFamily, timings: readonly BackendTiming[], record: CalibrationWorkload, calibratedAt: string): FamilyCalibration {
-  const none = (backend: string): BackendTiming => ({ backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, note: 'not measured' })
+  const none = (backend: string): BackendTiming => ({ backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, atLeastStepMs: null, note: 'not measured' })
   const backends = family.backends.map((spec) => timings.find((t) => t.backend === spec.name) ?? none(spec.name))
   const costs = backends.flatMap((t) => {
     const step = backendSpec(family, t.backend)?.auto ? batchedStep(t, record) : null

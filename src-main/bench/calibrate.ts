@@ -6,9 +6,10 @@
 // model's step is already slower than the best backend's batched step, and a run cut off (cancelled)
 // once it has lasted twice the best's whole run: it cannot win (lavapipe's fused step takes seconds).
 import os from 'node:os'
-import { batchedStep, batchedStepLowerBound, calibrationWorkload, familyCalibration, spreadsOverCores, stepTimeText, unmeasuredTiming } from '@shared/calibration'
+import { batchedStep, batchedStepLowerBound, calibrationWorkload, familyCalibration, spreadsOverCores, unmeasuredTiming } from '@shared/calibration'
 import { type BackendCapability, type BackendTiming, type CalibrationWorkload, type FamilyCalibration, MEASUREMENT_FLOOR, type Workload } from '@shared/contract'
 import { type ModelFamily, whyNoBatched } from '@shared/families'
+import { formatDuration } from '@shared/format'
 import { contiguousGroups } from '@shared/plan'
 import type { WorkerLauncher } from '../pool/launcher'
 import { type JobSpec, WorkerPool } from '../pool/worker-pool'
@@ -73,7 +74,7 @@ async function timeBackend(
   best: { backend: string; ms: number } | null,
   shouldStop: () => boolean,
 ): Promise<BackendTiming> {
-  const timing: BackendTiming = { backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, note: null }
+  const timing: BackendTiming = { backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, atLeastStepMs: null, note: null }
   const pools: WorkerPool[] = []
   /** a warm pool of `size` workers, each warmed on its own models */
   const warmPool = async (size: number, shapes: number[][]) => {
@@ -87,7 +88,11 @@ async function timeBackend(
   const cutOffMs = best ? Math.max(CUT_OFF.minMs, CUT_OFF.factor * best.ms * record.steps) : undefined
   const stepMs = async (pool: WorkerPool, groups: number[][], fused: boolean) =>
     (await medianRunMs(pool, groups.map((modelIndices) => ({ workload, modelIndices, fused })), shouldStop, fused ? cutOffMs : undefined)) / record.steps
-  const cutOffNote = (what: string, err: RunCutOff) => `${what} cut off: over ${stepTimeText(err.ms / record.steps)} a ${record.step}, slower than ${best?.backend}'s batched ${record.step}`
+  const cutOff = (what: string, err: RunCutOff): BackendTiming => ({
+    ...timing,
+    atLeastStepMs: err.ms / record.steps,
+    note: `${what} cut off after ${formatDuration(err.ms)}: slower than ${best?.backend}'s batched ${record.step}`,
+  })
   try {
     const one = await warmPool(1, [[0]])
     timing.oneModelStepMs = await stepMs(one, [[0]], false)
@@ -99,7 +104,7 @@ async function timeBackend(
     try {
       timing.fusedStepMs = await stepMs(one, [all], true)
     } catch (err) {
-      if (err instanceof RunCutOff) return { ...timing, note: cutOffNote('fused', err) }
+      if (err instanceof RunCutOff) return cutOff('fused run', err)
       throw err
     }
     await one.shutdown()
@@ -108,7 +113,7 @@ async function timeBackend(
       try {
         timing.spreadStepMs = await stepMs(await warmPool(groups.length, groups), groups, true)
       } catch (err) {
-        if (err instanceof RunCutOff) return { ...timing, note: cutOffNote(`spread over ${groups.length} workers`, err) }
+        if (err instanceof RunCutOff) return cutOff(`run over ${groups.length} workers`, err)
         throw err
       }
     }

@@ -171,7 +171,10 @@ describe('auto by calibration', () => {
       const cut = calibration.backends.find((b) => b.backend === 'toy-lumpy')!
       expect(cut).toMatchObject({ fusedStepMs: null, spreadStepMs: null })
       expect(cut.oneModelStepMs).toBeLessThan(50)
-      expect(cut.note).toMatch(/^fused cut off: over \d.* a step, slower than toy-fast's batched step$/)
+      // cut off after a second or so: a fused step of at least a quarter of that
+      expect(cut.atLeastStepMs).toBeGreaterThan(200)
+      expect(cut.note).toMatch(/^fused run cut off after \d.* s: slower than toy-fast's batched step$/)
+      expect(calibration.reason).toMatch(/toy-lumpy over \d{3} ms/)
     } finally {
       lumpy()
     }

@@ -43,6 +43,8 @@ export const BackendTimingSchema = z
      * or cut off
      */
     spreadStepMs: msPerStep.nullable(),
+    /** a batched step cut off before it was measured takes at least this: the cut-off run's time ÷ its steps; null otherwise */
+    atLeastStepMs: msPerStep.nullable(),
     /** why it was skipped, or why part of it was not measured; null when measured whole */
     note: z.string().nullable(),
   })

@@ -384,7 +384,7 @@ export class FakeService implements ServiceMethods {
 function assumedTiming(spec: BackendSpec, record: CalibrationWorkload, device: string, spread: boolean): BackendTiming {
   const stepMs = (work: number) => spec.speed.stepMs + (work / spec.speed.workPerSecond) * 1000
   const share = Math.ceil(record.models / record.workers)
-  return { backend: spec.name, device, oneModelStepMs: stepMs(record.oneModelWork), fusedStepMs: stepMs(record.fusedWork), spreadStepMs: spread ? stepMs(record.oneModelWork * share) : null, note: null }
+  return { backend: spec.name, device, oneModelStepMs: stepMs(record.oneModelWork), fusedStepMs: stepMs(record.fusedWork), spreadStepMs: spread ? stepMs(record.oneModelWork * share) : null, atLeastStepMs: null, note: null }
 }
 
 // ---- the renderer's view of it ----
