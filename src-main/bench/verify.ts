@@ -5,94 +5,115 @@
 // backends as the family says two backends compare (family.crossBackend: bit for bit, a looser
 // tolerance, or not one by one — said in the notes). A disagreement fails the run, loudly, naming
 // the measurements or the pair of backends.
-import type { BenchConfig, Measurement, Verification } from '@shared/contract'
-import { familyOf } from '@shared/families'
+import type { BenchConfig, ConcreteBackend, Measurement, MeasurementKey, PerModel, Verification } from '@shared/contract'
+import { familyOf, type ModelFamily } from '@shared/families'
 import { expandPlan } from '@shared/plan'
 
 export function verify(config: BenchConfig, measurements: readonly Measurement[], tolerance = familyOf(config.model).sameWorkTolerance): Verification {
-  const family = familyOf(config.model)
-  const problems: string[] = []
-  const notes: string[] = []
-  const modelsTrained: Record<string, number> = {}
-  let maxRel = 0
-  let maxCross: number | undefined
-  const planned = expandPlan(config)
-  const agree = (rel: number) => {
-    if (rel > maxRel) maxRel = rel
-  }
+  const v = new Verifier(config, tolerance)
   for (const size of config.sizes) {
     for (const models of config.models) {
       const atSize = measurements.filter((m) => m.size === size && m.models === models)
-      const references: Measurement[] = []
-      for (const backend of [...new Set(planned.map((k) => k.backend))]) {
-        const here = atSize.filter((m) => m.backend === backend)
-        const on = backend ? ` on ${backend}` : ''
-        const reference = here.find((m) => m.status === 'ok' && m.strategy === 'sequential') ?? here.find((m) => m.status === 'ok')
-        if (reference) references.push(reference)
-        const refMse = new Map(reference?.perModel.map((p) => [p.index, p.testMse]) ?? [])
-        const refFingerprint = new Map(reference?.perModel.map((p) => [p.index, p.fingerprint]) ?? [])
-        for (const m of here) {
-          const where = `${m.strategy} W=${m.workers}${on} repeat ${m.repeat} at ${size} rows × ${models} models`
-          modelsTrained[m.strategy] = Math.min(modelsTrained[m.strategy] ?? Infinity, m.modelsTrained)
-          if (m.status !== 'ok') problems.push(`${where}: ${m.status}`)
-          if (m.modelsTrained !== models) problems.push(`${where}: trained ${m.modelsTrained} of ${models} models`)
-          const seen = new Set(m.perModel.map((p) => p.index))
-          if (m.status === 'ok' && seen.size !== models) problems.push(`${where}: results for ${seen.size} distinct models, expected ${models}`)
-          for (const p of m.perModel) {
-            if (!Number.isFinite(p.testMse)) {
-              problems.push(`${where}: model ${p.index} test MSE is ${p.testMse}`)
-              continue
-            }
-            const fingerprint = refFingerprint.get(p.index)
-            if (fingerprint !== undefined && p.fingerprint !== fingerprint) {
-              problems.push(`${where}: model ${p.index} differs from ${reference!.strategy}'s (fingerprint ${p.fingerprint ?? 'missing'} vs ${fingerprint})`)
-            }
-            const ref = refMse.get(p.index)
-            if (ref === undefined) continue
-            const rel = relDiff(p.testMse, ref)
-            agree(rel)
-            if (rel > tolerance) {
-              problems.push(
-                `${where}: model ${p.index} test MSE ${p.testMse.toPrecision(7)} differs from ${reference!.strategy}'s ${ref.toPrecision(7)} by ${rel.toExponential(2)} (tolerance ${tolerance})`,
-              )
-            }
-          }
-        }
-        for (const strategy of config.strategies) {
-          if (!planned.some((k) => k.size === size && k.models === models && k.strategy === strategy && k.backend === backend)) continue // every W > N here
-          if (!here.some((m) => m.strategy === strategy && m.status === 'ok')) {
-            problems.push(`${strategy}${on} has no finished measurement at ${size} rows × ${models} models`)
-          }
-        }
+      const references = v.backendsOf().flatMap((backend) => v.checkBackend(atSize.filter((m) => m.backend === backend), backend, size, models))
+      v.compareBackends(references, size, models)
+    }
+  }
+  return v.verification()
+}
+
+/** What the check found so far: its problems and notes, the models each strategy trained, the largest differences. */
+class Verifier {
+  private readonly family: ModelFamily
+  private readonly planned: MeasurementKey[]
+  private readonly problems: string[] = []
+  private readonly notes: string[] = []
+  private readonly modelsTrained: Record<string, number> = {}
+  private maxRel = 0
+  private maxCross: number | undefined
+
+  constructor(
+    private readonly config: BenchConfig,
+    private readonly tolerance: number,
+  ) {
+    this.family = familyOf(config.model)
+    this.planned = expandPlan(config)
+  }
+
+  backendsOf(): (ConcreteBackend | undefined)[] {
+    return [...new Set(this.planned.map((k) => k.backend))]
+  }
+
+  /** One backend's measurements at a size: each against its reference (sequential, else the first that finished). Returns the reference. */
+  checkBackend(here: readonly Measurement[], backend: ConcreteBackend | undefined, size: number, models: number): Measurement[] {
+    const on = backend ? ` on ${backend}` : ''
+    const reference = here.find((m) => m.status === 'ok' && m.strategy === 'sequential') ?? here.find((m) => m.status === 'ok')
+    for (const m of here) this.checkMeasurement(m, reference, `${m.strategy} W=${m.workers}${on} repeat ${m.repeat} at ${size} rows × ${models} models`, models)
+    for (const strategy of this.config.strategies) {
+      if (!this.planned.some((k) => k.size === size && k.models === models && k.strategy === strategy && k.backend === backend)) continue // every W > N here
+      if (!here.some((m) => m.strategy === strategy && m.status === 'ok')) this.problems.push(`${strategy}${on} has no finished measurement at ${size} rows × ${models} models`)
+    }
+    return reference ? [reference] : []
+  }
+
+  private checkMeasurement(m: Measurement, reference: Measurement | undefined, where: string, models: number): void {
+    this.modelsTrained[m.strategy] = Math.min(this.modelsTrained[m.strategy] ?? Infinity, m.modelsTrained)
+    if (m.status !== 'ok') this.problems.push(`${where}: ${m.status}`)
+    if (m.modelsTrained !== models) this.problems.push(`${where}: trained ${m.modelsTrained} of ${models} models`)
+    const seen = new Set(m.perModel.map((p) => p.index))
+    if (m.status === 'ok' && seen.size !== models) this.problems.push(`${where}: results for ${seen.size} distinct models, expected ${models}`)
+    const refs = new Map(reference?.perModel.map((p) => [p.index, p]) ?? [])
+    for (const p of m.perModel) this.checkModel(p, refs.get(p.index), reference?.strategy, where)
+  }
+
+  /** Model i against the reference's model i: a finite test MSE, the same fingerprint (exact families), the MSE within tolerance. */
+  private checkModel(p: PerModel, ref: PerModel | undefined, refStrategy: string | undefined, where: string): void {
+    if (!Number.isFinite(p.testMse)) {
+      this.problems.push(`${where}: model ${p.index} test MSE is ${p.testMse}`)
+      return
+    }
+    if (!ref) return
+    if (ref.fingerprint !== undefined && p.fingerprint !== ref.fingerprint) {
+      this.problems.push(`${where}: model ${p.index} differs from ${refStrategy}'s (fingerprint ${p.fingerprint ?? 'missing'} vs ${ref.fingerprint})`)
+    }
+    const rel = relDiff(p.testMse, ref.testMse)
+    if (rel > this.maxRel) this.maxRel = rel
+    if (rel > this.tolerance) {
+      this.problems.push(`${where}: model ${p.index} test MSE ${p.testMse.toPrecision(7)} differs from ${refStrategy}'s ${ref.testMse.toPrecision(7)} by ${rel.toExponential(2)} (tolerance ${this.tolerance})`)
+    }
+  }
+
+  /** Across backends: each against the first backend's reference, by the family's rule for the pair. */
+  compareBackends(references: readonly Measurement[], size: number, models: number): void {
+    const [base, ...others] = references
+    for (const other of others) {
+      const pair = `${base.backend} vs ${other.backend} at ${size} rows × ${models} models`
+      const rule = this.family.crossBackend(base.backend!, other.backend!, this.config)
+      if ('incomparable' in rule) {
+        this.notes.push(`${pair}: not compared model by model: ${rule.incomparable}`)
+        continue
       }
-      // across backends: each against the first backend's reference
-      const [base, ...others] = references
-      for (const other of others) {
-        const pair = `${base.backend} vs ${other.backend} at ${size} rows × ${models} models`
-        const rule = family.crossBackend(base.backend!, other.backend!, config)
-        if ('incomparable' in rule) {
-          notes.push(`${pair}: not compared model by model: ${rule.incomparable}`)
+      const theirs = new Map(other.perModel.map((p) => [p.index, p]))
+      for (const p of base.perModel) {
+        const q = theirs.get(p.index)
+        if (!q) continue
+        if (rule.fingerprints && p.fingerprint !== undefined && q.fingerprint !== p.fingerprint) {
+          this.problems.push(`${pair}: model ${p.index} differs (fingerprint ${q.fingerprint ?? 'missing'} vs ${p.fingerprint}): these backends must train the same model`)
           continue
         }
-        const theirs = new Map(other.perModel.map((p) => [p.index, p]))
-        for (const p of base.perModel) {
-          const q = theirs.get(p.index)
-          if (!q) continue
-          if (rule.fingerprints && p.fingerprint !== undefined && q.fingerprint !== p.fingerprint) {
-            problems.push(`${pair}: model ${p.index} differs (fingerprint ${q.fingerprint ?? 'missing'} vs ${p.fingerprint}): these backends must train the same model`)
-            continue
-          }
-          const rel = relDiff(q.testMse, p.testMse)
-          maxCross = Math.max(maxCross ?? 0, rel)
-          if (rel > rule.tolerance) {
-            problems.push(`${pair}: model ${p.index} test MSE ${q.testMse.toPrecision(7)} vs ${p.testMse.toPrecision(7)} differs by ${rel.toExponential(2)} (cross-backend tolerance ${rule.tolerance})`)
-          }
+        const rel = relDiff(q.testMse, p.testMse)
+        this.maxCross = Math.max(this.maxCross ?? 0, rel)
+        if (rel > rule.tolerance) {
+          this.problems.push(`${pair}: model ${p.index} test MSE ${q.testMse.toPrecision(7)} vs ${p.testMse.toPrecision(7)} differs by ${rel.toExponential(2)} (cross-backend tolerance ${rule.tolerance})`)
         }
       }
     }
   }
-  for (const k of Object.keys(modelsTrained)) if (!Number.isFinite(modelsTrained[k])) modelsTrained[k] = 0
-  return { sameWork: problems.length === 0, maxRelMseDiff: maxRel, tolerance, modelsTrained, problems, ...(notes.length ? { notes } : {}), ...(maxCross !== undefined ? { maxCrossBackendRelMseDiff: maxCross } : {}) }
+
+  verification(): Verification {
+    const modelsTrained = Object.fromEntries(Object.entries(this.modelsTrained).map(([k, n]) => [k, Number.isFinite(n) ? n : 0]))
+    const { problems, notes, maxRel, maxCross, tolerance } = this
+    return { sameWork: problems.length === 0, maxRelMseDiff: maxRel, tolerance, modelsTrained, problems, ...(notes.length ? { notes } : {}), ...(maxCross !== undefined ? { maxCrossBackendRelMseDiff: maxCross } : {}) }
+  }
 }
 
 function relDiff(a: number, ref: number): number {
