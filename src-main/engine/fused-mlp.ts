@@ -41,6 +41,20 @@ export interface FusedMlpOptions {
   adam: AdamSettings
 }
 
+/** A forward pass's intermediate tensors, as the backward pass reads them. */
+interface Forward {
+  /** first layer's pre-activations [B, n·H1] */
+  z1: TF.Tensor
+  /** layers 2..L: pre-activations and inputs, [n, B, H] */
+  zs: TF.Tensor[]
+  as: TF.Tensor[]
+  /** activations feeding the output layer: [B, n, HL] with one hidden layer, else [n, B, HL] */
+  last: TF.Tensor
+  modelsFirst: boolean
+  /** prediction − target, [B, n] or [n, B] */
+  err: TF.Tensor
+}
+
 /** Rows of the test set evaluated per chunk, bounded so N·H activations stay small. */
 const EVAL_ELEMENTS_PER_CHUNK = 8 * 1024 * 1024
 
@@ -143,73 +157,80 @@ export class FusedMlp {
   }
 
   private lossAndGradients(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D, rowWeights?: TF.Tensor2D): { loss: TF.Tensor1D; grads: TF.Tensor[] } {
+    const { tf, n } = this
+    const rows = x.shape[0]
+    const f = this.forward(x, y)
+    // each model's weights laid out as err
+    const w = rowWeights ? (f.modelsFirst ? tf.transpose(rowWeights) : rowWeights) : null
+    const sumOverRows = (t: TF.Tensor) => (f.modelsFirst ? tf.sum(t, 1) : this.sumRows(t, rows, n)) as TF.Tensor1D
+    const loss = w ? sumOverRows(tf.mul(tf.square(f.err), w)) : (tf.div(sumOverRows(tf.square(f.err)), rows) as TF.Tensor1D) // [n]
+    // d(sum of per-model means)/dpred = 2·err / B (weighted: 2·err·w)
+    const dPred = w ? tf.mul(tf.mul(f.err, w), 2) : tf.mul(f.err, 2 / rows)
+    return { loss, grads: this.backward(f, dPred, xT, rows) }
+  }
+
+  /** The forward pass: each layer's pre-activations and inputs, and prediction − target. */
+  private forward(x: TF.Tensor2D, y: TF.Tensor2D): Forward {
     const { tf, n, hidden } = this
     const L = hidden.length
     const rows = x.shape[0]
     const vals = this.params.map((p) => p.value)
     const h1 = hidden[0]
-    // ---- forward
     const z1 = tf.matMul(x, vals[0] as TF.Tensor2D) // [B, n·H1], bias included
     const a1 = tf.relu(z1)
     const zs: TF.Tensor[] = [] // pre-activations of layers 2..L, layout [n, B, H]
     const as: TF.Tensor[] = [] // their inputs, layout [n, B, H]
-    let last: TF.Tensor // activations feeding the output layer
-    let lastLayoutModelsFirst = false
-    if (L === 1) {
-      last = tf.reshape(a1, [rows, n, h1])
-    } else {
-      let a: TF.Tensor = tf.transpose(tf.reshape(a1, [rows, n, h1]), [1, 0, 2]) // [n, B, H1]
-      for (let k = 1; k < L; k++) {
-        as.push(a)
-        const z = tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k - 1] as TF.Tensor3D), vals[2 * k])
-        zs.push(z)
-        a = tf.relu(z)
-      }
-      last = a
-      lastLayoutModelsFirst = true
-    }
     const wo = vals[2 * L - 1] as TF.Tensor2D // [n, HL]
     const bo = vals[2 * L] as TF.Tensor1D // [n]
     const hl = hidden[L - 1]
-    let err: TF.Tensor // prediction − target, [B, n] or [n, B]
-    if (!lastLayoutModelsFirst) {
+    if (L === 1) {
+      const last = tf.reshape(a1, [rows, n, h1])
       const pred = tf.add(tf.sum(tf.mul(last, tf.reshape(wo, [1, n, hl])), 2), bo) // [B, n]
-      err = tf.sub(pred, y) // y [B,1] broadcasts over models
-    } else {
-      const pred = tf.add(tf.sum(tf.mul(last, tf.reshape(wo, [n, 1, hl])), 2), tf.reshape(bo, [n, 1])) // [n, B]
-      err = tf.sub(pred, tf.reshape(y, [1, rows]))
+      return { z1, zs, as, last, modelsFirst: false, err: tf.sub(pred, y) } // y [B,1] broadcasts over models
     }
-    // each model's weights laid out as err
-    const w = rowWeights ? (lastLayoutModelsFirst ? tf.transpose(rowWeights) : rowWeights) : null
-    const sumOverRows = (t: TF.Tensor) => (lastLayoutModelsFirst ? tf.sum(t, 1) : this.sumRows(t, rows, n)) as TF.Tensor1D
-    const loss = w ? sumOverRows(tf.mul(tf.square(err), w)) : (tf.div(sumOverRows(tf.square(err)), rows) as TF.Tensor1D) // [n]
-    // ---- backward: d(sum of per-model means)/dpred = 2·err / B (weighted: 2·err·w)
-    const dPred = w ? tf.mul(tf.mul(err, w), 2) : tf.mul(err, 2 / rows)
+    let a: TF.Tensor = tf.transpose(tf.reshape(a1, [rows, n, h1]), [1, 0, 2]) // [n, B, H1]
+    for (let k = 1; k < L; k++) {
+      as.push(a)
+      const z = tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k - 1] as TF.Tensor3D), vals[2 * k])
+      zs.push(z)
+      a = tf.relu(z)
+    }
+    const pred = tf.add(tf.sum(tf.mul(a, tf.reshape(wo, [n, 1, hl])), 2), tf.reshape(bo, [n, 1])) // [n, B]
+    return { z1, zs, as, last: a, modelsFirst: true, err: tf.sub(pred, tf.reshape(y, [1, rows])) }
+  }
+
+  /** The gradients by hand, from dL/dpred back to W1 (whose last row, the bias's, comes out of the same GEMM). */
+  private backward(f: Forward, dPred: TF.Tensor, xT: TF.Tensor2D, rows: number): TF.Tensor[] {
+    const { tf, n, hidden } = this
+    const L = hidden.length
+    const vals = this.params.map((p) => p.value)
+    const wo = vals[2 * L - 1] as TF.Tensor2D
+    const hl = hidden[L - 1]
     const grads: TF.Tensor[] = new Array(2 * L + 1)
     let dLast: TF.Tensor
-    if (!lastLayoutModelsFirst) {
+    if (!f.modelsFirst) {
       const dPred3 = tf.reshape(dPred, [rows, n, 1])
       grads[2 * L] = this.sumRows(dPred, rows, n)
-      grads[2 * L - 1] = tf.reshape(this.sumRows(tf.mul(dPred3, last), rows, n * hl), [n, hl]) // [n, HL]
+      grads[2 * L - 1] = tf.reshape(this.sumRows(tf.mul(dPred3, f.last), rows, n * hl), [n, hl]) // [n, HL]
       dLast = tf.mul(dPred3, tf.reshape(wo, [1, n, hl])) // [B, n, HL]
     } else {
       const dPred3 = tf.reshape(dPred, [n, rows, 1])
       grads[2 * L] = tf.sum(dPred, 1)
-      grads[2 * L - 1] = tf.sum(tf.mul(dPred3, last), 1) // [n, HL]
+      grads[2 * L - 1] = tf.sum(tf.mul(dPred3, f.last), 1) // [n, HL]
       dLast = tf.mul(dPred3, tf.reshape(wo, [n, 1, hl])) // [n, B, HL]
       // These per-model 3-D products keep transposeA: unlike the 2-D GEMM above, wasm's batched
       // kernel is no slower with it (50×512×64: 71 ms vs 81 ms with a materialised transpose).
       for (let k = L - 1; k >= 1; k--) {
-        const dz = tf.mul(dLast, tf.step(zs[k - 1]))
-        grads[2 * k - 1] = tf.matMul(as[k - 1] as TF.Tensor3D, dz as TF.Tensor3D, true, false) // [n, Hin, Hout]
+        const dz = tf.mul(dLast, tf.step(f.zs[k - 1]))
+        grads[2 * k - 1] = tf.matMul(f.as[k - 1] as TF.Tensor3D, dz as TF.Tensor3D, true, false) // [n, Hin, Hout]
         grads[2 * k] = tf.sum(dz, 1, true) // [n, 1, Hout]
         dLast = tf.matMul(dz as TF.Tensor3D, vals[2 * k - 1] as TF.Tensor3D, false, true) // [n, B, Hin]
       }
       dLast = tf.transpose(dLast, [1, 0, 2]) // [B, n, H1]
     }
-    const dz1 = tf.mul(tf.reshape(dLast, [rows, n * h1]), tf.step(z1)) // [B, n·H1]
+    const dz1 = tf.mul(tf.reshape(dLast, [rows, n * hidden[0]]), tf.step(f.z1)) // [B, n·H1]
     grads[0] = tf.matMul(xT, dz1 as TF.Tensor2D) // [F+1, n·H1]: plain GEMM, fast path; last row = bias gradient
-    return { loss, grads }
+    return grads
   }
 
   private applyAdam(grads: TF.Tensor[]): void {
