@@ -6,7 +6,7 @@
 // server killed mid-upload is removed at the next start, one still being written is not. The loader is the data
 // cache's own.
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
-import { request } from 'node:http'
+import { createServer, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { Writable } from 'node:stream'
 import { join } from 'node:path'
@@ -17,7 +17,7 @@ import { listDataSets, loadDataFile } from '../data'
 import { waitUntil } from '../testing/capability'
 import { fakeRendererDir } from '../testing/http'
 import { type TrainpoolServer, startServer } from './server'
-import { ABANDONED_PART_MS, removeAbandonedUploads } from './upload'
+import { ABANDONED_PART_MS, handleUpload, removeAbandonedUploads } from './upload'
 
 const CSV = 'x1,x2,city,y\n1,2,Lyon,3.5\n2,,Paris,4.5\n3,4,Nantes,5.5\n4,5,Lille,6.5\n'
 
@@ -347,5 +347,23 @@ describe('POST /api/upload', () => {
     expect(r.status).toBe(400)
     expect(JSON.parse(r.body).error.message.length).toBeGreaterThan(0)
     expect(leftovers()).toEqual([])
+  })
+
+  it('a server without a run store answers an upload 503, saying uploads are off', async () => {
+    const bare = createServer((req, res) => void handleUpload(req, res, new URL(req.url ?? '/', 'http://localhost'), undefined))
+    await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve))
+    const port = (bare.address() as { port: number }).port
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const r = request({ host: '127.0.0.1', port, method: 'POST', path: '/api/upload?name=a.csv' }, (res) => {
+        let body = ''
+        res.on('data', (c) => (body += c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      })
+      r.on('error', reject)
+      r.end('x,y\n1,2\n')
+    })
+    await new Promise((resolve) => bare.close(resolve))
+    expect(answer.status).toBe(503)
+    expect(JSON.parse(answer.body).error.message).toMatch(/uploads are off/)
   })
 })

@@ -71,39 +71,69 @@ export async function removeAbandonedUploads(dir: string, now = Date.now()): Pro
 
 /** Answers one upload request; never throws (every failure is an HTTP answer, or a dropped socket). */
 export async function handleUpload(req: IncomingMessage, res: ServerResponse, url: URL, options: UploadOptions | undefined): Promise<void> {
+  const name = url.searchParams.get(UPLOAD_NAME_QUERY) ?? ''
+  if (refusedBeforeBody(req, res, name, options) || !options) return
+  const stored = await receive(req, res, name, options)
+  if (!stored) return
+  try {
+    const info = await options.load(stored.file)
+    return answer(res, 200, info)
+  } catch (err) {
+    // bytes that do not load never will; the file goes, and its folder once empty (a concurrent
+    // upload of the same bytes under another name keeps its own)
+    await fs.rm(stored.file, { force: true })
+    await fs.rmdir(stored.folder).catch(() => undefined)
+    const shape = toErrorShape(err)
+    return answer(res, shape.code === 'internal' ? 500 : 400, shape)
+  }
+}
+
+const maxBytesOf = (options: UploadOptions) => options.maxBytes ?? DEFAULT_MAX_UPLOAD_BYTES
+const tooLarge = (what: string, max: number) => `the file is ${what}, over this server's upload limit of ${formatBytes(max)} (${max} bytes; trainpool serve --max-upload BYTES raises it)`
+
+/** What can be refused before any byte is read: the method, no store, the file's name, a declared size over the cap. */
+function refusedBeforeBody(req: IncomingMessage, res: ServerResponse, name: string, options: UploadOptions | undefined): boolean {
   if (req.method !== 'POST') {
     res.setHeader('Allow', 'POST')
-    return refuse(req, res, 405, { code: 'invalid-input', message: 'method not allowed: POST the file as the body' })
+    refuse(req, res, 405, { code: 'invalid-input', message: 'method not allowed: POST the file as the body' })
+    return true
   }
-  if (!options) return refuse(req, res, 503, { code: 'invalid-input', message: 'uploads are off: this server has no run store to keep data sets in' })
-  const max = options.maxBytes ?? DEFAULT_MAX_UPLOAD_BYTES
-  const name = url.searchParams.get(UPLOAD_NAME_QUERY) ?? ''
+  if (!options) {
+    refuse(req, res, 503, { code: 'invalid-input', message: 'uploads are off: this server has no run store to keep data sets in' })
+    return true
+  }
   const problem = uploadNameProblem(name)
-  if (problem) return refuse(req, res, 400, { code: 'invalid-input', message: problem, issues: [{ field: 'name', message: problem }] })
-  const tooLarge = (what: string) => `the file is ${what}, over this server's upload limit of ${formatBytes(max)} (${max} bytes; trainpool serve --max-upload BYTES raises it)`
-  const declared = req.headers['content-length']
-  if (declared !== undefined && Number(declared) > max) {
-    return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`${formatBytes(Number(declared))}`) })
+  if (problem) {
+    refuse(req, res, 400, { code: 'invalid-input', message: problem, issues: [{ field: 'name', message: problem }] })
+    return true
   }
+  const declared = req.headers['content-length']
+  const max = maxBytesOf(options)
+  if (declared !== undefined && Number(declared) > max) {
+    refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`${formatBytes(Number(declared))}`, max) })
+    return true
+  }
+  return false
+}
 
+/**
+ * Streams the body to a private temporary file, hashing and counting it, then links it into its
+ * content-addressed folder. Returns where it lies, or null once the request has been answered
+ * (too large, stalled, the disk full) or its client is gone.
+ */
+async function receive(req: IncomingMessage, res: ServerResponse, name: string, options: UploadOptions): Promise<{ folder: string; file: string } | null> {
+  const max = maxBytesOf(options)
   const arriving = join(options.dir, `${randomUUID()}.part`)
   const hash = createHash('sha256')
-  let received = 0
+  const count = { received: 0 }
   let folder: string | undefined
-  let file: string
   try {
     await makePrivateDir(options.dir)
-    // bounded by silence, not by total time (the server's own requestTimeout is off: server.ts)
-    const idleMs = options.idleTimeoutMs ?? DEFAULT_UPLOAD_IDLE_SECONDS * 1000
-    req.setTimeout(idleMs, () => {
-      // the answer first (a stalled client may still read), then the connection goes
-      const message = `the upload stalled: no bytes for ${idleMs / 1000} s (trainpool serve --upload-idle-timeout SECONDS allows longer pauses)`
-      answer(res, 408, { code: 'invalid-input', message }, { Connection: 'close' }, () => req.destroy(new Stalled()))
-    })
+    watchForStall(req, res, options)
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {
-        received += chunk.length
-        if (received > max) return done(new TooLarge())
+        count.received += chunk.length
+        if (count.received > max) return done(new TooLarge())
         hash.update(chunk)
         done(null, chunk)
       },
@@ -118,7 +148,7 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
     req.pipe(counter)
     await written
     folder = join(options.dir, hash.digest('hex'))
-    file = join(folder, name)
+    const file = join(folder, name)
     await makePrivateDir(folder)
     // into place without replacing: a file there already holds these very bytes (the folder is their
     // sha256), maybe being loaded by a concurrent upload of them, so ours is simply dropped
@@ -126,36 +156,40 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
       if (err.code !== 'EEXIST') throw err
     })
     await fs.rm(arriving, { force: true })
+    return { folder, file }
   } catch (err) {
     req.unpipe()
     await fs.rm(arriving, { force: true })
-    if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`) })
-    if (err instanceof Stalled) return // answered when it stalled
-    // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone. A
-    // request read to its end is destroyed too (autoDestroy): its client still waits for the answer
-    if (err instanceof ClientGone || req.readableAborted || (req.destroyed && !req.complete)) return void res.destroy()
-    // an empty folder of ours goes; one holding another upload's file stays (rmdir refuses it)
-    if (folder) await fs.rmdir(folder).catch(() => undefined)
-    const code = (err as NodeJS.ErrnoException)?.code
-    const status = code === 'ENOSPC' || code === 'EDQUOT' ? 507 : 500
-    const error: TrainpoolErrorShape = { code: 'internal', message: `could not store the upload${status === 507 ? ' (the disk is full)' : ''}: ${(err as Error)?.message ?? String(err)}` }
-    // a body still arriving (the disk filled mid-stream) is read to its end and dropped, still
-    // counted against the cap, so the client reads the answer instead of a reset connection
-    if (!req.complete) return discardRest(req, res, status, error, max, received)
-    return answer(res, status, error)
+    await answerFailedReceive(req, res, err, folder, max, count.received)
+    return null
   }
+}
 
-  try {
-    const info = await options.load(file)
-    return answer(res, 200, info)
-  } catch (err) {
-    // bytes that do not load never will; the file goes, and its folder once empty (a concurrent
-    // upload of the same bytes under another name keeps its own)
-    await fs.rm(file, { force: true })
-    await fs.rmdir(folder).catch(() => undefined)
-    const shape = toErrorShape(err)
-    return answer(res, shape.code === 'internal' ? 500 : 400, shape)
-  }
+/** Bounded by silence, not by total time (the server's own requestTimeout is off: server.ts). */
+function watchForStall(req: IncomingMessage, res: ServerResponse, options: UploadOptions): void {
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_UPLOAD_IDLE_SECONDS * 1000
+  req.setTimeout(idleMs, () => {
+    // the answer first (a stalled client may still read), then the connection goes
+    const message = `the upload stalled: no bytes for ${idleMs / 1000} s (trainpool serve --upload-idle-timeout SECONDS allows longer pauses)`
+    answer(res, 408, { code: 'invalid-input', message }, { Connection: 'close' }, () => req.destroy(new Stalled()))
+  })
+}
+
+async function answerFailedReceive(req: IncomingMessage, res: ServerResponse, err: unknown, folder: string | undefined, max: number, received: number): Promise<void> {
+  if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`, max) })
+  if (err instanceof Stalled) return // answered when it stalled
+  // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone. A
+  // request read to its end is destroyed too (autoDestroy): its client still waits for the answer
+  if (err instanceof ClientGone || req.readableAborted || (req.destroyed && !req.complete)) return void res.destroy()
+  // an empty folder of ours goes; one holding another upload's file stays (rmdir refuses it)
+  if (folder) await fs.rmdir(folder).catch(() => undefined)
+  const code = (err as NodeJS.ErrnoException)?.code
+  const status = code === 'ENOSPC' || code === 'EDQUOT' ? 507 : 500
+  const error: TrainpoolErrorShape = { code: 'internal', message: `could not store the upload${status === 507 ? ' (the disk is full)' : ''}: ${(err as Error)?.message ?? String(err)}` }
+  // a body still arriving (the disk filled mid-stream) is read to its end and dropped, still
+  // counted against the cap, so the client reads the answer instead of a reset connection
+  if (!req.complete) return discardRest(req, res, status, error, max, received)
+  return answer(res, status, error)
 }
 
 function answer(res: ServerResponse, status: number, body: DataSetInfo | TrainpoolErrorShape, headers: Record<string, string> = {}, sent?: () => void): void {
