@@ -51,9 +51,8 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
     devServerUrl: env.ELECTRON_RENDERER_URL,
     allowDevServer: !app.isPackaged,
   })
-  let window: BrowserWindow | null = null
-  const getWindow = () => (window && !window.isDestroyed() ? window : null)
-
+  const windows = new MainWindow(page, options.mainDir)
+  const getWindow = () => windows.current()
   const launcher = new ElectronLauncher({ utilityProcess, workerPath: join(options.mainDir, 'worker.js') })
   const service = await options.createService({
     launcher,
@@ -75,11 +74,8 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
   registerIpc({ service: desktopService, getWindow, page })
 
   const sendMenuCommand = (command: MenuCommand) => {
-    const win = getWindow()
-    if (!win) return
-    if (win.isMinimized()) win.restore()
-    win.focus()
-    win.webContents.send(MENU_CHANNEL, command)
+    const win = windows.shown()
+    win?.webContents.send(MENU_CHANNEL, command)
   }
   installMenu({
     command: sendMenuCommand,
@@ -87,33 +83,62 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
       service.cancel({}).catch((err: unknown) => console.warn(`trainpool: cancel failed: ${(err as Error)?.message ?? err}`))
     },
   })
+  windows.open()
+  windows.followAppEvents()
+  quitAfterShutdown(service, options.shutdownTimeoutMs ?? 5000)
+  return { service, page, getWindow, sendMenuCommand }
+}
 
-  const openWindow = () => {
-    window = createMainWindow({
-      page,
-      preloadPath: join(options.mainDir, '..', 'preload', 'index.js'),
+/** The one main window: opened again on a second instance or macOS activate; the app quits when it closes (not on macOS). */
+class MainWindow {
+  private window: BrowserWindow | null = null
+
+  constructor(
+    private readonly page: AppPage,
+    private readonly mainDir: string,
+  ) {}
+
+  current(): BrowserWindow | null {
+    return this.window && !this.window.isDestroyed() ? this.window : null
+  }
+
+  /** The window restored and focused (null when there is none). */
+  shown(): BrowserWindow | null {
+    const win = this.current()
+    if (!win) return null
+    if (win.isMinimized()) win.restore()
+    win.focus()
+    return win
+  }
+
+  open(): BrowserWindow {
+    const window = createMainWindow({
+      page: this.page,
+      preloadPath: join(this.mainDir, '..', 'preload', 'index.js'),
       stateFile: join(app.getPath('userData'), 'window-state.json'),
     })
     window.on('closed', () => {
-      window = null
+      this.window = null
     })
+    this.window = window
     return window
   }
-  openWindow()
 
-  app.on('second-instance', () => {
-    const win = getWindow() ?? openWindow()
-    if (win.isMinimized()) win.restore()
-    win.focus()
-  })
-  app.on('activate', () => {
-    if (!getWindow()) openWindow()
-  })
-  app.on('window-all-closed', () => {
-    if (process.platform !== 'darwin') app.quit()
-  })
+  followAppEvents(): void {
+    app.on('second-instance', () => {
+      if (!this.shown()) this.open().focus()
+    })
+    app.on('activate', () => {
+      if (!this.current()) this.open()
+    })
+    app.on('window-all-closed', () => {
+      if (process.platform !== 'darwin') app.quit()
+    })
+  }
+}
 
-  // Quit waits (bounded) for the service to cancel any run and stop its worker processes.
+/** Quit waits (bounded) for the service to cancel any run and stop its worker processes. */
+function quitAfterShutdown(service: BenchServiceApi, timeoutMs: number): void {
   let stopped = false
   let stopping = false
   app.on('before-quit', (event) => {
@@ -121,7 +146,7 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
     event.preventDefault()
     if (stopping) return
     stopping = true
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownTimeoutMs ?? 5000).unref())
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())
     Promise.race([service.shutdown(), timeout])
       .catch((err: unknown) => console.warn(`trainpool: shutdown failed: ${(err as Error)?.message ?? err}`))
       .finally(() => {
@@ -129,6 +154,4 @@ export async function runApp(options: AppOptions): Promise<AppContext | null> {
         app.quit()
       })
   })
-
-  return { service, page, getWindow, sendMenuCommand }
 }
