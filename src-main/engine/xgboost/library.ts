@@ -112,92 +112,128 @@ function cleanMessage(text: string | null): string {
   return t || '(XGBGetLastError returned nothing)'
 }
 
+type NativeCall = KoffiModule.KoffiFunc<(...args: unknown[]) => number>
+
 /** Binds the calls on an opened library; throws when a symbol is missing (not an XGBoost library). */
 function bind(koffi: Koffi, lib: KoffiModule.LibraryHandle): XgbApi {
-  const fn = (definition: string) => lib.func(definition)
-  const lastError = fn('const char *XGBGetLastError()')
-  const check = (call: string, rc: number) => {
-    if (rc !== 0) throw new XGBoostError(call, cleanMessage(lastError() as string | null))
-  }
-  const XGBoostVersion = fn('void XGBoostVersion(_Out_ int *major, _Out_ int *minor, _Out_ int *patch)')
-  const XGBuildInfo = fn('int XGBuildInfo(_Out_ const char **out)')
-  const XGDMatrixCreateFromMat = fn('int XGDMatrixCreateFromMat(const float *data, uint64_t nrow, uint64_t ncol, float missing, _Out_ void **out)')
-  let XGDMatrixCreateFromMatOmp: KoffiModule.KoffiFunc<(...args: unknown[]) => number> | null = null
-  try {
-    // takes nthread (the plain call uses every core); present in 1.x and 2.x
-    XGDMatrixCreateFromMatOmp = fn('int XGDMatrixCreateFromMat_omp(const float *data, uint64_t nrow, uint64_t ncol, float missing, _Out_ void **out, int nthread)')
-  } catch {
-    /* a build without it: the plain call */
-  }
-  const XGDMatrixSetFloatInfo = fn('int XGDMatrixSetFloatInfo(void *handle, const char *field, const float *array, uint64_t len)')
-  const XGDMatrixFree = fn('int XGDMatrixFree(void *handle)')
-  const XGBoosterCreate = fn('int XGBoosterCreate(void **dmats, uint64_t len, _Out_ void **out)')
-  const XGBoosterSetParam = fn('int XGBoosterSetParam(void *handle, const char *name, const char *value)')
-  const XGBoosterUpdateOneIter = fn('int XGBoosterUpdateOneIter(void *handle, int iter, void *dtrain)')
-  const XGBoosterPredictFromDMatrix = fn(
-    'int XGBoosterPredictFromDMatrix(void *handle, void *dmat, const char *config, _Out_ uint64_t **out_shape, _Out_ uint64_t *out_dim, _Out_ void **out_result)',
-  )
-  const XGBoosterSaveModelToBuffer = fn('int XGBoosterSaveModelToBuffer(void *handle, const char *config, _Out_ uint64_t *out_len, _Out_ void **out_dptr)')
-  const XGBoosterFree = fn('int XGBoosterFree(void *handle)')
+  return new BoundXgb(koffi, (definition) => lib.func(definition) as NativeCall)
+}
 
-  const out = <T>(): [T] => [null as T]
-  return {
-    version() {
-      const [a, b, c] = [[0], [0], [0]]
-      XGBoostVersion(a, b, c)
-      return [a[0], b[0], c[0]]
-    },
-    buildInfo() {
-      const info = out<string>()
-      check('XGBuildInfo', XGBuildInfo(info))
-      return JSON.parse(info[0]) as Record<string, unknown>
-    },
-    dmatrixFromDense(data, rows, cols, nthread) {
-      if (data.length !== rows * cols) throw new RangeError(`dense matrix has ${data.length} values, expected ${rows} × ${cols}`)
-      const h = out<Handle>()
-      if (XGDMatrixCreateFromMatOmp) check('XGDMatrixCreateFromMat_omp', XGDMatrixCreateFromMatOmp(data, rows, cols, NaN, h, nthread))
-      else check('XGDMatrixCreateFromMat', XGDMatrixCreateFromMat(data, rows, cols, NaN, h))
-      return h[0]
-    },
-    setLabels(dmatrix, labels) {
-      check('XGDMatrixSetFloatInfo', XGDMatrixSetFloatInfo(dmatrix, 'label', labels, labels.length))
-    },
-    freeDMatrix(dmatrix) {
-      check('XGDMatrixFree', XGDMatrixFree(dmatrix))
-    },
-    createBooster(dmatrices) {
-      const h = out<Handle>()
-      check('XGBoosterCreate', XGBoosterCreate([...dmatrices], dmatrices.length, h))
-      return h[0]
-    },
-    setParam(booster, name, value) {
-      check(`XGBoosterSetParam(${name}=${value})`, XGBoosterSetParam(booster, name, value))
-    },
-    updateOneIter(booster, iteration, dtrain) {
-      check('XGBoosterUpdateOneIter', XGBoosterUpdateOneIter(booster, iteration, dtrain))
-    },
-    predict(booster, dmatrix, rows) {
-      const shape = out<Handle>()
-      const dim = [0]
-      const result = out<Handle>()
-      const config = '{"type":0,"training":false,"iteration_begin":0,"iteration_end":0,"strict_shape":false}'
-      check('XGBoosterPredictFromDMatrix', XGBoosterPredictFromDMatrix(booster, dmatrix, config, shape, dim, result))
-      const dims = koffi.decode(shape[0], 'uint64_t', dim[0]) as ArrayLike<number | bigint>
-      let n = 1
-      for (let i = 0; i < dim[0]; i++) n *= Number(dims[i])
-      if (n !== rows) throw new XGBoostError('XGBoosterPredictFromDMatrix', `returned ${n} predictions for ${rows} rows`)
-      // the booster owns the buffer until its next call: copy it out now
-      return new Float32Array(koffi.view(result[0], n * 4).slice(0))
-    },
-    saveModelJson(booster) {
-      const len = [0]
-      const ptr = out<Handle>()
-      check('XGBoosterSaveModelToBuffer', XGBoosterSaveModelToBuffer(booster, '{"format":"json"}', len, ptr))
-      return Buffer.from(koffi.view(ptr[0], Number(len[0])).slice(0))
-    },
-    freeBooster(booster) {
-      check('XGBoosterFree', XGBoosterFree(booster))
-    },
+const out = <T>(): [T] => [null as T]
+
+/** XGBoost's C API as XgbApi: each call checked, its error said in XGBoost's words. */
+class BoundXgb implements XgbApi {
+  private readonly lastError: NativeCall
+  private readonly XGBoostVersion: NativeCall
+  private readonly XGBuildInfo: NativeCall
+  private readonly XGDMatrixCreateFromMat: NativeCall
+  /** takes nthread (the plain call uses every core); present in 1.x and 2.x, null in a build without it */
+  private readonly XGDMatrixCreateFromMatOmp: NativeCall | null
+  private readonly XGDMatrixSetFloatInfo: NativeCall
+  private readonly XGDMatrixFree: NativeCall
+  private readonly XGBoosterCreate: NativeCall
+  private readonly XGBoosterSetParam: NativeCall
+  private readonly XGBoosterUpdateOneIter: NativeCall
+  private readonly XGBoosterPredictFromDMatrix: NativeCall
+  private readonly XGBoosterSaveModelToBuffer: NativeCall
+  private readonly XGBoosterFree: NativeCall
+
+  constructor(
+    private readonly koffi: Koffi,
+    fn: (definition: string) => NativeCall,
+  ) {
+    this.lastError = fn('const char *XGBGetLastError()')
+    this.XGBoostVersion = fn('void XGBoostVersion(_Out_ int *major, _Out_ int *minor, _Out_ int *patch)')
+    this.XGBuildInfo = fn('int XGBuildInfo(_Out_ const char **out)')
+    this.XGDMatrixCreateFromMat = fn('int XGDMatrixCreateFromMat(const float *data, uint64_t nrow, uint64_t ncol, float missing, _Out_ void **out)')
+    let omp: NativeCall | null = null
+    try {
+      omp = fn('int XGDMatrixCreateFromMat_omp(const float *data, uint64_t nrow, uint64_t ncol, float missing, _Out_ void **out, int nthread)')
+    } catch {
+      /* a build without it: the plain call */
+    }
+    this.XGDMatrixCreateFromMatOmp = omp
+    this.XGDMatrixSetFloatInfo = fn('int XGDMatrixSetFloatInfo(void *handle, const char *field, const float *array, uint64_t len)')
+    this.XGDMatrixFree = fn('int XGDMatrixFree(void *handle)')
+    this.XGBoosterCreate = fn('int XGBoosterCreate(void **dmats, uint64_t len, _Out_ void **out)')
+    this.XGBoosterSetParam = fn('int XGBoosterSetParam(void *handle, const char *name, const char *value)')
+    this.XGBoosterUpdateOneIter = fn('int XGBoosterUpdateOneIter(void *handle, int iter, void *dtrain)')
+    this.XGBoosterPredictFromDMatrix = fn(
+      'int XGBoosterPredictFromDMatrix(void *handle, void *dmat, const char *config, _Out_ uint64_t **out_shape, _Out_ uint64_t *out_dim, _Out_ void **out_result)',
+    )
+    this.XGBoosterSaveModelToBuffer = fn('int XGBoosterSaveModelToBuffer(void *handle, const char *config, _Out_ uint64_t *out_len, _Out_ void **out_dptr)')
+    this.XGBoosterFree = fn('int XGBoosterFree(void *handle)')
+  }
+
+  private check(call: string, rc: number): void {
+    if (rc !== 0) throw new XGBoostError(call, cleanMessage(this.lastError() as unknown as string | null))
+  }
+
+  version(): [number, number, number] {
+    const [a, b, c] = [[0], [0], [0]]
+    this.XGBoostVersion(a, b, c)
+    return [a[0], b[0], c[0]]
+  }
+
+  buildInfo(): Record<string, unknown> {
+    const info = out<string>()
+    this.check('XGBuildInfo', this.XGBuildInfo(info))
+    return JSON.parse(info[0]) as Record<string, unknown>
+  }
+
+  dmatrixFromDense(data: Float32Array, rows: number, cols: number, nthread: number): Handle {
+    if (data.length !== rows * cols) throw new RangeError(`dense matrix has ${data.length} values, expected ${rows} × ${cols}`)
+    const h = out<Handle>()
+    if (this.XGDMatrixCreateFromMatOmp) this.check('XGDMatrixCreateFromMat_omp', this.XGDMatrixCreateFromMatOmp(data, rows, cols, NaN, h, nthread))
+    else this.check('XGDMatrixCreateFromMat', this.XGDMatrixCreateFromMat(data, rows, cols, NaN, h))
+    return h[0]
+  }
+
+  setLabels(dmatrix: Handle, labels: Float32Array): void {
+    this.check('XGDMatrixSetFloatInfo', this.XGDMatrixSetFloatInfo(dmatrix, 'label', labels, labels.length))
+  }
+
+  freeDMatrix(dmatrix: Handle): void {
+    this.check('XGDMatrixFree', this.XGDMatrixFree(dmatrix))
+  }
+
+  createBooster(dmatrices: readonly Handle[]): Handle {
+    const h = out<Handle>()
+    this.check('XGBoosterCreate', this.XGBoosterCreate([...dmatrices], dmatrices.length, h))
+    return h[0]
+  }
+
+  setParam(booster: Handle, name: string, value: string): void {
+    this.check(`XGBoosterSetParam(${name}=${value})`, this.XGBoosterSetParam(booster, name, value))
+  }
+
+  updateOneIter(booster: Handle, iteration: number, dtrain: Handle): void {
+    this.check('XGBoosterUpdateOneIter', this.XGBoosterUpdateOneIter(booster, iteration, dtrain))
+  }
+
+  predict(booster: Handle, dmatrix: Handle, rows: number): Float32Array {
+    const shape = out<Handle>()
+    const dim = [0]
+    const result = out<Handle>()
+    const config = '{"type":0,"training":false,"iteration_begin":0,"iteration_end":0,"strict_shape":false}'
+    this.check('XGBoosterPredictFromDMatrix', this.XGBoosterPredictFromDMatrix(booster, dmatrix, config, shape, dim, result))
+    const dims = this.koffi.decode(shape[0], 'uint64_t', dim[0]) as ArrayLike<number | bigint>
+    let n = 1
+    for (let i = 0; i < dim[0]; i++) n *= Number(dims[i])
+    if (n !== rows) throw new XGBoostError('XGBoosterPredictFromDMatrix', `returned ${n} predictions for ${rows} rows`)
+    // the booster owns the buffer until its next call: copy it out now
+    return new Float32Array(this.koffi.view(result[0], n * 4).slice(0))
+  }
+
+  saveModelJson(booster: Handle): Buffer {
+    const len = [0]
+    const ptr = out<Handle>()
+    this.check('XGBoosterSaveModelToBuffer', this.XGBoosterSaveModelToBuffer(booster, '{"format":"json"}', len, ptr))
+    return Buffer.from(this.koffi.view(ptr[0], Number(len[0])).slice(0))
+  }
+
+  freeBooster(booster: Handle): void {
+    this.check('XGBoosterFree', this.XGBoosterFree(booster))
   }
 }
 
