@@ -87,19 +87,53 @@ function* groupTrainer(
   seeds: readonly number[],
   options: GbdtTrainOptions,
 ): Generator<void, GbdtModel[]> {
+  const { own, baseScore, models, grower, pool, treeGroup } = prepareGroup(data, paramsIn, seeds, options)
+  const rounds = Math.max(...own.map((p) => p.rounds))
+  /** the sampled rows' float32 gradients, before quantisation (one model at a time) */
+  const gbuf = new Float32Array(data.rows)
+  // Each round, the group's trees grow `treeGroup` models at a time: per level, one pass over the
+  // binned matrix serves every model of that set. On a CPU the set is kept small enough for its
+  // histograms to stay in cache (see defaultTreeGroup); the trees do not depend on it.
+  for (let round = 0; round < rounds; round++) {
+    throwIfStopped(options)
+    // a model with fewer rounds than the group's most has all its trees: it sits the rest out
+    const growing = models.filter((m) => round < m.rounds)
+    for (let t0 = 0; t0 < growing.length; t0 += treeGroup) {
+      const set = growing.slice(t0, t0 + treeGroup)
+      for (const m of set) m.startRound(data, gbuf)
+      // to the set's deepest model: a shallower one has nothing left to evaluate past its own depth
+      const depth1 = Math.max(...set.map((m) => m.maxDepth))
+      for (let depth = 0; depth < depth1; depth++) yield* grower.growLevel(set, depth)
+      for (const m of set) {
+        grower.endTree(m)
+        m.finishTree(data)
+      }
+    }
+    options.onRound?.(round + 1, rounds)
+    yield
+  }
+
+  if (options.stats) options.stats.peakNodeHistograms = pool.peak
+  const out = models.map<GbdtModel>((m, i) => ({ params: own[i], seed: m.seed, features: data.features, baseScore, trees: m.trees }))
+  if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
+  return out
+}
+
+/**
+ * A group ready to grow: each model's parameters and state, the histogram kernel with its arena,
+ * the buffer pool sized by the budget, the level grower, and how many trees grow together.
+ */
+function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: readonly number[], options: GbdtTrainOptions) {
   const params = trainingParams(paramsIn, data.rows, data.cuts.maxBin, seeds)
   const n = data.rows
   const F = data.features
-  const baseScore = f32(params.baseScore)
   const own = modelTrainingParams(params, seeds, options.perModel, n, data.cuts.maxBin)
   const heldOut = heldOutRows(options.heldOut, seeds, n)
   // the widest model's histogram (most features per tree) sizes every buffer; the deepest model the tree group
   const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, F)))
   const maxDepth = Math.max(...own.map((p) => p.maxDepth))
   const slots = histogramSlots(data.width, perTree)
-  const bufBytes = slots * CPU_SLOT_BYTES
-  const budget = options.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
-  const capacity = Math.max(2, Math.floor(budget / bufBytes))
+  const capacity = Math.max(2, Math.floor((options.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES) / (slots * CPU_SLOT_BYTES)))
   // models that agree on the split coefficients share them
   const coefs = new Map<string, SplitCoefs>()
   const modelCoefs = own.map((p) => {
@@ -124,37 +158,8 @@ function* groupTrainer(
   const pool = new HistPool(2 * slots, capacity, (length) => kernel.float64(length))
   const grower = new LevelGrower(data, pool, options, kernel)
   const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length), heldOut[i]))
-  const rounds = Math.max(...own.map((p) => p.rounds))
-  /** the sampled rows' float32 gradients, before quantisation (one model at a time) */
-  const gbuf = new Float32Array(n)
-
-  // Each round, the group's trees grow `treeGroup` models at a time: per level, one pass over the
-  // binned matrix serves every model of that set. On a CPU the set is kept small enough for its
-  // histograms to stay in cache (see defaultTreeGroup); the trees do not depend on it.
   const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? defaultTreeGroup(maxDepth, slots)))
-  for (let round = 0; round < rounds; round++) {
-    throwIfStopped(options)
-    // a model with fewer rounds than the group's most has all its trees: it sits the rest out
-    const growing = models.filter((m) => round < m.rounds)
-    for (let t0 = 0; t0 < growing.length; t0 += treeGroup) {
-      const set = growing.slice(t0, t0 + treeGroup)
-      for (const m of set) m.startRound(data, gbuf)
-      // to the set's deepest model: a shallower one has nothing left to evaluate past its own depth
-      const depth1 = Math.max(...set.map((m) => m.maxDepth))
-      for (let depth = 0; depth < depth1; depth++) yield* grower.growLevel(set, depth)
-      for (const m of set) {
-        grower.endTree(m)
-        m.finishTree(data)
-      }
-    }
-    options.onRound?.(round + 1, rounds)
-    yield
-  }
-
-  if (options.stats) options.stats.peakNodeHistograms = pool.peak
-  const out = models.map<GbdtModel>((m, i) => ({ params: own[i], seed: m.seed, features: F, baseScore, trees: m.trees }))
-  if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
-  return out
+  return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup }
 }
 
 /**
