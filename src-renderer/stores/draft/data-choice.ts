@@ -25,7 +25,21 @@ export interface DataChoiceDeps {
   touched: () => void
 }
 
-export function useDataChoice({ draft, source, family, dataSets, showNumber, setOnlySize, touched }: DataChoiceDeps) {
+export function useDataChoice(deps: DataChoiceDeps) {
+  const check = dataChoiceCheck(deps)
+  featuresFollowTheFile(deps, check.featureColumns)
+
+  /** "All rows": one data size, every row with a target value. */
+  function useAllRows() {
+    const n = check.usable.value
+    if (n) deps.setOnlySize(n)
+  }
+
+  return { ...fileEdits(deps), ...columnEdits(deps), ...check, useAllRows }
+}
+
+/** Which rows: generated, or a file of the user's. */
+function fileEdits({ draft, source, dataSets, touched }: DataChoiceDeps) {
   /** Generated or file: switching to file uses the data set on show (if any); back to generated drops draft.data. */
   function setSource(kind: DataSourceKind) {
     source.value = kind
@@ -55,6 +69,11 @@ export function useDataChoice({ draft, source, family, dataSets, showNumber, set
     touched()
   }
 
+  return { setSource, useDataSet, forgetDataSet }
+}
+
+/** The file's columns: its target, its features, imputing missing values. */
+function columnEdits({ draft, dataSets, touched }: DataChoiceDeps) {
   /** The target column; it stops being a feature (and is no longer excluded: it is not one). */
   function setDataTarget(name: string) {
     if (!draft.data) return
@@ -84,6 +103,11 @@ export function useDataChoice({ draft, source, family, dataSets, showNumber, set
     touched()
   }
 
+  return { setDataTarget, setFeatureUsed, setImpute }
+}
+
+/** What the data choice comes to: the service's own check of it, and what the panel says from it. */
+function dataChoiceCheck({ draft, source, family, dataSets }: DataChoiceDeps) {
   /** The service's own check of the data choice; null until the file's info is here. */
   const dataCheck = computed<DataCheck | null>(() => {
     const d = draft.data
@@ -92,9 +116,6 @@ export function useDataChoice({ draft, source, family, dataSets, showNumber, set
     return checkDataChoice({ info, data: d, family: family.value, sizes: draft.sizes })
   })
 
-  /** The feature columns the run will use (none while the choice has a problem). */
-  const featureColumns = computed<string[]>(() => dataCheck.value?.choice?.features.map((c) => c.name) ?? [])
-
   /** Text columns the default feature rule leaves out (said next to the features). */
   const textColumnsLeftOut = computed<string[]>(() => {
     const d = draft.data
@@ -102,16 +123,30 @@ export function useDataChoice({ draft, source, family, dataSets, showNumber, set
     return d && info && info.sha256 === d.sha256 ? skippedTextColumns(info, d).map((c) => c.name) : []
   })
 
-  /** Missing values among the feature columns used (rows missing the target are left out, not imputed). */
-  const missingInUse = computed<number>(() => dataCheck.value?.withMissing.reduce((n, col) => n + col.missing, 0) ?? 0)
+  /** What the file choice gets wrong (the schema cannot know the file's columns or row count). */
+  const dataIssues = computed<FieldIssue[]>(() => {
+    if (source.value !== 'file') return []
+    if (!draft.data) return [{ field: 'data', message: 'Data file: choose a file (Open…, Upload, or one of the recent ones), or use generated data' }]
+    return dataCheck.value?.refusals ?? []
+  })
 
-  /** Rows a run can use (those with a target value): the most a data size may be; null until a file's columns are chosen. */
-  const usable = computed<number | null>(() => dataCheck.value?.usableRows ?? null)
+  return {
+    /** The feature columns the run will use (none while the choice has a problem). */
+    featureColumns: computed<string[]>(() => dataCheck.value?.choice?.features.map((c) => c.name) ?? []),
+    textColumnsLeftOut,
+    /** Missing values among the feature columns used (rows missing the target are left out, not imputed). */
+    missingInUse: computed<number>(() => dataCheck.value?.withMissing.reduce((n, col) => n + col.missing, 0) ?? 0),
+    /** Rows a run can use (those with a target value): the most a data size may be; null until a file's columns are chosen. */
+    usable: computed<number | null>(() => dataCheck.value?.usableRows ?? null),
+    /** The family cannot train on missing values (the MLP): they must be imputed, or the run is refused. */
+    refusesMissing: computed(() => (family.value.userData?.missingValues ?? 'refuse') === 'refuse'),
+    dataIssues,
+  }
+}
 
-  /** The family cannot train on missing values (the MLP): they must be imputed, or the run is refused. */
-  const refusesMissing = computed(() => (family.value.userData?.missingValues ?? 'refuse') === 'refuse')
-
-  // the config's feature count follows the file's columns (the estimate counts them; the service sets the same)
+/** The config's feature count follows the file's columns (the estimate counts them; the service sets the same). */
+function featuresFollowTheFile({ draft, source, showNumber }: DataChoiceDeps, featureColumns: ComputedRef<string[]>) {
+  // the generated data's own count, given back when the source is generated again
   let generatedFeatures: number | null = null
   watch(
     () => [source.value, featureColumns.value.length] as const,
@@ -126,33 +161,4 @@ export function useDataChoice({ draft, source, family, dataSets, showNumber, set
     },
     { immediate: true },
   )
-
-  /** "All rows": one data size, every row with a target value. */
-  function useAllRows() {
-    const n = usable.value
-    if (n) setOnlySize(n)
-  }
-
-  /** What the file choice gets wrong (the schema cannot know the file's columns or row count). */
-  const dataIssues = computed<FieldIssue[]>(() => {
-    if (source.value !== 'file') return []
-    if (!draft.data) return [{ field: 'data', message: 'Data file: choose a file (Open…, Upload, or one of the recent ones), or use generated data' }]
-    return dataCheck.value?.refusals ?? []
-  })
-
-  return {
-    setSource,
-    useDataSet,
-    forgetDataSet,
-    setDataTarget,
-    setFeatureUsed,
-    setImpute,
-    featureColumns,
-    textColumnsLeftOut,
-    missingInUse,
-    usable,
-    refusesMissing,
-    useAllRows,
-    dataIssues,
-  }
 }

@@ -1,9 +1,8 @@
-// Where the run's workers run: this machine (no config.launcher) or a Slurm cluster
-// (config.launcher, contract/launcher.ts). Each Slurm box keeps its text as typed while the draft
-// holds what it means (an empty partition, time or account: left out; an empty GRES: none; the other
-// sbatch options split at spaces; the queue timeout a number, NaN when it is not one), so the
-// contract's own messages name the box. Choosing Slurm sets the GPU choice aside (the contract
-// refuses both: Slurm gives each task its GPU), and choosing this machine again brings it back.
+// Where the run's workers run: this machine (no config.launcher) or a Slurm cluster (config.launcher,
+// contract/launcher.ts). Each Slurm box keeps its text as typed, the draft what it means (an empty
+// partition, time or account left out, an empty GRES none, sbatch options split at spaces, the queue
+// timeout a number or NaN), so the contract's messages name the box. Choosing Slurm sets the GPU
+// choice aside (Slurm gives each task its GPU); choosing this machine again brings it back.
 import { computed, reactive, ref } from 'vue'
 import type { BenchConfig } from '@shared/contract/config'
 import type { Capabilities } from '@shared/contract/events'
@@ -42,11 +41,28 @@ function textOf(launcher: SlurmLauncher | undefined, field: SlurmField): string 
   return Array.isArray(v) ? v.join(' ') : String(v)
 }
 
+/** The GPU choice set aside while Slurm is chosen (the contract refuses both), and brought back with this machine. */
+function gpuChoiceAside(draft: BenchConfig) {
+  const kept = ref<Pick<BenchConfig, 'gpus' | 'workersPerGpu'> | null>(null)
+  function putAside() {
+    if (draft.gpus === undefined && draft.workersPerGpu === undefined) return
+    kept.value = { gpus: draft.gpus, workersPerGpu: draft.workersPerGpu }
+    delete draft.gpus
+    delete draft.workersPerGpu
+  }
+  function bringBack() {
+    if (!kept.value) return
+    if (kept.value.gpus !== undefined) draft.gpus = kept.value.gpus
+    if (kept.value.workersPerGpu !== undefined) draft.workersPerGpu = kept.value.workersPerGpu
+    kept.value = null
+  }
+  return { putAside, bringBack, forget: () => (kept.value = null) }
+}
+
 export function useLauncherChoice(deps: { draft: BenchConfig; caps: { caps: Capabilities | null }; touched: () => void }) {
   const { draft, caps, touched } = deps
   const slurmText = reactive<Record<SlurmField, string>>({ partition: '', gres: '', time: '', account: '', sbatchArgs: '', queueTimeoutS: '' })
-  /** the GPU choice set aside while Slurm is chosen */
-  const setAside = ref<Pick<BenchConfig, 'gpus' | 'workersPerGpu'> | null>(null)
+  const gpuChoice = gpuChoiceAside(draft)
 
   const place = computed<RunPlace>(() => (draft.launcher ? 'slurm' : 'local'))
   const slurm = computed(() => caps.caps?.launchers?.slurm ?? null)
@@ -56,7 +72,7 @@ export function useLauncherChoice(deps: { draft: BenchConfig; caps: { caps: Capa
   /** Every box from the draft (a new draft: restored, a preset, a run again). */
   function syncText() {
     for (const f of SLURM_FIELDS) slurmText[f] = textOf(draft.launcher, f)
-    setAside.value = null
+    gpuChoice.forget()
   }
 
   /** The draft's launcher from the boxes as typed. */
@@ -72,19 +88,11 @@ export function useLauncherChoice(deps: { draft: BenchConfig; caps: { caps: Capa
   function setPlace(next: RunPlace) {
     if (next === place.value) return
     if (next === 'slurm') {
-      if (draft.gpus !== undefined || draft.workersPerGpu !== undefined) {
-        setAside.value = { gpus: draft.gpus, workersPerGpu: draft.workersPerGpu }
-        delete draft.gpus
-        delete draft.workersPerGpu
-      }
+      gpuChoice.putAside()
       draft.launcher = launcherFromText()
     } else {
       delete draft.launcher
-      if (setAside.value) {
-        if (setAside.value.gpus !== undefined) draft.gpus = setAside.value.gpus
-        if (setAside.value.workersPerGpu !== undefined) draft.workersPerGpu = setAside.value.workersPerGpu
-        setAside.value = null
-      }
+      gpuChoice.bringBack()
     }
     touched()
   }
