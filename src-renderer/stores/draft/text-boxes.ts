@@ -1,16 +1,13 @@
-// The config panel's text boxes over the draft: each box keeps its text as typed ("1e", "64, ")
-// while the draft holds the parsed value (NaN when it is not a number, so the schema names the
-// field). The lists (model counts, workers), the numbers, one box per data size, and the model's own
-// fields (the family's field specs: no field of any family is named here). The model-count sweep
-// ("up to N") is a way of filling the models box, so it lives here too, and so is the model set:
-// several values typed into a field that can vary make a grid (a list field's alternatives split by
-// /), with seeds and folds boxes; while a set is on, the models box is its N.
+// The config panel's text boxes over the draft: each keeps its text as typed ("1e", "64, ") while the
+// draft holds the parsed value (NaN when not a number, so the schema names the field). Lists (with
+// the model-count sweep, "up to N"), numbers, one box per data size, and the model's own fields (the
+// family's field specs) with the model set: several values in a field that can vary make a grid.
 import { computed, reactive, ref, type ComputedRef } from 'vue'
 import type { BenchConfig, ModelParams } from '@shared/contract/config'
 import { LIMITS } from '@shared/contract/config'
 import { numberOf, type NumberKind } from '@shared/contract/fields'
 import { checkedSetSize, type GridValue, gridValueText, type ModelSet } from '@shared/contract/model-set'
-import type { ModelFamily, ParamField } from '@shared/families'
+import { findFamily, type ModelFamily, type ParamField } from '@shared/families'
 import { modelSweep } from '@shared/plan'
 import { fieldKind, listItems } from '../../lib/fieldText'
 
@@ -53,30 +50,49 @@ function boxText(text: string | undefined, value: number, kind: NumberKind): str
   return Number.isFinite(value) ? String(value) : (text ?? '')
 }
 
+/** What the boxes show, as typed: the one state every group of boxes below reads and writes. */
+function boxTexts() {
+  return {
+    listText: reactive<Record<ListField, string>>({ models: '', workers: '' }),
+    /** what each model field's box shows, by field key (kept as typed: "64, " stays "64, ") */
+    modelText: reactive<Record<string, string>>({}),
+    /** what each number box shows, as typed ("1e" stays "1e"): the config's numbers */
+    numberText: reactive<Record<NumberField, string>>({ repeats: '', seed: '', features: '', testSplit: '' }),
+    /** one box per data size */
+    sizeText: ref<string[]>([]),
+    /** the model set's seeds and folds boxes, as typed (folds empty: none) */
+    setText: reactive<{ seeds: string; folds: string }>({ seeds: '1', folds: '' }),
+    /**
+     * "sweep model counts": the models box holds one N and the run measures 1, 2, 4, … up to N. Kept
+     * on while the counts keep that shape; a config with that shape (3 counts or more: a run again, a
+     * restored draft) turns it on.
+     */
+    sweepModels: ref(false),
+  }
+}
+
+/** What each group of boxes works on: the draft, its family, the texts, and `touched` after every edit. */
+interface Boxes {
+  draft: BenchConfig
+  family: ComputedRef<ModelFamily>
+  touched: () => void
+  text: ReturnType<typeof boxTexts>
+}
+
 /** The boxes of `draft`; `touched` is called after every edit. */
 export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily>, touched: () => void) {
-  const listText = reactive<Record<ListField, string>>({ models: '', workers: '' })
-  /** what each model field's box shows, by field key (kept as typed: "64, " stays "64, ") */
-  const modelText = reactive<Record<string, string>>({})
-  /** what each number box shows, as typed ("1e" stays "1e"): the config's numbers and one per data size */
-  const numberText = reactive<Record<NumberField, string>>({ repeats: '', seed: '', features: '', testSplit: '' })
-  const sizeText = ref<string[]>([])
-  /** the model set's seeds and folds boxes, as typed (folds empty: none) */
-  const setText = reactive<{ seeds: string; folds: string }>({ seeds: '1', folds: '' })
-
-  /**
-   * "sweep model counts": the models box holds one N and the run measures 1, 2, 4, … up to N. Kept
-   * on while the counts keep that shape; a config with that shape (3 counts or more: a run again, a
-   * restored draft) turns it on.
-   */
-  const sweepModels = ref(false)
+  const text = boxTexts()
+  const boxes: Boxes = { draft, family, touched, text }
+  const numbers = numberBoxes(boxes)
+  const sizes = sizeBoxes(boxes)
 
   /** Every box from the draft (a new draft: a preset, a run again, another family). */
   function syncText() {
+    const { listText, numberText, modelText, setText, sweepModels } = text
     sweepModels.value = isModelSweep(draft.models, sweepModels.value ? 1 : 3)
     for (const f of LIST_FIELDS) listText[f] = f === 'models' && sweepModels.value ? String(Math.max(...draft.models)) : draft[f].join(', ')
     for (const f of NUMBER_FIELDS) numberText[f] = Number.isFinite(draft[f]) ? String(draft[f]) : ''
-    sizeText.value = draft.sizes.map((s) => (Number.isFinite(s) ? String(s) : ''))
+    text.sizeText.value = draft.sizes.map((s) => (Number.isFinite(s) ? String(s) : ''))
     for (const key of Object.keys(modelText)) delete modelText[key]
     const model = draft.model as unknown as Record<string, unknown>
     for (const f of family.value.fields) modelText[f.key] = fieldText(f, model[f.key], draft.set?.grid[f.key])
@@ -84,67 +100,39 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     setText.folds = draft.set?.folds == null ? '' : String(draft.set.folds)
   }
 
-  /**
-   * The draft's set from a grid, seeds and folds: on when any is more than one configuration,
-   * seed or fold; then the models box is its N (a sweep is off: the two do not combine).
-   */
-  function applySet(grid: Record<string, GridValue[]>, seeds: number, folds: number | null) {
-    if (Object.keys(grid).length === 0 && seeds === 1 && folds === null) {
-      delete draft.set
-      return
-    }
-    const set: ModelSet = { grid, seeds, folds }
-    draft.set = set
-    sweepModels.value = false
-    // seeds or folds out of range leave the count as it was: their own box says what is wrong, once
-    const n = checkedSetSize(set)
-    if (n !== null && Number.isInteger(n) && n >= LIMITS.models.min && n <= LIMITS.models.max) {
-      draft.models = [n]
-      listText.models = String(n)
-    }
-  }
+  /** What every box shows, by issue field: "sizes.0", "models", "repeats", "model.lr", … */
+  const texts = computed<Record<string, string>>(() => {
+    const t: Record<string, string> = { ...text.listText }
+    for (const f of NUMBER_FIELDS) t[f] = numbers.numberBox(f)
+    draft.sizes.forEach((_, i) => (t[`sizes.${i}`] = sizes.sizeBox(i)))
+    for (const [k, v] of Object.entries(text.modelText)) t[`model.${k}`] = t[`set.grid.${k}`] = v
+    t['set.seeds'] = text.setText.seeds
+    t['set.folds'] = text.setText.folds
+    return t
+  })
 
-  /** The seeds or folds box typed into (folds empty: no folds). */
-  function setSetNumber(which: 'seeds' | 'folds', text: string) {
-    setText[which] = text
-    const seeds = which === 'seeds' ? numberOf(text, 'integer') : (draft.set?.seeds ?? 1)
-    const folds = which === 'folds' ? (text.trim() === '' ? null : numberOf(text, 'integer')) : (draft.set?.folds ?? null)
-    applySet({ ...(draft.set?.grid ?? {}) }, seeds, folds)
-    touched()
+  return {
+    listText: text.listText,
+    modelText: text.modelText,
+    setText: text.setText,
+    sweepModels: text.sweepModels,
+    syncText,
+    texts,
+    ...listBoxes(boxes),
+    ...numbers,
+    ...sizes,
+    ...modelBoxes(boxes, syncText),
   }
+}
 
-  /** A number box typed into: the text is kept as typed, the value parsed (NaN when it is not a number). */
-  function setNumber(field: NumberField, text: string) {
-    numberText[field] = text
-    draft[field] = numberOf(text, NUMBER_KIND[field])
-    touched()
-  }
-
-  /** A box set from elsewhere (the file's feature count): the draft and the box agree. */
-  function showNumber(field: NumberField, value: number) {
-    draft[field] = value
-    numberText[field] = String(value)
-  }
-
-  function setSize(i: number, text: string) {
-    sizeText.value[i] = text
-    draft.sizes[i] = numberOf(text, 'integer')
-    touched()
-  }
-
-  /** One data size of `rows` ("all rows"). */
-  function setOnlySize(rows: number) {
-    draft.sizes = [rows]
-    sizeText.value = [String(rows)]
-    touched()
-  }
-
-  function setList(field: ListField, text: string) {
-    listText[field] = text
-    const values = parseList(text)
+/** The models and workers boxes, and the model-count sweep that fills the models box. */
+function listBoxes({ draft, touched, text }: Boxes) {
+  function setList(field: ListField, typed: string) {
+    text.listText[field] = typed
+    const values = parseList(typed)
     // a sweep's box holds its largest N; anything else is left for the schema to judge
     const upTo = values.length === 1 && Number.isInteger(values[0]) && values[0] >= LIMITS.models.min && values[0] <= LIMITS.models.max ? values[0] : null
-    draft[field] = field === 'models' && sweepModels.value && upTo != null ? modelSweep(upTo) : values
+    draft[field] = field === 'models' && text.sweepModels.value && upTo != null ? modelSweep(upTo) : values
     touched()
   }
 
@@ -152,46 +140,51 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
   function setSweep(on: boolean) {
     const finite = draft.models.filter((n) => Number.isInteger(n) && n >= 1)
     const upTo = finite.length ? Math.min(Math.max(...finite), LIMITS.models.max) : null
-    sweepModels.value = on
+    text.sweepModels.value = on
     if (upTo != null) {
       draft.models = on ? modelSweep(upTo) : [upTo]
-      listText.models = String(upTo)
+      text.listText.models = String(upTo)
     }
     touched()
   }
 
-  /**
-   * A model field typed into its box: numbers parsed, lists split; the schema judges the value.
-   * Several values (in a field that can vary) make a grid: the model keeps the first as its base.
-   */
-  function setModelField(key: string, text: string) {
-    const field = family.value.fields.find((f) => f.key === key)
-    if (!field) return
-    modelText[key] = text
-    const parse = (t: string) => (field.type === 'intList' ? parseList(t) : numberOf(t, fieldKind(field)))
-    // a field that cannot vary keeps its whole text, so "0.1, 0.5" there is said to be no number; an
-    // empty alternative ("0.1,,0.3") stays in the grid, refused by its place as the CLI refuses it
-    const alternatives = field.vary && text.trim() !== '' ? text.split(gridSeparator(field)) : [text]
-    const grid = { ...(draft.set?.grid ?? {}) }
-    delete grid[key]
-    if (field.vary && alternatives.length > 1) grid[key] = alternatives.map(parse)
-    ;(draft.model as unknown as Record<string, unknown>)[key] = parse(alternatives[0] ?? '')
-    applySet(grid, draft.set?.seeds ?? 1, draft.set?.folds ?? null)
+  return { setList, setSweep }
+}
+
+/** The config's own number boxes (repeats, seed, features, test split). */
+function numberBoxes({ draft, touched, text }: Boxes) {
+  /** A number box typed into: the text is kept as typed, the value parsed (NaN when it is not a number). */
+  function setNumber(field: NumberField, typed: string) {
+    text.numberText[field] = typed
+    draft[field] = numberOf(typed, NUMBER_KIND[field])
     touched()
   }
 
-  /**
-   * Switches the model to another family, with that family's defaults: the grid keeps only the
-   * fields the new family lets vary (no box would show another's), seeds and folds stay.
-   */
-  function setModelDefaults(defaults: ModelParams) {
-    draft.model = JSON.parse(JSON.stringify(defaults)) as ModelParams
-    if (draft.set) {
-      const own = new Set(family.value.fields.filter((f) => f.vary).map((f) => f.key))
-      const grid = Object.fromEntries(Object.entries(draft.set.grid).filter(([key]) => own.has(key)))
-      applySet(grid, draft.set.seeds, draft.set.folds)
-    }
-    syncText()
+  /** A box set from elsewhere (the file's feature count): the draft and the box agree. */
+  function showNumber(field: NumberField, value: number) {
+    draft[field] = value
+    text.numberText[field] = String(value)
+  }
+
+  const numberBox = (f: NumberField) => boxText(text.numberText[f], draft[f], NUMBER_KIND[f])
+
+  return { setNumber, showNumber, numberBox }
+}
+
+/** One box per data size: typed, added, removed, or one size of all rows. */
+function sizeBoxes({ draft, touched, text }: Boxes) {
+  const sizeText = text.sizeText
+
+  function setSize(i: number, typed: string) {
+    sizeText.value[i] = typed
+    draft.sizes[i] = numberOf(typed, 'integer')
+    touched()
+  }
+
+  /** One data size of `rows` ("all rows"). */
+  function setOnlySize(rows: number) {
+    draft.sizes = [rows]
+    sizeText.value = [String(rows)]
     touched()
   }
 
@@ -209,39 +202,80 @@ export function useTextBoxes(draft: BenchConfig, family: ComputedRef<ModelFamily
     touched()
   }
 
-  const numberBox = (f: NumberField) => boxText(numberText[f], draft[f], NUMBER_KIND[f])
   const sizeBox = (i: number) => boxText(sizeText.value[i], draft.sizes[i], 'integer')
 
-  /** What every box shows, by issue field: "sizes.0", "models", "repeats", "model.lr", … */
-  const texts = computed<Record<string, string>>(() => {
-    const t: Record<string, string> = { ...listText }
-    for (const f of NUMBER_FIELDS) t[f] = numberBox(f)
-    draft.sizes.forEach((_, i) => (t[`sizes.${i}`] = sizeBox(i)))
-    for (const [k, v] of Object.entries(modelText)) t[`model.${k}`] = t[`set.grid.${k}`] = v
-    t['set.seeds'] = setText.seeds
-    t['set.folds'] = setText.folds
-    return t
-  })
+  return { setSize, setOnlySize, addSize, removeSize, sizeBox }
+}
 
-  return {
-    listText,
-    modelText,
-    setText,
-    setSetNumber,
-    sweepModels,
-    syncText,
-    setNumber,
-    showNumber,
-    setSize,
-    setOnlySize,
-    setList,
-    setSweep,
-    setModelField,
-    setModelDefaults,
-    addSize,
-    removeSize,
-    numberBox,
-    sizeBox,
-    texts,
+/**
+ * The draft's set from a grid, seeds and folds: on when any is more than one configuration,
+ * seed or fold; then the models box is its N (a sweep is off: the two do not combine).
+ */
+function applySet({ draft, text }: Boxes, grid: Record<string, GridValue[]>, seeds: number, folds: number | null) {
+  if (Object.keys(grid).length === 0 && seeds === 1 && folds === null) {
+    delete draft.set
+    return
   }
+  const set: ModelSet = { grid, seeds, folds }
+  draft.set = set
+  text.sweepModels.value = false
+  // seeds or folds out of range leave the count as it was: their own box says what is wrong, once
+  const n = checkedSetSize(set)
+  if (n !== null && Number.isInteger(n) && n >= LIMITS.models.min && n <= LIMITS.models.max) {
+    draft.models = [n]
+    text.listText.models = String(n)
+  }
+}
+
+/** The model's own fields, the model set's seeds and folds, and switching the family; `syncText` refills every box. */
+function modelBoxes(boxes: Boxes, syncText: () => void) {
+  const { draft, family, touched, text } = boxes
+
+  /** The seeds or folds box typed into (folds empty: no folds). */
+  function setSetNumber(which: 'seeds' | 'folds', typed: string) {
+    text.setText[which] = typed
+    const seeds = which === 'seeds' ? numberOf(typed, 'integer') : (draft.set?.seeds ?? 1)
+    const folds = which === 'folds' ? (typed.trim() === '' ? null : numberOf(typed, 'integer')) : (draft.set?.folds ?? null)
+    applySet(boxes, { ...(draft.set?.grid ?? {}) }, seeds, folds)
+    touched()
+  }
+
+  /**
+   * A model field typed into its box: numbers parsed, lists split; the schema judges the value.
+   * Several values (in a field that can vary) make a grid: the model keeps the first as its base.
+   */
+  function setModelField(key: string, typed: string) {
+    const field = family.value.fields.find((f) => f.key === key)
+    if (!field) return
+    text.modelText[key] = typed
+    const parse = (t: string) => (field.type === 'intList' ? parseList(t) : numberOf(t, fieldKind(field)))
+    // a field that cannot vary keeps its whole text, so "0.1, 0.5" there is said to be no number; an
+    // empty alternative ("0.1,,0.3") stays in the grid, refused by its place as the CLI refuses it
+    const alternatives = field.vary && typed.trim() !== '' ? typed.split(gridSeparator(field)) : [typed]
+    const grid = { ...(draft.set?.grid ?? {}) }
+    delete grid[key]
+    if (field.vary && alternatives.length > 1) grid[key] = alternatives.map(parse)
+    ;(draft.model as unknown as Record<string, unknown>)[key] = parse(alternatives[0] ?? '')
+    applySet(boxes, grid, draft.set?.seeds ?? 1, draft.set?.folds ?? null)
+    touched()
+  }
+
+  /**
+   * Switches the model to another family, with that family's defaults: the grid keeps only the
+   * fields the new family lets vary (no box would show another's), seeds and folds stay.
+   */
+  function setFamily(kind: string) {
+    const next = findFamily(kind)
+    if (!next || next.kind === draft.model.kind) return
+    draft.model = JSON.parse(JSON.stringify(next.defaults)) as ModelParams
+    if (draft.set) {
+      const own = new Set(family.value.fields.filter((f) => f.vary).map((f) => f.key))
+      const grid = Object.fromEntries(Object.entries(draft.set.grid).filter(([key]) => own.has(key)))
+      applySet(boxes, grid, draft.set.seeds, draft.set.folds)
+    }
+    syncText()
+    touched()
+  }
+
+  return { setSetNumber, setModelField, setFamily }
 }
