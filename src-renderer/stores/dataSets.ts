@@ -1,11 +1,9 @@
 // The user's own data sets as the config panel sees them: the recent list (the store's data cache),
-// the one in use (its DataSetInfo: preview, column types, missing counts, ranges), the two ways a
-// file comes in — the desktop's open dialog (chooseDataFile, in main) or browser mode's upload (an
-// HTTP POST with progress, lib/upload.ts) — and removing one from the store's cache (deleteDataSet).
-// Which columns a run uses is the config's (draft.data); this store only knows the files. Depends
-// on no other store.
+// the one in use (its DataSetInfo), the two ways a file comes in — the desktop's open dialog or
+// browser mode's upload (lib/upload.ts) — and removing one from the cache. Which columns a run uses
+// is the config's (draft.data); this store only knows the files. Depends on no other store.
 import { defineStore } from 'pinia'
-import { ref, shallowRef } from 'vue'
+import { type Ref, ref, shallowRef } from 'vue'
 import type { DataSetInfo } from '@shared/contract/dataset'
 import { chooseBridge } from '../bridge'
 import { asErrorShape } from '../lib/errors'
@@ -18,10 +16,8 @@ export const useDataSetsStore = defineStore('dataSets', () => {
   const current = shallowRef<DataSetInfo | null>(null)
   /** a dialog, an upload or a lookup is under way */
   const busy = ref(false)
-  /** the upload in flight: its file name and bytes sent so far */
-  const upload = shallowRef<({ name: string } & UploadProgress) | null>(null)
   const error = ref<string | null>(null)
-  let inFlight: Upload | null = null
+  const list: DataSetList = { recent, current, busy, error }
 
   async function refresh(): Promise<void> {
     try {
@@ -31,11 +27,36 @@ export const useDataSetsStore = defineStore('dataSets', () => {
     }
   }
 
-  function loaded(info: DataSetInfo): DataSetInfo {
-    current.value = info
-    recent.value = [info, ...recent.value.filter((d) => d.sha256 !== info.sha256)]
-    return info
+  function clear(): void {
+    current.value = null
+    error.value = null
   }
+
+  const { upload, choose, send, cancelUpload } = fileIntake(list)
+  return { recent, current, busy, upload, error, refresh, choose, send, cancelUpload, ...cacheLookups(list), clear }
+})
+
+/** What the store's parts share: the list, the set in use, busy and the last error. */
+interface DataSetList {
+  recent: Ref<DataSetInfo[]>
+  current: Ref<DataSetInfo | null>
+  busy: Ref<boolean>
+  error: Ref<string | null>
+}
+
+/** A set just loaded: the one in use, first in the list. */
+function loaded({ recent, current }: DataSetList, info: DataSetInfo): DataSetInfo {
+  current.value = info
+  recent.value = [info, ...recent.value.filter((d) => d.sha256 !== info.sha256)]
+  return info
+}
+
+/** The two ways a file comes in: the desktop's open dialog (in main) and browser mode's upload. */
+function fileIntake(list: DataSetList) {
+  const { busy, error } = list
+  /** the upload in flight: its file name and bytes sent so far */
+  const upload = shallowRef<({ name: string } & UploadProgress) | null>(null)
+  let inFlight: Upload | null = null
 
   /** Desktop: the open dialog in main; the loaded set, or null when the user cancelled. */
   async function choose(): Promise<DataSetInfo | null> {
@@ -43,7 +64,7 @@ export const useDataSetsStore = defineStore('dataSets', () => {
     error.value = null
     try {
       const info = await chooseBridge().chooseDataFile()
-      return info ? loaded(info) : null
+      return info ? loaded(list, info) : null
     } catch (err) {
       error.value = asErrorShape(err).message
       return null
@@ -59,7 +80,7 @@ export const useDataSetsStore = defineStore('dataSets', () => {
     upload.value = { name: file.name, loaded: 0, total: file.size }
     try {
       inFlight = uploadDataFile(file, (p) => (upload.value = { name: file.name, ...p }))
-      return loaded(await inFlight.done)
+      return loaded(list, await inFlight.done)
     } catch (err) {
       error.value = `${file.name}: ${(err as Error).message}`
       return null
@@ -74,6 +95,11 @@ export const useDataSetsStore = defineStore('dataSets', () => {
     inFlight?.abort()
   }
 
+  return { upload, choose, send, cancelUpload }
+}
+
+/** A set looked up in the store's cache, and removed from it. */
+function cacheLookups({ recent, current, busy, error }: DataSetList) {
   /** The set with this sha256: from the recent list, else asked of the service; null (and an error) when gone. */
   async function select(sha256: string): Promise<DataSetInfo | null> {
     const known = recent.value.find((d) => d.sha256 === sha256) ?? (current.value?.sha256 === sha256 ? current.value : null)
@@ -107,10 +133,5 @@ export const useDataSetsStore = defineStore('dataSets', () => {
     }
   }
 
-  function clear(): void {
-    current.value = null
-    error.value = null
-  }
-
-  return { recent, current, busy, upload, error, refresh, choose, send, cancelUpload, select, remove, clear }
-})
+  return { select, remove }
+}
