@@ -16,7 +16,7 @@ import {
   type Plugin,
 } from 'chart.js'
 import { onBeforeUnmount, onMounted, watch, type Ref } from 'vue'
-import type { LineChartInput, Point, Series } from '../lib/chartSeries'
+import type { LineChartInput, MarkSet, Point, Series } from '../lib/chartSeries'
 import { BACKEND_DASH, seriesColor, STRATEGY_STYLE } from '../lib/chartSeries'
 import { readableTitle } from '../lib/chartTitle'
 
@@ -33,11 +33,25 @@ const EXTRA_POINTS = ['circle', 'rectRot', 'crossRot', 'star'] as const
 
 /** Pure: the datasets a chart receives for some series (one per series, plus marks and the reference line). */
 export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'reference' | 'curves' | 'pointsOnly'>): LineDataset[] {
-  const perStrategyCount = new Map<string, number>()
   // backends side by side: each backend's place among the series (first seen first) picks its colours and dash
   const backends = [...new Set([...input.series, ...(input.curves ?? [])].map((s) => s.backend ?? ''))]
   const backendIndex = (b: string | undefined) => backends.indexOf(b ?? '')
-  const sets: LineDataset[] = input.series.map((s) => {
+  const marks = input.marks == null ? [] : Array.isArray(input.marks) ? input.marks : [input.marks]
+  const reference = input.reference ? referenceDataset(input.reference, input.series) : null
+  return [
+    ...seriesDatasets(input.series, backendIndex, input.pointsOnly),
+    ...(input.curves ?? []).map((c) => curveDataset(c, seriesColor(c.strategy, backendIndex(c.backend)))),
+    ...marks.filter((m) => m.points.length).map(markDataset),
+    ...(reference ? [reference] : []),
+  ]
+}
+
+const xyOf = (points: readonly Point[]): Point[] => points.map((p) => ({ x: p.x, y: p.y }))
+
+/** The measured series: a strategy's colour, dash and point style, told apart per W and per backend. */
+function seriesDatasets(series: readonly Series[], backendIndex: (b: string | undefined) => number, pointsOnly?: boolean): LineDataset[] {
+  const perStrategyCount = new Map<string, number>()
+  return series.map((s) => {
     const st = STRATEGY_STYLE[s.strategy]
     const bi = backendIndex(s.backend)
     const key = `${s.backend ?? ''}/${s.strategy}`
@@ -50,7 +64,7 @@ export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'ref
     const color = seriesColor(s.strategy, bi)
     return {
       label: s.label,
-      data: s.points.map((p) => ({ x: p.x, y: p.y })),
+      data: xyOf(s.points),
       borderColor: color,
       backgroundColor: color,
       borderDash: dash,
@@ -59,61 +73,64 @@ export function toDatasets(input: Pick<LineChartInput, 'series' | 'marks' | 'ref
       pointRadius: 4,
       pointHoverRadius: 6,
       tension: 0,
-      ...(input.pointsOnly ? { showLine: false, pointRadius: 5 } : {}),
+      ...(pointsOnly ? { showLine: false, pointRadius: 5 } : {}),
     }
   })
-  for (const c of input.curves ?? []) {
-    const color = seriesColor(c.strategy, backendIndex(c.backend))
-    sets.push({
-      label: c.label,
-      data: c.points.map((p) => ({ x: p.x, y: p.y })),
-      borderColor: color,
-      backgroundColor: color,
-      borderWidth: 1.5,
-      borderDash: [],
-      pointRadius: 0,
-      pointHoverRadius: 0,
-      pointStyle: 'line',
-      tension: 0,
-    })
+}
+
+/** A fitted curve: a thin line in its series' colour, no points. */
+function curveDataset(c: Series, color: string): LineDataset {
+  return {
+    label: c.label,
+    data: xyOf(c.points),
+    borderColor: color,
+    backgroundColor: color,
+    borderWidth: 1.5,
+    borderDash: [],
+    pointRadius: 0,
+    pointHoverRadius: 0,
+    pointStyle: 'line',
+    tension: 0,
   }
-  const marks = input.marks == null ? [] : Array.isArray(input.marks) ? input.marks : [input.marks]
-  for (const m of marks) {
-    if (!m.points.length) continue
-    const color = m.color ?? '#16a34a'
-    sets.push({
-      label: m.label,
-      data: m.points.map((p) => ({ x: p.x, y: p.y })),
-      borderColor: color,
-      backgroundColor: color,
-      pointStyle: m.pointStyle ?? 'star',
-      pointRadius: 10,
-      borderWidth: 2,
-      showLine: false,
-    })
+}
+
+/** Highlighted points: large marks (a green star unless the set says otherwise), no line. */
+function markDataset(m: MarkSet): LineDataset {
+  const color = m.color ?? '#16a34a'
+  return {
+    label: m.label,
+    data: xyOf(m.points),
+    borderColor: color,
+    backgroundColor: color,
+    pointStyle: m.pointStyle ?? 'star',
+    pointRadius: 10,
+    borderWidth: 2,
+    showLine: false,
   }
-  const xs = input.series.flatMap((s) => s.points.map((p) => p.x))
-  if (input.reference && xs.length) {
-    const st = STRATEGY_STYLE.sequential
-    const ref: ReferenceDataset = {
-      label: input.reference.label,
-      data: [
-        { x: Math.min(...xs), y: input.reference.y },
-        { x: Math.max(...xs), y: input.reference.y },
-      ],
-      borderColor: st.color,
-      backgroundColor: st.color,
-      borderDash: [6, 4],
-      borderWidth: 1.5,
-      pointRadius: 0,
-      pointHoverRadius: 0,
-      pointStyle: 'line',
-      tension: 0,
-    }
-    ref[REFERENCE] = input.reference.label
-    sets.push(ref)
+}
+
+/** A dashed level across the series' x range, marked for the label plugin; none without points. */
+function referenceDataset(reference: { label: string; y: number }, series: readonly Series[]): ReferenceDataset | null {
+  const xs = series.flatMap((s) => s.points.map((p) => p.x))
+  if (!xs.length) return null
+  const st = STRATEGY_STYLE.sequential
+  const ref: ReferenceDataset = {
+    label: reference.label,
+    data: [
+      { x: Math.min(...xs), y: reference.y },
+      { x: Math.max(...xs), y: reference.y },
+    ],
+    borderColor: st.color,
+    backgroundColor: st.color,
+    borderDash: [6, 4],
+    borderWidth: 1.5,
+    pointRadius: 0,
+    pointHoverRadius: 0,
+    pointStyle: 'line',
+    tension: 0,
   }
-  return sets
+  ref[REFERENCE] = reference.label
+  return ref
 }
 
 /** Writes a reference line's label on the chart, just above the line, in the middle (the ends carry points). */

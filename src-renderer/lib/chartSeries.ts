@@ -127,77 +127,84 @@ export function chartSeries(measurements: readonly Measurement[], opts: { models
       : modelCounts.length
         ? modelCounts[modelCounts.length - 1]
         : null
-  const empty: ChartData = { models, modelCounts, time: [], speedup: [], sweep: [], sweepSize: null, sweepReference: null, bestWorkers: [] }
-  if (models == null) return empty
+  if (models == null) return { models, modelCounts, time: [], speedup: [], sweep: [], sweepSize: null, sweepReference: null, bestWorkers: [] }
   const meds = medians(ok.filter((m) => m.models === models))
   const byBackend = backendOrder(ok)
-
-  // Sequential runs in one worker whatever W is: one series (per backend), all its measurements pooled per size.
-  const seqBySize = new Map<string, { backend?: string; size: number; walls: number[] }>()
-  for (const m of ok) {
-    if (m.models !== models || m.strategy !== 'sequential') continue
-    const k = `${m.backend ?? ''}|${m.size}`
-    const g = seqBySize.get(k) ?? { ...(m.backend ? { backend: m.backend } : {}), size: m.size, walls: [] }
-    g.walls.push(m.wallMs)
-    seqBySize.set(k, g)
-  }
-  const seqMedian = new Map([...seqBySize].map(([k, g]) => [k, median(g.walls)]))
-  const seqAt = (backend: string | undefined, size: number) => seqMedian.get(`${backend ?? ''}|${size}`)
-
-  const time = new Map<string, Series>()
-  const speedup = new Map<string, Series>()
-  const add = (map: Map<string, Series>, strategy: Strategy, workers: number | null, backend: string | undefined, p: Point) => {
-    const id = seriesId(strategy, workers, backend)
-    let s = map.get(id)
-    if (!s) map.set(id, (s = { id, label: seriesLabel(strategy, workers, backend), strategy, workers, ...(backend ? { backend } : {}), points: [] }))
-    s.points.push(p)
-  }
-  for (const g of seqBySize.values()) add(time, 'sequential', null, g.backend, { x: g.size, y: seqAt(g.backend, g.size)! })
-  for (const g of meds) {
-    if (g.strategy === 'sequential') continue
-    add(time, g.strategy, g.workers, g.backend, { x: g.size, y: g.ms })
-    const seq = seqAt(g.backend, g.size)
-    if (seq != null && g.ms > 0) add(speedup, g.strategy, g.workers, g.backend, { x: g.size, y: seq / g.ms })
-  }
-
-  // Worker sweep: only meaningful with two or more worker counts for a parallel strategy.
-  const parallel = meds.filter((g) => g.strategy !== 'sequential')
-  const workerCounts = new Set(parallel.map((g) => g.workers))
-  let sweep: Series[] = []
-  let sweepSize: number | null = null
-  let sweepReference: ChartData['sweepReference'] = null
-  const bestWorkers: ChartData['bestWorkers'] = []
-  if (workerCounts.size >= 2) {
-    // the largest size that has results for at least two worker counts
-    const sizes = [...new Set(parallel.map((g) => g.size))].sort((a, b) => b - a)
-    sweepSize =
-      sizes.find((size) => new Set(parallel.filter((g) => g.size === size).map((g) => g.workers)).size >= 2) ?? null
-    if (sweepSize != null) {
-      const map = new Map<string, Series>()
-      for (const g of parallel) if (g.size === sweepSize) add(map, g.strategy, null, g.backend, { x: g.workers, y: g.ms })
-      // side by side the sequential reference is the first backend's (each backend's is in the time chart)
-      const seqs = [...seqBySize.values()].filter((g) => g.size === sweepSize).sort((a, b) => byBackend(a.backend) - byBackend(b.backend))
-      const seq = seqs.length ? seqAt(seqs[0].backend, sweepSize) : undefined
-      if (seq != null) sweepReference = { label: `${seqs[0].backend ? `${seqs[0].backend} ` : ''}sequential (1 worker, reference)`, y: seq }
-      sweep = sortSeries([...map.values()], byBackend)
-      for (const s of sweep) {
-        if (!s.points.length) continue
-        const best = s.points.reduce((a, b) => (b.y < a.y ? b : a))
-        bestWorkers.push({ strategy: s.strategy, workers: best.x, ms: best.y, ...(s.backend ? { backend: s.backend } : {}) })
-      }
-    }
-  }
-
+  const sequential = sequentialMedians(ok, models)
+  const { time, speedup } = timeAndSpeedup(meds, sequential)
   return {
     models,
     modelCounts,
-    time: sortSeries([...time.values()], byBackend),
-    speedup: sortSeries([...speedup.values()], byBackend),
-    sweep,
-    sweepSize,
-    sweepReference,
-    bestWorkers,
+    time: sortSeries(time, byBackend),
+    speedup: sortSeries(speedup, byBackend),
+    ...workerSweep(meds, sequential, byBackend),
   }
+}
+
+type Medians = ReturnType<typeof medians>
+
+/** Sequential runs in one worker whatever W is: one series (per backend), all its measurements pooled per size. */
+function sequentialMedians(ok: readonly Measurement[], models: number) {
+  const bySize = new Map<string, { backend?: string; size: number; walls: number[] }>()
+  for (const m of ok) {
+    if (m.models !== models || m.strategy !== 'sequential') continue
+    const k = `${m.backend ?? ''}|${m.size}`
+    const g = bySize.get(k) ?? { ...(m.backend ? { backend: m.backend } : {}), size: m.size, walls: [] }
+    g.walls.push(m.wallMs)
+    bySize.set(k, g)
+  }
+  const medianOf = new Map([...bySize].map(([k, g]) => [k, median(g.walls)]))
+  /** sequential's median on a backend at a size */
+  const at = (backend: string | undefined, size: number) => medianOf.get(`${backend ?? ''}|${size}`)
+  return { groups: [...bySize.values()], at }
+}
+type SequentialMedians = ReturnType<typeof sequentialMedians>
+
+/** Adds point `p` to the series of (strategy, W, backend) in `map`, making the series on first use. */
+function addPoint(map: Map<string, Series>, strategy: Strategy, workers: number | null, backend: string | undefined, p: Point) {
+  const id = seriesId(strategy, workers, backend)
+  let s = map.get(id)
+  if (!s) map.set(id, (s = { id, label: seriesLabel(strategy, workers, backend), strategy, workers, ...(backend ? { backend } : {}), points: [] }))
+  s.points.push(p)
+}
+
+/** Time against data size per series, and the speedup against sequential on the same backend. */
+function timeAndSpeedup(meds: Medians, sequential: SequentialMedians): { time: Series[]; speedup: Series[] } {
+  const time = new Map<string, Series>()
+  const speedup = new Map<string, Series>()
+  for (const g of sequential.groups) addPoint(time, 'sequential', null, g.backend, { x: g.size, y: sequential.at(g.backend, g.size)! })
+  for (const g of meds) {
+    if (g.strategy === 'sequential') continue
+    addPoint(time, g.strategy, g.workers, g.backend, { x: g.size, y: g.ms })
+    const seq = sequential.at(g.backend, g.size)
+    if (seq != null && g.ms > 0) addPoint(speedup, g.strategy, g.workers, g.backend, { x: g.size, y: seq / g.ms })
+  }
+  return { time: [...time.values()], speedup: [...speedup.values()] }
+}
+
+/** Time against W at one size: only meaningful with two or more worker counts for a parallel strategy. */
+function workerSweep(meds: Medians, sequential: SequentialMedians, byBackend: (b: string | undefined) => number) {
+  const none = { sweep: [] as Series[], sweepSize: null, sweepReference: null, bestWorkers: [] as ChartData['bestWorkers'] }
+  const parallel = meds.filter((g) => g.strategy !== 'sequential')
+  if (new Set(parallel.map((g) => g.workers)).size < 2) return none
+  // the largest size that has results for at least two worker counts
+  const sizes = [...new Set(parallel.map((g) => g.size))].sort((a, b) => b - a)
+  const sweepSize = sizes.find((size) => new Set(parallel.filter((g) => g.size === size).map((g) => g.workers)).size >= 2) ?? null
+  if (sweepSize == null) return none
+  const map = new Map<string, Series>()
+  for (const g of parallel) if (g.size === sweepSize) addPoint(map, g.strategy, null, g.backend, { x: g.workers, y: g.ms })
+  // side by side the sequential reference is the first backend's (each backend's is in the time chart)
+  const seqs = sequential.groups.filter((g) => g.size === sweepSize).sort((a, b) => byBackend(a.backend) - byBackend(b.backend))
+  const seq = seqs.length ? sequential.at(seqs[0].backend, sweepSize) : undefined
+  const sweepReference = seq != null ? { label: `${seqs[0].backend ? `${seqs[0].backend} ` : ''}sequential (1 worker, reference)`, y: seq } : null
+  const sweep = sortSeries([...map.values()], byBackend)
+  const bestWorkers: ChartData['bestWorkers'] = []
+  for (const s of sweep) {
+    if (!s.points.length) continue
+    const best = s.points.reduce((a, b) => (b.y < a.y ? b : a))
+    bestWorkers.push({ strategy: s.strategy, workers: best.x, ms: best.y, ...(s.backend ? { backend: s.backend } : {}) })
+  }
+  return { sweep, sweepSize, sweepReference, bestWorkers }
 }
 
 /** Distinct visual encodings per strategy: colour AND dash pattern AND point style. */
