@@ -1,8 +1,7 @@
 // Run management from the History view: rename, tag, delete, export (JSON/CSV/MD), Save PDF, the best
-// trained model, and
-// loading two runs for a side-by-side comparison. Each action reports one line of status.
+// trained model, and loading two runs for a side-by-side comparison. Each action reports one line of status.
 import { defineStore } from 'pinia'
-import { ref, shallowRef } from 'vue'
+import { type Ref, ref, shallowRef } from 'vue'
 import type { ExportFormat } from '@shared/contract/api'
 import type { RunResult } from '@shared/contract/result'
 import { chooseBridge } from '../bridge'
@@ -16,6 +15,7 @@ export const useRunActionsStore = defineStore('runActions', () => {
   const error = ref<string | null>(null)
   const compared = shallowRef<[RunResult, RunResult] | null>(null)
 
+  /** Runs one action: busy while it runs, its failure said in `error`; null when it failed. */
   async function act<T>(label: string, fn: () => Promise<T>): Promise<T | null> {
     busy.value = label
     error.value = null
@@ -30,6 +30,22 @@ export const useRunActionsStore = defineStore('runActions', () => {
     }
   }
 
+  async function compare(a: string, b: string) {
+    const runs = await act('Compare', () => Promise.all([chooseBridge().getRun({ runId: a }), chooseBridge().getRun({ runId: b })]))
+    if (runs) compared.value = runs as [RunResult, RunResult]
+  }
+
+  function closeCompare() {
+    compared.value = null
+  }
+
+  return { busy, message, error, compared, ...runEdits(act, message), ...runFiles(act, message), compare, closeCompare }
+})
+
+type Act = <T>(label: string, fn: () => Promise<T>) => Promise<T | null>
+
+/** Rename, tag and delete: the history list (and the run open in it) read again after each. */
+function runEdits(act: Act, message: Ref<string | null>) {
   async function afterChange(runId: string) {
     const history = useHistoryStore()
     await history.refresh()
@@ -59,6 +75,11 @@ export const useRunActionsStore = defineStore('runActions', () => {
     }
   }
 
+  return { rename, tag, remove }
+}
+
+/** A run's files: its export, its PDF report, its best trained model. */
+function runFiles(act: Act, message: Ref<string | null>) {
   async function exportRun(runId: string, format: ExportFormat) {
     const file = await act(`Export ${format.toUpperCase()}`, () => chooseBridge().exportRun({ runId, format }))
     if (file) message.value = deliverExport(file)
@@ -74,14 +95,5 @@ export const useRunActionsStore = defineStore('runActions', () => {
     if (model) message.value = deliverModel(model)
   }
 
-  async function compare(a: string, b: string) {
-    const runs = await act('Compare', () => Promise.all([chooseBridge().getRun({ runId: a }), chooseBridge().getRun({ runId: b })]))
-    if (runs) compared.value = runs as [RunResult, RunResult]
-  }
-
-  function closeCompare() {
-    compared.value = null
-  }
-
-  return { busy, message, error, compared, rename, tag, remove, exportRun, savePdf, saveBestModel, compare, closeCompare }
-})
+  return { exportRun, savePdf, saveBestModel }
+}
