@@ -2,7 +2,7 @@
 // picks). X ~ U(0,1). The default target is a fixed
 // seeded "teacher" (a random one-hidden-layer tanh network) plus noise, standardised, so models
 // learn and test MSE means something; `noise` reproduces the article's pure-noise target.
-import { splitRows, type Workload } from '@shared/contract'
+import { splitRows, type WorkloadData } from '@shared/contract'
 import type { Dataset, DatasetSpec } from './dataset'
 import { Rng, mixSeed, permutation } from './random'
 import { userDataset } from './user-data'
@@ -13,8 +13,8 @@ export type { Dataset, DatasetSpec } from './dataset'
 const TEACHER_UNITS = 16
 const TEACHER_NOISE = 0.1
 
-/** The data set a workload trains on: the user's (read from the cached table) or generated. */
-export function datasetFor(w: Workload): Dataset {
+/** The data set a workload (of any family: it reads nothing of the model) trains on: the user's (read from the cached table) or generated. */
+export function datasetFor(w: DatasetSpec & { data?: WorkloadData }): Dataset {
   return w.data ? userDataset({ ...w, data: w.data }) : generateDataset(w)
 }
 

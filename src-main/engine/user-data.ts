@@ -9,7 +9,7 @@
 // the smaller ones, and the first `train` of them are the training rows (the split is seeded too).
 import { type Preprocess, splitRows, type Workload, type WorkloadData } from '@shared/contract'
 import { readTableColumns } from '../data/table-file'
-import type { Dataset } from './dataset'
+import type { Dataset, DatasetSpec } from './dataset'
 import { Rng, permutation } from './random'
 
 /** the PRNG stream of the row sample (data.ts uses 1–6) */
@@ -59,7 +59,7 @@ export function trainingStats(x: Float32Array, train: number, features: number):
   return { mean, std }
 }
 
-export function userDataset(w: Workload & { data: WorkloadData }): Dataset {
+export function userDataset(w: DatasetSpec & { data: WorkloadData }): Dataset {
   const { data } = w
   const [target] = readTableColumns(data.table, [data.targetColumn]).values
   const F = data.featureColumns.length

@@ -310,7 +310,7 @@ function scripted(script: { ms?: (i: number) => number; hangs?: (i: number) => b
   let released = false
   const family = {
     kind: 'scripted',
-    init: async () => ({ backend: 'cpu', hardware: false, device: 'test', flags: {}, versions: {}, memory: () => ({ numTensors: 0, numBytes: 0 }), heapBytes: () => null, release: () => {}, spent: false }),
+    init: async () => ({ runtime: { backend: 'cpu', hardware: false, device: 'test', flags: {}, versions: {}, memory: () => ({ numTensors: 0, numBytes: 0 }), heapBytes: () => null, release: () => {} }, spent: false }),
     dataKey: () => 'data',
     prepare: () => null,
     disposeData: () => {},

@@ -15,6 +15,7 @@ import { configFromFlags } from '../cli/options'
 import type { Dataset } from '../engine/data'
 import { builtInWorkerFamilies } from '../engine/families'
 import { mlpWorkerFamily } from '../engine/families/mlp'
+import { defineBackend } from '../engine/families/backend'
 import { withBackends } from '../engine/families/seam'
 import { CancelledError, type WorkerBackend } from '../engine/families/types'
 import { CALIBRATION_DIR } from '../store/calibration-cache'
@@ -58,8 +59,8 @@ function toyBackend(name: string): WorkerBackend<MlpParams, never, Dataset> {
   }
 }
 
-const toys = ['toy-fast', 'toy-slow', 'toy-lumpy'].map((name) => toyBackend(name) as never)
-const families = (kind: string) => (kind === 'mlp' ? (withBackends(mlpWorkerFamily, toys) as never) : builtInWorkerFamilies(kind))
+const toys = ['toy-fast', 'toy-slow', 'toy-lumpy'].map((name) => defineBackend(toyBackend(name)))
+const families = (kind: string) => (kind === 'mlp' ? withBackends(mlpWorkerFamily, toys) : builtInWorkerFamilies(kind))
 
 /** The built-in backends unavailable (nothing real is timed), the toys available. */
 const probe = async (): Promise<BackendCapability[]> => [

@@ -13,6 +13,7 @@ import { configFromFlags } from '../cli/options'
 import { datasetFor, type Dataset } from '../engine/data'
 import { builtInWorkerFamilies } from '../engine/families'
 import { mlpWorkerFamily } from '../engine/families/mlp'
+import { defineBackend } from '../engine/families/backend'
 import { withBackends } from '../engine/families/seam'
 import { CancelledError, type WorkerBackend, type WorkerRuntime } from '../engine/families/types'
 import { Rng } from '../engine/random'
@@ -91,7 +92,7 @@ beforeAll(() => {
 })
 afterAll(() => unregister())
 
-const families = (kind: string) => (kind === 'mlp' ? (withBackends(mlpWorkerFamily, [toyBackend as never]) as never) : builtInWorkerFamilies(kind))
+const families = (kind: string) => (kind === 'mlp' ? withBackends(mlpWorkerFamily, [defineBackend(toyBackend)]) : builtInWorkerFamilies(kind))
 
 describe('a backend registered only in a test', () => {
   it('is probed with its own probe, accepted for its family only, and estimated from its own speed', async () => {

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract'
 import { registerFamily } from '@shared/families'
-import type { WorkerRuntime } from '../engine/families/types'
-import { constantFamily, constantWorkerFamily } from '../testing/constant-family'
+import type { StartedBackend } from '../engine/families/backend'
+import { type ConstantParams, constantFamily, constantWorkerFamily } from '../testing/constant-family'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchService } from './bench-service'
 
@@ -16,7 +16,7 @@ beforeAll(() => {
 })
 afterAll(() => unregister())
 
-type SpendableRuntime = WorkerRuntime & { heapSpent: boolean }
+type SpendableRuntime = StartedBackend<ConstantParams> & { heapSpent: boolean }
 
 function spendingFamily() {
   let spentOnce = false

@@ -6,7 +6,8 @@ import os from 'node:os'
 import { splitRows } from '@shared/contract'
 import { type ModelFamily, paramsSchemaFrom, type ParamField } from '@shared/families'
 import type { Dataset } from '../engine/data'
-import { backendEntry, workerFamily } from '../engine/families/seam'
+import { defineBackend } from '../engine/families/backend'
+import { workerFamily } from '../engine/families/seam'
 import { CancelledError, type WorkerBackend, type WorkerRuntime } from '../engine/families/types'
 import { Rng } from '../engine/random'
 
@@ -97,8 +98,7 @@ const constantCpu: WorkerBackend<ConstantParams, WorkerRuntime, Dataset> = {
   },
 }
 
-export const constantWorkerFamily = workerFamily<ConstantParams>({
-  kind: 'constant',
+export const constantWorkerFamily = workerFamily(constantFamily, {
   dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}`,
-  backends: [backendEntry(constantCpu)],
+  backends: { cpu: defineBackend(constantCpu) },
 })

@@ -4,7 +4,7 @@
 // handler per kind; a job sent ahead starts only if the one before it ended done, never once cancelled.
 import { type ConcreteBackend, type FromWorker, PROGRESS_MIN_INTERVAL_MS, subtractDeviceCounters, type ToWorker, type Workload } from '@shared/contract'
 import type { AnyWorkerFamily, WorkerFamilyLookup } from '../engine/families'
-import { BackendUnavailableError, CancelledError, type WorkerRuntime } from '../engine/families/types'
+import { BackendUnavailableError, CancelledError, type StartedRuntime } from '../engine/families/types'
 
 export interface WorkerChannel {
   post(message: FromWorker): void
@@ -36,10 +36,10 @@ export function serveWorker(channel: WorkerChannel, options: WorkerLoopOptions):
   new WorkerLoop(channel, options).listen()
 }
 
-/** The worker's state (its family, runtime, prepared data, jobs) and a handler per message kind. */
+/** The worker's state (its family, started backend, prepared data, jobs) and a handler per message kind. */
 class WorkerLoop {
   private family: AnyWorkerFamily | null = null
-  private runtime: WorkerRuntime | null = null
+  private backend: StartedRuntime | null = null
   private data: { key: string; value: unknown } | null = null
   private busy: Promise<void> = Promise.resolve()
   /** jobs asked to stop (a cancel may overtake the job it names) */
@@ -53,7 +53,7 @@ class WorkerLoop {
   private readonly handlers: Handlers = {
     init: (m) => this.init(m),
     probe: async () => this.post({ type: 'capabilities', backends: await this.options.probe() }),
-    memory: async () => this.post({ type: 'memory', ...(this.runtime?.memory() ?? { numTensors: 0, numBytes: 0 }), rssBytes: process.memoryUsage.rss() }),
+    memory: async () => this.post({ type: 'memory', ...(this.backend?.runtime.memory() ?? { numTensors: 0, numBytes: 0 }), rssBytes: process.memoryUsage.rss() }),
     warmup: (m) => this.warmUp(m),
     job: (m) => this.runJob(m),
   }
@@ -88,7 +88,7 @@ class WorkerLoop {
 
   private exit(code: number): void {
     clearInterval(this.heartbeat)
-    this.runtime?.release()
+    this.backend?.runtime.release()
     this.channel.exit(code)
   }
 
@@ -106,11 +106,11 @@ class WorkerLoop {
     try {
       this.family = this.options.families(message.family) ?? null
       if (!this.family) throw new Error(`this worker has no model family ${JSON.stringify(message.family)}`)
-      this.runtime = await this.family.init(message.backend)
-      const { device, flags, versions } = this.runtime
+      this.backend = await this.family.init(message.backend)
+      const { backend, device, flags, versions } = this.backend.runtime
       // a name from the family's table (main checks it against the registry when the message arrives)
       const visibleDevices = process.env.CUDA_VISIBLE_DEVICES ?? null
-      this.post({ type: 'ready', backend: this.runtime.backend as ConcreteBackend, device, flags, versions, initMs: performance.now() - started, visibleDevices })
+      this.post({ type: 'ready', backend: backend as ConcreteBackend, device, flags, versions, initMs: performance.now() - started, visibleDevices })
     } catch (err) {
       this.post({ type: 'init-failed', backend: message.backend, reason: err instanceof BackendUnavailableError ? err.reason : this.failureOf(err).message })
     }
@@ -119,8 +119,8 @@ class WorkerLoop {
   private async warmUp(message: Extract<ToWorker, { type: 'warmup' }>): Promise<void> {
     this.maybeInjectFault(0)
     const started = performance.now()
-    const { fam, rt } = this.ready()
-    await fam.warmUp(rt, this.ensureData(fam, rt, message.workload), message.workload, message.modelIndices)
+    const { fam, backend } = this.ready()
+    await fam.warmUp(backend, this.ensureData(fam, backend, message.workload), message.workload, message.modelIndices)
     this.post({ type: 'warm', ms: performance.now() - started })
   }
 
@@ -150,12 +150,13 @@ class WorkerLoop {
   /** Trains the job's models, forwarding progress (rate-limited) and each model, then job-done with the job's device work. */
   private async train(job: JobMessage): Promise<void> {
     const started = performance.now()
-    const { fam, rt } = this.ready()
-    const d = this.ensureData(fam, rt, job.workload)
+    const { fam, backend } = this.ready()
+    const rt = backend.runtime
+    const d = this.ensureData(fam, backend, job.workload)
     const deviceBefore = rt.deviceCounters?.()
     let lastProgress = 0
     let steps = 0
-    await fam.train(rt, d, job.workload, job.modelIndices, { fused: job.fused, keep: job.keep === true }, {
+    await fam.train(backend, d, job.workload, job.modelIndices, { fused: job.fused, keep: job.keep === true }, {
       shouldStop: () => this.cancelledJobs.has(job.jobId),
       onProgress: (modelIndices, progress) => {
         this.maybeInjectFault(++steps)
@@ -171,25 +172,25 @@ class WorkerLoop {
     this.post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024, ...device })
   }
 
-  private ready(): { fam: AnyWorkerFamily; rt: WorkerRuntime } {
-    if (!this.family || !this.runtime) throw new Error('worker not initialised: send init first')
-    return { fam: this.family, rt: this.runtime }
+  private ready(): { fam: AnyWorkerFamily; backend: StartedRuntime } {
+    if (!this.family || !this.backend) throw new Error('worker not initialised: send init first')
+    return { fam: this.family, backend: this.backend }
   }
 
   /** Prepared data is kept while the workload's data key stays (a pool reuses it across repeats). */
-  private ensureData(fam: AnyWorkerFamily, rt: WorkerRuntime, workload: Workload): unknown {
+  private ensureData(fam: AnyWorkerFamily, backend: StartedRuntime, workload: Workload): unknown {
     const key = fam.dataKey(workload)
     if (this.data?.key === key) return this.data.value
-    if (this.data) fam.disposeData(rt, this.data.value)
+    if (this.data) fam.disposeData(backend, this.data.value)
     this.data = null
-    this.data = { key, value: fam.prepare(rt, workload) }
+    this.data = { key, value: fam.prepare(backend, workload) }
     return this.data.value
   }
 
   /** The error's text, and whether it was the memory cap (said so, with what to do about it). */
   private failureOf(err: unknown): { message: string; outOfMemory: boolean } {
     const text = err instanceof Error ? `${err.message}` : String(err)
-    const heap = this.runtime?.heapBytes() ?? null
+    const heap = this.backend?.runtime.heapBytes() ?? null
     const cap = this.options.memoryCapMb
     const limit = cap ? Number(cap) * 2 ** 20 : WASM_MAX_BYTES
     // a trap with the wasm heap close to its limit is an allocation that failed inside a kernel

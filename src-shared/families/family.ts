@@ -29,7 +29,8 @@ export interface ModelParamsBase {
   kind: string
 }
 
-export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
+/** A family's shared half; N: its backends' names (a built-in family's, exactly those of its table, which its worker half must match). */
+export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase, N extends string = string> {
   kind: P['kind']
   /** "neural network (MLP)" */
   label: string
@@ -39,7 +40,7 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase> {
   paramsSchema: z.ZodType<P>
   defaults: P
   /** the backends that can train this family, one entry each (families/backend.ts), in the order `auto` prefers them */
-  backends: readonly BackendSpec[]
+  backends: readonly BackendSpec<N>[]
   /** steps one job reports as progress (a job trains one model, or a fused group in the same steps) */
   progressTotal(w: Workload<P>): number
   /** a lane's words for a progress report: "epoch 2/3 · batch 5/16", "tree 37/100" */

@@ -229,7 +229,10 @@ export const GBDT_BACKENDS = [
   },
 ] as const satisfies readonly BackendSpec[]
 
-export const gbdtFamily: ModelFamily<GbdtParams> = {
+/** The trees' backends by name: its worker table (src-main/engine/families/gbdt.ts) has one entry for each, no other. */
+export type GbdtBackendName = (typeof GBDT_BACKENDS)[number]['name']
+
+export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   kind: 'gbdt',
   label: 'gradient-boosted trees',
   shortLabel: 'GBDT',

@@ -102,7 +102,10 @@ export const MLP_BACKENDS = [
   { name: 'cpu', gpu: false, auto: true, batched: true, speed: { workPerSecond: 1e9, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false } },
 ] as const satisfies readonly BackendSpec[]
 
-export const mlpFamily: ModelFamily<MlpParams> = {
+/** The MLP's backends by name: its worker table (src-main/engine/families/mlp.ts) has one entry for each, no other. */
+export type MlpBackendName = (typeof MLP_BACKENDS)[number]['name']
+
+export const mlpFamily: ModelFamily<MlpParams, MlpBackendName> = {
   kind: 'mlp',
   label: 'neural network (MLP)',
   shortLabel: 'MLP',

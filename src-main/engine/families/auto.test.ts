@@ -9,7 +9,8 @@ import type { MlpParams } from '@shared/families/mlp'
 import { NodeLauncher } from '../../pool/node-launcher'
 import { WorkerPool } from '../../pool/worker-pool'
 import { probeInWorker } from '../../service/bench-service'
-import { backendEntry, capabilityOf, probeFamilies, workerFamily } from './seam'
+import { defineBackend } from './backend'
+import { capabilityOf, probeFamilies, workerFamily } from './seam'
 import { BackendUnavailableError, type WorkerBackend, type WorkerRuntime } from './types'
 
 const cap = (name: ConcreteBackend, available: boolean, gpu: boolean, detail = 'test'): BackendCapability => ({ name, available, gpu, detail })
@@ -61,13 +62,13 @@ describe("autoBackendFor (the capabilities' announcement)", () => {
 /** A machine described by what each MLP backend does when started (nothing real is touched). */
 type Machine = Partial<Record<ConcreteBackend, { gpu: boolean; device: string } | string>>
 
-function fakeBackend(name: ConcreteBackend, machine: Machine): WorkerBackend<MlpParams> {
+function fakeBackend(name: ConcreteBackend, machine: Machine) {
   const start = async (): Promise<WorkerRuntime> => {
     const m = machine[name]
     if (m === undefined || typeof m === 'string') throw new BackendUnavailableError(name, m ?? 'not on this machine')
     return { backend: name, hardware: m.gpu, device: m.device, flags: {}, versions: {}, memory: () => ({ numTensors: 0, numBytes: 0 }), heapBytes: () => null, release: () => {} }
   }
-  return backendEntry<MlpParams, WorkerRuntime, unknown>({
+  const entry: WorkerBackend<MlpParams, WorkerRuntime, null> = {
     name,
     start,
     // the probe reports what a start would: the started backend's capability, or why not
@@ -76,11 +77,21 @@ function fakeBackend(name: ConcreteBackend, machine: Machine): WorkerBackend<Mlp
     dispose: () => {},
     warmUp: async () => {},
     train: async () => {},
-  })
+  }
+  return defineBackend(entry)
 }
 
 const fakeMlp = (machine: Machine) =>
-  workerFamily<MlpParams>({ kind: 'mlp', dataKey: () => 'k', backends: mlpFamily.backends.map((b) => fakeBackend(b.name as ConcreteBackend, machine)) })
+  workerFamily(mlpFamily, {
+    dataKey: () => 'k',
+    backends: {
+      tensorflow: fakeBackend('tensorflow', machine),
+      webgpu: fakeBackend('webgpu', machine),
+      onnxruntime: fakeBackend('onnxruntime', machine),
+      wasm: fakeBackend('wasm', machine),
+      cpu: fakeBackend('cpu', machine),
+    },
+  })
 
 const MACHINES: Record<string, Machine> = {
   'tfjs-node-gpu installed, no CUDA device, lavapipe': {
@@ -121,28 +132,28 @@ describe("a worker starting with 'auto' agrees with the announcement", () => {
   for (const [what, machine] of Object.entries(MACHINES)) {
     it(what, async () => {
       const family = fakeMlp(machine)
-      const announced = mlpAuto(await probeFamilies([family] as never))
-      expect((await family.init('auto')).backend).toBe(announced)
+      const announced = mlpAuto(await probeFamilies([family]))
+      expect((await family.init('auto')).runtime.backend).toBe(announced)
     })
   }
 
   it('says which GPU backend it passed over and why', async () => {
-    const started = await fakeMlp(MACHINES['tfjs-node-gpu installed, no CUDA device, lavapipe']).init('auto')
+    const { runtime: started } = await fakeMlp(MACHINES['tfjs-node-gpu installed, no CUDA device, lavapipe']).init('auto')
     expect(started.backend).toBe('wasm')
     expect(started.flags.autoSkipped).toMatch(/tensorflow: .*no usable CUDA device\) is not a GPU/)
     expect(started.flags.autoSkipped).toMatch(/webgpu: llvmpipe .* is not a GPU/)
   })
 
   it('picks onnxruntime before wasm without a GPU backend, and falls back to wasm saying why onnxruntime could not load', async () => {
-    expect((await fakeMlp(MACHINES['no GPU backend, onnxruntime loads']).init('auto')).backend).toBe('onnxruntime')
-    const started = await fakeMlp(MACHINES["onnxruntime's native library cannot load"]).init('auto')
+    expect((await fakeMlp(MACHINES['no GPU backend, onnxruntime loads']).init('auto')).runtime.backend).toBe('onnxruntime')
+    const { runtime: started } = await fakeMlp(MACHINES["onnxruntime's native library cannot load"]).init('auto')
     expect(started.backend).toBe('wasm')
     expect(started.flags.autoSkipped).toMatch(/onnxruntime: onnxruntime-node failed to load its native library: libonnxruntime\.so\.1/)
   })
 
   it('a backend asked for by name is used even without a GPU; one the family lacks is refused naming what it accepts', async () => {
     const family = fakeMlp(MACHINES['tfjs-node-gpu installed, no CUDA device, lavapipe'])
-    expect(await family.init('tensorflow')).toMatchObject({ backend: 'tensorflow', hardware: false })
+    expect((await family.init('tensorflow')).runtime).toMatchObject({ backend: 'tensorflow', hardware: false })
     await expect(family.init('xgboost')).rejects.toThrow('backend xgboost is not available here: it cannot train the neural network (MLP) family; accepted: tensorflow, webgpu, onnxruntime, wasm, cpu')
     await expect(fakeMlp({}).init('auto')).rejects.toBeInstanceOf(BackendUnavailableError)
   })

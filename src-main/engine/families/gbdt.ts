@@ -5,13 +5,14 @@
 // and test MSE reported with it — are bit-identical everywhere. Rounds run asynchronously (a yield
 // between rounds), so cancel and heartbeats get through. `webgpu` trains the same trees bit for bit
 // in WGSL (engine/gbdt-webgpu/); `xgboost` the same workload on the user's own libxgboost
-// (engine/xgboost/). Order, `auto` and batching: src-shared/families/gbdt.ts GBDT_BACKENDS. In a
+// (engine/xgboost/). Order, `auto` and batching: src-shared/families/gbdt.ts GBDT_BACKENDS (this
+// table has one entry per name there: the compiler checks it). In a
 // model set, the CPU engine fuses configurations that differ in any of its per-model parameters
 // (GBDT_PER_MODEL_PARAMS: all but maxBin, whose bins are the group's, and baseScore) and folds (each
 // fold's rows held out of one binned training set: foldsHeldOut), and so does the WGSL engine
 // (per-model coefficients, depth, rounds, samplers and held-out rows on the device too).
 import { modelSeed } from '@shared/contract'
-import type { GbdtParams } from '@shared/families/gbdt'
+import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../data'
 import { GBDT_PER_MODEL_PARAMS, prepareGbdtData, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
 import { webgpuTreesBackend } from '../gbdt-webgpu/backend'
@@ -19,7 +20,8 @@ import { userDataKey } from '../user-data'
 import { xgboostBackend } from '../xgboost/backend'
 import { plainCpuRuntime } from './cpu-runtime'
 import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from './gbdt-report'
-import { backendEntry, workerFamily } from './seam'
+import { defineBackend } from './backend'
+import { workerFamily } from './seam'
 import type { WorkerBackend, WorkerRuntime } from './types'
 
 interface CpuTrees {
@@ -55,8 +57,11 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   },
 }
 
-export const gbdtWorkerFamily = workerFamily<GbdtParams>({
-  kind: 'gbdt',
+export const gbdtWorkerFamily = workerFamily(gbdtFamily, {
   dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}:bins${w.model.maxBin}${userDataKey(w)}`,
-  backends: [backendEntry(cpuTreesBackend), backendEntry(webgpuTreesBackend), backendEntry(xgboostBackend)],
+  backends: {
+    cpu: defineBackend(cpuTreesBackend),
+    webgpu: defineBackend(webgpuTreesBackend),
+    xgboost: defineBackend(xgboostBackend),
+  },
 })

@@ -1,22 +1,23 @@
 // The MLP family's worker half: its backend table. The tfjs backends train through FusedMlp (one
 // model, or N fused for batched; ../tfjs/backends.ts); `webgpu` is Trainpool's WGSL engine
 // (../mlp-webgpu/); `onnxruntime` a generated ONNX graph on ONNX Runtime's CPU provider (../onnx/).
-// The order, the `auto` rule and what each backend can do are the shared family's (MLP_BACKENDS).
-import type { MlpParams } from '@shared/families/mlp'
+// The order, the `auto` rule and what each backend can do are the shared family's (MLP_BACKENDS);
+// this table has one entry per name there (the compiler checks it).
+import { mlpFamily } from '@shared/families/mlp'
 import { wgslMlpBackend } from '../mlp-webgpu/webgpu-backend'
 import { onnxRuntimeBackend } from '../onnx/backend'
 import { tfjsBackend } from '../tfjs/backends'
 import { dataKey } from '../trainer'
-import { backendEntry, workerFamily } from './seam'
+import { defineBackend } from './backend'
+import { workerFamily } from './seam'
 
-export const mlpWorkerFamily = workerFamily<MlpParams>({
-  kind: 'mlp',
+export const mlpWorkerFamily = workerFamily(mlpFamily, {
   dataKey,
-  backends: [
-    backendEntry(tfjsBackend('tensorflow')),
-    backendEntry(wgslMlpBackend),
-    backendEntry(onnxRuntimeBackend),
-    backendEntry(tfjsBackend('wasm')),
-    backendEntry(tfjsBackend('cpu')),
-  ],
+  backends: {
+    tensorflow: defineBackend(tfjsBackend('tensorflow')),
+    webgpu: defineBackend(wgslMlpBackend),
+    onnxruntime: defineBackend(onnxRuntimeBackend),
+    wasm: defineBackend(tfjsBackend('wasm')),
+    cpu: defineBackend(tfjsBackend('cpu')),
+  },
 })

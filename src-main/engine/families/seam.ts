@@ -1,4 +1,9 @@
 // A family's worker half assembled from its backend table: the WorkerFamily the worker loop calls.
+// The table is typed against the shared family's backend names (workerFamily(mlpFamily, { backends:
+// { tensorflow: defineBackend(…), … } })): a shared entry without a worker entry, or a worker entry
+// without a shared one, does not compile. Each entry is sealed by defineBackend (backend.ts), so the
+// family holds a started backend (its runtime with its entry's methods bound to it) and never needs
+// to hand an entry a runtime or data of another type.
 // Three things are decided here once, for every family and backend:
 //  - which backend starts: by name (its entry), or `auto` — the shared family's entries in order,
 //    each started and kept if autoAccepts() it (the rule the capabilities announce per family, so
@@ -21,27 +26,25 @@
 // instance while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
 // worker ends with process.exit, so the instance cannot keep it alive.
 import { type BackendCapability, type BackendName, configurationParams, foldRows, setMember, setSize, type Workload } from '@shared/contract'
-import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelParamsBase } from '@shared/families'
+import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelFamily, type ModelParamsBase } from '@shared/families'
 import { datasetFor } from '../data'
 import { type Dataset, foldDataset } from '../dataset'
-import { BackendUnavailableError, type TrainHooks, type TrainOptions, type WorkerBackend, type WorkerFamily, type WorkerRuntime } from './types'
+import type { Backend, PreparedData, StartedBackend } from './backend'
+import { BackendUnavailableError, type TrainHooks, type TrainOptions, type WorkerFamily, type WorkerRuntime } from './types'
 
-/** A family's worker half as its parts: the data key and the backend table (names as in the shared family's entries). */
-export interface FamilyBackends<P extends ModelParamsBase> {
-  kind: P['kind']
+/** A family's worker table: one sealed backend (defineBackend) per name N of its shared table, none missing, none extra. */
+export type BackendTable<P extends ModelParamsBase, N extends string> = { readonly [K in N]: Backend<P> }
+
+/** A family's worker half as its parts: the data key and the backend table. */
+export interface FamilyBackends<P extends ModelParamsBase, N extends string> {
   /** identifies the data a workload needs: the worker keeps prepared data while the key stays */
   dataKey(workload: Workload<P>): string
-  backends: readonly WorkerBackend<P, WorkerRuntime, unknown>[]
+  backends: BackendTable<P, N>
 }
 
-/** A built worker family keeps its table (the probe and tests read it). */
-export type TableWorkerFamily<P extends ModelParamsBase = ModelParamsBase> = WorkerFamily<P, WorkerRuntime, unknown> & {
-  backends: readonly WorkerBackend<P, WorkerRuntime, unknown>[]
-}
-
-/** An entry typed with its own runtime and data, stored in a table of any (the seam pairs each runtime with the entry that started it). */
-export function backendEntry<P extends ModelParamsBase, R extends WorkerRuntime, D>(entry: WorkerBackend<P, R, D>): WorkerBackend<P, WorkerRuntime, unknown> {
-  return entry as unknown as WorkerBackend<P, WorkerRuntime, unknown>
+/** A built worker family keeps its table in the shared table's order (the probe and tests read it). */
+export type TableWorkerFamily<P extends ModelParamsBase = ModelParamsBase> = WorkerFamily<P, StartedBackend<P>, SeamData<P>> & {
+  backends: readonly Backend<P>[]
 }
 
 /** The capability of a started backend: what `auto` judges (structured fields, never the detail text). */
@@ -54,33 +57,33 @@ function reasonOf(err: unknown): string {
 }
 
 /** The `auto` rule over a family's shared entries, applied while starting them (see the header). */
-async function startAuto<P extends ModelParamsBase>(specs: readonly BackendSpec[], table: FamilyBackends<P>): Promise<WorkerRuntime> {
+async function startAuto<P extends ModelParamsBase>(kind: string, specs: readonly BackendSpec[], backends: readonly Backend<P>[]): Promise<StartedBackend<P>> {
   const reasons: string[] = []
   for (const spec of specs) {
-    const entry = table.backends.find((b) => b.name === spec.name)
-    if (!spec.auto || !entry) continue
-    let started: WorkerRuntime
+    const backend = backends.find((b) => b.name === spec.name)
+    if (!spec.auto || !backend) continue
+    let started: StartedBackend<P>
     try {
-      started = await entry.start()
+      started = await backend.start()
     } catch (err) {
       reasons.push(autoSkipReason(spec, { name: spec.name, available: false, detail: reasonOf(err) }))
       continue
     }
-    const capability = capabilityOf(started)
+    const capability = capabilityOf(started.runtime)
     if (!autoAccepts(spec, capability)) {
       reasons.push(autoSkipReason(spec, capability))
       continue
     }
-    started.flags.autoSkipped = reasons.join('; ')
+    started.runtime.flags.autoSkipped = reasons.join('; ')
     return started
   }
-  throw new BackendUnavailableError('auto', reasons.join('; ') || `no backend of the ${table.kind} family may be picked automatically`)
+  throw new BackendUnavailableError('auto', reasons.join('; ') || `no backend of the ${kind} family may be picked automatically`)
 }
 
-/** The family's data set and what the backend prepared from it: one entry per (data key, fold) a job needed. */
-export interface SeamData {
+/** The family's data set and what the started backend prepared from it: one entry per (data key, fold) a job needed. */
+export interface SeamData<P extends ModelParamsBase = ModelParamsBase> {
   dataset: Dataset
-  prepared: Map<string, unknown>
+  prepared: Map<string, PreparedData<P>>
 }
 
 /** A job's models as the backend trains them: a plain workload (its first model's configuration), each model's own parameters, and, in a set with folds, a fold. */
@@ -123,66 +126,81 @@ function modelGroups<P extends ModelParamsBase>(workload: Workload<P>, indices: 
   return [...groups.values()]
 }
 
-export function workerFamily<P extends ModelParamsBase>(table: FamilyBackends<P>): TableWorkerFamily<P> {
-  const entryOf = (runtime: WorkerRuntime): WorkerBackend<P, WorkerRuntime, unknown> => {
-    const entry = table.backends.find((b) => b.name === runtime.backend)
-    if (!entry) throw new Error(`the ${table.kind} family has no backend ${runtime.backend}`)
-    return entry
+/**
+ * The worker half of a shared family: its data key and its backend table, one defineBackend(entry)
+ * per name of the shared family's table — the compiler checks the names (BackendTable), and this
+ * checks them again when the module loads (a family whose names are plain strings, and each entry's
+ * own name against its key). The built family lists its backends in the shared table's order.
+ */
+export function workerFamily<P extends ModelParamsBase, N extends string>(shared: ModelFamily<P, N>, half: FamilyBackends<P, NoInfer<N>>): TableWorkerFamily<P> {
+  const table: Readonly<Record<string, Backend<P>>> = half.backends
+  const names: string[] = shared.backends.map((s) => s.name)
+  for (const [key, backend] of Object.entries(table)) {
+    if (!names.includes(key)) throw new Error(`the ${shared.kind} family's worker table has a backend ${key} its shared table lacks (${names.join(', ')})`)
+    if (backend.name !== key) throw new Error(`the ${shared.kind} family's worker table lists the backend ${backend.name} under ${key}`)
   }
+  const missing = names.filter((name) => !(name in table))
+  if (missing.length) throw new Error(`the ${shared.kind} family's worker table has no backend ${missing.join(', ')}`)
+  return tableFamily(shared.kind, half.dataKey, names.map((name) => table[name]))
+}
+
+/** A family over a list of sealed backends (workerFamily's table in order, or withBackends' longer one). */
+function tableFamily<P extends ModelParamsBase>(kind: P['kind'], dataKey: (workload: Workload<P>) => string, backends: readonly Backend<P>[]): TableWorkerFamily<P> {
   /** What the backend trains a group on: prepared once per worker from the group's data set (its fold's, in a set with folds). */
-  const dataOf = (runtime: WorkerRuntime, data: SeamData, group: ModelGroup<P>): unknown => {
-    const key = `${table.dataKey(group.workload)}|fold ${group.fold}`
-    if (!data.prepared.has(key)) {
+  const preparedFor = (started: StartedBackend<P>, data: SeamData<P>, group: ModelGroup<P>): PreparedData<P> => {
+    const key = `${dataKey(group.workload)}|fold ${group.fold}`
+    let prepared = data.prepared.get(key)
+    if (!prepared) {
       const dataset = group.fold === null || group.folds === null ? data.dataset : foldDataset(data.dataset, group.folds, group.fold)
-      data.prepared.set(key, entryOf(runtime).prepare(runtime, dataset, group.workload))
+      prepared = started.prepare(dataset, group.workload)
+      data.prepared.set(key, prepared)
     }
-    return data.prepared.get(key)
+    return prepared
   }
   return {
-    kind: table.kind,
-    backends: table.backends,
+    kind,
+    backends,
     async init(name: BackendName) {
       // the shared half is read when a worker starts, so a backend a test registers on both halves is found
-      const shared = findFamily(table.kind)
+      const shared = findFamily(kind)
       const specs = shared?.backends ?? []
-      if (name === 'auto') return startAuto(specs, table)
-      const entry = table.backends.find((b) => b.name === name)
-      if (!entry || (shared && !specs.some((s) => s.name === name))) {
-        throw new BackendUnavailableError(name, `it cannot train the ${shared?.label ?? table.kind} family; accepted: ${specs.map((s) => s.name).join(', ')}`)
+      if (name === 'auto') return startAuto(kind, specs, backends)
+      const backend = backends.find((b) => b.name === name)
+      if (!backend || (shared && !specs.some((s) => s.name === name))) {
+        throw new BackendUnavailableError(name, `it cannot train the ${shared?.label ?? kind} family; accepted: ${specs.map((s) => s.name).join(', ')}`)
       }
-      return entry.start()
+      return backend.start()
     },
-    dataKey: table.dataKey,
-    prepare: (_runtime, workload): SeamData => ({ dataset: datasetFor(workload as unknown as Workload), prepared: new Map() }),
-    disposeData(runtime, data) {
-      for (const prepared of (data as SeamData).prepared.values()) entryOf(runtime).dispose(runtime, prepared)
+    dataKey,
+    prepare: (_started, workload) => ({ dataset: datasetFor(workload), prepared: new Map() }),
+    disposeData(_started, data) {
+      for (const prepared of data.prepared.values()) prepared.dispose()
     },
-    async warmUp(runtime, data, workload, indices) {
-      const entry = entryOf(runtime)
+    async warmUp(started, data, workload, indices) {
+      const { perModel, foldsHeldOut } = started.backend
       // every data set the set's jobs may need is prepared before the clock (a pool worker warms up
       // on one model but may be handed any); the warm-up step itself runs on the given models
-      if (workload.set) for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], entry.perModel, entry.foldsHeldOut)) dataOf(runtime, data as SeamData, group)
-      for (const group of modelGroups(workload, indices, entry.perModel, entry.foldsHeldOut)) await entry.warmUp(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices)
+      if (workload.set) for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], perModel, foldsHeldOut)) preparedFor(started, data, group)
+      for (const group of modelGroups(workload, indices, perModel, foldsHeldOut)) await preparedFor(started, data, group).warmUp(group.workload, group.indices)
     },
-    async train(runtime, data, workload, indices, options, hooks) {
-      const entry = entryOf(runtime)
-      const dataset = (data as SeamData).dataset
-      for (const group of modelGroups(workload, indices, entry.perModel, entry.foldsHeldOut)) {
-        await entry.train(runtime, dataOf(runtime, data as SeamData, group), group.workload, group.indices, groupOptions(workload, group, entry, options, dataset.train), setHooks(workload, group, options, hooks))
+    async train(started, data, workload, indices, options, hooks) {
+      const { perModel, foldsHeldOut } = started.backend
+      for (const group of modelGroups(workload, indices, perModel, foldsHeldOut)) {
+        await preparedFor(started, data, group).train(group.workload, group.indices, groupOptions(workload, group, foldsHeldOut, options, data.dataset.train), setHooks(workload, group, options, hooks))
       }
     },
   }
 }
 
 /** What a backend is told of a group of a set: each model's parameters, and its fold's rows where folds are held out. */
-function groupOptions<P extends ModelParamsBase>(workload: Workload<P>, group: ModelGroup<P>, entry: WorkerBackend<P, WorkerRuntime, unknown>, options: TrainOptions, trainRows: number): TrainOptions {
+function groupOptions<P extends ModelParamsBase>(workload: Workload<P>, group: ModelGroup<P>, foldsHeldOut: boolean | undefined, options: TrainOptions, trainRows: number): TrainOptions {
   const set = workload.set
   if (!set) return options
   const paramsOf = (index: number) => group.params.get(index) ?? group.workload.model
   // folds held out of the whole training set: the fold's rows, as foldDataset cuts them
   const folds = set.folds
   const heldOutOf =
-    folds !== null && entry.foldsHeldOut
+    folds !== null && foldsHeldOut
       ? (index: number) => {
           const { fold } = setMember(set, index)
           return fold === null ? null : foldRows(trainRows, folds, fold)
@@ -205,13 +223,13 @@ function setHooks<P extends ModelParamsBase>(workload: Workload<P>, group: Model
   }
 }
 
-/** The same family with more backends at the end of its table (a test's toy backend; its shared entry: registerBackend). */
-export function withBackends<P extends ModelParamsBase>(family: TableWorkerFamily<P>, extra: readonly WorkerBackend<P, WorkerRuntime, unknown>[]): TableWorkerFamily<P> {
-  return workerFamily<P>({ kind: family.kind, dataKey: family.dataKey, backends: [...family.backends, ...extra] })
+/** The same family with more backends at the end of its table (a test's toy backend, defineBackend(entry); its shared entry: registerBackend). */
+export function withBackends<P extends ModelParamsBase>(family: TableWorkerFamily<P>, extra: readonly Backend<P>[]): TableWorkerFamily<P> {
+  return tableFamily(family.kind, family.dataKey, [...family.backends, ...extra])
 }
 
 /** What this machine offers: every family's backends, each name once (first family's probe), in registry order. */
-export async function probeFamilies(families: readonly { backends: readonly WorkerBackend<never, WorkerRuntime, unknown>[] }[]): Promise<BackendCapability[]> {
+export async function probeFamilies(families: readonly { backends: readonly Pick<Backend<ModelParamsBase>, 'name' | 'probe'>[] }[]): Promise<BackendCapability[]> {
   const out: BackendCapability[] = []
   for (const family of families) {
     for (const entry of family.backends) {

@@ -1,8 +1,9 @@
 // The worker half of a model family: what a worker process needs to train it. The worker's message
 // loop (worker/loop.ts) looks the family up by `workload.model.kind` and calls only WorkerFamily; it
 // never reads a family's parameters. A family is its table of backends (WorkerBackend: one entry
-// owns everything about one backend), assembled by workerFamily() (seam.ts), which starts a backend
-// (by name, or `auto` by the shared family's rule), builds the data set once and hands it to it.
+// owns everything about one backend, sealed by defineBackend in backend.ts), assembled by
+// workerFamily() (seam.ts), which starts a backend (by name, or `auto` by the shared family's rule),
+// builds the data set once and hands it to it.
 import type { BackendCapability, BackendName, DeviceCounters, HeldOutRows, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../dataset'
@@ -116,17 +117,26 @@ export interface WorkerBackend<P extends ModelParamsBase = ModelParamsBase, R ex
   train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
 }
 
-export interface WorkerFamily<P extends ModelParamsBase = ModelParams, R extends WorkerRuntime = WorkerRuntime, D = unknown> {
+/** What a family's init() started: the backend's runtime (what the worker loop reads), with whatever the family keeps beside it. */
+export interface StartedRuntime {
+  readonly runtime: WorkerRuntime
+}
+
+/**
+ * A family as the worker loop calls it. The loop hands each method back only what this family's
+ * own init() and prepare() gave it (S and D), so a family's S and D are its own business.
+ */
+export interface WorkerFamily<P extends ModelParamsBase = ModelParams, S extends StartedRuntime = StartedRuntime, D = unknown> {
   kind: P['kind']
   /** Starts the backend (resolving `auto`); throws with the reason when it is not available. */
-  init(backend: BackendName): Promise<R>
+  init(backend: BackendName): Promise<S>
   /** Identifies the data a workload needs: the worker keeps prepared data while the key stays. */
   dataKey(workload: Workload<P>): string
   /** Generates/loads the data set and places it where training reads it (host or device). */
-  prepare(runtime: R, workload: Workload<P>): D
-  disposeData(runtime: R, data: D): void
+  prepare(started: S, workload: Workload<P>): D
+  disposeData(started: S, data: D): void
   /** One step on the real shapes before the clock, so kernels and shaders are compiled. */
-  warmUp(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[]): Promise<void>
+  warmUp(started: S, data: D, workload: Workload<P>, modelIndices: readonly number[]): Promise<void>
   /** Trains the models: `fused` = all in one program (batched), else one after another. */
-  train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
+  train(started: S, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
 }

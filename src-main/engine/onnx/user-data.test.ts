@@ -11,9 +11,7 @@ import type { MlpParams } from '@shared/families/mlp'
 import { loadDataFile, tablePath } from '../../data'
 import { datasetFor } from '../data'
 import { mlpWorkerFamily } from '../families/mlp'
-import type { SeamData } from '../families/seam'
 import { onnxRuntimeBackend } from './backend'
-import type { WorkerRuntime } from '../families/types'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-onnx-user-data-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -29,7 +27,7 @@ beforeAll(async () => {
 
 it("prepares the user's rows, the same data set the other backends train on", () => {
   // the family builds the data set; onnxruntime's prepare (which reads nothing of its runtime) lays it out
-  const family = mlpWorkerFamily.prepare({ backend: 'onnxruntime' } as WorkerRuntime, workload) as SeamData
+  const family = mlpWorkerFamily.prepare({} as never, workload)
   const prepared = onnxRuntimeBackend.prepare({} as never, family.dataset, workload)
   const expected = datasetFor(workload)
   expect(prepared.dataset.yTrain).toEqual(expected.yTrain)
