@@ -16,7 +16,7 @@ import {
   type MachineKey,
   TrainpoolError,
 } from '@shared/contract'
-import { allFamilies, BackendUnavailableError, backendSpec, findFamily, type ModelFamily } from '@shared/families'
+import { BackendUnavailableError, findFamily, isGpuBackend, type ModelFamily } from '@shared/families'
 import { calibrateFamily, type CalibrationHooks } from '../bench/calibrate'
 import type { WorkerLauncher } from '../pool/launcher'
 import { readCalibration, writeCalibration } from '../store/calibration-cache'
@@ -66,7 +66,6 @@ export class AutoCalibration {
   async machine(): Promise<MachineKey> {
     const probed = await this.options.probe.backends()
     const available = probed.filter((b) => b.available)
-    const isGpuBackend = (name: string) => allFamilies().some((f) => backendSpec(f, name)?.gpu)
     return {
       host: os.hostname(),
       cpu: os.cpus()[0]?.model?.trim() || os.arch(),

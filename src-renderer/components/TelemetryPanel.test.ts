@@ -3,6 +3,7 @@ import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunEvent } from '@shared/contract/events'
 import type { GpuSample, TelemetrySample, WorkerSample } from '@shared/contract/telemetry'
+import { registerBackend } from '@shared/families'
 import { setBridge } from '../bridge'
 import { appendSamples, fixedScalePoints, formatMiB, formatPower } from '../lib/telemetry'
 import { useRunStore } from '../stores/run'
@@ -86,6 +87,21 @@ describe('TelemetryPanel', () => {
     const withGpu = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples }, backend: ['wasm', 'webgpu'] } })
     expect(withGpu.find('[data-test=no-gpu]').exists()).toBe(false)
     expect(withGpu.find('[data-test=gpus]').exists()).toBe(true)
+  })
+
+  it("a GPU backend is what the family's backend table says (gpu: true), not a list of its own", () => {
+    const samples = [sample(0, 'pool', 90), sample(1000, 'pool', 95)]
+    const undo = registerBackend('mlp', { name: 'toy-gpu', gpu: true, auto: false, batched: true, speed: { workPerSecond: 1e9, stepMs: 1, jobMs: 1, poolStartMs: 1, sharedDevice: true } })
+    try {
+      const toy = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples }, backend: 'toy-gpu', family: 'mlp' } })
+      expect(toy.find('[data-test=gpus]').exists()).toBe(true)
+    } finally {
+      undo()
+    }
+    // the trees' webgpu engine is a GPU backend; their cpu engine is not
+    const trees = (backend: string) => mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples }, backend, family: 'gbdt' } })
+    expect(trees('webgpu').find('[data-test=gpus]').exists()).toBe(true)
+    expect(trees('cpu').get('[data-test=no-gpu]').text()).toBe('cpu trains on the CPU: no GPU telemetry for this run.')
   })
 
   it('after a run, each worker keeps its last CPU and memory reading (no N/A from its exit sample)', () => {
