@@ -1,6 +1,12 @@
 import tseslint from 'typescript-eslint'
 import vue from 'eslint-plugin-vue'
 
+/** What no shared module imports (a later block for src-shared/ files repeats these: a block's rule options replace an earlier one's). */
+const SHARED_ONLY = [
+  { group: ['**/src-main/**', '**/src-renderer/**', '**/src-preload/**'], message: 'shared code imports only shared code' },
+  { group: ['node:*'], message: 'shared code runs in the renderer too: no Node built-ins' },
+]
+
 export default tseslint.config(
   { ignores: ['out/**', 'node_modules/**', 'scratch/**', 'test-artifacts/**', 'bin/**'] },
   ...tseslint.configs.recommended,
@@ -23,9 +29,26 @@ export default tseslint.config(
   {
     files: ['src-shared/**/*.ts'],
     rules: {
+      'no-restricted-imports': ['error', { patterns: SHARED_ONLY }],
+    },
+  },
+  // Shared code's layers: vocabulary/ (the words both import) at the bottom, then families/, then
+  // contract/ (whose schemas read the families). A lower layer never imports a higher one.
+  {
+    files: ['src-shared/vocabulary/**/*.ts'],
+    rules: {
       'no-restricted-imports': ['error', { patterns: [
-        { group: ['**/src-main/**', '**/src-renderer/**', '**/src-preload/**'], message: 'shared code imports only shared code' },
-        { group: ['node:*'], message: 'shared code runs in the renderer too: no Node built-ins' },
+        ...SHARED_ONLY,
+        { group: ['**/families', '**/families/**', '**/contract', '**/contract/**'], message: 'the vocabulary is the bottom layer: it imports neither families/ nor contract/' },
+      ] }],
+    },
+  },
+  {
+    files: ['src-shared/families/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        ...SHARED_ONLY,
+        { group: ['**/contract', '**/contract/**'], message: 'families/ imports the vocabulary (src-shared/vocabulary/), never the contract, which reads the families' },
       ] }],
     },
   },

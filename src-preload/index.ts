@@ -9,7 +9,7 @@ import type { MenuCommand } from '@shared/contract/channels'
 import { CHANNELS, requestMethods } from '@shared/contract/api'
 import type { ApiRequest, ApiResponse, Envelope, Method, TrainpoolApi } from '@shared/contract/api'
 import type { RunEvent } from '@shared/contract/events'
-import type { TrainpoolErrorShape } from '@shared/contract/errors'
+import type { TrainpoolErrorShape } from '@shared/vocabulary/errors'
 
 /**
  * What a failed call rejects with. A plain object on purpose: contextBridge copies Error instances

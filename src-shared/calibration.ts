@@ -7,7 +7,7 @@ import type { AutoChoice, BackendTiming, CalibrationWorkload, FamilyCalibration 
 import { type BenchConfig, DEFAULT_CONFIG, type ModelParams } from './contract/config'
 import { stepsOf, workOf } from './contract/model-set'
 import { type Workload, workloadFor } from './contract/workload'
-import { TrainpoolError } from './contract/errors'
+import { TrainpoolError } from './vocabulary/errors'
 import { allFamilies, type BackendSpeed, backendSpec, findFamily, familyKinds, type ModelFamily } from './families'
 import { formatDuration, formatRows } from './format'
 

@@ -4,7 +4,7 @@
 // family and the data sizes. Each refusal names its field (data.target, data.features, data.exclude,
 // data.impute, sizes.<i>) and says what is accepted.
 import type { ColumnInfo, DataSetInfo, DataSource, ImputeMode } from './contract/dataset'
-import type { FieldIssue } from './contract/errors'
+import type { FieldIssue } from './vocabulary/errors'
 import { type ColumnChoice, featuresWithMissing, pickColumns, usableRows } from './data-columns'
 import { allFamilies } from './families'
 import type { ModelFamily } from './families/family'

@@ -5,7 +5,7 @@
 // service and the config panel both call.
 import type { ColumnInfo, DataSetInfo, DataSource } from './contract/dataset'
 import { LIMITS } from './contract/config'
-import { type FieldIssue, TrainpoolError } from './contract/errors'
+import { type FieldIssue, TrainpoolError } from './vocabulary/errors'
 
 export interface ColumnChoice {
   target: ColumnInfo

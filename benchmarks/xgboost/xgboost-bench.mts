@@ -23,7 +23,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { splitRows } from '../../src-shared/contract/split.ts'
+import { splitRows } from '../../src-shared/vocabulary/split.ts'
 import { modelSeed } from '../../src-shared/contract/workload.ts'
 import { GBDT_DEFAULTS, type GbdtParams } from '../../src-shared/families/gbdt.ts'
 import { generateDataset } from '../../src-main/engine/data.ts'

@@ -140,7 +140,7 @@ describe('model-set flags', () => {
   })
 })
 
-describe('numbers in flags: decimal only, an integer written as one (the shared rule, contract/fields.ts readNumber)', () => {
+describe('numbers in flags: decimal only, an integer written as one (the shared rule, vocabulary/fields.ts readNumber)', () => {
   it.each([
     [{ model: 'gbdt', maxDepth: '0x3' }, /^--max-depth "0x3" is not a decimal number; accepted: an integer from 1 to 16$/],
     [{ model: 'gbdt', seeds: '0x2' }, /^--seeds "0x2" is not a decimal number; accepted: an integer from 1 to 100$/],

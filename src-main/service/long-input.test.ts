@@ -1,6 +1,6 @@
 // Errors quote a user's value once, cut: a 900 KB run id once came back twice in a 1.8 MB reply.
 // Every path that echoes input (the contract's field issues, an unknown method, the store's run-id
-// check) quotes it through echoValue (src-shared/contract/errors.ts), at most ECHO_LIMIT characters.
+// check) quotes it through echoValue (src-shared/vocabulary/errors.ts), at most ECHO_LIMIT characters.
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'

@@ -2,7 +2,7 @@
 // payload} and come back as {id, ...Envelope}; pushed {event} frames go to `onEvent`. It reconnects
 // with backoff; requests queued or in flight when it drops are rejected with a clear error.
 import type { ApiRequest, ApiResponse, Envelope, Method } from '@shared/contract/api'
-import type { TrainpoolErrorShape } from '@shared/contract/errors'
+import type { TrainpoolErrorShape } from '@shared/vocabulary/errors'
 import type { RunEvent } from '@shared/contract/events'
 import { WS_CLOSE, type WsRequest } from '@shared/contract/websocket'
 

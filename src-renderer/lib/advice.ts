@@ -2,7 +2,7 @@
 // derived once: the default target a run is advised for, the recommendation's lines, and the check
 // table's rows. Pure; the fits and the advice themselves come from src-shared/advice.
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, type AdviceTarget, AdviceTargetSchema } from '@shared/contract/advice'
-import { numberOf } from '@shared/contract/fields'
+import { numberOf } from '@shared/vocabulary/fields'
 import type { Measurement } from '@shared/contract/result'
 import { formatRange, howMuchSlower, optionLabel, predictionError } from '@shared/advice'
 import { formatDuration, formatNumber } from '@shared/format'

@@ -1,4 +1,4 @@
-import type { FieldIssue, TrainpoolErrorShape } from '@shared/contract/errors'
+import type { FieldIssue, TrainpoolErrorShape } from '@shared/vocabulary/errors'
 
 /** Normalises whatever a bridge call threw into a TrainpoolErrorShape. */
 export function asErrorShape(err: unknown): TrainpoolErrorShape {

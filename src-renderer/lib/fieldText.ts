@@ -3,8 +3,8 @@
 // user typed instead of the parsed value ("1e", not "got null"). Pure; the config store applies it.
 import { LIMITS } from '@shared/contract/config'
 import { SET_LIMITS } from '@shared/contract/model-set'
-import type { FieldIssue } from '@shared/contract/errors'
-import { itemProblem, type NumberKind, readNumber } from '@shared/contract/fields'
+import type { FieldIssue } from '@shared/vocabulary/errors'
+import { itemProblem, type NumberKind, readNumber } from '@shared/vocabulary/fields'
 import { acceptedText, type ParamField } from '@shared/families'
 import { formatNumber } from '@shared/format'
 

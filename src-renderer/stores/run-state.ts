@@ -2,7 +2,7 @@
 // start and the stored-run transitions, and what is derived (progress, elapsed, ETA). No Pinia, no
 // bridge, no timers: the run store holds one RunState and does the calls; tests call these directly.
 import type { BenchConfig } from '@shared/contract/config'
-import type { TrainpoolErrorShape } from '@shared/contract/errors'
+import type { TrainpoolErrorShape } from '@shared/vocabulary/errors'
 import type { ModelCell, RunEvent, RunPhase, WorkerLane } from '@shared/contract/events'
 import type { RunListEntry } from '@shared/contract/api'
 import type { Measurement, MeasurementKey, RunResult, RunStatus } from '@shared/contract/result'

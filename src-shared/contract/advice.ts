@@ -3,7 +3,7 @@
 // cannot be trusted, and a self-check (the recommended and the runner-up configurations run at the
 // target, predicted against measured) stored with the run.
 import { z } from 'zod'
-import { STRATEGIES } from './names'
+import { STRATEGIES } from '../vocabulary/names'
 
 /** What a user may ask advice for: bigger than this is not a benchmark this app can check. */
 export const ADVICE_LIMITS = {

@@ -6,11 +6,11 @@ import { allBackendNames, type BackendName, backendKnown, type ConcreteBackend, 
 import { GpuChoiceSchema } from './gpus'
 import { LauncherSchema, reservedSbatchArg } from './launcher'
 import { checkedSetSize, configurationCount, modelSetIssues, ModelSetSchema } from './model-set'
-import { splitRows } from './split'
-import { enumListField, intField, intListField, realField } from './fields'
-import { FAILURE_POLICIES, PRESET_NAMES, type PresetName, STRATEGIES, TARGETS } from './names'
+import { splitRows } from '../vocabulary/split'
+import { enumListField, intField, intListField, realField } from '../vocabulary/fields'
+import { FAILURE_POLICIES, PRESET_NAMES, type PresetName, STRATEGIES, TARGETS } from '../vocabulary/names'
 
-export * from './names'
+export * from '../vocabulary/names'
 export type { BackendName, ConcreteBackend }
 
 /**

@@ -2,13 +2,12 @@
 // the store (keyed by the file's sha256), then named by a run's config. Generated data needs none
 // of this (config.data absent). What a run used is recorded in its result (`dataset`).
 import { z } from 'zod'
+import { IMPUTE_MODES } from '../vocabulary/workload-shape'
+
+export { IMPUTE_MODES, type ImputeMode } from '../vocabulary/workload-shape'
 
 export const DATA_FORMATS = ['csv', 'parquet'] as const
 export type DataFormat = (typeof DATA_FORMATS)[number]
-
-/** MLP only: what to do with missing values (trees handle them natively, the default direction learned). */
-export const IMPUTE_MODES = ['none', 'mean'] as const
-export type ImputeMode = (typeof IMPUTE_MODES)[number]
 
 export const SHA256_PATTERN = /^[0-9a-f]{64}$/
 /** A file's sha256 as requests name it (a data set's key in the cache). */

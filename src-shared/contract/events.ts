@@ -3,7 +3,7 @@
 import type { CalibrationState } from './calibration'
 import type { GpuInfo } from './gpus'
 import type { BenchConfig } from './config'
-import type { Progress } from './progress'
+import type { Progress } from '../vocabulary/progress'
 import type { Measurement, MeasurementKey, RunResult } from './result'
 import type { GpuTelemetryStatus, TelemetrySample } from './telemetry'
 import type { BackendCapability } from './worker-messages'

@@ -4,8 +4,8 @@
 // Its fields are sbatch's own options; nothing here reaches a shell (sbatch is run without one), and
 // each value is checked so a typo is refused by name before anything is submitted.
 import { z } from 'zod'
-import { TrainpoolError } from './errors'
-import { intField } from './fields'
+import { TrainpoolError } from '../vocabulary/errors'
+import { intField } from '../vocabulary/fields'
 
 /** A Slurm name or list (partition, account, gres): letters, digits and the punctuation Slurm uses in them. */
 const slurmWord = (field: string, example: string) =>

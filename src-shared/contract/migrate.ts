@@ -1,6 +1,6 @@
 // Reading a stored or exported run of any known schema version: older versions are migrated to the
 // current one before validation; an unknown version is refused with the reason (listed as damaged).
-import { TrainpoolError } from './errors'
+import { TrainpoolError } from '../vocabulary/errors'
 import { type RunResult, RunResultSchema, SCHEMA_VERSION } from './result'
 
 type Json = Record<string, unknown>

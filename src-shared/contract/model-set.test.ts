@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { gbdtFamily, mlpFamily } from '../families'
 import { BenchConfigSchema, presetConfig } from './config'
-import { fieldIssues } from './errors'
+import { fieldIssues } from '../vocabulary/errors'
 import { configurationCount, configurationParams, describeConfiguration, describeMembers, foldRows, type ModelSet, setMember, setSize } from './model-set'
 
 const set = (s: Partial<ModelSet>): ModelSet => ({ grid: {}, seeds: 1, folds: null, ...s })

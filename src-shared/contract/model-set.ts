@@ -12,10 +12,10 @@
 // training rows [⌊f·n/K⌋, ⌊(f+1)·n/K⌋) (foldRows); its model trains on the others and is scored on
 // them (validation MSE) as well as on the test split.
 import type { ModelFamily, ParamField } from '../families/family'
-import { type GridValue, type ModelSet, SET_LIMITS } from './model-set-shape'
-import type { WorkloadOf } from './workload-shape'
+import { type GridValue, type ModelSet, SET_LIMITS } from '../vocabulary/model-set-shape'
+import type { WorkloadOf } from '../vocabulary/workload-shape'
 
-export { type GridValue, type ModelSet, ModelSetSchema, SET_LIMITS } from './model-set-shape'
+export { type GridValue, type ModelSet, ModelSetSchema, SET_LIMITS } from '../vocabulary/model-set-shape'
 
 /** The fields a family lets vary in a grid. */
 export function varyingFields(family: Pick<ModelFamily, 'fields'>): ParamField[] {

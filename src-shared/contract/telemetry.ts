@@ -2,7 +2,7 @@
 // and per-worker CPU% / RSS, sampled at ≤ 1 Hz, tagged with the measurement running at the time.
 // Pure: imported by the renderer too (the "GPU busy … in sequential, … in batched" line).
 import { z } from 'zod'
-import { STRATEGIES, type Strategy } from './names'
+import { STRATEGIES, type Strategy } from '../vocabulary/names'
 
 /** One GPU at one tick. Fields nvidia-smi reports as [N/A] / [Not Supported] are null. */
 export const GpuSampleSchema = z.object({

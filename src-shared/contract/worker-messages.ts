@@ -3,7 +3,7 @@
 import type { BackendName, ConcreteBackend } from './config'
 import type { DeviceCounters } from './device-counters'
 import type { ModelArtifact } from './model-artifact'
-import type { Progress } from './progress'
+import type { Progress } from '../vocabulary/progress'
 import type { PerModel } from './result'
 import type { Workload } from './workload'
 

@@ -4,7 +4,7 @@
 // column choice (`data`): the worker reads that file itself, so no matrix ever crosses IPC.
 import type { ModelParams } from '../families'
 import type { BenchConfig } from './config'
-import type { WorkloadData, WorkloadOf } from './workload-shape'
+import type { WorkloadData, WorkloadOf } from '../vocabulary/workload-shape'
 
 export type { WorkloadData }
 

@@ -2,12 +2,13 @@
 // everything main, the renderer and the CLI need without starting it — whether it is a GPU backend,
 // whether `batched` exists on it (and why not), and its assumed speed for the time estimate. The
 // family lists its entries in the order its `auto` prefers them; the worker half
-// (src-main/engine/families/) registers the same names with their probe, start, prepare, warm-up,
-// train and dispose. The `auto` rule lives here, once: the capabilities announce it per family and a
-// worker starting with `auto` applies it to what it could start, so both pick the same backend.
-// This module imports nothing from the contract but its errors (a leaf): the contract's backend
-// lists are derived from it.
-import { TrainpoolError } from '../contract/errors'
+// (src-main/engine/families/) registers the same names, its table keyed by them (the compiler checks
+// the pairing), with their probe, start, prepare, warm-up, train and dispose. The `auto` rule lives
+// here, once: the capabilities announce it per family and a worker starting with `auto` applies it
+// to what it could start, so both pick the same backend.
+// Like every families/ module it imports only the vocabulary (src-shared/vocabulary/), never the
+// contract: the contract's backend lists are derived from it.
+import { TrainpoolError } from '../vocabulary/errors'
 
 /**
  * Assumed speed of a backend for one family: rough on purpose (the UI says "rough estimate"). The

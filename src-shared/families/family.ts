@@ -4,11 +4,11 @@
 // memory need, and which backends and strategies it supports. The worker half (training) lives in
 // src-main/engine/families/. Pool, runner, verify, service and the shells see only this interface.
 import { z } from 'zod'
-import { intField, intListField, type Range, realField } from '../contract/fields'
-import type { PresetName } from '../contract/names'
-import type { Progress } from '../contract/progress'
-import type { WorkloadOf } from '../contract/workload-shape'
-import type { ModelSet } from '../contract/model-set-shape'
+import { intField, intListField, type Range, realField } from '../vocabulary/fields'
+import type { PresetName } from '../vocabulary/names'
+import type { Progress } from '../vocabulary/progress'
+import type { WorkloadOf } from '../vocabulary/workload-shape'
+import type { ModelSet } from '../vocabulary/model-set-shape'
 import type { BackendSpec } from './backend'
 
 export type Workload<P extends ModelParamsBase = ModelParamsBase> = WorkloadOf<P>

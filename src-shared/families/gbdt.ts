@@ -4,7 +4,7 @@
 // Progress is counted in boosting rounds (a lane shows "tree 37/100"); work in histogram updates
 // (one sampled row × one sampled feature added into a node histogram, per tree level: what the
 // trainer spends its time on). Training: src-main/engine/families/gbdt.ts over src-main/engine/gbdt/.
-import { splitRows } from '../contract/split'
+import { splitRows } from '../vocabulary/split'
 import type { BackendSpec } from './backend'
 import { type ModelFamily, paramsSchemaFrom, type ParamField } from './family'
 

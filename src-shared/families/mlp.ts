@@ -1,7 +1,7 @@
 // The MLP family's shared half: a regressor features → hidden… (ReLU) → 1, Adam, mini-batches in a
 // shared (data seed, epoch) order. Its work is counted in FLOPs of the training GEMMs; its progress
 // unit is a mini-batch (a lane shows epoch and batch). Training: src-main/engine/families/mlp.ts.
-import { splitRows } from '../contract/split'
+import { splitRows } from '../vocabulary/split'
 import type { BackendSpec } from './backend'
 import { type ModelFamily, paramsSchemaFrom, type ParamField, type Workload } from './family'
 

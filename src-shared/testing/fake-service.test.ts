@@ -2,7 +2,7 @@
 // the service, records every call, fails and answers as told, and its bridge view validates requests
 // and rejects with the bridges' plain error shape.
 import { describe, expect, it } from 'vitest'
-import { TrainpoolError } from '../contract/errors'
+import { TrainpoolError } from '../vocabulary/errors'
 import type { RunEvent } from '../contract/events'
 import { fakeBridge, FakeService } from './fake-service'
 import { scriptedRun } from './fixtures'

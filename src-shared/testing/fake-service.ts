@@ -42,7 +42,7 @@ import type { BackendTiming, CalibrationWorkload, FamilyCalibration } from '../c
 import type { Advice, AdviceCheck } from '../contract/advice'
 import type { MenuCommand } from '../contract/channels'
 import type { DataSetInfo } from '../contract/dataset'
-import { invalidInput, toErrorShape, TrainpoolError, type TrainpoolErrorShape } from '../contract/errors'
+import { invalidInput, toErrorShape, TrainpoolError, type TrainpoolErrorShape } from '../vocabulary/errors'
 import type { Capabilities, RunEvent } from '../contract/events'
 import type { RunResult } from '../contract/result'
 import { listEntry, newestFirst } from '../contract/run-list'

@@ -4,7 +4,7 @@
 import { computed, type ComputedRef, type Ref, watch } from 'vue'
 import type { BenchConfig } from '@shared/contract/config'
 import type { DataSetInfo, ImputeMode } from '@shared/contract/dataset'
-import type { FieldIssue } from '@shared/contract/errors'
+import type { FieldIssue } from '@shared/vocabulary/errors'
 import { checkDataChoice, type DataCheck } from '@shared/data-check'
 import { skippedTextColumns } from '@shared/data-columns'
 import type { ModelFamily } from '@shared/families'

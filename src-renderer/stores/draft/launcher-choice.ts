@@ -6,9 +6,9 @@
 import { computed, reactive, ref } from 'vue'
 import type { BenchConfig } from '@shared/contract/config'
 import type { Capabilities } from '@shared/contract/events'
-import type { FieldIssue } from '@shared/contract/errors'
+import type { FieldIssue } from '@shared/vocabulary/errors'
 import { type LauncherChoice, SLURM_DEFAULTS } from '@shared/contract/launcher'
-import { numberOf } from '@shared/contract/fields'
+import { numberOf } from '@shared/vocabulary/fields'
 
 export type RunPlace = 'local' | 'slurm'
 

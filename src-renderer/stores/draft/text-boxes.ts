@@ -5,7 +5,7 @@
 import { computed, reactive, ref, type ComputedRef } from 'vue'
 import type { BenchConfig, ModelParams } from '@shared/contract/config'
 import { LIMITS } from '@shared/contract/config'
-import { numberOf, type NumberKind } from '@shared/contract/fields'
+import { numberOf, type NumberKind } from '@shared/vocabulary/fields'
 import { checkedSetSize, type GridValue, gridValueText, type ModelSet } from '@shared/contract/model-set'
 import { findFamily, type ModelFamily, type ParamField } from '@shared/families'
 import { modelSweep } from '@shared/plan'

@@ -3,7 +3,7 @@
 // labels and the text as typed (lib/fieldText.ts).
 import { computed, type ComputedRef } from 'vue'
 import { backendsOf, type BenchConfig, BenchConfigSchema } from '@shared/contract/config'
-import { type FieldIssue, fieldIssues } from '@shared/contract/errors'
+import { type FieldIssue, fieldIssues } from '@shared/vocabulary/errors'
 import type { ModelFamily } from '@shared/families'
 import { fieldWords, sayIssue } from '../../lib/fieldText'
 import type { useCapabilitiesStore } from '../capabilities'

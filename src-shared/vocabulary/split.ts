@@ -1,4 +1,4 @@
-// The train/test split, on its own so that families and the config both import it without a cycle.
+// The train/test split, below the families and the contract, so both import it.
 
 /** Train/test row counts: the last round(size × testSplit) rows are the test set. */
 export function splitRows(size: number, testSplit: number): { train: number; test: number } {

@@ -1,5 +1,5 @@
 // A model set's shape and limits (what contract/model-set.ts enumerates and checks against a
-// family): a leaf module, so the workload's shape can name it without importing the families.
+// family), below the families and the contract, so the workload's shape can name it.
 import { z } from 'zod'
 import { intField, type Range } from './fields'
 

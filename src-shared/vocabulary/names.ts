@@ -1,5 +1,5 @@
-// The run configuration's word lists: the lowest layer of the contract, so the model families (which
-// the configuration's schema consults) can name presets and strategies without importing the schema.
+// The run configuration's word lists, below the contract, so the model families (which the
+// configuration's schema consults) can name presets and strategies without importing the schema.
 export const STRATEGIES = ['sequential', 'pool', 'batched'] as const
 export const TARGETS = ['teacher', 'noise'] as const
 export const PRESET_NAMES = ['smoke', 'quick', 'article'] as const

@@ -1,9 +1,12 @@
-// The shape of a workload, apart from the configuration it is made from (workload.ts): the model
-// families' shared half reads it, and the configuration's schema reads the families, so this shape
-// imports neither.
-import type { ImputeMode } from './dataset'
+// The shape of a workload, apart from the configuration it is made from (contract/workload.ts): the
+// model families' shared half reads it, and the configuration's schema reads the families, so this
+// shape imports neither.
 import type { ModelSet } from './model-set-shape'
 import type { Target } from './names'
+
+/** MLP only: what to do with missing values (trees handle them natively, the default direction learned). */
+export const IMPUTE_MODES = ['none', 'mean'] as const
+export type ImputeMode = (typeof IMPUTE_MODES)[number]
 
 /** The user's data set as a worker reads it (resolved and checked by the service before the run). */
 export interface WorkloadData {
