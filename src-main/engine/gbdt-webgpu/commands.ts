@@ -1,80 +1,88 @@
-// The trainer's device side: the buffers one chunk trains in, the uniform block, a kernel's bind
-// group and compute pass, submits (timed when profiling) and read-backs, and the commands of each
-// step of a round — the gradient's maximum, the root's sums, a level's pass (plan table, cleared
-// slots, histogram, derive, split filter), the row update, the fallback's histogram read-back. It
-// decides nothing about trees: it encodes what the host planned (level.ts) and returns the words
-// the host decides from (decide.ts). Layouts of every buffer: kernels.ts.
+// The trainer's device side: the buffers one chunk trains in, the level tables' layout, uniform
+// records, bind groups (made once per kernel and record), submits (timed when profiling) and
+// read-backs, and the commands of a round — a device-planned round encoded whole (every level's
+// histograms, split search, decisions and plan, the row updates and the next round's gradient;
+// one submit, one read-back of its trees), or a host-planned one pass by pass. It decides nothing
+// about trees on the host: it encodes what the trainer asks and returns the words it reads back.
+// Layouts of every buffer: kernels.ts.
 import type { GpuGbdtData } from './data'
 import { type GbdtGpu, USAGE } from './gpu'
-import { DERIVE_SLOTS, kernelKey, kernelSource, MODEL_INFO_WORDS, NONE, UNIFORM_WORDS, WG, type KernelName, type KernelOptions } from './kernels'
-import type { HostModel, Slice, TrainShape } from './level'
+import {
+  CHOICE_WORDS,
+  CNT_WORDS,
+  DEC_WORDS,
+  DERIVE_SLOTS,
+  kernelKey,
+  kernelSource,
+  LVL_WORDS,
+  MODEL_INFO_WORDS,
+  NONE,
+  SHARED32_ROWS,
+  TREE_WORDS,
+  UNIFORM_FIELDS,
+  UNIFORM_STRIDE,
+  WG,
+  type KernelName,
+  type KernelOptions,
+  type UniformField,
+} from './kernels'
+import type { HostModel, RoundSample, Slice, TrainShape } from './level'
 import type { HistogramMode, WebgpuTrainStats } from './options'
-import { SLOT_BYTES } from './plan'
+import { SLOT_BYTES, type TableSizes } from './plan'
 
-/** rows per workgroup of the shared-memory histogram kernel */
+/** rows per workgroup of the shared-memory histogram kernels */
 const SHARED_ROWS = 1024
 /** features per thread of the global-atomics histogram kernel */
 const GLOBAL_FEATURES = 8
 /** kernels timed per submit when profiling */
-const TIMED_PER_SUBMIT = 16
+const TIMED_PER_SUBMIT = 128
 /** bytes of histograms read back per submit in the fallback */
 const FALLBACK_BATCH_BYTES = 64 * 2 ** 20
 
-const UNIFORM_FIELDS = [
-  'n',
-  'rowsPad',
-  'C',
-  'S',
-  'P',
-  'nFeat',
-  'K',
-  'E',
-  'nDerive',
-  'Bmax',
-  'bsOff',
-  'derOff',
-  'entOff',
-  'maskWords',
-  'useMask',
-  'FC',
-  'nFC',
-  'FG',
-  'Wmax',
-  'RB',
-] as const
-type UniformField = (typeof UNIFORM_FIELDS)[number]
-
-/** An evaluated node of a pass: its model (index in the chunk) and level index. */
-export interface PassEntry {
-  m: number
-  li: number
+/** Word offsets of the level tables in `tabs` (kernels.ts). */
+interface TableLayout extends TableSizes {
+  lvl: [number, number]
+  cnt: number
+  bslot: number
+  der: number
+  eval: number
+  dec: number
+  best: number
+  choice: number
+  free: number
+  temp: number
+  tree: number
+  words: number
 }
 
-/** A level's pass as read back: the filter's output (kernels.ts, `out`), and the root's sums at the root. */
-export interface PassResult {
-  words: Uint32Array
-  /** the evaluated nodes, in the order of their records in `words` */
-  entries: PassEntry[]
-  /** [Σq lo, hi, count] per model: the root pass only */
-  rootSums: Uint32Array | null
+function layoutTables(C: number, P: number, perTree: number, s: TableSizes): TableLayout {
+  let at = 0
+  const take = (words: number) => {
+    const o = at
+    at += words
+    return o
+  }
+  const { nl, ne, nb, T } = s
+  return {
+    ...s,
+    cnt: take(C * CNT_WORDS),
+    lvl: [take(C * nl * LVL_WORDS), take(C * nl * LVL_WORDS)],
+    bslot: take(C * nb),
+    der: take(C * nb * 2),
+    eval: take(C * ne),
+    dec: take(C * nl * DEC_WORDS),
+    best: take(C * ne * perTree * 2),
+    choice: take(C * nl * CHOICE_WORDS),
+    free: take(C * P),
+    temp: take(C * nb),
+    tree: take(C * T * TREE_WORDS),
+    words: at,
+  }
 }
 
-/** The plan table of one pass (kernels.ts, `plan`) and the sizes the uniform block carries. */
-interface PassTable {
-  plan: Uint32Array
-  entries: PassEntry[]
-  /** most nodes one model builds, evaluated nodes, derive entries */
-  Bmax: number
-  E: number
-  nDer: number
-  bsOff: number
-  derOff: number
-  entOff: number
-}
-
-/** How a pass's histograms are built: workgroup memory (shared) or global atomics, and their tiling. */
+/** How a level's histograms are built: workgroup memory (32- or 64-bit slots) or global atomics, and their tiling. */
 interface HistogramKernel {
-  shared: boolean
+  name: 'histShared32' | 'histShared64' | 'histGlobal'
   /** shared: features per workgroup, rows per workgroup */
   FG: number
   RB: number
@@ -83,89 +91,33 @@ interface HistogramKernel {
   nFC: number
 }
 
-/** A device buffer that grows (never past the binding limit it is bound with). */
-class Growable {
-  buffer: GPUBuffer | null = null
-  constructor(
-    private gpu: GbdtGpu,
-    private usage: number,
-    private label: string,
-  ) {}
-  ensure(bytes: number): GPUBuffer {
-    if (!this.buffer || this.buffer.size < bytes) {
-      this.gpu.destroyBuffer(this.buffer)
-      const cap = this.gpu.limits.maxStorageBufferBindingSize
-      const want = Math.max(bytes, Math.min(cap, Math.ceil((this.buffer?.size ?? 0) * 1.5)), 256)
-      this.buffer = this.gpu.createBuffer(want, this.usage, this.label)
-    }
-    return this.buffer
-  }
-  destroy(): void {
-    this.gpu.destroyBuffer(this.buffer)
-    this.buffer = null
-  }
+/** One level of a round as encoded: its depth and worst-case counts (dispatch sizes). */
+export interface LevelShape {
+  depth: number
+  /** nodes, evaluated nodes and builds a model may have at this level */
+  NL: number
+  NE: number
+  NB: number
 }
 
-/**
- * The plan table of a pass: per model its level index → local build index, local build index →
- * slot, then the derive entries and the evaluated nodes' entries (with their sums, except at the
- * root, whose sums the quantise kernel of the same pass computes).
- */
-function packPassTable(ms: readonly HostModel[], slices: readonly (Slice | null)[], root: boolean): PassTable {
-  const Cn = ms.length
-  let Bmax = 1
-  let E = 0
-  let nDer = 0
-  let tabWords = 0
-  for (let i = 0; i < Cn; i++) {
-    // every model's level has its entries (NONE where nothing is built): the histogram kernels look
-    // up every row of every model, also of one that builds nothing in this pass (its depth reached)
-    tabWords += ms[i].level.length
-    const s = slices[i]
-    if (!s) continue
-    Bmax = Math.max(Bmax, s.builds.length)
-    E += s.evals.length
-    nDer += s.derives.length
-  }
-  const bsOff = Cn + tabWords
-  const derOff = bsOff + Cn * Bmax
-  const entOff = derOff + 4 * nDer
-  const plan = new Uint32Array(entOff + 5 * E).fill(NONE)
-  const entries: PassEntry[] = []
-  let at = Cn
-  let der = derOff
-  let ent = entOff
-  for (let i = 0; i < Cn; i++) {
-    plan[i] = at
-    const s = slices[i]
-    if (s) {
-      s.builds.forEach((b, l) => {
-        plan[at + b.li] = l
-        plan[bsOff + i * Bmax + l] = b.slot
-      })
-      for (const x of s.derives) {
-        plan[der++] = i
-        plan[der++] = x.dst
-        plan[der++] = x.src
-        plan[der++] = ms[i].histSlots
-      }
-      for (const x of s.evals) {
-        const node = ms[i].level[x.li]
-        plan[ent++] = i
-        plan[ent++] = x.slot
-        if (root) {
-          ent += 3 // NONE: the root's sums are on the device
-        } else {
-          plan[ent++] = node.gq >>> 0
-          plan[ent++] = Math.floor(node.gq / 4294967296) >>> 0
-          plan[ent++] = node.h
-        }
-        entries.push({ m: i, li: x.li })
-      }
-    }
-    at += ms[i].level.length
-  }
-  return { plan, entries, Bmax, E, nDer, bsOff, derOff, entOff }
+/** A device-planned round as read back: every model's tree records, the next round's max |g|, the error bits. */
+export interface RoundResult {
+  trees: Uint32Array
+  maxBits: Uint32Array
+  errors: Uint32Array
+}
+
+/** One host-planned pass as read back: the level's choices (kernels.ts `choice`) and the error bits. */
+export interface PassResult {
+  choices: Uint32Array
+  errors: Uint32Array
+  /** words of one model's choices (nl × CHOICE_WORDS) */
+  stride: number
+}
+
+interface Encoded {
+  enc: GPUCommandEncoder
+  timed: string[]
 }
 
 export class GbdtCommands {
@@ -181,13 +133,18 @@ export class GbdtCommands {
   private readonly feats: GPUBuffer
   private readonly scal: GPUBuffer
   private readonly hist: GPUBuffer
-  private readonly plan: Growable
-  private readonly dec: Growable
-  private readonly out: Growable
-  private readonly staging: Growable
+  private readonly atom: GPUBuffer
+  private tabs: GPUBuffer
+  private layout: TableLayout
+  private readonly staging: [GPUBuffer | null, GPUBuffer | null] = [null, null]
   private readonly owned: GPUBuffer[] = []
   private readonly timing: { set: GPUQuerySet; resolve: GPUBuffer; read: GPUBuffer } | null = null
-  private timed: string[] = []
+  /** bind groups by kernel and uniform record (the buffers are the chunk's own: made once) */
+  private readonly groups = new Map<string, GPUBindGroup>()
+  /** uniform records: one per level of a device round, then the next round's gradient, then the host's pass */
+  private readonly records: number
+  private readonly maskWordsPerParity: number
+  private readonly featWordsPerParity: number
 
   constructor(
     private gpu: GbdtGpu,
@@ -197,12 +154,15 @@ export class GbdtCommands {
     private mode: HistogramMode,
     private stats: WebgpuTrainStats,
     profile: boolean,
+    /** the deepest model's depth: levels 0..maxDepth are encoded */
+    private maxDepth: number,
+    device: TableSizes,
   ) {
     this.sharedWords = Math.floor(Math.min(gpu.limits.maxComputeWorkgroupStorageSize, 32768) / 4)
     this.kopts = { bin16: d.bin16, sharedWords: this.sharedWords }
     this.maxWg = gpu.limits.maxComputeWorkgroupsPerDimension
 
-    const { C, n, perTree, maskWords, rowsAll } = shape
+    const { C, n, perTree, maskWords, rowsAll, P } = shape
     const S = USAGE.STORAGE
     const own = (bytes: number, usage: number, label: string) => {
       const b = gpu.createBuffer(bytes, usage, label)
@@ -210,19 +170,21 @@ export class GbdtCommands {
       return b
     }
     const rowsBytes = C * n * 4
-    this.uniform = own(UNIFORM_WORDS * 4, USAGE.UNIFORM | USAGE.COPY_DST, 'gbdt-uniform')
+    this.records = maxDepth + 4
+    this.maskWordsPerParity = rowsAll ? 0 : C * maskWords
+    this.featWordsPerParity = C * perTree * 2
+    this.uniform = own(this.records * UNIFORM_STRIDE, USAGE.UNIFORM | USAGE.COPY_DST, 'gbdt-uniform')
     this.pred = own(rowsBytes, S | USAGE.COPY_DST, 'gbdt-pred')
     this.q = own(rowsBytes, S, 'gbdt-q')
     this.pos = own(rowsBytes, S, 'gbdt-pos')
-    this.mask = own(rowsAll ? 16 : C * maskWords * 4, S | USAGE.COPY_DST, 'gbdt-mask')
+    this.mask = own(Math.max(16, 2 * this.maskWordsPerParity * 4), S | USAGE.COPY_DST, 'gbdt-mask')
     this.models = own(C * MODEL_INFO_WORDS * 4, S | USAGE.COPY_DST, 'gbdt-models')
-    this.feats = own(C * perTree * 8, S | USAGE.COPY_DST, 'gbdt-feats')
+    this.feats = own(2 * this.featWordsPerParity * 4, S | USAGE.COPY_DST, 'gbdt-feats')
     this.scal = own(C * 16, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-scal')
     this.hist = own(histogramBytes, S | USAGE.COPY_SRC | USAGE.COPY_DST, 'gbdt-hist')
-    this.plan = new Growable(gpu, S | USAGE.COPY_DST, 'gbdt-plan')
-    this.dec = new Growable(gpu, S | USAGE.COPY_DST, 'gbdt-dec')
-    this.out = new Growable(gpu, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-out')
-    this.staging = new Growable(gpu, USAGE.MAP_READ | USAGE.COPY_DST, 'gbdt-staging')
+    this.layout = layoutTables(C, P, perTree, device)
+    this.atom = own((C * device.ne + C) * 4, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-atom')
+    this.tabs = gpu.createBuffer(this.layout.words * 4, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-tabs')
     if (profile && gpu.timestamps) {
       this.timing = {
         set: gpu.device.createQuerySet({ type: 'timestamp', count: 2 * TIMED_PER_SUBMIT }),
@@ -236,13 +198,28 @@ export class GbdtCommands {
     this.timing?.set.destroy()
     for (const b of this.owned) this.gpu.destroyBuffer(b)
     this.owned.length = 0
-    this.plan.destroy()
-    this.dec.destroy()
-    this.out.destroy()
-    this.staging.destroy()
+    this.gpu.destroyBuffer(this.tabs)
+    for (const s of this.staging) this.gpu.destroyBuffer(s)
+    this.groups.clear()
   }
 
-  // ---- the steps of a round -----------------------------------------------------------------------
+  /** The level tables' sizes now (a host-planned level may need more nodes than the device's plan). */
+  get tables(): TableSizes {
+    const { nl, ne, nb, T } = this.layout
+    return { nl, ne, nb, T }
+  }
+
+  /** Makes room for a host-planned level of `nodes` nodes per model (the tables and every bind group on them are remade). */
+  ensureLevelNodes(nodes: number): void {
+    if (nodes <= this.layout.nl) return
+    const { C, P, perTree } = this.shape
+    this.gpu.destroyBuffer(this.tabs)
+    this.layout = layoutTables(C, P, perTree, { ...this.tables, nl: Math.max(nodes, Math.ceil(this.layout.nl * 1.5)) })
+    this.tabs = this.gpu.createBuffer(this.layout.words * 4, USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-tabs')
+    this.groups.clear()
+  }
+
+  // ---- per chunk and per round -----------------------------------------------------------------
 
   /** Every model's predictions start at the base score. */
   writeBaseScore(models: number, baseScore: number): void {
@@ -250,91 +227,179 @@ export class GbdtCommands {
   }
 
   /**
-   * This round's samples: each model's row mask (when rows are sampled), and its (feature, slot
-   * offset) pairs, NONE after its own when it samples fewer than the chunk's widest model.
+   * A round's samples, into its parity's half: each model's row mask (when rows are sampled), and
+   * its (feature, slot offset) pairs, NONE after its own when it samples fewer than the widest.
+   * Queue-ordered: written after every command submitted before, so a round's samples can be
+   * written while the round two before it still runs.
    */
-  writeSamples(ms: readonly HostModel[]): void {
+  writeSamples(samples: readonly RoundSample[], parity: number): void {
     const { perTree, maskWords, rowsAll } = this.shape
-    const fw = new Uint32Array(ms.length * perTree * 2).fill(NONE)
-    for (let i = 0; i < ms.length; i++) {
-      const m = ms[i]
-      for (let j = 0; j < m.sampler.perTree; j++) {
-        fw[2 * (i * perTree + j)] = m.feats[j]
-        fw[2 * (i * perTree + j) + 1] = m.slotOff[j]
+    const fw = new Uint32Array(samples.length * perTree * 2).fill(NONE)
+    for (let i = 0; i < samples.length; i++) {
+      const s = samples[i]
+      for (let j = 0; j < s.slotOff.length; j++) {
+        fw[2 * (i * perTree + j)] = s.feats[j]
+        fw[2 * (i * perTree + j) + 1] = s.slotOff[j]
       }
-      if (!rowsAll) this.gpu.device.queue.writeBuffer(this.mask, i * maskWords * 4, m.mask)
+      if (!rowsAll) this.gpu.device.queue.writeBuffer(this.mask, (parity * this.maskWordsPerParity + i * maskWords) * 4, s.mask)
     }
-    this.gpu.device.queue.writeBuffer(this.feats, 0, fw)
+    this.gpu.device.queue.writeBuffer(this.feats, parity * this.featWordsPerParity * 4, fw)
   }
 
-  /** Round start on the device: max |pred − y| per model (f32 bits), every row to the root. */
-  async maxGradients(Cn: number): Promise<Uint32Array> {
-    this.writeUniform({ C: Cn })
-    const enc = this.gpu.device.createCommandEncoder()
-    enc.clearBuffer(this.scal)
-    const [gx, gy] = this.grid(this.shape.n)
-    this.run(enc, 'gradient', [this.d.y, this.pred, this.mask, this.pos, this.scal], gx, gy, Cn)
-    return this.readBack(enc, [{ src: this.scal, offset: 0, bytes: Cn * 4 }])
-  }
-
-  /** Per model: quantisation exponent, exact-host flag, α·2^k, the gain floor, min_child_weight, λ (kernels.ts, ModelInfo). */
+  /** Per model: ModelInfo (kernels.ts), from the host's quantisation of this round. */
   writeModelInfo(info: ArrayBuffer): void {
     this.gpu.device.queue.writeBuffer(this.models, 0, info)
   }
 
-  /** When no root is split: the quantise kernel alone, for the root's sums (the root leaves). */
-  async rootSums(Cn: number): Promise<Uint32Array> {
-    const enc = this.gpu.device.createCommandEncoder()
-    this.encodeQuantise(enc, Cn)
-    return this.readBack(enc, [{ src: this.scal, offset: Cn * 4, bytes: Cn * 12 }])
+  /** The first round's gradient: max |pred − y| per model (f32 bits), every row to the root. */
+  async firstGradient(Cn: number, parity: number): Promise<Uint32Array> {
+    const g = this.recordGradient()
+    this.writeRecord(g, { C: Cn, ...this.parityFields(parity) })
+    const e = this.encoder()
+    this.encodeGradient(e, g, Cn)
+    return this.readBack(e, 0, [{ src: this.scal, offset: 0, bytes: Cn * 4 }])
   }
 
-  /** The previous level's decisions applied on their own (no pass follows to carry them). */
-  async rowUpdate(dec: Uint32Array, Cn: number): Promise<void> {
-    const enc = this.gpu.device.createCommandEncoder()
-    this.encodeRowUpdate(enc, dec, Cn)
-    await this.submit(enc)
+  // ---- a device-planned round ------------------------------------------------------------------
+
+  /** The levels a device-planned round encodes, with their worst-case counts. */
+  deviceLevels(): LevelShape[] {
+    const { P } = this.shape
+    const { nl } = this.layout
+    const out: LevelShape[] = []
+    for (let depth = 0; depth <= this.maxDepth; depth++) {
+      const wide = 2 ** Math.min(depth, 30)
+      out.push({ depth, NL: Math.min(wide, nl), NE: depth === this.maxDepth ? 0 : Math.min(wide, P), NB: depth === this.maxDepth ? 0 : Math.min(2 ** Math.max(0, depth - 1), P) })
+    }
+    return out
   }
 
   /**
-   * One pass of a level: the previous level's row update (when pending), the quantised gradients (at
-   * the root), the planned histograms built and derived, the split filter; one read-back.
+   * Encodes a whole round planned on the device: quantise and the roots, then per level the row
+   * update of the one before, the built slots zeroed, histograms, derive, the split search, each
+   * node's decision and the plan of the next level; the last row update; the next round's gradient
+   * (when `CnNext` > 0); the trees and max |g| copied to a staging buffer. Submitted by submitRound.
    */
-  async levelPass(ms: readonly HostModel[], slices: readonly (Slice | null)[], pendingDec: Uint32Array | null, root: boolean): Promise<PassResult> {
-    const Cn = ms.length
-    const t = packPassTable(ms, slices, root)
-    const { E, nDer, Bmax } = t
-    const planBuf = this.plan.ensure(t.plan.byteLength)
-    this.gpu.device.queue.writeBuffer(planBuf, 0, t.plan)
-    const k = this.histogramKernel(Cn, Bmax)
-    this.writeUniform({ C: Cn, E, nDerive: nDer, Bmax, bsOff: t.bsOff, derOff: t.derOff, entOff: t.entOff, FC: k.FC, nFC: k.nFC, FG: k.FG, RB: k.RB })
-    this.stats.passes++
-    if (k.shared) this.stats.sharedPasses++
-    else this.stats.globalPasses++
-    this.stats.evaluatedNodes += E
+  encodeRound(Cn: number, CnNext: number, parity: number): { e: Encoded; parity: number; Cn: number; CnNext: number } {
+    const e = this.encoder()
+    const L = this.layout
+    e.enc.clearBuffer(this.scal, Cn * 4, Cn * 12)
+    e.enc.clearBuffer(this.atom, this.shape.C * L.ne * 4, this.shape.C * 4)
+    const levels = this.deviceLevels()
+    this.encodeQuantise(e, 0, Cn)
+    this.run(e, 'startTree', 0, [this.scal, this.models, this.tabs, this.atom], ...this.grid(Cn), 1)
+    for (const lv of levels) {
+      const rec = lv.depth
+      if (lv.depth > 0) this.encodeRowUpdate(e, rec, Cn)
+      if (lv.NE > 0) this.encodeSearch(e, rec, lv, Cn, lv.depth > 0)
+      this.run(e, 'decide', rec, [this.hist, this.tabs, this.feats, this.d.finfo, this.models, this.atom], ...this.grid(lv.NL), Cn)
+      this.run(e, 'plan', rec, [this.models, this.tabs, this.atom], ...this.grid(Cn), 1)
+    }
+    this.encodeRowUpdate(e, this.maxDepth + 1, Cn)
+    if (CnNext > 0) this.encodeGradient(e, this.recordGradient(), CnNext)
+    return { e, parity, Cn, CnNext }
+  }
 
-    const outWords = 5 * E + 5 * E * this.shape.K
-    const outBuf = this.out.ensure(Math.max(16, outWords * 4))
-    const enc = this.gpu.device.createCommandEncoder()
-    if (pendingDec) this.encodeRowUpdate(enc, pendingDec, Cn)
-    if (E > 0) enc.clearBuffer(outBuf, 0, 2 * E * 4)
-    this.clearBuiltSlots(enc, ms, slices)
-    if (root) this.encodeQuantise(enc, Cn)
-    this.encodeHistograms(enc, planBuf, k, Cn)
-    if (nDer > 0) {
-      const [dx, dy] = this.grid(nDer * Math.ceil(this.shape.S / DERIVE_SLOTS))
-      this.run(enc, 'derive', [planBuf, this.hist], dx, dy, 1)
+  /** Writes the round's uniform records, submits it and reads back its trees, next max |g| and error bits. */
+  async submitRound(r: { e: Encoded; parity: number; Cn: number; CnNext: number }): Promise<RoundResult> {
+    const { C } = this.shape
+    const L = this.layout
+    const levels = this.deviceLevels()
+    for (const lv of levels) this.writeRecord(lv.depth, this.levelFields(r.Cn, r.parity, lv))
+    // the final row update reads the deepest level's table: its record is the deepest level's, one on
+    this.writeRecord(this.maxDepth + 1, this.levelFields(r.Cn, r.parity, { depth: this.maxDepth + 1, NL: 0, NE: 0, NB: 0 }))
+    if (r.CnNext > 0) this.writeRecord(this.recordGradient(), { C: r.CnNext, ...this.parityFields(r.parity ^ 1) })
+    this.stats.deviceRounds++
+    this.stats.passes += levels.length
+    const treeBytes = r.Cn * L.T * TREE_WORDS * 4
+    const words = await this.readBack(r.e, r.parity, [
+      { src: this.tabs, offset: L.tree * 4, bytes: treeBytes },
+      { src: this.scal, offset: 0, bytes: r.CnNext * 4 },
+      { src: this.atom, offset: C * L.ne * 4, bytes: r.Cn * 4 },
+    ])
+    const t = r.Cn * L.T * TREE_WORDS
+    return { trees: words.subarray(0, t), maxBits: words.subarray(t, t + r.CnNext), errors: words.subarray(t + r.CnNext) }
+  }
+
+  // ---- a host-planned round --------------------------------------------------------------------
+
+  /** Quantise alone: the roots' sums [Σq lo, hi, count per model], for a host-planned round. */
+  async rootSums(Cn: number): Promise<Uint32Array> {
+    const e = this.encoder()
+    e.enc.clearBuffer(this.scal, Cn * 4, Cn * 12)
+    e.enc.clearBuffer(this.atom, this.shape.C * this.layout.ne * 4, this.shape.C * 4)
+    const rec = this.recordHost()
+    this.writeRecord(rec, this.levelFields(Cn, 0, { depth: 0, NL: 0, NE: 0, NB: 0 }))
+    this.encodeQuantise(e, rec, Cn)
+    return this.readBack(e, 0, [{ src: this.scal, offset: Cn * 4, bytes: Cn * 12 }])
+  }
+
+  /**
+   * One pass of a host-planned level: the tables the host planned (every node of the level, the
+   * builds, derives and evaluated nodes of this pass) written, the previous level's row update
+   * (when pending), the search and each node's decision; the choices read back.
+   */
+  async hostPass(ms: readonly HostModel[], slices: readonly (Slice | null)[], pendingDec: Uint32Array[] | null, parity: number): Promise<PassResult> {
+    const Cn = ms.length
+    const nodes = Math.max(1, ...ms.map((m) => m.level.length))
+    this.ensureLevelNodes(nodes)
+    if (pendingDec) this.writeDec(pendingDec)
+    const L = this.layout
+    this.writeHostTables(ms, slices)
+    const NB = Math.max(1, ...slices.map((s) => s?.builds.length ?? 0))
+    const NE = Math.max(0, ...slices.map((s) => s?.evals.length ?? 0))
+    const lv: LevelShape = { depth: 0, NL: nodes, NE, NB }
+    const rec = this.recordHost()
+    this.writeRecord(rec, this.levelFields(Cn, parity, lv))
+    const e = this.encoder()
+    if (pendingDec) this.encodeRowUpdate(e, rec, Cn)
+    if (NE > 0) this.encodeSearch(e, rec, lv, Cn, true)
+    this.run(e, 'decide', rec, [this.hist, this.tabs, this.feats, this.d.finfo, this.models, this.atom], ...this.grid(nodes), Cn)
+    this.stats.evaluatedNodes += slices.reduce((s, x) => s + (x?.evals.length ?? 0), 0)
+    this.stats.passes++
+    const stride = L.nl * CHOICE_WORDS
+    const words = await this.readBack(e, 0, [
+      { src: this.tabs, offset: L.choice * 4, bytes: Cn * stride * 4 },
+      { src: this.atom, offset: this.shape.C * L.ne * 4, bytes: Cn * 4 },
+    ])
+    return { choices: words.subarray(0, Cn * stride), errors: words.subarray(Cn * stride), stride }
+  }
+
+  /** Ends a host-planned round: the last row update (its table from the host) and the next round's gradient; max |g| read back. */
+  async finishHostRound(dec: Uint32Array[] | null, Cn: number, CnNext: number, parity: number): Promise<Uint32Array> {
+    // the table first: it may grow the tables, which moves the offsets the record carries
+    if (dec) this.writeDec(dec)
+    const rec = this.recordHost()
+    this.writeRecord(rec, this.levelFields(Cn, parity, { depth: 0, NL: 0, NE: 0, NB: 0 }))
+    const e = this.encoder()
+    if (dec) this.encodeRowUpdate(e, rec, Cn)
+    if (CnNext === 0) {
+      await this.submit(e)
+      return new Uint32Array(0)
     }
-    if (E > 0) {
-      const [sx, sy] = this.grid(E * this.shape.perTree)
-      const bufs = [this.hist, planBuf, this.feats, this.d.finfo, this.models, outBuf, this.scal]
-      this.run(enc, 'splitMax', bufs, sx, sy, 1)
-      this.run(enc, 'splitEmit', bufs, sx, sy, 1)
-    }
-    const copies = [{ src: outBuf, offset: 0, bytes: outWords * 4 }]
-    if (root) copies.push({ src: this.scal, offset: Cn * 4, bytes: Cn * 12 })
-    const words = await this.readBack(enc, copies)
-    return { words, entries: t.entries, rootSums: root ? words.subarray(outWords) : null }
+    const g = this.recordGradient()
+    this.writeRecord(g, { C: CnNext, ...this.parityFields(parity ^ 1) })
+    this.encodeGradient(e, g, CnNext)
+    return this.readBack(e, 0, [{ src: this.scal, offset: 0, bytes: CnNext * 4 }])
+  }
+
+  /** A host-planned level's row update on its own (the next level has nothing to evaluate). */
+  hostRowUpdate(dec: Uint32Array[], Cn: number, parity: number): void {
+    this.writeDec(dec)
+    const rec = this.recordHost()
+    this.writeRecord(rec, this.levelFields(Cn, parity, { depth: 0, NL: 0, NE: 0, NB: 0 }))
+    const e = this.encoder()
+    this.encodeRowUpdate(e, rec, Cn)
+    void this.submit(e)
+  }
+
+  /** The host's row-update entries (per model, DEC_WORDS per node of its level) at the tables' stride. */
+  private writeDec(parts: readonly Uint32Array[]): void {
+    this.ensureLevelNodes(Math.max(1, ...parts.map((p) => p.length / DEC_WORDS)))
+    const L = this.layout
+    const words = new Uint32Array(parts.length * L.nl * DEC_WORDS)
+    parts.forEach((p, i) => words.set(p, i * L.nl * DEC_WORDS))
+    this.gpu.device.queue.writeBuffer(this.tabs, L.dec * 4, words)
   }
 
   /** Node histograms a fallback read-back carries (a cap on the staging buffer). */
@@ -346,79 +411,154 @@ export class GbdtCommands {
   async readHistograms(nodes: readonly { m: number; slot: number }[]): Promise<Uint32Array> {
     const nodeBytes = this.shape.S * SLOT_BYTES
     const P = this.shape.P
-    const enc = this.gpu.device.createCommandEncoder()
     return this.readBack(
-      enc,
+      this.encoder(),
+      0,
       nodes.map(({ m, slot }) => ({ src: this.hist, offset: (m * P + slot) * nodeBytes, bytes: nodeBytes })),
     )
   }
 
   // ---- encoding ----------------------------------------------------------------------------------
 
-  private encodeQuantise(enc: GPUCommandEncoder, Cn: number): void {
-    const [gx, gy] = this.grid(this.shape.n)
-    this.run(enc, 'quantise', [this.d.y, this.pred, this.pos, this.models, this.q, this.scal], gx, gy, Cn)
+  private encodeGradient(e: Encoded, rec: number, Cn: number): void {
+    e.enc.clearBuffer(this.scal, 0, Cn * 4)
+    this.run(e, 'gradient', rec, [this.d.y, this.pred, this.mask, this.pos, this.scal], ...this.grid(this.shape.n), Cn)
   }
 
-  private encodeRowUpdate(enc: GPUCommandEncoder, dec: Uint32Array, Cn: number): void {
-    const buf = this.dec.ensure(dec.byteLength)
-    this.gpu.device.queue.writeBuffer(buf, 0, dec)
-    const [gx, gy] = this.grid(this.shape.n)
-    this.run(enc, 'rowUpdate', [this.d.bins, this.d.finfo, buf, this.pos, this.pred], gx, gy, Cn)
+  private encodeQuantise(e: Encoded, rec: number, Cn: number): void {
+    this.run(e, 'quantise', rec, [this.d.y, this.pred, this.pos, this.models, this.q, this.scal], ...this.grid(this.shape.n), Cn)
+  }
+
+  private encodeRowUpdate(e: Encoded, rec: number, Cn: number): void {
+    this.run(e, 'rowUpdate', rec, [this.d.bins, this.d.finfo, this.tabs, this.pos, this.pred], ...this.grid(this.shape.n), Cn)
+  }
+
+  /** A level's histograms (zeroed, built, derived) and its split search (max lower bounds, exact losses). */
+  private encodeSearch(e: Encoded, rec: number, lv: LevelShape, Cn: number, derive: boolean): void {
+    const { n, S, perTree, C } = this.shape
+    const k = this.histogramKernel(Cn, lv.NB)
+    this.stats.histogramKernels[k.name] = (this.stats.histogramKernels[k.name] ?? 0) + 1
+    if (k.name === 'histGlobal') this.stats.globalPasses++
+    else this.stats.sharedPasses++
+    this.run(e, 'zeroSlots', rec, [this.tabs, this.hist], ...this.grid(lv.NB * S), Cn)
+    const histBufs = [this.d.bins, this.q, this.pos, this.tabs, this.feats, this.hist]
+    if (k.name === 'histGlobal') this.run(e, 'histGlobal', rec, histBufs, ...this.grid(n), Cn * k.nFC)
+    else this.run(e, k.name, rec, histBufs, Math.ceil(n / k.RB), Math.ceil(perTree / k.FG), Cn)
+    if (derive) this.run(e, 'derive', rec, [this.tabs, this.hist], ...this.grid(lv.NB * Math.ceil(S / DERIVE_SLOTS)), Cn)
+    e.enc.clearBuffer(this.atom, 0, C * this.layout.ne * 4)
+    const bufs = [this.hist, this.tabs, this.feats, this.d.finfo, this.models, this.atom]
+    const [sx, sy] = this.grid(lv.NE * perTree)
+    this.run(e, 'splitMax', rec, bufs, sx, sy, Cn)
+    this.run(e, 'splitExact', rec, bufs, sx, sy, Cn)
   }
 
   /**
-   * The histogram kernel: workgroup memory when the pass's built nodes × a feature fit, and (auto)
-   * a workgroup's rows outnumber the slots it zeroes and adds into the global histogram.
+   * The histogram kernel: workgroup memory when the level's built nodes × a feature fit, and (auto)
+   * a workgroup's rows outnumber the slots it zeroes and adds into the global histogram; 32-bit
+   * slots when a workgroup's rows (≤ 1024) keep them exact, else 64-bit.
    */
-  private histogramKernel(Cn: number, Bmax: number): HistogramKernel {
+  histogramKernel(Cn: number, NB: number): HistogramKernel & { FG: number } {
     const { n, perTree } = this.shape
     const wmax = this.d.maxWidth
-    let FG = Math.min(perTree, Math.floor(this.sharedWords / (Bmax * wmax * 3)))
-    const fits = FG >= 1
-    const shared = this.mode === 'shared' ? fits : this.mode === 'auto' && fits && n >= 2 * Bmax * wmax
-    if (!shared) FG = 1
-    let RB = Math.max(SHARED_ROWS, 4 * Bmax * wmax)
+    let RB = Math.max(SHARED_ROWS, 4 * NB * wmax)
     while (Math.ceil(n / RB) > this.maxWg) RB *= 2
+    const want32 = this.mode === 'shared32' || ((this.mode === 'auto' || this.mode === 'shared') && RB <= SHARED32_ROWS)
+    const bits32 = want32 && RB <= SHARED32_ROWS
+    const FG = Math.min(perTree, Math.floor(this.sharedWords / (NB * wmax * (bits32 ? 2 : 3))))
+    const fits = FG >= 1
+    const shared = this.mode === 'global' ? false : this.mode === 'auto' ? fits && n >= 2 * NB * wmax : fits
     let FC = GLOBAL_FEATURES
     while (Cn * Math.ceil(perTree / FC) > this.maxWg) FC *= 2
     const nFC = Math.ceil(perTree / FC)
-    return { shared, FG, RB, FC, nFC }
+    if (!shared) return { name: 'histGlobal', FG: 1, RB, FC, nFC }
+    return { name: bits32 ? 'histShared32' : 'histShared64', FG, RB, FC, nFC }
   }
 
-  private encodeHistograms(enc: GPUCommandEncoder, planBuf: GPUBuffer, k: HistogramKernel, Cn: number): void {
-    const { n, perTree } = this.shape
-    const histBufs = [this.d.bins, this.q, this.pos, planBuf, this.feats, this.hist]
-    if (k.shared) this.run(enc, 'histShared', histBufs, Math.ceil(n / k.RB), Math.ceil(perTree / k.FG), Cn)
-    else {
-      const [gx, gy] = this.grid(n)
-      this.run(enc, 'histGlobal', histBufs, gx, gy, Cn * k.nFC)
-    }
-  }
-
-  /** Zeroes the slots built into (each model's histogram slots only; adjacent slots in one clear). */
-  private clearBuiltSlots(enc: GPUCommandEncoder, ms: readonly HostModel[], slices: readonly (Slice | null)[]): void {
-    const nodeBytes = this.shape.S * SLOT_BYTES
-    const P = this.shape.P
-    for (let i = 0; i < ms.length; i++) {
+  /** The host's plan of a pass into the tables (every model's level nodes; its builds, derives and evaluated nodes). */
+  private writeHostTables(ms: readonly HostModel[], slices: readonly (Slice | null)[]): void {
+    const L = this.layout
+    const Cn = ms.length
+    const cnt = new Uint32Array(Cn * CNT_WORDS)
+    const lvl = new Uint32Array(Cn * L.nl * LVL_WORDS).fill(NONE)
+    const bslot = new Uint32Array(Cn * L.nb)
+    const der = new Uint32Array(Cn * L.nb * 2)
+    const ev = new Uint32Array(Cn * L.ne)
+    for (let i = 0; i < Cn; i++) {
+      const m = ms[i]
       const s = slices[i]
+      cnt[i * CNT_WORDS] = m.level.length
+      m.level.forEach((node, li) => {
+        const w = (i * L.nl + li) * LVL_WORDS
+        lvl[w] = node.gq >>> 0
+        lvl[w + 1] = Math.floor(node.gq / 4294967296) >>> 0
+        lvl[w + 2] = node.h
+        lvl[w + 3] = node.id
+      })
       if (!s) continue
-      const slots = s.builds.map((b) => b.slot).sort((a, b) => a - b)
-      for (let k = 0; k < slots.length; ) {
-        let k1 = k + 1
-        while (k1 < slots.length && slots[k1] === slots[k1 - 1] + 1) k1++
-        const bytes = (k1 - k - 1) * nodeBytes + ms[i].histSlots * SLOT_BYTES
-        enc.clearBuffer(this.hist, (i * P + slots[k]) * nodeBytes, bytes)
-        k = k1
-      }
+      s.builds.forEach((b, l) => {
+        bslot[i * L.nb + l] = b.slot
+        lvl[(i * L.nl + b.li) * LVL_WORDS + 6] = l
+      })
+      s.derives.forEach((x, k) => {
+        der[(i * L.nb + k) * 2] = x.dst
+        der[(i * L.nb + k) * 2 + 1] = x.src
+      })
+      s.evals.forEach((x, e) => {
+        ev[i * L.ne + e] = x.li
+        const w = (i * L.nl + x.li) * LVL_WORDS
+        lvl[w + 4] = x.slot
+        lvl[w + 5] = e
+      })
+      cnt[i * CNT_WORDS + 1] = s.builds.length
+      cnt[i * CNT_WORDS + 2] = s.derives.length
+      cnt[i * CNT_WORDS + 3] = s.evals.length
+    }
+    const q = this.gpu.device.queue
+    q.writeBuffer(this.tabs, L.cnt * 4, cnt)
+    q.writeBuffer(this.tabs, L.lvl[0] * 4, lvl)
+    q.writeBuffer(this.tabs, L.bslot * 4, bslot)
+    q.writeBuffer(this.tabs, L.der * 4, der)
+    q.writeBuffer(this.tabs, L.eval * 4, ev)
+  }
+
+  // ---- uniform records ---------------------------------------------------------------------------
+
+  /** records 0..maxDepth: a device round's levels; maxDepth + 1: its last row update; then the gradient's and the host's */
+  private recordGradient(): number {
+    return this.maxDepth + 2
+  }
+
+  private recordHost(): number {
+    return this.maxDepth + 3
+  }
+
+  private parityFields(parity: number): Partial<Record<UniformField, number>> {
+    return { maskOff: parity * this.maskWordsPerParity, featOff: parity * this.featWordsPerParity }
+  }
+
+  private levelFields(Cn: number, parity: number, lv: LevelShape): Partial<Record<UniformField, number>> {
+    const L = this.layout
+    const k = this.histogramKernel(Cn, Math.max(1, lv.NB))
+    const cur = L.lvl[lv.depth % 2]
+    return {
+      C: Cn,
+      depth: lv.depth,
+      NL: lv.NL,
+      NE: lv.NE,
+      NB: lv.NB,
+      FG: k.FG,
+      RB: k.RB,
+      FC: k.FC,
+      nFC: k.nFC,
+      lvlCur: cur,
+      lvlNext: L.lvl[(lv.depth + 1) % 2],
+      ...this.parityFields(parity),
     }
   }
 
-  // ---- dispatch, submit, read back -----------------------------------------------------------------
-
-  private writeUniform(fields: Partial<Record<UniformField, number>>): void {
-    const { n, C, S, P, perTree, K, maskWords, rowsAll } = this.shape
-    const u = new Uint32Array(UNIFORM_WORDS)
+  private writeRecord(index: number, fields: Partial<Record<UniformField, number>>): void {
+    const { n, C, S, P, perTree, maskWords, rowsAll } = this.shape
+    const L = this.layout
     const all: Record<UniformField, number> = {
       n,
       rowsPad: this.d.rowsPad,
@@ -426,86 +566,126 @@ export class GbdtCommands {
       S,
       P,
       nFeat: perTree,
-      K,
-      E: 0,
-      nDerive: 0,
-      Bmax: 1,
-      bsOff: 0,
-      derOff: 0,
-      entOff: 0,
       maskWords,
       useMask: rowsAll ? 0 : 1,
+      Wmax: this.d.maxWidth,
+      depth: 0,
+      nl: L.nl,
+      ne: L.ne,
+      nb: L.nb,
+      T: L.T,
+      NL: 0,
+      NE: 0,
+      NB: 0,
+      FG: 1,
+      RB: SHARED_ROWS,
       FC: GLOBAL_FEATURES,
       nFC: 1,
-      FG: 1,
-      Wmax: this.d.maxWidth,
-      RB: SHARED_ROWS,
+      lvlCur: L.lvl[0],
+      lvlNext: L.lvl[1],
+      cntOff: L.cnt,
+      bslotOff: L.bslot,
+      derOff: L.der,
+      evalOff: L.eval,
+      decOff: L.dec,
+      bestOff: L.best,
+      choiceOff: L.choice,
+      freeOff: L.free,
+      treeOff: L.tree,
+      tempOff: L.temp,
+      featOff: 0,
+      maskOff: 0,
+      errOff: this.shape.C * L.ne,
       ...fields,
     }
+    const u = new Uint32Array(UNIFORM_FIELDS.length)
     UNIFORM_FIELDS.forEach((k, i) => (u[i] = all[k] >>> 0))
-    this.gpu.device.queue.writeBuffer(this.uniform, 0, u)
+    this.gpu.device.queue.writeBuffer(this.uniform, index * UNIFORM_STRIDE, u)
+  }
+
+  // ---- dispatch, submit, read back -----------------------------------------------------------------
+
+  private encoder(): Encoded {
+    return { enc: this.gpu.device.createCommandEncoder(), timed: [] }
   }
 
   /** One kernel in its own compute pass (timed when profiling). */
-  private run(enc: GPUCommandEncoder, name: KernelName, buffers: GPUBuffer[], x: number, y: number, z: number): void {
+  private run(e: Encoded, name: KernelName, record: number, buffers: GPUBuffer[], x: number, y: number, z: number): void {
+    if (x === 0 || y === 0 || z === 0) return
     const pipeline = this.gpu.pipeline(kernelKey(name, this.kopts), () => kernelSource(name, this.kopts))
-    const limit = this.gpu.limits.maxStorageBufferBindingSize
-    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.uniform } }]
-    buffers.forEach((b, i) => entries.push({ binding: i + 1, resource: { buffer: b, size: Math.min(b.size, limit) } }))
+    const key = `${name}:${record}`
+    let group = this.groups.get(key)
+    if (!group) {
+      const limit = this.gpu.limits.maxStorageBufferBindingSize
+      const uniformBytes = Math.ceil((UNIFORM_FIELDS.length * 4) / 16) * 16
+      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.uniform, offset: record * UNIFORM_STRIDE, size: uniformBytes } }]
+      buffers.forEach((b, i) => entries.push({ binding: i + 1, resource: { buffer: b, size: Math.min(b.size, limit) } }))
+      group = this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries })
+      this.groups.set(key, group)
+    }
     let timestampWrites: GPUComputePassTimestampWrites | undefined
-    if (this.timing && this.timed.length < TIMED_PER_SUBMIT) {
-      const i = this.timed.length
-      this.timed.push(name)
+    if (this.timing && e.timed.length < TIMED_PER_SUBMIT) {
+      const i = e.timed.length
+      e.timed.push(name)
       timestampWrites = { querySet: this.timing.set, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 }
     }
-    const pass = enc.beginComputePass(timestampWrites ? { timestampWrites } : {})
+    const pass = e.enc.beginComputePass(timestampWrites ? { timestampWrites } : {})
     pass.setPipeline(pipeline)
-    pass.setBindGroup(0, this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
+    pass.setBindGroup(0, group)
     pass.dispatchWorkgroups(x, y, z)
     pass.end()
     this.gpu.work.dispatched()
   }
 
   /** Submits the encoder; when profiling, reads the kernels' timestamps back and adds them up. */
-  private async submit(enc: GPUCommandEncoder): Promise<void> {
+  private submit(e: Encoded): Promise<void> | null {
     const t = this.timing
-    const names = this.timed
-    this.timed = []
+    const names = e.timed
     if (!t || names.length === 0) {
-      this.gpu.submit([enc.finish()])
-      return
+      this.gpu.submit([e.enc.finish()])
+      return null
     }
-    enc.resolveQuerySet(t.set, 0, 2 * names.length, t.resolve, 0)
-    enc.copyBufferToBuffer(t.resolve, 0, t.read, 0, 16 * names.length)
-    this.gpu.submit([enc.finish()])
-    const ns = new BigUint64Array(await this.gpu.read(t.read, 16 * names.length))
-    names.forEach((name, i) => {
-      const ms = Number(ns[2 * i + 1] - ns[2 * i]) / 1e6
-      this.stats.kernelMs[name] = (this.stats.kernelMs[name] ?? 0) + ms
+    e.enc.resolveQuerySet(t.set, 0, 2 * names.length, t.resolve, 0)
+    e.enc.copyBufferToBuffer(t.resolve, 0, t.read, 0, 16 * names.length)
+    this.gpu.submit([e.enc.finish()])
+    return this.gpu.read(t.read, 16 * names.length).then((buf) => {
+      const ns = new BigUint64Array(buf)
+      names.forEach((name, i) => {
+        const ms = Number(ns[2 * i + 1] - ns[2 * i]) / 1e6
+        this.stats.kernelMs[name] = (this.stats.kernelMs[name] ?? 0) + ms
+      })
     })
   }
 
   /** a 2D grid of 64-thread workgroups with at least `threads` threads (kernels flatten it) */
   private grid(threads: number): [number, number] {
+    if (threads <= 0) return [0, 0]
     const w = Math.max(1, Math.ceil(threads / WG))
     const x = Math.min(w, this.maxWg)
     return [x, Math.ceil(w / x)]
   }
 
-  /** Copies into the staging buffer, submits, and waits for the words. */
-  private async readBack(enc: GPUCommandEncoder, copies: { src: GPUBuffer; offset: number; bytes: number }[]): Promise<Uint32Array> {
+  /** Copies into a staging buffer (one per round parity, so a round's can be read while the next is written), submits, and waits for the words. */
+  private async readBack(e: Encoded, which: number, copies: { src: GPUBuffer; offset: number; bytes: number }[]): Promise<Uint32Array> {
     const total = copies.reduce((s, c) => s + c.bytes, 0)
-    const staging = this.staging.ensure(total)
+    let staging = this.staging[which]
+    if (!staging || staging.size < total) {
+      this.gpu.destroyBuffer(staging)
+      staging = this.gpu.createBuffer(Math.max(total, 256), USAGE.MAP_READ | USAGE.COPY_DST, 'gbdt-staging')
+      this.staging[which] = staging
+    }
     let at = 0
     for (const c of copies) {
-      if (c.bytes > 0) enc.copyBufferToBuffer(c.src, c.offset, staging, at, c.bytes)
+      if (c.bytes > 0) e.enc.copyBufferToBuffer(c.src, c.offset, staging, at, c.bytes)
       at += c.bytes
     }
-    await this.submit(enc)
+    const timed = this.submit(e)
     this.stats.readbacks++
     const t0 = performance.now()
     const out = new Uint32Array(await this.gpu.read(staging, Math.max(4, total)))
+    if (timed) await timed
     this.stats.waitMs += performance.now() - t0
     return out
   }
 }
+

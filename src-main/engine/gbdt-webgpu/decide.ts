@@ -1,21 +1,23 @@
-// The trainer's host-side decisions, from the words the device reads back (commands.ts): each
-// model's quantisation exponent, the root's sums, each evaluated node's split — from the filter's
-// candidates, or from its whole histogram when the candidates overflowed, the gradients are too
-// large for float32 gains, or a test checks the filter — and then the level applied: splits or
-// leaves into the tree, the next level's nodes, the decision table for the device's row update.
-// The arithmetic and tie rules are the CPU engine's (../gbdt/rules.ts, split.ts), on exact integer
-// sums, so the trees are its own bit for bit.
+// The trainer's host side, from the words the device reads back (commands.ts): each model's
+// quantisation exponent and what the device needs to decide its splits (ModelInfo); a
+// device-planned round's trees, rebuilt from their records with the CPU engine's code (rules.ts
+// applySplit) and checked against the device's leaf values; in a host-planned round, the roots'
+// sums, each evaluated node's choice — the device's, or the CPU engine's scan of its whole
+// histogram where the host decides (and, in tests, both, compared) — and the level applied: tree
+// nodes, the next level, the row update's table. Every number is an exact integer sum or the CPU
+// engine's float32 arithmetic, so the trees are its own bit for bit.
 import type { GbdtData } from '../gbdt'
 import { quantExponent } from '../gbdt/quantise'
 import { applySplit, isEvaluated, KRT_EPS, leafValue, type SplitCoefs } from '../gbdt/rules'
+import { TreeBuilder } from '../gbdt/tree'
 import type { PassResult } from './commands'
-import { MODEL_INFO_WORDS, NONE } from './kernels'
-import type { HostModel, LevelNode, TrainShape } from './level'
+import { CHOICE_WORDS, DEC_WORDS, ERR_ROOT, ERR_SLOTS, ERR_SUMS, MODEL_INFO_WORDS, NONE, TREE_WORDS } from './kernels'
+import type { HostModel, LevelNode } from './level'
 import type { WebgpuTrainStats } from './options'
-import { type Candidate, choiceApplies, chooseFromCandidates, chooseFromHistogram, type NodeHistogram, type SplitChoice } from './split'
+import { choiceApplies, chooseFromHistogram, type NodeHistogram, type SplitChoice } from './split'
 
 const f32 = Math.fround
-/** above this, a model-round's float32 gains could overflow: its splits are chosen from whole histograms */
+/** above this, a model-round's float32 gains could overflow: the host decides its splits from whole histograms */
 const EXACT_HOST_SUM = 2 ** 60
 
 /** a 64-bit two's complement integer from its u32 words (exact below 2^53) */
@@ -39,16 +41,24 @@ function finiteF32(x: number): number {
   return Math.min(f32(x), 3.4e38)
 }
 
-/** checkFilter: the filtered choice and the whole-histogram one agree (both leave, or the same split) */
+/** checkFilter: the device's choice and the CPU engine's scan agree (both leave, or the same split) */
 function sameChoice(a: SplitChoice, b: SplitChoice, h: number, c: SplitCoefs): boolean {
   const a1 = choiceApplies(a, h, c)
   const a2 = choiceApplies(b, h, c)
   return a1 === a2 && (!a1 || (a.j === b.j && a.bin === b.bin && a.defaultLeft === b.defaultLeft && a.glq === b.glq && a.hl === b.hl && a.best === b.best))
 }
 
+/** The device's error bits, said (a bug in the engine, never the data's fault). */
+function throwOnErrors(errors: Uint32Array, ms: readonly HostModel[]): void {
+  errors.forEach((e, i) => {
+    if (e === 0) return
+    const what = [e & ERR_ROOT ? 'its root is not its sampled rows' : '', e & ERR_SUMS ? "a node's histogram does not sum to the node" : '', e & ERR_SLOTS ? 'its node slots ran out (planning error)' : '']
+    throw new Error(`webgpu: model ${ms[i].seed} on the device: ${what.filter(Boolean).join('; ')}`)
+  })
+}
+
 export class HostDecider {
   constructor(
-    private shape: TrainShape,
     private host: GbdtData,
     private stats: WebgpuTrainStats,
     private checkFilter: boolean,
@@ -56,8 +66,8 @@ export class HostDecider {
 
   /**
    * The CPU engine's quantisation rule per model, from its largest |gradient| (f32 bits): k, 2^−k,
-   * whether its gains need the exact host path; the device's per-model block (kernels.ts, ModelInfo)
-   * with the model's own coefficients.
+   * whether the host decides its splits this round; the device's per-model block (kernels.ts,
+   * ModelInfo) with the model's own coefficients.
    */
   quantise(ms: readonly HostModel[], maxBits: Uint32Array): ArrayBuffer {
     const W = MODEL_INFO_WORDS
@@ -72,17 +82,73 @@ export class HostDecider {
       const maxAbs = bitsF32(maxBits[i])
       m.k = quantExponent(maxAbs)
       m.inv = 2 ** -m.k
-      m.exactHost = m.ns * maxAbs >= EXACT_HOST_SUM
-      if (m.exactHost) this.stats.exactHostRounds++
+      // T(G) = G − α is exact on the device's integers iff α·2^k is one (else the host's float64 decides)
+      const alphaQ = c.alpha * 2 ** m.k
+      m.hostDecides = m.ns * maxAbs >= EXACT_HOST_SUM || !Number.isInteger(alphaQ)
+      if (m.hostDecides) this.stats.exactHostRounds++
+      const alphaInt = Math.min(alphaQ, 2 ** 53)
       iv[W * i] = m.k
-      uv[W * i + 1] = m.exactHost ? 1 : 0
-      fv[W * i + 2] = finiteF32(c.alpha * 2 ** m.k)
-      fv[W * i + 3] = finiteF32(minGain * 2 ** (2 * m.k))
-      fv[W * i + 4] = c.mcw
-      fv[W * i + 5] = c.lambda
+      uv[W * i + 1] = m.hostDecides ? 1 : 0
+      uv[W * i + 2] = Number.isInteger(alphaInt) ? alphaInt >>> 0 : 0
+      uv[W * i + 3] = Number.isInteger(alphaInt) ? Math.floor(alphaInt / 4294967296) >>> 0 : 0
+      fv[W * i + 4] = finiteF32(alphaQ)
+      fv[W * i + 5] = finiteF32(minGain * 2 ** (2 * m.k))
+      fv[W * i + 6] = c.mcw
+      fv[W * i + 7] = c.lambda
+      fv[W * i + 8] = c.gamma
+      fv[W * i + 9] = c.eta
+      fv[W * i + 10] = c.minSplitH
+      uv[W * i + 11] = m.maxDepth
+      uv[W * i + 12] = m.ns
     }
     return info
   }
+
+  // ---- a device-planned round ----------------------------------------------------------------------
+
+  /**
+   * Each model's tree of the round from its records (kernels.ts `tree`: per node its feature, split
+   * bin, default direction, sums, leaf value), built with the CPU engine's applySplit on the
+   * records' exact sums, its leaf values checked against the device's (which its predictions got).
+   */
+  roundTrees(ms: readonly HostModel[], invs: readonly number[], words: Uint32Array, T: number, errors: Uint32Array): void {
+    throwOnErrors(errors, ms)
+    for (let i = 0; i < ms.length; i++) {
+      const m = ms[i]
+      const inv = invs[i]
+      const c = m.coefs
+      const base = i * T * TREE_WORDS
+      const rec = (id: number) => base + id * TREE_WORDS
+      const sums = (id: number) => int64(words[rec(id) + 2], words[rec(id) + 3])
+      const t = new TreeBuilder()
+      const depth = [0]
+      t.add(leafValue(sums(0) * inv, words[rec(0) + 4], c))
+      for (let id = 0; id < t.feature.length; id++) {
+        const r = rec(id)
+        const h = words[r + 4]
+        if (isEvaluated(h, depth[id], m.maxDepth, c)) this.stats.evaluatedNodes++
+        if (words[r] === NONE) {
+          if (f32Bits(t.leafValue[id]) !== words[r + 5]) {
+            throw new Error(`webgpu: leaf ${id} of model ${m.seed}: the device's value ${bitsF32(words[r + 5])} is not the CPU engine's ${t.leafValue[id]}`)
+          }
+          continue
+        }
+        const lid = t.feature.length
+        if (lid + 1 >= T) throw new Error(`webgpu: model ${m.seed}'s tree outgrew its ${T} records (planning error)`)
+        const binField = words[r + 1]
+        const hl = words[rec(lid) + 4]
+        const glq = sums(lid)
+        const gq = sums(id)
+        if (hl + words[rec(lid + 1) + 4] !== h || glq + sums(lid + 1) !== gq) throw new Error(`webgpu: node ${id} of model ${m.seed}: its children's sums on the device are not its own`)
+        applySplit(t, id, { feature: words[r], bin: (binField & 0x7fffffff) - 1, defaultLeft: binField >>> 31 === 1, glq, hl }, gq, h, inv, c, this.host.cuts)
+        depth.push(depth[id] + 1, depth[id] + 1)
+        this.stats.splits++
+      }
+      m.trees.push(t.finish())
+    }
+  }
+
+  // ---- a host-planned round -----------------------------------------------------------------------
 
   /** The roots' sums (Σq lo, hi, count per model): checked against the sampled rows, the root leaves. */
   takeRootSums(ms: readonly HostModel[], words: Uint32Array): void {
@@ -96,45 +162,43 @@ export class HostDecider {
   }
 
   /**
-   * Each evaluated node of a pass decided from its candidates (after checking the device's sums
-   * against the host's). Returns the pass entries to decide from whole histograms instead: overflow,
-   * exact-host rounds, and every node when checking the filter.
+   * The device's choice for every node a pass evaluated. Returns the nodes to decide from their
+   * whole histograms instead: those of models whose splits the host decides this round, and every
+   * node when checking the device's choices.
    */
-  fromCandidates(ms: readonly HostModel[], pass: PassResult): number[] {
-    const { words, entries } = pass
-    const E = entries.length
-    const K = this.shape.K
-    const full: number[] = []
-    for (let e = 0; e < E; e++) {
-      const { m: i, li } = entries[e]
-      const m = ms[i]
-      const node = m.level[li]
-      const G = int64(words[2 * E + 3 * e], words[2 * E + 3 * e + 1])
-      const H = words[2 * E + 3 * e + 2]
-      if (G !== node.gq || H !== node.h) {
-        throw new Error(`webgpu: node ${node.id} of model ${m.seed} sums to (${G}, ${H}) on the device, (${node.gq}, ${node.h}) on the host`)
-      }
-      const count = words[E + e]
-      this.stats.candidates += Math.min(count, K)
-      this.stats.maxCandidatesPerNode = Math.max(this.stats.maxCandidatesPerNode, count)
-      if (!m.exactHost && count <= K) {
-        node.choice = chooseFromCandidates(this.candidates(words, E, e, count), node.gq, node.h, m.inv, m.coefs)
+  fromChoices(ms: readonly HostModel[], evaluated: readonly { m: number; li: number }[], pass: PassResult): { m: number; li: number }[] {
+    throwOnErrors(pass.errors, ms)
+    const w = pass.choices
+    const full: { m: number; li: number }[] = []
+    for (const x of evaluated) {
+      const m = ms[x.m]
+      const node = m.level[x.li]
+      const c = x.m * pass.stride + x.li * CHOICE_WORDS
+      const j = w[c]
+      const binField = w[c + 1]
+      const lossBits = w[c + 5]
+      if (j !== NONE) {
+        node.choice = { found: true, best: bitsF32(lossBits), j, bin: (binField & 0x7fffffff) - 1, defaultLeft: binField >>> 31 === 1, glq: int64(w[c + 2], w[c + 3]), hl: w[c + 4] }
       } else {
-        node.choice = null
-        if (!m.exactHost) this.stats.overflowNodes++
+        // a leaf: the best loss the device found does not apply (below kRtEps or γ)
+        node.choice = { found: lossBits !== 0, best: bitsF32(lossBits), j: -1, bin: -1, defaultLeft: false, glq: 0, hl: 0 }
       }
-      if (node.choice === null || this.checkFilter) full.push(e)
+      if (m.hostDecides) {
+        node.choice = null
+        this.stats.hostDecidedNodes++
+      }
+      if (node.choice === null || this.checkFilter) full.push(x)
     }
     return full
   }
 
   /** The fallback (and checkFilter): the CPU engine's scan on a node's whole histogram `w`, read back. */
-  fromHistogram(m: HostModel, node: LevelNode, w: Uint32Array): void {
-    const exact = chooseFromHistogram(this.nodeHistogram(m, w), node.gq, node.h, m.inv, m.coefs)
+  fromHistogram(m: HostModel, node: LevelNode, w: Uint32Array, S: number): void {
+    const exact = chooseFromHistogram(this.nodeHistogram(m, w, S), node.gq, node.h, m.inv, m.coefs)
     if (node.choice && this.checkFilter) {
       this.stats.filterChecks++
       if (!sameChoice(node.choice, exact, node.h, m.coefs)) {
-        throw new Error(`webgpu: the split filter missed node ${node.id} of model ${m.seed}: ${JSON.stringify(node.choice)} vs ${JSON.stringify(exact)}`)
+        throw new Error(`webgpu: the device's split of node ${node.id} of model ${m.seed} is not the CPU engine's: ${JSON.stringify(node.choice)} vs ${JSON.stringify(exact)}`)
       }
     }
     node.choice = exact
@@ -142,32 +206,20 @@ export class HostDecider {
 
   /**
    * Splits or leaves for every node of the level (in level order = the tree's BFS order), the next
-   * level, and the device's decision table (kernels.ts, `dec`).
+   * level, and per model the device's row-update entries (kernels.ts, `dec`).
    */
-  decideLevel(ms: readonly HostModel[], depth: number): Uint32Array {
-    const Cn = ms.length
-    const parts: Uint32Array[] = []
-    let total = Cn
-    for (const m of ms) {
-      const entries = this.decideModel(m, depth)
-      parts.push(entries)
-      total += entries.length
-    }
-    const dec = new Uint32Array(total)
-    let at = Cn
-    parts.forEach((p, i) => {
-      dec[i] = at
-      dec.set(p, at)
-      at += p.length
+  decideLevel(ms: readonly HostModel[], depth: number): Uint32Array[] {
+    return ms.map((m) => {
+      const entries = new Uint32Array(m.level.length * DEC_WORDS)
+      this.decideModel(m, depth, entries)
+      return entries
     })
-    return dec
   }
 
-  /** One model's level applied: its 6 decision words per node; its next level and parent slots. */
-  private decideModel(m: HostModel, depth: number): Uint32Array {
+  /** One model's level applied: its row-update entries; its next level and parent slots. */
+  private decideModel(m: HostModel, depth: number, entries: Uint32Array): void {
     const c = m.coefs
     const lv = m.level
-    const entries = new Uint32Array(lv.length * 6)
     const next: LevelNode[] = []
     const nextParents: number[] = []
     const t = m.tb
@@ -175,9 +227,10 @@ export class HostDecider {
     for (let li = 0; li < lv.length; li++) {
       const node = lv[li]
       const ch = node.evaluable ? node.choice : null
+      const e = DEC_WORDS * li
       if (!ch || !choiceApplies(ch, node.h, c)) {
-        entries[6 * li] = NONE
-        entries[6 * li + 5] = f32Bits(t.leafValue[node.id])
+        entries[e] = NONE
+        entries[e + 5] = f32Bits(t.leafValue[node.id])
         if (node.slot >= 0 && m.single) m.free.push(node.slot)
         continue
       }
@@ -188,7 +241,8 @@ export class HostDecider {
       const gr = node.gq - gl
       const hr = node.h - hl
       const lid = applySplit(t, node.id, { feature: f, bin: b, defaultLeft: ch.defaultLeft, glq: gl, hl }, node.gq, node.h, m.inv, c, this.host.cuts)
-      entries.set([f, b >>> 0, ch.defaultLeft ? 1 : 0, next.length, next.length + 1, 0], 6 * li)
+      entries.set([f, b >>> 0, ch.defaultLeft ? 1 : 0, next.length, next.length + 1, 0], e)
+      this.stats.splits++
       next.push(
         { id: lid, gq: gl, h: hl, evaluable: isEvaluated(hl, depth + 1, maxDepth, c), slot: -1, choice: null },
         { id: lid + 1, gq: gr, h: hr, evaluable: isEvaluated(hr, depth + 1, maxDepth, c), slot: -1, choice: null },
@@ -198,24 +252,10 @@ export class HostDecider {
     }
     m.level = next
     m.parentSlots = m.single && next.length > 0 ? nextParents : null
-    return entries
-  }
-
-  /** Entry e's `count` candidate records (kernels.ts, `out`). */
-  private candidates(words: Uint32Array, E: number, e: number, count: number): Candidate[] {
-    const K = this.shape.K
-    const cands: Candidate[] = []
-    for (let c = 0; c < count; c++) {
-      const w = 5 * E + (e * K + c) * 5
-      const b = words[w + 1]
-      cands.push({ j: words[w], bin: b & 0x7fffffff, backward: b >>> 31 === 1, glq: int64(words[w + 2], words[w + 3]), hl: words[w + 4] })
-    }
-    return cands
   }
 
   /** A node's histogram words as the CPU engine's scan reads them, for this round's features. */
-  private nodeHistogram(m: HostModel, w: Uint32Array): NodeHistogram {
-    const S = this.shape.S
+  private nodeHistogram(m: HostModel, w: Uint32Array, S: number): NodeHistogram {
     const perTree = m.sampler.perTree
     const host = this.host
     const slots = new Float64Array(2 * S)

@@ -1,8 +1,10 @@
 // One model's state on the host while a chunk trains (its own parameters — a fused model set's
-// models differ in them — its sampler, this round's features, row mask and tree, the nodes of the level being grown, its free node-histogram slots) and the plan of a
-// level: which node histograms are built from rows, which are derived as parent − sibling, which
-// nodes are evaluated. The plan decides only where histograms live; which child is built is the
-// CPU engine's rule (buildsSecond, ../gbdt/rules.ts), so the sums — and the trees — stay its own.
+// models differ in them — its sampler and the rounds' samples drawn ahead, its trees, and in a
+// host-planned round the nodes of the level being grown and its free node-histogram slots) and the
+// host's plan of a level: which node histograms are built from rows, which are derived as parent −
+// sibling, which nodes are evaluated (the device's plan kernel is its twin, kernels.ts). The plan
+// decides only where histograms live; which child is built is the CPU engine's rule (buildsSecond,
+// ../gbdt/rules.ts), so the sums — and the trees — stay its own.
 import type { GbdtParams } from '@shared/families/gbdt'
 import { buildsSecond, type HeldOutRows, isEvaluated, ModelSampler, splitCoefs, type SplitCoefs } from '../gbdt/rules'
 import { type GbdtTree, TreeBuilder } from '../gbdt/tree'
@@ -20,10 +22,9 @@ export interface TrainShape {
   maskWords: number
   /** every model has every row in every tree: no row mask */
   rowsAll: boolean
-  /** models per chunk, node histogram slots per model, candidates per node */
+  /** models per chunk, node histogram slots per model */
   C: number
   P: number
-  K: number
 }
 
 /** A node of the current level (index = its level index on the device). */
@@ -51,6 +52,17 @@ function emptySlice(): Slice {
   return { builds: [], derives: [], evals: [], temps: [] }
 }
 
+/** One round's samples of a model: its features (ascending) and their histogram slot offsets, its rows as a bit mask. */
+export interface RoundSample {
+  feats: Int32Array
+  slotOff: Int32Array
+  /** histogram slots of the sampled features */
+  histSlots: number
+  /** rows sampled */
+  ns: number
+  mask: Uint32Array
+}
+
 export class HostModel {
   readonly coefs: SplitCoefs
   readonly maxDepth: number
@@ -58,15 +70,17 @@ export class HostModel {
   readonly sampler: ModelSampler
   readonly trees: GbdtTree[] = []
   tb = new TreeBuilder()
-  readonly feats: Int32Array
-  readonly slotOff: Int32Array
-  readonly mask: Uint32Array
-  /** histogram slots of this round's sampled features */
+  /** the round being trained: its samples (drawn ahead, rounds in order, as the CPU engine draws them) */
+  feats: Int32Array
+  slotOff: Int32Array
+  mask: Uint32Array
   histSlots = 0
   ns = 0
+  private readonly drawn = new Map<number, RoundSample>()
   k = 0
   inv = 1
-  exactHost = false
+  /** this round the host decides the splits (from whole histograms): gains could overflow float32, or α·2^k is not an integer */
+  hostDecides = false
   level: LevelNode[] = []
   /** per pair of the current level (nodes 2i, 2i+1): the parent's histogram slot, or null if not kept */
   parentSlots: number[] | null = null
@@ -76,9 +90,9 @@ export class HostModel {
 
   constructor(
     readonly seed: number,
-    features: number,
+    private readonly features: number,
     readonly params: GbdtParams,
-    maskWords: number,
+    private readonly maskWords: number,
     /** rows this model never trains on (its fold's, in a model set with folds) */
     heldOut: HeldOutRows | null = null,
   ) {
@@ -86,9 +100,8 @@ export class HostModel {
     this.maxDepth = params.maxDepth
     this.rounds = params.rounds
     this.sampler = new ModelSampler(seed, features, params, heldOut)
-    const perTree = this.sampler.perTree
     this.feats = new Int32Array(features)
-    this.slotOff = new Int32Array(perTree)
+    this.slotOff = new Int32Array(this.sampler.perTree)
     this.mask = new Uint32Array(maskWords)
   }
 
@@ -99,28 +112,43 @@ export class HostModel {
   }
 
   /**
-   * This round's columns (and their histogram slot offsets) and rows, drawn as the CPU engine draws
-   * them. `sampled` is a scratch of one byte per row, null when every row is in every tree.
+   * Round `round`'s columns (and their histogram slot offsets) and rows, drawn as the CPU engine
+   * draws them; rounds must be drawn in order. `sampled` is a scratch of one byte per row, null
+   * when every row is in every tree.
    */
-  sample(width: ArrayLike<number>, rows: number, sampled: Uint8Array | null): void {
-    const feats = this.feats
+  draw(round: number, width: ArrayLike<number>, rows: number, sampled: Uint8Array | null): RoundSample {
+    const feats = new Int32Array(this.features)
     this.sampler.columns(feats)
+    const slotOff = new Int32Array(this.sampler.perTree)
     let slot = 0
     for (let j = 0; j < this.sampler.perTree; j++) {
-      this.slotOff[j] = slot
+      slotOff[j] = slot
       slot += width[feats[j]]
     }
-    this.histSlots = slot
-    if (!sampled) {
-      this.ns = rows
-      return
+    const mask = new Uint32Array(this.maskWords)
+    let ns = rows
+    if (sampled) {
+      ns = this.sampler.rows(sampled)
+      for (let r = 0; r < rows; r++) if (sampled[r] === 1) mask[r >>> 5] |= 1 << (r & 31)
     }
-    this.ns = this.sampler.rows(sampled)
-    this.mask.fill(0)
-    for (let r = 0; r < rows; r++) if (sampled[r] === 1) this.mask[r >>> 5] |= 1 << (r & 31)
+    const s = { feats, slotOff, histSlots: slot, ns, mask }
+    this.drawn.set(round, s)
+    return s
   }
 
-  /** A new tree: the root alone on its level, every one of the P node slots free. */
+  /** Round `round`'s samples become the current ones (drawn before). */
+  useRound(round: number): void {
+    const s = this.drawn.get(round)
+    if (!s) throw new Error(`webgpu: round ${round} of model ${this.seed} was not sampled (planning error)`)
+    this.drawn.delete(round)
+    this.feats = s.feats
+    this.slotOff = s.slotOff
+    this.histSlots = s.histSlots
+    this.ns = s.ns
+    this.mask = s.mask
+  }
+
+  /** A new tree on the host (a host-planned round): the root alone on its level, every one of the P node slots free. */
   startTree(P: number): void {
     this.tb = new TreeBuilder()
     this.level = [{ id: 0, gq: 0, h: this.ns, evaluable: isEvaluated(this.ns, 0, this.maxDepth, this.coefs), slot: -1, choice: null }]

@@ -7,10 +7,12 @@ import type { HeldOutRows } from '../gbdt/rules'
 import type { GbdtPerModelParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
 
-/** candidate records per node in the filter's output (more: that node's histogram is read back) */
-export const DEFAULT_CANDIDATES_PER_NODE = 16
-
-export type HistogramMode = 'auto' | 'global' | 'shared'
+/**
+ * Histogram kernels: auto (workgroup memory where the level's built nodes fit and rows outnumber
+ * slots, 32-bit slots where exact), or one forced: global atomics, workgroup memory (32-bit where
+ * exact), 32-bit or 64-bit workgroup slots.
+ */
+export type HistogramMode = 'auto' | 'global' | 'shared' | 'shared32' | 'shared64'
 
 export interface WebgpuTrainOptions {
   /** after every round of a chunk: the chunk's model indices (within the group), 1-based round of the chunk's most */
@@ -21,11 +23,14 @@ export interface WebgpuTrainOptions {
   onModelDone?: (index: number, model: GbdtModel) => void
   /** cap on one chunk's histogram buffer (default 512 MiB; the device's binding size caps it too) */
   histogramBudgetBytes?: number
-  /** workgroup-memory histograms where they fit (auto), or always global atomics, or shared where possible */
   histogramMode?: HistogramMode
-  candidatesPerNode?: number
-  /** tests: read every evaluated node's histogram back and check the filter kept the CPU engine's choice */
+  /**
+   * tests: host-planned levels, and every evaluated node's histogram read back and decided by the
+   * CPU engine's scan, which must be the device's choice
+   */
   checkFilter?: boolean
+  /** host-planned levels (one read-back a level) even where the device could plan a whole round */
+  hostPlanned?: boolean
   /** filled in while training */
   stats?: WebgpuTrainStats
   /** per-kernel device time in stats.kernelMs (timestamp queries; one extra read-back per submit) */
@@ -44,17 +49,24 @@ export interface WebgpuTrainStats {
   modelsPerChunk: number
   nodeSlots: number
   histogramBytes: number
+  /** levels encoded (a device round: all of its levels) or passes of a host-planned level */
   passes: number
+  /** rounds of a chunk planned on the device (one submit, one read-back) and on the host (one read-back a pass) */
+  deviceRounds: number
+  hostRounds: number
+  /** levels by histogram kernel (histShared32, histShared64, histGlobal); shared = the first two */
+  histogramKernels: Record<string, number>
   sharedPasses: number
   globalPasses: number
+  /** nodes split, in the trees read back */
+  splits: number
+  /** nodes searched for a split (level nodes with enough rows above the depth) */
   evaluatedNodes: number
-  candidates: number
-  maxCandidatesPerNode: number
-  /** nodes whose candidates overflowed K: decided from their histogram, read back */
-  overflowNodes: number
-  /** model-rounds decided from whole histograms (gradients too large for float32 gains) */
+  /** model-rounds the host decided (gains could overflow float32, or α·2^k is not an integer): whole histograms read back */
   exactHostRounds: number
-  /** checkFilter: nodes whose filtered choice was compared with the whole-histogram choice */
+  /** nodes decided on the host from their histogram (those model-rounds' nodes) */
+  hostDecidedNodes: number
+  /** checkFilter: nodes whose device choice was compared with the CPU engine's scan of their histogram */
   filterChecks: number
   readbacks: number
   /** ms spent waiting for read-backs (the device's work before each, plus the transfer) */
@@ -70,13 +82,15 @@ export function emptyStats(): WebgpuTrainStats {
     nodeSlots: 0,
     histogramBytes: 0,
     passes: 0,
+    deviceRounds: 0,
+    hostRounds: 0,
+    histogramKernels: {},
     sharedPasses: 0,
     globalPasses: 0,
+    splits: 0,
     evaluatedNodes: 0,
-    candidates: 0,
-    maxCandidatesPerNode: 0,
-    overflowNodes: 0,
     exactHostRounds: 0,
+    hostDecidedNodes: 0,
     filterChecks: 0,
     readbacks: 0,
     waitMs: 0,

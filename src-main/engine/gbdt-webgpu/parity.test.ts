@@ -1,8 +1,9 @@
 // The WebGPU trees engine against the CPU engine, on lavapipe here and in CI: every model's tree
 // hash must be equal (bit-identical trees), on tiny and edge cases, through every path of the
 // engine (workgroup-memory and global-atomics histograms, the subtraction trick, chunks, sliced
-// levels, the overflow and large-gradient fallbacks). checkFilter reads every evaluated node's
-// histogram back and checks that the GPU's split filter kept the CPU engine's choice.
+// levels, the large-gradient fallback), with rounds planned on the device and levels planned by
+// the host. checkFilter (host-planned) reads every evaluated node's histogram back and checks that
+// the device's split decision is the CPU engine's choice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { trainGbdtGroup, treeHash, type GbdtParams, type GbdtPerModelParams, type GbdtTree } from '../gbdt'
 import { disposeGbdtData, uploadGbdtData } from './data'
@@ -17,7 +18,11 @@ afterAll(() => dev.gpu?.release())
 
 const SEEDS = [101, 102, 103]
 
-/** Trains `seeds` batched on the device and checks each model's hash against the CPU engine alone. */
+/**
+ * Trains `seeds` batched on the device and checks each model's hash against the CPU engine alone:
+ * host-planned with every device decision checked (its stats are returned), and as the runtime
+ * trains (rounds planned on the device where the chunk allows).
+ */
 async function expectParity(
   spec: DataSpec,
   params: Partial<GbdtParams>,
@@ -29,8 +34,11 @@ async function expectParity(
   const gd = uploadGbdtData(gpu, data)
   const stats = emptyStats()
   try {
+    const cpu = cpuHashes(data, params, seeds)
     const models = await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { checkFilter: true, ...options, stats })
-    expect(models.map(treeHash)).toEqual(cpuHashes(data, params, seeds))
+    expect(models.map(treeHash)).toEqual(cpu)
+    const planned = await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { ...options, checkFilter: false })
+    expect(planned.map(treeHash)).toEqual(cpu)
   } finally {
     disposeGbdtData(gpu, gd)
   }
@@ -53,7 +61,7 @@ describe('webgpu trees = CPU trees (tree hash), edge cases', () => {
     if (noDevice(dev)) return ctx.skip()
     await expectParity({ rows: 200, features: 4, value: (f, v) => (f === 2 ? v : 1.5) }, { rounds: 3, maxDepth: 3, colsampleBytree: 1 })
     const stats = await expectParity({ rows: 200, features: 3, value: () => 2 }, { rounds: 3, maxDepth: 3 })
-    expect(stats.candidates).toBe(0)
+    expect(stats.splits).toBe(0)
   })
 
   it('a feature with 2 bins (binary), with and without missing values', async (ctx) => {
@@ -148,16 +156,15 @@ describe('webgpu trees = CPU trees, parameters and engine paths', () => {
     await expectParity({ rows: 100, features: 3 }, { rounds: 3, maxDepth: 4, minChildWeight: 10, subsample: 0.8 }, {}, seeds)
   })
 
-  it('one candidate record per node: overflowing nodes are decided from their histogram', async (ctx) => {
+  it('exact ties: two identical features, every candidate of one with a twin of equal gain (the lower feature wins)', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     // features 0 and 1 are the same column: every candidate of one has a twin with an equal gain
     const same = new Float32Array(300)
     const stats = await expectParity(
       { rows: 300, features: 3, value: (f, v, r) => (f === 0 ? (same[r] = v) : f === 1 ? same[r] : v) },
       { rounds: 3, maxDepth: 3, colsampleBytree: 1 },
-      { candidatesPerNode: 1 },
     )
-    expect(stats.overflowNodes).toBeGreaterThan(0)
+    expect(stats.splits).toBeGreaterThan(0)
   })
 
   it('batched = one model at a time on the device (hashes), and progress per round', async (ctx) => {
@@ -190,7 +197,7 @@ describe('webgpu trees = CPU trees, a group whose models each have their own par
   const base: Partial<GbdtParams> = { rounds: 3, maxDepth: 4, subsample: 0.8, colsampleBytree: 0.7 }
   const withMissing: DataSpec = { rows: 400, features: 7, value: (f, v, r) => ((r + f) % 11 === 0 ? NaN : v) }
 
-  /** Trains the group on the device with `perModel`; each model's hash must be the CPU engine's alone with its own parameters (and held-out rows). */
+  /** Trains the group on the device with `perModel` (host-planned and checked, and as the runtime trains); each model's hash must be the CPU engine's alone with its own parameters (and held-out rows). */
   async function expectPerModelParity(
     spec: DataSpec,
     perModel: readonly GbdtPerModelParams[],
@@ -203,9 +210,11 @@ describe('webgpu trees = CPU trees, a group whose models each have their own par
     const stats = emptyStats()
     try {
       const models = await trainGbdtGroupWebgpu(gpu, gd, base, seeds, { checkFilter: true, ...options, perModel, stats })
+      const planned = await trainGbdtGroupWebgpu(gpu, gd, base, seeds, { ...options, checkFilter: false, perModel })
       const alone = perModel.map((p, i) => treeHash(trainGbdtGroup(data, { ...base, ...p }, [seeds[i]], { heldOut: [options.heldOut?.[i] ?? null] })[0]))
       perModel.forEach((p, i) => {
         expect(treeHash(models[i]), `model ${i} ${JSON.stringify(p)}`).toBe(alone[i])
+        expect(treeHash(planned[i]), `model ${i} ${JSON.stringify(p)}, rounds planned on the device`).toBe(alone[i])
         expect(models[i].params).toMatchObject(p)
       })
       return { stats, trees: models.map((m) => m.trees) }

@@ -1,15 +1,44 @@
 // How a group of models is split into chunks that fit the device: the histograms of a chunk live in
 // one storage buffer (models × node slots × histogram slots × 12 bytes), which must fit the
 // device's maxStorageBufferBindingSize and maxBufferSize and the engine's histogram budget; the
-// per-row state (prediction, quantised gradient, node index: 4 bytes each per model) must fit one
-// binding too. In a group whose models differ in depth or min_child_weight, every model gets the
-// node slots of the group's widest (the histogram buffer is models × one slot count). When one
-// model's node slots alone do not fit, it runs with fewer slots: levels with more nodes are then
-// built in slices without the subtraction trick (same sums, same trees).
+// per-row state (prediction, quantised gradient, node index: 4 bytes each per model) and the level
+// tables must fit one binding too. In a group whose models differ in depth or min_child_weight,
+// every model gets the node slots of the group's widest. When one model's node slots alone do not
+// fit, it runs with fewer slots: levels with more nodes are then built in slices without the
+// subtraction trick (same sums, same trees), planned by the host.
 import { type GbdtParams, HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
 import type { GbdtGpuLimits } from './gpu'
+import { CHOICE_WORDS, CNT_WORDS, DEC_WORDS, LVL_WORDS, TREE_WORDS } from './kernels'
+
 /** Bytes of one histogram slot: Σq as two u32 words, and the row count. */
 export const SLOT_BYTES = 12
+/** The most tree nodes (2^(depth+1) − 1) for which a round is planned on the device: its trees are what a round reads back. */
+export const MAX_DEVICE_TREE_NODES = 4095
+
+/** The level tables' sizes per model (kernels.ts, tabs): nodes of a level, evaluated nodes and builds of a level, tree nodes. */
+export interface TableSizes {
+  nl: number
+  ne: number
+  nb: number
+  T: number
+}
+
+/** The level tables a model needs: for device-planned rounds, every level's nodes and its tree; host-planned ones grow them as levels need. */
+export function tableSizes(nodeSlots: number, maxDepth: number, rows: number, devicePlanned: boolean): TableSizes {
+  const tree = Math.min(2 ** (maxDepth + 1) - 1, 2 * rows - 1)
+  return {
+    nl: Math.max(1, Math.min(2 ** maxDepth, 2 * nodeSlots, rows)),
+    ne: nodeSlots,
+    nb: nodeSlots,
+    T: devicePlanned ? tree : 1,
+  }
+}
+
+/** Bytes of one model's level tables. */
+export function tableBytes(s: TableSizes, nodeSlots: number, perTree: number): number {
+  const { nl, ne, nb, T } = s
+  return 4 * (CNT_WORDS + 2 * nl * LVL_WORDS + 3 * nb + ne + nl * DEC_WORDS + ne * perTree * 2 + nl * CHOICE_WORDS + nodeSlots + nb + T * TREE_WORDS)
+}
 
 export interface ChunkPlanInput {
   models: number
@@ -21,8 +50,8 @@ export interface ChunkPlanInput {
   limits: Pick<GbdtGpuLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>
   /** default: the family's HISTOGRAM_BUDGET_BYTES, as the CPU engine's */
   histogramBudgetBytes?: number
-  /** candidate records per node in the split filter's output */
-  candidatesPerNode: number
+  /** features the widest model samples per tree */
+  perTree: number
 }
 
 export interface ChunkPlan {
@@ -37,6 +66,10 @@ export interface ChunkPlan {
   histogramBytes: number
   /** the cap the histogram buffer had to fit: min(binding size, buffer size, budget) */
   histogramLimitBytes: number
+  /** rounds can be planned on the device: no sliced levels, and trees small enough to read back */
+  devicePlanned: boolean
+  /** the level tables' sizes per model */
+  tables: TableSizes
 }
 
 /**
@@ -66,10 +99,12 @@ export function planChunks(input: ChunkPlanInput): ChunkPlan {
     nodeSlots = Math.floor(limit / perNode)
     perChunk = 1
   }
-  // per-row state: one f32/i32/u32 per model and row in one binding each
+  const maxDepth = Math.max(...input.trees.map((t) => t.maxDepth))
+  const devicePlanned = nodeSlots === wanted && 2 ** (maxDepth + 1) - 1 <= MAX_DEVICE_TREE_NODES
+  const tables = tableSizes(nodeSlots, maxDepth, rows, devicePlanned)
+  // per-row state: one f32/i32/u32 per model and row in one binding each; the level tables in one binding
   perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / (4 * rows)))
-  // the split filter's output: per evaluated node 5 words + K candidates of 5 words
-  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / (nodeSlots * (5 + 5 * input.candidatesPerNode) * 4)))
+  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / tableBytes(tables, nodeSlots, input.perTree)))
   if (perChunk < 1) throw new RangeError(`webgpu: ${rows} rows of one model do not fit a storage buffer of ${limits.maxStorageBufferBindingSize} bytes`)
   const chunks = Math.ceil(models / Math.min(models, perChunk))
   // balanced chunks: 50 models with room for 16 → 4 chunks of 13/13/12/12, not 16/16/16/2
@@ -81,6 +116,8 @@ export function planChunks(input: ChunkPlanInput): ChunkPlan {
     nodeSlotsWanted: wanted,
     histogramBytes: modelsPerChunk * nodeSlots * perNode,
     histogramLimitBytes: limit,
+    devicePlanned,
+    tables,
   }
 }
 
@@ -88,5 +125,6 @@ export function planChunks(input: ChunkPlanInput): ChunkPlan {
 export function describeChunks(p: ChunkPlan): string {
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 2 : 0)} MiB`
   const sliced = p.nodeSlots < p.nodeSlotsWanted ? `, sliced levels (${p.nodeSlots} of ${p.nodeSlotsWanted} node histograms)` : ''
-  return `${p.chunks} chunk${p.chunks === 1 ? '' : 's'} of ≤ ${p.modelsPerChunk} model${p.modelsPerChunk === 1 ? '' : 's'} (${p.nodeSlots} node histograms each, ${mib(p.histogramBytes)} of ${mib(p.histogramLimitBytes)})${sliced}`
+  const planned = p.devicePlanned ? ', rounds planned on the device' : ', levels planned by the host'
+  return `${p.chunks} chunk${p.chunks === 1 ? '' : 's'} of ≤ ${p.modelsPerChunk} model${p.modelsPerChunk === 1 ? '' : 's'} (${p.nodeSlots} node histograms each, ${mib(p.histogramBytes)} of ${mib(p.histogramLimitBytes)})${sliced}${planned}`
 }

@@ -11,7 +11,7 @@ import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { packageVersion } from '../machine'
 import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
 import { type GbdtGpu, openGbdtGpu } from './gpu'
-import { DEFAULT_CANDIDATES_PER_NODE, trainGbdtGroupWebgpu } from './trainer'
+import { trainGbdtGroupWebgpu } from './trainer'
 
 export interface WebgpuGbdtRuntime extends WorkerRuntime {
   backend: 'webgpu'
@@ -34,12 +34,13 @@ export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
     flags: {
       engine: 'webgpu-wgsl',
       hardware: gpu.hardware,
-      histograms: 'integer: 64-bit Σq as two u32 atomics with a carry, row counts; workgroup memory where the built nodes fit, global atomics beyond',
-      splitDecision: 'device: interval filter of float32 gains; host: the CPU engine float32 formulas and tie rules on the filtered candidates',
+      histograms: 'integer: workgroup memory where the built nodes fit (32-bit slots where exact: ≤ 1024 rows a workgroup; else 64-bit Σq with a carry), 64-bit global sums; global atomics beyond',
+      splitDecision:
+        'device: bracketed float32 gains, then the exact losses of the contenders (the CPU engine float32 arithmetic on integer mantissas) and its tie rules; host: whole histograms where a model-round could overflow float32 or α·2^k is not an integer',
+      levelPlan: 'device: whole rounds (one submit and one read-back of the trees a round); host: levels too wide for the node slots (one read-back a pass)',
       chunking:
         'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋ for the group\'s deepest and widest model, balanced; sequential and pool: 1',
       histogramBudgetBytes: HISTOGRAM_BUDGET_BYTES,
-      candidatesPerNode: DEFAULT_CANDIDATES_PER_NODE,
       maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
       maxBufferSize: l.maxBufferSize,
       maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,

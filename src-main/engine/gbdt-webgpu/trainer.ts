@@ -1,52 +1,49 @@
-// The host loop of the WebGPU trees engine, and its public API. Rounds stay on the host; per round
-// and chunk of models:
+// The host loop of the WebGPU trees engine, and its public API. Rounds stay on the host; per chunk
+// of models, every round's samples are drawn ahead on the host (the CPU engine's sampler, rounds in
+// order) and the device decides the trees:
 //
-//   sample columns and rows (../gbdt/rules.ts: the CPU engine's sampler, on the host)
-//   [gradient]  max |pred − y| per model                                  → read back: C floats
-//   host:       k = quantExponent(max) per model (the CPU engine's function)
-//   per level:  [rowUpdate of the previous level] [quantise, at the root]
-//               [zero] [histogram: shared or global atomics] [derive: parent − smaller child]
-//               [split filter: max, emit]                                  → read back: candidates
-//   host:       the split of each node with the CPU engine's float32 formulas and tie rules, leaf
-//               values, the tree's nodes; the decision table for the next rowUpdate
+//   device-planned round (one submit, one read-back):
+//     host:    k = quantExponent(max |g|) per model (the CPU engine's rule) → ModelInfo
+//     device:  quantise, roots; per level: row update, histograms (zeroed, built, derived), split
+//              search (bracketed, then exact float32 losses), each node's decision or leaf value,
+//              the next level's plan; last row update; the next round's max |g|
+//     read:    per model its tree's records (6 words a node) and the next max |g|
+//     host:    (while the device runs the next round) the trees rebuilt with the CPU engine's code
+//   host-planned round (a chunk with sliced levels, a model-round the host must decide, tests):
+//     per level, per pass: the host plans the level (level.ts), the device searches and decides,
+//     the host reads the choices (whole histograms where it decides) and applies the level.
 //
-// The device's commands are in commands.ts, each model's host state and a level's plan in level.ts,
-// the host's decisions in decide.ts; this file runs them in order. sequential/pool train a group of
-// one (one model per dispatch); batched a group of all of a worker's models, in chunks that fit the
-// device (plan.ts). Every sum is an exact integer, so model i's trees equal the CPU engine's, bit for
-// bit, whatever the chunking or the order of atomics.
+// The device's commands are in commands.ts, each model's host state and the host's level plan in
+// level.ts, the host's decisions in decide.ts; this file runs them in order. sequential/pool train a
+// group of one; batched a group of all of a worker's models, in chunks that fit the device
+// (plan.ts). Every sum is an exact integer and every float32 the CPU engine's, so model i's trees
+// equal the CPU engine's, bit for bit, whatever the chunking, the plan or the order of atomics.
 //
 // The models of a group may each have their own GBDT_PER_MODEL_PARAMS (options.perModel: a model
 // set's configurations fused, checked by the CPU engine's own modelTrainingParams). Each reads its
-// own split coefficients (host, and ModelInfo on the device), depth, rounds and samplers; buffers and
-// chunks are sized for the group's widest model (most sampled features, most node histograms). A
-// model whose depth is reached has no nodes left while deeper ones go on; models with more rounds
-// come first in their chunk, so those that sit the last rounds out are the chunk's last positions.
+// own split coefficients (ModelInfo on the device), depth, rounds and samplers; buffers and chunks
+// are sized for the group's widest model. A model whose depth is reached has no nodes left while
+// deeper ones go on; models with more rounds come first in their chunk, so those that sit the last
+// rounds out are the chunk's last positions.
 import { featuresPerTree, type GbdtParams, resolveGbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from '../gbdt/binning'
 import { type HeldOutRows, histogramSlots, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
 import { heldOutRows, modelTrainingParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
-import { GbdtCommands, type PassEntry } from './commands'
+import { GbdtCommands, type RoundResult } from './commands'
 import type { GpuGbdtData } from './data'
 import { HostDecider } from './decide'
 import type { GbdtGpu, GbdtGpuLimits } from './gpu'
 import { HostModel, planLevel, type Slice, type TrainShape } from './level'
-import { DEFAULT_CANDIDATES_PER_NODE, emptyStats, type WebgpuTrainOptions } from './options'
-import { type ChunkPlan, type ChunkPlanInput, planChunks, SLOT_BYTES } from './plan'
+import { emptyStats, type WebgpuTrainOptions } from './options'
+import { type ChunkPlan, type ChunkPlanInput, planChunks } from './plan'
 
-export { DEFAULT_CANDIDATES_PER_NODE, emptyStats, type HistogramMode, type WebgpuTrainOptions, type WebgpuTrainStats } from './options'
+export { emptyStats, type HistogramMode, type WebgpuTrainOptions, type WebgpuTrainStats } from './options'
 
 const f32 = Math.fround
 
 /** The chunk plan's input for a group of models (each with its own parameters): sized for the widest. */
-function chunkInput(
-  own: readonly GbdtParams[],
-  host: GbdtData,
-  limits: GbdtGpuLimits,
-  histogramBudgetBytes: number | undefined,
-  candidatesPerNode: number,
-): ChunkPlanInput & { perTree: number } {
+function chunkInput(own: readonly GbdtParams[], host: GbdtData, limits: GbdtGpuLimits, histogramBudgetBytes: number | undefined): ChunkPlanInput {
   const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, host.features)))
   return {
     models: own.length,
@@ -56,14 +53,25 @@ function chunkInput(
     trees: own,
     limits,
     histogramBudgetBytes,
-    candidatesPerNode,
   }
+}
+
+/** A device-planned round read back, its trees not yet rebuilt on the host. */
+interface PendingRound {
+  round: number
+  ms: HostModel[]
+  /** each model's 2^−k of that round */
+  invs: number[]
+  result: RoundResult
 }
 
 class WebgpuTrainer {
   readonly shape: TrainShape
   private readonly dev: GbdtCommands
   private readonly host: HostDecider
+  /** rounds are planned on the device (else every level by the host) */
+  private readonly devicePlanned: boolean
+  private readonly stats
   /** one round's sampled rows of the model being sampled (packed into its mask) */
   private sampledScratch: Uint8Array | null = null
 
@@ -79,8 +87,7 @@ class WebgpuTrainer {
   ) {
     const host = d.host
     const n = host.rows
-    const K = options.candidatesPerNode ?? DEFAULT_CANDIDATES_PER_NODE
-    const input = chunkInput(own, host, gpu.limits, options.histogramBudgetBytes, K)
+    const input = chunkInput(own, host, gpu.limits, options.histogramBudgetBytes)
     const chunk: ChunkPlan = planChunks(input)
     this.shape = {
       n,
@@ -92,17 +99,18 @@ class WebgpuTrainer {
       rowsAll: own.every(samplesEveryRow) && heldOut.every((h) => h === null),
       C: chunk.modelsPerChunk,
       P: chunk.nodeSlots,
-      K,
     }
-    const stats = options.stats ?? emptyStats()
+    this.devicePlanned = chunk.devicePlanned && !options.checkFilter && !options.hostPlanned
+    const stats = (this.stats = options.stats ?? emptyStats())
     Object.assign(stats, {
       chunks: stats.chunks + chunk.chunks,
       modelsPerChunk: this.shape.C,
       nodeSlots: this.shape.P,
       histogramBytes: chunk.histogramBytes,
     })
-    this.dev = new GbdtCommands(gpu, d, this.shape, chunk.histogramBytes, options.histogramMode ?? 'auto', stats, options.profile ?? false)
-    this.host = new HostDecider(this.shape, host, stats, options.checkFilter ?? false)
+    const maxDepth = Math.max(...own.map((p) => p.maxDepth))
+    this.dev = new GbdtCommands(gpu, d, this.shape, chunk.histogramBytes, options.histogramMode ?? 'auto', stats, options.profile ?? false, maxDepth, chunk.tables)
+    this.host = new HostDecider(host, stats, options.checkFilter ?? false)
   }
 
   dispose(): void {
@@ -116,73 +124,104 @@ class WebgpuTrainer {
     const ms = seeds.map((s, k) => new HostModel(s, F, params[k], maskWords, heldOut[k]))
     this.dev.writeBaseScore(ms.length, this.baseScore)
     const rounds = Math.max(...ms.map((m) => m.rounds))
+    // a model with fewer rounds has all its trees and sits the rest out: the chunk's last
+    // positions, so every growing model keeps its place in the device's per-model arrays
+    const active = (round: number) => ms.filter((m) => round < m.rounds)
+    const activeCount = (round: number) => (round < rounds ? active(round).length : 0)
+    this.sampleRound(active(0), 0)
+    if (rounds > 1) this.sampleRound(active(1), 1)
+    let maxBits = await this.dev.firstGradient(ms.length, 0)
+    let pending: PendingRound | null = null
+    let encoded: ReturnType<GbdtCommands['encodeRound']> | null = null
     for (let round = 0; round < rounds; round++) {
       throwIfStopped(this.options)
-      // a model with fewer rounds has all its trees and sits the rest out: the chunk's last
-      // positions, so every growing model keeps its place in the device's per-model arrays
-      await this.round(ms.filter((m) => round < m.rounds))
-      this.options.onRound?.(indices, round + 1, rounds)
+      const act = active(round)
+      const Cn = act.length
+      const CnNext = activeCount(round + 1)
+      const parity = round % 2
+      for (const m of act) m.useRound(round)
+      this.dev.writeModelInfo(this.host.quantise(act, maxBits))
+      if (this.devicePlanned && act.every((m) => !m.hostDecides)) {
+        const e = encoded && encoded.Cn === Cn && encoded.CnNext === CnNext && encoded.parity === parity ? encoded : this.dev.encodeRound(Cn, CnNext, parity)
+        encoded = null
+        const done = this.dev.submitRound(e)
+        const invs = act.map((m) => m.inv)
+        // while the device runs this round: the last one's trees, the samples two rounds on, the next round's commands
+        this.finish(pending, indices, rounds)
+        pending = null
+        if (round + 2 < rounds) this.sampleRound(active(round + 2), round + 2)
+        if (round + 1 < rounds && this.devicePlanned) encoded = this.dev.encodeRound(CnNext, activeCount(round + 2), parity ^ 1)
+        const result = await done
+        pending = { round, ms: act, invs, result }
+        maxBits = result.maxBits
+      } else {
+        this.finish(pending, indices, rounds)
+        pending = null
+        maxBits = await this.hostRound(act, CnNext, parity)
+        if (round + 2 < rounds) this.sampleRound(active(round + 2), round + 2)
+        this.options.onRound?.(indices, round + 1, rounds)
+      }
     }
+    this.finish(pending, indices, rounds)
     return ms.map((m) => ({ params: m.params, seed: m.seed, features: F, baseScore: this.baseScore, trees: m.trees }))
   }
 
-  private async round(ms: HostModel[]): Promise<void> {
-    await this.startRound(ms)
-    await this.growLevels(ms)
-    for (const m of ms) m.trees.push(m.tb.finish())
-  }
-
-  /** Sampling, the gradient's largest magnitude, quantisation: each model's new tree, its root alone. */
-  private async startRound(ms: HostModel[]): Promise<void> {
-    const { n, rowsAll, P } = this.shape
+  /** A round's samples drawn (rounds in order) and written to its parity's half of the device's tables. */
+  private sampleRound(ms: readonly HostModel[], round: number): void {
+    const { n, rowsAll } = this.shape
     const sampled = rowsAll ? null : (this.sampledScratch ??= new Uint8Array(n))
-    for (const m of ms) m.sample(this.d.host.width, n, sampled)
-    this.dev.writeSamples(ms)
-    const maxBits = await this.dev.maxGradients(ms.length)
-    const info = this.host.quantise(ms, maxBits)
-    for (const m of ms) m.startTree(P)
-    this.dev.writeModelInfo(info)
+    const drawn = ms.map((m) => m.draw(round, this.d.host.width, n, sampled))
+    this.dev.writeSamples(drawn, round % 2)
   }
 
-  /**
-   * Level by level until no model has a node left: plan, pass(es), decide. A level's decisions
-   * reach the device as the next pass's row update (or on their own when no pass follows).
-   */
-  private async growLevels(ms: HostModel[]): Promise<void> {
+  /** A device-planned round's trees, rebuilt on the host; its progress. */
+  private finish(p: PendingRound | null, indices: readonly number[], rounds: number): void {
+    if (!p) return
+    this.host.roundTrees(p.ms, p.invs, p.result.trees, this.dev.tables.T, p.result.errors)
+    this.options.onRound?.(indices, p.round + 1, rounds)
+  }
+
+  /** A round planned by the host: level by level until no model has a node left; then the next round's max |g|. */
+  private async hostRound(ms: HostModel[], CnNext: number, parity: number): Promise<Uint32Array> {
     const Cn = ms.length
-    let pendingDec: Uint32Array | null = null
+    const P = this.shape.P
+    this.stats.hostRounds++
+    for (const m of ms) m.startTree(P)
+    this.host.takeRootSums(ms, await this.dev.rootSums(Cn))
+    let pendingDec: Uint32Array[] | null = null
     for (let depth = 0; ; depth++) {
       if (!ms.some((m) => m.level.length > 0)) break
       if (depth > 0) throwIfStopped(this.options)
-      const slices = ms.map((m) => planLevel(m, depth, this.shape.P))
+      const slices = ms.map((m) => planLevel(m, depth, P))
       const passes = Math.max(0, ...slices.map((s) => s.length))
       if (passes === 0 && pendingDec) {
         // nothing to evaluate at this level: the previous level's rows still move to their nodes
-        await this.dev.rowUpdate(pendingDec, Cn)
+        this.dev.hostRowUpdate(pendingDec, Cn, parity)
         pendingDec = null
       }
-      // no root is split: the root sums alone (for the root leaves)
-      if (depth === 0 && passes === 0) this.host.takeRootSums(ms, await this.dev.rootSums(Cn))
       for (let p = 0; p < passes; p++) {
         await this.pass(
           ms,
           slices.map((s) => s[p] ?? null),
           pendingDec,
-          depth === 0 && p === 0,
+          parity,
         )
         pendingDec = null
       }
       pendingDec = this.host.decideLevel(ms, depth)
     }
-    if (pendingDec) await this.dev.rowUpdate(pendingDec, Cn)
+    const next = await this.dev.finishHostRound(pendingDec, Cn, CnNext, parity)
+    for (const m of ms) m.trees.push(m.tb.finish())
+    return next
   }
 
-  /** One pass: build, derive, filter, read back, decide; its temporary slots freed. */
-  private async pass(ms: HostModel[], slices: (Slice | null)[], pendingDec: Uint32Array | null, root: boolean): Promise<void> {
-    const pass = await this.dev.levelPass(ms, slices, pendingDec, root)
-    if (pass.rootSums) this.host.takeRootSums(ms, pass.rootSums)
-    const full = this.host.fromCandidates(ms, pass)
-    if (full.length > 0) await this.decideFromHistograms(ms, pass.entries, full)
+  /** One pass: build, derive, search and decide on the device, read the choices back; its temporary slots freed. */
+  private async pass(ms: HostModel[], slices: (Slice | null)[], pendingDec: Uint32Array[] | null, parity: number): Promise<void> {
+    const result = await this.dev.hostPass(ms, slices, pendingDec, parity)
+    const evaluated: { m: number; li: number }[] = []
+    slices.forEach((s, m) => s?.evals.forEach((x) => evaluated.push({ m, li: x.li })))
+    const full = this.host.fromChoices(ms, evaluated, result)
+    if (full.length > 0) await this.decideFromHistograms(ms, full)
     for (let i = 0; i < ms.length; i++) {
       const s = slices[i]
       if (!s) continue
@@ -191,14 +230,15 @@ class WebgpuTrainer {
   }
 
   /** The fallback (and checkFilter): whole node histograms read back in batches, each decided on the host. */
-  private async decideFromHistograms(ms: HostModel[], entries: PassEntry[], which: number[]): Promise<void> {
+  private async decideFromHistograms(ms: HostModel[], which: { m: number; li: number }[]): Promise<void> {
     const per = this.dev.histogramsPerReadBack
-    const nodeWords = (this.shape.S * SLOT_BYTES) / 4
+    const S = this.shape.S
+    const nodeWords = S * 3
     for (let a = 0; a < which.length; a += per) {
-      const batch = which.slice(a, a + per).map((e) => entries[e])
+      const batch = which.slice(a, a + per)
       const words = await this.dev.readHistograms(batch.map(({ m, li }) => ({ m, slot: ms[m].level[li].slot })))
       batch.forEach(({ m, li }, k) => {
-        this.host.fromHistogram(ms[m], ms[m].level[li], words.subarray(k * nodeWords, (k + 1) * nodeWords))
+        this.host.fromHistogram(ms[m], ms[m].level[li], words.subarray(k * nodeWords, (k + 1) * nodeWords), S)
       })
     }
   }
@@ -251,5 +291,5 @@ export async function trainGbdtGroupWebgpu(
 /** The chunking a group of `models` with the same parameters would get on this device (for flags and reports). */
 export function chunkPlanFor(gpu: GbdtGpu, d: GpuGbdtData, paramsIn: Partial<GbdtParams>, models: number, histogramBudgetBytes?: number): ChunkPlan {
   const own = Array.from({ length: models }, () => resolveGbdtParams(paramsIn))
-  return planChunks(chunkInput(own, d.host, gpu.limits, histogramBudgetBytes, DEFAULT_CANDIDATES_PER_NODE))
+  return planChunks(chunkInput(own, d.host, gpu.limits, histogramBudgetBytes))
 }
