@@ -144,6 +144,10 @@ export class RunStore {
         this.lastWrites.delete(run.runId)
         await this.releaseLock(run.runId)
       }
+    }).catch(async (err: unknown) => {
+      // a run never saved (a full disk) leaves no empty folder behind; rmdir takes only an empty one
+      await fs.rmdir(dir).catch(() => undefined)
+      throw err
     })
     const settled = next.catch(() => undefined)
     this.saving.set(run.runId, settled)
@@ -207,7 +211,11 @@ export class RunStore {
       throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} is not valid JSON (${(err as Error).message})`)
     }
     const parsed = KeptModelsSchema.safeParse(raw)
-    if (!parsed.success) throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} does not hold kept models (${parsed.error.issues[0]?.message ?? 'wrong shape'})`)
+    if (!parsed.success) {
+      // where the problem is too: "models.2.artifact: tree 0, node 3: …"
+      const first = parsed.error.issues[0]
+      throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} does not hold kept models that can be exported (${first ? `${first.path.join('.') || 'file'}: ${first.message}` : 'wrong shape'})`)
+    }
     return parsed.data
   }
 

@@ -4,8 +4,9 @@
 // by the store, read back (validated) by export-models and the app's "Save best model".
 import { z } from 'zod'
 import { familyOf } from '../families'
-import type { BenchConfig } from './config'
+import { type BenchConfig, LIMITS } from './config'
 import { modelConfiguration } from './model-set'
+import { artifactProblem } from './model-artifact-structure'
 
 /** One regression tree, nodes in breadth-first order; a node's children are `left` and `left + 1`; a row goes left iff value < threshold (NaN: iff defaultLeft). */
 export const TreeArtifactSchema = z.object({
@@ -38,21 +39,36 @@ export const PreprocessSchema = z.object({
 })
 export type Preprocess = z.infer<typeof PreprocessSchema>
 
-export const ModelArtifactSchema = z.discriminatedUnion('format', [
+const ModelArtifactShape = z.discriminatedUnion('format', [
   /** an MLP regressor: its layers in order (the last has one output) and the features' preprocessing */
   z.object({ format: z.literal('mlp'), features: z.number().int().min(1), layers: z.array(DenseLayerSchema).min(2), preprocess: PreprocessSchema.nullable() }),
   z.object({ format: z.literal('gbdt-trees'), features: z.number().int().min(1), baseScore: z.number(), trees: z.array(TreeArtifactSchema) }),
   /** the xgboost backend's booster, as XGBoost saved it */
   z.object({ format: z.literal('xgboost-json'), json: z.string() }),
 ])
-export type ModelArtifact = z.infer<typeof ModelArtifactSchema>
+export type ModelArtifact = z.infer<typeof ModelArtifactShape>
+
+/** Every reader's artifact check: the shape, then the structure (model-artifact-structure.ts), so a crafted artifact never reaches an exporter or a loader. */
+export const ModelArtifactSchema = ModelArtifactShape.superRefine((artifact, ctx) => {
+  const problem = artifactProblem(artifact)
+  if (problem) ctx.addIssue({ code: 'custom', message: problem })
+})
 
 /** The models a run kept: which measurement trained them, and each model's artifact by index. */
 export const KeptModelsSchema = z.object({
   size: z.number().int(),
   strategy: z.string(),
   workers: z.number().int(),
-  models: z.array(z.object({ index: z.number().int().min(0), artifact: ModelArtifactSchema })),
+  models: z
+    .array(z.object({ index: z.number().int().min(0), artifact: ModelArtifactSchema }))
+    .max(LIMITS.models.max)
+    .superRefine((models, ctx) => {
+      const seen = new Set<number>()
+      for (const { index } of models) {
+        if (seen.has(index)) ctx.addIssue({ code: 'custom', message: `model ${index} is kept twice: one artifact per model` })
+        seen.add(index)
+      }
+    }),
 })
 export type KeptModels = z.infer<typeof KeptModelsSchema>
 
