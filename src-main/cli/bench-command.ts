@@ -1,7 +1,7 @@
 // `trainpool bench`: validate flags (exit 2, nothing started), load --data FILE into the store's data
 // cache (rows × columns and the load time on stderr), run through the BenchService, progress bar on
-// stderr when it is a TTY, summary table on stdout, --json/--csv files, exit 0/1.
-import { writeFileSync } from 'node:fs'
+// stderr when it is a TTY, summary table on stdout, --json/--csv files (output-files.ts), exit 0/1
+// (1 also when the store could not keep the run whole).
 import { SingleBar } from 'cli-progress'
 import { backendLine, type BenchConfig, type Capabilities, type ConcreteBackend, deviceWorkRows, firstBackend, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
@@ -14,10 +14,11 @@ import { toCsv } from '../bench/export'
 import { NodeLauncher } from '../pool/node-launcher'
 import { BenchService } from '../service/bench-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
-import { loadIntoCache, removeFromCache } from '../data'
+import { datasetsDir, loadIntoCache, removeFromCache } from '../data'
 import { type BenchFlags, UsageError, configFromFlags, dataSourceFromFlags, flagForField, flagMessage } from './options'
 import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
 import { type ListenAddress, parseListenAddress, workerSocketOption } from '../pool/remote/gateway'
+import { OutputError, checkOutputFile, writeOutputFile } from './output-files'
 
 export interface BenchCommandFlags extends BenchFlags {
   /** the user's CSV or Parquet file */
@@ -40,6 +41,15 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
       return EXIT.usage
     }
     throw err
+  }
+  try {
+    // a result file that could not be written is said before the run, not after it
+    if (flags.json) await checkOutputFile('--json', flags.json)
+    if (flags.csv) await checkOutputFile('--csv', flags.csv)
+  } catch (err) {
+    if (!(err instanceof OutputError)) throw err
+    process.stderr.write(`trainpool bench: ${err.message}\n`)
+    return EXIT[err.exit]
   }
   const storeDir = flags.store ?? defaultStoreDir()
   const store = flags.save === false ? null : new RunStore(storeDir)
@@ -86,6 +96,12 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
         const message = err instanceof UsageError ? err.message : storeIssue ? storeMessage(err.message, flags.store) : flagMessage('--data', 'data', err.message)
         process.stderr.write(`trainpool bench: ${message}\n`)
         return refuseData()
+      }
+      const code = (err as NodeJS.ErrnoException).code
+      if (typeof code === 'string') {
+        // the disk failed while the table was written (the cache left nothing half-written)
+        process.stderr.write(`trainpool bench: --data ${flags.data}: the data cache in ${datasetsDir(storeDir)} could not be written (${(err as Error).message.split(', ')[0]})\n`)
+        return EXIT.failed
       }
       throw err
     }
@@ -141,10 +157,24 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   process.off('SIGINT', onSignal)
   process.off('SIGTERM', onSignal)
   process.stdout.write(summaryTable(result))
-  if (flags.json) writeFileSync(flags.json, JSON.stringify(result, null, 2))
-  if (flags.csv) writeFileSync(flags.csv, toCsv(result))
-  if (store) process.stderr.write(`saved run ${result.runId} in ${store.dir}${result.warnings.some((w) => w.startsWith('could not save')) ? ' (FAILED: see warnings)' : ''}\n`)
-  return result.status === 'ok' ? EXIT.ok : EXIT.failed
+  let exit: number = result.status === 'ok' ? EXIT.ok : EXIT.failed
+  try {
+    if (flags.json) await writeOutputFile('--json', flags.json, JSON.stringify(result, null, 2))
+    if (flags.csv) await writeOutputFile('--csv', flags.csv, toCsv(result))
+  } catch (err) {
+    if (!(err instanceof OutputError)) throw err
+    process.stderr.write(`trainpool bench: ${err.message}\n`)
+    exit = Math.max(exit, EXIT[err.exit])
+  }
+  if (!store) return exit
+  // a run the store could not keep whole is a failed command, whatever its measurements said
+  const unsaved = result.warnings.find((w) => w.startsWith('could not save') || w.startsWith('could not keep the trained models'))
+  if (unsaved) {
+    process.stderr.write(`trainpool bench: --store ${store.dir}: run ${result.runId} was not saved whole: ${unsaved}\n`)
+    return EXIT.failed
+  }
+  process.stderr.write(`saved run ${result.runId} in ${store.dir}\n`)
+  return exit
 }
 
 /** The data cache could not be written: said on --store (the default store named when there was no --store). */

@@ -2,9 +2,10 @@
 // SIGKILLed after its first measurement is stored — its workers exit on their own (they watch the
 // IPC channel), and the next start-up (`trainpool serve`) lists the run as interrupted with every
 // finished measurement intact. And with a file-size limit (prlimit --fsize, as a full disk does)
-// the run still finishes, the CLI says it could not be saved, and nothing stored is corrupted.
+// the run still finishes, the CLI says it could not be saved and exits 1, nothing stored is
+// corrupted, and a run never saved leaves no empty folder; a data table that does not fit exits 1.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
@@ -81,7 +82,7 @@ const prlimit = linux && spawnSync('prlimit', ['--version']).status === 0
 
 describe('the disk fills up mid-run', () => {
   it.skipIf(skipWithout('prlimit', prlimit, 'util-linux prlimit is not installed'))(
-    'the run finishes, the CLI says it could not be saved, the stored files stay valid and no temp file is left',
+    'the run finishes, the CLI says it could not be saved (exit 1), the stored files stay valid and no temp file is left',
     async () => {
       const dir = tempDir('full-disk')
       // an earlier run already in the store
@@ -91,10 +92,11 @@ describe('the disk fills up mid-run', () => {
       faults++
       const bench = spawnCli('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential', '--store', dir], ['prlimit', '--fsize=2600'])
       const exit = await bench.exited
-      expect(exit.code, bench.out.stderr).toBe(0)
+      expect(exit.code, bench.out.stderr).toBe(1)
       expect(bench.out.stdout).toMatch(/status OK/)
       expect(bench.out.stdout).toMatch(/warning: could not save the run to .*(EFBIG|too large).*kept in memory/)
-      expect(bench.out.stderr).toMatch(/FAILED: see warnings/)
+      expect(bench.out.stderr).toMatch(/trainpool bench: --store .*: run \S+ was not saved whole: could not save the run/)
+      expect(bench.out.stderr).not.toMatch(/saved run/)
       const store = new RunStore(dir)
       expect(await store.get(earlier.runId)).toEqual(earlier)
       const entries = await store.list()
@@ -107,5 +109,39 @@ describe('the disk fills up mid-run', () => {
       expect(existsSync(join(dir, earlier.runId, 'run.json'))).toBe(true)
     },
   )
-})
 
+  it.skipIf(skipWithout('prlimit', prlimit, 'util-linux prlimit is not installed'))(
+    'a run that cannot be saved at all: exit 1, and no empty run folder is left',
+    async () => {
+      const dir = tempDir('full-disk-nothing')
+      faults++
+      // not even the writer lock (~100 bytes) fits
+      const bench = spawnCli('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential', '--store', dir], ['prlimit', '--fsize=32'])
+      const exit = await bench.exited
+      expect(exit.code, bench.out.stderr).toBe(1)
+      expect(bench.out.stderr).toMatch(/trainpool bench: --store .*: run \S+ was not saved whole/)
+      expect(readdirSync(dir).filter((name) => !name.startsWith('.'))).toEqual([])
+      expect(await new RunStore(dir).list()).toEqual([])
+    },
+  )
+
+  it.skipIf(skipWithout('prlimit', prlimit, 'util-linux prlimit is not installed'))(
+    'bench --data whose table does not fit: exit 1, one line naming --data, nothing half-written in the data cache, no run',
+    async () => {
+      const dir = tempDir('full-disk-data')
+      // 4 000 rows × 4 numeric columns: a 64 kB table, over the 16 kB limit (the CSV is only read)
+      const csv = join(dir, 'rows.csv')
+      writeFileSync(csv, ['a,b,c,y', ...Array.from({ length: 4000 }, (_, i) => `${i},${i % 7},${i / 3},${i % 11}`)].join('\n'))
+      const store = join(dir, 'store')
+      faults++
+      const bench = spawnCli('bench', ['--data', csv, '--target', 'y', '--preset', 'smoke', '--backend', 'wasm', '--store', store], ['prlimit', '--fsize=16384'])
+      const exit = await bench.exited
+      expect(exit.code, bench.out.stderr).toBe(1)
+      const lines = bench.out.stderr.trimEnd().split('\n')
+      expect(lines, bench.out.stderr).toHaveLength(1)
+      expect(lines[0]).toMatch(/^trainpool bench: --data .*rows\.csv: the data cache in .*\.datasets could not be written \((EFBIG|ENOSPC): /)
+      expect(readdirSync(join(store, '.datasets'))).toEqual([])
+      expect(await new RunStore(store).list()).toEqual([])
+    },
+  )
+})
