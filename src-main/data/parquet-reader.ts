@@ -15,14 +15,18 @@ export const PARQUET_MAGIC = 'PAR1'
 export async function readParquet(path: string, options: ReadOptions): Promise<TableBuilder> {
   const file = await asyncBufferFromFile(path)
   let metadata: FileMetaData
+  let fields: ReturnType<typeof parquetSchema>['children']
   try {
     metadata = await parquetMetadataAsync(file)
+    // the schema tree is built from the footer's counts: a damaged footer throws here too
+    fields = parquetSchema(metadata).children
   } catch (err) {
     throw unreadable(options.name, err)
   }
-  const fields = parquetSchema(metadata).children
   if (fields.length === 0) throw new TrainpoolError('invalid-input', `data: ${options.name} has no columns`)
   const names = fields.map((f) => f.element.name)
+  const nameless = names.findIndex((name) => typeof name !== 'string')
+  if (nameless >= 0) throw unreadable(options.name, new Error(`column ${nameless + 1} has no name`))
   const builder = new TableBuilder(names, options.name, options.budgetBytes)
   const flat = fields.map((f) => f.children.length === 0)
   const index = new Map(names.map((name, i) => [name, i]))
