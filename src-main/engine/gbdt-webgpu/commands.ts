@@ -356,6 +356,7 @@ export class GbdtCommands {
     if (NE > 0) this.encodeSearch(e, rec, lv, Cn, true)
     this.run(e, 'decide', rec, [this.hist, this.tabs, this.feats, this.d.finfo, this.models, this.atom], ...this.grid(nodes), Cn)
     this.stats.evaluatedNodes += slices.reduce((s, x) => s + (x?.evals.length ?? 0), 0)
+    slices.forEach((s, i) => s?.builds.forEach((b) => (this.stats.histogramUpdates += ms[i].level[b.li].h * ms[i].sampler.perTree)))
     this.stats.passes++
     const stride = L.nl * CHOICE_WORDS
     const words = await this.readBack(e, 0, [
@@ -460,10 +461,11 @@ export class GbdtCommands {
   histogramKernel(Cn: number, NB: number): HistogramKernel & { FG: number } {
     const { n, perTree } = this.shape
     const wmax = this.d.maxWidth
-    let RB = Math.max(SHARED_ROWS, 4 * NB * wmax)
+    // rows a workgroup: enough to outnumber the slots it adds into the global histogram (×4), or
+    // at most 1024 when 32-bit slots are asked for
+    let RB = this.mode === 'shared32' ? SHARED32_ROWS : Math.max(SHARED_ROWS, 4 * NB * wmax)
     while (Math.ceil(n / RB) > this.maxWg) RB *= 2
-    const want32 = this.mode === 'shared32' || ((this.mode === 'auto' || this.mode === 'shared') && RB <= SHARED32_ROWS)
-    const bits32 = want32 && RB <= SHARED32_ROWS
+    const bits32 = this.mode !== 'shared64' && RB <= SHARED32_ROWS
     const FG = Math.min(perTree, Math.floor(this.sharedWords / (NB * wmax * (bits32 ? 2 : 3))))
     const fits = FG >= 1
     const shared = this.mode === 'global' ? false : this.mode === 'auto' ? fits && n >= 2 * NB * wmax : fits

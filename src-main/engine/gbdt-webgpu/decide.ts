@@ -57,6 +57,11 @@ function throwOnErrors(errors: Uint32Array, ms: readonly HostModel[]): void {
   })
 }
 
+/** Rows a pair's plan builds from rows (level.ts, the plan kernel): the smaller sibling's (the other is derived, or built directly when it is the smaller); none when neither is evaluated. */
+function builtRows(evalL: boolean, hL: number, evalR: boolean, hR: number): number {
+  return evalL || evalR ? Math.min(hL, hR) : 0
+}
+
 export class HostDecider {
   constructor(
     private host: GbdtData,
@@ -123,10 +128,12 @@ export class HostDecider {
       const t = new TreeBuilder()
       const depth = [0]
       t.add(leafValue(sums(0) * inv, words[rec(0) + 4], c))
+      const evaluated = (id: number) => isEvaluated(words[rec(id) + 4], depth[id], m.maxDepth, c)
+      if (evaluated(0)) this.stats.histogramUpdates += words[rec(0) + 4] * m.sampler.perTree
       for (let id = 0; id < t.feature.length; id++) {
         const r = rec(id)
         const h = words[r + 4]
-        if (isEvaluated(h, depth[id], m.maxDepth, c)) this.stats.evaluatedNodes++
+        if (evaluated(id)) this.stats.evaluatedNodes++
         if (words[r] === NONE) {
           if (f32Bits(t.leafValue[id]) !== words[r + 5]) {
             throw new Error(`webgpu: leaf ${id} of model ${m.seed}: the device's value ${bitsF32(words[r + 5])} is not the CPU engine's ${t.leafValue[id]}`)
@@ -143,6 +150,7 @@ export class HostDecider {
         applySplit(t, id, { feature: words[r], bin: (binField & 0x7fffffff) - 1, defaultLeft: binField >>> 31 === 1, glq, hl }, gq, h, inv, c, this.host.cuts)
         depth.push(depth[id] + 1, depth[id] + 1)
         this.stats.splits++
+        this.stats.histogramUpdates += builtRows(evaluated(lid), hl, evaluated(lid + 1), h - hl) * m.sampler.perTree
       }
       m.trees.push(t.finish())
     }

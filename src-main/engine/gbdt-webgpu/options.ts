@@ -60,6 +60,8 @@ export interface WebgpuTrainStats {
   globalPasses: number
   /** nodes split, in the trees read back */
   splits: number
+  /** histogram updates: (row, sampled feature) pairs added into node histograms built from rows */
+  histogramUpdates: number
   /** nodes searched for a split (level nodes with enough rows above the depth) */
   evaluatedNodes: number
   /** model-rounds the host decided (gains could overflow float32, or α·2^k is not an integer): whole histograms read back */
@@ -88,6 +90,7 @@ export function emptyStats(): WebgpuTrainStats {
     sharedPasses: 0,
     globalPasses: 0,
     splits: 0,
+    histogramUpdates: 0,
     evaluatedNodes: 0,
     exactHostRounds: 0,
     hostDecidedNodes: 0,

@@ -139,6 +139,29 @@ describe('webgpu trees = CPU trees, parameters and engine paths', () => {
     expect(s.sharedPasses).toBeGreaterThan(0)
   })
 
+  it('32-bit and 64-bit workgroup histograms on the same data give the same trees', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const spec: DataSpec = { rows: 1500, features: 5, value: (f, v, r) => (f === 2 && r % 6 === 0 ? NaN : v) }
+    const params = { rounds: 3, maxDepth: 4 }
+    const s32 = await expectParity(spec, params, { histogramMode: 'shared32' })
+    const s64 = await expectParity(spec, params, { histogramMode: 'shared64' })
+    expect(s32.histogramKernels.histShared32).toBeGreaterThan(0)
+    expect(s64.histogramKernels.histShared32 ?? 0).toBe(0)
+    expect(s64.histogramKernels.histShared64).toBeGreaterThan(0)
+    // |q| near 2^30, and a feature whose rows all fall in one bin: a workgroup's 1024 rows in one 32-bit slot
+    const near = 2 ** 20 - 0.125
+    const bound: DataSpec = { rows: 2100, features: 3, value: (f, v) => (f === 1 ? 0.5 : v), label: (xs, r) => (r % 2 === 0 ? near : -near) * (r % 3 === 0 ? 1 : Math.tanh(xs[0])) }
+    for (const histogramMode of ['shared32', 'shared64'] as const) await expectParity(bound, { rounds: 2, maxDepth: 3, baseScore: 0 }, { histogramMode })
+  })
+
+  it('the host decides where the device cannot (α·2^k not an integer): whole histograms, the same trees', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    // labels ~ ±3000: max |g| ≥ 2^11, k ≤ 19, and f32(0.1)·2^k has fractional bits (its lowest is 2^-27)
+    const stats = await expectParity({ ...SMALL, label: (xs) => 3000 * Math.tanh(xs[0] + xs[1]) }, { rounds: 2, maxDepth: 3, alpha: 0.1, baseScore: 0 })
+    expect(stats.exactHostRounds).toBeGreaterThan(0)
+    expect(stats.hostDecidedNodes).toBeGreaterThan(0)
+  })
+
   it('chunks of models and sliced levels (a histogram budget of a few node histograms)', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     const seeds = [1, 2, 3, 4, 5]

@@ -1,0 +1,83 @@
+// What a round asks of the device, counted (DeviceWork, the runtime's deviceCounters): rounds
+// planned on the device take one submit and one read-back each — its trees' records (24 bytes a
+// node a model's tree can have) and the next round's max |g| — and a host-planned level one
+// read-back a pass; sequential training costs the same per model.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { DeviceCounters } from '@shared/contract'
+import { subtractDeviceCounters } from '@shared/contract/device-counters'
+import { treeHash } from '../gbdt'
+import { disposeGbdtData, uploadGbdtData } from './data'
+import { TREE_WORDS } from './kernels'
+import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests } from './test-support'
+import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
+
+let dev: DeviceHolder = { gpu: null, why: 'not opened' }
+beforeAll(async () => {
+  dev = await openForTests()
+})
+afterAll(() => dev.gpu?.release())
+
+const ROUNDS = 4
+const DEPTH = 4
+const SEEDS = [7, 8, 9]
+/** a tree of depth 4 has at most 31 nodes */
+const TREE_NODES = 2 ** (DEPTH + 1) - 1
+
+async function counted(options: WebgpuTrainOptions, seeds = SEEDS): Promise<{ work: DeviceCounters; stats: WebgpuTrainStats }> {
+  const gpu = dev.gpu!
+  const { data } = makeData({ rows: 800, features: 6, value: (f, v, r) => ((r + f) % 13 === 0 ? NaN : v) })
+  const gd = uploadGbdtData(gpu, data)
+  const params = { rounds: ROUNDS, maxDepth: DEPTH }
+  const stats = emptyStats()
+  try {
+    // warm: the pipelines compile once, outside the count
+    await trainGbdtGroupWebgpu(gpu, gd, { ...params, rounds: 1 }, seeds, options)
+    const before = gpu.work.snapshot()
+    const models = await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { ...options, stats })
+    const work = subtractDeviceCounters(gpu.work.snapshot(), before)
+    expect(models.map(treeHash)).toEqual(cpuHashes(data, params, seeds))
+    return { work, stats }
+  } finally {
+    disposeGbdtData(gpu, gd)
+  }
+}
+
+describe('webgpu trees: the device work of a round', () => {
+  it('rounds planned on the device: one submit and one read-back a round (≤ 1 a level), 24 B a tree node and 4 B a model read back', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const { work, stats } = await counted({})
+    const C = SEEDS.length
+    expect(stats.deviceRounds).toBe(ROUNDS)
+    expect(stats.hostRounds).toBe(0)
+    // the first round's gradient, then one per round
+    expect(work.submits).toBe(ROUNDS + 1)
+    expect(work.readbacks).toBe(ROUNDS + 1)
+    const levels = ROUNDS * (DEPTH + 1)
+    expect(work.readbacks / levels).toBeLessThanOrEqual(1)
+    // per round and model: its tree's records and the next round's max |g| (the error word too)
+    const perRound = C * (TREE_NODES * TREE_WORDS * 4 + 8)
+    expect(work.bytesReadBack).toBeLessThanOrEqual(ROUNDS * perRound + 4 * C)
+    expect(work.bytesReadBack / levels / (C * TREE_NODES)).toBeLessThanOrEqual(24)
+    expect(work.dispatches).toBeGreaterThan(0)
+  })
+
+  it('sequential: the same per model (one submit and one read-back a round)', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const total = { submits: 0, readbacks: 0 }
+    for (const s of SEEDS) {
+      const { work } = await counted({}, [s])
+      total.submits += work.submits
+      total.readbacks += work.readbacks
+    }
+    expect(total).toEqual({ submits: SEEDS.length * (ROUNDS + 1), readbacks: SEEDS.length * (ROUNDS + 1) })
+  })
+
+  it('levels planned by the host: one read-back a pass (here one pass a level), the choices of the level', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const { work, stats } = await counted({ hostPlanned: true })
+    expect(stats.hostRounds).toBe(ROUNDS)
+    // per round: the roots' sums, ≤ one pass a level, the last row update with the next gradient
+    expect(work.readbacks).toBeLessThanOrEqual(1 + ROUNDS * (DEPTH + 2))
+    expect(stats.passes).toBeLessThanOrEqual(ROUNDS * DEPTH)
+  })
+})
