@@ -47,7 +47,6 @@ interface TableLayout extends TableSizes {
   der: number
   eval: number
   dec: number
-  best: number
   choice: number
   free: number
   temp: number
@@ -55,7 +54,7 @@ interface TableLayout extends TableSizes {
   words: number
 }
 
-function layoutTables(C: number, P: number, perTree: number, s: TableSizes): TableLayout {
+function layoutTables(C: number, P: number, s: TableSizes): TableLayout {
   let at = 0
   const take = (words: number) => {
     const o = at
@@ -71,7 +70,6 @@ function layoutTables(C: number, P: number, perTree: number, s: TableSizes): Tab
     der: take(C * nb * 2),
     eval: take(C * ne),
     dec: take(C * nl * DEC_WORDS),
-    best: take(C * ne * perTree * 2),
     choice: take(C * nl * CHOICE_WORDS),
     free: take(C * P),
     temp: take(C * nb),
@@ -182,8 +180,8 @@ export class GbdtCommands {
     this.feats = own(2 * this.featWordsPerParity * 4, S | USAGE.COPY_DST, 'gbdt-feats')
     this.scal = own(C * 16, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-scal')
     this.hist = own(histogramBytes, S | USAGE.COPY_SRC | USAGE.COPY_DST, 'gbdt-hist')
-    this.layout = layoutTables(C, P, perTree, device)
-    this.atom = own((C * device.ne + C) * 4, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-atom')
+    this.layout = layoutTables(C, P, device)
+    this.atom = own(C * 4, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-atom')
     this.tabs = gpu.createBuffer(this.layout.words * 4, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-tabs')
     if (profile && gpu.timestamps) {
       this.timing = {
@@ -212,9 +210,9 @@ export class GbdtCommands {
   /** Makes room for a host-planned level of `nodes` nodes per model (the tables and every bind group on them are remade). */
   ensureLevelNodes(nodes: number): void {
     if (nodes <= this.layout.nl) return
-    const { C, P, perTree } = this.shape
+    const { C, P } = this.shape
     this.gpu.destroyBuffer(this.tabs)
-    this.layout = layoutTables(C, P, perTree, { ...this.tables, nl: Math.max(nodes, Math.ceil(this.layout.nl * 1.5)) })
+    this.layout = layoutTables(C, P, { ...this.tables, nl: Math.max(nodes, Math.ceil(this.layout.nl * 1.5)) })
     this.tabs = this.gpu.createBuffer(this.layout.words * 4, USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-tabs')
     this.groups.clear()
   }
@@ -282,9 +280,8 @@ export class GbdtCommands {
    */
   encodeRound(Cn: number, CnNext: number, parity: number): { e: Encoded; parity: number; Cn: number; CnNext: number } {
     const e = this.encoder()
-    const L = this.layout
     e.enc.clearBuffer(this.scal, Cn * 4, Cn * 12)
-    e.enc.clearBuffer(this.atom, this.shape.C * L.ne * 4, this.shape.C * 4)
+    e.enc.clearBuffer(this.atom)
     const levels = this.deviceLevels()
     this.encodeQuantise(e, 0, Cn)
     this.run(e, 'startTree', 0, [this.scal, this.models, this.tabs, this.atom], ...this.grid(Cn), 1)
@@ -292,7 +289,7 @@ export class GbdtCommands {
       const rec = lv.depth
       if (lv.depth > 0) this.encodeRowUpdate(e, rec, Cn)
       if (lv.NE > 0) this.encodeSearch(e, rec, lv, Cn, lv.depth > 0)
-      this.run(e, 'decide', rec, [this.hist, this.tabs, this.feats, this.d.finfo, this.models, this.atom], ...this.grid(lv.NL), Cn)
+      this.encodeDecide(e, rec, lv.NL, Cn)
       this.run(e, 'plan', rec, [this.models, this.tabs, this.atom], ...this.grid(Cn), 1)
     }
     this.encodeRowUpdate(e, this.maxDepth + 1, Cn)
@@ -302,7 +299,6 @@ export class GbdtCommands {
 
   /** Writes the round's uniform records, submits it and reads back its trees, next max |g| and error bits. */
   async submitRound(r: { e: Encoded; parity: number; Cn: number; CnNext: number }): Promise<RoundResult> {
-    const { C } = this.shape
     const L = this.layout
     const levels = this.deviceLevels()
     for (const lv of levels) this.writeRecord(lv.depth, this.levelFields(r.Cn, r.parity, lv))
@@ -315,7 +311,7 @@ export class GbdtCommands {
     const words = await this.readBack(r.e, r.parity, [
       { src: this.tabs, offset: L.tree * 4, bytes: treeBytes },
       { src: this.scal, offset: 0, bytes: r.CnNext * 4 },
-      { src: this.atom, offset: C * L.ne * 4, bytes: r.Cn * 4 },
+      { src: this.atom, offset: 0, bytes: r.Cn * 4 },
     ])
     const t = r.Cn * L.T * TREE_WORDS
     return { trees: words.subarray(0, t), maxBits: words.subarray(t, t + r.CnNext), errors: words.subarray(t + r.CnNext) }
@@ -327,7 +323,7 @@ export class GbdtCommands {
   async rootSums(Cn: number): Promise<Uint32Array> {
     const e = this.encoder()
     e.enc.clearBuffer(this.scal, Cn * 4, Cn * 12)
-    e.enc.clearBuffer(this.atom, this.shape.C * this.layout.ne * 4, this.shape.C * 4)
+    e.enc.clearBuffer(this.atom)
     const rec = this.recordHost()
     this.writeRecord(rec, this.levelFields(Cn, 0, { depth: 0, NL: 0, NE: 0, NB: 0 }))
     this.encodeQuantise(e, rec, Cn)
@@ -354,14 +350,14 @@ export class GbdtCommands {
     const e = this.encoder()
     if (pendingDec) this.encodeRowUpdate(e, rec, Cn)
     if (NE > 0) this.encodeSearch(e, rec, lv, Cn, true)
-    this.run(e, 'decide', rec, [this.hist, this.tabs, this.feats, this.d.finfo, this.models, this.atom], ...this.grid(nodes), Cn)
+    this.encodeDecide(e, rec, nodes, Cn)
     this.stats.evaluatedNodes += slices.reduce((s, x) => s + (x?.evals.length ?? 0), 0)
     slices.forEach((s, i) => s?.builds.forEach((b) => (this.stats.histogramUpdates += ms[i].level[b.li].h * ms[i].sampler.perTree)))
     this.stats.passes++
     const stride = L.nl * CHOICE_WORDS
     const words = await this.readBack(e, 0, [
       { src: this.tabs, offset: L.choice * 4, bytes: Cn * stride * 4 },
-      { src: this.atom, offset: this.shape.C * L.ne * 4, bytes: Cn * 4 },
+      { src: this.atom, offset: 0, bytes: Cn * 4 },
     ])
     return { choices: words.subarray(0, Cn * stride), errors: words.subarray(Cn * stride), stride }
   }
@@ -434,9 +430,15 @@ export class GbdtCommands {
     this.run(e, 'rowUpdate', rec, [this.d.bins, this.d.finfo, this.tabs, this.pos, this.pred], ...this.grid(this.shape.n), Cn)
   }
 
-  /** A level's histograms (zeroed, built, derived) and its split search (max lower bounds, exact losses). */
+  /** Every node of a level searched and decided (evaluated ones) or given its leaf value: one workgroup a node. */
+  private encodeDecide(e: Encoded, rec: number, nodes: number, Cn: number): void {
+    const x = Math.min(nodes, this.maxWg)
+    this.run(e, 'search', rec, [this.hist, this.tabs, this.feats, this.d.finfo, this.models, this.atom], x, Math.ceil(nodes / x), Cn)
+  }
+
+  /** A level's histograms: the built slots zeroed, built from rows, siblings derived. */
   private encodeSearch(e: Encoded, rec: number, lv: LevelShape, Cn: number, derive: boolean): void {
-    const { n, S, perTree, C } = this.shape
+    const { n, S, perTree } = this.shape
     const k = this.histogramKernel(Cn, lv.NB)
     this.stats.histogramKernels[k.name] = (this.stats.histogramKernels[k.name] ?? 0) + 1
     if (k.name === 'histGlobal') this.stats.globalPasses++
@@ -446,11 +448,6 @@ export class GbdtCommands {
     if (k.name === 'histGlobal') this.run(e, 'histGlobal', rec, histBufs, ...this.grid(n), Cn * k.nFC)
     else this.run(e, k.name, rec, histBufs, Math.ceil(n / k.RB), Math.ceil(perTree / k.FG), Cn)
     if (derive) this.run(e, 'derive', rec, [this.tabs, this.hist], ...this.grid(lv.NB * Math.ceil(S / DERIVE_SLOTS)), Cn)
-    e.enc.clearBuffer(this.atom, 0, C * this.layout.ne * 4)
-    const bufs = [this.hist, this.tabs, this.feats, this.d.finfo, this.models, this.atom]
-    const [sx, sy] = this.grid(lv.NE * perTree)
-    this.run(e, 'splitMax', rec, bufs, sx, sy, Cn)
-    this.run(e, 'splitExact', rec, bufs, sx, sy, Cn)
   }
 
   /**
@@ -590,14 +587,13 @@ export class GbdtCommands {
       derOff: L.der,
       evalOff: L.eval,
       decOff: L.dec,
-      bestOff: L.best,
       choiceOff: L.choice,
       freeOff: L.free,
       treeOff: L.tree,
       tempOff: L.temp,
       featOff: 0,
       maskOff: 0,
-      errOff: this.shape.C * L.ne,
+      errOff: 0,
       ...fields,
     }
     const u = new Uint32Array(UNIFORM_FIELDS.length)

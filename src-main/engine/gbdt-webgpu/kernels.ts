@@ -17,7 +17,7 @@
 //   models    per model: ModelInfo
 //   scal      [C: max |g| (f32 bits)][3C: root Σq lo, hi, count]
 //   hist      per model × node slot × histogram slot: [Σq lo, Σq hi, count]
-//   atom      [C × ne: largest lower bound of a node's gain sum (f32 bits)][C: error bits, from errOff]
+//   atom      per model: error bits
 //   tabs      the level tables (offsets in the uniform):
 //     cnt     per model CNT_WORDS: nodes, builds, derives, evaluated, tree nodes, free slots, temps
 //     lvl     two (current, next) × per model × nl nodes × LVL_WORDS: Σq lo, hi, rows, tree id,
@@ -26,7 +26,6 @@
 //     eval    per model × ne: evaluated node's level index;   temp: slots freed after the level
 //     dec     per model × nl × 6: feature | NONE, split bin (i32), default left, left and right
 //             next-level index, leaf value bits — the row update's table
-//     best    per model × ne × perTree: (loss bits, scan position) of the feature's best candidate
 //     choice  per model × nl × CHOICE_WORDS: sampled feature index | NONE, split bin + 1 | default
 //             left << 31, left Σq lo, hi, left rows, loss bits, leaf value bits, the feature (a
 //             split) or flags (a leaf; 1: the host decides this node)
@@ -88,7 +87,6 @@ export const UNIFORM_FIELDS = [
   'derOff',
   'evalOff',
   'decOff',
-  'bestOff',
   'choiceOff',
   'freeOff',
   'treeOff',
@@ -478,27 +476,34 @@ ${ENTRY} {
 }`
 
 /**
- * The split search, one thread per (model, evaluated node, sampled feature). Valid candidates and
- * their order are the CPU engine's: forward over non-empty bins with missing values right, then a
- * backward scan when the node has missing values for the feature. PASS 0 brackets every valid
- * candidate's f32(gain_L + gain_R) in [lo, hi] (quantised units, float32 with margins 2^-18 and
- * 2^-20 for WGSL's 2.5-ulp division and the CPU engine's roundings) and keeps the node's largest
- * lo (atomicMax on the bits: all ≥ 0). PASS 1 computes, exactly (exact.ts), the loss of every
- * candidate whose hi reaches that maximum (less the loss's rounding collapse, 2^-22) and could beat
- * the node's gain by max(kRtEps, γ), and keeps the feature's first strictly greater one: its loss
- * bits and scan position (feature, forward bins up, backward bins down) in best.
+ * Each node of a level, one workgroup per (model, node). An evaluated node's split search, its
+ * threads taking the sampled features in turn: valid candidates and their order are the CPU
+ * engine's (forward over non-empty bins with missing values right, then a backward scan when the
+ * node has missing values for the feature). Pass 0 brackets every valid candidate's
+ * f32(gain_L + gain_R) in [lo, hi] (quantised units, float32 with margins 2^-18 and 2^-20 for
+ * WGSL's 2.5-ulp division and the CPU engine's roundings) and keeps the node's largest lo. Pass 1
+ * computes, exactly (exact.ts), the loss of every candidate whose hi reaches that maximum (less the
+ * loss's rounding collapse, 2^-22) and could beat the node's gain by max(kRtEps, γ); the winner is
+ * the largest loss, the first in scan order among equal ones (features ascending, forward bins up,
+ * backward bins down). It applies iff > kRtEps and ≥ γ, its left child's exact sums re-read from the
+ * histogram. Any other node gets its leaf value (exact.ts). Writes the node's choice and its record
+ * in the tree; checks that the histogram's total over the first sampled feature is the node's sums.
  */
-const split = (pass: 0 | 1) => /* wgsl */ `${COMMON}
+const search = () => /* wgsl */ `${COMMON}
 ${EXACT_WGSL}
-const PASS: u32 = ${pass}u;
+const KRT_EPS_BITS: u32 = ${f32Bits(KRT_EPS)}u;
 const R20: f32 = 9.5367431640625e-7;
 const R18: f32 = 3.814697265625e-6;
 @group(0) @binding(1) var<storage, read> hist: array<u32>;
-@group(0) @binding(2) var<storage, ${pass === 0 ? 'read' : 'read_write'}> tabs: array<u32>;
+@group(0) @binding(2) var<storage, read_write> tabs: array<u32>;
 @group(0) @binding(3) var<storage, read> feats: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read> finfo: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read> models: array<ModelInfo>;
 @group(0) @binding(6) var<storage, read_write> atom: array<atomic<u32>>;
+var<workgroup> wKind: u32;
+var<workgroup> wMax: atomic<u32>;
+var<workgroup> wLoss: array<u32, ${WG}>;
+var<workgroup> wPos: array<u32, ${WG}>;
 /** |a signed 64-bit integer| as f32 (relative error < 2^-22) */
 fn absF(lo: u32, hi: u32) -> f32 {
   let a = abs64(vec2<u32>(lo, hi));
@@ -512,137 +517,138 @@ fn sideHi(g: f32, h: u32, aq: f32, lambda: f32) -> f32 {
   let t = max(g * (1.0 + R20) - aq * (1.0 - R20), 0.0) * (1.0 + R20);
   return (t * t / (f32(h) + lambda)) * (1.0 + R18);
 }
-${ENTRY} {
-  let m = wid.z;
-  let gid = flat(wid, nwg, lid);
-  let e = gid / u.nFeat;
-  if (e >= u.NE || e >= tabs[u.cntOff + m * CNT_W + 3u]) { return; }
-  let j = gid - e * u.nFeat;
-  let bestAt = u.bestOff + ((m * u.ne + e) * u.nFeat + j) * 2u;
-  var ownLoss = 0u;
-  var ownPos = NONE;
-  let node = u.lvlCur + (m * u.nl + tabs[u.evalOff + m * u.ne + e]) * LVL_W;
-  let mi = models[m];
+struct Node { glo: u32, ghi: u32, h: u32, base: u32 }
+struct Best { lo: f32, loss: u32, pos: u32 }
+/** one feature's candidates: pass 0 its largest lower bound; pass 1 its first strictly greater exact loss above thr */
+fn scan(phase: u32, m: u32, nd: Node, j: u32, mi: ModelInfo, thr: f32, rootNeg: u32, best: Best) -> Best {
+  var out = best;
   let fo = feats[u.featOff / 2u + m * u.nFeat + j];
-  if (fo.x != NONE && (mi.flags & 1u) == 0u) {
-    let fi = finfo[fo.x];
-    let nb = fi.x;
-    let base = ((m * u.P + tabs[node + 4u]) * u.S + fo.y) * 3u;
-    let glo = tabs[node];
-    let ghi = tabs[node + 1u];
-    let H = tabs[node + 2u];
-    let missH = select(0u, hist[base + 3u * nb + 2u], fi.y != 0u);
-    let aq = mi.alphaQ;
-    let lam = mi.lambda;
-    let mcw = mi.mcw;
-    let alphaI = vec2<u32>(mi.alphaLo, mi.alphaHi);
-    let lamBits = bitcast<u32>(lam);
-    var thr = 0.0;
-    var rootGain = 0u;
-    if (PASS == 1u) {
-      let mx = bitcast<f32>(atomicLoad(&atom[m * u.ne + e]));
-      thr = max(mx * (1.0 - R20), (sideLo(absF(glo, ghi), H, aq, lam) + mi.minGainQ) * (1.0 - R20));
-      rootGain = sideGainF32(vec2<u32>(glo, ghi), H, mi.k, alphaI, lamBits) ^ 0x80000000u;
+  let fi = finfo[fo.x];
+  let nb = fi.x;
+  let base = (nd.base + fo.y) * 3u;
+  let glo = nd.glo;
+  let ghi = nd.ghi;
+  let H = nd.h;
+  let missH = select(0u, hist[base + 3u * nb + 2u], fi.y != 0u);
+  let aq = mi.alphaQ;
+  let lam = mi.lambda;
+  let mcw = mi.mcw;
+  let alphaI = vec2<u32>(mi.alphaLo, mi.alphaHi);
+  let lamBits = bitcast<u32>(lam);
+  var llo = 0u;
+  var lhi = 0u;
+  var hl = 0u;
+  for (var b = 0u; b < nb; b++) {
+    let w = base + 3u * b;
+    let hb = hist[w + 2u];
+    if (hb == 0u) { continue; }
+    let nl = llo + hist[w];
+    lhi = lhi + hist[w + 1u] + select(0u, 1u, nl < llo);
+    llo = nl;
+    hl += hb;
+    let hr = H - hl;
+    if (f32(hr) < mcw || hr == 0u) { break; }
+    if (f32(hl) < mcw) { continue; }
+    let rlo = glo - llo;
+    let rhi = ghi - lhi - select(0u, 1u, glo < llo);
+    let gl = absF(llo, lhi);
+    let gr = absF(rlo, rhi);
+    if (phase == 0u) {
+      out.lo = max(out.lo, (sideLo(gl, hl, aq, lam) + sideLo(gr, hr, aq, lam)) * (1.0 - R20));
+    } else {
+      let hi = (sideHi(gl, hl, aq, lam) + sideHi(gr, hr, aq, lam)) * (1.0 + R20);
+      if (hi >= thr && hi > 0.0) {
+        let sum = addF32(sideGainF32(vec2<u32>(llo, lhi), hl, mi.k, alphaI, lamBits), sideGainF32(vec2<u32>(rlo, rhi), hr, mi.k, alphaI, lamBits));
+        let loss = addF32(sum, rootNeg);
+        if (loss < 0x7F800000u && loss > out.loss) { out.loss = loss; out.pos = (j << 10u) | b; }
+      }
     }
-    var best = 0.0;
-    var llo = 0u;
-    var lhi = 0u;
-    var hl = 0u;
-    for (var b = 0u; b < nb; b++) {
+  }
+  if (missH != 0u) {
+    var rlo = 0u;
+    var rhi = 0u;
+    var hr = 0u;
+    for (var bb = nb; bb > 0u; bb--) {
+      let b = bb - 1u;
       let w = base + 3u * b;
       let hb = hist[w + 2u];
       if (hb == 0u) { continue; }
-      let nl = llo + hist[w];
-      lhi = lhi + hist[w + 1u] + select(0u, 1u, nl < llo);
-      llo = nl;
-      hl += hb;
-      let hr = H - hl;
-      if (f32(hr) < mcw || hr == 0u) { break; }
-      if (f32(hl) < mcw) { continue; }
-      let rlo = glo - llo;
-      let rhi = ghi - lhi - select(0u, 1u, glo < llo);
-      let gl = absF(llo, lhi);
+      let nr = rlo + hist[w];
+      rhi = rhi + hist[w + 1u] + select(0u, 1u, nr < rlo);
+      rlo = nr;
+      hr += hb;
+      let hl2 = H - hr;
+      if (f32(hl2) < mcw || hl2 == 0u) { break; }
+      if (f32(hr) < mcw) { continue; }
+      let l2lo = glo - rlo;
+      let l2hi = ghi - rhi - select(0u, 1u, glo < rlo);
+      let gl = absF(l2lo, l2hi);
       let gr = absF(rlo, rhi);
-      if (PASS == 0u) {
-        best = max(best, (sideLo(gl, hl, aq, lam) + sideLo(gr, hr, aq, lam)) * (1.0 - R20));
+      if (phase == 0u) {
+        out.lo = max(out.lo, (sideLo(gl, hl2, aq, lam) + sideLo(gr, hr, aq, lam)) * (1.0 - R20));
       } else {
-        let hi = (sideHi(gl, hl, aq, lam) + sideHi(gr, hr, aq, lam)) * (1.0 + R20);
+        let hi = (sideHi(gl, hl2, aq, lam) + sideHi(gr, hr, aq, lam)) * (1.0 + R20);
         if (hi >= thr && hi > 0.0) {
-          let sum = addF32(sideGainF32(vec2<u32>(llo, lhi), hl, mi.k, alphaI, lamBits), sideGainF32(vec2<u32>(rlo, rhi), hr, mi.k, alphaI, lamBits));
-          let loss = addF32(sum, rootGain);
-          if (loss < 0x7F800000u && loss > ownLoss) { ownLoss = loss; ownPos = (j << 10u) | b; }
+          let sum = addF32(sideGainF32(vec2<u32>(l2lo, l2hi), hl2, mi.k, alphaI, lamBits), sideGainF32(vec2<u32>(rlo, rhi), hr, mi.k, alphaI, lamBits));
+          let loss = addF32(sum, rootNeg);
+          if (loss < 0x7F800000u && loss > out.loss) { out.loss = loss; out.pos = (j << 10u) | 0x200u | (0x1FFu - b); }
         }
       }
     }
-    if (missH != 0u) {
-      var rlo = 0u;
-      var rhi = 0u;
-      var hr = 0u;
-      for (var bb = nb; bb > 0u; bb--) {
-        let b = bb - 1u;
-        let w = base + 3u * b;
-        let hb = hist[w + 2u];
-        if (hb == 0u) { continue; }
-        let nr = rlo + hist[w];
-        rhi = rhi + hist[w + 1u] + select(0u, 1u, nr < rlo);
-        rlo = nr;
-        hr += hb;
-        let hl2 = H - hr;
-        if (f32(hl2) < mcw || hl2 == 0u) { break; }
-        if (f32(hr) < mcw) { continue; }
-        let l2lo = glo - rlo;
-        let l2hi = ghi - rhi - select(0u, 1u, glo < rlo);
-        let gl = absF(l2lo, l2hi);
-        let gr = absF(rlo, rhi);
-        if (PASS == 0u) {
-          best = max(best, (sideLo(gl, hl2, aq, lam) + sideLo(gr, hr, aq, lam)) * (1.0 - R20));
-        } else {
-          let hi = (sideHi(gl, hl2, aq, lam) + sideHi(gr, hr, aq, lam)) * (1.0 + R20);
-          if (hi >= thr && hi > 0.0) {
-            let sum = addF32(sideGainF32(vec2<u32>(l2lo, l2hi), hl2, mi.k, alphaI, lamBits), sideGainF32(vec2<u32>(rlo, rhi), hr, mi.k, alphaI, lamBits));
-            let loss = addF32(sum, rootGain);
-            if (loss < 0x7F800000u && loss > ownLoss) { ownLoss = loss; ownPos = (j << 10u) | 0x200u | (0x1FFu - b); }
-          }
-        }
-      }
-    }
-    if (PASS == 0u && best > 0.0) { atomicMax(&atom[m * u.ne + e], bitcast<u32>(best)); }
   }
-  if (PASS == 1u) {
-    ${pass === 1 ? 'tabs[bestAt] = ownLoss;\n    tabs[bestAt + 1u] = ownPos;' : ''}
-  }
-}`
-
-/**
- * Each node of the level, one thread per (model, node): an evaluated node's split (the largest
- * loss over its features' best candidates, the first in scan order among equal ones) if it applies
- * (loss > kRtEps, ≥ γ), with its left child's exact sums re-read from the histogram; otherwise its
- * leaf value (exact.ts). Writes the node's choice and its record in the tree; checks that the
- * histogram's total over the first sampled feature is the node's sums.
- */
-const decide = () => /* wgsl */ `${COMMON}
-${EXACT_WGSL}
-const KRT_EPS_BITS: u32 = ${f32Bits(KRT_EPS)}u;
-@group(0) @binding(1) var<storage, read> hist: array<u32>;
-@group(0) @binding(2) var<storage, read_write> tabs: array<u32>;
-@group(0) @binding(3) var<storage, read> feats: array<vec2<u32>>;
-@group(0) @binding(4) var<storage, read> finfo: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read> models: array<ModelInfo>;
-@group(0) @binding(6) var<storage, read_write> atom: array<atomic<u32>>;
-${ENTRY} {
+  return out;
+}
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let m = wid.z;
-  let li = flat(wid, nwg, lid);
-  if (li >= u.NL || li >= tabs[u.cntOff + m * CNT_W]) { return; }
+  let li = wid.y * nwg.x + wid.x;
   let node = u.lvlCur + (m * u.nl + li) * LVL_W;
   let mi = models[m];
+  if (lid == 0u) {
+    atomicStore(&wMax, 0u);
+    var kind = 0u;
+    if (li < u.NL && li < tabs[u.cntOff + m * CNT_W]) {
+      kind = 1u;
+      if (tabs[node + 5u] != NONE && (mi.flags & 1u) == 0u) { kind = 2u; }
+    }
+    wKind = kind;
+  }
+  // 0: no such node; 1: a leaf (or the host decides); 2: searched
+  let kind = workgroupUniformLoad(&wKind);
+  if (kind == 0u) { return; }
+  let fbase = u.featOff / 2u + m * u.nFeat;
   let glo = tabs[node];
   let ghi = tabs[node + 1u];
   let H = tabs[node + 2u];
-  let e = tabs[node + 5u];
-  let fbase = u.featOff / 2u + m * u.nFeat;
-  var flags = 0u;
   var lossBits = 0u;
   var posKey = NONE;
+  if (kind == 2u) {
+    let nd = Node(glo, ghi, H, (m * u.P + tabs[node + 4u]) * u.S);
+    var own = Best(0.0, 0u, NONE);
+    for (var j = lid; j < u.nFeat; j += WG) {
+      if (feats[fbase + j].x == NONE) { break; }
+      own = scan(0u, m, nd, j, mi, 0.0, 0u, own);
+    }
+    if (own.lo > 0.0) { atomicMax(&wMax, bitcast<u32>(own.lo)); }
+    workgroupBarrier();
+    let mx = bitcast<f32>(atomicLoad(&wMax));
+    let thr = max(mx * (1.0 - R20), (sideLo(absF(glo, ghi), H, mi.alphaQ, mi.lambda) + mi.minGainQ) * (1.0 - R20));
+    let rootNeg = sideGainF32(vec2<u32>(glo, ghi), H, mi.k, vec2<u32>(mi.alphaLo, mi.alphaHi), bitcast<u32>(mi.lambda)) ^ 0x80000000u;
+    own = Best(0.0, 0u, NONE);
+    for (var j = lid; j < u.nFeat; j += WG) {
+      if (feats[fbase + j].x == NONE) { break; }
+      own = scan(1u, m, nd, j, mi, thr, rootNeg, own);
+    }
+    wLoss[lid] = own.loss;
+    wPos[lid] = own.pos;
+    workgroupBarrier();
+    if (lid != 0u) { return; }
+    // the largest loss; among equal ones the first in scan order (the smallest position)
+    for (var t = 0u; t < WG; t++) {
+      if (wLoss[t] > lossBits || (wLoss[t] == lossBits && wLoss[t] != 0u && wPos[t] < posKey)) { lossBits = wLoss[t]; posKey = wPos[t]; }
+    }
+  }
+  if (lid != 0u) { return; }
   var split = false;
   var j = 0u;
   var splitBin = 0u;
@@ -650,7 +656,7 @@ ${ENTRY} {
   var llo = 0u;
   var lhi = 0u;
   var hl = 0u;
-  if (e != NONE) {
+  if (tabs[node + 5u] != NONE) {
     let base0 = (m * u.P + tabs[node + 4u]) * u.S;
     // the histogram's total over the first sampled feature (all its bins and missing slot)
     let f0 = feats[fbase];
@@ -666,48 +672,38 @@ ${ENTRY} {
       ch += hist[w + 2u];
     }
     if (clo != glo || chi != ghi || ch != H) { atomicOr(&atom[u.errOff + m], ${ERR_SUMS}u); }
-    if ((mi.flags & 1u) != 0u) {
-      flags = 1u;
-    } else {
-      for (var jj = 0u; jj < u.nFeat; jj++) {
-        if (feats[fbase + jj].x == NONE) { break; }
-        let at = u.bestOff + ((m * u.ne + e) * u.nFeat + jj) * 2u;
-        // features ascending, strictly greater: among equal losses the first feature's (and its own first)
-        if (tabs[at] > lossBits) { lossBits = tabs[at]; posKey = tabs[at + 1u]; }
+    if (lossBits > KRT_EPS_BITS && lossBits >= bitcast<u32>(mi.gamma)) {
+      j = posKey >> 10u;
+      backward = (posKey & 0x200u) != 0u;
+      let b = select(posKey & 0x1FFu, 0x1FFu - (posKey & 0x1FFu), backward);
+      let fo = feats[fbase + j];
+      let nb = finfo[fo.x].x;
+      let base = (base0 + fo.y) * 3u;
+      // forward: the left child is bins ≤ b; backward: the right one is bins ≥ b, missing values go left
+      var slo = 0u;
+      var shi = 0u;
+      var sh = 0u;
+      let b0 = select(0u, b, backward);
+      let b1 = select(b + 1u, nb, backward);
+      for (var bb = b0; bb < b1; bb++) {
+        let w = base + 3u * bb;
+        let nl = slo + hist[w];
+        shi = shi + hist[w + 1u] + select(0u, 1u, nl < slo);
+        slo = nl;
+        sh += hist[w + 2u];
       }
-      if (lossBits > KRT_EPS_BITS && lossBits >= bitcast<u32>(mi.gamma)) {
-        j = posKey >> 10u;
-        backward = (posKey & 0x200u) != 0u;
-        let b = select(posKey & 0x1FFu, 0x1FFu - (posKey & 0x1FFu), backward);
-        let fo = feats[fbase + j];
-        let nb = finfo[fo.x].x;
-        let base = (base0 + fo.y) * 3u;
-        // forward: the left child is bins ≤ b; backward: the right one is bins ≥ b, missing values go left
-        var slo = 0u;
-        var shi = 0u;
-        var sh = 0u;
-        let b0 = select(0u, b, backward);
-        let b1 = select(b + 1u, nb, backward);
-        for (var bb = b0; bb < b1; bb++) {
-          let w = base + 3u * bb;
-          let nl = slo + hist[w];
-          shi = shi + hist[w + 1u] + select(0u, 1u, nl < slo);
-          slo = nl;
-          sh += hist[w + 2u];
-        }
-        if (backward) {
-          llo = glo - slo;
-          lhi = ghi - shi - select(0u, 1u, glo < slo);
-          hl = H - sh;
-          splitBin = b;
-        } else {
-          llo = slo;
-          lhi = shi;
-          hl = sh;
-          splitBin = b + 1u;
-        }
-        split = hl != 0u && hl != H;
+      if (backward) {
+        llo = glo - slo;
+        lhi = ghi - shi - select(0u, 1u, glo < slo);
+        hl = H - sh;
+        splitBin = b;
+      } else {
+        llo = slo;
+        lhi = shi;
+        hl = sh;
+        splitBin = b + 1u;
       }
+      split = hl != 0u && hl != H;
     }
   }
   let c = u.choiceOff + (m * u.nl + li) * CHOICE_W;
@@ -722,7 +718,8 @@ ${ENTRY} {
     let tq = thresholdQ(vec2<u32>(glo, ghi), vec2<u32>(mi.alphaLo, mi.alphaHi));
     leaf = leafF32(tq, (ghi & 0x80000000u) != 0u, mi.k, H, bitcast<u32>(mi.lambda), mi.mcw, bitcast<u32>(mi.eta));
     tabs[c] = NONE;
-    tabs[c + 7u] = flags;
+    // flags: the host decides this evaluated node
+    tabs[c + 7u] = select(0u, 1u, tabs[node + 5u] != NONE && (mi.flags & 1u) != 0u);
   }
   tabs[c + 1u] = binField;
   tabs[c + 2u] = llo;
@@ -889,9 +886,7 @@ export type KernelName =
   | 'histShared32'
   | 'histShared64'
   | 'derive'
-  | 'splitMax'
-  | 'splitExact'
-  | 'decide'
+  | 'search'
   | 'plan'
   | 'rowUpdate'
 
@@ -913,12 +908,8 @@ export function kernelSource(name: KernelName, o: KernelOptions): string {
       return histShared(o, false)
     case 'derive':
       return derive()
-    case 'splitMax':
-      return split(0)
-    case 'splitExact':
-      return split(1)
-    case 'decide':
-      return decide()
+    case 'search':
+      return search()
     case 'plan':
       return plan()
     case 'rowUpdate':

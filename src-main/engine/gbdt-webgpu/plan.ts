@@ -35,9 +35,9 @@ export function tableSizes(nodeSlots: number, maxDepth: number, rows: number, de
 }
 
 /** Bytes of one model's level tables. */
-export function tableBytes(s: TableSizes, nodeSlots: number, perTree: number): number {
+export function tableBytes(s: TableSizes, nodeSlots: number): number {
   const { nl, ne, nb, T } = s
-  return 4 * (CNT_WORDS + 2 * nl * LVL_WORDS + 3 * nb + ne + nl * DEC_WORDS + ne * perTree * 2 + nl * CHOICE_WORDS + nodeSlots + nb + T * TREE_WORDS)
+  return 4 * (CNT_WORDS + 2 * nl * LVL_WORDS + 3 * nb + ne + nl * DEC_WORDS + nl * CHOICE_WORDS + nodeSlots + nb + T * TREE_WORDS)
 }
 
 export interface ChunkPlanInput {
@@ -104,7 +104,7 @@ export function planChunks(input: ChunkPlanInput): ChunkPlan {
   const tables = tableSizes(nodeSlots, maxDepth, rows, devicePlanned)
   // per-row state: one f32/i32/u32 per model and row in one binding each; the level tables in one binding
   perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / (4 * rows)))
-  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / tableBytes(tables, nodeSlots, input.perTree)))
+  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / tableBytes(tables, nodeSlots)))
   if (perChunk < 1) throw new RangeError(`webgpu: ${rows} rows of one model do not fit a storage buffer of ${limits.maxStorageBufferBindingSize} bytes`)
   const chunks = Math.ceil(models / Math.min(models, perChunk))
   // balanced chunks: 50 models with room for 16 → 4 chunks of 13/13/12/12, not 16/16/16/2
