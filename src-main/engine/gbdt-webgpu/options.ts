@@ -46,6 +46,8 @@ export interface WebgpuTrainOptions {
 
 export interface WebgpuTrainStats {
   chunks: number
+  /** chunks trained at once (2: one runs on the device while the host handles the other's read-back) */
+  lanes: number
   modelsPerChunk: number
   nodeSlots: number
   histogramBytes: number
@@ -80,6 +82,7 @@ export interface WebgpuTrainStats {
 export function emptyStats(): WebgpuTrainStats {
   return {
     chunks: 0,
+    lanes: 0,
     modelsPerChunk: 0,
     nodeSlots: 0,
     histogramBytes: 0,

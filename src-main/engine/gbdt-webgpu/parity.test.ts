@@ -172,6 +172,14 @@ describe('webgpu trees = CPU trees, parameters and engine paths', () => {
     expect(stats.passes).toBeGreaterThan(5 * 2 * 4)
   })
 
+  it('two chunks in flight (a group of several chunks: one on the device while the host reads the other back)', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    // 6 features × 256 slots × 12 B ≈ 18 KiB a node histogram, 8 a model at depth 4: 300 KiB holds 2 models, halved 1
+    const stats = await expectParity({ rows: 400, features: 6, value: (_f, v) => v }, { rounds: 3, maxDepth: 4 }, { histogramBudgetBytes: 300 * 1024 }, [1, 2, 3, 4, 5])
+    expect(stats.lanes).toBe(2)
+    expect(stats.chunks).toBe(5)
+  })
+
   it('small nodes: a model with nothing to evaluate at a level while the others build (its rows still look up the pass table)', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     const seeds = [1, 2, 3, 4, 5, 6]

@@ -39,7 +39,7 @@ export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
         'device: bracketed float32 gains, then the exact losses of the contenders (the CPU engine float32 arithmetic on integer mantissas) and its tie rules; host: whole histograms where a model-round could overflow float32 or α·2^k is not an integer',
       levelPlan: 'device: whole rounds (one submit and one read-back of the trees a round); host: levels too wide for the node slots (one read-back a pass)',
       chunking:
-        'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋ for the group\'s deepest and widest model, balanced; sequential and pool: 1',
+        'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋ for the group\'s deepest and widest model, balanced; two chunks at once where a group needs several and half the budget each keeps the plan; sequential and pool: 1',
       histogramBudgetBytes: HISTOGRAM_BUDGET_BYTES,
       maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
       maxBufferSize: l.maxBufferSize,

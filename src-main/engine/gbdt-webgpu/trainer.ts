@@ -16,7 +16,8 @@
 // The device's commands are in commands.ts, each model's host state and the host's level plan in
 // level.ts, the host's decisions in decide.ts; this file runs them in order. sequential/pool train a
 // group of one; batched a group of all of a worker's models, in chunks that fit the device
-// (plan.ts). Every sum is an exact integer and every float32 the CPU engine's, so model i's trees
+// (plan.ts), two chunks at once where a group needs several (one runs while the host handles the
+// other's read-back). Every sum is an exact integer and every float32 the CPU engine's, so model i's trees
 // equal the CPU engine's, bit for bit, whatever the chunking, the plan or the order of atomics.
 //
 // The models of a group may each have their own GBDT_PER_MODEL_PARAMS (options.perModel: a model
@@ -25,7 +26,7 @@
 // are sized for the group's widest model. A model whose depth is reached has no nodes left while
 // deeper ones go on; models with more rounds come first in their chunk, so those that sit the last
 // rounds out are the chunk's last positions.
-import { featuresPerTree, type GbdtParams, resolveGbdtParams } from '@shared/families/gbdt'
+import { featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES, resolveGbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from '../gbdt/binning'
 import { type HeldOutRows, histogramSlots, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
 import { heldOutRows, modelTrainingParams } from '../gbdt/train'
@@ -103,7 +104,6 @@ class WebgpuTrainer {
     this.devicePlanned = chunk.devicePlanned && !options.checkFilter && !options.hostPlanned
     const stats = (this.stats = options.stats ?? emptyStats())
     Object.assign(stats, {
-      chunks: stats.chunks + chunk.chunks,
       modelsPerChunk: this.shape.C,
       nodeSlots: this.shape.P,
       histogramBytes: chunk.histogramBytes,
@@ -263,29 +263,69 @@ export async function trainGbdtGroupWebgpu(
   const heldOut = heldOutRows(options.heldOut, seeds, rows)
   if (d.disposed) throw new Error('webgpu: the data set was disposed')
   if (seeds.length === 0) return []
-  const t = new WebgpuTrainer(gpu, d, own, heldOut, f32(params.baseScore), options)
-  const C = t.shape.C
   // chunks take the models with the most rounds first (stable: index order otherwise)
   const order = [...seeds.keys()].sort((a, b) => own[b].rounds - own[a].rounds)
+  const lanes = chunkLanes(own, d.host, gpu.limits, options.histogramBudgetBytes)
+  let failed = false
+  const laneOptions: WebgpuTrainOptions = {
+    ...options,
+    histogramBudgetBytes: lanes.budget,
+    // a lane stops when the other failed (its error is the one thrown)
+    shouldStop: () => failed || (options.shouldStop?.() ?? false),
+  }
+  const trainers: WebgpuTrainer[] = []
   try {
-    const out: GbdtModel[] = new Array(seeds.length)
-    for (let a = 0; a < order.length; a += C) {
-      const indices = order.slice(a, a + C)
-      const models = await t.trainChunk(
-        indices.map((i) => seeds[i]),
-        indices.map((i) => own[i]),
-        indices.map((i) => heldOut[i]),
-        indices,
-      )
-      models.forEach((model, k) => {
-        out[indices[k]] = model
-        options.onModelDone?.(indices[k], model)
-      })
+    for (let l = 0; l < lanes.count; l++) trainers.push(new WebgpuTrainer(gpu, d, own, heldOut, f32(params.baseScore), laneOptions))
+    const C = trainers[0].shape.C
+    const chunks: number[][] = []
+    for (let a = 0; a < order.length; a += C) chunks.push(order.slice(a, a + C))
+    if (options.stats) {
+      options.stats.chunks += chunks.length
+      options.stats.lanes = Math.max(options.stats.lanes, trainers.length)
     }
+    const out: GbdtModel[] = new Array(seeds.length)
+    let next = 0
+    const lane = async (t: WebgpuTrainer) => {
+      try {
+        while (next < chunks.length) {
+          const indices = chunks[next++]
+          const models = await t.trainChunk(
+            indices.map((i) => seeds[i]),
+            indices.map((i) => own[i]),
+            indices.map((i) => heldOut[i]),
+            indices,
+          )
+          models.forEach((model, k) => {
+            out[indices[k]] = model
+            options.onModelDone?.(indices[k], model)
+          })
+        }
+      } catch (err) {
+        failed = true
+        throw err
+      }
+    }
+    // every lane settles before its buffers go
+    const settled = await Promise.allSettled(trainers.map(lane))
+    const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (rejected) throw rejected.reason
     return out
   } finally {
-    t.dispose()
+    for (const t of trainers) t.dispose()
   }
+}
+
+/**
+ * Chunks trained at once: two when a group needs several chunks and halving the histogram budget
+ * between them keeps each chunk's node slots and plan (the device then runs one chunk's round
+ * while the host handles the other's read-back); else one at a time with the whole budget.
+ */
+function chunkLanes(own: readonly GbdtParams[], host: GbdtData, limits: GbdtGpuLimits, budget = HISTOGRAM_BUDGET_BYTES): { count: number; budget: number } {
+  const one = planChunks(chunkInput(own, host, limits, budget))
+  if (one.chunks < 2) return { count: 1, budget }
+  const two = planChunks(chunkInput(own, host, limits, budget / 2))
+  const same = two.nodeSlots === one.nodeSlots && two.devicePlanned === one.devicePlanned
+  return same ? { count: 2, budget: budget / 2 } : { count: 1, budget }
 }
 
 /** The chunking a group of `models` with the same parameters would get on this device (for flags and reports). */
