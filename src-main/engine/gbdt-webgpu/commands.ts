@@ -156,7 +156,8 @@ export class GbdtCommands {
     private maxDepth: number,
     device: TableSizes,
   ) {
-    this.sharedWords = Math.floor(Math.min(gpu.limits.maxComputeWorkgroupStorageSize, 32768) / 4)
+    // up to 48 KiB: room for a depth-6 tree's last level (16 built nodes × 256 bins × 3 words) in workgroup memory
+    this.sharedWords = Math.floor(Math.min(gpu.limits.maxComputeWorkgroupStorageSize, 49152) / 4)
     this.kopts = { bin16: d.bin16, sharedWords: this.sharedWords }
     this.maxWg = gpu.limits.maxComputeWorkgroupsPerDimension
 

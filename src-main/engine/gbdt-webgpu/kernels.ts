@@ -38,6 +38,8 @@ import { EXACT_WGSL } from './exact'
 export const WG = 64
 /** threads of a shared-memory histogram workgroup */
 export const HIST_WG = 256
+/** threads of a node's search workgroup: one sampled feature each up to 128 (a node's critical path is its thread's features) */
+export const SEARCH_WG = 128
 export const NONE = 0xffffffff
 export const UNSAMPLED = 0x80000000
 /** histogram slots per thread of the derive kernel */
@@ -502,8 +504,9 @@ const R18: f32 = 3.814697265625e-6;
 @group(0) @binding(6) var<storage, read_write> atom: array<atomic<u32>>;
 var<workgroup> wKind: u32;
 var<workgroup> wMax: atomic<u32>;
-var<workgroup> wLoss: array<u32, ${WG}>;
-var<workgroup> wPos: array<u32, ${WG}>;
+const SWG: u32 = ${SEARCH_WG}u;
+var<workgroup> wLoss: array<u32, SWG>;
+var<workgroup> wPos: array<u32, SWG>;
 /** |a signed 64-bit integer| as f32 (relative error < 2^-22) */
 fn absF(lo: u32, hi: u32) -> f32 {
   let a = abs64(vec2<u32>(lo, hi));
@@ -598,7 +601,7 @@ fn scan(phase: u32, m: u32, nd: Node, j: u32, mi: ModelInfo, thr: f32, rootNeg: 
   }
   return out;
 }
-@compute @workgroup_size(${WG})
+@compute @workgroup_size(${SEARCH_WG})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let m = wid.z;
   let li = wid.y * nwg.x + wid.x;
@@ -625,7 +628,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (kind == 2u) {
     let nd = Node(glo, ghi, H, (m * u.P + tabs[node + 4u]) * u.S);
     var own = Best(0.0, 0u, NONE);
-    for (var j = lid; j < u.nFeat; j += WG) {
+    for (var j = lid; j < u.nFeat; j += SWG) {
       if (feats[fbase + j].x == NONE) { break; }
       own = scan(0u, m, nd, j, mi, 0.0, 0u, own);
     }
@@ -635,7 +638,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let thr = max(mx * (1.0 - R20), (sideLo(absF(glo, ghi), H, mi.alphaQ, mi.lambda) + mi.minGainQ) * (1.0 - R20));
     let rootNeg = sideGainF32(vec2<u32>(glo, ghi), H, mi.k, vec2<u32>(mi.alphaLo, mi.alphaHi), bitcast<u32>(mi.lambda)) ^ 0x80000000u;
     own = Best(0.0, 0u, NONE);
-    for (var j = lid; j < u.nFeat; j += WG) {
+    for (var j = lid; j < u.nFeat; j += SWG) {
       if (feats[fbase + j].x == NONE) { break; }
       own = scan(1u, m, nd, j, mi, thr, rootNeg, own);
     }
@@ -644,7 +647,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     if (lid != 0u) { return; }
     // the largest loss; among equal ones the first in scan order (the smallest position)
-    for (var t = 0u; t < WG; t++) {
+    for (var t = 0u; t < SWG; t++) {
       if (wLoss[t] > lossBits || (wLoss[t] == lossBits && wLoss[t] != 0u && wPos[t] < posKey)) { lossBits = wLoss[t]; posKey = wPos[t]; }
     }
   }
