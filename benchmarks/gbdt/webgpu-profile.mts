@@ -1,23 +1,28 @@
-// Where the WGSL trees engine's time goes: one training (after a one-round warm-up that compiles
-// the pipelines) of N models on synthetic data, batched (one group) or sequential (one model at a
-// time), and one JSON line: wall ms, ms a model, the device counters (dispatches, submits,
-// read-backs, bytes, host ms between submits), the engine's stats (device/host-planned rounds,
-// histogram kernels, histogram updates), with --profile the device ms per kernel (timestamp
-// queries; one extra read-back a submit) and histogram updates per second of histogram kernel
-// time, and with --check K the first K models' tree hashes against the CPU engine.
+// Where the WGSL trees engine's time goes: trainings (each after a one-round warm-up that compiles
+// the pipelines) of N models on synthetic data (100 features), batched (one group) or sequential
+// (one model at a time), and ONE JSON line: per part the wall ms, ms a model, the device counters
+// (dispatches, submits, read-backs, bytes, host ms between submits), the engine's stats
+// (device/host-planned rounds, histogram kernels, histogram updates), with --profile the device ms
+// per kernel (timestamp queries; one extra read-back a submit), histogram updates per second of
+// histogram-kernel time and the share of the wall the kernels ran, and with --check K the first K
+// models' tree hashes against the CPU engine.
 //
 //   npx tsx benchmarks/gbdt/webgpu-profile.mts [--rows 8000] [--models 50] [--rounds 100]
-//        [--features 100] [--depth 6] [--sequential] [--profile] [--check 2] [--host-planned]
+//        [--depth 6] [--sequential] [--profile] [--check 2] [--host-planned]
 //        [--histograms auto|global|shared|shared32|shared64]
+//   npx tsx benchmarks/gbdt/webgpu-profile.mts --suite [--quick] [--budget 60]
+//        the issue-33 shapes, profiled: 50 models × 8 000 training rows batched (2 checked against
+//        the CPU engine), 5 models × 8 000 sequential, 50 × 160 000 batched; a part that would
+//        start after --budget seconds is skipped and said so. --quick: small shapes (lavapipe).
 //
-// --rows is training rows (the article's 10 000 rows are 8 000 after its 80/20 split).
+// Rows are training rows (the article's 10 000 / 200 000 rows are 8 000 / 160 000 after its 80/20 split).
 import { prepareGbdtData, trainGbdtGroup, treeHash } from '../../src-main/engine/gbdt/index.ts'
 import { syntheticRegression } from '../../src-main/engine/gbdt/synthetic.ts'
 import { disposeGbdtData, uploadGbdtData } from '../../src-main/engine/gbdt-webgpu/data.ts'
-import { openGbdtGpu } from '../../src-main/engine/gbdt-webgpu/gpu.ts'
+import { type GbdtGpu, openGbdtGpu } from '../../src-main/engine/gbdt-webgpu/gpu.ts'
 import type { HistogramMode } from '../../src-main/engine/gbdt-webgpu/options.ts'
-import { chunkPlanFor, emptyStats, trainGbdtGroupWebgpu } from '../../src-main/engine/gbdt-webgpu/trainer.ts'
 import { describeChunks } from '../../src-main/engine/gbdt-webgpu/plan.ts'
+import { chunkPlanFor, emptyStats, trainGbdtGroupWebgpu } from '../../src-main/engine/gbdt-webgpu/trainer.ts'
 import { subtractDeviceCounters } from '../../src-shared/contract/device-counters.ts'
 
 const args = process.argv.slice(2)
@@ -29,58 +34,94 @@ const text = (name: string, dflt: string) => {
   const i = args.indexOf(`--${name}`)
   return i >= 0 ? args[i + 1] : dflt
 }
-const rows = opt('rows', 8000)
-const models = opt('models', 50)
-const rounds = opt('rounds', 100)
-const features = opt('features', 100)
-const depth = opt('depth', 6)
-const check = opt('check', 0)
-const sequential = args.includes('--sequential')
-const profile = args.includes('--profile')
-const hostPlanned = args.includes('--host-planned')
-const histogramMode = text('histograms', 'auto') as HistogramMode
 
-const d = syntheticRegression({ rows, features, seed: 3 })
-const data = prepareGbdtData(d.x, d.y, rows, features, 256)
-const gpu = await openGbdtGpu()
-const gd = uploadGbdtData(gpu, data)
-const params = { rounds, maxDepth: depth, eta: 0.1, subsample: 0.8, colsampleBytree: 0.8, maxBin: 256 }
-const seeds = Array.from({ length: models }, (_, i) => 43 + i)
-const options = { profile, hostPlanned, histogramMode }
-
-await trainGbdtGroupWebgpu(gpu, gd, { ...params, rounds: 1 }, sequential ? seeds.slice(0, 1) : seeds, options)
-const stats = emptyStats()
-const before = gpu.work.snapshot()
-const t0 = performance.now()
-const trained = []
-if (sequential) for (const s of seeds) trained.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, [s], { ...options, stats })))
-else trained.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { ...options, stats })))
-const wallMs = performance.now() - t0
-const device = subtractDeviceCounters(gpu.work.snapshot(), before)
-
-const histMs = Object.entries(stats.kernelMs)
-  .filter(([k]) => k.startsWith('hist'))
-  .reduce((s, [, v]) => s + v, 0)
-const kernelTotalMs = Object.values(stats.kernelMs).reduce((s, v) => s + v, 0)
-let parity: boolean | null = null
-if (check > 0) {
-  const cpu = seeds.slice(0, check).map((s) => treeHash(trainGbdtGroup(data, params, [s])[0]))
-  parity = cpu.every((h, i) => h === treeHash(trained[i]))
+interface Shape {
+  name: string
+  rows: number
+  models: number
+  rounds: number
+  depth: number
+  sequential: boolean
+  profile: boolean
+  check: number
+  hostPlanned: boolean
+  histogramMode: HistogramMode
 }
-console.log(
-  JSON.stringify({
-    adapter: gpu.description,
-    shape: { rows, models, rounds, features, depth, strategy: sequential ? 'sequential' : 'batched', histogramMode, hostPlanned },
-    chunks: describeChunks(chunkPlanFor(gpu, gd, params, sequential ? 1 : models)),
-    wallMs: Math.round(wallMs),
-    msPerModel: +(wallMs / models).toFixed(1),
-    device: { ...device, hostMsBetweenSubmits: Math.round(device.hostMsBetweenSubmits) },
-    hostIdleShare: +(device.hostMsBetweenSubmits / wallMs).toFixed(3),
-    stats: { ...stats, waitMs: Math.round(stats.waitMs), kernelMs: Object.fromEntries(Object.entries(stats.kernelMs).map(([k, v]) => [k, +v.toFixed(1)])) },
-    histogramUpdatesPerSecond: histMs > 0 ? Math.round((stats.histogramUpdates / histMs) * 1000) : null,
-    kernelBusyShare: profile ? +(kernelTotalMs / wallMs).toFixed(3) : null,
-    parityWithCpu: parity,
-  }),
-)
-disposeGbdtData(gpu, gd)
+
+const FEATURES = 100
+
+async function measure(gpu: GbdtGpu, s: Shape): Promise<Record<string, unknown>> {
+  const d = syntheticRegression({ rows: s.rows, features: FEATURES, seed: 3 })
+  const data = prepareGbdtData(d.x, d.y, s.rows, FEATURES, 256)
+  const gd = uploadGbdtData(gpu, data)
+  try {
+    const params = { rounds: s.rounds, maxDepth: s.depth, eta: 0.1, subsample: 0.8, colsampleBytree: 0.8, maxBin: 256 }
+    const seeds = Array.from({ length: s.models }, (_, i) => 43 + i)
+    const options = { profile: s.profile, hostPlanned: s.hostPlanned, histogramMode: s.histogramMode }
+    await trainGbdtGroupWebgpu(gpu, gd, { ...params, rounds: 1 }, s.sequential ? seeds.slice(0, 1) : seeds, options)
+    const stats = emptyStats()
+    const before = gpu.work.snapshot()
+    const t0 = performance.now()
+    const trained = []
+    if (s.sequential) for (const seed of seeds) trained.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, [seed], { ...options, stats })))
+    else trained.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { ...options, stats })))
+    const wallMs = performance.now() - t0
+    const device = subtractDeviceCounters(gpu.work.snapshot(), before)
+    const histMs = Object.entries(stats.kernelMs)
+      .filter(([k]) => k.startsWith('hist'))
+      .reduce((sum, [, v]) => sum + v, 0)
+    const kernelTotalMs = Object.values(stats.kernelMs).reduce((sum, v) => sum + v, 0)
+    let parity: boolean | null = null
+    if (s.check > 0) {
+      const cpu = seeds.slice(0, s.check).map((seed) => treeHash(trainGbdtGroup(data, params, [seed])[0]))
+      parity = cpu.every((h, i) => h === treeHash(trained[i]))
+    }
+    return {
+      ...s,
+      chunks: describeChunks(chunkPlanFor(gpu, gd, params, s.sequential ? 1 : s.models)),
+      wallMs: Math.round(wallMs),
+      msPerModel: +(wallMs / s.models).toFixed(1),
+      device: { ...device, hostMsBetweenSubmits: Math.round(device.hostMsBetweenSubmits) },
+      hostIdleShare: +(device.hostMsBetweenSubmits / wallMs).toFixed(3),
+      stats: { ...stats, waitMs: Math.round(stats.waitMs), kernelMs: Object.fromEntries(Object.entries(stats.kernelMs).map(([k, v]) => [k, +v.toFixed(1)])) },
+      histogramUpdatesPerSecond: histMs > 0 ? Math.round((stats.histogramUpdates / histMs) * 1000) : null,
+      kernelBusyShare: s.profile ? +(kernelTotalMs / wallMs).toFixed(3) : null,
+      parityWithCpu: parity,
+    }
+  } finally {
+    disposeGbdtData(gpu, gd)
+  }
+}
+
+const base = { rounds: opt('rounds', 100), depth: opt('depth', 6), hostPlanned: args.includes('--host-planned'), histogramMode: text('histograms', 'auto') as HistogramMode }
+const gpu = await openGbdtGpu()
+const started = performance.now()
+const parts: Record<string, unknown>[] = []
+if (args.includes('--suite')) {
+  const quick = args.includes('--quick')
+  const budgetMs = opt('budget', 60) * 1000
+  const suite: Shape[] = [
+    { ...base, name: 'batched-10k', rows: quick ? 2000 : 8000, models: quick ? 6 : 50, sequential: false, profile: true, check: 2 },
+    { ...base, name: 'sequential-10k', rows: quick ? 2000 : 8000, models: quick ? 2 : 5, sequential: true, profile: true, check: 0 },
+    { ...base, name: 'batched-200k', rows: quick ? 8000 : 160_000, models: quick ? 6 : 50, sequential: false, profile: true, check: 0 },
+  ].map((s) => (quick ? { ...s, rounds: Math.min(s.rounds, 10) } : s))
+  for (const s of suite) {
+    if (performance.now() - started > budgetMs) parts.push({ name: s.name, skipped: `over the ${budgetMs / 1000} s budget` })
+    else parts.push(await measure(gpu, s))
+  }
+} else {
+  const sequential = args.includes('--sequential')
+  parts.push(
+    await measure(gpu, {
+      ...base,
+      name: sequential ? 'sequential' : 'batched',
+      rows: opt('rows', 8000),
+      models: opt('models', 50),
+      sequential,
+      profile: args.includes('--profile'),
+      check: opt('check', 0),
+    }),
+  )
+}
+console.log(JSON.stringify({ adapter: gpu.description, hardware: gpu.hardware, timestamps: gpu.timestamps, features: FEATURES, totalMs: Math.round(performance.now() - started), parts }))
 gpu.release()
