@@ -16,6 +16,12 @@
 //        start after --budget seconds is skipped and said so. --quick: small shapes (lavapipe).
 //
 // Rows are training rows (the article's 10 000 / 200 000 rows are 8 000 / 160 000 after its 80/20 split).
+//
+// Where there is no tsx (a packed GPU machine: runtime dependencies only), bundle it into out/ after
+// `npm run build` and before packing, and run it with node from the project:
+//   npx esbuild benchmarks/gbdt/webgpu-profile.mts --bundle --platform=node --format=esm \
+//     --target=node20 --external:webgpu --outfile=out/bench/webgpu-profile.mjs
+//   node out/bench/webgpu-profile.mjs --suite
 import { prepareGbdtData, trainGbdtGroup, treeHash } from '../../src-main/engine/gbdt/index.ts'
 import { syntheticRegression } from '../../src-main/engine/gbdt/synthetic.ts'
 import { disposeGbdtData, uploadGbdtData } from '../../src-main/engine/gbdt-webgpu/data.ts'
