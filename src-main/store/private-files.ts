@@ -4,7 +4,7 @@
 // The one home of those modes: the run store, writer locks, the data cache and uploads create
 // through these helpers.
 import { constants, createWriteStream, promises as fs, type WriteStream } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 
 export const PRIVATE_DIR_MODE = 0o700
 export const PRIVATE_FILE_MODE = 0o600
@@ -14,9 +14,21 @@ const SHARED_BITS = 0o077
 // O_NONBLOCK do not exist on Windows
 const OPEN_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)
 
-/** mkdir -p: each folder it makes is private (an existing one is left as it is). */
+/**
+ * mkdir -p: each folder it makes is private (an existing one is left as it is). One level at a
+ * time: mkdir's recursive mode never returns on some paths (/proc/self/x).
+ */
 export async function makePrivateDir(path: string): Promise<void> {
-  await fs.mkdir(path, { recursive: true, mode: PRIVATE_DIR_MODE })
+  const missing: string[] = []
+  for (let at = resolve(path); !(await fs.stat(at).then(() => true, () => false)); at = dirname(at)) {
+    missing.unshift(at)
+    if (dirname(at) === at) break
+  }
+  for (const folder of missing) {
+    await fs.mkdir(folder, { mode: PRIVATE_DIR_MODE }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err
+    })
+  }
 }
 
 /** Creates a new private file and opens it for writing; fails if the name exists ('wx': no link followed). */

@@ -104,4 +104,11 @@ describe.runIf(process.platform !== 'win32')('a store an older version left read
     expect(await mode(outside)).toBe(0o644)
     expect(await mode(notes)).toBe(0o644)
   })
+
+  it('a folder that cannot be made is refused at once, not waited on (recursive mkdir never returns on /proc/self/x)', async () => {
+    const { makePrivateDir } = await import('./private-files')
+    const started = Date.now()
+    await expect(makePrivateDir('/proc/self/x/y')).rejects.toThrow(/ENOENT|EACCES|EPERM/)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
 })
