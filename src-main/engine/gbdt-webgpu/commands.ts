@@ -118,6 +118,22 @@ interface Encoded {
   timed: string[]
 }
 
+/** A finished command buffer and where its read-back lands. */
+interface Prepared {
+  cb: GPUCommandBuffer
+  staging: GPUBuffer | null
+  total: number
+  timed: string[]
+}
+
+/** A device-planned round encoded ahead (commands.encodeRound), submitted by submitRound. */
+export interface EncodedRound {
+  prepared: Prepared
+  parity: number
+  Cn: number
+  CnNext: number
+}
+
 export class GbdtCommands {
   private readonly sharedWords: number
   private readonly kopts: KernelOptions
@@ -279,8 +295,9 @@ export class GbdtCommands {
    * node's decision and the plan of the next level; the last row update; the next round's gradient
    * (when `CnNext` > 0); the trees and max |g| copied to a staging buffer. Submitted by submitRound.
    */
-  encodeRound(Cn: number, CnNext: number, parity: number): { e: Encoded; parity: number; Cn: number; CnNext: number } {
+  encodeRound(Cn: number, CnNext: number, parity: number): EncodedRound {
     const e = this.encoder()
+    const L = this.layout
     e.enc.clearBuffer(this.scal, Cn * 4, Cn * 12)
     e.enc.clearBuffer(this.atom)
     const levels = this.deviceLevels()
@@ -295,25 +312,25 @@ export class GbdtCommands {
     }
     this.encodeRowUpdate(e, this.maxDepth + 1, Cn)
     if (CnNext > 0) this.encodeGradient(e, this.recordGradient(), CnNext)
-    return { e, parity, Cn, CnNext }
+    const prepared = this.prepare(e, parity, [
+      { src: this.tabs, offset: L.tree * 4, bytes: Cn * L.T * TREE_WORDS * 4 },
+      { src: this.scal, offset: 0, bytes: CnNext * 4 },
+      { src: this.atom, offset: 0, bytes: Cn * 4 },
+    ])
+    return { prepared, parity, Cn, CnNext }
   }
 
   /** Writes the round's uniform records, submits it and reads back its trees, next max |g| and error bits. */
-  async submitRound(r: { e: Encoded; parity: number; Cn: number; CnNext: number }): Promise<RoundResult> {
+  async submitRound(r: EncodedRound): Promise<RoundResult> {
     const L = this.layout
     const levels = this.deviceLevels()
     for (const lv of levels) this.writeRecord(lv.depth, this.levelFields(r.Cn, r.parity, lv))
-    // the final row update reads the deepest level's table: its record is the deepest level's, one on
+    // the last row update reads the deepest level's table
     this.writeRecord(this.maxDepth + 1, this.levelFields(r.Cn, r.parity, { depth: this.maxDepth + 1, NL: 0, NE: 0, NB: 0 }))
     if (r.CnNext > 0) this.writeRecord(this.recordGradient(), { C: r.CnNext, ...this.parityFields(r.parity ^ 1) })
     this.stats.deviceRounds++
     this.stats.passes += levels.length
-    const treeBytes = r.Cn * L.T * TREE_WORDS * 4
-    const words = await this.readBack(r.e, r.parity, [
-      { src: this.tabs, offset: L.tree * 4, bytes: treeBytes },
-      { src: this.scal, offset: 0, bytes: r.CnNext * 4 },
-      { src: this.atom, offset: 0, bytes: r.Cn * 4 },
-    ])
+    const words = await this.complete(r.prepared)
     const t = r.Cn * L.T * TREE_WORDS
     return { trees: words.subarray(0, t), maxBits: words.subarray(t, t + r.CnNext), errors: words.subarray(t + r.CnNext) }
   }
@@ -636,24 +653,56 @@ export class GbdtCommands {
     this.gpu.work.dispatched()
   }
 
-  /** Submits the encoder; when profiling, reads the kernels' timestamps back and adds them up. */
-  private submit(e: Encoded): Promise<void> | null {
-    const t = this.timing
-    const names = e.timed
-    if (!t || names.length === 0) {
-      this.gpu.submit([e.enc.finish()])
-      return null
+  /** Submits the encoder (no read-back); when profiling, its kernels' timestamps are read back and added up. */
+  private async submit(e: Encoded): Promise<void> {
+    await this.complete(this.prepare(e, 0, []), false)
+  }
+
+  /**
+   * Finishes an encoder into a command buffer: copies into a staging buffer (one per round parity,
+   * so a round's can be read while the next is written) and, when profiling, the timestamps. Done
+   * ahead of the submit where it can be (Dawn validates a command buffer when it is finished).
+   */
+  private prepare(e: Encoded, which: number, copies: { src: GPUBuffer; offset: number; bytes: number }[]): Prepared {
+    const total = copies.reduce((s, c) => s + c.bytes, 0)
+    let staging = this.staging[which]
+    if (total > 0 && (!staging || staging.size < total)) {
+      this.gpu.destroyBuffer(staging)
+      staging = this.gpu.createBuffer(Math.max(total, 256), USAGE.MAP_READ | USAGE.COPY_DST, 'gbdt-staging')
+      this.staging[which] = staging
     }
-    e.enc.resolveQuerySet(t.set, 0, 2 * names.length, t.resolve, 0)
-    e.enc.copyBufferToBuffer(t.resolve, 0, t.read, 0, 16 * names.length)
-    this.gpu.submit([e.enc.finish()])
-    return this.gpu.read(t.read, 16 * names.length).then((buf) => {
-      const ns = new BigUint64Array(buf)
-      names.forEach((name, i) => {
+    let at = 0
+    for (const c of copies) {
+      if (c.bytes > 0) e.enc.copyBufferToBuffer(c.src, c.offset, staging!, at, c.bytes)
+      at += c.bytes
+    }
+    const t = this.timing
+    if (t && e.timed.length > 0) {
+      e.enc.resolveQuerySet(t.set, 0, 2 * e.timed.length, t.resolve, 0)
+      e.enc.copyBufferToBuffer(t.resolve, 0, t.read, 0, 16 * e.timed.length)
+    }
+    return { cb: e.enc.finish(), staging, total, timed: e.timed }
+  }
+
+  /** Submits a prepared command buffer; with `read`, waits for its staging words. */
+  private async complete(p: Prepared, read = true): Promise<Uint32Array> {
+    this.gpu.submit([p.cb])
+    const t0 = performance.now()
+    let out = new Uint32Array(0)
+    if (read && p.staging) {
+      this.stats.readbacks++
+      out = new Uint32Array(await this.gpu.read(p.staging, Math.max(4, p.total)))
+    }
+    const t = this.timing
+    if (t && p.timed.length > 0) {
+      const ns = new BigUint64Array(await this.gpu.read(t.read, 16 * p.timed.length))
+      p.timed.forEach((name, i) => {
         const ms = Number(ns[2 * i + 1] - ns[2 * i]) / 1e6
         this.stats.kernelMs[name] = (this.stats.kernelMs[name] ?? 0) + ms
       })
-    })
+    }
+    this.stats.waitMs += performance.now() - t0
+    return out
   }
 
   /** a 2D grid of 64-thread workgroups with at least `threads` threads (kernels flatten it) */
@@ -664,27 +713,9 @@ export class GbdtCommands {
     return [x, Math.ceil(w / x)]
   }
 
-  /** Copies into a staging buffer (one per round parity, so a round's can be read while the next is written), submits, and waits for the words. */
-  private async readBack(e: Encoded, which: number, copies: { src: GPUBuffer; offset: number; bytes: number }[]): Promise<Uint32Array> {
-    const total = copies.reduce((s, c) => s + c.bytes, 0)
-    let staging = this.staging[which]
-    if (!staging || staging.size < total) {
-      this.gpu.destroyBuffer(staging)
-      staging = this.gpu.createBuffer(Math.max(total, 256), USAGE.MAP_READ | USAGE.COPY_DST, 'gbdt-staging')
-      this.staging[which] = staging
-    }
-    let at = 0
-    for (const c of copies) {
-      if (c.bytes > 0) e.enc.copyBufferToBuffer(c.src, c.offset, staging, at, c.bytes)
-      at += c.bytes
-    }
-    const timed = this.submit(e)
-    this.stats.readbacks++
-    const t0 = performance.now()
-    const out = new Uint32Array(await this.gpu.read(staging, Math.max(4, total)))
-    if (timed) await timed
-    this.stats.waitMs += performance.now() - t0
-    return out
+  /** Copies into a staging buffer, submits, and waits for the words. */
+  private readBack(e: Encoded, which: number, copies: { src: GPUBuffer; offset: number; bytes: number }[]): Promise<Uint32Array> {
+    return this.complete(this.prepare(e, which, copies))
   }
 }
 

@@ -31,7 +31,7 @@ import type { GbdtData } from '../gbdt/binning'
 import { type HeldOutRows, histogramSlots, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
 import { heldOutRows, modelTrainingParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
-import { GbdtCommands, type RoundResult } from './commands'
+import { type EncodedRound, GbdtCommands, type RoundResult } from './commands'
 import type { GpuGbdtData } from './data'
 import { HostDecider } from './decide'
 import type { GbdtGpu, GbdtGpuLimits } from './gpu'
@@ -132,7 +132,7 @@ class WebgpuTrainer {
     if (rounds > 1) this.sampleRound(active(1), 1)
     let maxBits = await this.dev.firstGradient(ms.length, 0)
     let pending: PendingRound | null = null
-    let encoded: ReturnType<GbdtCommands['encodeRound']> | null = null
+    let encoded: EncodedRound | null = null
     for (let round = 0; round < rounds; round++) {
       throwIfStopped(this.options)
       const act = active(round)
@@ -155,6 +155,8 @@ class WebgpuTrainer {
         pending = { round, ms: act, invs, result }
         maxBits = result.maxBits
       } else {
+        // a round encoded ahead is dropped: host-planned passes read back through the same staging buffers
+        encoded = null
         this.finish(pending, indices, rounds)
         pending = null
         maxBits = await this.hostRound(act, CnNext, parity)
