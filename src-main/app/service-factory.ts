@@ -1,10 +1,9 @@
 // The one place the desktop shell builds the real service (tests inject a fake instead). Runs go
 // to the same store as the CLI's (~/.trainpool/runs, or TRAINPOOL_STORE), so both see one history.
-import { BenchService } from '../service/bench-service'
+import { openService } from '../service/open-service'
 import type { BenchServiceApi } from '../service/types'
 import type { WorkerLauncher } from '../pool/launcher'
-import { RunStore, defaultStoreDir } from '../store/run-store'
-import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
+import { defaultStoreDir } from '../store/run-store'
 
 export interface ServiceFactoryContext {
   launcher: WorkerLauncher
@@ -17,9 +16,8 @@ export interface ServiceFactoryContext {
 
 export type ServiceFactory = (context: ServiceFactoryContext) => BenchServiceApi | Promise<BenchServiceApi>
 
-export const createBenchService: ServiceFactory = ({ launcher, storeDir, appVersion, pickDataFile }) => {
-  const store = new RunStore(storeDir ?? defaultStoreDir())
-  // runs a crashed process left "running" are marked interrupted (as the CLI does); never blocks start-up
-  store.markInterrupted(null, cancelJobsOfRun).catch((err: unknown) => console.warn(`trainpool: could not check ${store.dir}: ${(err as Error)?.message ?? err}`))
-  return new BenchService({ launcher, store, shell: 'electron', pickDataFile, ...(appVersion ? { appVersion } : {}) })
+export const createBenchService: ServiceFactory = async ({ launcher, storeDir, appVersion, pickDataFile }) => {
+  // the store's start-up check (runs a crashed process left "running") never blocks the window
+  const { service } = await openService({ launcher, storeDir: storeDir ?? defaultStoreDir(), storeCheck: 'background', shell: 'electron', pickDataFile, ...(appVersion ? { appVersion } : {}) })
+  return service
 }

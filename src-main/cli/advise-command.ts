@@ -8,13 +8,11 @@ import { writeFileSync } from 'node:fs'
 import { adviseFrom, describeWorkerFit, formatRange, optionLabel, predictionError } from '@shared/advice'
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, AdviceTargetSchema, type AdviceTarget, fieldIssues, numberOf, optionKey, type RunResult, TrainpoolError } from '@shared/contract'
 import { formatDuration } from '@shared/format'
-import { NodeLauncher } from '../pool/node-launcher'
-import { BenchService } from '../service/bench-service'
-import { RunStore, defaultStoreDir } from '../store/run-store'
+import { openService } from '../service/open-service'
+import { defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
 import { flagMessage } from './options'
 import { loadRun } from './report-command'
-import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
 
 export interface AdviseFlags {
   models?: string
@@ -84,9 +82,7 @@ export async function adviseCommand(target: string, flags: AdviseFlags, version:
 }
 
 async function verify(runId: string, target: AdviceTarget, flags: AdviseFlags, version: string): Promise<number> {
-  const store = new RunStore(flags.store ?? defaultStoreDir())
-  const service = new BenchService({ launcher: new NodeLauncher(), store, shell: 'cli', appVersion: version })
-  await store.markInterrupted(null, cancelJobsOfRun).catch(() => [])
+  const { service, store } = await openService({ storeDir: flags.store ?? defaultStoreDir(), shell: 'cli', appVersion: version })
   let verifyRunId: string
   try {
     ;({ runId: verifyRunId } = await service.verifyAdvice({ runId, ...target }))
@@ -119,7 +115,7 @@ async function verify(runId: string, target: AdviceTarget, flags: AdviseFlags, v
   const verifyRun = await service.getRun({ runId: verifyRunId })
   process.stdout.write(checkReport(check))
   if (flags.json) writeFileSync(flags.json, JSON.stringify(check, null, 2) + '\n')
-  process.stderr.write(`saved run ${verifyRunId} and the check with run ${runId} in ${store.dir}\n`)
+  process.stderr.write(`saved run ${verifyRunId} and the check with run ${runId} in ${store?.dir ?? flags.store ?? defaultStoreDir()}\n`)
   return verifyRun.status === 'ok' ? EXIT.ok : EXIT.failed
 }
 

@@ -11,12 +11,11 @@ import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard
 import { backendSentences } from '@shared/verdict'
 import { estimateRun, shortMeasurementsNote } from '@shared/estimate'
 import { toCsv } from '../bench/export'
-import { NodeLauncher } from '../pool/node-launcher'
-import { BenchService } from '../service/bench-service'
+import type { BenchService } from '../service/bench-service'
+import { openService } from '../service/open-service'
 import { RunStore, defaultStoreDir } from '../store/run-store'
 import { datasetsDir, loadIntoCache, removeFromCache } from '../data'
 import { type BenchFlags, UsageError, configFromFlags, dataSourceFromFlags, flagForField, flagMessage } from './options'
-import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
 import { type ListenAddress, parseListenAddress, workerSocketOption } from '../pool/remote/gateway'
 import { OutputError, checkOutputFile, writeOutputFile } from './output-files'
 
@@ -52,7 +51,6 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
     return EXIT[err.exit]
   }
   const storeDir = flags.store ?? defaultStoreDir()
-  const store = flags.save === false ? null : new RunStore(storeDir)
   // the data cache lives in the store's folder even when this run is not kept (--no-save)
   let listen: ListenAddress | undefined
   try {
@@ -65,16 +63,14 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
     process.stderr.write('trainpool bench: --listen applies to remote workers only: add --launcher slurm\n')
     return EXIT.usage
   }
-  const service = new BenchService({
-    launcher: new NodeLauncher(),
-    store,
+  const { service, store } = await openService({
+    storeDir,
+    keepRuns: flags.save !== false,
     shell: 'cli',
     appVersion: version,
-    dataDir: storeDir,
     workerSocket: workerSocketOption(listen, (line) => process.stderr.write(`trainpool bench: worker socket: ${line}\n`)),
   })
   if (store) {
-    await store.markInterrupted(null, cancelJobsOfRun).catch(() => [])
     const damaged = await sayDamagedEntries(store)
     if (damaged) process.stderr.write(`${damaged}\n`)
   }

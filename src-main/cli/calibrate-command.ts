@@ -6,8 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { calibrationTable } from '@shared/calibration'
 import { type FamilyCalibration, TrainpoolError } from '@shared/contract'
-import { NodeLauncher } from '../pool/node-launcher'
-import { BenchService } from '../service/bench-service'
+import { openService } from '../service/open-service'
 import { CALIBRATION_DIR } from '../store/calibration-cache'
 import { defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
@@ -21,7 +20,7 @@ export interface CalibrateFlags {
 export async function calibrateCommand(flags: CalibrateFlags, version: string): Promise<number> {
   const storeDir = flags.store ?? defaultStoreDir()
   // only the calibration's own cache is written (no run): the store's folder names where it lives
-  const service = new BenchService({ launcher: new NodeLauncher(), store: null, dataDir: storeDir, shell: 'cli', appVersion: version, telemetry: false, autoRule: 'calibrated' })
+  const { service } = await openService({ storeDir, keepRuns: false, shell: 'cli', appVersion: version, telemetry: false, autoRule: 'calibrated' })
   let calibrated: FamilyCalibration[]
   try {
     calibrated = await service.calibrateFamilies(flags.family, { say: (line) => process.stderr.write(`${line}\n`) })

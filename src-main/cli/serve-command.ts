@@ -2,15 +2,13 @@
 // on the shared BenchService + Node launcher, prints the URL with its token, and on Ctrl+C
 // (SIGINT/SIGTERM) cancels any run, stops the workers and closes the server.
 import { isIP } from 'node:net'
-import { NodeLauncher } from '../pool/node-launcher'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../server/server'
 import { serviceUploads } from '../server/upload'
-import { BenchService } from '../service/bench-service'
-import { RunStore, defaultStoreDir } from '../store/run-store'
+import { openService } from '../service/open-service'
+import { defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
 import { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_UPLOAD_IDLE_SECONDS } from '@shared/contract/upload'
 import { formatBytes } from '@shared/format'
-import { cancelJobsOfRun } from '../pool/slurm/slurm-engine'
 import { type ListenAddress, parseListenAddress, workerSocketOption } from '../pool/remote/gateway'
 
 export interface ServeFlags {
@@ -80,11 +78,8 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
     process.stderr.write(`trainpool serve: ${parsed}\n`)
     return EXIT.usage
   }
-  const store = new RunStore(parsed.store)
-  await store.markInterrupted(null, cancelJobsOfRun).catch(() => [])
-  const service = new BenchService({
-    launcher: new NodeLauncher(),
-    store,
+  const { service, store } = await openService({
+    storeDir: parsed.store,
     shell: 'browser',
     appVersion: version,
     workerSocket: workerSocketOption(parsed.listen, (line) => process.stderr.write(`trainpool serve: worker socket: ${line}\n`)),
@@ -110,7 +105,7 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
         'and traffic is not encrypted (plain HTTP): prefer the default 127.0.0.1 with an SSH tunnel (ssh -L 7878:127.0.0.1:7878 host).\n',
     )
   }
-  process.stderr.write(`trainpool serve: runs are kept in ${store.dir}; data files upload up to ${formatBytes(parsed.maxUpload)}\n`)
+  process.stderr.write(`trainpool serve: runs are kept in ${store?.dir ?? parsed.store}; data files upload up to ${formatBytes(parsed.maxUpload)}\n`)
   process.stdout.write(`\n  Trainpool is running. Open this URL in a browser:\n\n    ${server.url}\n\n  Press Ctrl+C to stop.\n\n`)
 
   return new Promise<number>((resolve) => {

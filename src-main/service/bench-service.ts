@@ -42,7 +42,8 @@ import type { WorkerLauncher } from '../pool/launcher'
 import { type ListenAddress, WorkerGateway, workerSocketOption } from '../pool/remote/gateway'
 import { RemoteLauncher } from '../pool/remote/remote-launcher'
 import { newRunSecret } from '../pool/remote/token'
-import { SlurmEngine } from '../pool/slurm/slurm-engine'
+import { schedulerFor } from '../pool/schedulers'
+import type { Scheduler } from '../pool/remote/scheduler'
 import { sbatchAvailable } from '../pool/slurm/slurm-cli'
 import type { RunStore } from '../store/run-store'
 import type { TelemetrySessionOptions } from '../telemetry/session'
@@ -206,7 +207,7 @@ export class BenchService implements BenchServiceApi {
       ...(gpus ? { gpus } : {}),
       verifies: check?.verifies,
       launcher: remote?.launcher ?? this.options.launcher,
-      ...(remote ? { scheduler: remote.engine } : {}),
+      ...(remote ? { scheduler: { kind: config.launcher!.engine, scheduler: remote.scheduler } } : {}),
       store: this.options.store,
       appVersion: this.options.appVersion,
       runner: this.options.runner,
@@ -228,16 +229,16 @@ export class BenchService implements BenchServiceApi {
     return { runId: live.runId }
   }
 
-  /** A run's remote workers: a worker socket with the run's own secret, and Slurm to start them (one job array per pool). */
-  private async remoteWorkers(choice: LauncherChoice): Promise<{ gateway: WorkerGateway; engine: SlurmEngine; launcher: RemoteLauncher }> {
+  /** A run's remote workers: a worker socket with the run's own secret, and the launcher's scheduler to start them (Slurm: one job array per pool). */
+  private async remoteWorkers(choice: LauncherChoice): Promise<{ gateway: WorkerGateway; scheduler: Scheduler; launcher: RemoteLauncher }> {
     const socket = this.options.workerSocket ?? workerSocketOption(undefined, () => {})
     const gateway = await WorkerGateway.listen(socket.listen, newRunSecret(), socket.log).catch((err: Error) => {
       throw new TrainpoolError('invalid-input', `launcher: the worker socket cannot listen on ${socket.listen.host}:${socket.listen.port}: ${err.message}`, [
         { field: 'launcher', message: `cannot listen on ${socket.listen.host}:${socket.listen.port} (--listen HOST:PORT)` },
       ])
     })
-    const engine = new SlurmEngine({ choice, logDir: join(this.options.store?.dir ?? os.tmpdir(), '.worker-logs'), cwd: process.cwd() })
-    return { gateway, engine, launcher: new RemoteLauncher(gateway, engine, { queueTimeoutMs: choice.queueTimeoutS * 1000 }) }
+    const scheduler = schedulerFor(choice).create(choice, { logDir: join(this.options.store?.dir ?? os.tmpdir(), '.worker-logs'), cwd: process.cwd() })
+    return { gateway, scheduler, launcher: new RemoteLauncher(gateway, scheduler, { queueTimeoutMs: choice.queueTimeoutS * 1000 }) }
   }
 
   private refuseIfBusy(): void {

@@ -23,7 +23,7 @@ import { BenchRunner, type RunnerHooks, type RunnerOptions } from '../bench/runn
 import { summarize } from '../bench/stats'
 import { verify } from '../bench/verify'
 import type { WorkerLauncher } from '../pool/launcher'
-import type { SlurmEngine } from '../pool/slurm/slurm-engine'
+import type { Scheduler } from '../pool/remote/scheduler'
 import { newRunId, type RunStore } from '../store/run-store'
 import { type TelemetryContext, TelemetrySession, type TelemetrySessionOptions } from '../telemetry/session'
 import type { AutoResolution } from './auto-calibration'
@@ -43,8 +43,8 @@ export interface LiveRunDeps {
   dataset?: { record: DataSetRecord; workload: WorkloadData }
   /** config.gpus resolved (the service's placement): worker w pinned to gpus[w mod k] */
   gpus?: GpuInfo[]
-  /** a run on a scheduler: its engine (the run records each job it submits and cancels them all when it ends) */
-  scheduler?: SlurmEngine
+  /** a run on a scheduler: its kind (the record's name for it) and the run's scheduler (the run records each job it submits and cancels them all when it ends) */
+  scheduler?: { kind: string; scheduler: Scheduler }
   /** config.backend auto: how it becomes a backend (service/auto-calibration.ts); absent for a named backend */
   auto?: AutoResolution
   /** called once the run is finished and saved, before `done` resolves */
@@ -92,9 +92,9 @@ export class LiveRun implements LiveRunAccess {
     }
     const scheduler = deps.scheduler
     if (scheduler) {
-      const jobs = { engine: 'slurm' as const, jobIds: [] as string[] }
+      const jobs = { engine: scheduler.kind, jobIds: [] as string[] }
       this.result.scheduler = jobs
-      scheduler.onSubmitted((jobId) => {
+      scheduler.scheduler.onSubmitted?.((jobId) => {
         jobs.jobIds.push(jobId)
         // shown while the jobs wait in the queue (squeue -j …), not only once the run ends
         this.emit({ type: 'scheduler', runId: this.runId, scheduler: { ...jobs, jobIds: [...jobs.jobIds] } })
@@ -247,7 +247,7 @@ export class LiveRun implements LiveRunAccess {
     this.progress.flush(true)
     this.progress.stop()
     // no job outlives its run (a task that missed its shutdown, one still queued)
-    await this.deps.scheduler?.cancelAll().catch(() => {})
+    await this.deps.scheduler?.scheduler.cancelAll?.().catch(() => {})
     try {
       await this.telemetry?.stop()
     } catch {

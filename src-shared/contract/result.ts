@@ -178,8 +178,8 @@ export const RunResultSchema = z.object({
   keptModels: z
     .object({ size: z.number().int(), strategy: z.string(), workers: z.number().int(), count: z.number().int(), format: z.string() })
     .optional(),
-  /** a run on a scheduler (config.launcher): every job it submitted, saved as each is submitted, so a coordinator that restarts cancels the jobs of a run it marks interrupted */
-  scheduler: z.object({ engine: z.literal('slurm'), jobIds: z.array(z.string().regex(/^\d+$/)) }).optional(),
+  /** a run on a scheduler (config.launcher): its kind and every job it submitted, saved as each is submitted, so a coordinator that restarts cancels the jobs of a run it marks interrupted (never an id that reads as an option) */
+  scheduler: z.object({ engine: z.string().regex(/^[a-z][a-z0-9-]{0,30}$/), jobIds: z.array(z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}$/)) }).optional(),
 })
 export type RunResult = z.infer<typeof RunResultSchema>
 

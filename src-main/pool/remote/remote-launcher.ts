@@ -1,53 +1,21 @@
-// RemoteLauncher: workers started by a scheduler (an engine: Slurm today; Ray Jobs could be a
-// second) that dial back to the coordinator's worker socket. To the pool it is one more
-// WorkerLauncher: launch() returns a handle at once, messages sent before the worker has dialled
-// back wait in the handle, and the worker's death is an exit like a local one's, named in the
-// engine's words (Slurm's state and exit code). Launches of one tick go to the engine as one
-// submission (the W workers of a pool are one Slurm job array). The engine's job state is the
-// authority on how a task ended; a closed socket only makes the launcher ask it. A task that has
-// not dialled back within the queue timeout is cancelled and fails with the engine's pending
-// reason, so a run never waits for a queue forever.
+// RemoteLauncher: workers started by a scheduler (scheduler.ts: Slurm today) that dial back to the
+// worker socket. To the pool it is one more WorkerLauncher: messages wait in the handle until the
+// worker dials back; launches of one tick are one submission (one Slurm job array); the scheduler's
+// state says how a task ended, and a task not dialled back within the queue timeout is cancelled.
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { FromWorker, ToWorker } from '@shared/contract'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from '../launcher'
 import { resolveWorkerEntry } from '../node-launcher'
 import type { WorkerConnection, WorkerGateway } from './gateway'
+import type { Scheduler, SchedulerTask } from './scheduler'
 
-/** One worker as an engine runs it: its index in the pool, and the submission that started it (a gateway numbers them; a replacement worker comes in a new one). */
-export interface EngineTask {
-  worker: number
-  submission: number
-}
-
-export type TaskState =
-  | { phase: 'pending'; reason: string | null }
-  | { phase: 'running' }
-  | { phase: 'ended'; exit: WorkerExit }
-  /** the engine no longer knows the task (e.g. it left the queue's memory) */
-  | { phase: 'unknown' }
-
-/**
- * What a scheduler must offer to run Trainpool's workers: submit, state, cancel. Each task runs
- * `command` with `env`; the run's secret travels only in `env`, never on the command line. A second
- * engine (Ray Jobs: POST /api/jobs/ with this command as the entrypoint) implements the same.
- */
-export interface WorkerEngine {
-  /** for messages: "Slurm" */
-  readonly name: string
-  submit(tasks: EngineTask[], command: string[], env: Record<string, string>): Promise<void>
-  state(task: EngineTask): Promise<TaskState>
-  cancel(task: EngineTask): Promise<void>
-  /** the scheduler's ids of everything submitted (the run record keeps them: no job outlives its run) */
-  readonly jobIds: readonly string[]
-  /** the end of a task's output, for a failure's report, where the engine can read it */
-  logTail?(task: EngineTask): Promise<string>
-}
+export type { Scheduler, SchedulerTask, TaskState } from './scheduler'
 
 export interface RemoteLauncherOptions {
-  /** a task that has not dialled back by then is cancelled and fails with the engine's pending reason */
+  /** a task that has not dialled back by then is cancelled and fails with the scheduler's pending reason */
   queueTimeoutMs?: number
-  /** how often the engine is asked about tasks that have not dialled back */
+  /** how often the scheduler is asked about tasks that have not dialled back */
   pollMs?: number
   /** the command a task runs (default remoteWorkerCommand: the built CLI's `trainpool worker --connect`, else the worker source) */
   command?: (url: string) => string[]
@@ -63,13 +31,13 @@ export function remoteWorkerCommand(url: string): string[] {
 
 export class RemoteLauncher implements WorkerLauncher {
   readonly kind = 'remote' as const
-  private batch: { task: EngineTask; env: Record<string, string>; worker: RemoteWorker }[] = []
+  private batch: { task: SchedulerTask; env: Record<string, string>; worker: RemoteWorker }[] = []
   private readonly queueTimeoutMs: number
   private readonly pollMs: number
 
   constructor(
     private readonly gateway: WorkerGateway,
-    readonly engine: WorkerEngine,
+    readonly scheduler: Scheduler,
     options: RemoteLauncherOptions = {},
   ) {
     this.queueTimeoutMs = options.queueTimeoutMs ?? 10 * 60_000
@@ -85,7 +53,7 @@ export class RemoteLauncher implements WorkerLauncher {
       queueMicrotask(() => this.submitBatch())
     }
     const task = { worker: options.workerIndex, submission: this.submission }
-    const worker = new RemoteWorker(task, this.gateway, this.engine, this.queueTimeoutMs, this.pollMs)
+    const worker = new RemoteWorker(task, this.gateway, this.scheduler, this.queueTimeoutMs, this.pollMs)
     this.batch.push({ task, env: options.env, worker })
     return worker
   }
@@ -104,13 +72,13 @@ export class RemoteLauncher implements WorkerLauncher {
       TRAINPOOL_WORKER_SUBMISSION: String(submission),
     }
     const submittedAt = performance.now()
-    this.engine.submit(
+    this.scheduler.submit(
       part.map((b) => b.task),
       this.command(this.gateway.url),
       env,
     ).then(
       () => part.forEach((b) => b.worker.submitted(submittedAt)),
-      (err: Error) => part.forEach((b) => b.worker.finish({ code: null, signal: null, description: `${this.engine.name} did not take the worker: ${err.message}` })),
+      (err: Error) => part.forEach((b) => b.worker.finish({ code: null, signal: null, description: `${this.scheduler.name} did not take the worker: ${err.message}` })),
     )
   }
 }
@@ -129,9 +97,9 @@ class RemoteWorker implements WorkerHandle {
   private readonly stopWaiting: () => void
 
   constructor(
-    private readonly task: EngineTask,
+    private readonly task: SchedulerTask,
     gateway: WorkerGateway,
-    private readonly engine: WorkerEngine,
+    private readonly scheduler: Scheduler,
     private readonly queueTimeoutMs: number,
     private readonly pollMs: number,
   ) {
@@ -140,7 +108,7 @@ class RemoteWorker implements WorkerHandle {
     void connected.then((c) => this.connected(c))
   }
 
-  /** The engine took the task: watch it until it dials back (or ends, or waits too long). */
+  /** The scheduler took the task: watch it until it dials back (or ends, or waits too long). */
   submitted(at: number): void {
     if (this.exit) return
     this.submittedAt = at
@@ -154,16 +122,16 @@ class RemoteWorker implements WorkerHandle {
     if (this.polling || this.connection || this.exit) return
     this.polling = true
     try {
-      const state = await this.engine.state(this.task)
+      const state = await this.scheduler.state(this.task)
       if (this.connection || this.exit) return
       if (state.phase === 'ended') {
         await this.finishWithLog({ ...state.exit, description: `${state.exit.description ?? 'the task ended'} before the worker dialled back` })
       } else if (state.phase === 'pending' && performance.now() - this.submittedAt > this.queueTimeoutMs) {
-        await this.engine.cancel(this.task).catch(() => {})
-        this.finish({ code: null, signal: null, description: `the worker did not start within ${Math.round(this.queueTimeoutMs / 1000)} s: ${this.engine.name} keeps it pending (${state.reason ?? 'no reason given'}); it was cancelled` })
+        await this.scheduler.cancel(this.task).catch(() => {})
+        this.finish({ code: null, signal: null, description: `the worker did not start within ${Math.round(this.queueTimeoutMs / 1000)} s: ${this.scheduler.name} keeps it pending (${state.reason ?? 'no reason given'}); it was cancelled` })
       }
     } catch (err) {
-      this.stderr(`[trainpool] asking ${this.engine.name} about worker ${this.task.worker}: ${(err as Error).message}\n`)
+      this.stderr(`[trainpool] asking ${this.scheduler.name} about worker ${this.task.worker}: ${(err as Error).message}\n`)
     } finally {
       this.polling = false
     }
@@ -179,19 +147,19 @@ class RemoteWorker implements WorkerHandle {
     for (const m of this.outbox.splice(0)) this.send(m)
   }
 
-  /** The socket is gone: the engine says how the task ended (it may take a moment to know). */
+  /** The socket is gone: the scheduler says how the task ended (it may take a moment to know). */
   private async closed(why: string): Promise<void> {
     const deadline = performance.now() + 10_000
     while (!this.exit && performance.now() < deadline) {
-      const state = await this.engine.state(this.task).catch(() => ({ phase: 'unknown' }) as const)
+      const state = await this.scheduler.state(this.task).catch(() => ({ phase: 'unknown' }) as const)
       if (state.phase === 'ended') return this.finishWithLog(state.exit)
       await new Promise((r) => setTimeout(r, 200))
     }
-    this.finish({ code: null, signal: null, description: `the worker's connection was lost (${why}) and ${this.engine.name} did not report an end` })
+    this.finish({ code: null, signal: null, description: `the worker's connection was lost (${why}) and ${this.scheduler.name} did not report an end` })
   }
 
   private async finishWithLog(exit: WorkerExit): Promise<void> {
-    const tail = await this.engine.logTail?.(this.task).catch(() => '')
+    const tail = await this.scheduler.logTail?.(this.task).catch(() => '')
     if (tail) this.stderr(tail)
     this.finish(exit)
   }
@@ -235,13 +203,13 @@ class RemoteWorker implements WorkerHandle {
     else this.exitListeners.push(listener)
   }
 
-  /** Cancels the task with its engine (scancel); the exit follows from the engine's state. */
+  /** Cancels the task with its scheduler (scancel); the exit follows from its state. */
   kill(): void {
     if (this.exit || this.cancelled) return
     this.cancelled = true
-    void this.engine.cancel(this.task).catch((err: Error) => this.stderr(`[trainpool] cancelling worker ${this.task.worker}: ${err.message}\n`))
+    void this.scheduler.cancel(this.task).catch((err: Error) => this.stderr(`[trainpool] cancelling worker ${this.task.worker}: ${err.message}\n`))
     if (!this.connection) {
-      this.finish({ code: null, signal: 'SIGKILL', description: `cancelled with ${this.engine.name} before it dialled back` })
+      this.finish({ code: null, signal: 'SIGKILL', description: `cancelled with ${this.scheduler.name} before it dialled back` })
       return
     }
     this.connection.close()

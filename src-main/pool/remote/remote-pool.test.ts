@@ -17,7 +17,7 @@ import { BUILD_OUT, skipWithoutBuild } from '../../testing/capability'
 import { NodeLauncher } from '../node-launcher'
 import { WorkerPool } from '../worker-pool'
 import { WorkerGateway } from './gateway'
-import { ProcessEngine } from './process-engine'
+import { ProcessScheduler } from './process-scheduler'
 import { RemoteLauncher } from './remote-launcher'
 import { newRunSecret, workerToken } from './token'
 
@@ -52,7 +52,7 @@ describe('workers that dial back', () => {
     ['trees on cpu', { ...presetConfig('smoke', { backend: 'cpu', workers: [2], models: [4], model: { kind: 'gbdt' } }), sizes: [400] }],
   ] as [string, BenchConfig][]) {
     it(`${label}: every strategy trains what a local pool trains; hosts and queue wait recorded; no process left`, async () => {
-      const engine = new ProcessEngine()
+      const engine = new ProcessScheduler()
       const remote = await new BenchRunner(new RemoteLauncher(gateway, engine), config).run()
       expect(remote.error).toBeNull()
       expect(remote.status).toBe('ok')
@@ -75,7 +75,7 @@ describe('workers that dial back', () => {
   }
 
   it.skipIf(skipWithoutBuild())('the built CLI\'s `trainpool worker --connect URL` is such a worker (its token from the environment only)', async () => {
-    const engine = new ProcessEngine()
+    const engine = new ProcessScheduler()
     const cli = join(BUILD_OUT, 'main', 'cli.js')
     const config = presetConfig('smoke', { backend: 'wasm', workers: [2], models: [4] })
     const launcher = new RemoteLauncher(gateway, engine, { command: (url) => [process.execPath, cli, 'worker', '--connect', url] })
@@ -141,7 +141,7 @@ describe('workers that dial back', () => {
     const source: DataSource = { sha256: info.sha256, name: info.name, target: 'y', features: null, exclude: [], impute: 'none' }
     const resolved = await resolveDataSource(storeDir, { ...base, sizes: [250], data: source } as BenchConfig & { data: DataSource })
     const cache = join(dir, 'worker-cache')
-    const engine = new ProcessEngine(() => ({ TRAINPOOL_WORKER_DATA: 'fetch', TRAINPOOL_WORKER_CACHE: cache }))
+    const engine = new ProcessScheduler(() => ({ TRAINPOOL_WORKER_DATA: 'fetch', TRAINPOOL_WORKER_CACHE: cache }))
     const remote = await new BenchRunner(new RemoteLauncher(gateway, engine), resolved.config, {}, { data: resolved.workload }).run()
     expect(remote.error).toBeNull()
     const fetched = join(cache, info.sha256, 'table.f32')
@@ -152,7 +152,7 @@ describe('workers that dial back', () => {
   })
 
   it('a remote worker killed mid-job is a worker failure in its engine\'s words; with continue the other worker finishes the rest', async () => {
-    const engine = new ProcessEngine()
+    const engine = new ProcessScheduler()
     const config = presetConfig('smoke', { backend: 'wasm', workers: [2], model: { epochs: 30 } })
     const pool = new WorkerPool(new RemoteLauncher(gateway, engine), { family: 'mlp', size: 2, backend: 'wasm', failurePolicy: 'continue' })
     await pool.start()

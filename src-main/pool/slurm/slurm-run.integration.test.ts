@@ -17,7 +17,7 @@ import { RunStore } from '../../store/run-store'
 import { skipWithout, waitUntil } from '../../testing/capability'
 import { slurmAvailable } from '../../testing/slurm'
 import { killAll, spawnCli } from '../../testing/cli-process'
-import { cancelJobsOfRun } from './slurm-engine'
+import { cancelJobsOfRun } from '../schedulers'
 import { queryArray, submitArray } from './slurm-cli'
 
 const slurm = slurmAvailable({ gpus: 2 })

@@ -1,20 +1,20 @@
-// The simplest engine: each worker a process on this machine that dials back over the worker
+// The simplest scheduler: each worker a process on this machine that dials back over the worker
 // socket, as a remote one would. It runs the remote path end to end (tokens, validation, data by
-// sha256) without a scheduler, for the tests. Slurm is the engine for other machines (slurm-engine.ts).
+// sha256) without a scheduler, for the tests. Slurm is the scheduler for other machines (slurm-scheduler.ts).
 import { type ChildProcess, spawn } from 'node:child_process'
 import type { WorkerExit } from '../launcher'
-import type { EngineTask, TaskState, WorkerEngine } from './remote-launcher'
+import type { Scheduler, SchedulerTask, TaskState } from './scheduler'
 
 const LOG_TAIL_CHARS = 2000
 
-export class ProcessEngine implements WorkerEngine {
-  readonly name = 'the local process engine'
+export class ProcessScheduler implements Scheduler {
+  readonly name = 'the local process scheduler'
   private readonly tasks = new Map<string, { child: ChildProcess; exit: WorkerExit | null; log: string }>()
   readonly jobIds: string[] = []
 
-  constructor(private readonly extraEnv: (task: EngineTask) => Record<string, string> = () => ({})) {}
+  constructor(private readonly extraEnv: (task: SchedulerTask) => Record<string, string> = () => ({})) {}
 
-  async submit(tasks: EngineTask[], command: string[], env: Record<string, string>): Promise<void> {
+  async submit(tasks: SchedulerTask[], command: string[], env: Record<string, string>): Promise<void> {
     for (const task of tasks) {
       const child = spawn(command[0], command.slice(1), {
         env: { ...env, TRAINPOOL_WORKER_INDEX: String(task.worker), ...this.extraEnv(task) },
@@ -31,18 +31,18 @@ export class ProcessEngine implements WorkerEngine {
     }
   }
 
-  async state(task: EngineTask): Promise<TaskState> {
+  async state(task: SchedulerTask): Promise<TaskState> {
     const entry = this.tasks.get(key(task))
     if (!entry) return { phase: 'unknown' }
     return entry.exit ? { phase: 'ended', exit: entry.exit } : { phase: 'running' }
   }
 
-  async cancel(task: EngineTask): Promise<void> {
+  async cancel(task: SchedulerTask): Promise<void> {
     const entry = this.tasks.get(key(task))
     if (entry && !entry.exit) entry.child.kill('SIGTERM')
   }
 
-  async logTail(task: EngineTask): Promise<string> {
+  async logTail(task: SchedulerTask): Promise<string> {
     return this.tasks.get(key(task))?.log ?? ''
   }
 
@@ -52,6 +52,6 @@ export class ProcessEngine implements WorkerEngine {
   }
 }
 
-function key(task: EngineTask): string {
+function key(task: SchedulerTask): string {
   return `${task.worker}.${task.submission}`
 }

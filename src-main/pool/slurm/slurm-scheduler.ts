@@ -1,4 +1,4 @@
-// Slurm as the engine behind RemoteLauncher: the workers of one pool start are one job array
+// Slurm as the scheduler behind RemoteLauncher: the workers of one pool start are one job array
 // (`sbatch --array=0-(W-1)`, one task per worker, each task given its GPU by --gres, so Slurm sets
 // its CUDA_VISIBLE_DEVICES), a replacement worker a one-task array. Tasks dial back to the worker
 // socket; their states come from Slurm (slurm-cli.ts: sacct where accounting exists, squeue and
@@ -9,9 +9,9 @@ import { constants } from 'node:os'
 import { readFile } from 'node:fs/promises'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { LauncherChoice, RunResult } from '@shared/contract'
+import type { LauncherChoice } from '@shared/contract'
 import type { WorkerExit } from '../launcher'
-import type { EngineTask, TaskState, WorkerEngine } from '../remote/remote-launcher'
+import type { Scheduler, SchedulerEntry, SchedulerTask, TaskState } from '../remote/scheduler'
 import { type ArrayTaskStatus, cancel, isFinished, queryArray, submitArray } from './slurm-cli'
 
 const LOG_TAIL_CHARS = 2000
@@ -19,7 +19,7 @@ const LOG_TAIL_CHARS = 2000
 const QUERY_REUSE_MS = 300
 const WAITING_STATES = new Set(['PENDING', 'CONFIGURING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESV_DEL_HOLD', 'SUSPENDED', 'STOPPED'])
 
-export interface SlurmEngineOptions {
+export interface SlurmSchedulerOptions {
   choice: LauncherChoice
   /** where each task writes its output (trainpool-<job>_<task>.out): a folder the nodes can write and this machine read */
   logDir: string
@@ -27,21 +27,21 @@ export interface SlurmEngineOptions {
   cwd: string
 }
 
-export class SlurmEngine implements WorkerEngine {
+export class SlurmScheduler implements Scheduler {
   readonly name = 'Slurm'
   readonly jobIds: string[] = []
   private readonly jobOf = new Map<number, { jobId: string; indices: number[] }>()
   private readonly queries = new Map<string, { at: number; statuses: Promise<ArrayTaskStatus[]> }>()
   private readonly submittedListeners: ((jobId: string) => void)[] = []
 
-  constructor(private readonly options: SlurmEngineOptions) {}
+  constructor(private readonly options: SlurmSchedulerOptions) {}
 
   /** Hears each job id as it is submitted (the live run saves it into the run record). */
   onSubmitted(listener: (jobId: string) => void): void {
     this.submittedListeners.push(listener)
   }
 
-  async submit(tasks: EngineTask[], command: string[], env: Record<string, string>): Promise<void> {
+  async submit(tasks: SchedulerTask[], command: string[], env: Record<string, string>): Promise<void> {
     const choice = this.options.choice
     const indices = tasks.map((t) => t.worker)
     // the index comes from SLURM_ARRAY_TASK_ID in each task, not from the coordinator's own environment
@@ -66,7 +66,7 @@ export class SlurmEngine implements WorkerEngine {
     for (const l of this.submittedListeners) l(jobId)
   }
 
-  async state(task: EngineTask): Promise<TaskState> {
+  async state(task: SchedulerTask): Promise<TaskState> {
     const job = this.jobOf.get(task.submission)
     if (!job) return { phase: 'unknown' }
     const status = (await this.query(job.jobId, job.indices)).find((s) => s.index === task.worker)
@@ -76,17 +76,17 @@ export class SlurmEngine implements WorkerEngine {
     return { phase: 'running' }
   }
 
-  async cancel(task: EngineTask): Promise<void> {
+  async cancel(task: SchedulerTask): Promise<void> {
     const job = this.jobOf.get(task.submission)
     if (job) await cancel(job.jobId, task.worker)
   }
 
-  /** Cancels every job this engine submitted (the end of a run: nothing may outlive it; scancel of a finished job is harmless). */
+  /** Cancels every job this scheduler submitted (the end of a run: nothing may outlive it; scancel of a finished job is harmless). */
   cancelAll(): Promise<void> {
     return cancelRecordedJobs(this.jobIds)
   }
 
-  async logTail(task: EngineTask): Promise<string> {
+  async logTail(task: SchedulerTask): Promise<string> {
     const job = this.jobOf.get(task.submission)
     if (!job) return ''
     const text = await readFile(join(this.options.logDir, `trainpool-${job.jobId}_${task.worker}.out`), 'utf8').catch(() => '')
@@ -120,7 +120,10 @@ async function cancelRecordedJobs(jobIds: readonly string[]): Promise<void> {
   await Promise.all(jobIds.map((id) => cancel(id).catch(() => {})))
 }
 
-/** Cancels the Slurm jobs a run recorded (a run marked interrupted: its coordinator is gone, its workers must go too). */
-export async function cancelJobsOfRun(run: Pick<RunResult, 'scheduler'>): Promise<void> {
-  if (run.scheduler?.jobIds.length) await cancelRecordedJobs(run.scheduler.jobIds)
+/** Slurm in the scheduler registry (../schedulers.ts). */
+export const slurmScheduler: SchedulerEntry = {
+  kind: 'slurm',
+  create: (choice, where) => new SlurmScheduler({ choice, ...where }),
+  // a stored run is read back from disk: only what is a Slurm job id reaches scancel
+  cancelRecorded: (jobIds) => cancelRecordedJobs(jobIds.filter((id) => /^\d+$/.test(id))),
 }
