@@ -12,8 +12,10 @@
 //        [--histograms auto|global|shared|shared32|shared64]
 //   npx tsx benchmarks/gbdt/webgpu-profile.mts --suite [--quick] [--budget 60]
 //        the issue-33 shapes, profiled: 50 models × 8 000 training rows batched (2 checked against
-//        the CPU engine), 5 models × 8 000 sequential, 50 × 160 000 batched (20 rounds); a part
-//        that would start after --budget seconds is skipped and said so. --quick: small shapes.
+//        the CPU engine), 5 models × 8 000 sequential, the first again with 64-bit workgroup
+//        histograms only (20 rounds: updates/s per level against the 32-bit ones), 50 × 160 000
+//        batched (20 rounds); a part that would start after --budget seconds is skipped and said
+//        so. --quick: small shapes.
 //
 // Rows are training rows (the article's 10 000 / 200 000 rows are 8 000 / 160 000 after its 80/20 split).
 //
@@ -56,6 +58,27 @@ interface Shape {
 
 const FEATURES = 100
 
+/**
+ * Histogram updates per second of histogram-kernel device time, per kernel and per tree level
+ * (device-planned rounds: timed as kernel@level; host-planned passes are all level 0).
+ */
+function perKernel(stats: ReturnType<typeof emptyStats>): { byKernel: Record<string, number>; byLevel: Record<string, number> } {
+  const updates: Record<string, number> = {}
+  const ms: Record<string, number> = {}
+  const byLevel: Record<string, number> = {}
+  for (const [label, t] of Object.entries(stats.kernelMs)) {
+    const [kernel, level] = label.split('@')
+    if (level === undefined || !kernel.startsWith('hist')) continue
+    const u = stats.histogramUpdatesByLevel[Number(level)] ?? 0
+    updates[kernel] = (updates[kernel] ?? 0) + u
+    ms[kernel] = (ms[kernel] ?? 0) + t
+    if (t > 0) byLevel[label] = Math.round((u / t) * 1000)
+  }
+  const byKernel: Record<string, number> = {}
+  for (const k of Object.keys(updates)) if (ms[k] > 0) byKernel[k] = Math.round((updates[k] / ms[k]) * 1000)
+  return { byKernel, byLevel }
+}
+
 async function measure(gpu: GbdtGpu, s: Shape): Promise<Record<string, unknown>> {
   const d = syntheticRegression({ rows: s.rows, features: FEATURES, seed: 3 })
   const data = prepareGbdtData(d.x, d.y, s.rows, FEATURES, 256)
@@ -91,6 +114,7 @@ async function measure(gpu: GbdtGpu, s: Shape): Promise<Record<string, unknown>>
       hostIdleShare: +(device.hostMsBetweenSubmits / wallMs).toFixed(3),
       stats: { ...stats, waitMs: Math.round(stats.waitMs), kernelMs: Object.fromEntries(Object.entries(stats.kernelMs).map(([k, v]) => [k, +v.toFixed(1)])) },
       histogramUpdatesPerSecond: histMs > 0 ? Math.round((stats.histogramUpdates / histMs) * 1000) : null,
+      histogramUpdatesPerSecondBy: perKernel(stats),
       kernelBusyShare: s.profile ? +(kernelTotalMs / wallMs).toFixed(3) : null,
       parityWithCpu: parity,
     }
@@ -109,6 +133,7 @@ if (args.includes('--suite')) {
   const suite: Shape[] = [
     { ...base, name: 'batched-10k', rows: quick ? 2000 : 8000, models: quick ? 6 : 50, sequential: false, profile: true, check: 2 },
     { ...base, name: 'sequential-10k', rows: quick ? 2000 : 8000, models: quick ? 2 : 5, sequential: true, profile: true, check: 0 },
+    { ...base, name: 'batched-10k-64bit', rows: quick ? 2000 : 8000, models: quick ? 6 : 50, rounds: Math.min(base.rounds, 20), sequential: false, profile: true, check: 0, histogramMode: 'shared64' as HistogramMode },
     // 20 rounds: the kernels' profile (trainpool bench's trees-200k part times the full 100)
     { ...base, name: 'batched-200k', rows: quick ? 8000 : 160_000, models: quick ? 6 : 50, rounds: Math.min(base.rounds, 20), sequential: false, profile: true, check: 0 },
   ].map((s) => (quick ? { ...s, rounds: Math.min(s.rounds, 10) } : s))

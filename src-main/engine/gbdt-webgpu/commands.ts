@@ -306,7 +306,10 @@ export class GbdtCommands {
     for (const lv of levels) {
       const rec = lv.depth
       if (lv.depth > 0) this.encodeRowUpdate(e, rec, Cn)
-      if (lv.NE > 0) this.encodeSearch(e, rec, lv, Cn, lv.depth > 0)
+      if (lv.NE > 0) {
+        this.encodeSearch(e, rec, lv, Cn, lv.depth > 0)
+        this.stats.histogramKernelByLevel[lv.depth] = this.histogramKernel(Cn, lv.NB).name
+      }
       this.encodeDecide(e, rec, lv.NL, Cn)
       this.run(e, 'plan', rec, [this.models, this.tabs, this.atom], ...this.grid(Cn), 1)
     }
@@ -463,8 +466,10 @@ export class GbdtCommands {
     else this.stats.sharedPasses++
     this.run(e, 'zeroSlots', rec, [this.tabs, this.hist], ...this.grid(lv.NB * S), Cn)
     const histBufs = [this.d.bins, this.q, this.pos, this.tabs, this.feats, this.hist]
-    if (k.name === 'histGlobal') this.run(e, 'histGlobal', rec, histBufs, ...this.grid(n), Cn * k.nFC)
-    else this.run(e, k.name, rec, histBufs, Math.ceil(n / k.RB), Math.ceil(perTree / k.FG), Cn)
+    // timed per tree level (device rounds): updates per second per kernel and level
+    const label = `${k.name}@${lv.depth}`
+    if (k.name === 'histGlobal') this.run(e, 'histGlobal', rec, histBufs, ...this.grid(n), Cn * k.nFC, label)
+    else this.run(e, k.name, rec, histBufs, Math.ceil(n / k.RB), Math.ceil(perTree / k.FG), Cn, label)
     if (derive) this.run(e, 'derive', rec, [this.tabs, this.hist], ...this.grid(lv.NB * Math.ceil(S / DERIVE_SLOTS)), Cn)
   }
 
@@ -626,7 +631,8 @@ export class GbdtCommands {
   }
 
   /** One kernel in its own compute pass (timed when profiling). */
-  private run(e: Encoded, name: KernelName, record: number, buffers: GPUBuffer[], x: number, y: number, z: number): void {
+  /** One kernel in its own compute pass, timed under `label` (default: its name) when profiling. */
+  private run(e: Encoded, name: KernelName, record: number, buffers: GPUBuffer[], x: number, y: number, z: number, label: string = name): void {
     if (x === 0 || y === 0 || z === 0) return
     const pipeline = this.gpu.pipeline(kernelKey(name, this.kopts), () => kernelSource(name, this.kopts))
     const key = `${name}:${record}`
@@ -642,7 +648,7 @@ export class GbdtCommands {
     let timestampWrites: GPUComputePassTimestampWrites | undefined
     if (this.timing && e.timed.length < TIMED_PER_SUBMIT) {
       const i = e.timed.length
-      e.timed.push(name)
+      e.timed.push(label)
       timestampWrites = { querySet: this.timing.set, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 }
     }
     const pass = e.enc.beginComputePass(timestampWrites ? { timestampWrites } : {})

@@ -129,7 +129,13 @@ export class HostDecider {
       const depth = [0]
       t.add(leafValue(sums(0) * inv, words[rec(0) + 4], c))
       const evaluated = (id: number) => isEvaluated(words[rec(id) + 4], depth[id], m.maxDepth, c)
-      if (evaluated(0)) this.stats.histogramUpdates += words[rec(0) + 4] * m.sampler.perTree
+      const built = (level: number, rows: number) => {
+        const updates = rows * m.sampler.perTree
+        this.stats.histogramUpdates += updates
+        const byLevel = this.stats.histogramUpdatesByLevel
+        byLevel[level] = (byLevel[level] ?? 0) + updates
+      }
+      if (evaluated(0)) built(0, words[rec(0) + 4])
       for (let id = 0; id < t.feature.length; id++) {
         const r = rec(id)
         const h = words[r + 4]
@@ -150,7 +156,7 @@ export class HostDecider {
         applySplit(t, id, { feature: words[r], bin: (binField & 0x7fffffff) - 1, defaultLeft: binField >>> 31 === 1, glq, hl }, gq, h, inv, c, this.host.cuts)
         depth.push(depth[id] + 1, depth[id] + 1)
         this.stats.splits++
-        this.stats.histogramUpdates += builtRows(evaluated(lid), hl, evaluated(lid + 1), h - hl) * m.sampler.perTree
+        built(depth[id] + 1, builtRows(evaluated(lid), hl, evaluated(lid + 1), h - hl))
       }
       m.trees.push(t.finish())
     }

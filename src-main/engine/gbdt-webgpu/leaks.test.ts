@@ -6,7 +6,7 @@ import type { Workload } from '@shared/contract'
 import { GBDT_DEFAULTS, type GbdtParams } from '@shared/families/gbdt'
 import { CancelledError, type TrainedModel, type TrainHooks } from '../families/types'
 import { skipWithout } from '../../testing/capability'
-import { datasetFor } from '../data'
+import { datasetFor } from '../datasets/generated'
 import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, type WebgpuGbdtRuntime } from './runtime'
 
 let rt: WebgpuGbdtRuntime | null = null

@@ -64,6 +64,9 @@ export interface WebgpuTrainStats {
   splits: number
   /** histogram updates: (row, sampled feature) pairs added into node histograms built from rows */
   histogramUpdates: number
+  /** device-planned rounds: histogram updates by tree level, and the kernel each level used (updates per second per kernel) */
+  histogramUpdatesByLevel: number[]
+  histogramKernelByLevel: string[]
   /** nodes searched for a split (level nodes with enough rows above the depth) */
   evaluatedNodes: number
   /** model-rounds the host decided (gains could overflow float32, or α·2^k is not an integer): whole histograms read back */
@@ -94,6 +97,8 @@ export function emptyStats(): WebgpuTrainStats {
     globalPasses: 0,
     splits: 0,
     histogramUpdates: 0,
+    histogramUpdatesByLevel: [],
+    histogramKernelByLevel: [],
     evaluatedNodes: 0,
     exactHostRounds: 0,
     hostDecidedNodes: 0,

@@ -4,7 +4,7 @@
 // dispatch, batched = all of the job's models per dispatch (chunked to fit the device).
 import { modelSeed, type Workload } from '@shared/contract'
 import { type GbdtParams as FamilyGbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
-import type { Dataset } from '../data'
+import type { Dataset } from '../datasets/generated'
 import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from '../families/gbdt-report'
 import type { TrainHooks, TrainOptions, WorkerRuntime } from '../families/types'
 import { prepareGbdtData, type GbdtData } from '../gbdt'
