@@ -1,8 +1,8 @@
-// The WGSL engine's own GEMM throughput: its first-layer kernel (engine/mlp-webgpu/kernels.ts, the
+// The WGSL engine's own GEMM throughput: its first-layer kernel (engine/mlp-webgpu/mlp-kernels.ts, the
 // tiled product every fused MLP step runs) on an n×n·n×n float32 product, the device's work only
 // (one submit of many products, timed to onSubmittedWorkDone). Prints one JSON line, as
 // gemm-reference.mjs does for the tfjs and onnxruntime backends. Run: node --import tsx this.mts [n]
-import { firstLayer, CALL_BYTES, STEP_RECORD_BYTES } from '../src-main/engine/mlp-webgpu/kernels'
+import { firstLayer, CALL_BYTES, STEP_RECORD_BYTES } from '../src-main/engine/mlp-webgpu/mlp-kernels'
 import { openWgslDevice, USAGE } from '../src-main/engine/webgpu/device'
 
 const n = Number(process.argv[2] ?? 1024)

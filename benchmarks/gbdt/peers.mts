@@ -4,7 +4,7 @@
 //   npx tsx benchmarks/gbdt/peers.mts [--rows 10000,50000,200000] [--repeats 3] [--rounds 100]
 //        [--depth 6] [--features 100] [--target teacher|noise] [--json FILE]
 //
-// Data: generated the Trainpool way (src-main/engine/data.ts generateDataset, seed 42, the bench's
+// Data: generated the Trainpool way (src-main/engine/datasets/generated.ts generateDataset, seed 42, the bench's
 // default target and 80/20 split), so `--rows N` is `trainpool bench --sizes N`: all three train on
 // the same 0.8·N rows. It is written once per size as float32 files that the Python helper
 // (benchmarks/gbdt/peers.py, through /usr/bin/python3 or $TRAINPOOL_PYTHON) reads once.
@@ -26,7 +26,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { DEFAULT_CONFIG } from '../../src-shared/contract/config.ts'
 import { GBDT_DEFAULTS, type GbdtParams } from '../../src-shared/families/gbdt.ts'
-import { generateDataset } from '../../src-main/engine/data.ts'
+import { generateDataset } from '../../src-main/engine/datasets/generated.ts'
 import { meanSquaredError, predictGbdt, prepareGbdtData, trainGbdt } from '../../src-main/engine/gbdt/index.ts'
 
 const args = process.argv.slice(2)

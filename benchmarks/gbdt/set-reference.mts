@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs'
 import { configurationParams, setMember, setSize } from '../../src-shared/contract/model-set.ts'
 import { workloadFor } from '../../src-shared/contract/workload.ts'
 import { gbdtFamily, type GbdtParams } from '../../src-shared/families/gbdt.ts'
-import { datasetFor } from '../../src-main/engine/data.ts'
+import { datasetFor } from '../../src-main/engine/datasets/generated.ts'
 import { runXgboost, xgboostVersion } from '../../src-main/engine/gbdt/xgb-reference.ts'
 
 const args = process.argv.slice(2)

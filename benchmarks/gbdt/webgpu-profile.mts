@@ -26,7 +26,7 @@
 //   node out/bench/webgpu-profile.mjs --suite
 import { prepareGbdtData, trainGbdtGroup, treeHash } from '../../src-main/engine/gbdt/index.ts'
 import { syntheticRegression } from '../../src-main/engine/gbdt/synthetic.ts'
-import { disposeGbdtData, uploadGbdtData } from '../../src-main/engine/gbdt-webgpu/data.ts'
+import { disposeGbdtData, uploadGbdtData } from '../../src-main/engine/gbdt-webgpu/device-data.ts'
 import { type GbdtGpu, openGbdtGpu } from '../../src-main/engine/gbdt-webgpu/gpu.ts'
 import type { HistogramMode } from '../../src-main/engine/gbdt-webgpu/options.ts'
 import { describeChunks } from '../../src-main/engine/gbdt-webgpu/plan.ts'

@@ -6,9 +6,9 @@
 import { parseArgs } from 'node:util'
 import { stepFlops } from '../../src-shared/families/mlp'
 import onnxProto from 'onnx-proto'
-import { SESSION_OPTIONS, startOnnxRuntime } from '../../src-main/engine/onnx/runtime'
-import { OrtMlp } from '../../src-main/engine/onnx/trainer'
-import { ADAM_DEFAULTS } from '../../src-main/engine/fused-mlp'
+import { SESSION_OPTIONS, startOnnxRuntime } from '../../src-main/engine/mlp-onnx/ort-runtime'
+import { OrtMlp } from '../../src-main/engine/mlp-onnx/onnx-training'
+import { ADAM_DEFAULTS } from '../../src-main/engine/mlp/adam'
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '50' }, steps: { type: 'string', default: '40' }, hidden: { type: 'string', default: '64' }, rows: { type: 'string', default: '512' } } })
 const n = Number(values.n)

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url'
 import { splitRows } from '../../src-shared/vocabulary/split.ts'
 import { modelSeed } from '../../src-shared/contract/workload.ts'
 import { GBDT_DEFAULTS, type GbdtParams } from '../../src-shared/families/gbdt.ts'
-import { generateDataset } from '../../src-main/engine/data.ts'
+import { generateDataset } from '../../src-main/engine/datasets/generated.ts'
 import { runXgboost, xgboostVersion, type XgbModelSpec } from '../../src-main/engine/gbdt/xgb-reference.ts'
 import { createXgbData, freeXgbData, loadXgboost, trainXgbModel, xgbParams } from '../../src-main/engine/xgboost/index.ts'
 

@@ -3,7 +3,7 @@
 // graph — a missing value becomes the training rows' mean (IsNaN/Where), then (x − mean) / std —
 // so the model takes the user's raw rows; generated data has none. Then one Gemm per dense layer,
 // ReLU between them. IR 8, opset 13: what Debian's onnx 1.12 checker and every current runtime
-// accept. Written with the training graphs' builder (engine/onnx/graph.ts).
+// accept. Written with the training graphs' builder (engine/mlp-onnx/graph.ts).
 import type { ModelArtifact } from '@shared/contract'
 import { Builder } from '../onnx-graph/builder'
 import { onnx } from 'onnx-proto'

@@ -1,5 +1,5 @@
 // The ONNX graph builder Trainpool writes its graphs with: the MLP's training and evaluation graphs
-// (engine/onnx/graph.ts, run by ONNX Runtime in the workers) and the exported inference models
+// (engine/mlp-onnx/graph.ts, run by ONNX Runtime in the workers) and the exported inference models
 // (export/onnx-model.ts, written in main). Nodes with generated output names, typed constants,
 // inputs and outputs, encoded with onnx-proto (static protobufjs code for ONNX 1.10's schema) at IR
 // version 8 and opset 13 — what Debian's onnx 1.12 checker and every current runtime accept.

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract'
 import { registerFamily } from '@shared/families'
-import type { StartedBackend } from '../engine/families/backend'
+import type { StartedBackend } from '../engine/families/define-backend'
 import { type ConstantParams, constantFamily, constantWorkerFamily } from '../testing/constant-family'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchService } from './bench-service'

@@ -1,4 +1,4 @@
-// `auto`, per model family: one rule (autoAccepts, src-shared/families/backend.ts) over the
+// `auto`, per model family: one rule (autoAccepts, src-shared/families/define-backend.ts) over the
 // structured capability fields and the family's own order, applied by the capabilities
 // (autoBackendsFrom over the probe) and by a worker starting with 'auto' (the seam's init), so the
 // backend the app announces for a family is the backend that family's run gets.
@@ -9,7 +9,7 @@ import type { MlpParams } from '@shared/families/mlp'
 import { NodeLauncher } from '../../pool/node-launcher'
 import { WorkerPool } from '../../pool/worker-pool'
 import { probeInWorker } from '../../service/bench-service'
-import { defineBackend } from './backend'
+import { defineBackend } from './define-backend'
 import { capabilityOf, probeFamilies, workerFamily } from './seam'
 import { BackendUnavailableError, type WorkerBackend, type WorkerRuntime } from './types'
 

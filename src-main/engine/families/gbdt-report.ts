@@ -1,10 +1,10 @@
 // The train-and-report loop of the tree engines' worker halves (Trainpool's CPU engine here in
-// gbdt.ts, the WGSL one in ../gbdt-webgpu/runtime.ts): one group per job when fused, one per model
+// gbdt.ts, the WGSL one in ../gbdt-webgpu/webgpu-trees-runtime.ts): one group per job when fused, one per model
 // otherwise; progress per round; per model its time, its test MSE and tree hash computed on the
 // host from its trees (and the trees themselves when the job keeps its models). One loop, so both backends report the same numbers in the same way.
 import { modelSeed, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
-import type { Dataset } from '../data'
+import type { Dataset } from '../datasets/generated'
 import { GBDT_PER_MODEL_PARAMS, type GbdtModel, type GbdtPerModelParams, type HeldOutRows, meanSquaredError, predictGbdt, treeHash, treesArtifact } from '../gbdt'
 import { CancelledError, type TrainHooks, type TrainOptions } from './types'
 

@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest'
 import type { Workload } from '@shared/contract'
 import { type BackendSpec, mlpFamily, type ModelFamily } from '@shared/families'
-import type { Dataset } from '../dataset'
+import type { Dataset } from '../datasets/dataset'
 import { type ConstantParams, constantFamily } from '../../testing/constant-family'
-import { defineBackend } from './backend'
+import { defineBackend } from './define-backend'
 import { workerFamily } from './seam'
 import type { WorkerBackend, WorkerRuntime } from './types'
 

@@ -27,9 +27,9 @@
 // worker ends with process.exit, so the instance cannot keep it alive.
 import { type BackendCapability, type BackendName, configurationParams, foldRows, setMember, setSize, type Workload } from '@shared/contract'
 import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelFamily, type ModelParamsBase } from '@shared/families'
-import { datasetFor } from '../data'
-import { type Dataset, foldDataset } from '../dataset'
-import type { Backend, PreparedData, StartedBackend } from './backend'
+import { datasetFor } from '../datasets/generated'
+import { type Dataset, foldDataset } from '../datasets/dataset'
+import type { Backend, PreparedData, StartedBackend } from './define-backend'
 import { BackendUnavailableError, type TrainHooks, type TrainOptions, type WorkerFamily, type WorkerRuntime } from './types'
 
 /** A family's worker table: one sealed backend (defineBackend) per name N of its shared table, none missing, none extra. */

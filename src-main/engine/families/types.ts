@@ -6,7 +6,7 @@
 // builds the data set once and hands it to it.
 import type { BackendCapability, BackendName, DeviceCounters, HeldOutRows, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
-import type { Dataset } from '../dataset'
+import type { Dataset } from '../datasets/dataset'
 
 /** The backend a worker trains on, started once per process by the family's init(). */
 export interface WorkerRuntime {

@@ -4,8 +4,8 @@
 // histograms, split search, decisions and plan, the row updates and the next round's gradient;
 // one submit, one read-back of its trees), or a host-planned one pass by pass. It decides nothing
 // about trees on the host: it encodes what the trainer asks and returns the words it reads back.
-// Layouts of every buffer: kernels.ts.
-import type { GpuGbdtData } from './data'
+// Layouts of every buffer: tree-kernels.ts.
+import type { GpuGbdtData } from './device-data'
 import { type GbdtGpu, USAGE } from './gpu'
 import {
   CHOICE_WORDS,
@@ -25,7 +25,7 @@ import {
   type KernelName,
   type KernelOptions,
   type UniformField,
-} from './kernels'
+} from './tree-kernels'
 import type { HostModel, RoundSample, Slice, TrainShape } from './level'
 import type { HistogramMode, WebgpuTrainStats } from './options'
 import { SLOT_BYTES, type TableSizes } from './plan'
@@ -39,7 +39,7 @@ const TIMED_PER_SUBMIT = 128
 /** bytes of histograms read back per submit in the fallback */
 const FALLBACK_BATCH_BYTES = 64 * 2 ** 20
 
-/** Word offsets of the level tables in `tabs` (kernels.ts). */
+/** Word offsets of the level tables in `tabs` (tree-kernels.ts). */
 interface TableLayout extends TableSizes {
   lvl: [number, number]
   cnt: number
@@ -105,7 +105,7 @@ export interface RoundResult {
   errors: Uint32Array
 }
 
-/** One host-planned pass as read back: the level's choices (kernels.ts `choice`) and the error bits. */
+/** One host-planned pass as read back: the level's choices (tree-kernels.ts `choice`) and the error bits. */
 export interface PassResult {
   choices: Uint32Array
   errors: Uint32Array
@@ -261,7 +261,7 @@ export class GbdtCommands {
     this.gpu.device.queue.writeBuffer(this.feats, parity * this.featWordsPerParity * 4, fw)
   }
 
-  /** Per model: ModelInfo (kernels.ts), from the host's quantisation of this round. */
+  /** Per model: ModelInfo (tree-kernels.ts), from the host's quantisation of this round. */
   writeModelInfo(info: ArrayBuffer): void {
     this.gpu.device.queue.writeBuffer(this.models, 0, info)
   }

@@ -11,7 +11,7 @@ import { quantExponent } from '../gbdt/quantise'
 import { applySplit, isEvaluated, KRT_EPS, leafValue, type SplitCoefs } from '../gbdt/rules'
 import { TreeBuilder } from '../gbdt/tree'
 import type { PassResult } from './commands'
-import { CHOICE_WORDS, DEC_WORDS, ERR_ROOT, ERR_SLOTS, ERR_SUMS, MODEL_INFO_WORDS, NONE, TREE_WORDS } from './kernels'
+import { CHOICE_WORDS, DEC_WORDS, ERR_ROOT, ERR_SLOTS, ERR_SUMS, MODEL_INFO_WORDS, NONE, TREE_WORDS } from './tree-kernels'
 import type { HostModel, LevelNode } from './level'
 import type { WebgpuTrainStats } from './options'
 import { choiceApplies, chooseFromHistogram, type NodeHistogram, type SplitChoice } from './split'
@@ -71,7 +71,7 @@ export class HostDecider {
 
   /**
    * The CPU engine's quantisation rule per model, from its largest |gradient| (f32 bits): k, 2^−k,
-   * whether the host decides its splits this round; the device's per-model block (kernels.ts,
+   * whether the host decides its splits this round; the device's per-model block (tree-kernels.ts,
    * ModelInfo) with the model's own coefficients.
    */
   quantise(ms: readonly HostModel[], maxBits: Uint32Array): ArrayBuffer {
@@ -112,7 +112,7 @@ export class HostDecider {
   // ---- a device-planned round ----------------------------------------------------------------------
 
   /**
-   * Each model's tree of the round from its records (kernels.ts `tree`: per node its feature, split
+   * Each model's tree of the round from its records (tree-kernels.ts `tree`: per node its feature, split
    * bin, default direction, sums, leaf value), built with the CPU engine's applySplit on the
    * records' exact sums, its leaf values checked against the device's (which its predictions got).
    */
@@ -220,7 +220,7 @@ export class HostDecider {
 
   /**
    * Splits or leaves for every node of the level (in level order = the tree's BFS order), the next
-   * level, and per model the device's row-update entries (kernels.ts, `dec`).
+   * level, and per model the device's row-update entries (tree-kernels.ts, `dec`).
    */
   decideLevel(ms: readonly HostModel[], depth: number): Uint32Array[] {
     return ms.map((m) => {

@@ -7,7 +7,7 @@ import { GBDT_DEFAULTS, type GbdtParams } from '@shared/families/gbdt'
 import { CancelledError, type TrainedModel, type TrainHooks } from '../families/types'
 import { skipWithout } from '../../testing/capability'
 import { datasetFor } from '../datasets/generated'
-import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, type WebgpuGbdtRuntime } from './runtime'
+import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, type WebgpuGbdtRuntime } from './webgpu-trees-runtime'
 
 let rt: WebgpuGbdtRuntime | null = null
 let why = ''

@@ -2,7 +2,7 @@
 // models differ in them — its sampler and the rounds' samples drawn ahead, its trees, and in a
 // host-planned round the nodes of the level being grown and its free node-histogram slots) and the
 // host's plan of a level: which node histograms are built from rows, which are derived as parent −
-// sibling, which nodes are evaluated (the device's plan kernel is its twin, kernels.ts). The plan
+// sibling, which nodes are evaluated (the device's plan kernel is its twin, tree-kernels.ts). The plan
 // decides only where histograms live; which child is built is the CPU engine's rule (buildsSecond,
 // ../gbdt/rules.ts), so the sums — and the trees — stay its own.
 import type { GbdtParams } from '@shared/families/gbdt'

@@ -6,7 +6,7 @@
 // the device's split decision is the CPU engine's choice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { trainGbdtGroup, treeHash, type GbdtParams, type GbdtPerModelParams, type GbdtTree } from '../gbdt'
-import { disposeGbdtData, uploadGbdtData } from './data'
+import { disposeGbdtData, uploadGbdtData } from './device-data'
 import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests, type DataSpec } from './test-support'
 import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
 

@@ -8,14 +8,14 @@
 // subtraction trick (same sums, same trees), planned by the host.
 import { type GbdtParams, HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
 import type { GbdtGpuLimits } from './gpu'
-import { CHOICE_WORDS, CNT_WORDS, DEC_WORDS, LVL_WORDS, TREE_WORDS } from './kernels'
+import { CHOICE_WORDS, CNT_WORDS, DEC_WORDS, LVL_WORDS, TREE_WORDS } from './tree-kernels'
 
 /** Bytes of one histogram slot: Σq as two u32 words, and the row count. */
 export const SLOT_BYTES = 12
 /** The most tree nodes (2^(depth+1) − 1) for which a round is planned on the device: its trees are what a round reads back. */
 export const MAX_DEVICE_TREE_NODES = 4095
 
-/** The level tables' sizes per model (kernels.ts, tabs): nodes of a level, evaluated nodes and builds of a level, tree nodes. */
+/** The level tables' sizes per model (tree-kernels.ts, tabs): nodes of a level, evaluated nodes and builds of a level, tree nodes. */
 export interface TableSizes {
   nl: number
   ne: number

@@ -32,7 +32,7 @@ import { type HeldOutRows, histogramSlots, samplesEveryRow, throwIfStopped, trai
 import { heldOutRows, modelTrainingParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
 import { type EncodedRound, GbdtCommands, type RoundResult } from './commands'
-import type { GpuGbdtData } from './data'
+import type { GpuGbdtData } from './device-data'
 import { HostDecider } from './decide'
 import type { GbdtGpu, GbdtGpuLimits } from './gpu'
 import { HostModel, planLevel, type Slice, type TrainShape } from './level'

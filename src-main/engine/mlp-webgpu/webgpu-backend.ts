@@ -1,13 +1,13 @@
-// The MLP's `webgpu` backend entry: Trainpool's own WGSL engine (wgsl-mlp.ts, training.ts) on a
+// The MLP's `webgpu` backend entry: Trainpool's own WGSL engine (wgsl-mlp.ts, wgsl-training.ts) on a
 // private Dawn device — the fused step as a few kernels over all models, the epoch on the device.
 // Its shared entry (gpu, batched, assumed speed) is in src-shared/families/mlp.ts.
 import type { MlpParams } from '@shared/families/mlp'
 import type { WorkerBackend, WorkerRuntime } from '../families/types'
 import { packageVersion } from '../machine'
-import { dataKey } from '../trainer'
+import { dataKey } from '../mlp-tfjs/tfjs-training'
 import { probeWebgpu } from '../webgpu/dawn'
 import { openWgslDevice, type WgslDevice } from '../webgpu/device'
-import { disposeMlpData, trainWgsl, uploadMlpData, warmUpWgsl, type WgslMlpData } from './training'
+import { disposeMlpData, trainWgsl, uploadMlpData, warmUpWgsl, type WgslMlpData } from './wgsl-training'
 
 export interface WgslMlpRuntime extends WorkerRuntime {
   dev: WgslDevice

@@ -1,11 +1,11 @@
 /// <reference types="@webgpu/types" />
-// N fused MLPs on the device (FusedMlp's math, kernels.ts's WGSL): the parameters, gradients and
+// N fused MLPs on the device (FusedMlp's math, mlp-kernels.ts's WGSL): the parameters, gradients and
 // Adam state in flat buffers of the shared layout (fused-layout.ts), activations for the widest
 // batch, and every bind group made once. A step is 4 dispatches (one hidden layer) or 3 + 3·(L−1);
 // an epoch is encoded in a few submits with no host write or readback in between — its order, step
 // records and Adam scalars are written once before it, its summed loss is read once after it.
 import type { DeviceCounters } from '@shared/contract'
-import { initialParams, paramShapes } from '../fused-layout'
+import { initialParams, paramShapes } from '../mlp/fused-layout'
 import type { WgslDevice } from '../webgpu/device'
 import { USAGE } from '../webgpu/device'
 import {
@@ -24,7 +24,7 @@ import {
   outputLayer,
   singleLayerGradient,
   STEP_RECORD_BYTES,
-} from './kernels'
+} from './mlp-kernels'
 
 /** The training rows on the device, once per worker: X with its ones column, y, and the epoch order. */
 export interface DeviceRows {
@@ -341,7 +341,7 @@ export class WgslMlp {
     this.evalDispatches.delete(set)
   }
 
-  /** The trained parameters in the fused layout (mlp-artifact.ts reads each model out of it). */
+  /** The trained parameters in the fused layout (mlp/artifact.ts reads each model out of it). */
   async parameters(): Promise<Float32Array[]> {
     const encoder = this.dev.device.createCommandEncoder()
     encoder.copyBufferToBuffer(this.params, 0, this.staging, 0, this.totalParams * 4)

@@ -5,8 +5,8 @@ import { BenchConfigSchema, presetConfig } from '@shared/contract'
 import { GBDT_DEFAULTS } from '@shared/families/gbdt'
 import { configFromFlags, UsageError } from '../../cli/options'
 import { ompWaitPolicyForLoad } from './library'
-import { nthreadFor, resolveDevice } from './runtime'
-import { xgbParams } from './train'
+import { nthreadFor, resolveDevice } from './xgboost-runtime'
+import { xgbParams } from './xgboost-train'
 
 const { kind: _kind, rounds: _rounds, ...params } = GBDT_DEFAULTS
 const cpuBuild = { cuda: false, version: '1.7.4', path: '/usr/lib/x86_64-linux-gnu/libxgboost.so.0' }

@@ -8,7 +8,7 @@ import type { Scheduler, SchedulerTask, TaskState } from './scheduler'
 const LOG_TAIL_CHARS = 2000
 
 export class ProcessScheduler implements Scheduler {
-  readonly name = 'the local process scheduler'
+  readonly name: string = 'the local process scheduler'
   private readonly tasks = new Map<string, { child: ChildProcess; exit: WorkerExit | null; log: string }>()
   readonly jobIds: string[] = []
 

@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto'
 import type { GbdtParams } from '@shared/families/gbdt'
 import { meanSquaredError } from '../gbdt'
-import type { Dataset } from '../dataset'
+import type { Dataset } from '../datasets/dataset'
 import type { Handle, XgbApi } from './library'
-import type { XgbDevice } from './runtime'
+import type { XgbDevice } from './xgboost-runtime'
 
 /** The data one worker trains on: DMatrix handles built once per data set (XGBoost caches its bins on them). */
 export interface XgbData {

@@ -6,8 +6,8 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Workload, type WorkloadData, presetConfig, workloadFor } from '@shared/contract'
-import { loadDataFile, tablePath } from '../data'
-import { datasetFor } from './data'
+import { loadDataFile, tablePath } from '../../data'
+import { datasetFor } from './generated'
 import { sampleRows, trainingStats } from './user-data'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-user-data-'))

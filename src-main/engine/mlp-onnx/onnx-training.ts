@@ -1,5 +1,5 @@
 // Training on onnxruntime: the MLP family's data, warm-up and training when its runtime is the
-// `onnxruntime` backend. Same work as engine/trainer.ts: model i starts from initialWeights(seed + i
+// `onnxruntime` backend. Same work as engine/mlp-tfjs/tfjs-training.ts: model i starts from initialWeights(seed + i
 // + 1) laid out as FusedMlp lays it out, mini-batches come in the shared (data seed, epoch) order,
 // Adam with the same constants, the same per-model test MSE at the end.
 //
@@ -11,15 +11,15 @@
 import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
-import { epochOrder, type Dataset } from '../data'
-import { initialParams, paramShapes } from '../fused-layout'
-import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../dataset'
-import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../fused-mlp'
+import { epochOrder, type Dataset } from '../datasets/generated'
+import { initialParams, paramShapes } from '../mlp/fused-layout'
+import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
+import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../mlp/adam'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
-import { mlpArtifacts } from '../mlp-artifact'
-import { trainedModels } from '../mlp-results'
+import { mlpArtifacts } from '../mlp/artifact'
+import { trainedModels } from '../mlp/results'
 import { adamMName, adamVName, evaluateGraph, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
-import { type OnnxRuntime, sessionFor } from './runtime'
+import { type OnnxRuntime, sessionFor } from './ort-runtime'
 
 type MlpWorkload = Workload<MlpParams>
 
@@ -152,7 +152,7 @@ export class OrtMlp {
   }
 
   /** Per-model mean squared error on rows of x [rows, F+1] (ones last) and y [rows], in chunks. */
-  /** The trained parameters, in the fused layout (mlp-artifact.ts reads each model out of it). */
+  /** The trained parameters, in the fused layout (mlp/artifact.ts reads each model out of it). */
   parameters(): Float32Array[] {
     const set = this.sets[this.current]
     return paramShapes(this.options.features, this.options.hidden, this.n).map((_, i) => set[paramName(i)].data as Float32Array)

@@ -9,7 +9,7 @@ import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport }
 import type { TrainHooks, TrainOptions, WorkerRuntime } from '../families/types'
 import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { packageVersion } from '../machine'
-import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './data'
+import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './device-data'
 import { type GbdtGpu, openGbdtGpu } from './gpu'
 import { trainGbdtGroupWebgpu } from './trainer'
 

@@ -1,7 +1,7 @@
 // A fused MLP group's per-model results, the same words for every MLP engine: its own training time
 // when trained alone, the group's when fused; test MSE, last epoch's loss, validation and artifact.
-import type { MlpArtifact } from './mlp-artifact'
-import type { TrainedModel } from './families/types'
+import type { MlpArtifact } from './artifact'
+import type { TrainedModel } from '../families/types'
 
 export interface GroupOutcome {
   indices: readonly number[]

@@ -2,7 +2,7 @@
 // Adam) and the test-set evaluation, generated from the same hyperparameters as the tfjs engine and
 // for any number n of fused models (n = 1 is one plain MLP, so every strategy runs the same graph).
 //
-// The math is FusedMlp's (engine/fused-mlp.ts), node for node: the first layer is ONE Gemm of
+// The math is FusedMlp's (engine/mlp-tfjs/fused-mlp.ts), node for node: the first layer is ONE Gemm of
 // the batch X[B,F+1] (a last column of ones: its bias row) against all models' weights side by side
 // W1[F+1, n·H1]; its gradient is Gemm(transA) X^T·dZ1, so no transposed copy of X is needed; later
 // hidden layers are per-model batched MatMuls over [n,B,H]; the output layer (width 1) is a multiply
@@ -21,7 +21,7 @@
 // for the gradient check against finite differences; `outputs: 'gradients'` stops before Adam.
 import { onnx } from 'onnx-proto'
 import { Builder } from '../../onnx-graph/builder'
-import { paramShapes } from '../fused-layout'
+import { paramShapes } from '../mlp/fused-layout'
 
 export interface AdamConstants {
   beta1: number

@@ -1,8 +1,8 @@
 // The fused parameter layout every MLP engine shares (FusedMlp, the ONNX training graph, the WGSL
-// engine; mlp-artifact.ts reads models out of it): W1 [F+1, n·H1] with model i's columns
+// engine; mlp/artifact.ts reads models out of it): W1 [F+1, n·H1] with model i's columns
 // i·H1 … (i+1)·H1 and the bias as its last row, then (Wk [n, Hin, Hout], bk [n, 1, Hout]) per later
 // hidden layer, then Wo [n, HL] and bo [n].
-import { initialWeights } from './data'
+import { Rng } from '../random'
 
 /** The shapes of the fused parameters, in layout order. */
 export function paramShapes(features: number, hidden: readonly number[], n: number): number[][] {
@@ -34,4 +34,20 @@ export function initialParams(features: number, hidden: readonly number[], seeds
   for (let i = 0; i < n; i++) wo.set(perModel[i][L], i * hidden[L - 1])
   out.push(wo, new Float32Array(n))
   return out
+}
+
+/** Glorot-uniform weights of one model's layers from its own seed; biases start at zero. */
+export function initialWeights(features: number, hidden: readonly number[], seed: number): Float32Array[] {
+  const rng = new Rng(seed, 6)
+  const widths = [features, ...hidden, 1]
+  const layers: Float32Array[] = []
+  for (let l = 0; l + 1 < widths.length; l++) {
+    const fanIn = widths[l]
+    const fanOut = widths[l + 1]
+    const limit = Math.sqrt(6 / (fanIn + fanOut))
+    const w = new Float32Array(fanIn * fanOut) // row-major [fanIn, fanOut]
+    for (let i = 0; i < w.length; i++) w[i] = (rng.uniform() * 2 - 1) * limit
+    layers.push(w)
+  }
+  return layers
 }

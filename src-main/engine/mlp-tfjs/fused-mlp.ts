@@ -13,19 +13,10 @@
 // is divided by N. A model set's folds fused: per-model row weights (a fold's rows 0, the others
 // 1/(their count in the batch)) make each model's mean over its own rows of the shared batch.
 import type * as TF from '@tensorflow/tfjs-core'
-import { initialWeights } from './data'
+import type { AdamSettings } from '../mlp/adam'
+import { initialParams, paramShapes } from '../mlp/fused-layout'
 
 type Tf = typeof TF
-
-export interface AdamSettings {
-  /** one learning rate for every fused model, or one per model (a model set's configurations) */
-  lr: number | readonly number[]
-  beta1: number
-  beta2: number
-  epsilon: number
-}
-
-export const ADAM_DEFAULTS = { beta1: 0.9, beta2: 0.999, epsilon: 1e-7 } as const
 
 interface Param {
   value: TF.Variable
@@ -85,32 +76,11 @@ export class FusedMlp {
     return flops
   }
 
+  /** The shared fused layout's initial weights (fused-layout.ts) as tensors. */
   private initialParams(): TF.Tensor[] {
     const { tf, n, features, hidden } = this
-    const L = hidden.length
-    const perModel = this.options.seeds.map((seed) => initialWeights(features, hidden, seed))
-    const tensors: TF.Tensor[] = []
-    // W1 [F+1, n·H1]: model i's [F, H1] block sits in columns i·H1 … (i+1)·H1; the last row is
-    // the bias, which starts at zero
-    const h1 = hidden[0]
-    const w1 = new Float32Array((features + 1) * n * h1)
-    for (let i = 0; i < n; i++) {
-      const src = perModel[i][0]
-      for (let f = 0; f < features; f++) w1.set(src.subarray(f * h1, (f + 1) * h1), f * n * h1 + i * h1)
-    }
-    tensors.push(tf.tensor2d(w1, [features + 1, n * h1]))
-    for (let k = 1; k < L; k++) {
-      const hin = hidden[k - 1]
-      const hout = hidden[k]
-      const w = new Float32Array(n * hin * hout)
-      for (let i = 0; i < n; i++) w.set(perModel[i][k], i * hin * hout)
-      tensors.push(tf.tensor3d(w, [n, hin, hout]), tf.zeros([n, 1, hout]))
-    }
-    const hl = hidden[L - 1]
-    const wo = new Float32Array(n * hl)
-    for (let i = 0; i < n; i++) wo.set(perModel[i][L], i * hl)
-    tensors.push(tf.tensor2d(wo, [n, hl]), tf.zeros([n]))
-    return tensors
+    const shapes = paramShapes(features, hidden, n)
+    return initialParams(features, hidden, this.options.seeds).map((values, s) => tf.tensor(values, shapes[s]))
   }
 
   private param(initial: TF.Tensor): Param {
@@ -268,7 +238,7 @@ export class FusedMlp {
     return out
   }
 
-  /** The trained parameters, in the fused layout (mlp-artifact.ts reads each model out of it); reading syncs the device. */
+  /** The trained parameters, in the fused layout (mlp/artifact.ts reads each model out of it); reading syncs the device. */
   async parameters(): Promise<Float32Array[]> {
     return Promise.all(this.params.map(async (p) => (await p.value.data()) as Float32Array))
   }
@@ -330,10 +300,4 @@ export class FusedMlp {
       p.v.dispose()
     }
   }
-}
-
-/** The learning rate of each model of a job: one number when they agree (today's program), else one per model. */
-export function learningRates(workload: { model: { lr: number } }, indices: readonly number[], options?: { paramsOf?: (index: number) => object }): number | number[] {
-  const lrs = indices.map((i) => (options?.paramsOf?.(i) as { lr?: number } | undefined)?.lr ?? workload.model.lr)
-  return lrs.every((l) => l === lrs[0]) ? (lrs[0] ?? workload.model.lr) : lrs
 }

@@ -4,7 +4,7 @@
 // learn and test MSE means something; `noise` reproduces the article's pure-noise target.
 import { splitRows, type WorkloadData } from '@shared/contract'
 import type { Dataset, DatasetSpec } from './dataset'
-import { Rng, mixSeed, permutation } from './random'
+import { Rng, mixSeed, permutation } from '../random'
 import { userDataset } from './user-data'
 
 // the engines import the shape together with datasetFor from here; it is defined in dataset.ts
@@ -87,18 +87,3 @@ export function epochOrder(train: number, seed: number, epoch: number): Int32Arr
   return permutation(train, new Rng(mixSeed(seed, epoch + 1), 5))
 }
 
-/** Glorot-uniform weights of one model's layers from its own seed; biases start at zero. */
-export function initialWeights(features: number, hidden: readonly number[], seed: number): Float32Array[] {
-  const rng = new Rng(seed, 6)
-  const widths = [features, ...hidden, 1]
-  const layers: Float32Array[] = []
-  for (let l = 0; l + 1 < widths.length; l++) {
-    const fanIn = widths[l]
-    const fanOut = widths[l + 1]
-    const limit = Math.sqrt(6 / (fanIn + fanOut))
-    const w = new Float32Array(fanIn * fanOut) // row-major [fanIn, fanOut]
-    for (let i = 0; i < w.length; i++) w[i] = (rng.uniform() * 2 - 1) * limit
-    layers.push(w)
-  }
-  return layers
-}

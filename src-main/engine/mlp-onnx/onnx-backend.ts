@@ -1,11 +1,11 @@
 // The MLP's `onnxruntime` backend entry: the same math as the tfjs trainer, as a generated ONNX graph
-// on ONNX Runtime's CPU provider (runtime.ts, trainer.ts). Its shared entry (gpu, batched, speed) is
+// on ONNX Runtime's CPU provider (ort-runtime.ts, onnx-training.ts). Its shared entry (gpu, batched, speed) is
 // in src-shared/families/mlp.ts.
 import type { MlpParams } from '@shared/families/mlp'
 import type { WorkerBackend } from '../families/types'
-import { dataKey } from '../trainer'
-import { type OnnxRuntime, probeOnnxRuntime, startOnnxRuntime } from './runtime'
-import { type OrtData, prepareOrtData, trainOrt, warmUpOrt } from './trainer'
+import { dataKey } from '../mlp-tfjs/tfjs-training'
+import { type OnnxRuntime, probeOnnxRuntime, startOnnxRuntime } from './ort-runtime'
+import { type OrtData, prepareOrtData, trainOrt, warmUpOrt } from './onnx-training'
 
 export const onnxRuntimeBackend: WorkerBackend<MlpParams, OnnxRuntime, OrtData> = {
   name: 'onnxruntime',

@@ -5,9 +5,9 @@ import '@tensorflow/tfjs-backend-cpu'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families'
-import type { TrainedModel, TrainOptions } from './families/types'
-import { datasetFor } from './data'
-import { type DataTensors, disposeData, trainModels as trainWithHooks, uploadData, warmUp } from './trainer'
+import type { TrainedModel, TrainOptions } from '../families/types'
+import { datasetFor } from '../datasets/generated'
+import { type DataTensors, disposeData, trainModels as trainWithHooks, uploadData, warmUp } from './tfjs-training'
 
 type W = Workload<MlpParams>
 const workload: W = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 } }

@@ -128,7 +128,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
 // ---- the kernels of one step. Layouts (row r of the batch, model i, unit h):
 // x [rows of the set, F+1] (ones last), order: the epoch's row indices, z_k [r, n·H_k] (pre-activations),
-// dz_k [r, n·H_k], dpred [r, n], params/grads/adamM/adamV: the flat fused layout (mlp-artifact.ts).
+// dz_k [r, n·H_k], dpred [r, n], params/grads/adamM/adamV: the flat fused layout (mlp/artifact.ts).
 
 /** Z1 = X[order[start + r]]·W1 (bias row included) for all models side by side: [rows, n·H1]. */
 export const firstLayer = gemm({

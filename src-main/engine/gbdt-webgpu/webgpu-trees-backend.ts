@@ -1,11 +1,11 @@
 // The trees' `webgpu` backend entry: the same trees as the CPU engine, bit for bit, in WGSL on the
-// device (runtime.ts). Its shared entry (gpu, batched, speed; not in `auto`) is in
+// device (webgpu-trees-runtime.ts). Its shared entry (gpu, batched, speed; not in `auto`) is in
 // src-shared/families/gbdt.ts.
 import type { GbdtParams } from '@shared/families/gbdt'
 import { GBDT_PER_MODEL_PARAMS } from '../gbdt'
 import type { WorkerBackend } from '../families/types'
 import { probeWebgpu } from '../webgpu/dawn'
-import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuGbdtRuntime, type WebgpuPrepared } from './runtime'
+import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuGbdtRuntime, type WebgpuPrepared } from './webgpu-trees-runtime'
 
 export const webgpuTreesBackend: WorkerBackend<GbdtParams, WebgpuGbdtRuntime, WebgpuPrepared> = {
   name: 'webgpu',

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { modelSeed } from '@shared/contract'
-import { epochOrder, generateDataset, initialWeights } from './data'
+import { initialWeights } from '../mlp/fused-layout'
+import { epochOrder, generateDataset } from './generated'
 
 const spec = { size: 1000, features: 20, seed: 7, target: 'teacher' as const, testSplit: 0.2 }
 const digest = (a: Float32Array | Int32Array) => createHash('sha256').update(Buffer.from(a.buffer, a.byteOffset, a.byteLength)).digest('hex')

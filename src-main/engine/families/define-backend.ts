@@ -7,7 +7,7 @@
 // handed its own runtime and its own data, and the compiler checks every entry against its types.
 import type { BackendCapability, Workload } from '@shared/contract'
 import type { ModelParamsBase } from '@shared/families'
-import type { Dataset } from '../dataset'
+import type { Dataset } from '../datasets/dataset'
 import type { StartedRuntime, TrainHooks, TrainOptions, WorkerBackend, WorkerRuntime } from './types'
 
 /** One backend of a family, its runtime and data types sealed in (defineBackend): what a family's worker table holds. */

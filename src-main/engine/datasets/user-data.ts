@@ -8,9 +8,9 @@
 // `size` rows, so every strategy and model of a size trains on the same rows, a larger size contains
 // the smaller ones, and the first `train` of them are the training rows (the split is seeded too).
 import { type Preprocess, splitRows, type Workload, type WorkloadData } from '@shared/contract'
-import { readTableColumns } from '../data/table-file'
+import { readTableColumns } from '../../data/table-file'
 import type { Dataset, DatasetSpec } from './dataset'
-import { Rng, permutation } from './random'
+import { Rng, permutation } from '../random'
 
 /** the PRNG stream of the row sample (data.ts uses 1–6) */
 const SAMPLE_STREAM = 7

@@ -1,15 +1,15 @@
-// The WGSL MLP's training loop: FusedMlp's (engine/trainer.ts) — same seeds, batch order, Adam
+// The WGSL MLP's training loop: FusedMlp's (engine/mlp-tfjs/tfjs-training.ts) — same seeds, batch order, Adam
 // step count and per-model learning rates, a set's folds as held-out rows — with the epoch on the
 // device. A few submits per epoch, the next queued before the host waits on the last, so the device
 // never waits for the host inside an epoch; the epoch's summed loss is its one readback.
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
-import { epochOrder, type Dataset } from '../data'
-import { heldOutMse, trainingRowsOf, withOnesColumn } from '../dataset'
-import { ADAM_DEFAULTS, learningRates } from '../fused-mlp'
+import { epochOrder, type Dataset } from '../datasets/generated'
+import { heldOutMse, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
+import { ADAM_DEFAULTS, learningRates } from '../mlp/adam'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
-import { mlpArtifacts } from '../mlp-artifact'
-import { trainedModels } from '../mlp-results'
+import { mlpArtifacts } from '../mlp/artifact'
+import { trainedModels } from '../mlp/results'
 import { USAGE, type WgslDevice } from '../webgpu/device'
 import { type DeviceRows, WgslMlp } from './wgsl-mlp'
 

@@ -9,7 +9,7 @@ import type { MlpParams } from '@shared/families/mlp'
 import { capabilityOf } from '../families/seam'
 import { BackendUnavailableError, type WorkerBackend, type WorkerRuntime } from '../families/types'
 import { cpuModel, packageVersion } from '../machine'
-import { type DataTensors, disposeData, type Placement, trainModels, uploadData, warmUp } from '../trainer'
+import { type DataTensors, disposeData, type Placement, trainModels, uploadData, warmUp } from './tfjs-training'
 
 type Tf = typeof TF
 const require = createRequire(__filename)

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { presetConfig, type Workload, workloadFor } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { loadDataFile, tablePath } from '../../data'
-import { datasetFor } from '../data'
+import { datasetFor } from '../datasets/generated'
 import { mlpWorkerFamily } from '../families/mlp'
-import { onnxRuntimeBackend } from './backend'
+import { onnxRuntimeBackend } from './onnx-backend'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-onnx-user-data-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

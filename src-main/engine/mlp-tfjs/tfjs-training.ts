@@ -6,13 +6,14 @@
 import type * as TF from '@tensorflow/tfjs-core'
 import { type HeldOutRows, modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
-import { epochOrder, type Dataset } from './data'
-import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from './dataset'
-import { ADAM_DEFAULTS, FusedMlp, learningRates } from './fused-mlp'
-import { userDataKey } from './user-data'
-import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from './families/types'
-import { mlpArtifacts } from './mlp-artifact'
-import { trainedModels } from './mlp-results'
+import { epochOrder, type Dataset } from '../datasets/generated'
+import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
+import { ADAM_DEFAULTS, learningRates } from '../mlp/adam'
+import { FusedMlp } from './fused-mlp'
+import { userDataKey } from '../datasets/user-data'
+import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
+import { mlpArtifacts } from '../mlp/artifact'
+import { trainedModels } from '../mlp/results'
 
 type Tf = typeof TF
 

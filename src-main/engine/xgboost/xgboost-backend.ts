@@ -1,12 +1,12 @@
-// The trees' `xgboost` backend entry: the user's own libxgboost (runtime.ts, train.ts), one booster
+// The trees' `xgboost` backend entry: the user's own libxgboost (xgboost-runtime.ts, xgboost-train.ts), one booster
 // per model, never fused (its shared entry in src-shared/families/gbdt.ts says why). DMatrices are
 // built once per worker from the family's data set.
 import { modelSeed, type Workload } from '@shared/contract'
 import { whyNoBatched } from '@shared/families'
 import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
 import { CancelledError, type WorkerBackend } from '../families/types'
-import { probeXgboost, startXgboostRuntime, type XgboostRuntime } from './runtime'
-import { createXgbData, freeXgbData, trainXgbModel, type XgbData, xgbParams } from './train'
+import { probeXgboost, startXgboostRuntime, type XgboostRuntime } from './xgboost-runtime'
+import { createXgbData, freeXgbData, trainXgbModel, type XgbData, xgbParams } from './xgboost-train'
 
 /** The booster's parameters for model `index` of the workload (its own seed). */
 function boosterParams(rt: XgboostRuntime, w: Workload<GbdtParams>, index: number) {
