@@ -87,9 +87,9 @@ function partialDir(storeDir: string): string {
 /**
  * Removes the partial folders of loads killed halfway (their writer's pid is gone from this
  * machine; an older version's, named without a pid, once unchanged for 10 minutes) and info.json
- * temp files left in cached sets. A live load's folder stays. Called at start-up (RunStore.markInterrupted).
+ * temp files left in cached sets. A live load's folder stays.
  */
-export async function removeAbandonedPartials(storeDir: string): Promise<void> {
+async function removeAbandonedPartials(storeDir: string): Promise<void> {
   const root = datasetsDir(storeDir)
   await removeAbandonedTemps(root)
   const names = await fs.readdir(root).catch(() => [] as string[])
@@ -202,4 +202,11 @@ function describeCode(code: string): string {
     default:
       return 'permission denied'
   }
+}
+
+/** The data cache's start-up check (service/open-service.ts): what killed loads left removed, what an older version left readable by others made private. */
+export async function tidyDataCache(storeDir: string): Promise<void> {
+  await removeAbandonedPartials(storeDir)
+  // <sha256>/FILE
+  await narrowToPrivate(datasetsDir(storeDir), 2)
 }

@@ -2,6 +2,7 @@
 // a dead process left "running" marked interrupted with their scheduler jobs cancelled, and the
 // BenchService over it. The app, `bench`, `serve`, `advise` and `calibrate` all open it here.
 import { NodeLauncher } from '../pool/node-launcher'
+import { tidyDataCache } from '../data/cache'
 import { cancelJobsOfRun } from '../pool/schedulers'
 import { RunStore } from '../store/run-store'
 import { BenchService, type BenchServiceOptions } from './bench-service'
@@ -27,9 +28,16 @@ export async function openService(options: OpenServiceOptions): Promise<OpenedSe
   const store = keepRuns ? new RunStore(storeDir) : null
   const service = new BenchService({ ...rest, launcher, store, dataDir: storeDir })
   if (store) {
-    const checked = store.markInterrupted(null, cancelJobsOfRun)
+    const checked = checkStoreAtStartUp(store)
     if (storeCheck === 'await') await checked.catch(() => [])
     else checked.catch((err: unknown) => console.warn(`trainpool: could not check ${store.dir}: ${(err as Error)?.message ?? err}`))
   }
   return { service, store }
+}
+
+/** The start-up check: runs a dead process left running marked interrupted (their scheduler's jobs cancelled), the store and its data cache tidied. */
+export async function checkStoreAtStartUp(store: RunStore): Promise<string[]> {
+  const marked = await store.markInterrupted(null, cancelJobsOfRun)
+  await tidyDataCache(store.dir)
+  return marked
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { SCHEMA_VERSION } from '@shared/contract'
 import { DATASETS_DIR } from '../data/cache'
+import { checkStoreAtStartUp } from '../service/open-service'
 import { fakeRun } from '../testing/run-fixtures'
 import { LOCK_FILE, readLock } from './writer-lock'
 import { MAX_RUN_FILE_BYTES, RUN_FILE, RunStore, parseRun } from './run-store'
@@ -165,7 +166,7 @@ describe.runIf(posix)('a hostile store: every entry listed, nothing blocks or ba
     const hourAgo = new Date(Date.now() - 3_600_000)
     await fs.utimes(oldLegacy, hourAgo, hourAgo)
 
-    expect(await new RunStore(dir).markInterrupted()).toEqual([])
+    expect(await checkStoreAtStartUp(new RunStore(dir))).toEqual([])
     expect((await fs.readdir(folder)).sort()).toEqual([liveTemp, RUN_FILE].sort())
     expect((await fs.readdir(cache)).sort()).toEqual(['.partial-ba9876543210', `.partial.${process.pid}.44556677.tmp`].sort())
     expect((await store.list()).map((e) => e.runId)).toEqual(['killed-mid-save'])

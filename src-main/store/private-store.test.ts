@@ -7,6 +7,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DATASETS_DIR } from '../data/cache'
+import { checkStoreAtStartUp } from '../service/open-service'
 import { loadDataFile } from '../data'
 import { fakeRun } from '../testing/run-fixtures'
 import { MODELS_FILE, RUN_FILE, RunStore, UPLOADS_DIR } from './run-store'
@@ -97,7 +98,7 @@ describe.runIf(process.platform !== 'win32')('a store an older version left read
     await fs.writeFile(notes, 'mine')
     await fs.chmod(notes, 0o644)
 
-    await new RunStore(dir).markInterrupted()
+    await checkStoreAtStartUp(new RunStore(dir))
 
     for (const f of folders) expect(await mode(f), f).toBe(0o700)
     for (const f of files) expect(await mode(f), f).toBe(0o600)

@@ -27,7 +27,6 @@ import {
   type RunListEntry,
   type RunResult,
 } from '@shared/contract'
-import { datasetsDir, removeAbandonedPartials } from '../data/cache'
 import { removeAbandonedTemps, tempName } from './leftovers'
 import { createPrivateFile, makePrivateDir, narrowToPrivate } from './private-files'
 import { describeFileType, describeLink, readRegularFile } from './regular-file'
@@ -325,8 +324,8 @@ export class RunStore {
    * The start-up check of every shell. Runs left `running` by a process that died are marked
    * `interrupted` (their measurements stay). A run whose writer lock shows a live writer (this
    * process or another: the app, `trainpool bench`, `trainpool serve` on the same store) is left
-   * alone. What killed writers left is removed: temp files in run folders, partial data-cache folders;
-   * what an older version left readable by others is made private.
+   * alone. What killed writers left in run folders is removed; what an older version left readable
+   * by others is made private.
    * `onInterrupted` hears each run so marked (the shells cancel its scheduler jobs: none outlives its run).
    */
   async markInterrupted(activeRunId: string | null = null, onInterrupted?: (run: RunResult) => Promise<void>): Promise<string[]> {
@@ -363,9 +362,9 @@ export class RunStore {
   }
 
   /**
-   * Removes temp files of writers killed mid-save in every run folder and the data cache's abandoned
-   * partial folders; narrows to private what an older version left readable by others: the store
-   * folder, run folders and their files, the data cache and uploads (nothing else of the user's in it).
+   * Removes temp files of writers killed mid-save in every run folder; narrows to private what an
+   * older version left readable by others: the store folder, run folders and their files, uploads
+   * (nothing else of the user's in it).
    */
   private async tidyStore(): Promise<void> {
     await narrowToPrivate(this.dir, 0)
@@ -378,9 +377,7 @@ export class RunStore {
       await removeAbandonedTemps(folder)
       await narrowToPrivate(folder, 1)
     }
-    await removeAbandonedPartials(this.dir)
-    // <sha256>/FILE in both
-    await narrowToPrivate(datasetsDir(this.dir), 2)
+    // <sha256>/FILE (the data cache is tidied by its own module: data/cache.ts tidyDataCache)
     await narrowToPrivate(join(this.dir, UPLOADS_DIR), 2)
   }
 

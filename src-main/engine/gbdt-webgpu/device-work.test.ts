@@ -8,7 +8,7 @@ import { subtractDeviceCounters } from '@shared/contract/device-counters'
 import { treeHash } from '../gbdt'
 import { disposeGbdtData, uploadGbdtData } from './device-data'
 import { TREE_WORDS } from './tree-kernels'
-import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests } from './test-support'
+import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests } from '../../testing/webgpu-trees'
 import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
 
 let dev: DeviceHolder = { gpu: null, why: 'not opened' }

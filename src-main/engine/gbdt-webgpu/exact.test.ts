@@ -7,7 +7,7 @@ import { leafValue, sideGain, type SplitCoefs } from '../gbdt/rules'
 import { Rng } from '../random'
 import { EXACT_WGSL } from './exact'
 import { USAGE } from './gpu'
-import { type DeviceHolder, noDevice, openForTests } from './test-support'
+import { type DeviceHolder, noDevice, openForTests } from '../../testing/webgpu-trees'
 
 let dev: DeviceHolder = { gpu: null, why: 'not opened' }
 beforeAll(async () => {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { trainGbdtGroup, treeHash, type GbdtParams, type GbdtPerModelParams, type GbdtTree } from '../gbdt'
 import { disposeGbdtData, uploadGbdtData } from './device-data'
-import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests, type DataSpec } from './test-support'
+import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests, type DataSpec } from '../../testing/webgpu-trees'
 import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
 
 let dev: DeviceHolder = { gpu: null, why: 'not opened' }

@@ -1,10 +1,10 @@
-// Shared by this folder's tests: one device per test file (skipped only without an adapter, a
+// The WGSL trees engine's tests (engine/gbdt-webgpu/*.test.ts): one device per test file (skipped
 // failure under TRAINPOOL_REQUIRE=webgpu), small seeded data sets, and the CPU engine's hashes.
-import { prepareGbdtData, trainGbdtGroup, treeHash, type GbdtData, type GbdtParams } from '../gbdt'
-import { Rng } from '../random'
-import { skipWithout } from '../../testing/capability'
-import { BackendUnavailableError } from '../families/types'
-import { openGbdtGpu, type GbdtGpu } from './gpu'
+import { prepareGbdtData, trainGbdtGroup, treeHash, type GbdtData, type GbdtParams } from '../engine/gbdt'
+import { Rng } from '../engine/random'
+import { skipWithout } from './capability'
+import { BackendUnavailableError } from '../engine/families/types'
+import { openGbdtGpu, type GbdtGpu } from '../engine/gbdt-webgpu/gpu'
 
 export interface DeviceHolder {
   gpu: GbdtGpu | null
