@@ -1,5 +1,5 @@
 // The WGSL trees engine's tests (engine/gbdt-webgpu/*.test.ts): one device per test file (skipped
-// failure under TRAINPOOL_REQUIRE=webgpu), small seeded data sets, and the CPU engine's hashes.
+// only without an adapter, a failure under TRAINPOOL_REQUIRE=webgpu), small seeded data sets, the CPU engine's hashes.
 import { prepareGbdtData, trainGbdtGroup, treeHash, type GbdtData, type GbdtParams } from '../engine/gbdt'
 import { Rng } from '../engine/random'
 import { skipWithout } from './capability'
