@@ -27,7 +27,7 @@
 import { prepareGbdtData, trainGbdtGroup, treeHash } from '../../src-main/engine/gbdt/index.ts'
 import { syntheticRegression } from '../../src-main/engine/gbdt/synthetic.ts'
 import { disposeGbdtData, uploadGbdtData } from '../../src-main/engine/gbdt-webgpu/device-data.ts'
-import { type GbdtGpu, openGbdtGpu } from '../../src-main/engine/gbdt-webgpu/gpu.ts'
+import { openWgslDevice, type WgslDevice } from '../../src-main/engine/webgpu/device.ts'
 import type { HistogramMode } from '../../src-main/engine/gbdt-webgpu/options.ts'
 import { describeChunks } from '../../src-main/engine/gbdt-webgpu/plan.ts'
 import { chunkPlanFor, emptyStats, trainGbdtGroupWebgpu } from '../../src-main/engine/gbdt-webgpu/trainer.ts'
@@ -79,7 +79,7 @@ function perKernel(stats: ReturnType<typeof emptyStats>): { byKernel: Record<str
   return { byKernel, byLevel }
 }
 
-async function measure(gpu: GbdtGpu, s: Shape): Promise<Record<string, unknown>> {
+async function measure(gpu: WgslDevice, s: Shape): Promise<Record<string, unknown>> {
   const d = syntheticRegression({ rows: s.rows, features: FEATURES, seed: 3 })
   const data = prepareGbdtData(d.x, d.y, s.rows, FEATURES, 256)
   const gd = uploadGbdtData(gpu, data)
@@ -124,7 +124,7 @@ async function measure(gpu: GbdtGpu, s: Shape): Promise<Record<string, unknown>>
 }
 
 const base = { rounds: opt('rounds', 100), depth: opt('depth', 6), hostPlanned: args.includes('--host-planned'), histogramMode: text('histograms', 'auto') as HistogramMode }
-const gpu = await openGbdtGpu()
+const gpu = await openWgslDevice('trainpool-gbdt')
 const started = performance.now()
 const parts: Record<string, unknown>[] = []
 if (args.includes('--suite')) {

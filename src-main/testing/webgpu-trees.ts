@@ -4,17 +4,17 @@ import { prepareGbdtData, trainGbdtGroup, treeHash, type GbdtData, type GbdtPara
 import { Rng } from '../engine/random'
 import { skipWithout } from './capability'
 import { BackendUnavailableError } from '../engine/families/types'
-import { openGbdtGpu, type GbdtGpu } from '../engine/gbdt-webgpu/gpu'
+import { openWgslDevice, type WgslDevice } from '../engine/webgpu/device'
 
 export interface DeviceHolder {
-  gpu: GbdtGpu | null
+  gpu: WgslDevice | null
   why: string
 }
 
 /** Opens the device (beforeAll); `null` with the reason when there is no adapter. */
 export async function openForTests(): Promise<DeviceHolder> {
   try {
-    return { gpu: await openGbdtGpu(), why: '' }
+    return { gpu: await openWgslDevice('trainpool-gbdt'), why: '' }
   } catch (err) {
     if (err instanceof BackendUnavailableError) return { gpu: null, why: err.reason }
     throw err

@@ -6,7 +6,7 @@
 // about trees on the host: it encodes what the trainer asks and returns the words it reads back.
 // Layouts of every buffer: tree-kernels.ts.
 import type { GpuGbdtData } from './device-data'
-import { type GbdtGpu, USAGE } from './gpu'
+import { USAGE, type WgslDevice } from '../webgpu/device'
 import {
   CHOICE_WORDS,
   CNT_WORDS,
@@ -161,7 +161,7 @@ export class GbdtCommands {
   private readonly featWordsPerParity: number
 
   constructor(
-    private gpu: GbdtGpu,
+    private gpu: WgslDevice,
     private d: GpuGbdtData,
     private shape: TrainShape,
     histogramBytes: number,

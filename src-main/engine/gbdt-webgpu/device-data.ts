@@ -2,7 +2,7 @@
 // every training call on it: bins (feature-major, 4 u8 or 2 u16 per word, rows padded), float32
 // labels, and per feature (number of value bins, has-missing).
 import type { GbdtData } from '../gbdt'
-import { type GbdtGpu, USAGE } from './gpu'
+import { USAGE, type WgslDevice } from '../webgpu/device'
 
 export interface GpuGbdtData {
   host: GbdtData
@@ -18,7 +18,7 @@ export interface GpuGbdtData {
   disposed: boolean
 }
 
-export function uploadGbdtData(gpu: GbdtGpu, host: GbdtData): GpuGbdtData {
+export function uploadGbdtData(gpu: WgslDevice, host: GbdtData): GpuGbdtData {
   const { rows, features } = host
   const bin16 = host.bins instanceof Uint16Array
   const perWord = bin16 ? 2 : 4
@@ -54,7 +54,7 @@ export function uploadGbdtData(gpu: GbdtGpu, host: GbdtData): GpuGbdtData {
 }
 
 /** writeBuffer needs a multiple of 4 bytes */
-function writePadded(gpu: GbdtGpu, buffer: GPUBuffer, bytes: Uint8Array): void {
+function writePadded(gpu: WgslDevice, buffer: GPUBuffer, bytes: Uint8Array): void {
   const whole = bytes.byteLength & ~3
   if (whole > 0) gpu.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, whole)
   if (whole < bytes.byteLength) {
@@ -64,7 +64,7 @@ function writePadded(gpu: GbdtGpu, buffer: GPUBuffer, bytes: Uint8Array): void {
   }
 }
 
-export function disposeGbdtData(gpu: GbdtGpu, d: GpuGbdtData): void {
+export function disposeGbdtData(gpu: WgslDevice, d: GpuGbdtData): void {
   if (d.disposed) return
   d.disposed = true
   gpu.destroyBuffer(d.bins)

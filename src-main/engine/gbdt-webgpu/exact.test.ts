@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { leafValue, sideGain, type SplitCoefs } from '../gbdt/rules'
 import { Rng } from '../random'
 import { EXACT_WGSL } from './exact'
-import { USAGE } from './gpu'
+import { USAGE } from '../webgpu/device'
 import { type DeviceHolder, noDevice, openForTests } from '../../testing/webgpu-trees'
 
 let dev: DeviceHolder = { gpu: null, why: 'not opened' }

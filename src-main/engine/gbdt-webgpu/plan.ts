@@ -7,7 +7,7 @@
 // fit, it runs with fewer slots: levels with more nodes are then built in slices without the
 // subtraction trick (same sums, same trees), planned by the host.
 import { type GbdtParams, HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
-import type { GbdtGpuLimits } from './gpu'
+import type { WgslLimits } from '../webgpu/device'
 import { CHOICE_WORDS, CNT_WORDS, DEC_WORDS, LVL_WORDS, TREE_WORDS } from './tree-kernels'
 
 /** Bytes of one histogram slot: Σq as two u32 words, and the row count. */
@@ -47,7 +47,7 @@ export interface ChunkPlanInput {
   slotsPerNode: number
   /** each model's (or each distinct configuration's) depth and min_child_weight: the widest sizes the node slots */
   trees: readonly Pick<GbdtParams, 'maxDepth' | 'minChildWeight'>[]
-  limits: Pick<GbdtGpuLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>
+  limits: Pick<WgslLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>
   /** default: the family's HISTOGRAM_BUDGET_BYTES, as the CPU engine's */
   histogramBudgetBytes?: number
   /** features the widest model samples per tree */

@@ -34,7 +34,7 @@ import type { GbdtModel } from '../gbdt/tree'
 import { type EncodedRound, GbdtCommands, type RoundResult } from './commands'
 import type { GpuGbdtData } from './device-data'
 import { HostDecider } from './decide'
-import type { GbdtGpu, GbdtGpuLimits } from './gpu'
+import type { WgslDevice, WgslLimits } from '../webgpu/device'
 import { HostModel, planLevel, type Slice, type TrainShape } from './level'
 import { emptyStats, type WebgpuTrainOptions } from './options'
 import { type ChunkPlan, type ChunkPlanInput, planChunks } from './plan'
@@ -44,7 +44,7 @@ export { emptyStats, type HistogramMode, type WebgpuTrainOptions, type WebgpuTra
 const f32 = Math.fround
 
 /** The chunk plan's input for a group of models (each with its own parameters): sized for the widest. */
-function chunkInput(own: readonly GbdtParams[], host: GbdtData, limits: GbdtGpuLimits, histogramBudgetBytes: number | undefined): ChunkPlanInput {
+function chunkInput(own: readonly GbdtParams[], host: GbdtData, limits: WgslLimits, histogramBudgetBytes: number | undefined): ChunkPlanInput {
   const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, host.features)))
   return {
     models: own.length,
@@ -77,7 +77,7 @@ class WebgpuTrainer {
   private sampledScratch: Uint8Array | null = null
 
   constructor(
-    gpu: GbdtGpu,
+    gpu: WgslDevice,
     private d: GpuGbdtData,
     /** every model's own parameters (the group's, where perModel leaves them) */
     own: readonly GbdtParams[],
@@ -252,7 +252,7 @@ class WebgpuTrainer {
  * ...options.perModel[i] }, [seeds[i]]).
  */
 export async function trainGbdtGroupWebgpu(
-  gpu: GbdtGpu,
+  gpu: WgslDevice,
   d: GpuGbdtData,
   paramsIn: Partial<GbdtParams>,
   seeds: readonly number[],
@@ -322,7 +322,7 @@ export async function trainGbdtGroupWebgpu(
  * between them keeps each chunk's node slots and plan (the device then runs one chunk's round
  * while the host handles the other's read-back); else one at a time with the whole budget.
  */
-function chunkLanes(own: readonly GbdtParams[], host: GbdtData, limits: GbdtGpuLimits, budget = HISTOGRAM_BUDGET_BYTES): { count: number; budget: number } {
+function chunkLanes(own: readonly GbdtParams[], host: GbdtData, limits: WgslLimits, budget = HISTOGRAM_BUDGET_BYTES): { count: number; budget: number } {
   const one = planChunks(chunkInput(own, host, limits, budget))
   if (one.chunks < 2) return { count: 1, budget }
   const two = planChunks(chunkInput(own, host, limits, budget / 2))
@@ -331,7 +331,7 @@ function chunkLanes(own: readonly GbdtParams[], host: GbdtData, limits: GbdtGpuL
 }
 
 /** The chunking a group of `models` with the same parameters would get on this device (for flags and reports). */
-export function chunkPlanFor(gpu: GbdtGpu, d: GpuGbdtData, paramsIn: Partial<GbdtParams>, models: number, histogramBudgetBytes?: number): ChunkPlan {
+export function chunkPlanFor(gpu: WgslDevice, d: GpuGbdtData, paramsIn: Partial<GbdtParams>, models: number, histogramBudgetBytes?: number): ChunkPlan {
   const own = Array.from({ length: models }, () => resolveGbdtParams(paramsIn))
   return planChunks(chunkInput(own, d.host, gpu.limits, histogramBudgetBytes))
 }

@@ -10,12 +10,12 @@ import type { TrainHooks, TrainOptions, WorkerRuntime } from '../families/types'
 import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { packageVersion } from '../machine'
 import { disposeGbdtData, type GpuGbdtData, uploadGbdtData } from './device-data'
-import { type GbdtGpu, openGbdtGpu } from './gpu'
+import { openWgslDevice, type WgslDevice } from '../webgpu/device'
 import { trainGbdtGroupWebgpu } from './trainer'
 
 export interface WebgpuGbdtRuntime extends WorkerRuntime {
   backend: 'webgpu'
-  gbdtGpu: GbdtGpu
+  gbdtGpu: WgslDevice
 }
 
 export function isWebgpuGbdtRuntime(rt: WorkerRuntime): rt is WebgpuGbdtRuntime {
@@ -24,7 +24,7 @@ export function isWebgpuGbdtRuntime(rt: WorkerRuntime): rt is WebgpuGbdtRuntime 
 
 /** Opens the device; throws with the reason (the worker reports init-failed) when there is none. */
 export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
-  const gpu: GbdtGpu = await openGbdtGpu()
+  const gpu: WgslDevice = await openWgslDevice('trainpool-gbdt')
   const l = gpu.limits
   return {
     backend: 'webgpu',

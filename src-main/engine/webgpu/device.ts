@@ -45,6 +45,8 @@ export class WgslDevice {
     readonly description: string,
     /** false for a software adapter (lavapipe, SwiftShader) */
     readonly hardware: boolean,
+    /** the device has 'timestamp-query' (per-kernel times when profiling) */
+    readonly timestamps: boolean,
   ) {
     device.addEventListener('uncapturederror', (ev) => {
       const e = (ev as GPUUncapturedErrorEvent).error
@@ -159,9 +161,10 @@ export async function openWgslDevice(label: string, dawnFlags: string[] = []): P
   const all: Record<string, number> = {}
   const lim = adapter.limits as unknown as Record<string, unknown>
   for (const key in lim) if (typeof lim[key] === 'number') all[key] = lim[key] as number
+  const requiredFeatures: GPUFeatureName[] = adapter.features.has('timestamp-query') ? ['timestamp-query'] : []
   let device: GPUDevice
   try {
-    device = await adapter.requestDevice({ requiredLimits: all, label })
+    device = await adapter.requestDevice({ requiredLimits: all, requiredFeatures, label })
   } catch {
     // some adapters reject a limit they list; ask for the ones the engine sizes by
     const some: Record<string, number> = {}
@@ -171,5 +174,5 @@ export async function openWgslDevice(label: string, dawnFlags: string[] = []): P
   const limits = {} as WgslLimits
   for (const key of LIMIT_NAMES) limits[key] = Number((device.limits as unknown as Record<string, number>)[key])
   const { description, hardware } = describeAdapter(adapter)
-  return new WgslDevice(instance, device, limits, description, hardware)
+  return new WgslDevice(instance, device, limits, description, hardware, device.features.has('timestamp-query'))
 }
