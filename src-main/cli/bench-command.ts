@@ -30,113 +30,139 @@ export interface BenchCommandFlags extends BenchFlags {
 
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
 
+/** A bench step that ends the command: its exit code, the line said on stderr, and whether the data it added to the cache goes again. */
+class BenchExit extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly undoData = false,
+  ) {
+    super(message)
+  }
+}
+
 export async function benchCommand(flags: BenchCommandFlags, version: string): Promise<number> {
-  let config: BenchConfig
+  const storeDir = flags.store ?? defaultStoreDir()
+  /** the data set this command added to the cache: a run refused for its data takes it out again */
+  const added: { sha256: string | null } = { sha256: null }
   try {
-    config = configFromFlags(flags)
+    let config = configOf(flags)
+    await checkOutputs(flags)
+    const listen = listenOf(flags, config)
+    // the data cache and the calibration live in the store's folder even when this run is not kept (--no-save)
+    const { service, store } = await openService({
+      storeDir,
+      keepRuns: flags.save !== false,
+      shell: 'cli',
+      appVersion: version,
+      workerSocket: workerSocketOption(listen, (line) => process.stderr.write(`trainpool bench: worker socket: ${line}\n`)),
+    })
+    const damaged = store ? await sayDamagedEntries(store) : null
+    if (damaged) process.stderr.write(`${damaged}\n`)
+    if (flags.data !== undefined) config = await withUserData(flags, config, storeDir, added)
+    // asked once: --backend all and the short-measurement note both read them
+    let asked: Promise<Capabilities> | null = null
+    const capabilities = () => (asked ??= service.capabilities())
+    config = await withAvailableBackends(flags, config, capabilities)
+    await noteShortMeasurements(config, capabilities)
+    const result = await runWithSignals(service, await startRun(service, config))
+    return await reportRun(result, flags, store)
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`trainpool bench: ${err.message}\n`)
-      return EXIT.usage
-    }
+    if (!(err instanceof BenchExit)) throw err
+    if (err.message) process.stderr.write(`trainpool bench: ${err.message}\n`)
+    if (err.undoData && added.sha256) await removeFromCache(storeDir, added.sha256).catch(() => undefined)
+    return err.code
+  }
+}
+
+function configOf(flags: BenchCommandFlags): BenchConfig {
+  try {
+    return configFromFlags(flags)
+  } catch (err) {
+    if (err instanceof UsageError) throw new BenchExit(EXIT.usage, err.message)
     throw err
   }
+}
+
+/** A result file that could not be written is said before the run, not after it. */
+async function checkOutputs(flags: BenchCommandFlags): Promise<void> {
   try {
-    // a result file that could not be written is said before the run, not after it
     if (flags.json) await checkOutputFile('--json', flags.json)
     if (flags.csv) await checkOutputFile('--csv', flags.csv)
   } catch (err) {
-    if (!(err instanceof OutputError)) throw err
-    process.stderr.write(`trainpool bench: ${err.message}\n`)
-    return EXIT[err.exit]
+    if (err instanceof OutputError) throw new BenchExit(EXIT[err.exit], err.message)
+    throw err
   }
-  const storeDir = flags.store ?? defaultStoreDir()
-  // the data cache lives in the store's folder even when this run is not kept (--no-save)
+}
+
+function listenOf(flags: BenchCommandFlags, config: BenchConfig): ListenAddress | undefined {
   let listen: ListenAddress | undefined
   try {
     if (typeof flags.listen === 'string') listen = parseListenAddress(flags.listen)
   } catch (err) {
-    process.stderr.write(`trainpool bench: ${(err as Error).message}\n`)
-    return EXIT.usage
+    throw new BenchExit(EXIT.usage, (err as Error).message)
   }
-  if (listen && !config.launcher) {
-    process.stderr.write('trainpool bench: --listen applies to remote workers only: add --launcher slurm\n')
-    return EXIT.usage
-  }
-  const { service, store } = await openService({
-    storeDir,
-    keepRuns: flags.save !== false,
-    shell: 'cli',
-    appVersion: version,
-    workerSocket: workerSocketOption(listen, (line) => process.stderr.write(`trainpool bench: worker socket: ${line}\n`)),
-  })
-  if (store) {
-    const damaged = await sayDamagedEntries(store)
-    if (damaged) process.stderr.write(`${damaged}\n`)
-  }
-  /** the data set this command added to the cache: a run refused for its data takes it out again */
-  let addedData: string | null = null
-  const refuseData = async () => {
-    if (addedData) await removeFromCache(storeDir, addedData).catch(() => undefined)
-    return EXIT.usage
-  }
-  if (flags.data !== undefined) {
-    try {
-      const { info, added } = await loadIntoCache(flags.data, storeDir)
-      if (added) addedData = info.sha256
-      config = { ...config, data: dataSourceFromFlags(flags, info) }
-      process.stderr.write(`${describeLoad(info, config)}\n`)
-    } catch (err) {
-      if (err instanceof UsageError || (err instanceof TrainpoolError && err.code !== 'internal')) {
-        const storeIssue = err instanceof TrainpoolError && err.issues?.[0]?.field === 'store'
-        const message = err instanceof UsageError ? err.message : storeIssue ? storeMessage(err.message, flags.store) : flagMessage('--data', 'data', err.message)
-        process.stderr.write(`trainpool bench: ${message}\n`)
-        return refuseData()
-      }
-      const code = (err as NodeJS.ErrnoException).code
-      if (typeof code === 'string') {
-        // the disk failed while the table was written (the cache left nothing half-written)
-        process.stderr.write(`trainpool bench: --data ${flags.data}: the data cache in ${datasetsDir(storeDir)} could not be written (${(err as Error).message.split(', ')[0]})\n`)
-        return EXIT.failed
-      }
-      throw err
-    }
-  }
-  // asked once: --backend all and the short-measurement note both read them
-  let asked: Promise<Capabilities> | null = null
-  const capabilities = () => (asked ??= service.capabilities())
-  if (typeof flags.backend === 'string' && flags.backend.trim() === 'all' && Array.isArray(config.backend)) {
-    // every backend of the family available here; the rest said, not tried
-    const caps = await capabilities()
-    const available = config.backend.filter((b) => caps.backends.some((c) => c.name === b && c.available))
-    const skipped = config.backend.filter((b) => !available.includes(b))
-    if (skipped.length) process.stderr.write(`trainpool bench: --backend all: ${skipped.map((b) => `${b} (${caps.backends.find((c) => c.name === b)?.detail ?? 'not available'})`).join(', ')} not available here; measuring ${available.join(', ')}\n`)
-    if (available.length === 0) {
-      process.stderr.write('trainpool bench: --backend all: no backend of this model family is available here\n')
-      return EXIT.usage
-    }
-    config = { ...config, backend: available.length > 1 ? available : available[0] }
-  }
-  {
-    // measurements too short alone for a sweep's fits: said before the run, with what to change
-    const caps = await capabilities().catch(() => null)
-    const first = firstBackend(config)
-    const backend = first === 'auto' ? (caps?.autoBackends[config.model.kind] ?? null) : first
-    const note = caps ? shortMeasurementsNote(config, estimateRun(config, backend as ConcreteBackend | null, { cpuCount: caps.cpuCount, calibration: caps.calibration.families })) : null
-    if (note) process.stderr.write(`trainpool bench: note: ${note}\n`)
-  }
-  let runId: string
+  if (listen && !config.launcher) throw new BenchExit(EXIT.usage, '--listen applies to remote workers only: add --launcher slurm')
+  return listen
+}
+
+/** --data FILE: loaded into the store's data cache (said on stderr), the config's data source from the flags. */
+async function withUserData(flags: BenchCommandFlags, config: BenchConfig, storeDir: string, added: { sha256: string | null }): Promise<BenchConfig> {
   try {
-    ;({ runId } = await service.start({ config }))
+    const { info, added: isNew } = await loadIntoCache(flags.data!, storeDir)
+    if (isNew) added.sha256 = info.sha256
+    const withData = { ...config, data: dataSourceFromFlags(flags, info) }
+    process.stderr.write(`${describeLoad(info, withData)}\n`)
+    return withData
+  } catch (err) {
+    if (err instanceof UsageError || (err instanceof TrainpoolError && err.code !== 'internal')) {
+      const storeIssue = err instanceof TrainpoolError && err.issues?.[0]?.field === 'store'
+      const message = err instanceof UsageError ? err.message : storeIssue ? storeMessage(err.message, flags.store) : flagMessage('--data', 'data', err.message)
+      throw new BenchExit(EXIT.usage, message, true)
+    }
+    const code = (err as NodeJS.ErrnoException).code
+    // the disk failed while the table was written (the cache left nothing half-written)
+    if (typeof code === 'string') throw new BenchExit(EXIT.failed, `--data ${flags.data}: the data cache in ${datasetsDir(storeDir)} could not be written (${(err as Error).message.split(', ')[0]})`)
+    throw err
+  }
+}
+
+/** --backend all: every backend of the family available here; the rest said, not tried. */
+async function withAvailableBackends(flags: BenchCommandFlags, config: BenchConfig, capabilities: () => Promise<Capabilities>): Promise<BenchConfig> {
+  if (!(typeof flags.backend === 'string' && flags.backend.trim() === 'all' && Array.isArray(config.backend))) return config
+  const caps = await capabilities()
+  const available = config.backend.filter((b) => caps.backends.some((c) => c.name === b && c.available))
+  const skipped = config.backend.filter((b) => !available.includes(b))
+  if (skipped.length) process.stderr.write(`trainpool bench: --backend all: ${skipped.map((b) => `${b} (${caps.backends.find((c) => c.name === b)?.detail ?? 'not available'})`).join(', ')} not available here; measuring ${available.join(', ')}\n`)
+  if (available.length === 0) throw new BenchExit(EXIT.usage, '--backend all: no backend of this model family is available here')
+  return { ...config, backend: available.length > 1 ? available : available[0] }
+}
+
+/** Measurements too short alone for a sweep's fits: said before the run, with what to change. */
+async function noteShortMeasurements(config: BenchConfig, capabilities: () => Promise<Capabilities>): Promise<void> {
+  const caps = await capabilities().catch(() => null)
+  const first = firstBackend(config)
+  const backend = first === 'auto' ? (caps?.autoBackends[config.model.kind] ?? null) : first
+  const note = caps ? shortMeasurementsNote(config, estimateRun(config, backend as ConcreteBackend | null, { cpuCount: caps.cpuCount, calibration: caps.calibration.families })) : null
+  if (note) process.stderr.write(`trainpool bench: note: ${note}\n`)
+}
+
+/** Starts the run; a config the service refuses is said on the flag it names. */
+async function startRun(service: BenchService, config: BenchConfig): Promise<string> {
+  try {
+    return (await service.start({ config })).runId
   } catch (err) {
     if (err instanceof TrainpoolError && err.code !== 'internal') {
       const field = err.issues?.[0]?.field ?? ''
       const flag = flagForField(field)
-      process.stderr.write(`trainpool bench: ${flag ? flagMessage(flag, field, err.message) : err.message}\n`)
-      return refuseData()
+      throw new BenchExit(EXIT.usage, flag ? flagMessage(flag, field, err.message) : err.message, true)
     }
     throw err
   }
+}
+
+/** Waits for the run with progress on stderr; Ctrl+C cancels it (twice: exits at once). */
+async function runWithSignals(service: BenchService, runId: string): Promise<RunResult> {
   const bar = process.stderr.isTTY ? progressBar(service, runId) : null
   if (!bar) logPhases(service)
   let interrupted = false
@@ -152,6 +178,11 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
   bar?.stop()
   process.off('SIGINT', onSignal)
   process.off('SIGTERM', onSignal)
+  return result
+}
+
+/** The summary on stdout, the result files, and whether the store kept the run whole (a run it could not keep is a failed command). */
+async function reportRun(result: RunResult, flags: BenchCommandFlags, store: { dir: string } | null): Promise<number> {
   process.stdout.write(summaryTable(result))
   let exit: number = result.status === 'ok' ? EXIT.ok : EXIT.failed
   try {
@@ -163,12 +194,8 @@ export async function benchCommand(flags: BenchCommandFlags, version: string): P
     exit = Math.max(exit, EXIT[err.exit])
   }
   if (!store) return exit
-  // a run the store could not keep whole is a failed command, whatever its measurements said
   const unsaved = result.warnings.find((w) => w.startsWith('could not save') || w.startsWith('could not keep the trained models'))
-  if (unsaved) {
-    process.stderr.write(`trainpool bench: --store ${store.dir}: run ${result.runId} was not saved whole: ${unsaved}\n`)
-    return EXIT.failed
-  }
+  if (unsaved) throw new BenchExit(EXIT.failed, `--store ${store.dir}: run ${result.runId} was not saved whole: ${unsaved}`)
   process.stderr.write(`saved run ${result.runId} in ${store.dir}\n`)
   return exit
 }

@@ -20,6 +20,12 @@ export function buildProgram(): Command {
     .version(version)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+  for (const add of [addBench, addServe, addWorker, addAdvise, addReport, addExportModels, addCalibrate]) add(program)
+  return program
+}
+
+/** `trainpool bench`: the run flags, then each family's hyperparameters from its field specs */
+function addBench(program: Command): void {
   const bench = program
     .command('bench')
     .description('run the benchmark headless: sequential vs pool vs batched')
@@ -69,6 +75,10 @@ export function buildProgram(): Command {
   bench.action(async (flags) => {
     process.exitCode = await benchCommand(flags, version)
   })
+}
+
+/** `trainpool serve`: browser mode */
+function addServe(program: Command): void {
   program
     .command('serve')
     .description('browser mode: serve the UI on 127.0.0.1 with a token-locked URL (as Jupyter does)')
@@ -81,6 +91,10 @@ export function buildProgram(): Command {
     .action(async (flags) => {
       process.exitCode = await serveCommand(flags, version)
     })
+}
+
+/** `trainpool worker`: a remote worker dialling back */
+function addWorker(program: Command): void {
   program
     .command('worker')
     .description('run one training worker for a coordinator on another machine (Slurm tasks run this); its index and token come in the environment')
@@ -88,6 +102,10 @@ export function buildProgram(): Command {
     .action(async (flags: { connect: string }) => {
       process.exitCode = await workerCommand(flags.connect)
     })
+}
+
+/** `trainpool advise` */
+function addAdvise(program: Command): void {
   program
     .command('advise')
     .description('which strategy and W to use for N models at a data size, predicted from a run (best from a sweep: bench --sweep models)')
@@ -100,6 +118,10 @@ export function buildProgram(): Command {
     .action(async (target: string, flags) => {
       process.exitCode = await adviseCommand(target, flags, version)
     })
+}
+
+/** `trainpool report` */
+function addReport(program: Command): void {
   program
     .command('report')
     .description('a stored run (RUN_ID) or a result file (FILE.json) as a PDF report, a Markdown table, JSON or CSV')
@@ -113,6 +135,10 @@ export function buildProgram(): Command {
     .action(async (target: string, flags) => {
       process.exitCode = await reportCommand(target, flags)
     })
+}
+
+/** `trainpool export-models` */
+function addExportModels(program: Command): void {
   program
     .command('export-models')
     .description('the trained models a stored run kept, as files real libraries load (trees: XGBoost 1.7 JSON; MLPs: ONNX)')
@@ -124,6 +150,10 @@ export function buildProgram(): Command {
     .action(async (runId: string, flags) => {
       process.exitCode = await exportModelsCommand(runId, flags)
     })
+}
+
+/** `trainpool calibrate` */
+function addCalibrate(program: Command): void {
   program
     .command('calibrate')
     .description("time a small fixed workload on every backend auto may pick here (seconds each) and keep it in the store: auto is then the fastest")
@@ -133,7 +163,6 @@ export function buildProgram(): Command {
     .action(async (flags) => {
       process.exitCode = await calibrateCommand(flags, version)
     })
-  return program
 }
 
 export async function main(argv = process.argv): Promise<void> {
