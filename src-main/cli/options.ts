@@ -116,128 +116,184 @@ function chosenFamily(flags: BenchFlags): ModelFamily {
 /** Flags → the full config (the family's preset or defaults, then explicit flags), validated. Throws UsageError. */
 export function configFromFlags(flags: BenchFlags): BenchConfig {
   const family = chosenFamily(flags)
-  const preset = text(flags, 'preset')
-  let base: BenchConfig = { ...structuredClone(DEFAULT_CONFIG), model: structuredClone(family.defaults) as BenchConfig['model'] }
-  if (preset !== undefined) {
-    if (!(PRESET_NAMES as readonly string[]).includes(preset)) {
-      throw new UsageError(`--preset ${JSON.stringify(preset)} is not a preset; accepted: ${PRESET_NAMES.join(', ')}`)
+  const draft = new ConfigDraft(flags, family)
+  draft.runFlags()
+  draft.dataFlags()
+  draft.placementFlags()
+  draft.refuseOtherFamilies()
+  draft.setFlags(draft.modelFlags())
+  return draft.validated()
+}
+
+/** A config being built from flags: the preset (or defaults) first, each explicit flag over it (which makes the preset 'custom'). */
+class ConfigDraft {
+  readonly raw: Record<string, unknown>
+  private readonly preset: string | undefined
+
+  constructor(
+    private readonly flags: BenchFlags,
+    private readonly family: ModelFamily,
+  ) {
+    this.preset = text(flags, 'preset')
+    let base: BenchConfig = { ...structuredClone(DEFAULT_CONFIG), model: structuredClone(family.defaults) as BenchConfig['model'] }
+    if (this.preset !== undefined) {
+      if (!(PRESET_NAMES as readonly string[]).includes(this.preset)) throw new UsageError(`--preset ${JSON.stringify(this.preset)} is not a preset; accepted: ${PRESET_NAMES.join(', ')}`)
+      base = presetConfig(this.preset as PresetName, { model: { kind: family.kind } as Partial<BenchConfig['model']> })
     }
-    base = presetConfig(preset as PresetName, { model: { kind: family.kind } as Partial<BenchConfig['model']> })
+    this.raw = { ...base }
   }
-  const raw: Record<string, unknown> = { ...base }
-  const explicit = (field: string, value: unknown) => {
-    raw[field] = value
-    if (preset === undefined) raw.preset = 'custom'
+
+  given(key: string): string | undefined {
+    return text(this.flags, key)
   }
-  const given = (key: string) => text(flags, key)
-  if (given('sizes') !== undefined) explicit('sizes', numberList('--sizes', given('sizes')!, LIMITS.size))
-  if (given('models') !== undefined) explicit('models', numberList('--models', given('models')!, LIMITS.models))
-  const sweep = given('sweep')
-  if (sweep !== undefined) {
-    if (sweep !== 'models') throw new UsageError(`--sweep ${JSON.stringify(sweep)} is not a sweep; accepted: models`)
-    const counts = raw.models as number[]
-    if (counts.length !== 1 || !Number.isInteger(counts[0]) || counts[0] < LIMITS.models.min || counts[0] > LIMITS.models.max) {
-      throw new UsageError(`--sweep models needs one --models N to sweep up to (a whole number from ${LIMITS.models.min} to ${LIMITS.models.max}), got ${counts.join(',')}`)
+
+  private explicit(field: string, value: unknown): void {
+    this.raw[field] = value
+    this.customised()
+  }
+
+  private customised(): void {
+    if (this.preset === undefined) this.raw.preset = 'custom'
+  }
+
+  /** sizes, models (or a sweep up to them), workers, strategies, backends, repeats, seed, test split, failure policy */
+  runFlags(): void {
+    const given = (key: string) => this.given(key)
+    if (given('sizes') !== undefined) this.explicit('sizes', numberList('--sizes', given('sizes')!, LIMITS.size))
+    if (given('models') !== undefined) this.explicit('models', numberList('--models', given('models')!, LIMITS.models))
+    const sweep = given('sweep')
+    if (sweep !== undefined) {
+      if (sweep !== 'models') throw new UsageError(`--sweep ${JSON.stringify(sweep)} is not a sweep; accepted: models`)
+      const counts = this.raw.models as number[]
+      if (counts.length !== 1 || !Number.isInteger(counts[0]) || counts[0] < LIMITS.models.min || counts[0] > LIMITS.models.max) {
+        throw new UsageError(`--sweep models needs one --models N to sweep up to (a whole number from ${LIMITS.models.min} to ${LIMITS.models.max}), got ${counts.join(',')}`)
+      }
+      this.explicit('models', modelSweep(counts[0]))
     }
-    explicit('models', modelSweep(counts[0]))
-  }
-  if (given('workers') !== undefined) explicit('workers', numberList('--workers', given('workers')!, LIMITS.workers))
-  if (given('strategies') !== undefined) explicit('strategies', given('strategies')!.split(',').map((s) => s.trim()))
-  const backendFlag = given('backend')
-  if (backendFlag !== undefined) {
-    // several, or all of the family's (the command keeps those available here): backends side by side
-    const list = backendFlag.split(',').map((b) => b.trim()).filter((b) => b !== '')
-    explicit('backend', backendFlag.trim() === 'all' ? family.backends.map((b) => b.name) : list.length > 1 ? list : backendFlag.trim())
-  }
-  // default strategies leave out one the backend lacks (xgboost: no batched); asked for, it is refused with the reason
-  if (given('strategies') === undefined && typeof raw.backend === 'string' && whyNoBatched(family, raw.backend) !== null) {
-    raw.strategies = (raw.strategies as string[]).filter((s) => s !== 'batched')
-  }
-  const ownData = given('data') !== undefined
-  if (!ownData) {
-    for (const [key, flag] of [['exclude', '--exclude'], ['impute', '--impute']] as const) {
-      if (given(key) !== undefined) throw new UsageError(`${flag} applies to your own data only: add --data FILE (a CSV or Parquet file)`)
+    if (given('workers') !== undefined) this.explicit('workers', numberList('--workers', given('workers')!, LIMITS.workers))
+    if (given('strategies') !== undefined) this.explicit('strategies', given('strategies')!.split(',').map((s) => s.trim()))
+    this.backendFlag()
+    if (given('onFailure') !== undefined) this.explicit('failurePolicy', given('onFailure'))
+    if (given('repeats') !== undefined) this.explicit('repeats', integerValue('--repeats', given('repeats')!, LIMITS.repeats))
+    if (given('seed') !== undefined) this.explicit('seed', integerValue('--seed', given('seed')!, LIMITS.seed))
+    if (given('testSplit') !== undefined) {
+      this.explicit('testSplit', numberValue('--test-split', given('testSplit')!, 'real', `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`))
     }
-  } else if (given('target') === undefined) {
-    throw new UsageError('--data needs --target COLUMN: the column of the file to predict')
   }
-  if (!ownData && given('target') !== undefined) explicit('target', given('target'))
-  if (given('onFailure') !== undefined) explicit('failurePolicy', given('onFailure'))
-  const gpus = given('gpus')
-  if (gpus !== undefined) {
-    const t = gpus.trim()
-    raw.gpus = t === 'all' || t === 'none' ? t : numberList('--gpus', t, { min: 0, max: 63 })
+
+  private backendFlag(): void {
+    const backendFlag = this.given('backend')
+    if (backendFlag !== undefined) {
+      // several, or all of the family's (the command keeps those available here): backends side by side
+      const list = backendFlag.split(',').map((b) => b.trim()).filter((b) => b !== '')
+      this.explicit('backend', backendFlag.trim() === 'all' ? this.family.backends.map((b) => b.name) : list.length > 1 ? list : backendFlag.trim())
+    }
+    // default strategies leave out one the backend lacks (xgboost: no batched); asked for, it is refused with the reason
+    if (this.given('strategies') === undefined && typeof this.raw.backend === 'string' && whyNoBatched(this.family, this.raw.backend) !== null) {
+      this.raw.strategies = (this.raw.strategies as string[]).filter((s) => s !== 'batched')
+    }
   }
-  const launcher = launcherFromFlags(given)
-  if (launcher) raw.launcher = launcher
-  if (given('workersPerGpu') !== undefined) raw.workersPerGpu = integerValue('--workers-per-gpu', given('workersPerGpu')!, { min: 1, max: 64 })
-  if (given('repeats') !== undefined) explicit('repeats', integerValue('--repeats', given('repeats')!, LIMITS.repeats))
-  if (given('seed') !== undefined) explicit('seed', integerValue('--seed', given('seed')!, LIMITS.seed))
-  if (!ownData && given('features') !== undefined) explicit('features', integerValue('--features', given('features')!, LIMITS.features))
-  if (given('testSplit') !== undefined) {
-    explicit('testSplit', numberValue('--test-split', given('testSplit')!, 'real', `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`))
+
+  /** generated data's target and features; --exclude/--impute only with --data, which needs --target */
+  dataFlags(): void {
+    const ownData = this.given('data') !== undefined
+    if (!ownData) {
+      for (const [key, flag] of [['exclude', '--exclude'], ['impute', '--impute']] as const) {
+        if (this.given(key) !== undefined) throw new UsageError(`${flag} applies to your own data only: add --data FILE (a CSV or Parquet file)`)
+      }
+      if (this.given('target') !== undefined) this.explicit('target', this.given('target'))
+      if (this.given('features') !== undefined) this.explicit('features', integerValue('--features', this.given('features')!, LIMITS.features))
+    } else if (this.given('target') === undefined) {
+      throw new UsageError('--data needs --target COLUMN: the column of the file to predict')
+    }
   }
-  // the family's own flags; another family's flag is a mistake worth naming
-  const own = new Set(family.fields.map((f) => f.flag))
-  for (const other of allFamilies()) {
-    for (const f of other.fields) {
-      if (!own.has(f.flag) && given(optionKey(f.flag)) !== undefined) {
-        throw new UsageError(`${f.flag} is a ${other.label} parameter; it does not apply to --model ${family.kind} (its flags: ${[...own].join(' ')})`)
+
+  /** where the workers run: --gpus, --workers-per-gpu, --launcher and its sbatch flags */
+  placementFlags(): void {
+    const gpus = this.given('gpus')
+    if (gpus !== undefined) {
+      const t = gpus.trim()
+      this.raw.gpus = t === 'all' || t === 'none' ? t : numberList('--gpus', t, { min: 0, max: 63 })
+    }
+    const launcher = launcherFromFlags((key) => this.given(key))
+    if (launcher) this.raw.launcher = launcher
+    if (this.given('workersPerGpu') !== undefined) this.raw.workersPerGpu = integerValue('--workers-per-gpu', this.given('workersPerGpu')!, { min: 1, max: 64 })
+  }
+
+  /** the family's own flags; another family's flag is a mistake worth naming */
+  refuseOtherFamilies(): void {
+    const own = new Set(this.family.fields.map((f) => f.flag))
+    for (const other of allFamilies()) {
+      for (const f of other.fields) {
+        if (!own.has(f.flag) && this.given(optionKey(f.flag)) !== undefined) {
+          throw new UsageError(`${f.flag} is a ${other.label} parameter; it does not apply to --model ${this.family.kind} (its flags: ${[...own].join(' ')})`)
+        }
       }
     }
   }
-  // a field given several values makes a grid (a list field's alternatives are separated by /)
-  const model = { ...(raw.model as Record<string, unknown>) }
-  const grid: Record<string, GridValue[]> = {}
-  for (const f of family.fields) {
-    const value = given(optionKey(f.flag))
-    if (value === undefined) continue
-    const alternatives = value.split(f.type === 'intList' ? '/' : ',').map((v) => v.trim())
-    // an empty alternative ("0.1,,0.3") is a slip, never dropped: said by its place, as the panel says it
-    const empty = alternatives.length > 1 ? alternatives.findIndex((v) => v === '') : -1
-    if (empty >= 0) throw new UsageError(`${f.flag} ${JSON.stringify(value)}: ${itemProblem('', empty, 'real')}; accepted: ${acceptedText(f)}, or several separated by ${f.type === 'intList' ? '/' : 'commas'}`)
-    if (alternatives.length > 1) {
-      if (f.vary !== true) {
-        throw new UsageError(`${f.flag} takes one value: it cannot vary in a grid; the ${family.label}'s fields that can: ${varyingFields(family).map((v) => v.flag).join(' ')}`)
-      }
-      grid[f.key] = alternatives.map((v) => fieldValue(f, v))
-    } else model[f.key] = fieldValue(f, value)
-    if (preset === undefined) raw.preset = 'custom'
+
+  /** the family's fields into the model; a field given several values makes a grid (a list field's alternatives are separated by /). Returns the grid. */
+  modelFlags(): Record<string, GridValue[]> {
+    const model = { ...(this.raw.model as Record<string, unknown>) }
+    const grid: Record<string, GridValue[]> = {}
+    for (const f of this.family.fields) {
+      const value = this.given(optionKey(f.flag))
+      if (value === undefined) continue
+      const alternatives = value.split(f.type === 'intList' ? '/' : ',').map((v) => v.trim())
+      // an empty alternative ("0.1,,0.3") is a slip, never dropped: said by its place, as the panel says it
+      const empty = alternatives.length > 1 ? alternatives.findIndex((v) => v === '') : -1
+      if (empty >= 0) throw new UsageError(`${f.flag} ${JSON.stringify(value)}: ${itemProblem('', empty, 'real')}; accepted: ${acceptedText(f)}, or several separated by ${f.type === 'intList' ? '/' : 'commas'}`)
+      if (alternatives.length > 1) {
+        if (f.vary !== true) {
+          throw new UsageError(`${f.flag} takes one value: it cannot vary in a grid; the ${this.family.label}'s fields that can: ${varyingFields(this.family).map((v) => v.flag).join(' ')}`)
+        }
+        grid[f.key] = alternatives.map((v) => fieldValue(f, v))
+      } else model[f.key] = fieldValue(f, value)
+      this.customised()
+    }
+    this.raw.model = model
+    return grid
   }
-  raw.model = model
-  const seeds = given('seeds')
-  const folds = given('folds')
-  if (Object.keys(grid).length > 0 || seeds !== undefined || folds !== undefined) {
+
+  /** a grid, --seeds or --folds make a model set; its N is the run's model count */
+  setFlags(grid: Record<string, GridValue[]>): void {
+    const seeds = this.given('seeds')
+    const folds = this.given('folds')
+    if (Object.keys(grid).length === 0 && seeds === undefined && folds === undefined) return
     const set = {
       grid,
       seeds: seeds === undefined ? 1 : integerValue('--seeds', seeds, SET_LIMITS.seeds),
       folds: folds === undefined ? null : integerValue('--folds', folds, SET_LIMITS.folds),
     }
-    raw.set = set
-    if (sweep !== undefined) throw new UsageError(`--sweep models does not combine with a model set (${MODEL_SET_FLAGS}): the set's N is one count, ${setSize(set)}`)
+    this.raw.set = set
+    if (this.given('sweep') !== undefined) throw new UsageError(`--sweep models does not combine with a model set (${MODEL_SET_FLAGS}): the set's N is one count, ${setSize(set)}`)
     // N is the set's: configurations × seeds × folds (a --models that disagrees is refused by the schema)
     // (a set beyond the model limit, or with seeds or folds out of range, keeps the preset's count:
     // the schema then names the set's own field, not --models or --workers)
     const n = checkedSetSize(set)
-    if (given('models') === undefined && n !== null && n >= LIMITS.models.min && n <= LIMITS.models.max) raw.models = [n]
-    if (preset === undefined) raw.preset = 'custom'
+    if (this.given('models') === undefined && n !== null && n >= LIMITS.models.min && n <= LIMITS.models.max) this.raw.models = [n]
+    this.customised()
   }
-  const parsed = BenchConfigSchema.safeParse(raw)
-  if (!parsed.success) {
-    const messages = fieldIssues(parsed.error, raw).map((issue) => {
-      const parts = issue.field.split('.')
-      const [top, sub] = parts
-      // a model field's flag; in a set, the grid's field (set.grid.eta.1) or seeds/folds (set.seeds)
-      const key = top === 'model' ? sub : top === 'set' && sub === 'grid' ? parts[2] : undefined
-      const field = key ? family.fields.find((f) => f.key === key) : undefined
-      const setFlag = top === 'set' && (sub === 'seeds' || sub === 'folds') ? `--${sub}` : undefined
-      const launcherFlag = top === 'launcher' ? FLAG_FOR_LAUNCHER_FIELD[`${top}.${sub}`] : undefined
-      if (launcherFlag) return flagMessage(launcherFlag, sub, issue.message)
-      return flagMessage(field?.flag ?? setFlag ?? FLAG_FOR_FIELD[top] ?? top, field ? key! : (setFlag ? sub : top), issue.message)
-    })
+
+  /** The config checked against its schema; each problem said on the flag it came from. */
+  validated(): BenchConfig {
+    const parsed = BenchConfigSchema.safeParse(this.raw)
+    if (parsed.success) return parsed.data
+    const messages = fieldIssues(parsed.error, this.raw).map((issue) => this.onFlag(issue))
     throw new UsageError([...new Set(messages)].join('\n'))
   }
-  return parsed.data
+
+  private onFlag(issue: { field: string; message: string }): string {
+    const parts = issue.field.split('.')
+    const [top, sub] = parts
+    // a model field's flag; in a set, the grid's field (set.grid.eta.1) or seeds/folds (set.seeds)
+    const key = top === 'model' ? sub : top === 'set' && sub === 'grid' ? parts[2] : undefined
+    const field = key ? this.family.fields.find((f) => f.key === key) : undefined
+    const setFlag = top === 'set' && (sub === 'seeds' || sub === 'folds') ? `--${sub}` : undefined
+    const launcherFlag = top === 'launcher' ? FLAG_FOR_LAUNCHER_FIELD[`${top}.${sub}`] : undefined
+    if (launcherFlag) return flagMessage(launcherFlag, sub, issue.message)
+    return flagMessage(field?.flag ?? setFlag ?? FLAG_FOR_FIELD[top] ?? top, field ? key! : setFlag ? sub : top, issue.message)
+  }
 }
 
 function columnList(flag: string, text: string): string[] {
