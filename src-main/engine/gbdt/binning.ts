@@ -54,53 +54,55 @@ export function prepareGbdtData(
   }
   const wide = width.some((w) => w > 256)
   const bins = wide ? new Uint16Array(rows * features) : new Uint8Array(rows * features)
-  const cv = cuts.values
-  const GRID = 1024
-  const grid = new Int32Array(GRID)
+  const grid = new Int32Array(BIN_GRID)
   // features in blocks copied out of row-major x: one sequential read of x per block
   const cols = new Float32Array(rows * Math.min(COLUMN_BLOCK, features))
   for (let f0 = 0; f0 < features; f0 += COLUMN_BLOCK) {
     const f1 = Math.min(features, f0 + COLUMN_BLOCK)
     copyColumns(x, rows, features, f0, f1, cols)
-    for (let f = f0; f < f1; f++) {
-      const o = (f - f0) * rows
-      const lo0 = cuts.ptrs[f]
-      const nb = nBins[f]
-      const missingBin = nb
-      const base = f * rows
-      // value → bin is upper_bound(cuts, v) (clamped to the last bin). A grid over [first cut, last
-      // non-sentinel cut] gives a starting bin; the two loops then move it to the exact answer.
-      const c0 = cv[lo0]
-      const cL = cv[lo0 + Math.max(0, nb - 2)]
-      const w = (cL - c0) / GRID
-      const useGrid = nb >= 3 && w > 0 && Number.isFinite(w)
-      if (useGrid) {
-        for (let c = 0; c < GRID; c++) {
-          const start = c0 + c * w
-          let b = 0
-          while (b < nb - 1 && cv[lo0 + b] <= start) b++
-          grid[c] = b
-        }
-      }
-      for (let r = 0; r < rows; r++) {
-        const v = cols[o + r]
-        if (v !== v) {
-          bins[base + r] = missingBin
-          continue
-        }
-        let b: number
-        if (useGrid) {
-          let c = Math.floor((v - c0) / w)
-          c = c < 0 ? 0 : c >= GRID ? GRID - 1 : c
-          b = grid[c]
-        } else {
-          b = 0
-        }
-        while (b > 0 && cv[lo0 + b - 1] > v) b--
-        while (b < nb - 1 && cv[lo0 + b] <= v) b++
-        bins[base + r] = b
-      }
-    }
+    for (let f = f0; f < f1; f++) binFeature(cols.subarray((f - f0) * rows, (f - f0 + 1) * rows), cuts, f, nBins[f], bins.subarray(f * rows, (f + 1) * rows), grid)
   }
   return { rows, features, cuts, nBins, hasMissing, width, bins, y: yf }
+}
+
+/** cells of the value grid that gives binFeature its starting bin */
+const BIN_GRID = 1024
+
+/**
+ * One feature's values → its bins: upper_bound(cuts, v), clamped to the last bin, NaN to the missing
+ * bin. A grid over [first cut, last non-sentinel cut] gives a starting bin; the two loops then move
+ * it to the exact answer.
+ */
+function binFeature(values: Float32Array, cuts: GbdtCuts, f: number, nb: number, out: Uint8Array | Uint16Array, grid: Int32Array): void {
+  const cv = cuts.values
+  const lo0 = cuts.ptrs[f]
+  const missingBin = nb
+  const c0 = cv[lo0]
+  const cL = cv[lo0 + Math.max(0, nb - 2)]
+  const w = (cL - c0) / BIN_GRID
+  const useGrid = nb >= 3 && w > 0 && Number.isFinite(w)
+  if (useGrid) {
+    for (let c = 0; c < BIN_GRID; c++) {
+      const start = c0 + c * w
+      let b = 0
+      while (b < nb - 1 && cv[lo0 + b] <= start) b++
+      grid[c] = b
+    }
+  }
+  for (let r = 0; r < values.length; r++) {
+    const v = values[r]
+    if (v !== v) {
+      out[r] = missingBin
+      continue
+    }
+    let b = 0
+    if (useGrid) {
+      let c = Math.floor((v - c0) / w)
+      c = c < 0 ? 0 : c >= BIN_GRID ? BIN_GRID - 1 : c
+      b = grid[c]
+    }
+    while (b > 0 && cv[lo0 + b - 1] > v) b--
+    while (b < nb - 1 && cv[lo0 + b] <= v) b++
+    out[r] = b
+  }
 }
