@@ -11,6 +11,8 @@
 #                       200 000 rows trains 5 models, its time scaled to 50 and said so)
 #   trees-10k, trees-200k  the article's 50 GBDT models (100 rounds, depth 6) batched on `webgpu`
 #   trees-seq           10 GBDT models sequential on `webgpu` (time a model)
+#   trees-profile       where the WGSL trees' time goes: per-kernel device ms, histogram updates/s,
+#                       counters (benchmarks/gbdt/webgpu-profile.mts --suite, bundled by build:gpu-check)
 #   cpu-scaling         onnxruntime on the box's CPU: 64 models, pool W = 1, 2, 4, 8, 16
 #   auto                `trainpool calibrate`, then what `--backend auto` picks at the article's shape
 #   mlp-all             `--backend all` at the article's shape, batched, with its verdict
@@ -20,7 +22,7 @@
 # checks the numbers issues 32 and 33 ask for.
 #
 # Prepare (on a machine with the project, Node and network):
-#   npm run build && ../shared/gpu/pack.sh gpu-pack
+#   npm run build:gpu-check && ../shared/gpu/pack.sh gpu-pack
 # On the GPU machine, in the folder that holds gpu-pack/:
 #   gpu-pack/unpack.sh                      # lays out .gpu-node/ and .gpu-project/ here
 #   .gpu-project/benchmarks/gpu-check.sh    # or: ./gpu-check.sh --project .gpu-project
@@ -178,6 +180,7 @@ part() {
     bench) (cd "$project" && timeout "$cap" node bin/trainpool.js bench "$@" --no-save --json "$work/part-$name.json" 2>&1) | tail -n 200 >"$work/part-$name.log" ;;
     calibrate) (cd "$project" && timeout "$cap" node bin/trainpool.js calibrate "$@" 2>&1) | tail -n 200 >"$work/part-$name.log" ;;
     torch) timeout "$cap" python3 "$project/benchmarks/gpu-check/torch_reference.py" "$@" >"$work/part-$name.json" 2>"$work/part-$name.log" ;;
+    profile) (cd "$project" && timeout "$cap" node out/bench/webgpu-profile.mjs "$@" >"$work/part-$name.json" 2>"$work/part-$name.log") ;;
   esac
   local code=${PIPESTATUS[0]}
   echo "$code" >"$work/part-$name.exit"
@@ -203,6 +206,11 @@ part mlp-busy 30 bench --backend webgpu --models "$mlp_models" --sizes "$mlp_lar
 part trees-10k 30 bench $(trees --sizes "$trees_small" --models "$trees_models" --strategies batched --workers 1 --repeats 1)
 part trees-200k 90 bench $(trees --sizes "$trees_large" --models "$trees_models" --strategies batched --workers 1 --repeats 1)
 part trees-seq 40 bench $(trees --sizes "$trees_small" --models "$trees_seq_models" --strategies sequential --workers 1 --repeats 1)
+if [ -f "$project/out/bench/webgpu-profile.mjs" ]; then
+  part trees-profile 75 profile --suite --budget 60 $([ $quick = 1 ] && echo --quick)
+else
+  echo "this build has no out/bench/webgpu-profile.mjs (npm run build:gpu-check bundles it)" >"$work/part-trees-profile.skipped"
+fi
 part cpu-scaling 30 bench --backend onnxruntime --sizes "$mlp_small" --models "$scaling_models" --epochs 3 --strategies pool --workers "$scaling_workers" --repeats 1
 [ $torch_ok = 1 ] && part torch-200k 40 torch --rows "$mlp_large" --models "$mlp_models" --loop-models "$torch_loop" --repeats 1
 if (cd "$project" && node bin/trainpool.js calibrate --help >/dev/null 2>&1); then

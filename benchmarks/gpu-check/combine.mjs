@@ -103,6 +103,8 @@ function partOf(dir, name) {
   const base = { exitCode: exit == null ? null : Number(exit.trim()), wallS: wall == null ? null : Number(wall.trim()) }
   const r = json(dir, `part-${name}.json`)
   const logTail = base.exitCode === 0 ? undefined : tail(text(dir, `part-${name}.log`))
+  // its own JSON, as the profiler printed it
+  if (name === 'trees-profile') return { ...base, profile: r, ...(logTail ? { logTail } : {}) }
   if (name.startsWith('torch')) return { ...base, ...(r ?? { ok: false, error: 'no JSON' }), ...(logTail ? { logTail } : {}) }
   // the calibration's own table and what auto picks, as `trainpool calibrate` printed them
   if (name === 'calibrate') return { ...base, printed: tail(text(dir, `part-${name}.log`), 40) }
