@@ -3,7 +3,7 @@
 // exist, its MLP layers chain, its numbers fit float32, and its sizes are bounded. A crafted
 // models.json that breaks one of these hung the exporter or crashed XGBoost's load_model; the
 // schema (model-artifact.ts) runs this check on every read, so such a file is refused with the reason.
-import type { ModelArtifact, TreeArtifact } from './model-artifact'
+import type { ModelArtifact, TreeArtifact } from './model-artifact-shape'
 
 /** The largest artifact accepted: above every family's limits (gbdt rounds ≤ 10 000, depth ≤ 16; MLP hidden ≤ 4 layers of 4096). */
 export const ARTIFACT_LIMITS = {

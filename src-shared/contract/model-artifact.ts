@@ -7,46 +7,9 @@ import { familyOf } from '../families'
 import { type BenchConfig, LIMITS } from './config'
 import { modelConfiguration } from './model-set'
 import { artifactProblem } from './model-artifact-structure'
+import { ModelArtifactShape } from './model-artifact-shape'
 
-/** One regression tree, nodes in breadth-first order; a node's children are `left` and `left + 1`; a row goes left iff value < threshold (NaN: iff defaultLeft). */
-export const TreeArtifactSchema = z.object({
-  /** split feature, −1 for a leaf */
-  feature: z.array(z.number().int().min(-1)),
-  /** float32 split value */
-  threshold: z.array(z.number()),
-  defaultLeft: z.array(z.union([z.literal(0), z.literal(1)])),
-  /** the left child, −1 for a leaf */
-  left: z.array(z.number().int().min(-1)),
-  /** float32 leaf value (0 for an internal node) */
-  leafValue: z.array(z.number()),
-})
-export type TreeArtifact = z.infer<typeof TreeArtifactSchema>
-
-/** One dense layer of an MLP: w row-major [inputs × outputs], b [outputs]; ReLU after every layer but the last. */
-export const DenseLayerSchema = z.object({
-  inputs: z.number().int().min(1),
-  outputs: z.number().int().min(1),
-  w: z.array(z.number()),
-  b: z.array(z.number()),
-})
-
-/** What was done to the raw features before training (the user's data): missing values → mean, then (x − mean) / std. */
-export const PreprocessSchema = z.object({
-  mean: z.array(z.number()),
-  std: z.array(z.number()),
-  impute: z.boolean(),
-  standardise: z.boolean(),
-})
-export type Preprocess = z.infer<typeof PreprocessSchema>
-
-const ModelArtifactShape = z.discriminatedUnion('format', [
-  /** an MLP regressor: its layers in order (the last has one output) and the features' preprocessing */
-  z.object({ format: z.literal('mlp'), features: z.number().int().min(1), layers: z.array(DenseLayerSchema).min(2), preprocess: PreprocessSchema.nullable() }),
-  z.object({ format: z.literal('gbdt-trees'), features: z.number().int().min(1), baseScore: z.number(), trees: z.array(TreeArtifactSchema) }),
-  /** the xgboost backend's booster, as XGBoost saved it */
-  z.object({ format: z.literal('xgboost-json'), json: z.string() }),
-])
-export type ModelArtifact = z.infer<typeof ModelArtifactShape>
+export { DenseLayerSchema, type ModelArtifact, PreprocessSchema, type Preprocess, TreeArtifactSchema, type TreeArtifact } from './model-artifact-shape'
 
 /** Every reader's artifact check: the shape, then the structure (model-artifact-structure.ts), so a crafted artifact never reaches an exporter or a loader. */
 export const ModelArtifactSchema = ModelArtifactShape.superRefine((artifact, ctx) => {
