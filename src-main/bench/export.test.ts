@@ -44,9 +44,9 @@ describe('exports', () => {
     })
   })
 
-  it('README documents exactly the CSV columns', async () => {
+  it('docs/guide-command-line.md documents exactly the CSV columns', async () => {
     const { readFileSync } = await import('node:fs')
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const readme = readFileSync(new URL('../../docs/guide-command-line.md', import.meta.url), 'utf8')
     const documented = /One row per measurement: `([^`]+)`/.exec(readme.replace(/\n/g, ' '))?.[1].split(/,\s*/)
     expect(documented).toEqual([...CSV_COLUMNS])
   })

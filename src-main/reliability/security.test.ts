@@ -1,4 +1,4 @@
-// Security checks not already covered elsewhere (see the README's Reliability section for the map):
+// Security checks not already covered elsewhere (docs/reliability.md is the map):
 // run-id path traversal refused by the store AND through dispatch() for every run-id method, with a
 // victim folder outside the store left untouched; and the CSP header the BUILT main bundle installs
 // (out/main/index.js under the electron stand-in), next to its window's hardening options.
