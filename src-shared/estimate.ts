@@ -1,9 +1,7 @@
 // The one estimator of a run's cost before it starts: memory (checked by the service, shown by the
-// renderer) and time (shown by the renderer), both from the real plan (plan.ts: `sequential` is
-// measured once per size and model count, not once per W) and from the run's model family: its work
-// count, its steps per job (progressTotal) and its memory model (workerPeakBytes), and the backend's
-// assumed speed from the family's entry for it (families/backend.ts BackendSpeed) — or, where this
-// machine's calibration timed the backend, its measured speed (calibration.ts). Pure; no I/O.
+// renderer) and time, from the real plan (plan.ts), the family's work count, steps and memory model,
+// and the backend's assumed speed (families/backend.ts) or this machine's calibrated one
+// (calibration.ts). Pure; no I/O.
 import { calibratedSpeed } from './calibration'
 import type { FamilyCalibration } from './contract/calibration'
 import type { BenchConfig, ConcreteBackend } from './contract/config'

@@ -1,11 +1,7 @@
-// A model set's leaderboard: one row per configuration, ranked by its score — the mean validation
-// MSE over its folds (and seeds) with folds, else the mean test MSE over its seeds — with the spread
-// (std over those models), the test MSE, and its training time per model. Read from one measurement
-// at the largest size (every strategy trained the same models, so any finished one gives the same
-// scores; a measurement with each model's own time is preferred over a fused one's group time). A
-// measurement repeated to reach the time floor reports its median run: the times per model are that
-// run's (perModelRun), or, in older files that kept the first run's, scaled to it — and the board says which.
-// The one home of the ranking: the CLI, the exports, the Run view and the report all show this.
+// A model set's leaderboard: one row per configuration, ranked by its score (mean validation MSE
+// over its folds and seeds, else mean test MSE over its seeds), with the spread, the test MSE and
+// its time per model, read from one measurement at the largest size (the median run's times, and
+// says so). The one home of the ranking: the CLI, the exports, the Run view and the report.
 import type { Measurement, RunResult } from './contract'
 import { configurationParams, describeConfiguration, type GridValue, setMember } from './contract/model-set'
 import { familyOf } from './families'

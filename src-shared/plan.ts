@@ -1,10 +1,7 @@
 // Config → the ordered list of measurements: sizes × models × strategies × workers × repeats.
-// `sequential` is one worker by definition, so it is measured once per (size, models), not per W.
-// A pool or batched W larger than the model count N is skipped at that N (each worker needs a
-// model), so one list of Ws serves a model-count sweep from N = 1; the config refuses a W larger
-// than every N. modelSweep() is the sweep's one definition (CLI --sweep models and the config panel).
-// Backends side by side (config.backend a list): the whole plan on each backend in turn, every key
-// naming its backend; a backend without batched (xgboost) measures the other strategies.
+// `sequential` is measured once per (size, models), not per W; a W larger than N is skipped at that
+// N, so one list of Ws serves a model-count sweep (modelSweep: its one definition). Backends side by
+// side: the whole plan per backend; a backend without batched measures the other strategies.
 import { type BenchConfig, type ConcreteBackend, type MeasurementKey, type Strategy } from './contract'
 import { findFamily, whyNoBatched } from './families'
 

@@ -1,18 +1,8 @@
-// AssemblyScript: the CPU trainer's histogram kernel, bit for bit the TypeScript loops it mirrors
-// (their reference; kernel.test.ts compares them):
-// - the update (src-main/engine/gbdt/histograms.ts's build1, build2 and build4) with the pair
-//   (Σq, count) added as ONE f64x2: one 16-byte read-modify-write per (row, feature) instead of two
-//   8-byte ones. Every sum is an integer below 2^53, so the order of additions changes nothing;
-// - the per-bin loops that follow it (zero, derive a sibling by subtraction, and the split scan's
-//   float64 pre-filter, rules.ts's forwardCandidate): at 10 000 rows they cost more than the update
-//   (a node's 256 bins per feature, however few rows it has). The filter only says which bins the
-//   exact float32 split arithmetic (rules.ts, TypeScript, the one home of that rule) must look at,
-//   with the same float64 operations in the same order.
-// Compiled by scripts/build-wasm.mjs into src-main/engine/gbdt/hist-wasm.generated.ts (npm run build:wasm).
-//
-// Arguments are byte addresses in the trainer's one memory (kernel.ts's arena): b* the first bin of
-// a feature's column (bins[c]), rows and q the node's row indices and quantised gradients (int32),
-// h* the first slot of a feature's histogram region (hist[o]); rows begin..end.
+// AssemblyScript: the CPU trees trainer's histogram kernel, bit for bit the TypeScript loops it
+// mirrors (histograms.ts, rules.ts's forwardCandidate; kernel.test.ts compares them), the pair
+// (Σq, count) added as one f64x2. Built by scripts/build-wasm.mjs into
+// src-main/engine/gbdt/hist-wasm.generated.ts (npm run build:wasm). Arguments are byte addresses in
+// the trainer's one memory; why and what: src-main/engine/gbdt/README.md, "The histogram kernel".
 
 // hist slot at h + 16·bin += (g, 1)
 function add(h: usize, bin: usize, g: v128): void {

@@ -1,10 +1,7 @@
-// `auto`'s calibration measured (issue 32): each backend of a family that `auto` may pick and the
-// probe found available gets a one-worker pool, warmed, and its jobs timed as the runner times a
-// measurement (dispatch to last result, again on the warm workers until MEASUREMENT_FLOOR, the median
-// run): one model alone, then the calibration's models fused, then — workers that do not share a
-// device — split over one worker per core (batched W = cores). Past one model, skipped once one
-// model's step is already slower than the best backend's batched step, and a run cut off (cancelled)
-// once it has lasted twice the best's whole run: it cannot win (lavapipe's fused step takes seconds).
+// `auto`'s calibration measured: each backend `auto` may pick gets a warm one-worker pool, its jobs
+// timed as the runner times a measurement: one model, the calibration's models fused, and for a CPU
+// backend one worker per core. A backend that can no longer win is skipped or cut off, so
+// calibrating takes seconds per backend. The steps: ../README.md, "bench/".
 import os from 'node:os'
 import { batchedStep, batchedStepLowerBound, calibrationWorkload, familyCalibration, spreadsOverCores, unmeasuredTiming } from '@shared/calibration'
 import { type BackendCapability, type BackendTiming, type CalibrationWorkload, type FamilyCalibration, MEASUREMENT_FLOOR, type Workload } from '@shared/contract'

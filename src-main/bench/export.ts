@@ -1,7 +1,7 @@
-// Exports of a run: the full JSON, CSV (one row per measurement; header documented in README
-// "CSV columns") and a Markdown summary table with a "relative" column like hyperfine's, followed by
-// an Advice section when the run's advice was checked (predicted vs measured, src-shared/advice).
-// Numbers are written at full precision so JSON and CSV round-trip them exactly.
+// Exports of a run: the full JSON, CSV (one row per measurement; its columns documented in
+// docs/guide-command-line.md) and a Markdown summary table with a "relative" column like
+// hyperfine's, followed by an Advice section when the run's advice was checked (predicted vs
+// measured, src-shared/advice). Numbers are written at full precision so JSON and CSV round-trip.
 import {
   backendLine, EXPORT_EXTENSION, EXPORT_MIME, type ExportedFile, type ExportFormat, exportFileName, gridValueText, modelLine, type RunResult, type SummaryEntry, TrainpoolError,
 } from '@shared/contract'

@@ -1,10 +1,7 @@
-// Same work, proven: every strategy trained every model, and model i's final test MSE agrees
-// across strategies (model i is the same computation everywhere: same init seed, same data, same
-// batch order). Where a family's training is exact (trees), model i's fingerprint must match too.
-// The tolerance is the family's. Backends side by side: the same within each backend, and across
-// backends as the family says two backends compare (family.crossBackend: bit for bit, a looser
-// tolerance, or not one by one — said in the notes). A disagreement fails the run, loudly, naming
-// the measurements or the pair of backends.
+// Same work, proven: every strategy trained every model, and model i's final test MSE (and, where
+// training is exact, its fingerprint) agrees across strategies within the family's tolerance.
+// Backends side by side: the same within each backend, and across backends as the family says
+// (family.crossBackend). A disagreement fails the run, loudly, naming what disagreed.
 import type { BenchConfig, ConcreteBackend, Measurement, MeasurementKey, PerModel, Verification } from '@shared/contract'
 import { familyOf, type ModelFamily } from '@shared/families'
 import { expandPlan } from '@shared/plan'

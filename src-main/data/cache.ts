@@ -1,12 +1,7 @@
 // The store's data cache: one folder per loaded data set, named by the file's content sha256, so the
-// same bytes are parsed once whatever they are called and wherever they lie. A folder appears whole
-// or not at all: it is written under a temporary name and renamed into place, so a failed or killed
-// load leaves nothing a reader could mistake for a data set. The run store's listing skips it (its
-// name starts with '.', which no run id may contain). It holds the user's data: private like the
-// whole store (store/private-files.ts).
-//
-//   <storeDir>/.datasets/<sha256>/info.json   DataSetInfo (src-shared/contract/dataset.ts)
-//   <storeDir>/.datasets/<sha256>/table.f32   the numeric columns (table-file.ts)
+// same bytes are parsed once whatever they are called. A folder appears whole or not at all (written
+// under a temporary name, then renamed); its name starts with '.', so the run store skips it. It is
+// private like the whole store (store/private-files.ts). Layout: README.md, "The cache".
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { type DataSetInfo, DataSetInfoSchema, SHA256_PATTERN, TrainpoolError } from '@shared/contract'

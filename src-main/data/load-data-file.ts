@@ -1,10 +1,7 @@
-// loadDataFile: the one way a user's file becomes a data set. Hash the bytes (the cache key), return
-// the cached info when those bytes were loaded before (the parse is skipped), else read the file
-// by its content — Parquet by its magic bytes, anything else as CSV — and install the table in the
-// cache. Every refusal is a TrainpoolError naming the file and what is accepted, thrown before the
-// cache is touched, so a bad file leaves nothing behind (not even its preview). A caller that loads
-// a file for one run (the CLI's --data) learns whether this load added the set, so a refused run
-// can take it out again (loadIntoCache).
+// loadDataFile: the one way a user's file becomes a data set. Hash the bytes (the cache key); if
+// they were loaded before, return the cached info (parse skipped); else read Parquet by its magic
+// bytes, anything else as CSV, and install the table in the cache. Every refusal names the file
+// and comes before the cache is touched; a caller learns if this load added the set (loadIntoCache).
 import { createHash } from 'node:crypto'
 import { createReadStream, promises as fs, type Stats } from 'node:fs'
 import os from 'node:os'

@@ -1,12 +1,8 @@
-// Builds the cached table from cells, whichever reader found them (CSV rows, Parquet column chunks):
-// one rule for what a cell means (a number, missing, or text), per-column missing counts, ranges and
-// the first text row, the preview's first rows, and the numeric columns' values as float32 (what
-// every engine trains on). Cells are placed by (column, row), so a columnar reader can fill column
-// by column and a row reader row by row. Memory follows the rows actually read: a column's first
-// chunk starts at FIRST_CHUNK_ROWS and doubles up to CHUNK_ROWS (so a wide, short file costs what it
-// weighs — 30 000 columns × 5 rows is not 30 000 × 64 Ki rows), later rows go into fixed CHUNK_ROWS
-// chunks (a long file never copies its columns). A memory budget turns a file larger than this
-// machine can hold into a clean error, not swap.
+// Builds the cached table from cells, whichever reader found them: one rule for what a cell means
+// (number, missing, text), per-column counts, ranges and first text row, the preview, and the
+// numeric columns as float32. Memory follows the rows actually read (chunks that start small and
+// double), and a memory budget turns a file too large for this machine into a clean error, not swap.
+// The chunk rule: README.md, "Reading".
 import os from 'node:os'
 import { COLUMN_NAME_MAX, type ColumnInfo, TrainpoolError } from '@shared/contract'
 import { formatBytes } from '@shared/format'

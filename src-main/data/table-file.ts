@@ -1,12 +1,7 @@
-// The cached table's binary file: the numeric columns of a data set as little-endian float32, one
-// column after another (columnar, so a worker reads only the target and its features, each with
-// one positioned read, never the whole file, never the CSV). NaN marks a missing value. A 16-byte
-// header — magic, rows, columns — lets a reader refuse a truncated or foreign file before using it.
-//
-//   bytes 0–7   "TPTABLE1"
-//   bytes 8–11  rows (uint32 LE)
-//   bytes 12–15 numeric columns (uint32 LE), in the order of the numeric columns in info.json
-//   then        column k's rows × float32 LE at 16 + k × rows × 4
+// The cached table's binary file: the numeric columns as little-endian float32, one column after
+// another, so a worker reads only the target and its features (one positioned read each, never the
+// whole file, never the CSV). NaN marks a missing value. A 16-byte header (magic "TPTABLE1", rows,
+// columns) lets a reader refuse a truncated or foreign file. The layout: README.md, "The cache".
 import { closeSync, constants, openSync, readSync, fstatSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { TrainpoolError } from '@shared/contract'

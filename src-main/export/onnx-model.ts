@@ -1,9 +1,7 @@
-// A trained MLP as an ONNX inference model: input `features` [N, F] (the raw feature values, in the
-// order the run used them), output `prediction` [N, 1]. The data set's preprocessing is part of the
-// graph — a missing value becomes the training rows' mean (IsNaN/Where), then (x − mean) / std —
-// so the model takes the user's raw rows; generated data has none. Then one Gemm per dense layer,
-// ReLU between them. IR 8, opset 13: what Debian's onnx 1.12 checker and every current runtime
-// accept. Written with the training graphs' builder (engine/mlp-onnx/graph.ts).
+// A trained MLP as an ONNX inference model: input `features` [N, F] (raw values, in the run's
+// order), output `prediction` [N, 1], the data set's preprocessing in the graph (missing → the
+// training mean, then standardised), then one Gemm per layer with ReLU between. IR 8, opset 13, with
+// the training graphs' builder (onnx-graph/builder.ts).
 import type { ModelArtifact } from '@shared/contract'
 import { Builder } from '../onnx-graph/builder'
 import { onnx } from 'onnx-proto'

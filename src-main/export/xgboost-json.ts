@@ -1,9 +1,7 @@
-// Trainpool's trees as an XGBoost 1.7 JSON model (doc/model.schema of XGBoost's source; the layout
-// XGBoost 1.7.4 itself saves): `reg:squarederror`, one `gbtree` tree per round, base_score as a
-// learner parameter. XGBoost predicts with the same rule the engines train with — a row goes left
-// iff value < split_condition, a missing value the default way — and a leaf's value lives in
-// split_conditions, so Booster.load_model predicts what Trainpool predicted (float32 sums in tree
-// order). Gains and hessians are not kept by the engines: loss_changes and sum_hessian are 0.
+// Trainpool's trees as an XGBoost 1.7 JSON model (doc/model.schema; the layout XGBoost 1.7.4 saves):
+// XGBoost predicts with the engines' own rule (left iff value < split_condition, a missing value the
+// default way), so Booster.load_model predicts what Trainpool predicted. The engines keep no gains
+// or hessians: loss_changes and sum_hessian are 0.
 import type { ModelArtifact, TreeArtifact } from '@shared/contract/model-artifact'
 
 /** XGBoost's text for a float parameter (its own parser reads the shortest round-trip form). */

@@ -1,18 +1,8 @@
 // WorkerLauncher for the desktop app: each worker is an Electron utility process
-// (utilityProcess.fork), a plain Node environment that may load native addons (tfjs-node-gpu,
-// webgpu). The same worker entry as the Node launcher runs inside it (src-main/worker/index.ts,
-// built to out/main/worker.js); it talks over process.parentPort instead of process.send.
-//
-// Electron specifics this file absorbs:
-// - `utilityProcess` is injected (the real module only exists inside Electron's main process, and
-//   merely importing the `electron` npm package from plain Node triggers a binary download).
-// - 'message' listeners get the data itself, not a MessageEvent.
-// - 'exit' reports only a code. On POSIX, a process ended by SIGTERM/SIGKILL is reported as exit
-//   code 0 (HandleTermination in electron_api_utility_process.cc), so a signal kill cannot be told
-//   from a clean exit by the code alone. When WE killed the process we report the signal we sent;
-//   a process killed by someone else (e.g. the OOM killer) may show up as `{ code: 0, signal: null }`,
-//   so the pool must treat any exit it did not ask for as a worker death, whatever the code.
-// - child.kill() sends SIGTERM only; a hard kill is process.kill(pid, 'SIGKILL').
+// (utilityProcess.fork), a plain Node environment that may load native addons, running the same
+// worker entry as the Node launcher over process.parentPort. It absorbs Electron's differences:
+// `utilityProcess` injected, messages as data, an exit that reports only a code (a signal kill
+// looks like code 0), kill() being SIGTERM only. The details: README.md, "Launchers".
 import { join } from 'node:path'
 import type { FromWorker, ToWorker } from '@shared/contract'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'

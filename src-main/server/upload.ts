@@ -1,16 +1,8 @@
-// Browser mode's data-file upload (POST /api/upload?name=FILE, the file's bytes as the body): the
-// page cannot hand the server a path, so the bytes come over HTTP. They are streamed to a fresh
-// folder under the store's .uploads (never held in memory), counted against the cap and hashed on
-// the way (Content-Length is checked first, but a body may lie or have none), moved to
-// .uploads/<sha256>/<name> (the same bytes uploaded again take no more room), then loaded into the
-// data cache by the service; the answer is the DataSetInfo as JSON. A body cut off halfway, over the
-// cap, or a file that does not load leaves nothing behind: its folder is removed, nothing cached.
-// A full disk is answered 507, also once the whole body is in (a body still arriving is read and
-// dropped so the client gets the answer, not a reset).
-// A server killed mid-upload cannot remove its .part file: the next server start removes .part
-// files nobody has written to for ABANDONED_PART_MS (a live upload in another server on the same
-// store keeps writing, so it is left alone).
-// The token, Host and Origin checks happen before this is called (server.ts), as for every request.
+// Browser mode's data-file upload (POST /api/upload?name=FILE): streamed to a fresh folder under
+// the store's .uploads, counted against the cap and hashed on the way, moved to
+// .uploads/<sha256>/<name>, then loaded into the data cache by the service. A body cut off, over
+// the cap, or a file that does not load leaves nothing behind; a full disk is answered 507. The
+// token, Host and Origin checks come first (server.ts). Details: README.md, "Uploads".
 import { createHash, randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'

@@ -1,9 +1,7 @@
-// Reading a file Trainpool wrote (a run.json, a writer lock, a data set's info.json) from a folder
-// anyone on this machine may have put anything in. Only a regular file is read, and never more than
-// a cap: a FIFO blocks its reader until a writer comes, a device (/dev/zero) never ends, a folder
-// cannot be read, and Trainpool writes no symbolic links (one may point anywhere, or loop). The
-// file is opened without following a link and without blocking, then judged by fstat before one
-// byte is read.
+// Reading a file Trainpool wrote (run.json, a writer lock, a data set's info.json) from a folder
+// anyone on this machine may have put anything in: only a regular file, never more than a cap,
+// opened without following a link and without blocking, judged by fstat before a byte is read
+// (a FIFO would block, /dev/zero never ends, a link may point anywhere or loop).
 import { constants, promises as fs, type Stats } from 'node:fs'
 
 /** A regular file's text; or nothing there; or why what is there cannot be used (words after "run.json …"). */

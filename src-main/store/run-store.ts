@@ -1,12 +1,8 @@
-// Run store: one folder per run holding run.json (src-shared/contract/result.ts, versioned; docs/ARCHITECTURE.md), rewritten
-// atomically (temp file, fsync, rename, fsync of the folder) after every finished measurement, so
-// a crash or kill -9 loses at most the measurement in flight. Every entry of the store that could be
-// a run but cannot be used — damaged JSON, an unknown version, a run.json that is a FIFO, a device,
-// a folder, a symbolic link, or over MAX_RUN_FILE_BYTES — is listed as damaged with the reason:
-// never dropped, never blocking (regular-file.ts reads nothing else). The list keeps each entry
-// until its run.json changes. The process writing a live run holds a writer lock in its folder
-// (writer-lock.ts), so a process starting on the same store marks a `running` run interrupted only
-// when its writer is gone; that start removes what killed writers left (leftovers.ts). Private: private-files.ts.
+// Run store: one folder per run holding run.json (src-shared/contract/result.ts), rewritten
+// atomically after every finished measurement, so a crash loses at most the one in flight. An entry
+// that could be a run but cannot be used is listed as damaged with the reason, never dropped, never
+// blocking. Writer locks (writer-lock.ts), leftovers (leftovers.ts), privacy (private-files.ts):
+// README.md here.
 import { randomBytes } from 'node:crypto'
 import { promises as fs, type Stats } from 'node:fs'
 import os from 'node:os'

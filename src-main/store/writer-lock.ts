@@ -1,10 +1,7 @@
-// Who is writing a `running` run. The desktop app, `trainpool bench` and `trainpool serve` share one
-// run store, and each marks runs left `running` as interrupted when it starts; a run another live
-// process is writing right now must be left alone. So the process writing a run keeps a small lock
-// file in the run's folder, {pid, host, heartbeatAt}, refreshed every few seconds while the run is
-// live and removed when it ends. A `running` run is interrupted when its lock is missing, names a
-// process that is gone (same host), or has not been refreshed for staleAfterMs (a wedged process, a
-// reused pid, a writer on another host).
+// Who is writing a `running` run. The app, `bench` and `serve` share one store and each marks runs
+// left `running` interrupted at start, so the writer keeps a lock file in the run's folder ({pid,
+// host, heartbeatAt}, refreshed while the run is live). A run is interrupted when its lock is
+// missing, names a process gone from this host, or is stale (README.md here).
 import { promises as fs } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'

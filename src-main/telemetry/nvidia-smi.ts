@@ -1,9 +1,7 @@
-// GPU telemetry from one long-lived `nvidia-smi --query-gpu=… --format=csv,noheader,nounits -l 1`
-// child process, read line by line (readline) — never exec-per-second, never a native addon.
-// With -l, nvidia-smi prints one line per GPU per tick; lines are grouped into ticks by the
-// `index` field (a repeated index starts a new tick; a short quiet gap ends one). Fields are
-// parsed by the position of the names asked for; [N/A], [Not Supported], empty → null.
-// A missing nvidia-smi (ENOENT) or one that dies is a status, never a crash.
+// GPU telemetry from one long-lived `nvidia-smi --query-gpu=… -l 1` child process, read line by
+// line — never exec-per-second, never a native addon. Lines are grouped into ticks by the `index`
+// field; [N/A], [Not Supported] and empty fields are null. A missing nvidia-smi or one that dies is
+// a status, never a crash.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { nvidiaSmiCommand } from '../gpus/discover'
 import { createInterface } from 'node:readline'

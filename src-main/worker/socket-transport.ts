@@ -1,12 +1,8 @@
 // The worker's side of the worker socket (contract/worker-socket.ts), for a worker on another
-// machine (`trainpool worker --connect URL`, a Slurm task): it dials the coordinator, says who it is
-// with its one-time token, and then serves the same messages as over IPC. Who it is comes from the
-// environment, never from the command line: TRAINPOOL_WORKER_INDEX (or Slurm's
-// SLURM_ARRAY_TASK_ID), TRAINPOOL_WORKER_SUBMISSION, and TRAINPOOL_WORKER_TOKEN or the run's
-// TRAINPOOL_RUN_SECRET to derive it. A data set's table is read where the workload names it when
-// this machine shares the store, and otherwise fetched once by its sha256 over the same socket into
-// a local cache (TRAINPOOL_WORKER_CACHE), checked against the coordinator's digest;
-// TRAINPOOL_WORKER_DATA=fetch always fetches (a node whose copy of the store path may be stale).
+// machine (`trainpool worker --connect URL`, a Slurm task): it dials the coordinator, proves who it
+// is with its one-time token, then serves the same messages as over IPC. Who it is comes from the
+// environment, never the command line; the data table is read from a shared store or fetched by
+// its sha256. Its variables: ../README.md, "worker/".
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, open, rename, rm } from 'node:fs/promises'

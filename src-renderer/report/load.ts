@@ -1,9 +1,7 @@
-// How the report page gets its run, and how it says it is done. One protocol for every printer:
-// - headless Chromium (playwright-core): an init script sets window.__TRAINPOOL_REPORT__ before load;
-// - Electron's hidden window: main calls window.__TRAINPOOL_RENDER__(run) (executeJavaScript) after load;
-// - by hand: report.html#run=<base64url JSON> (small runs).
-// When the page is drawn (charts included, fonts loaded) it sets document.body.dataset.ready = 'true'
-// and window.__REPORT_READY__ = true; on failure, dataset.error and window.__REPORT_ERROR__.
+// How the report page gets its run and says it is done, one protocol for every printer: headless
+// Chromium sets window.__TRAINPOOL_REPORT__ before load, Electron calls window.__TRAINPOOL_RENDER__
+// after load, by hand report.html#run=<base64url JSON>. When drawn it sets body.dataset.ready and
+// window.__REPORT_READY__ (on failure dataset.error and __REPORT_ERROR__); ../README.md, "report/".
 import type { RunResult } from '@shared/contract/result'
 
 declare global {

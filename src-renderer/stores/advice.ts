@@ -1,9 +1,7 @@
-// Advice from a finished run (issue 15): asking the service for the advice of a target (API advise),
-// and "verify this advice" (API verifyAdvice) — a normal live run started through the run store, so
-// the live view shows its progress — then the source run read again once the verification run has
-// finished, since the service stores the check (predicted against measured) with the source run
-// before it sends run-finished. One verification at a time (one live run at a time).
-// Store dependencies run one way: advice → run (the run store imports no store).
+// Advice from a finished run: the service's advice for a target (API advise), and "verify this
+// advice" (API verifyAdvice) as a normal live run through the run store, then the source run read
+// again, which the service updated with the check. One verification at a time (one live run at a
+// time). Store dependencies run one way: advice → run.
 import { defineStore } from 'pinia'
 import { shallowRef, watch } from 'vue'
 import { adviseFrom, verificationConfig } from '@shared/advice'

@@ -1,21 +1,7 @@
 // Advice from a finished run: which strategy and W to use for N models at a data size, predicted
-// from the run's own summary (median time per size, N, strategy, W), and the check of that advice
-// against a run that measured it. Pure: the CLI, the service and the renderer call the same code.
-//
-// Choices, and why:
-// - One cost model per (strategy, W) at one size: time ≈ a + b·N, fitted per W directly rather than
-//   a + b·N/W_eff. Per-W lines need no assumption about how the pool's W processes share the cores
-//   (that is what the worker-scaling fit describes, for the chart); options are only the measured Ws.
-// - The data size must have been measured. A model-count sweep at one size says nothing about how
-//   time grows with rows (the MLP is roughly linear in rows, the trees are mostly per-tree overhead),
-//   so an unmeasured size is refused with the sizes that were measured, rather than guessed.
-// - A fit is refused (no prediction) with fewer than 3 model counts or R² < 0.9, or when time does
-//   not grow with N; the others are ranked, unless a refused option measured faster than the pick
-//   (then no advice: ranking only the trusted fits would recommend a slower option). A target N
-//   beyond 4× the largest measured N is still predicted but labelled.
-// - An option with too few model counts for a line that was measured AT the target (N and size) is
-//   ranked by that measurement (`measured`): nothing is predicted. A model set measures its own N
-//   only (a grid and a sweep do not combine), so this is its advice: the fastest way to train that set.
+// from the run's own summary, and the check of that advice against a run that measured it. Pure:
+// the CLI, the service and the renderer call the same code. One line per (strategy, W) at a
+// measured size; it refuses rather than guesses. The choices and why: ../README.md, "advice/".
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, type AdviceOption, type AdviceTarget, type CostModel, type WorkerScaling } from '../contract/advice'
 import type { BenchConfig, ConcreteBackend, Strategy } from '../contract/config'
 import { setSize } from '../contract/model-set'

@@ -1,11 +1,7 @@
 // Time against worker count W for one strategy at one (size, N): Amdahl's law, or Gunther's
-// universal scalability law (USL) when time rises again at larger W (contention for cores or memory
-// bandwidth). Written as times:
-//   Amdahl  T(W) = T1 · (σ + (1 − σ) / W)
-//   USL     T(W) = T1 · (1 + σ(W − 1) + κ·W(W − 1)) / W        (κ = 0 is Amdahl)
-// Fitted by a small grid over σ ∈ [0, 1] and κ ∈ {0} ∪ [1e-4, 1] (log-spaced) with T1 solved in closed
-// form at each grid point (T is linear in T1), then a finer grid around the best point: no library,
-// the constraints hold by construction. From the curve: the fastest W and the knee.
+// universal scalability law when time rises again (T(W) = T1·(1 + σ(W − 1) + κ·W(W − 1)) / W; κ = 0
+// is Amdahl), fitted by a grid over σ and κ with T1 solved in closed form — no library, the
+// constraints hold by construction. From the curve: the fastest W and the knee.
 import { ADVICE_LIMITS, type WorkerScaling } from '../contract/advice'
 import type { Strategy } from '../contract/config'
 

@@ -1,11 +1,8 @@
 // The API table: every request method the renderer may call, declared once — its name, its request
-// schema (zod: main validates every payload against it) and its response type (a type-only marker).
-// Everything else is derived from API below: the IPC channel (from the name), TrainpoolApi (what
-// the renderer calls: each method takes its one request object), the service's methods
-// (BenchServiceApi: one per entry, taking the parsed request), dispatch(), the preload's methods
-// and the WebSocket bridge. Adding a method is two edits: an entry here and a method on the service.
-//
-// The sandboxed preload bundles this file (zod included; no Node module is required at run time).
+// schema (main validates every payload against it) and its response type. The IPC channel,
+// TrainpoolApi, the service's methods, dispatch(), the preload and the WebSocket bridge are derived
+// from it: adding a method is an entry here and a method on the service. The sandboxed preload
+// bundles this file (zod included).
 import { z } from 'zod'
 import { type Advice, AdviceTargetSchema } from './advice'
 import type { MenuCommand } from './channels'

@@ -1,16 +1,8 @@
-// A model set: the N models of a run as N *different* models — a grid over the hyperparameters the
-// family lets vary (field specs with `vary`), seeds per configuration, and optionally K-fold
-// cross-validation over each size's training rows. Without a set, a run is today's: N copies of one
-// configuration that differ by seed. One fixed order, documented here and nowhere else:
-//
-//   configurations: the grid's cartesian product, fields in the family's field order, the last
-//                   field varying fastest (eta 0.1,0.3 × depth 4,6 → (0.1,4) (0.1,6) (0.3,4) (0.3,6))
-//   model i = (configuration c, replica s, fold f),  i = (c · seeds + s) · folds + f
-//
-// Model i keeps its own seed as today (modelSeed(seed, i)), so a model is the same computation in
-// every strategy and equal to model i of a plain run of its configuration. Fold f of K holds the
-// training rows [⌊f·n/K⌋, ⌊(f+1)·n/K⌋) (foldRows); its model trains on the others and is scored on
-// them (validation MSE) as well as on the test split.
+// A model set: the N models of a run as N *different* models — a grid over the fields the family
+// lets vary, seeds per configuration, optionally K folds over each size's training rows — in one
+// fixed order: model i = (configuration c, replica s, fold f), i = (c · seeds + s) · folds + f, the
+// grid's last field varying fastest. Model i keeps its seed (modelSeed(seed, i)); fold f of K holds
+// out the training rows [⌊f·n/K⌋, ⌊(f+1)·n/K⌋) (foldRows). More: ../README.md, "contract/".
 import type { ModelFamily, ParamField } from '../families/family'
 import { type GridValue, type ModelSet, SET_LIMITS } from '../vocabulary/model-set-shape'
 import type { WorkloadOf } from '../vocabulary/workload-shape'

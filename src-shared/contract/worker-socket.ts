@@ -1,10 +1,7 @@
 // The worker socket: a worker on another machine (`trainpool worker --connect`, e.g. a Slurm task)
-// speaks the same messages as a local one (worker-messages.ts), as JSON over an authenticated
-// WebSocket. IPC from our own child process needs no checking; a socket is a network endpoint, so
-// every frame is parsed against these schemas on both ends, and frames are size-limited. A worker
-// first says who it is (`hello`, with its one-time token); the coordinator answers `welcome` or
-// closes. The user's data set travels over the same socket by its sha256 when the worker's machine
-// does not share the store (`fetch-table` → `table-chunk`s).
+// speaks the same messages as a local one, as JSON over an authenticated WebSocket. A socket is a
+// network endpoint, so every frame is parsed against these schemas on both ends and size-limited.
+// `hello` (one-time token) → `welcome` or close; a data table travels by sha256 (`fetch-table`).
 import { z } from 'zod'
 import { BackendChoiceSchema, ConcreteBackendSchema, ModelSchema } from './config'
 import { IMPUTE_MODES } from './dataset'

@@ -1,13 +1,8 @@
-// A backend as a model family's shared half knows it: one entry per (family, backend) that owns
-// everything main, the renderer and the CLI need without starting it — whether it is a GPU backend,
-// whether `batched` exists on it (and why not), and its assumed speed for the time estimate. The
-// family lists its entries in the order its `auto` prefers them; the worker half
-// (src-main/engine/families/) registers the same names, its table keyed by them (the compiler checks
-// the pairing), with their probe, start, prepare, warm-up, train and dispose. The `auto` rule lives
-// here, once: the capabilities announce it per family and a worker starting with `auto` applies it
-// to what it could start, so both pick the same backend.
-// Like every families/ module it imports only the vocabulary (src-shared/vocabulary/), never the
-// contract: the contract's backend lists are derived from it.
+// A backend as a model family's shared half knows it: one entry per (family, backend) with what
+// main, the renderer and the CLI need without starting it — GPU or not, `batched` or why not, its
+// assumed speed — listed in `auto`'s order, and the one `auto` rule (the capabilities announce it,
+// a worker applies it). The worker half (src-main/engine/families/) registers the same names; it
+// imports only the vocabulary, never the contract (the contract's backend lists come from here).
 import { TrainpoolError } from '../vocabulary/errors'
 
 /**

@@ -1,9 +1,7 @@
-// The gradient-boosted trees family's shared half: XGBoost 1.7 `hist` regression trees (squared
-// error, depth-wise), the article's own workload. Defaults are the article's (100 rounds, depth 6,
-// eta 0.1) with subsample and colsample 0.8 drawn per model from seed + i + 1, so N models differ.
-// Progress is counted in boosting rounds (a lane shows "tree 37/100"); work in histogram updates
-// (one sampled row × one sampled feature added into a node histogram, per tree level: what the
-// trainer spends its time on). Training: src-main/engine/families/gbdt.ts over src-main/engine/gbdt/.
+// The gradient-boosted trees family's shared half: XGBoost 1.7 `hist` regression trees, the
+// article's workload and defaults, subsample and colsample 0.8 drawn per model so N models differ.
+// Progress in boosting rounds; work in histogram updates (a sampled row × feature added into a node
+// histogram, per level). Training: src-main/engine/families/gbdt.ts over src-main/engine/gbdt/.
 import { splitRows } from '../vocabulary/split'
 import type { BackendSpec } from './backend'
 import { type ModelFamily, paramsSchemaFrom, type ParamField } from './family'

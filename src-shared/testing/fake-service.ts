@@ -1,27 +1,8 @@
-// The one fake of the service, for every side's tests: an in-memory implementation of the API
-// table's service interface (it implements ServiceMethods, so a method added to the table must be
-// added here; with onEvent and shutdown it is what src-main's BenchServiceApi asks for, and the app
-// and server tests hand it wherever one goes), and fakeBridge(), the same fake seen through the
-// renderer's bridge (TrainpoolApi). Pure TypeScript, no test framework: recording is its own, so
-// vitest's matchers read plain arrays (`expect(service.callsTo('start')).toEqual([...])`).
-//
-// Per test it is configured with
-// - canned runs: `runs` (what listRuns returns), `results` (what getRun returns; anything else is
-//   not-found, as in the service), addRun(result) for both, `capabilities` (constructor option);
-// - canned data sets: `dataSetsValue` (what dataSets returns; dataSetInfo finds them, else
-//   not-found), addDataSet(info), and `chosenFile` (what chooseDataFile answers: null = cancelled;
-//   a chosen one joins the list, as loading it into the cache does);
-// - a scripted event stream: emit(event) / play(events) to every onEvent listener; the fake follows
-//   the stream like the service does (run-started makes a live run, its events are kept for
-//   currentRun, run-finished ends it), and start() makes a live run too (no events of its own);
-// - advice: advise() is the real advice of a stored run; verifyAdvice() starts a live run and
-//   completeVerification(id, result) ends it as the service does (check stored with the source run,
-//   then run-finished);
-// - auto's calibration: calibrate() times nothing: each backend it would measure takes its assumed
-//   speed, and the result joins `capabilitiesValue` (calibration, autoBackends) as the service's would;
-// - call recording: `calls` (every method in order with the request it received), callsTo(method);
-// - injected failures: fail(method, error, times = 1); and respond(method, impl) to replace what a
-//   method does (a promise that never settles, a gate the test opens, a different value).
+// The one fake of the service, for every side's tests: the API table's service in memory (it
+// implements ServiceMethods, so a method added to the table must be added here) and fakeBridge(),
+// the same fake through the renderer's bridge. Pure TypeScript, no test framework: it records calls
+// in plain arrays. What a test configures (canned runs, scripted events, advice, calibration,
+// injected failures): README.md here.
 import {
   API,
   EXPORT_EXTENSION,
@@ -300,7 +281,7 @@ export class FakeService implements ServiceMethods {
     return check
   }
 
-  /** As the service: the family checked, refused while a run is live; then each backend at its assumed speed (see the header). */
+  /** As the service: the family checked, refused while a run is live; then each backend at its assumed speed (README.md here). */
   calibrate(request: ParsedRequest<'calibrate'>): Promise<FamilyCalibration[]> {
     return this.call('calibrate', request, ({ family }) => {
       const families = familiesToCalibrate(family)

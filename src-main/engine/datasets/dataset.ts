@@ -1,4 +1,4 @@
-// The shape every engine trains on, generated (data.ts) or the user's (user-data.ts): its own module
+// The shape every engine trains on, generated (generated.ts) or the user's (user-data.ts): its own module
 // so the user's data can build one without importing the generator that picks between the two.
 import { foldRows, type HeldOutRows, type Preprocess, type Target } from '@shared/contract'
 

@@ -1,12 +1,7 @@
 // The user's data set as a worker trains on it: the target and feature columns read from the cached
-// table (never the CSV), a seeded sample of `size` rows, split into training and test rows, then —
-// where the family asks — missing values imputed and features standardised, both with statistics of
-// the training rows only (the test rows must not leak into what the model sees). The result has the
-// same shape as generated data (dataset.ts's Dataset), so the engines cannot tell the two apart.
-//
-// The sample: one seeded permutation of the rows that have a target value; a size takes its first
-// `size` rows, so every strategy and model of a size trains on the same rows, a larger size contains
-// the smaller ones, and the first `train` of them are the training rows (the split is seeded too).
+// table (never the CSV), a seeded sample of `size` rows (a larger size contains the smaller ones),
+// split, then — where the family asks — imputed and standardised with training-row statistics only.
+// The same Dataset shape as generated data (dataset.ts), so the engines cannot tell the two apart.
 import { type Preprocess, splitRows, type Workload, type WorkloadData } from '@shared/contract'
 import { readTableColumns } from '../../data/table-file'
 import type { Dataset, DatasetSpec } from './dataset'

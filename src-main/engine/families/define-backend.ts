@@ -1,9 +1,6 @@
 // A backend as a family's worker table holds it: defineBackend(entry) seals a WorkerBackend entry
-// (types.ts) with its own runtime type R and data type D. The table's backends differ in R and D
-// (tfjs tensors, a WGSL device's buffers, an ONNX session, an XGBoost booster); the sealed Backend
-// keeps them inside closures instead of erasing them: start() gives a StartedBackend whose
-// prepare() is the entry's, bound to the runtime it started, and the prepared data's warmUp, train
-// and dispose are the entry's, bound to that runtime and that data. So an entry can only ever be
+// (types.ts) with its own runtime type and data type (tfjs tensors, a WGSL device's buffers, an ONNX
+// session, an XGBoost booster) inside closures instead of erasing them, so an entry is only ever
 // handed its own runtime and its own data, and the compiler checks every entry against its types.
 import type { BackendCapability, Workload } from '@shared/contract'
 import type { ModelParamsBase } from '@shared/families'

@@ -1,16 +1,8 @@
-// The gradient-boosted trees family's worker half: its backend table. `cpu` is Trainpool's own
-// TypeScript engine (engine/gbdt/): the data set (generated from the seed or the user's cached table;
-// missing values stay NaN and take each split's default side) binned once per worker; every strategy
-// trains model i from seed + i + 1 on those same bins, so its trees — and the fingerprint (tree hash)
-// and test MSE reported with it — are bit-identical everywhere. Rounds run asynchronously (a yield
-// between rounds), so cancel and heartbeats get through. `webgpu` trains the same trees bit for bit
-// in WGSL (engine/gbdt-webgpu/); `xgboost` the same workload on the user's own libxgboost
-// (engine/xgboost/). Order, `auto` and batching: src-shared/families/gbdt.ts GBDT_BACKENDS (this
-// table has one entry per name there: the compiler checks it). In a
-// model set, the CPU engine fuses configurations that differ in any of its per-model parameters
-// (GBDT_PER_MODEL_PARAMS: all but maxBin, whose bins are the group's, and baseScore) and folds (each
-// fold's rows held out of one binned training set: foldsHeldOut), and so does the WGSL engine
-// (per-model coefficients, depth, rounds, samplers and held-out rows on the device too).
+// The gradient-boosted trees family's worker half: its backend table — `cpu` (Trainpool's engine,
+// engine/gbdt/), `webgpu` (the same trees in WGSL, engine/gbdt-webgpu/), `xgboost` (the user's
+// libxgboost, engine/xgboost/), one entry per name of src-shared/families/gbdt.ts GBDT_BACKENDS
+// (the compiler checks it). Model i's trees are bit-identical in every strategy; what each engine
+// fuses in a model set: ../README.md.
 import { modelSeed } from '@shared/contract'
 import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../datasets/generated'

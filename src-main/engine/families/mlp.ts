@@ -1,6 +1,6 @@
 // The MLP family's worker half: its backend table. The tfjs backends train through FusedMlp (one
 // model, or N fused for batched; ../mlp-tfjs/tfjs-backends.ts); `webgpu` is Trainpool's WGSL engine
-// (../mlp-webgpu/); `onnxruntime` a generated ONNX graph on ONNX Runtime's CPU provider (../onnx/).
+// (../mlp-webgpu/); `onnxruntime` a generated ONNX graph on ONNX Runtime's CPU provider (../mlp-onnx/).
 // The order, the `auto` rule and what each backend can do are the shared family's (MLP_BACKENDS);
 // this table has one entry per name there (the compiler checks it).
 import { mlpFamily } from '@shared/families/mlp'

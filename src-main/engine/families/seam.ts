@@ -1,30 +1,8 @@
 // A family's worker half assembled from its backend table: the WorkerFamily the worker loop calls.
-// The table is typed against the shared family's backend names (workerFamily(mlpFamily, { backends:
-// { tensorflow: defineBackend(…), … } })): a shared entry without a worker entry, or a worker entry
-// without a shared one, does not compile. Each entry is sealed by defineBackend (backend.ts), so the
-// family holds a started backend (its runtime with its entry's methods bound to it) and never needs
-// to hand an entry a runtime or data of another type.
-// Three things are decided here once, for every family and backend:
-//  - which backend starts: by name (its entry), or `auto` — the shared family's entries in order,
-//    each started and kept if autoAccepts() it (the rule the capabilities announce per family, so
-//    the backend a run gets is the one announced); what was passed over goes in flags.autoSkipped;
-//  - the data: built once from the workload (datasetFor: generated from the seed, or the user's
-//    cached table) and handed to the backend, so no backend can train on other data than the result
-//    records;
-//  - the probe: every family's entries, each name once (a name two families share, like cpu or
-//    webgpu, is one machine fact).
-//  - a model set (workload.set): the job's models are trained in groups of one fold whose
-//    configurations agree on every parameter the backend cannot take per model (its `perModel`:
-//    the MLP's learning rate; on the trees engines every parameter but maxBin and baseScore),
-//    each group on its fold's data set (the training rows outside the fold; the fold's rows scored
-//    as validation), prepared once per worker before the clock (in warm-up); a batched job fuses
-//    each group. A backend that holds folds out (`foldsHeldOut`: every built-in one but xgboost)
-//    gets one group across folds on the whole training set instead, each model's fold through
-//    options.heldOutOf.
-//    Backends see plain workloads, and each model's own parameters through options.paramsOf.
-// A started candidate that `auto` passes over stays as it is, not released: dropping a Dawn
-// instance while its device lives crashed the worker (SIGSEGV) in about 1 start in 5; the
-// worker ends with process.exit, so the instance cannot keep it alive.
+// The table is keyed by the shared family's backend names, so a missing or extra entry does not
+// compile. Decided here once for every family: which backend starts (by name or `auto`), the data
+// set (built once, handed to the backend), the probe, and a model set's groups (by fold and by what
+// the backend takes per model). Why, and the details: ../README.md, "A family's worker half".
 import { type BackendCapability, type BackendName, configurationParams, foldRows, setMember, setSize, type Workload } from '@shared/contract'
 import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelFamily, type ModelParamsBase } from '@shared/families'
 import { datasetFor } from '../datasets/generated'
@@ -56,7 +34,7 @@ function reasonOf(err: unknown): string {
   return err instanceof BackendUnavailableError ? err.reason : err instanceof Error ? err.message : String(err)
 }
 
-/** The `auto` rule over a family's shared entries, applied while starting them (see the header). */
+/** The `auto` rule over a family's shared entries, applied while starting them (../README.md). */
 async function startAuto<P extends ModelParamsBase>(kind: string, specs: readonly BackendSpec[], backends: readonly Backend<P>[]): Promise<StartedBackend<P>> {
   const reasons: string[] = []
   for (const spec of specs) {

@@ -1,9 +1,8 @@
 // The worker half of a model family: what a worker process needs to train it. The worker's message
 // loop (worker/loop.ts) looks the family up by `workload.model.kind` and calls only WorkerFamily; it
 // never reads a family's parameters. A family is its table of backends (WorkerBackend: one entry
-// owns everything about one backend, sealed by defineBackend in backend.ts), assembled by
-// workerFamily() (seam.ts), which starts a backend (by name, or `auto` by the shared family's rule),
-// builds the data set once and hands it to it.
+// owns everything about one backend, sealed by define-backend.ts), assembled by workerFamily()
+// (seam.ts), which starts a backend, builds the data set once and hands it to it.
 import type { BackendCapability, BackendName, DeviceCounters, HeldOutRows, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../datasets/dataset'

@@ -1,10 +1,7 @@
-// The trainer's device side: the buffers one chunk trains in, the level tables' layout, uniform
-// records, bind groups (made once per kernel and record), submits (timed when profiling) and
-// read-backs, and the commands of a round — a device-planned round encoded whole (every level's
-// histograms, split search, decisions and plan, the row updates and the next round's gradient;
-// one submit, one read-back of its trees), or a host-planned one pass by pass. It decides nothing
-// about trees on the host: it encodes what the trainer asks and returns the words it reads back.
-// Layouts of every buffer: tree-kernels.ts.
+// The trainer's device side: a chunk's buffers, the level tables' layout, uniform records, bind
+// groups, submits and read-backs, and a round's commands — a device-planned round encoded whole
+// (one submit, one read-back), or a host-planned one pass by pass. It decides nothing about trees:
+// it encodes what the trainer asks and returns the words it reads back (layouts: README.md).
 import type { GpuGbdtData } from './device-data'
 import { USAGE, type WgslDevice } from '../webgpu/device'
 import {

@@ -1,11 +1,7 @@
 // The trainer's host side, from the words the device reads back (commands.ts): each model's
-// quantisation exponent and what the device needs to decide its splits (ModelInfo); a
-// device-planned round's trees, rebuilt from their records with the CPU engine's code (rules.ts
-// applySplit) and checked against the device's leaf values; in a host-planned round, the roots'
-// sums, each evaluated node's choice — the device's, or the CPU engine's scan of its whole
-// histogram where the host decides (and, in tests, both, compared) — and the level applied: tree
-// nodes, the next level, the row update's table. Every number is an exact integer sum or the CPU
-// engine's float32 arithmetic, so the trees are its own bit for bit.
+// quantisation exponent and ModelInfo, a device-planned round's trees rebuilt with the CPU engine's
+// code and checked against the device's leaf values, and a host-planned level decided and applied.
+// Every number is an exact integer sum or the CPU engine's float32 arithmetic (README.md).
 import type { GbdtData } from '../gbdt'
 import { quantExponent } from '../gbdt/quantise'
 import { applySplit, isEvaluated, KRT_EPS, leafValue, type SplitCoefs } from '../gbdt/rules'

@@ -1,10 +1,7 @@
-// One model's state on the host while a chunk trains (its own parameters — a fused model set's
-// models differ in them — its sampler and the rounds' samples drawn ahead, its trees, and in a
-// host-planned round the nodes of the level being grown and its free node-histogram slots) and the
-// host's plan of a level: which node histograms are built from rows, which are derived as parent −
-// sibling, which nodes are evaluated (the device's plan kernel is its twin, tree-kernels.ts). The plan
-// decides only where histograms live; which child is built is the CPU engine's rule (buildsSecond,
-// ../gbdt/rules.ts), so the sums — and the trees — stay its own.
+// One model's host state while a chunk trains (its own parameters, its samples drawn ahead, its
+// trees, a host-planned level's nodes and free slots) and the host's plan of a level: which node
+// histograms are built, which derived as parent − sibling, which nodes evaluated (its device twin is
+// the plan kernel). Which child is built is the CPU engine's rule (buildsSecond): sums stay its own.
 import type { GbdtParams } from '@shared/families/gbdt'
 import { buildsSecond, type HeldOutRows, isEvaluated, ModelSampler, splitCoefs, type SplitCoefs } from '../gbdt/rules'
 import { type GbdtTree, TreeBuilder } from '../gbdt/tree'

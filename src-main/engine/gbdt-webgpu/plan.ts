@@ -1,11 +1,7 @@
-// How a group of models is split into chunks that fit the device: the histograms of a chunk live in
-// one storage buffer (models × node slots × histogram slots × 12 bytes), which must fit the
-// device's maxStorageBufferBindingSize and maxBufferSize and the engine's histogram budget; the
-// per-row state (prediction, quantised gradient, node index: 4 bytes each per model) and the level
-// tables must fit one binding too. In a group whose models differ in depth or min_child_weight,
-// every model gets the node slots of the group's widest. When one model's node slots alone do not
-// fit, it runs with fewer slots: levels with more nodes are then built in slices without the
-// subtraction trick (same sums, same trees), planned by the host.
+// How a group of models is split into chunks that fit the device: a chunk's histograms live in one
+// storage buffer that must fit the device's limits and the engine's histogram budget, and so must
+// the per-row state and the level tables. Every model gets the node slots of the group's widest; a
+// model that alone does not fit gets fewer, its wide levels built in slices (README.md, "Chunks").
 import { type GbdtParams, HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
 import type { WgslLimits } from '../webgpu/device'
 import { CHOICE_WORDS, CNT_WORDS, DEC_WORDS, LVL_WORDS, TREE_WORDS } from './tree-kernels'

@@ -1,9 +1,7 @@
-// The split decision on the host, where the device cannot take it (a model-round whose gains could
-// overflow float32, or whose α·2^k is not an integer) and in the tests that check the device's: the
-// CPU engine's own scan (../gbdt/rules.ts scanFeature: its float32 arithmetic, the first strictly
-// greater loss over features ascending, forward bins ascending, backward bins descending) on a
-// node's whole histogram read back. Inputs are exact integers (Σq, row counts): the CPU engine's
-// choice bit for bit.
+// The split decision on the host, where the device cannot take it (gains that could overflow
+// float32, or α·2^k not an integer) and in the tests that check the device's: the CPU engine's own
+// scan (../gbdt/rules.ts scanFeature) on a node's whole histogram read back, from exact integers,
+// so the choice is the CPU engine's bit for bit.
 import { scanFeature, type SplitCoefs, splitApplies, SplitSearch } from '../gbdt/rules'
 
 export interface SplitChoice {

@@ -1,31 +1,8 @@
-// The host loop of the WebGPU trees engine, and its public API. Rounds stay on the host; per chunk
-// of models, every round's samples are drawn ahead on the host (the CPU engine's sampler, rounds in
-// order) and the device decides the trees:
-//
-//   device-planned round (one submit, one read-back):
-//     host:    k = quantExponent(max |g|) per model (the CPU engine's rule) → ModelInfo
-//     device:  quantise, roots; per level: row update, histograms (zeroed, built, derived), split
-//              search (bracketed, then exact float32 losses), each node's decision or leaf value,
-//              the next level's plan; last row update; the next round's max |g|
-//     read:    per model its tree's records (6 words a node) and the next max |g|
-//     host:    (while the device runs the next round) the trees rebuilt with the CPU engine's code
-//   host-planned round (a chunk with sliced levels, a model-round the host must decide, tests):
-//     per level, per pass: the host plans the level (level.ts), the device searches and decides,
-//     the host reads the choices (whole histograms where it decides) and applies the level.
-//
-// The device's commands are in commands.ts, each model's host state and the host's level plan in
-// level.ts, the host's decisions in decide.ts; this file runs them in order. sequential/pool train a
-// group of one; batched a group of all of a worker's models, in chunks that fit the device
-// (plan.ts), two chunks at once where a group needs several (one runs while the host handles the
-// other's read-back). Every sum is an exact integer and every float32 the CPU engine's, so model i's trees
-// equal the CPU engine's, bit for bit, whatever the chunking, the plan or the order of atomics.
-//
-// The models of a group may each have their own GBDT_PER_MODEL_PARAMS (options.perModel: a model
-// set's configurations fused, checked by the CPU engine's own modelTrainingParams). Each reads its
-// own split coefficients (ModelInfo on the device), depth, rounds and samplers; buffers and chunks
-// are sized for the group's widest model. A model whose depth is reached has no nodes left while
-// deeper ones go on; models with more rounds come first in their chunk, so those that sit the last
-// rounds out are the chunk's last positions.
+// The host loop of the WebGPU trees engine, and its public API: rounds stay on the host, each
+// round's samples drawn ahead (the CPU engine's sampler), and the device decides the trees — a
+// device-planned round in one submit and one read-back, or host-planned level by level. It runs
+// commands.ts (device), level.ts and decide.ts (host) in order, chunks from plan.ts; model i's trees
+// equal the CPU engine's bit for bit. The round, the chunks, per-model parameters: README.md.
 import { featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES, resolveGbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from '../gbdt/binning'
 import { type HeldOutRows, histogramSlots, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'

@@ -1,37 +1,8 @@
-// The WGSL kernels of the trees engine. What shapes a tree is integer arithmetic here: quantised
+// The WGSL kernels of the trees engine. What shapes a tree is integer arithmetic: quantised
 // gradients (i32), 64-bit histogram sums (order-free, so exact whatever the order of the atomics),
-// row counts, bins, node indices, and the split and leaf arithmetic of the CPU engine emulated on
-// integer mantissas (exact.ts). The other float work that reaches the trees is one float32
-// subtraction (pred − y), an exact scaling (ldexp) and one float32 addition (pred + leaf) per row.
-// A level can be planned on the device (plan: the next level's nodes, slots and subtraction pairs)
-// or by the host (it writes the same tables): see README.md, "A round".
-//
-// Buffers (u32 words unless said; per model m of the chunk, fixed strides from the uniform):
-//   bins      feature-major bin ids, 4 (u8) or 2 (u16) per word, rows padded to rowsPad
-//   pred, q   per model × row: f32 prediction, i32 quantised gradient
-//   pos       per model × row: the row's node index in the current level | UNSAMPLED (follows the
-//             tree, adds to no histogram), NONE once in a leaf
-//   mask      two round parities × per model: the sampled rows' bits (maskOff)
-//   feats     two round parities × per model × perTree: (feature, histogram slot offset); NONE past
-//             the model's own sampled features (featOff)
-//   models    per model: ModelInfo
-//   scal      [C: max |g| (f32 bits)][3C: root Σq lo, hi, count]
-//   hist      per model × node slot × histogram slot: [Σq lo, Σq hi, count]
-//   atom      per model: error bits
-//   tabs      the level tables (offsets in the uniform):
-//     cnt     per model CNT_WORDS: nodes, builds, derives, evaluated, tree nodes, free slots, temps
-//     lvl     two (current, next) × per model × nl nodes × LVL_WORDS: Σq lo, hi, rows, tree id,
-//             slot (its histogram, NONE), eval index (NONE), build index (NONE), parent's slot
-//     bslot   per model × nb: build index → slot;   der: per model × nb: (parent slot, built slot)
-//     eval    per model × ne: evaluated node's level index;   temp: slots freed after the level
-//     dec     per model × nl × 6: feature | NONE, split bin (i32), default left, left and right
-//             next-level index, leaf value bits — the row update's table
-//     choice  per model × nl × CHOICE_WORDS: sampled feature index | NONE, split bin + 1 | default
-//             left << 31, left Σq lo, hi, left rows, loss bits, leaf value bits, the feature (a
-//             split) or flags (a leaf; 1: the host decides this node)
-//     free    per model × P: free node slots (a stack)
-//     tree    per model × T × TREE_WORDS: per tree node, in the CPU engine's id order: feature |
-//             NONE, split bin + 1 | default left << 31, Σq lo, hi, rows, leaf value bits
+// row counts, bins, node indices, and the CPU engine's split and leaf arithmetic on integer
+// mantissas (exact.ts). A level is planned on the device or by the host, in the same tables.
+// Every buffer's layout: README.md, "Buffers"; a round: README.md, "A round".
 import { KRT_EPS } from '../gbdt/rules'
 import { EXACT_WGSL } from './exact'
 

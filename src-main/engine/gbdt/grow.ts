@@ -1,18 +1,8 @@
 // Growing one level of the trees of a group of models, depth-wise: plan which node histograms to
-// build and which to derive by subtraction, make ONE pass over the binned matrix for all models
-// (features outermost, then models, then nodes) that builds the histograms a feature region at a
-// time and scans each region for splits while it is hot, then apply each model's best splits and
-// partition its rows. When a model's level does not fit the histogram budget it is grown alone, in
-// slices of nodes, without subtraction (runLevelLowMemory; the trees are the same). The split scan
-// and every rule about splits are rules.ts's (shared with the WGSL engine); the histogram loops
-// are histograms.ts's. LevelGrower holds what every level of every round reuses — scratch arrays,
-// the histogram pool — so that a level allocates nothing per row.
-//
-// Every rule that depends on a parameter reads the model's own (ModelState: its depth, its split
-// coefficients), once per model and feature group, never per row: a level pass
-// can serve models of different configurations (a model set fused across them), a model whose depth
-// is reached has no nodes left to evaluate while deeper ones go on, and each model's trees are the
-// ones it grows alone.
+// build and which to derive by subtraction, ONE pass over the binned matrix for all models that
+// builds them a feature region at a time and scans each region for splits while hot, then each
+// model's splits applied and its rows partitioned. Every parameter is the model's own, read once
+// per model and feature group; the rest: README.md, "Level pass, tree groups and memory".
 import type { GbdtData } from './binning'
 import type { Bins, HistPool } from './histograms'
 import type { HistKernel } from './kernel'

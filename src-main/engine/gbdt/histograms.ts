@@ -1,9 +1,7 @@
 // Node histograms of the CPU trainer: the hot loops that add a node's rows into them, the
-// sibling-by-subtraction helpers, and the pool that bounds how many buffers are alive at once.
-// A histogram holds, per bin of each sampled feature, the pair (Σ quantised gradient, row count)
-// at [o + 2·bin, o + 2·bin + 1]; every sum is an integer (see quantise.ts), so the order in which
-// rows are added never changes a bit. Kept apart from the level pass (grow.ts) because these are
-// the loops whose speed is measured: they take plain arrays and offsets, and allocate nothing.
+// sibling-by-subtraction helpers, and the pool that bounds live buffers. Per bin of each sampled
+// feature the pair (Σ quantised gradient, row count); every sum is an integer, so row order never
+// changes a bit. Apart from grow.ts because these loops are the measured ones: no allocation.
 
 // hist[o + 2·bin] += q and hist[o + 2·bin + 1] += 1 for the rows of one node. A plain one-feature
 // loop runs at ~4 ns per row here (each iteration waits on the previous one's read-modify-write);

@@ -1,14 +1,6 @@
 // Trainpool's gradient-boosted-trees engine: XGBoost 1.7 `hist`, squared error, depth-wise, in
 // plain TypeScript (no tfjs, nothing else from the app but the seeded RNG and the gbdt family's
-// parameters). See README.md here.
-//
-//   const data = prepareGbdtData(xTrain, yTrain, rows, features, params.maxBin)  // once per data set
-//   const one  = trainGbdt(data, params, seed + i + 1, { onRound, shouldStop })  // sequential / pool
-//   const all  = trainGbdtGroup(data, params, seeds, { onRound, shouldStop, onModelDone }) // batched
-//   await trainGbdtGroupAsync(...)   // the same, yielding to the event loop every ~20 ms (workers)
-//   const mse  = meanSquaredError(predictGbdt(model, xTest, testRows), yTest)
-//   treeHash(model)  // "same work, exactly": equal across strategies for the same seed
-//   gbdtMemory({ rows, features, models, params })  // memory, before starting (the family's model)
+// parameters). Its API, with an example of each call: README.md, "API".
 export { prepareGbdtData, type GbdtData } from './binning'
 export {
   GBDT_DEFAULTS,

@@ -1,18 +1,8 @@
-// The histogram kernel of the CPU trainer: the loops that add a node's rows into its histogram
-// (build1/build2/build4), the per-bin loops after them (zero a region, derive a sibling by
-// subtraction, the split scan's pre-filter) and the memory they read. Two of them, the same trees
-// bit for bit (every histogram sum is an integer, see quantise.ts; the filter does the reference's
-// float64 operations in the same order):
-//   ts    histograms.ts's loops and rules.ts's forwardCandidates on ordinary typed arrays: the reference;
-//   wasm  the WebAssembly SIMD loops compiled from src-wasm/gbdt-hist.ts (AssemblyScript; the bytes
-//         are in hist-wasm.generated.ts), which add the pair (Σq, count) as one f64x2: ~2× faster
-//         per (row, feature) update here. What they read must be in the module's linear memory, so
-//         one training's binned matrix (a copy), each model's rows and q, the terminal scratches
-//         and the histogram pool's buffers are views on ONE WebAssembly.Memory sized for all of
-//         them up front (views would detach if it grew): an arena that hands out aligned views and
-//         never frees.
-// TRAINPOOL_GBDT_KERNEL=ts|wasm (or GbdtTrainOptions.kernel) chooses; the default is wasm where
-// WebAssembly SIMD is available and the training's arena fits a 32-bit memory, else ts.
+// The histogram kernel of the CPU trainer: the loops that add a node's rows into its histogram, the
+// per-bin loops after them, and the memory they read. Two of them, the same trees bit for bit:
+// `ts` (histograms.ts's loops, the reference) and `wasm` (SIMD, from src-wasm/gbdt-hist.ts), whose
+// inputs live in one WebAssembly.Memory arena. TRAINPOOL_GBDT_KERNEL=ts|wasm chooses (default wasm
+// where SIMD exists and the arena fits). Why and how: README.md, "The histogram kernel".
 import type { GbdtData } from './binning'
 import { HIST_WASM_BASE64 } from './hist-wasm.generated'
 import { type Bins, build1, build2, build4, difference, subtractRange, zero } from './histograms'

@@ -1,11 +1,7 @@
 // What the CPU trainer keeps per model of a group: its sampler, predictions, the sampled rows with
-// their quantised gradients (partitioned in place as the tree grows, so a node is a range of
-// them), the tree under construction and the level waiting to be grown. The two steps of a round
-// that concern one model alone live here too: startRound (sample, compute and quantise gradients,
-// make the root) and finishTree (add the tree's leaf values to the predictions). Growing the
-// levels, for all models of a group at once, is grow.ts's. A model keeps its own parameters —
-// depth, rounds, split coefficients, sampling — so a group may fuse models of different
-// configurations (a model set); each model's trees are the ones it grows alone.
+// their quantised gradients (partitioned in place, so a node is a range), the tree under
+// construction and the level to grow; and a round's per-model steps, startRound and finishTree.
+// A model keeps its own parameters, so a group may fuse configurations (grow.ts grows the levels).
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
 import { quantExponent } from './quantise'

@@ -1,21 +1,8 @@
 // Quantile cuts, as XGBoost 1.7.4 computes them for a dense in-memory DMatrix with tree_method=hist
-// and one thread (src/common/quantile.{h,cc}: HostSketchContainer over WQuantileSketch<float,float>,
-// then SketchContainerImpl::MakeCuts and AddCutPoint). The port keeps XGBoost's float32 rank
-// arithmetic (RType = float: every rank sum and the prune's dx2 are rounded with Math.fround), its
-// queue size, levels, prune and combine steps, so the cuts are XGBoost's own, not just close:
-//
-//   per feature, over its non-missing values in row order (weight 1 each):
-//     n_bins = max(1, min(maxBin, n)); eps = 1 / fround(n_bins·8); limit_size, levels from (n, eps)
-//     summary = sketch.GetSummary()                         (exact when n fits the input queue)
-//     reduced = SetPrune(summary, min(n, maxBin·8))
-//     final   = SetPrune(reduced, min(n, maxBin·8, maxBin) + 1)
-//     cuts    = final.value(1 .. min(final.size, maxBin)−1) (strictly increasing),
-//               then the sentinel last + (|last| + 1e-5f) where last = final.value(final.size−1)
-//     minValue = v0 − |v0| − 1e-5f   (the threshold of a "everything non-missing goes right" split)
-//
-// A feature with k ≤ maxBin distinct values gets cuts = its distinct values except the smallest,
-// plus the sentinel: k bins, one per value. A value's bin is the first cut greater than it
-// (upper_bound), so "bin ≤ b" ⇔ "value < cut[b]", XGBoost's prediction rule.
+// and one thread (src/common/quantile.{h,cc}). The port keeps XGBoost's float32 rank arithmetic, its
+// queue size, levels, prune and combine steps, so the cuts are XGBoost's own, not just close.
+// A value's bin is the first cut greater than it, XGBoost's prediction rule. The algorithm step by
+// step: README.md, "What is XGBoost's, exactly".
 
 const f32 = Math.fround
 const EPS5 = f32(1e-5)

@@ -1,15 +1,7 @@
 // Gradient quantisation: the one rule the CPU engine and the WGSL engine share, so their histogram
-// sums, and hence their trees, are bit-identical.
-//
-// Per model and per round, over the rows sampled for that round:
-//   g_r  = fround(pred_r − y_r)                      float32, as XGBoost computes it (h_r = 1)
-//   M    = max_r |g_r|
-//   e    = the integer with 2^(e−1) ≤ M < 2^e        (e = 0 when M = 0, which makes every q_r 0)
-//   k    = 30 − e                                    scale = 2^k (a power of two: g·2^k is exact)
-//   q_r  = trunc(g_r · 2^k)                          toward zero; |q_r| ≤ 2^30 − 1, fits an i32
-// Histogram sums are plain integer sums of q_r (gradient) and of 1 per row (hessian = row count).
-// With at most 2^23 training rows, |any sum| < 2^23 · 2^30 = 2^53, so float64 holds it exactly in
-// any order (and 2^53 < 2^63 for the GPU's two-u32 sums). Dequantised: G = Σq · 2^−k (exact).
+// sums, and hence their trees, are bit-identical. Per model and round, g = fround(pred − y), scaled
+// by 2^k (k = 30 − the exponent of max |g|) and truncated to an i32; histogram sums are integer
+// sums below 2^53, exact in any order. The rule step by step: README.md, "Gradient quantisation".
 
 /** Most training rows for which every sum of quantised gradients is an exact double. */
 export const QUANT_MAX_ROWS = 2 ** 23

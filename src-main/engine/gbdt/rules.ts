@@ -2,18 +2,7 @@
 // 1.7's float32 split arithmetic, when a split is applied, how it is written into the tree, which
 // child's histogram is built, and the per-model sampling with its RNG streams. Written once here so
 // the two engines cannot drift apart: their trees are bit-identical only while they agree. The
-// parameters, their ranges and the memory model are the family's (src-shared/families/gbdt.ts).
-//
-// Float32 emulation of XGBoost 1.7's split evaluator (src/tree/split_evaluator.h, param.h):
-//   T(G)     = G − α if G > α; G + α if G < −α; else 0                       (float64)
-//   gain(G,H)= H > 0 ? f32( f32(T(G)²) / f32(H + λ) ) : 0                     (Divide in float)
-//   loss_chg = f32( f32(gain(G_L,H_L) + gain(G_R,H_R)) − f32(gain(G,H)) )
-//   w(G,H)   = (H < mcw or H ≤ 0) ? 0 : f32( −T(G) / (H + λ) )                (float64, then float)
-//   leaf     = f32( w · f32(eta) )
-// A candidate needs H_L ≥ mcw and H_R ≥ mcw; the best is the first strictly greater loss_chg in the
-// order (features ascending; forward bins ascending, then backward bins descending), starting
-// from 0; it is applied iff loss_chg > 1e-6f, loss_chg ≥ f32(gamma), H_L ≠ 0 and H_R ≠ 0.
-// G are dequantised integer sums (Σq · 2^−k, exact), H are row counts.
+// formulas: README.md, "What is XGBoost's, exactly".
 import type { HeldOutRows } from '@shared/contract/model-set'
 import { featuresPerTree, type GbdtParams, minSplitRows, resolveGbdtParams } from '@shared/families/gbdt'
 import { Rng } from '../random'

@@ -1,27 +1,8 @@
-// The trainer: XGBoost 1.7 `hist`, squared error, depth-wise growth, for a GROUP of models that share
-// one binned matrix. A group of one is the ordinary single-model trainer: `sequential` and `pool`
-// run this very code with one seed, `batched` with many, so model i's trees are the same either way
-// (all histogram sums are integers, see quantise.ts, so the order in which rows, nodes or models
-// are visited cannot change a bit).
-//
-// One round, per model: sample columns and rows (own RNG streams from the model's seed), quantise
-// the gradients, then grow the tree level by level. Per level, ONE pass over the binned matrix
-// (features outermost, then models, then nodes) builds every model's node histograms, one feature
-// region at a time; for each split parent only the child with fewer rows is built and the sibling
-// is the parent minus it (in the parent's buffer); each region is scanned for splits while hot.
-// Split finding, leaf values and the stored leaf value eta·w follow XGBoost 1.7.4's CPU code,
-// including where it rounds to float32: the rules, and the split scan, are in rules.ts (shared with
-// the WGSL engine).
-//
-// The models of a group may differ in every parameter but maxBin (the binning is the group's) and
-// baseScore (GbdtTrainOptions.perModel: a model set's configurations fused into one pass). Each
-// model reads its own depth, split coefficients and samplers, once per model and level, never per
-// row: a model whose depth is reached stops splitting while deeper ones go on in the same level
-// pass, a model with fewer rounds sits the rest out, and its trees are the ones it grows alone.
-//
-// Here: the public API and the round loop. The parts it drives: model-state.ts (per model: its
-// sampling, gradients and prediction update), grow.ts (one level of a group's trees: plan, level
-// pass, splits, partition), histograms.ts (the histogram loops and the buffer pool).
+// The trainer: XGBoost 1.7 `hist`, squared error, depth-wise growth, for a GROUP of models that
+// share one binned matrix. A group of one is the single-model trainer: `sequential` and `pool` run
+// this very code with one seed, `batched` with many, so model i's trees are the same either way.
+// Here: the public API and the round loop; model-state.ts, grow.ts and histograms.ts do the rest.
+// A round, per-model parameters: README.md, "Level pass, tree groups and memory".
 import { CPU_SLOT_BYTES, defaultTreeGroup, featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
 import { LevelGrower } from './grow'

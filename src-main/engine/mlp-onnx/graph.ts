@@ -1,24 +1,8 @@
-// The ONNX graphs of the MLP on onnxruntime: one Adam training step (forward, hand-written backward,
-// Adam) and the test-set evaluation, generated from the same hyperparameters as the tfjs engine and
-// for any number n of fused models (n = 1 is one plain MLP, so every strategy runs the same graph).
-//
-// The math is FusedMlp's (engine/mlp-tfjs/fused-mlp.ts), node for node: the first layer is ONE Gemm of
-// the batch X[B,F+1] (a last column of ones: its bias row) against all models' weights side by side
-// W1[F+1, n·H1]; its gradient is Gemm(transA) X^T·dZ1, so no transposed copy of X is needed; later
-// hidden layers are per-model batched MatMuls over [n,B,H]; the output layer (width 1) is a multiply
-// and a sum; the loss is the SUM of per-model mean squared errors, so no model's gradient is divided
-// by n (with `rowWeights`, a model set's folds fused: each model's mean over its own rows, as
-// FusedMlp's rowWeights). Adam is elementwise, with the step's bias corrections fed as scalars (lr/c1 and c2), so one
-// session serves every step. The batch dimension is symbolic ("B"): the last, shorter batch of an
-// epoch runs the same session.
-//
-// Weights and Adam state go in as inputs p_i, m_i, v_i and come back as outputs p_i.next, … (Node's
-// binding has no IOBinding: the trainer ping-pongs two preallocated sets). Parameter order and
-// shapes are FusedMlp's: [W1[F+1,n·H1], (Wk[n,Hin,Hout], bk[n,1,Hout])…, Wo[n,HL], bo[n]].
-//
-// The model bytes are encoded by the shared graph builder (onnx-graph/builder.ts: onnx-proto, IR 8,
-// opset 13 here, all this graph needs). `precision: 'float64'` builds the same graph in doubles,
-// for the gradient check against finite differences; `outputs: 'gradients'` stops before Adam.
+// The ONNX graphs of the MLP on onnxruntime: one Adam training step (forward, hand-written
+// backward, Adam) and the test-set evaluation, generated from the same hyperparameters as the tfjs
+// engine for any number n of fused models (n = 1 is one plain MLP, so every strategy runs the same
+// graph). The math is FusedMlp's node for node; how, and its inputs and outputs: README.md, "Same
+// work as the tfjs engine" and "Weights between steps".
 import { onnx } from 'onnx-proto'
 import { Builder } from '../../onnx-graph/builder'
 import { paramShapes } from '../mlp/fused-layout'
@@ -46,7 +30,7 @@ export interface MlpGraphSpec {
 
 const BATCH = 'B'
 
-/** Shapes of the parameters in FusedMlp's order (see the header). */
+/** Shapes of the parameters in FusedMlp's order (README.md, "Weights between steps"). */
 export const paramName = (i: number) => `p${i}`
 export const adamMName = (i: number) => `m${i}`
 export const adamVName = (i: number) => `v${i}`

@@ -1,13 +1,8 @@
-// Training on onnxruntime: the MLP family's data, warm-up and training when its runtime is the
-// `onnxruntime` backend. Same work as engine/mlp-tfjs/tfjs-training.ts: model i starts from initialWeights(seed + i
-// + 1) laid out as FusedMlp lays it out, mini-batches come in the shared (data seed, epoch) order,
-// Adam with the same constants, the same per-model test MSE at the end.
-//
-// Weights and Adam state live in two preallocated sets of ort Tensors (Node's binding has no
-// IOBinding, so a step reads one set and writes the other, then they swap — outputs are never
-// aliased onto inputs); the batch, its targets and the step's scalars are preallocated too and
-// refilled in place. onnxruntime-node runs a session in setImmediate, so every step yields to the
-// event loop (cancel and heartbeats get through) without an extra yield.
+// Training on onnxruntime: the MLP family's data, warm-up and training on the `onnxruntime`
+// backend. Same work as engine/mlp-tfjs/tfjs-training.ts (initial weights, batch order, Adam, test
+// MSE). Weights and Adam state ping-pong between two preallocated sets of ort Tensors (Node's
+// binding has no IOBinding); each step yields to the event loop (README.md, "Weights between
+// steps").
 import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'

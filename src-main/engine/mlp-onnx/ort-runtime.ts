@@ -1,14 +1,8 @@
 // The `onnxruntime` backend's runtime: onnxruntime-node (ONNX Runtime's CPU execution provider,
-// MLAS GEMMs, shipped as N-API binaries inside the npm package) loaded in a worker process, never in
-// main. It is an optional dependency: where it is missing or its native library cannot load, the
-// reason is what the probe reports and `auto` moves on to wasm.
-//
-// Threads: one intra-op thread and no spinning per session, so a worker uses one core and sleeps
-// between steps; the pool's processes are the parallelism (W workers = W cores). The flags say so
-// with every result.
-//
-// Electron: when the app is packaged, onnxruntime-node's .node and libonnxruntime.so* must be
-// unpacked from the asar archive (asarUnpack); there is no packaging step yet.
+// shipped as N-API binaries in the npm package) loaded in a worker process, never in main. Where it
+// is missing or cannot load, the reason is what the probe reports and `auto` moves on. One
+// intra-op thread per session, no spinning: the pool's processes are the parallelism (README.md,
+// "Threads"; packaging: "Install, fallback, packaging").
 import { createRequire } from 'node:module'
 import type * as Ort from 'onnxruntime-node'
 import { onnx } from 'onnx-proto'

@@ -1,17 +1,8 @@
 // N independent MLP regressors fused into one tensor program: every step advances all N models in
 // the same kernels. N = 1 is one ordinary MLP, so `sequential` and `pool` run this very program
-// with one model at a time and the comparison measures fusion, not different code.
-//
-// Shapes are chosen for the backends' fast paths (wasm's XNNPACK only takes plain, untransposed
-// 2-D products): the first layer — the heavy one — is ONE GEMM of the shared input batch X[B,F+1]
-// against all models' weights side by side W1[F+1, N·H1]; its weight gradient is
-// X^T[F+1,B]·dZ1[B,N·H1], again a plain GEMM. The inputs carry a constant 1 in their last column,
-// so W1's last row is the first layer's bias: its gradient comes out of the same GEMM instead of a
-// reduction over the batch (reductions over rows are slow on wasm). Later hidden layers are per-model
-// batched products; the output layer (width 1) is a multiply-and-sum. Gradients are written out by
-// hand (no tape), and the loss is the SUM of per-model mean squared errors, so no model's gradient
-// is divided by N. A model set's folds fused: per-model row weights (a fold's rows 0, the others
-// 1/(their count in the batch)) make each model's mean over its own rows of the shared batch.
+// with one model at a time and the comparison measures fusion, not different code. Shapes suit
+// wasm's fast path; the loss is the SUM of per-model means, so no gradient is divided by N
+// (../README.md, "FusedMlp's shapes").
 import type * as TF from '@tensorflow/tfjs-core'
 import type { AdamSettings } from '../mlp/adam'
 import { initialParams, paramShapes } from '../mlp/fused-layout'

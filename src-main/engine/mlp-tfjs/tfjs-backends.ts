@@ -1,6 +1,6 @@
 // The MLP's tfjs backends — tensorflow (tfjs-node-gpu), wasm (XNNPACK) and cpu (plain JavaScript) —
 // as entries of the MLP family's backend table: each starts its tfjs backend in the worker and
-// trains through FusedMlp (../trainer.ts). tfjs-node-gpu falls back to the CPU silently: it says so.
+// trains through FusedMlp (tfjs-training.ts). tfjs-node-gpu falls back to the CPU silently: it says so.
 // (The MLP's webgpu backend is Trainpool's own WGSL engine, ../mlp-webgpu/.)
 import { createRequire } from 'node:module'
 import type * as TF from '@tensorflow/tfjs-core'

@@ -1,9 +1,7 @@
 // The WGSL of the fused MLP step (wgsl-mlp.ts runs them): one tiled GEMM template behind every
 // product, an output-layer kernel per model, and Adam over the flat parameter buffer. Shapes are
-// runtime values (the `Call` uniform), never constants, so N = 1 and N = 50 run the very same
-// compiled code and a model's sums come out in the same order whatever it is fused with.
-// Each step's batch start, row count and scalar-table row come in through a dynamic uniform offset,
-// so a whole epoch of steps is encoded once and submitted without host writes in between.
+// runtime values, never constants, so N = 1 and N = 50 run the same compiled code and a model's sums
+// come out in the same order whatever it is fused with; a step's record comes by a dynamic offset.
 
 /** How a kernel sees one buffer: binding i of group 0, in list order. */
 export interface Binding {

@@ -1,9 +1,8 @@
 /// <reference types="@webgpu/types" />
-// N fused MLPs on the device (FusedMlp's math, mlp-kernels.ts's WGSL): the parameters, gradients and
-// Adam state in flat buffers of the shared layout (fused-layout.ts), activations for the widest
-// batch, and every bind group made once. A step is 4 dispatches (one hidden layer) or 3 + 3·(L−1);
-// an epoch is encoded in a few submits with no host write or readback in between — its order, step
-// records and Adam scalars are written once before it, its summed loss is read once after it.
+// N fused MLPs on the device (FusedMlp's math, mlp-kernels.ts's WGSL): parameters, gradients and
+// Adam state in flat buffers of the shared layout, every bind group made once. A step is 4
+// dispatches (one hidden layer) or 3 + 3·(L−1); an epoch is a few submits with no host write or
+// readback in between (README.md, "An epoch").
 import type { DeviceCounters } from '@shared/contract'
 import { initialParams, paramShapes } from '../mlp/fused-layout'
 import type { WgslDevice } from '../webgpu/device'

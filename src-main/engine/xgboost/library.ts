@@ -1,12 +1,7 @@
-// Finding and binding the user's own XGBoost (libxgboost) through koffi, an FFI with prebuilt
-// binaries (@koromix/koffi-<platform>). Runs only inside worker processes: XGBoost starts OpenMP,
-// and a process forked after OpenMP started deadlocks in training, so the app's main process never
-// loads it (workers are spawned as fresh processes, and the probe runs in one).
-//
-// Lookup order: TRAINPOOL_XGBOOST_LIB (authoritative when set: no fallback) → the `xgboost` Python
-// package's lib/ for `python3` on PATH (a pip install: a CUDA build on Linux x86-64) → the system's
-// libxgboost.so.0 (Debian's libxgboost0). Every failing call throws an XGBoostError carrying
-// XGBGetLastError().
+// Finding and binding the user's own XGBoost (libxgboost) through koffi, in worker processes only:
+// XGBoost starts OpenMP, and a process forked after that deadlocks in training. Lookup:
+// TRAINPOOL_XGBOOST_LIB (no fallback when set) → the `xgboost` Python package of `python3` on PATH →
+// the system's libxgboost.so.0. Every failing call throws an XGBoostError with XGBGetLastError().
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'

@@ -1,10 +1,7 @@
 // The `xgboost` backend as a worker runtime: which library, which device, how many threads.
-//
-// Device (TRAINPOOL_XGBOOST_DEVICE = auto | cpu | cuda | cuda:N, default auto): auto is cuda when
-// the library was built with CUDA and this machine has an NVIDIA GPU, else cpu; asking for cuda
-// where either is missing is an error that says which. Threads: each worker gets nthread =
-// ⌊cores ÷ W⌋ (at least 1), W being its pool's size (TRAINPOOL_POOL_WORKERS, set by the pool), since
-// XGBoost otherwise takes every core in every process; TRAINPOOL_XGBOOST_NTHREAD overrides.
+// TRAINPOOL_XGBOOST_DEVICE = auto | cpu | cuda | cuda:N (auto: cuda when the build has CUDA and
+// there is an NVIDIA GPU); nthread = ⌊cores ÷ W⌋ per worker (TRAINPOOL_XGBOOST_NTHREAD overrides),
+// since XGBoost otherwise takes every core in every process. More: ../README.md, "xgboost/".
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'

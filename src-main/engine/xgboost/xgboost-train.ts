@@ -1,10 +1,7 @@
-// Training one XGBoost booster per model through the C API: the family's parameters as XGBoost's
-// (hist; version-correct CUDA flags), seed = the model's seed, nthread = the worker's share of the
-// cores; one XGBoosterUpdateOneIter per round with a yield to the event loop in between (cancel and
-// heartbeats get through), then predict the test set, fingerprint the model, free it.
-//
-// One booster at a time per process: XGBoost's training is not thread-safe (dmlc/xgboost#4004), so
-// the pool's W processes are how XGBoost models train in parallel, and `batched` does not exist here.
+// Training one XGBoost booster per model through the C API: the family's parameters as XGBoost's,
+// the model's seed, nthread = the worker's share of the cores; one update per round with a yield in
+// between (cancel and heartbeats get through), then test MSE, fingerprint, free. One booster at a
+// time per process: XGBoost's training is not thread-safe, so `batched` does not exist here.
 import { createHash } from 'node:crypto'
 import type { GbdtParams } from '@shared/families/gbdt'
 import { meanSquaredError } from '../gbdt'

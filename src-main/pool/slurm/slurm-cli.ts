@@ -1,29 +1,8 @@
 // Slurm driven through its own commands — sbatch, squeue, scontrol, sacct, scancel — for the Slurm
-// launcher: one array job per run (a task per worker, each task given one GPU by --gres), its
-// tasks' states polled, a task or the whole array cancelled. The commands are the one interface
-// every Slurm site has (slurmrestd is often not deployed; its API changes per release), and the
-// login node where the coordinator runs has them on PATH.
-//
-// What this file absorbs:
-// - Commands run through execFile (no shell), each with a timeout; a failure is a SlurmCommandError
-//   that carries the command's stderr.
-// - The worker command goes to sbatch as a batch script on stdin (`#!/bin/sh` + `exec` of the
-//   POSIX-quoted arguments): no shell quoting on the sbatch command line, no length limit there,
-//   and `exec` makes scancel's SIGTERM reach the worker itself, not a shell. Secrets never appear
-//   in sbatch's arguments or in the script: they travel in sbatch's environment, which
-//   --export=ALL hands to every task (visible to Slurm's administrators, not to other users' `ps`).
-// - States: sacct where the site keeps accounting (it also knows jobs long gone from the
-//   controller); without accounting, sacct prints "accounting storage is disabled" and the live
-//   view is squeue -t all (finished tasks stay listed for MinJobAge, 300 s by default), with
-//   scontrol for the exit codes squeue does not print. Both read the controller's memory: a task
-//   purged from one is gone from the other. Then the jobcomp file (JobCompType=jobcomp/filetxt)
-//   if the caller names it, else the state is UNKNOWN.
-// - Array notation: a pending array is one record, `123_[2-4,6-9%2]`; tasks that have started get
-//   their own job ids (the one that starts last keeps the array's id); steps `.batch`, `.extern`,
-//   `.0` are sacct rows of their own. A pending task cancelled on its own simply leaves the record
-//   (no CANCELLED row for it anywhere): the caller that asked for it sees UNKNOWN.
-// - Exit codes are Slurm's `code:signal`; a cancelled task that traps TERM reports 143:0, one that
-//   does not 0:15. scancel exits 0 even for an unknown job id (Slurm 22.05): cancel() cannot tell.
+// scheduler: one array job per pool start, its tasks' states polled, a task or the array cancelled.
+// The commands are the one interface every Slurm site has (slurmrestd is often not deployed), and
+// the login node where the coordinator runs has them. What this file absorbs (no shell, secrets
+// only in the environment, accounting or not, array notation, exit codes): ../README.md, "Slurm".
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { reservedSbatchArg } from '@shared/contract'

@@ -1,10 +1,7 @@
-// Slurm as the scheduler behind RemoteLauncher: the workers of one pool start are one job array
-// (`sbatch --array=0-(W-1)`, one task per worker, each task given its GPU by --gres, so Slurm sets
-// its CUDA_VISIBLE_DEVICES), a replacement worker a one-task array. Tasks dial back to the worker
-// socket; their states come from Slurm (slurm-cli.ts: sacct where accounting exists, squeue and
-// scontrol where not), and how a task ended is said in Slurm's words: its state, exit code, signal
-// and node. Every job id is announced as it is submitted (the run record keeps them) and cancelled
-// when the run ends, so no job outlives its run.
+// Slurm as the scheduler behind RemoteLauncher: the workers of one pool start are one job array,
+// one task per worker with its GPU by --gres; tasks dial back to the worker socket, their states
+// come from slurm-cli.ts and are said in Slurm's words. Every job id is announced as submitted (the
+// run record keeps them) and cancelled when the run ends, so no job outlives its run.
 import { constants } from 'node:os'
 import { readFile } from 'node:fs/promises'
 import { mkdirSync } from 'node:fs'
