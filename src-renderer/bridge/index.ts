@@ -1,6 +1,6 @@
 // The renderer's one door to the backend. In Electron the preload exposes window.trainpool; in
 // browser mode a WebSocket bridge implementing the same TrainpoolApi is injected with setBridge().
-// Stores call useBridge(); views never touch it, and nothing here knows which shell it runs under.
+// Stores call chooseBridge(); views never touch it, and nothing here knows which shell it runs under.
 import type { TrainpoolApi } from '@shared/contract/api'
 import { bridgeForLocation } from './websocket'
 
