@@ -1,9 +1,7 @@
 // `trainpool advise RUN_ID|FILE.json --models N --size ROWS [--verify] [--store DIR] [--json FILE]`:
-// the advice drawn from a finished run (src-shared/advice: the fits with their R², the pick with its
-// interval, the runner-up, or the refusal), and with --verify the check — the recommended and
-// runner-up options run at the target through the BenchService (a normal run, saved, live phases
-// on stderr), then predicted against measured side by side. The text is built here; the numbers
-// all come from the shared advice code, so the CLI, the app and the export say the same.
+// the advice drawn from a finished run (src-shared/advice: fits, pick, interval, or the refusal);
+// with --verify the recommended and runner-up options run at the target through the service, then
+// predicted against measured. The words are built here; the numbers are the shared advice code's.
 import { writeFileSync } from 'node:fs'
 import { adviseFrom, describeWorkerFit, formatRange, optionLabel, predictionError } from '@shared/advice'
 import { ADVICE_LIMITS, type Advice, type AdviceCheck, AdviceTargetSchema, type AdviceTarget, fieldIssues, numberOf, optionKey, type RunResult, TrainpoolError } from '@shared/contract'

@@ -1,9 +1,7 @@
-// Flag parsing for `trainpool bench`: flags → a raw config, and config errors → messages that name
-// the flag, the value and the accepted range. A model family's flags come from its field specs
-// (families/), so a new family needs no change here. With --data FILE (the user's own data),
-// --target names the column to predict and --features lists the feature columns; without it they
-// keep their generated-data meaning (teacher | noise, and a count): the data set has its own target
-// and its own features, so the two meanings never apply to the same run.
+// Flag parsing for `trainpool bench`: flags → a config, and its errors → messages naming the flag,
+// the value and what is accepted. A family's flags come from its field specs (no change here for a
+// new family). With --data FILE, --target and --features name the file's columns; without it, they
+// keep their generated-data meaning (teacher | noise, and a count).
 import {
   backendChoices, type BenchConfig, BenchConfigSchema, type DataSetInfo, type DataSource, DataSourceSchema, DEFAULT_CONFIG,
   IMPUTE_MODES, LIMITS, PRESET_NAMES, type PresetName, presetConfig, STRATEGIES, TARGETS, fieldIssues,
