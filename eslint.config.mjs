@@ -1,5 +1,6 @@
 import tseslint from 'typescript-eslint'
 import vue from 'eslint-plugin-vue'
+import prettier from 'eslint-config-prettier'
 
 /** What no shared module imports (a later block for src-shared/ files repeats these: a block's rule options replace an earlier one's). */
 const SHARED_ONLY = [
@@ -79,4 +80,6 @@ export default tseslint.config(
       'vue/html-self-closing': 'off',
     },
   },
+  // formatting is Prettier's (npm run lint checks it): ESLint's stylistic rules stand aside
+  prettier,
 )
