@@ -22,9 +22,12 @@ export default tseslint.config(
   {
     files: ['src-renderer/**/*.{ts,vue}'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: ['**/src-main/**', '**/src-main', '**/src-preload/**'], message: 'the renderer imports only @shared code (and its own files)' },
-      ] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ group: ['**/src-main/**', '**/src-main', '**/src-preload/**'], message: 'the renderer imports only @shared code (and its own files)' }],
+        },
+      ],
     },
   },
   {
@@ -38,37 +41,56 @@ export default tseslint.config(
   {
     files: ['src-shared/vocabulary/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        ...SHARED_ONLY,
-        { group: ['**/families', '**/families/**', '**/contract', '**/contract/**'], message: 'the vocabulary is the bottom layer: it imports neither families/ nor contract/' },
-      ] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...SHARED_ONLY,
+            {
+              group: ['**/families', '**/families/**', '**/contract', '**/contract/**'],
+              message: 'the vocabulary is the bottom layer: it imports neither families/ nor contract/',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['src-shared/families/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        ...SHARED_ONLY,
-        { group: ['**/contract', '**/contract/**'], message: 'families/ imports the vocabulary (src-shared/vocabulary/), never the contract, which reads the families' },
-      ] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...SHARED_ONLY,
+            {
+              group: ['**/contract', '**/contract/**'],
+              message: 'families/ imports the vocabulary (src-shared/vocabulary/), never the contract, which reads the families',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['src-main/**/*.ts'],
     ignores: ['src-main/engine/**', 'src-main/worker/**', 'src-main/testing/**', 'src-main/**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: ['**/engine/**', '**/engine'], message: 'only the worker imports the engine (training code runs in worker processes)' },
-        { group: ['**/src-renderer/**'], message: 'main never imports renderer files: move shared code to src-shared/' },
-      ] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/engine/**', '**/engine'], message: 'only the worker imports the engine (training code runs in worker processes)' },
+            { group: ['**/src-renderer/**'], message: 'main never imports renderer files: move shared code to src-shared/' },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['src-preload/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: ['**/src-main/**', '**/src-renderer/**'], message: 'the preload imports only @shared code' },
-      ] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src-main/**', '**/src-renderer/**'], message: 'the preload imports only @shared code' }] }],
     },
   },
   {

@@ -39,7 +39,21 @@ const ERROR_TARGET = 0.15
 
 function bench(label: string, args: string[]): RunResult {
   const json = join(outDir, `advice-${label}.json`)
-  const all = ['bench', ...args, '--sizes', String(size), '--workers', '1,2', '--strategies', 'sequential,pool,batched', '--repeats', repeats, '--no-save', '--json', json]
+  const all = [
+    'bench',
+    ...args,
+    '--sizes',
+    String(size),
+    '--workers',
+    '1,2',
+    '--strategies',
+    'sequential,pool,batched',
+    '--repeats',
+    repeats,
+    '--no-save',
+    '--json',
+    json,
+  ]
   process.stderr.write(`\n== advice check, ${label}: trainpool ${all.join(' ')}\n`)
   const started = performance.now()
   const r = spawnSync(process.execPath, [...cli, ...all], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
@@ -50,7 +64,11 @@ function bench(label: string, args: string[]): RunResult {
 
 const cases = [
   { family: 'mlp', label: 'MLP, wasm, default params (100→64→1, 3 epochs, batch 512)', args: ['--backend', 'wasm'] },
-  { family: 'gbdt', label: `trees, gbdt on the cpu engine, default params but ${gbdtRounds} rounds`, args: ['--model', 'gbdt', '--backend', 'cpu', '--rounds', gbdtRounds] },
+  {
+    family: 'gbdt',
+    label: `trees, gbdt on the cpu engine, default params but ${gbdtRounds} rounds`,
+    args: ['--model', 'gbdt', '--backend', 'cpu', '--rounds', gbdtRounds],
+  },
 ].filter((c) => families.includes(c.family))
 
 const results: unknown[] = []
@@ -64,15 +82,21 @@ for (const c of cases) {
   const target = bench(`${c.family}-target`, [...c.args, '--models', String(targetN)])
   const check = checkAdvice(advice, target)
   lines.push('', `${c.label} — ${sweep.environment?.device ?? ''}`)
-  lines.push(`  fits (time ≈ a + b·N): ${advice.costModels.map((m) => `${optionLabel(m, ' ')} R² ${m.fit.r2?.toFixed(3) ?? '–'}${m.refusal ? ' REFUSED' : ''}`).join(', ')}`)
+  lines.push(
+    `  fits (time ≈ a + b·N): ${advice.costModels.map((m) => `${optionLabel(m, ' ')} R² ${m.fit.r2?.toFixed(3) ?? '–'}${m.refusal ? ' REFUSED' : ''}`).join(', ')}`,
+  )
   lines.push(`  advice: ${advice.text}`)
-  lines.push(`  ${'option'.padEnd(12)} ${'predicted'.padStart(9)} ${'95 % interval'.padStart(16)} ${'measured'.padStart(9)} ${'error'.padStart(8)}  in interval  within 15 %`)
+  lines.push(
+    `  ${'option'.padEnd(12)} ${'predicted'.padStart(9)} ${'95 % interval'.padStart(16)} ${'measured'.padStart(9)} ${'error'.padStart(8)}  in interval  within 15 %`,
+  )
   let worst = 0
   // every strategy/W: a refused fit is shown too, with what its line would have said, marked refused
-  const rows = advice.costModels.map((m) => {
-    const measuredMs = target.summary.find((s) => s.strategy === m.strategy && s.workers === m.workers && s.models === targetN)?.medianMs ?? null
-    return { strategy: m.strategy, workers: m.workers, ...predictWithInterval(m.fit, targetN), measuredMs, refused: m.refusal !== null }
-  }).sort((a, b) => a.predictedMs - b.predictedMs)
+  const rows = advice.costModels
+    .map((m) => {
+      const measuredMs = target.summary.find((s) => s.strategy === m.strategy && s.workers === m.workers && s.models === targetN)?.medianMs ?? null
+      return { strategy: m.strategy, workers: m.workers, ...predictWithInterval(m.fit, targetN), measuredMs, refused: m.refusal !== null }
+    })
+    .sort((a, b) => a.predictedMs - b.predictedMs)
   for (const r of rows) {
     const e = predictionError(r)
     if (e !== null && !r.refused) worst = Math.max(worst, Math.abs(e))
@@ -85,9 +109,30 @@ for (const c of cases) {
   const measuredBest = rows.filter((r) => r.measuredMs !== null).sort((a, b) => a.measuredMs! - b.measuredMs!)[0]
   const pick = advice.options[0]
   const pickRight = pick && measuredBest ? pick.strategy === measuredBest.strategy && pick.workers === measuredBest.workers : null
-  lines.push(`  best pick right: ${pickRight === null ? 'no pick' : pickRight ? 'yes' : `NO (picked ${optionLabel(pick, ' ')}, measured fastest ${optionLabel(measuredBest, ' ')}, ${formatDuration(measuredBest.measuredMs)} vs ${formatDuration(rows.find((r) => r.strategy === pick.strategy && r.workers === pick.workers)?.measuredMs)})`}; ${advice.options.length ? `worst error of the advised options ${(worst * 100).toFixed(1)} % (target ≤ ${ERROR_TARGET * 100} %: ${worst <= ERROR_TARGET ? 'met' : 'MISSED'})` : 'no option advised (every fit refused, or a refused one measured faster than the pick): the target is not met, the advice said so'}`)
-  results.push({ family: c.family, label: c.label, size, sweepTo, targetN, repeats: Number(repeats), advice, check, rows, pickRight, worstError: advice.options.length ? worst : null })
+  lines.push(
+    `  best pick right: ${pickRight === null ? 'no pick' : pickRight ? 'yes' : `NO (picked ${optionLabel(pick, ' ')}, measured fastest ${optionLabel(measuredBest, ' ')}, ${formatDuration(measuredBest.measuredMs)} vs ${formatDuration(rows.find((r) => r.strategy === pick.strategy && r.workers === pick.workers)?.measuredMs)})`}; ${advice.options.length ? `worst error of the advised options ${(worst * 100).toFixed(1)} % (target ≤ ${ERROR_TARGET * 100} %: ${worst <= ERROR_TARGET ? 'met' : 'MISSED'})` : 'no option advised (every fit refused, or a refused one measured faster than the pick): the target is not met, the advice said so'}`,
+  )
+  results.push({
+    family: c.family,
+    label: c.label,
+    size,
+    sweepTo,
+    targetN,
+    repeats: Number(repeats),
+    advice,
+    check,
+    rows,
+    pickRight,
+    worstError: advice.options.length ? worst : null,
+  })
 }
 writeFileSync(join(outDir, 'advice-check.json'), JSON.stringify(results, null, 2))
 console.log(lines.join('\n'))
-console.log(JSON.stringify(results.map((r) => { const x = r as { family: string; worstError: number | null; pickRight: boolean | null }; return { family: x.family, worstError: x.worstError, pickRight: x.pickRight } })))
+console.log(
+  JSON.stringify(
+    results.map((r) => {
+      const x = r as { family: string; worstError: number | null; pickRight: boolean | null }
+      return { family: x.family, worstError: x.worstError, pickRight: x.pickRight }
+    }),
+  ),
+)

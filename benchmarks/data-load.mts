@@ -84,17 +84,45 @@ try {
     `Data load: ${rows.toLocaleString('en-US')} × ${FEATURES + 1} numeric CSV (${(bytes / 1e6).toFixed(0)} MB) → the data cache in ${(first.ms / 1000).toFixed(1)} s (${mbps.toFixed(1)} MB/s; parse ${(first.value.loadMs / 1000).toFixed(1)} s), peak RSS ${mib(first.peakRss)} (${mib(rssBefore)} before)`,
     `Second load of the same bytes: ${(second.ms / 1000).toFixed(2)} s (hashed, parse skipped: loadMs ${second.value.loadMs})`,
   )
-  Object.assign(json, { bytes, loadMs: first.ms, parseMs: first.value.loadMs, mbPerS: mbps, peakRssBytes: first.peakRss, rssBeforeBytes: rssBefore, secondLoadMs: second.ms })
+  Object.assign(json, {
+    bytes,
+    loadMs: first.ms,
+    parseMs: first.value.loadMs,
+    mbPerS: mbps,
+    peakRssBytes: first.peakRss,
+    rssBeforeBytes: rssBefore,
+    secondLoadMs: second.ms,
+  })
 
   const data: DataSource = { sha256: first.value.sha256, name: first.value.name, target: 'y', features: null, exclude: [], impute: 'none' }
   const shapes: { label: string; config: BenchConfig }[] = [
     {
       label: 'MLP on wasm',
-      config: { ...DEFAULT_CONFIG, sizes: [size], models: [8], workers: [2], strategies: ['sequential', 'batched'], backend: 'wasm', repeats: 1, features: FEATURES, model: { ...DEFAULT_CONFIG.model, kind: 'mlp', epochs: 1 } } as BenchConfig,
+      config: {
+        ...DEFAULT_CONFIG,
+        sizes: [size],
+        models: [8],
+        workers: [2],
+        strategies: ['sequential', 'batched'],
+        backend: 'wasm',
+        repeats: 1,
+        features: FEATURES,
+        model: { ...DEFAULT_CONFIG.model, kind: 'mlp', epochs: 1 },
+      } as BenchConfig,
     },
     {
       label: 'trees on cpu',
-      config: { ...DEFAULT_CONFIG, sizes: [size], models: [4], workers: [2], strategies: ['sequential', 'batched'], backend: 'cpu', repeats: 1, features: FEATURES, model: { ...gbdtFamily.defaults, rounds: 6 } } as BenchConfig,
+      config: {
+        ...DEFAULT_CONFIG,
+        sizes: [size],
+        models: [4],
+        workers: [2],
+        strategies: ['sequential', 'batched'],
+        backend: 'cpu',
+        repeats: 1,
+        features: FEATURES,
+        model: { ...gbdtFamily.defaults, rounds: 6 },
+      } as BenchConfig,
     },
   ]
   // workers from sources (as the tests run them), the same for both sides of the comparison
@@ -106,19 +134,33 @@ try {
     const generated: Measurement[] = []
     const own: Measurement[] = []
     for (const fromFile of [false, true, true, false]) {
-      const outcome = fromFile ? await new BenchRunner(launcher, resolved.config, {}, { data: resolved.workload }).run() : await new BenchRunner(launcher, config).run()
+      const outcome = fromFile
+        ? await new BenchRunner(launcher, resolved.config, {}, { data: resolved.workload }).run()
+        : await new BenchRunner(launcher, config).run()
       if (outcome.status !== 'ok') throw new Error(`${label}: ${outcome.error}`)
       ;(fromFile ? own : generated).push(...outcome.measurements)
     }
-    lines.push(`Training on the cached file vs generated data, ${size.toLocaleString('en-US')} rows × ${FEATURES} features, ${label} (median of ${2 * config.repeats}, run in the order generated, file, file, generated; warm-up = the worker's data read or generated, plus one step):`)
+    lines.push(
+      `Training on the cached file vs generated data, ${size.toLocaleString('en-US')} rows × ${FEATURES} features, ${label} (median of ${2 * config.repeats}, run in the order generated, file, file, generated; warm-up = the worker's data read or generated, plus one step):`,
+    )
     for (const strategy of config.strategies) {
       const pick = (ms: Measurement[]) => ms.filter((m) => m.strategy === strategy)
       const gen = median(pick(generated).map((m) => m.wallMs))
       const file = median(pick(own).map((m) => m.wallMs))
       const genWarm = median(pick(generated).map((m) => m.warmupMs))
       const fileWarm = median(pick(own).map((m) => m.warmupMs))
-      lines.push(`  ${strategy.padEnd(10)} generated ${formatDuration(gen).padStart(8)} · file ${formatDuration(file).padStart(8)} · file/generated ${(file / gen).toFixed(2)}× · warm-up ${formatDuration(genWarm)} vs ${formatDuration(fileWarm)}`)
-      ;(json.training as unknown[]).push({ family: label, strategy, generatedMs: gen, fileMs: file, ratio: file / gen, generatedWarmupMs: genWarm, fileWarmupMs: fileWarm })
+      lines.push(
+        `  ${strategy.padEnd(10)} generated ${formatDuration(gen).padStart(8)} · file ${formatDuration(file).padStart(8)} · file/generated ${(file / gen).toFixed(2)}× · warm-up ${formatDuration(genWarm)} vs ${formatDuration(fileWarm)}`,
+      )
+      ;(json.training as unknown[]).push({
+        family: label,
+        strategy,
+        generatedMs: gen,
+        fileMs: file,
+        ratio: file / gen,
+        generatedWarmupMs: genWarm,
+        fileWarmupMs: fileWarm,
+      })
     }
   }
 } finally {

@@ -21,7 +21,10 @@ const cases = [
 const rows: { preset: string; family: string; backend: string; estimateMs: number; actualMs: number; ratio: number; within: boolean }[] = []
 for (const c of cases) {
   const json = join(os.tmpdir(), `trainpool-estimate-${process.pid}.json`)
-  const r = spawnSync(process.execPath, [join(root, 'bin/trainpool.js'), 'bench', '--preset', c.preset, ...c.args, '--no-save', '--json', json], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
+  const r = spawnSync(process.execPath, [join(root, 'bin/trainpool.js'), 'bench', '--preset', c.preset, ...c.args, '--no-save', '--json', json], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
   if (r.status !== 0) {
     console.log(`${c.preset} ${c.args.join(' ')}: bench exited ${r.status}`)
     continue
@@ -30,7 +33,15 @@ for (const c of cases) {
   const actualMs = Date.parse(run.finishedAt!) - Date.parse(run.startedAt)
   const estimateMs = estimateRun(run.config, run.environment!.backend, { cpuCount: os.cpus().length }).totalMs!
   const ratio = estimateMs / actualMs
-  rows.push({ preset: c.preset, family: run.config.model.kind, backend: run.environment!.backend, estimateMs, actualMs, ratio, within: Math.abs(ratio - 1) <= 0.3 })
+  rows.push({
+    preset: c.preset,
+    family: run.config.model.kind,
+    backend: run.environment!.backend,
+    estimateMs,
+    actualMs,
+    ratio,
+    within: Math.abs(ratio - 1) <= 0.3,
+  })
   const last = rows[rows.length - 1]
   console.log(
     `estimate ${last.family} ${last.preset} on ${last.backend}: estimated ${(estimateMs / 1000).toFixed(2)} s, actual ${(actualMs / 1000).toFixed(2)} s → ${ratio.toFixed(2)}× (${last.within ? 'within' : 'OUTSIDE'} ±30 %)`,

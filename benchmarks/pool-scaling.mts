@@ -33,7 +33,13 @@ const models = Number(args.models)
 const repeats = Number(args.repeats)
 const discard = Number(args.discard)
 const backend = args.backend as BackendName
-const config = presetConfig('article', { backend, sizes: [size], models: [models], features: 100, model: { kind: 'mlp', epochs: Number(args.epochs), hidden: [64], batchSize: 512 } })
+const config = presetConfig('article', {
+  backend,
+  sizes: [size],
+  models: [models],
+  features: 100,
+  model: { kind: 'mlp', epochs: Number(args.epochs), hidden: [64], batchSize: 512 },
+})
 const workload = workloadFor(config, size)
 const jobs: JobSpec[] = Array.from({ length: models }, (_, i) => ({ workload, modelIndices: [i], fused: false }))
 
@@ -42,7 +48,10 @@ const implementations: Array<{ name: string; Pool: PoolClass }> = [{ name: 'this
 if (args.compare) implementations.push({ name: 'compare', Pool: ((await import(resolve(args.compare))) as { WorkerPool: PoolClass }).WorkerPool })
 
 // the worker from the sources, through tsx (as the tests run it)
-const launcher = new NodeLauncher({ path: join(dirname(fileURLToPath(import.meta.url)), '..', 'src-main', 'worker', 'index.ts'), execArgv: ['--import', 'tsx'] })
+const launcher = new NodeLauncher({
+  path: join(dirname(fileURLToPath(import.meta.url)), '..', 'src-main', 'worker', 'index.ts'),
+  execArgv: ['--import', 'tsx'],
+})
 /** busy: the models' own training time over W × the wall time (1 = no worker ever waited for a job) */
 const pools: Array<{ label: string; impl: string; workers: number; pool: WorkerPool; ms: number[]; busy: number[] }> = []
 try {
@@ -50,7 +59,10 @@ try {
     for (const workers of [1, 2]) {
       const pool = new Pool(launcher, { size: workers, family: 'mlp', backend, failurePolicy: 'stop' })
       await pool.start()
-      await pool.warmup(workload, jobs.slice(0, workers).map(() => [0]))
+      await pool.warmup(
+        workload,
+        jobs.slice(0, workers).map(() => [0]),
+      )
       pools.push({ label: `${name} W=${workers}`, impl: name, workers, pool, ms: [], busy: [] })
     }
   }
@@ -77,7 +89,9 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
-console.log(`${backend}, ${size} rows × ${models} models, one model per job, ${args.epochs} epochs, ${repeats} alternating repeats after ${discard} not counted`)
+console.log(
+  `${backend}, ${size} rows × ${models} models, one model per job, ${args.epochs} epochs, ${repeats} alternating repeats after ${discard} not counted`,
+)
 for (const p of pools) {
   console.log(
     `${p.label.padEnd(12)} median ${(median(p.ms) / 1000).toFixed(3)} s  repeats ${p.ms.map((m) => (m / 1000).toFixed(3)).join(', ')} s  busy ${p.busy.map((b) => `${(100 * b).toFixed(1)} %`).join(', ')}`,

@@ -59,7 +59,11 @@ const ratio = (a, b) => (a && b ? `${(a.medianMs / b.medianMs).toFixed(2)}×` : 
 const secs = (ms) => `${(ms / 1000).toFixed(2)}s`
 
 function gemm(b) {
-  const out = execFileSync(process.execPath, [join(root, 'benchmarks/gemm-reference.mjs'), b], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+  const out = execFileSync(process.execPath, [join(root, 'benchmarks/gemm-reference.mjs'), b], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
   return JSON.parse(out.trim().split('\n').pop())
 }
 
@@ -81,7 +85,9 @@ function table(run, extraColumns = () => []) {
     const rows = run.summary.filter((s) => s.size === size)
     const seq = rows.find((s) => s.strategy === 'sequential')
     const rate = rows[0] ? Object.keys(rows[0]).includes('workRate') : false
-    lines.push(`${'strategy'.padEnd(12)} ${'W'.padStart(2)} ${'median'.padStart(9)} ${'min'.padStart(9)} ${'max'.padStart(9)} ${'vs seq'.padStart(8)} ${'per model'.padStart(10)} ${(rate ? 'rate' : '').padStart(10)}${extraColumns(null)}`)
+    lines.push(
+      `${'strategy'.padEnd(12)} ${'W'.padStart(2)} ${'median'.padStart(9)} ${'min'.padStart(9)} ${'max'.padStart(9)} ${'vs seq'.padStart(8)} ${'per model'.padStart(10)} ${(rate ? 'rate' : '').padStart(10)}${extraColumns(null)}`,
+    )
     for (const s of rows) {
       lines.push(
         `${s.strategy.padEnd(12)} ${String(s.workers).padStart(2)} ${secs(s.medianMs).padStart(9)} ${secs(s.minMs).padStart(9)} ${secs(s.maxMs).padStart(9)} ${ratio(seq, s).padStart(8)} ${secs(s.medianMs / s.models).padStart(10)} ${s.workRate.toFixed(2).padStart(10)}${extraColumns(s)}`,
@@ -99,32 +105,78 @@ if (env('BENCH_MLP', '1') !== '0') {
   const peak = 150 * cores // ≈ float32 FMA peak of this machine (AVX-512, ~150 GFLOP/s per core)
   const mlpReport = (run, reference) => {
     const m = run.config.model
-    const lines = [`\nMLP on ${run.environment.backend} (${run.environment.device}) — ${run.config.sizes.join('/')} rows × ${run.config.models.join(',')} models, hidden ${m.hidden}, ${m.epochs} epochs, medians of ${run.config.repeats}; rate = GFLOP/s`]
-    lines.push(...table(run, (s) => (s ? ` ${`${((s.workRate / reference.gflops) * 100).toFixed(0)}%`.padStart(7)} ${`${((s.workRate / peak) * 100).toFixed(1)}%`.padStart(7)}` : ` ${'% GEMM'.padStart(7)} ${'% peak'.padStart(7)}`)))
+    const lines = [
+      `\nMLP on ${run.environment.backend} (${run.environment.device}) — ${run.config.sizes.join('/')} rows × ${run.config.models.join(',')} models, hidden ${m.hidden}, ${m.epochs} epochs, medians of ${run.config.repeats}; rate = GFLOP/s`,
+    ]
+    lines.push(
+      ...table(run, (s) =>
+        s
+          ? ` ${`${((s.workRate / reference.gflops) * 100).toFixed(0)}%`.padStart(7)} ${`${((s.workRate / peak) * 100).toFixed(1)}%`.padStart(7)}`
+          : ` ${'% GEMM'.padStart(7)} ${'% peak'.padStart(7)}`,
+      ),
+    )
     for (const size of run.config.sizes) {
       const seq = get(run, size, 'sequential', 1)
       lines.push(
         `ratios at ${size}: batched(W=1)/sequential ${ratio(seq, get(run, size, 'batched', 1))}, batched(W=${cores})/sequential ${ratio(seq, get(run, size, 'batched', cores))}, pool W=${cores} vs W=1 ${ratio(get(run, size, 'pool', 1), get(run, size, 'pool', cores))}`,
       )
     }
-    lines.push(`reference: ${reference.backend} ${reference.n}³ matmul ${reference.gflops.toFixed(1)} GFLOP/s (one process); machine float32 peak ≈ ${peak} GFLOP/s on ${cores} cores`)
-    lines.push(`same work: ${run.verification.sameWork} (max rel. MSE Δ ${run.verification.maxRelMseDiff.toExponential(1)}, tolerance ${run.verification.tolerance})`)
+    lines.push(
+      `reference: ${reference.backend} ${reference.n}³ matmul ${reference.gflops.toFixed(1)} GFLOP/s (one process); machine float32 peak ≈ ${peak} GFLOP/s on ${cores} cores`,
+    )
+    lines.push(
+      `same work: ${run.verification.sameWork} (max rel. MSE Δ ${run.verification.maxRelMseDiff.toExponential(1)}, tolerance ${run.verification.tolerance})`,
+    )
     // a GPU engine's own account of each measurement: why its device waited, if it did
     for (const m of run.measurements.filter((x) => x.device && x.repeat === 0)) {
       const d = m.device
-      lines.push(`device work ${m.strategy} W=${m.workers} at ${m.size}: ${d.dispatches} dispatches, ${d.submits} submits, ${d.readbacks} readbacks (${d.bytesReadBack} B), host ${d.hostMsBetweenSubmits.toFixed(1)} ms between submits`)
+      lines.push(
+        `device work ${m.strategy} W=${m.workers} at ${m.size}: ${d.dispatches} dispatches, ${d.submits} submits, ${d.readbacks} readbacks (${d.bytesReadBack} B), host ${d.hostMsBetweenSubmits.toFixed(1)} ms between submits`,
+      )
     }
     for (const w of run.warnings) lines.push(`warning: ${w}`)
     return lines.join('\n')
   }
   const reference = gemm(backend)
-  const main = bench(`bench-${backend}`, ['--backend', backend, '--sizes', sizes, '--models', models, '--workers', workerCounts, '--repeats', repeats, '--epochs', '3', '--hidden', '64', '--batch-size', '512', '--features', '100'])
+  const main = bench(`bench-${backend}`, [
+    '--backend',
+    backend,
+    '--sizes',
+    sizes,
+    '--models',
+    models,
+    '--workers',
+    workerCounts,
+    '--repeats',
+    repeats,
+    '--epochs',
+    '3',
+    '--hidden',
+    '64',
+    '--batch-size',
+    '512',
+    '--features',
+    '100',
+  ])
   out.mlp = { reference, summary: main.summary, verification: main.verification, environment: main.environment, status: main.status }
   text += mlpReport(main, reference)
   if (webgpuSize > 0) {
     try {
       const gpuRef = gemm('webgpu')
-      const gpu = bench('bench-webgpu', ['--backend', 'webgpu', '--sizes', String(webgpuSize), '--models', '16', '--workers', '1', '--repeats', '1', '--epochs', '1'])
+      const gpu = bench('bench-webgpu', [
+        '--backend',
+        'webgpu',
+        '--sizes',
+        String(webgpuSize),
+        '--models',
+        '16',
+        '--workers',
+        '1',
+        '--repeats',
+        '1',
+        '--epochs',
+        '1',
+      ])
       out.webgpu = { reference: gpuRef, summary: gpu.summary, environment: gpu.environment, verification: gpu.verification }
       text += '\n' + mlpReport(gpu, gpuRef)
     } catch (err) {
@@ -135,7 +187,22 @@ if (env('BENCH_MLP', '1') !== '0') {
   const rssSize = Number(env('BENCH_RSS_SIZE', 200000))
   if (rssSize > 0) {
     // peak RSS per worker at a large size (target ≤ 400 MB): one epoch, one repeat is enough
-    const big = bench('bench-rss', ['--backend', backend, '--sizes', String(rssSize), '--models', models, '--workers', String(cores), '--strategies', 'pool,batched', '--repeats', '1', '--epochs', '1'])
+    const big = bench('bench-rss', [
+      '--backend',
+      backend,
+      '--sizes',
+      String(rssSize),
+      '--models',
+      models,
+      '--workers',
+      String(cores),
+      '--strategies',
+      'pool,batched',
+      '--repeats',
+      '1',
+      '--epochs',
+      '1',
+    ])
     out.rss = big.measurements.map((m) => ({ strategy: m.strategy, workers: m.workers, size: m.size, peakRssBytes: m.peakRssBytes, wallMs: m.wallMs }))
     text += `\n\nMLP peak RSS per worker at ${rssSize} rows (target ≤ 400 MiB): ${big.measurements.map((m) => `${m.strategy} W=${m.workers}: ${m.peakRssBytes.map(mib).join(', ')}`).join('; ')}`
   }
@@ -149,7 +216,24 @@ if (env('BENCH_MLP', '1') !== '0') {
  */
 function nativeCpuPass(mlpReport, wasmMain) {
   const size = Number(env('BENCH_ORT_SIZE', 10000))
-  const shape = ['--sizes', String(size), '--models', models, '--workers', workerCounts, '--repeats', repeats, '--epochs', '3', '--hidden', '64', '--batch-size', '512', '--features', '100']
+  const shape = [
+    '--sizes',
+    String(size),
+    '--models',
+    models,
+    '--workers',
+    workerCounts,
+    '--repeats',
+    repeats,
+    '--epochs',
+    '3',
+    '--hidden',
+    '64',
+    '--batch-size',
+    '512',
+    '--features',
+    '100',
+  ]
   let ortRef
   try {
     ortRef = gemm('onnxruntime')
@@ -160,9 +244,18 @@ function nativeCpuPass(mlpReport, wasmMain) {
   const wasm = wasmMain && wasmMain.config.sizes.includes(size) ? wasmMain : bench('bench-wasm-native-shape', ['--backend', 'wasm', ...shape])
   const lines = [mlpReport(ort, ortRef)]
   const torch = pytorch(size)
-  out.nativeCpu = { reference: ortRef, onnxruntime: ort.summary, wasm: wasm.summary.filter((s) => s.size === size), verification: ort.verification, environment: ort.environment, pytorch: torch }
+  out.nativeCpu = {
+    reference: ortRef,
+    onnxruntime: ort.summary,
+    wasm: wasm.summary.filter((s) => s.size === size),
+    verification: ort.verification,
+    environment: ort.environment,
+    pytorch: torch,
+  }
   const cell = (s) => (s ? secs(s.medianMs) : 'n/a')
-  lines.push(`\nSide by side — ${size} rows (${Math.round(size * 0.8)} training) × ${models} models, 100→64→1, Adam, batch 512, 3 epochs, medians of ${repeats}, one run:`)
+  lines.push(
+    `\nSide by side — ${size} rows (${Math.round(size * 0.8)} training) × ${models} models, 100→64→1, Adam, batch 512, 3 epochs, medians of ${repeats}, one run:`,
+  )
   lines.push(`${'strategy'.padEnd(22)} ${'onnxruntime'.padStart(12)} ${'wasm'.padStart(10)}`)
   for (const s of ort.summary.filter((x) => x.size === size)) {
     lines.push(`${`${s.strategy} W=${s.workers}`.padEnd(22)} ${cell(s).padStart(12)} ${cell(get(wasm, size, s.strategy, s.workers)).padStart(10)}`)
@@ -188,7 +281,9 @@ function nativeCpuPass(mlpReport, wasmMain) {
       `batched W=1 on onnxruntime trains at ${b1.workRate.toFixed(1)} GFLOP/s (best repeat ${bestRate.toFixed(1)}) = ${pct(b1.workRate)} % (best ${pct(bestRate)} %) of ORT's own ${ortRef.n}³ GEMM (${ortRef.gflops.toFixed(1)} GFLOP/s, 1 thread, this run; target ≥ 60 %)`,
     )
   }
-  lines.push(`pool W=2 vs W=1 on onnxruntime: ${ratio(get(ort, size, 'pool', 1), get(ort, size, 'pool', 2))} (target ≥ 1.7×); threads: ${JSON.stringify(ort.environment.backendFlags)}`)
+  lines.push(
+    `pool W=2 vs W=1 on onnxruntime: ${ratio(get(ort, size, 'pool', 1), get(ort, size, 'pool', 2))} (target ≥ 1.7×); threads: ${JSON.stringify(ort.environment.backendFlags)}`,
+  )
   return lines.join('\n')
 }
 
@@ -198,7 +293,11 @@ function pytorch(size) {
   const probe = spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' })
   if (probe.status !== 0) return { error: `not available (${python} has no torch: apt-get install -y python3-torch)` }
   process.stderr.write(`\n== PyTorch reference: ${size} rows × ${models} models, 1 thread, loop and stacked\n`)
-  const r = spawnSync(python, [join(root, 'benchmarks/pytorch/mlp.py'), '--rows', String(size), '--models', models, '--repeats', repeats, '--threads', '1'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const r = spawnSync(python, [join(root, 'benchmarks/pytorch/mlp.py'), '--rows', String(size), '--models', models, '--repeats', repeats, '--threads', '1'], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   if (r.status !== 0) return { error: `benchmarks/pytorch/mlp.py exited ${r.status}` }
   return JSON.parse(r.stdout.trim().split('\n').pop())
 }
@@ -207,28 +306,71 @@ const gbdtSize = Number(env('BENCH_GBDT_SIZE', 10000))
 if (gbdtSize > 0) {
   const gbdtModels = env('BENCH_GBDT_MODELS', '50')
   const rounds = env('BENCH_GBDT_ROUNDS', '100')
-  const trees = bench('bench-gbdt', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', String(gbdtSize), '--models', gbdtModels, '--workers', workerCounts, '--repeats', '1', '--rounds', rounds, '--max-depth', '6', '--eta', '0.1', '--features', '100'])
+  const trees = bench('bench-gbdt', [
+    '--model',
+    'gbdt',
+    '--backend',
+    'cpu',
+    '--sizes',
+    String(gbdtSize),
+    '--models',
+    gbdtModels,
+    '--workers',
+    workerCounts,
+    '--repeats',
+    '1',
+    '--rounds',
+    rounds,
+    '--max-depth',
+    '6',
+    '--eta',
+    '0.1',
+    '--features',
+    '100',
+  ])
   // real XGBoost 1.7, one thread, on the same shape (rows before the 80/20 split, 100 features), same run
   let xgb = null
   try {
     const json = join(outDir, 'bench-gbdt-xgboost.json')
     process.stderr.write(`\n== XGBoost reference: ${gbdtSize} rows, 5 models, nthread=1\n`)
-    execFileSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/gbdt/engine-bench.mts'), '--rows', String(gbdtSize), '--models', '1', '--xgb-models', '5', '--rounds', rounds, '--json', json], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    })
+    execFileSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(root, 'benchmarks/gbdt/engine-bench.mts'),
+        '--rows',
+        String(gbdtSize),
+        '--models',
+        '1',
+        '--xgb-models',
+        '5',
+        '--rounds',
+        rounds,
+        '--json',
+        json,
+      ],
+      {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    )
     xgb = JSON.parse(readFileSync(json, 'utf8')).xgb
   } catch (err) {
     process.stderr.write(`XGBoost reference failed: ${err.message.split('\n')[0]}\n`)
   }
   const p = trees.config.model
-  const lines = [`\nTrees (GBDT) on Trainpool's TypeScript engine (${trees.environment.device}) — ${gbdtSize} rows × ${trees.config.models} models, ${p.rounds} rounds, depth ${p.maxDepth}, eta ${p.eta}, subsample ${p.subsample}, colsample ${p.colsampleBytree}; rate = ${'M hist. updates/s'}`]
+  const lines = [
+    `\nTrees (GBDT) on Trainpool's TypeScript engine (${trees.environment.device}) — ${gbdtSize} rows × ${trees.config.models} models, ${p.rounds} rounds, depth ${p.maxDepth}, eta ${p.eta}, subsample ${p.subsample}, colsample ${p.colsampleBytree}; rate = ${'M hist. updates/s'}`,
+  ]
   lines.push(...table(trees))
   const seq = get(trees, gbdtSize, 'sequential', 1)
   const perModelSeq = seq ? seq.medianMs / seq.models : NaN
   if (xgb) {
     lines.push(`XGBoost ${xgb.version} hist, nthread=1: ${xgb.wall.toFixed(2)} s per model (wall, 5 models, same shape, this run)`)
-    lines.push(`Trainpool sequential per model ${(perModelSeq / 1000).toFixed(2)} s = ${(perModelSeq / 1000 / xgb.wall).toFixed(2)}× XGBoost's time (target ≤ 1.00×); best Trainpool per model ${(Math.min(...trees.summary.map((s) => s.medianMs / s.models)) / 1000).toFixed(2)} s = ${(xgb.wall / (Math.min(...trees.summary.map((s) => s.medianMs / s.models)) / 1000)).toFixed(2)}× faster than one XGBoost thread`)
+    lines.push(
+      `Trainpool sequential per model ${(perModelSeq / 1000).toFixed(2)} s = ${(perModelSeq / 1000 / xgb.wall).toFixed(2)}× XGBoost's time (target ≤ 1.00×); best Trainpool per model ${(Math.min(...trees.summary.map((s) => s.medianMs / s.models)) / 1000).toFixed(2)} s = ${(xgb.wall / (Math.min(...trees.summary.map((s) => s.medianMs / s.models)) / 1000)).toFixed(2)}× faster than one XGBoost thread`,
+    )
   } else lines.push('XGBoost reference: not available (install python3-xgboost)')
   lines.push(
     `ratios: batched(W=1)/sequential ${ratio(seq, get(trees, gbdtSize, 'batched', 1))} (target ≥ 1.5×), pool W=2 vs W=1 ${ratio(get(trees, gbdtSize, 'pool', 1), get(trees, gbdtSize, 'pool', 2))} (target ≥ 1.7×), batched(W=${cores})/sequential ${ratio(seq, get(trees, gbdtSize, 'batched', cores))}`,
@@ -236,18 +378,46 @@ if (gbdtSize > 0) {
   lines.push(`same work: ${trees.verification.sameWork} (tolerance ${trees.verification.tolerance}; model i's tree hash equal in every strategy)`)
   if (env('BENCH_XGBOOST', '1') !== '0') {
     // the user's real XGBoost through Trainpool's xgboost backend (FFI), one thread per worker: sequential and pools
-    const real = spawnSync(process.execPath, [join(root, 'bin/trainpool.js'), 'bench', '--model', 'gbdt', '--backend', 'xgboost', '--sizes', String(gbdtSize), '--models', gbdtModels, '--workers', workerCounts, '--strategies', 'sequential,pool', '--repeats', '1', '--rounds', rounds, '--no-save', '--json', join(outDir, 'bench-xgboost.json')], {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, TRAINPOOL_XGBOOST_NTHREAD: '1' },
-    })
+    const real = spawnSync(
+      process.execPath,
+      [
+        join(root, 'bin/trainpool.js'),
+        'bench',
+        '--model',
+        'gbdt',
+        '--backend',
+        'xgboost',
+        '--sizes',
+        String(gbdtSize),
+        '--models',
+        gbdtModels,
+        '--workers',
+        workerCounts,
+        '--strategies',
+        'sequential,pool',
+        '--repeats',
+        '1',
+        '--rounds',
+        rounds,
+        '--no-save',
+        '--json',
+        join(outDir, 'bench-xgboost.json'),
+      ],
+      {
+        cwd: root,
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, TRAINPOOL_XGBOOST_NTHREAD: '1' },
+      },
+    )
     if (real.status === 0) {
       const x = JSON.parse(readFileSync(join(outDir, 'bench-xgboost.json'), 'utf8'))
       out.xgboostBackend = { summary: x.summary, verification: x.verification, environment: x.environment }
       lines.push(`\nXGBoost ${x.environment.versions?.xgboost ?? ''} through Trainpool's xgboost backend (FFI, nthread 1 per worker), same shape, same run:`)
       lines.push(...table(x))
       const xs = get(x, gbdtSize, 'sequential', 1)
-      lines.push(`side by side (per model): Trainpool engine sequential ${secs(perModelSeq)}, batched W=${cores} ${secs(get(trees, gbdtSize, 'batched', cores)?.medianMs / trees.config.models)}; XGBoost sequential ${secs(xs?.medianMs / x.config.models)}, pool W=${cores} ${secs(get(x, gbdtSize, 'pool', cores)?.medianMs / x.config.models)}; XGBoost pool W=2 vs sequential ${ratio(xs, get(x, gbdtSize, 'pool', 2))} (target ≥ 1.7×)`)
+      lines.push(
+        `side by side (per model): Trainpool engine sequential ${secs(perModelSeq)}, batched W=${cores} ${secs(get(trees, gbdtSize, 'batched', cores)?.medianMs / trees.config.models)}; XGBoost sequential ${secs(xs?.medianMs / x.config.models)}, pool W=${cores} ${secs(get(x, gbdtSize, 'pool', cores)?.medianMs / x.config.models)}; XGBoost pool W=2 vs sequential ${ratio(xs, get(x, gbdtSize, 'pool', 2))} (target ≥ 1.7×)`,
+      )
     } else lines.push(`XGBoost backend pass: exit ${real.status} (is libxgboost installed? see trainpool bench --model gbdt --backend xgboost)`)
   }
   const peersRows = env('BENCH_TREES_PEERS_ROWS', String(gbdtSize))
@@ -256,11 +426,27 @@ if (gbdtSize > 0) {
     // 1 thread, no sampling, same data, per model, alternating per repeat (benchmarks/gbdt/peers.mts + peers.py)
     const json = join(outDir, 'bench-trees-peers.json')
     process.stderr.write(`\n== trees peers: ${peersRows} rows, Trainpool cpu engine vs XGBoost and scikit-learn, 1 thread\n`)
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/gbdt/peers.mts'), '--rows', peersRows, '--repeats', env('BENCH_TREES_PEERS_REPEATS', '3'), '--rounds', rounds, '--json', json], {
-      cwd: root,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(root, 'benchmarks/gbdt/peers.mts'),
+        '--rows',
+        peersRows,
+        '--repeats',
+        env('BENCH_TREES_PEERS_REPEATS', '3'),
+        '--rounds',
+        rounds,
+        '--json',
+        json,
+      ],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
     if (r.status === 0) {
       lines.push('', ...r.stdout.trim().split('\n'))
       out.treesPeers = JSON.parse(readFileSync(json, 'utf8'))
@@ -271,25 +457,63 @@ if (gbdtSize > 0) {
   const gbdtRss = Number(env('BENCH_GBDT_RSS_SIZE', 200000))
   if (gbdtRss > 0) {
     // peak RSS per worker with 50 models batched at 200 000 rows (target ≤ 1 GiB): a few rounds show the peak
-    const big = bench('bench-gbdt-rss', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', String(gbdtRss), '--models', gbdtModels, '--workers', '1', '--strategies', 'batched', '--repeats', '1', '--rounds', '3'])
+    const big = bench('bench-gbdt-rss', [
+      '--model',
+      'gbdt',
+      '--backend',
+      'cpu',
+      '--sizes',
+      String(gbdtRss),
+      '--models',
+      gbdtModels,
+      '--workers',
+      '1',
+      '--strategies',
+      'batched',
+      '--repeats',
+      '1',
+      '--rounds',
+      '3',
+    ])
     out.gbdtRss = big.measurements.map((m) => ({ strategy: m.strategy, workers: m.workers, size: m.size, peakRssBytes: m.peakRssBytes }))
-    lines.push(`peak RSS per worker, ${gbdtRss} rows × ${gbdtModels} models batched W=1 (target ≤ 1 GiB): ${big.measurements.map((m) => m.peakRssBytes.map(mib).join(', ')).join('; ')}`)
+    lines.push(
+      `peak RSS per worker, ${gbdtRss} rows × ${gbdtModels} models batched W=1 (target ≤ 1 GiB): ${big.measurements.map((m) => m.peakRssBytes.map(mib).join(', ')).join('; ')}`,
+    )
   }
   text += '\n' + lines.join('\n')
 }
 
 const gbdtGpuSize = Number(env('BENCH_GBDT_WEBGPU_SIZE', 2000))
 if (gbdtGpuSize > 0) {
-  const shape = ['--model', 'gbdt', '--sizes', String(gbdtGpuSize), '--models', env('BENCH_GBDT_WEBGPU_MODELS', '4'), '--workers', '1', '--strategies', 'sequential,batched', '--repeats', '1', '--rounds', env('BENCH_GBDT_WEBGPU_ROUNDS', '10')]
+  const shape = [
+    '--model',
+    'gbdt',
+    '--sizes',
+    String(gbdtGpuSize),
+    '--models',
+    env('BENCH_GBDT_WEBGPU_MODELS', '4'),
+    '--workers',
+    '1',
+    '--strategies',
+    'sequential,batched',
+    '--repeats',
+    '1',
+    '--rounds',
+    env('BENCH_GBDT_WEBGPU_ROUNDS', '10'),
+  ]
   try {
     const gpu = bench('bench-gbdt-webgpu', ['--backend', 'webgpu', ...shape])
     const cpu = bench('bench-gbdt-webgpu-cpu', ['--backend', 'cpu', ...shape])
     const prints = (run) => JSON.stringify(run.measurements.map((m) => [...m.perModel].sort((a, b) => a.index - b.index).map((p) => p.fingerprint)))
     const p = gpu.config.model
-    const lines = [`\nTrees on webgpu (${gpu.environment.device}) beside the CPU engine — ${gbdtGpuSize} rows × ${gpu.config.models} models, ${p.rounds} rounds, depth ${p.maxDepth}`]
+    const lines = [
+      `\nTrees on webgpu (${gpu.environment.device}) beside the CPU engine — ${gbdtGpuSize} rows × ${gpu.config.models} models, ${p.rounds} rounds, depth ${p.maxDepth}`,
+    ]
     lines.push('webgpu:', ...table(gpu), 'cpu:', ...table(cpu))
     const g = (run, strategy) => get(run, gbdtGpuSize, strategy, 1)
-    lines.push(`webgpu: batched(W=1)/sequential ${ratio(g(gpu, 'sequential'), g(gpu, 'batched'))}; webgpu's time / the CPU engine's: sequential ${ratio(g(gpu, 'sequential'), g(cpu, 'sequential'))}, batched ${ratio(g(gpu, 'batched'), g(cpu, 'batched'))}`)
+    lines.push(
+      `webgpu: batched(W=1)/sequential ${ratio(g(gpu, 'sequential'), g(gpu, 'batched'))}; webgpu's time / the CPU engine's: sequential ${ratio(g(gpu, 'sequential'), g(cpu, 'sequential'))}, batched ${ratio(g(gpu, 'batched'), g(cpu, 'batched'))}`,
+    )
     lines.push(`same trees as the CPU engine: ${prints(gpu) === prints(cpu)} (tree hashes of every model in every strategy)`)
     out.gbdtWebgpu = { webgpu: gpu.summary, cpu: cpu.summary, environment: gpu.environment, sameTrees: prints(gpu) === prints(cpu) }
     text += '\n' + lines.join('\n')
@@ -320,7 +544,8 @@ if (env('BENCH_SET', '1') !== '0') {
     const singles = []
     try {
       for (let p = 0; p < pairs; p++) {
-        const runGrid = () => bench(`bench-set-lr-${backend}-${p}`, [...common, '--lr', lrs, '--seeds', seeds, '--strategies', p === 0 ? 'sequential,batched' : 'batched'])
+        const runGrid = () =>
+          bench(`bench-set-lr-${backend}-${p}`, [...common, '--lr', lrs, '--seeds', seeds, '--strategies', p === 0 ? 'sequential,batched' : 'batched'])
         const runSingle = () => bench(`bench-set-lr1-${backend}-${p}`, [...common, '--models', String(lrCount * Number(seeds)), '--strategies', 'batched'])
         let g, s
         if (p % 2 === 0) {
@@ -342,46 +567,149 @@ if (env('BENCH_SET', '1') !== '0') {
     const s = perModel(singles[0], 'batched')
     const sorted = [...ratios].sort((a, b) => a - b)
     const ratio = sorted[Math.floor(sorted.length / 2)]
-    lines.push(`MLP ${lrCount} learning rates × ${seeds} seeds on ${backend}: batched ${secs(g.medianMs)} (W=${g.workers}) vs batched with one learning rate ${secs(s.medianMs)} (W=${s.workers}): ${ratio.toFixed(2)}× its speed, the median of ${pairs} alternating pairs (${sorted.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.90×); sequential ${secs(perModel(grid, 'sequential').medianMs)}; same work: ${grid.verification.sameWork}`)
+    lines.push(
+      `MLP ${lrCount} learning rates × ${seeds} seeds on ${backend}: batched ${secs(g.medianMs)} (W=${g.workers}) vs batched with one learning rate ${secs(s.medianMs)} (W=${s.workers}): ${ratio.toFixed(2)}× its speed, the median of ${pairs} alternating pairs (${sorted.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.90×); sequential ${secs(perModel(grid, 'sequential').medianMs)}; same work: ${grid.verification.sameWork}`,
+    )
     out.modelSets[`lr-${backend}`] = { grid: grid.summary, single: singles[0].summary, speedVsSingleLr: ratio, pairRatios: ratios }
   }
-  const torch = spawnSync('/usr/bin/python3', [join(root, 'benchmarks/pytorch/mlp.py'), '--rows', setSize, '--models', String(lrCount * Number(seeds)), '--lrs', lrs, '--repeats', repeats, '--threads', '1'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const torch = spawnSync(
+    '/usr/bin/python3',
+    [
+      join(root, 'benchmarks/pytorch/mlp.py'),
+      '--rows',
+      setSize,
+      '--models',
+      String(lrCount * Number(seeds)),
+      '--lrs',
+      lrs,
+      '--repeats',
+      repeats,
+      '--threads',
+      '1',
+    ],
+    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  )
   if (torch.status === 0) {
     const t = JSON.parse(torch.stdout.trim().split('\n').pop())
     const best = Math.min(t.loop.medianMs, t.stacked.medianMs)
     const ours = Math.min(...['onnxruntime', 'wasm'].flatMap((b) => (out.modelSets[`lr-${b}`]?.grid ?? []).map((x) => x.medianMs)))
-    lines.push(`PyTorch ${t.torch} (1 thread) on the same grid: loop ${secs(t.loop.medianMs)}, stacked with a per-model learning-rate vector ${secs(t.stacked.medianMs)}; Trainpool's best ${secs(ours)} = ${(ours / best).toFixed(2)}× PyTorch's best (target < 1.00×)`)
+    lines.push(
+      `PyTorch ${t.torch} (1 thread) on the same grid: loop ${secs(t.loop.medianMs)}, stacked with a per-model learning-rate vector ${secs(t.stacked.medianMs)}; Trainpool's best ${secs(ours)} = ${(ours / best).toFixed(2)}× PyTorch's best (target < 1.00×)`,
+    )
     out.modelSets.pytorch = t
   } else lines.push('PyTorch: not available (apt-get install -y python3-torch)')
   for (const backend of ['onnxruntime', 'wasm']) {
     try {
-      const mixed = bench(`bench-set-mixed-${backend}`, ['--sizes', setSize, '--workers', workerCounts, '--repeats', repeats, '--backend', backend, '--hidden', '32/64/128', '--seeds', String(Math.round(Number(models) / 3)), '--strategies', 'sequential,batched'])
+      const mixed = bench(`bench-set-mixed-${backend}`, [
+        '--sizes',
+        setSize,
+        '--workers',
+        workerCounts,
+        '--repeats',
+        repeats,
+        '--backend',
+        backend,
+        '--hidden',
+        '32/64/128',
+        '--seeds',
+        String(Math.round(Number(models) / 3)),
+        '--strategies',
+        'sequential,batched',
+      ])
       const seq = perModel(mixed, 'sequential')
       const bat = perModel(mixed, 'batched')
-      lines.push(`MLP hidden 32/64/128 × ${Math.round(Number(models) / 3)} seeds on ${backend}: batched ${secs(bat.medianMs)} (W=${bat.workers}) = ${(seq.medianMs / bat.medianMs).toFixed(2)}× sequential's speed (target ≥ 1.30×)`)
+      lines.push(
+        `MLP hidden 32/64/128 × ${Math.round(Number(models) / 3)} seeds on ${backend}: batched ${secs(bat.medianMs)} (W=${bat.workers}) = ${(seq.medianMs / bat.medianMs).toFixed(2)}× sequential's speed (target ≥ 1.30×)`,
+      )
       out.modelSets[`mixed-${backend}`] = mixed.summary
     } catch (err) {
       lines.push(`mixed shapes on ${backend}: skipped (${err.message.split('\n')[0]})`)
     }
   }
   const rounds = env('BENCH_SET_ROUNDS', '100')
-  const trees = bench('bench-set-trees', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--eta', '0.05,0.1,0.3', '--max-depth', '4,6,8', '--seeds', '5', '--workers', workerCounts, '--repeats', '1', '--rounds', rounds, '--strategies', 'sequential,batched'])
+  const trees = bench('bench-set-trees', [
+    '--model',
+    'gbdt',
+    '--backend',
+    'cpu',
+    '--sizes',
+    setSize,
+    '--eta',
+    '0.05,0.1,0.3',
+    '--max-depth',
+    '4,6,8',
+    '--seeds',
+    '5',
+    '--workers',
+    workerCounts,
+    '--repeats',
+    '1',
+    '--rounds',
+    rounds,
+    '--strategies',
+    'sequential,batched',
+  ])
   const tSeq = perModel(trees, 'sequential')
   const tBat = perModel(trees, 'batched')
-  lines.push(`Trees 3 eta × 3 depths × 5 seeds (${trees.config.models[0]} models, ${rounds} rounds) on cpu: batched ${secs(tBat.medianMs)} (W=${tBat.workers}) vs sequential ${secs(tSeq.medianMs)}: ${(tSeq.medianMs / tBat.medianMs).toFixed(2)}× (target ≥ 1.00×); per model ${(tSeq.perModelMs / 1000).toFixed(2)} s sequential, ${(Math.min(tSeq.perModelMs, tBat.perModelMs) / 1000).toFixed(2)} s at best`)
-  const ref = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/gbdt/set-reference.mts'), '--config', join(outDir, 'bench-set-trees.json')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, OMP_NUM_THREADS: '1' } })
+  lines.push(
+    `Trees 3 eta × 3 depths × 5 seeds (${trees.config.models[0]} models, ${rounds} rounds) on cpu: batched ${secs(tBat.medianMs)} (W=${tBat.workers}) vs sequential ${secs(tSeq.medianMs)}: ${(tSeq.medianMs / tBat.medianMs).toFixed(2)}× (target ≥ 1.00×); per model ${(tSeq.perModelMs / 1000).toFixed(2)} s sequential, ${(Math.min(tSeq.perModelMs, tBat.perModelMs) / 1000).toFixed(2)} s at best`,
+  )
+  const ref = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'benchmarks/gbdt/set-reference.mts'), '--config', join(outDir, 'bench-set-trees.json')],
+    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, OMP_NUM_THREADS: '1' } },
+  )
   const xgb = ref.status === 0 ? JSON.parse(ref.stdout.trim().split('\n').pop()) : { error: `exit ${ref.status}` }
   if (xgb.error) lines.push(`XGBoost on the same configurations: ${xgb.error}`)
-  else lines.push(`XGBoost ${xgb.xgboost} (hist, 1 thread) on the same ${xgb.models} configurations and data: ${xgb.perModelSeconds.toFixed(2)} s per model; Trainpool sequential per model = ${(tSeq.perModelMs / 1000 / xgb.perModelSeconds).toFixed(2)}× XGBoost's (target ≤ 1.00×)`)
+  else
+    lines.push(
+      `XGBoost ${xgb.xgboost} (hist, 1 thread) on the same ${xgb.models} configurations and data: ${xgb.perModelSeconds.toFixed(2)} s per model; Trainpool sequential per model = ${(tSeq.perModelMs / 1000 / xgb.perModelSeconds).toFixed(2)}× XGBoost's (target ≤ 1.00×)`,
+    )
   out.modelSets.trees = { summary: trees.summary, xgboost: xgb }
   // per fold against a plain run's per model, each strategy (batched fuses the folds on the trees engines)
-  const folds = bench('bench-set-folds', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--folds', '5', '--workers', '1', '--repeats', repeats, '--rounds', rounds, '--strategies', 'sequential,batched'])
-  const plain = bench('bench-set-folds-plain', ['--model', 'gbdt', '--backend', 'cpu', '--sizes', setSize, '--models', '5', '--workers', '1', '--repeats', repeats, '--rounds', rounds, '--strategies', 'sequential,batched'])
+  const folds = bench('bench-set-folds', [
+    '--model',
+    'gbdt',
+    '--backend',
+    'cpu',
+    '--sizes',
+    setSize,
+    '--folds',
+    '5',
+    '--workers',
+    '1',
+    '--repeats',
+    repeats,
+    '--rounds',
+    rounds,
+    '--strategies',
+    'sequential,batched',
+  ])
+  const plain = bench('bench-set-folds-plain', [
+    '--model',
+    'gbdt',
+    '--backend',
+    'cpu',
+    '--sizes',
+    setSize,
+    '--models',
+    '5',
+    '--workers',
+    '1',
+    '--repeats',
+    repeats,
+    '--rounds',
+    rounds,
+    '--strategies',
+    'sequential,batched',
+  ])
   out.modelSets.folds = {}
   for (const strategy of ['sequential', 'batched']) {
     const f = perModel(folds, strategy)
     const p = perModel(plain, strategy)
-    lines.push(`Trees 5-fold CV of one configuration, ${strategy}: ${secs(f.perModelMs)} per fold vs ${secs(p.perModelMs)} per model of a plain run = ${(f.perModelMs / p.perModelMs).toFixed(2)}× (target ≤ 1.00×)`)
+    lines.push(
+      `Trees 5-fold CV of one configuration, ${strategy}: ${secs(f.perModelMs)} per fold vs ${secs(p.perModelMs)} per model of a plain run = ${(f.perModelMs / p.perModelMs).toFixed(2)}× (target ≤ 1.00×)`,
+    )
     out.modelSets.folds[strategy] = { perFoldMs: f.perModelMs, perModelMs: p.perModelMs }
   }
   text += '\n' + lines.join('\n')
@@ -390,7 +718,11 @@ if (env('BENCH_SET', '1') !== '0') {
 if (env('BENCH_ESTIMATE', '1') !== '0') {
   // the config panel's estimate against the actual run time, for the smoke and quick presets (target ±30 %)
   process.stderr.write('\n== estimate check: smoke and quick, MLP on wasm and trees on cpu\n')
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/estimate-check.mts')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/estimate-check.mts')], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const lines = (r.stdout ?? '').trim().split('\n')
   out.estimate = JSON.parse(lines.pop() || '[]')
   text += `\n\nEstimate before Run vs the actual run (target within ±30 %):\n${lines.join('\n')}`
@@ -399,7 +731,11 @@ if (env('BENCH_ESTIMATE', '1') !== '0') {
 if (env('BENCH_ADVICE', '1') !== '0') {
   // issue 15: a sweep to N = 50 predicts N = 200 for every strategy/W, then N = 200 is measured (target within 15 %)
   process.stderr.write('\n== advice check: sweep to 50 models, predict 200, measure 200 (MLP on wasm, trees on cpu)\n')
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/advice-check.mts')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/advice-check.mts')], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const lines = (r.stdout ?? '').trim().split('\n')
   out.advice = JSON.parse(lines.pop() || '[]')
   text += `\n\n${lines.join('\n')}`

@@ -57,14 +57,15 @@ it('50 models × 5 workers × 3 strategies: per-update time stays under one 50 m
       const dt = performance.now() - t0
       const c = process.cpuUsage(c0)
       cpu.push((c.user + c.system) / 1000)
-      if (process.env.JANK_DEBUG && (c.user + c.system) / 1000 > 15) console.log("slowcpu", pass, events.indexOf(e), e.type, ((c.user + c.system) / 1000).toFixed(1), dt.toFixed(1))
+      if (process.env.JANK_DEBUG && (c.user + c.system) / 1000 > 15)
+        console.log('slowcpu', pass, events.indexOf(e), e.type, ((c.user + c.system) / 1000).toFixed(1), dt.toFixed(1))
       ;(byType[e.type] ??= []).push(dt)
       all.push(dt)
     }
     expect(run.status).toBe('ok')
     expect(w.findAll('[data-test=chart-time] tbody tr')).toHaveLength(2)
     if (pass > 0) trials.push({ all, cpu, byType })
-    if (process.env.JANK_DEBUG) console.log("heap MB", (process.memoryUsage().heapUsed / 1e6).toFixed(1))
+    if (process.env.JANK_DEBUG) console.log('heap MB', (process.memoryUsage().heapUsed / 1e6).toFixed(1))
     run.resetRun()
     await nextTick()
   }
@@ -80,7 +81,9 @@ it('50 models × 5 workers × 3 strategies: per-update time stays under one 50 m
   const lines = [
     '',
     `UI jank benchmark — ${events.length} events per pass (50 models, 5 workers, 3 strategies, 600 progress), happy-dom, RunView mounted`,
-    `machine: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (spikes track other load: GC and scheduling)`,
+    `machine: ${cpus().length} CPUs, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (spikes track other load: GC and scheduling)`,
   ]
   trials.forEach((t, i) => {
     lines.push(

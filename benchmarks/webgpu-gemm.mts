@@ -15,17 +15,42 @@ const z = dev.createBuffer(n * n * 4, storage, 'z')
 const step = dev.createBuffer(STEP_RECORD_BYTES, USAGE.UNIFORM | USAGE.COPY_DST, 'step')
 const call = dev.createBuffer(CALL_BYTES, USAGE.UNIFORM | USAGE.COPY_DST, 'call')
 const q = dev.device.queue
-q.writeBuffer(x, 0, Float32Array.from({ length: n * n }, () => Math.random()))
-q.writeBuffer(w, 0, Float32Array.from({ length: n * n }, () => Math.random()))
-q.writeBuffer(order, 0, Uint32Array.from({ length: n }, (_, i) => i))
+q.writeBuffer(
+  x,
+  0,
+  Float32Array.from({ length: n * n }, () => Math.random()),
+)
+q.writeBuffer(
+  w,
+  0,
+  Float32Array.from({ length: n * n }, () => Math.random()),
+)
+q.writeBuffer(
+  order,
+  0,
+  Uint32Array.from({ length: n }, (_, i) => i),
+)
 q.writeBuffer(step, 0, new Uint32Array([0, n, 0, 0]))
 const fields = new Uint32Array(CALL_BYTES / 4)
 fields.set([1, n, 0, n]) // one model, K = n, H = n
 q.writeBuffer(call, 0, fields)
-const entries = firstLayer.bindings.map((b, i) => ({ binding: i, visibility: 0x4, buffer: { type: (b.kind === 'step' || b.kind === 'uniform' ? 'uniform' : b.kind === 'read' ? 'read-only-storage' : 'storage') as GPUBufferBindingType, hasDynamicOffset: b.kind === 'step' } }))
+const entries = firstLayer.bindings.map((b, i) => ({
+  binding: i,
+  visibility: 0x4,
+  buffer: {
+    type: (b.kind === 'step' || b.kind === 'uniform' ? 'uniform' : b.kind === 'read' ? 'read-only-storage' : 'storage') as GPUBufferBindingType,
+    hasDynamicOffset: b.kind === 'step',
+  },
+}))
 const { pipeline, layout } = dev.explicitPipeline(firstLayer.key, firstLayer.code, entries)
 const buffers: Record<string, GPUBuffer> = { step, call, x, order, params: w, zOut: z }
-const group = dev.device.createBindGroup({ layout, entries: firstLayer.bindings.map((b, i) => ({ binding: i, resource: b.kind === 'step' ? { buffer: buffers[b.name], size: STEP_RECORD_BYTES } : { buffer: buffers[b.name] } })) })
+const group = dev.device.createBindGroup({
+  layout,
+  entries: firstLayer.bindings.map((b, i) => ({
+    binding: i,
+    resource: b.kind === 'step' ? { buffer: buffers[b.name], size: STEP_RECORD_BYTES } : { buffer: buffers[b.name] },
+  })),
+})
 const run = async (times: number) => {
   const encoder = dev.device.createCommandEncoder()
   const pass = encoder.beginComputePass()

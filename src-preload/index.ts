@@ -66,8 +66,7 @@ function subscribe<T>(channel: string, listener: (value: T) => void, accept: (va
 const api: Required<TrainpoolApi> = {
   ...requestMethods(call),
   onEvent: (listener) => subscribe<RunEvent>(CHANNELS.event, listener),
-  onMenuCommand: (listener) =>
-    subscribe<MenuCommand>(MENU_CHANNEL, listener, (v) => (MENU_COMMANDS as readonly unknown[]).includes(v)),
+  onMenuCommand: (listener) => subscribe<MenuCommand>(MENU_CHANNEL, listener, (v) => (MENU_COMMANDS as readonly unknown[]).includes(v)),
 }
 
 contextBridge.exposeInMainWorld('trainpool', api)

@@ -50,7 +50,7 @@ describe('App', () => {
     w.unmount()
   })
 
-  it('a tab that joins mid-run shows the running run\'s config in the config panel, with a note', async () => {
+  it("a tab that joins mid-run shows the running run's config in the config panel, with a note", async () => {
     const events = scriptedRun({ runId: 'r-live', sizes: [3000, 6000], models: 6, workers: [3], epochs: 2 })
     const started = events[0] as Extract<(typeof events)[number], { type: 'run-started' }>
     const firstProgress = events.findIndex((e) => e.type === 'progress')
@@ -93,8 +93,29 @@ describe('App', () => {
 
   it('History lists runs; opening one shows the same charts and the badge; damaged runs show why', async () => {
     service.runs = [
-      { runId: 'r-ok', status: 'ok', startedAt: '2026-01-01T00:00:00Z', preset: 'smoke', backend: 'webgpu', device: 'H200', sizes: [2000], models: [4], bestSpeedup: 3.2 },
-      { runId: 'r-bad', status: 'damaged', startedAt: null, preset: null, backend: null, device: null, sizes: [], models: [], bestSpeedup: null, problem: 'result.json: invalid JSON' },
+      {
+        runId: 'r-ok',
+        status: 'ok',
+        startedAt: '2026-01-01T00:00:00Z',
+        preset: 'smoke',
+        backend: 'webgpu',
+        device: 'H200',
+        sizes: [2000],
+        models: [4],
+        bestSpeedup: 3.2,
+      },
+      {
+        runId: 'r-bad',
+        status: 'damaged',
+        startedAt: null,
+        preset: null,
+        backend: null,
+        device: null,
+        sizes: [],
+        models: [],
+        bestSpeedup: null,
+        problem: 'result.json: invalid JSON',
+      },
     ]
     const finished = scriptedRun({ runId: 'r-ok' }).at(-1) as { result: ReturnType<typeof resultFor> }
     service.results.set('r-ok', finished.result)
@@ -126,9 +147,7 @@ describe('App', () => {
     bridge.sendMenuCommand('run')
     await flushPromises()
     expect(service.callsTo('start')).toHaveLength(1)
-    expect(service.callsTo('start')[0].config.sizes).toEqual(
-      presetConfig('smoke', { preset: 'custom', sizes: [10_000] }).sizes,
-    )
+    expect(service.callsTo('start')[0].config.sizes).toEqual(presetConfig('smoke', { preset: 'custom', sizes: [10_000] }).sizes)
     w.unmount()
     expect(bridge.menuListenerCount()).toBe(0)
   })

@@ -3,13 +3,28 @@
 // backend's models spread over the cores; said with the numbers), and the estimate takes a
 // calibrated backend's measured speed instead of the assumed one.
 import { describe, expect, it } from 'vitest'
-import { batchedStep, calibratedSpeed, calibrationTable, calibrationWorkload, familiesToCalibrate, familyCalibration, spreadsOverCores, unmeasuredTiming } from './calibration'
+import {
+  batchedStep,
+  calibratedSpeed,
+  calibrationTable,
+  calibrationWorkload,
+  familiesToCalibrate,
+  familyCalibration,
+  spreadsOverCores,
+  unmeasuredTiming,
+} from './calibration'
 import type { BackendTiming } from './contract/calibration'
 import { presetConfig } from './contract/config'
 import { estimateRun } from './estimate'
 import { gbdtFamily, mlpFamily } from './families'
 
-const timing = (backend: string, oneModelStepMs: number | null, fusedStepMs: number | null, spreadStepMs: number | null = null, note: string | null = null): BackendTiming => ({
+const timing = (
+  backend: string,
+  oneModelStepMs: number | null,
+  fusedStepMs: number | null,
+  spreadStepMs: number | null = null,
+  note: string | null = null,
+): BackendTiming => ({
   backend,
   device: `${backend} device`,
   oneModelStepMs,
@@ -20,7 +35,7 @@ const timing = (backend: string, oneModelStepMs: number | null, fusedStepMs: num
 })
 
 describe('the calibration workload', () => {
-  it('is the article\'s batched MLP shape for a few steps, and a few rounds of the article\'s trees', () => {
+  it("is the article's batched MLP shape for a few steps, and a few rounds of the article's trees", () => {
     const mlp = calibrationWorkload(mlpFamily, 16)
     expect(mlp.workload).toMatchObject({ size: 2560, features: 100, model: { kind: 'mlp', batchSize: 512, hidden: [64], epochs: 1 } })
     expect(mlp.record).toMatchObject({ models: 50, workers: 16, steps: 4, step: 'step' })
@@ -31,15 +46,18 @@ describe('the calibration workload', () => {
 
   it('refuses an unknown family on field family', () => {
     expect(familiesToCalibrate().map((f) => f.kind)).toEqual(['mlp', 'gbdt'])
-    expect(() => familiesToCalibrate('trees')).toThrow(expect.objectContaining({ code: 'invalid-input', issues: [{ field: 'family', message: 'family accepts mlp, gbdt (got "trees")' }] }))
+    expect(() => familiesToCalibrate('trees')).toThrow(
+      expect.objectContaining({ code: 'invalid-input', issues: [{ field: 'family', message: 'family accepts mlp, gbdt (got "trees")' }] }),
+    )
   })
 })
 
 describe('what auto picks', () => {
   const { record } = calibrationWorkload(mlpFamily, 16)
-  const skips = (probed: { name: string; available: boolean; detail: string }[]) => mlpFamily.backends.flatMap((b) => unmeasuredTiming(mlpFamily, b.name, probed) ?? [])
+  const skips = (probed: { name: string; available: boolean; detail: string }[]) =>
+    mlpFamily.backends.flatMap((b) => unmeasuredTiming(mlpFamily, b.name, probed) ?? [])
 
-  it('the fastest batched step: a CPU backend\'s 50 models spread over the 16 cores against a GPU\'s one program, every other backend said', () => {
+  it("the fastest batched step: a CPU backend's 50 models spread over the 16 cores against a GPU's one program, every other backend said", () => {
     const cal = familyCalibration(
       mlpFamily,
       [
@@ -57,9 +75,18 @@ describe('what auto picks', () => {
     expect(batchedStep(timing('onnxruntime', 0.5, 12, 1.8), record)).toEqual({ ms: 1.8, workers: 16 })
     expect(batchedStep(timing('webgpu', 4.2, 4.6), record)).toEqual({ ms: 4.6, workers: 1 })
     expect(cal.auto).toBe('onnxruntime')
-    expect(cal.reason).toBe('auto → onnxruntime: a batched step of 50 models in 1.8 ms (16 workers × 4), against webgpu 4.6 ms, wasm 8.0 ms, cpu over 48 ms (calibrated 2026-12-04)')
+    expect(cal.reason).toBe(
+      'auto → onnxruntime: a batched step of 50 models in 1.8 ms (16 workers × 4), against webgpu 4.6 ms, wasm 8.0 ms, cpu over 48 ms (calibrated 2026-12-04)',
+    )
     const table = calibrationTable(cal)
-    expect(table.header).toEqual(['backend', 'one model / step', '50 fused / step', '50 over 16 workers / step', 'fastest batched', 'device, or why not measured'])
+    expect(table.header).toEqual([
+      'backend',
+      'one model / step',
+      '50 fused / step',
+      '50 over 16 workers / step',
+      'fastest batched',
+      'device, or why not measured',
+    ])
     expect(table.rows[2]).toEqual(['onnxruntime', '0.50 ms', '12 ms', '1.8 ms', '1.8 ms', 'onnxruntime device'])
     expect(table.rows[4]).toEqual(['cpu', '48 ms', '–', '–', 'over 48 ms', 'cpu device — fused not measured'])
     expect(cal.backends.map((b) => b.backend)).toEqual(['tensorflow', 'webgpu', 'onnxruntime', 'wasm', 'cpu'])
@@ -67,7 +94,9 @@ describe('what auto picks', () => {
   })
 
   it('a GPU whose fused step is cheaper wins, even against 16 cores; on one core a CPU backend is one fused program', () => {
-    expect(familyCalibration(mlpFamily, [timing('webgpu', 0.3, 0.5), timing('onnxruntime', 0.5, 12, 1.8)], record, '2026-12-04T10:00:00.000Z').auto).toBe('webgpu')
+    expect(familyCalibration(mlpFamily, [timing('webgpu', 0.3, 0.5), timing('onnxruntime', 0.5, 12, 1.8)], record, '2026-12-04T10:00:00.000Z').auto).toBe(
+      'webgpu',
+    )
     const oneCore = calibrationWorkload(mlpFamily, 1).record
     expect(spreadsOverCores(mlpFamily, 'onnxruntime', oneCore)).toBe(false)
     const cal = familyCalibration(mlpFamily, [timing('webgpu', 4.2, 4.6), timing('onnxruntime', 0.5, 12)], oneCore, '2026-12-04T10:00:00.000Z')
@@ -79,8 +108,12 @@ describe('what auto picks', () => {
     const trees = calibrationWorkload(gbdtFamily, 2).record
     const cal = familyCalibration(gbdtFamily, [timing('cpu', 20, 150, 78), timing('xgboost', 1, 2)], trees, '2026-12-04T10:00:00.000Z')
     expect(cal.auto).toBe('cpu')
-    expect(cal.reason).toBe('auto → cpu: a batched round of 10 models in 78 ms (2 workers × 5), the only backend auto could measure here (calibrated 2026-12-04)')
-    expect(unmeasuredTiming(gbdtFamily, 'xgboost', [{ name: 'xgboost', available: true, detail: 'XGBoost 1.7.4' }])?.note).toBe('not a choice of auto: only when asked for by name')
+    expect(cal.reason).toBe(
+      'auto → cpu: a batched round of 10 models in 78 ms (2 workers × 5), the only backend auto could measure here (calibrated 2026-12-04)',
+    )
+    expect(unmeasuredTiming(gbdtFamily, 'xgboost', [{ name: 'xgboost', available: true, detail: 'XGBoost 1.7.4' }])?.note).toBe(
+      'not a choice of auto: only when asked for by name',
+    )
     const none = familyCalibration(mlpFamily, skips([]), record, '2026-12-04T10:00:00.000Z')
     expect(none.auto).toBeNull()
     expect(none.reason).toMatch(/^auto has no backend it may pick here \(tensorflow: not available here: not reported by the probe; webgpu: /)

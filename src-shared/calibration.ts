@@ -30,7 +30,16 @@ export function familiesToCalibrate(kind?: string): ModelFamily[] {
 export function calibrationConfig(family: ModelFamily): BenchConfig {
   const shape = family.calibration ?? DEFAULT_SHAPE
   const model = { ...structuredClone(family.defaults), ...shape.params } as unknown as ModelParams
-  return { ...DEFAULT_CONFIG, sizes: [shape.size], models: [shape.models], workers: [1], strategies: ['sequential', 'batched'], repeats: 1, backend: 'auto', model }
+  return {
+    ...DEFAULT_CONFIG,
+    sizes: [shape.size],
+    models: [shape.models],
+    workers: [1],
+    strategies: ['sequential', 'batched'],
+    repeats: 1,
+    backend: 'auto',
+    model,
+  }
 }
 
 /** What a backend is timed on: the workload, its models fused, and the record the cache keeps of it (`cores`: this machine's). */
@@ -60,7 +69,11 @@ export function calibrationWorkload(family: ModelFamily, cores: number): { workl
  * The entry of a backend the calibration does not measure, with why: one `auto` may not pick, or one
  * the probe found unavailable; null for one to measure.
  */
-export function unmeasuredTiming(family: ModelFamily, backend: string, probed: readonly { name: string; available: boolean; detail: string }[]): BackendTiming | null {
+export function unmeasuredTiming(
+  family: ModelFamily,
+  backend: string,
+  probed: readonly { name: string; available: boolean; detail: string }[],
+): BackendTiming | null {
   const none = { backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, atLeastStepMs: null }
   if (!backendSpec(family, backend)?.auto) return { ...none, note: 'not a choice of auto: only when asked for by name' }
   const found = probed.find((p) => p.name === backend)
@@ -90,7 +103,9 @@ export function batchedStepLowerBound(t: BackendTiming): number | null {
 
 /** "10.7 ms (2 workers × 25 models)", "4.2 ms (1 worker)": a batched step in words. */
 export function batchedStepText(step: { ms: number; workers: number }, record: CalibrationWorkload): string {
-  return step.workers === 1 ? `${stepTimeText(step.ms)} (one fused program)` : `${stepTimeText(step.ms)} (${step.workers} workers × ${Math.ceil(record.models / step.workers)})`
+  return step.workers === 1
+    ? `${stepTimeText(step.ms)} (one fused program)`
+    : `${stepTimeText(step.ms)} (${step.workers} workers × ${Math.ceil(record.models / step.workers)})`
 }
 
 /** "0.59 ms", "14.6 ms", "1.37 s": a step's time. */
@@ -103,8 +118,21 @@ export function stepTimeText(ms: number): string {
  * count as not measured): the entries in the table's order, `auto` the lowest cost among the
  * backends `auto` may pick (ties: the table's order), and the reason in words.
  */
-export function familyCalibration(family: ModelFamily, timings: readonly BackendTiming[], record: CalibrationWorkload, calibratedAt: string): FamilyCalibration {
-  const none = (backend: string): BackendTiming => ({ backend, device: null, oneModelStepMs: null, fusedStepMs: null, spreadStepMs: null, atLeastStepMs: null, note: 'not measured' })
+export function familyCalibration(
+  family: ModelFamily,
+  timings: readonly BackendTiming[],
+  record: CalibrationWorkload,
+  calibratedAt: string,
+): FamilyCalibration {
+  const none = (backend: string): BackendTiming => ({
+    backend,
+    device: null,
+    oneModelStepMs: null,
+    fusedStepMs: null,
+    spreadStepMs: null,
+    atLeastStepMs: null,
+    note: 'not measured',
+  })
   const backends = family.backends.map((spec) => timings.find((t) => t.backend === spec.name) ?? none(spec.name))
   const costs = backends.flatMap((t) => {
     const step = backendSpec(family, t.backend)?.auto ? batchedStep(t, record) : null
@@ -114,7 +142,14 @@ export function familyCalibration(family: ModelFamily, timings: readonly Backend
   const day = calibratedAt.slice(0, 10)
   if (!best) {
     const why = backends.map((t) => `${t.backend}: ${t.note ?? 'not measured'}`).join('; ')
-    return { kind: family.kind, calibratedAt, workload: record, backends, auto: null, reason: `auto has no backend it may pick here (${why}); calibrated ${day}` }
+    return {
+      kind: family.kind,
+      calibratedAt,
+      workload: record,
+      backends,
+      auto: null,
+      reason: `auto has no backend it may pick here (${why}); calibrated ${day}`,
+    }
   }
   const others = backends.flatMap((t) => {
     if (t.backend === best.backend || !backendSpec(family, t.backend)?.auto) return []
@@ -156,8 +191,19 @@ export function calibrationTable(calibration: FamilyCalibration): { title: strin
     const bound = batchedStepLowerBound(t)
     const ms = (v: number | null) => (v === null ? '–' : stepTimeText(v))
     const what = [t.device, t.note].filter((x): x is string => !!x).join(' — ')
-    return [t.backend, ms(t.oneModelStepMs), ms(t.fusedStepMs), ms(t.spreadStepMs), batched ? stepTimeText(batched.ms) : bound !== null ? `over ${stepTimeText(bound)}` : '–', what]
+    return [
+      t.backend,
+      ms(t.oneModelStepMs),
+      ms(t.fusedStepMs),
+      ms(t.spreadStepMs),
+      batched ? stepTimeText(batched.ms) : bound !== null ? `over ${stepTimeText(bound)}` : '–',
+      what,
+    ]
   })
   const spread = `${models} over ${workers} worker${workers === 1 ? '' : 's'} / ${step}`
-  return { title: text, header: ['backend', `one model / ${step}`, `${models} fused / ${step}`, spread, 'fastest batched', 'device, or why not measured'], rows }
+  return {
+    title: text,
+    header: ['backend', `one model / ${step}`, `${models} fused / ${step}`, spread, 'fastest batched', 'device, or why not measured'],
+    rows,
+  }
 }

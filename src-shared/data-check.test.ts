@@ -11,7 +11,13 @@ const numeric = (name: string, missing = 0): ColumnInfo => ({ name, type: 'numer
 const info = {
   name: 'plants.csv',
   rows: 100,
-  columns: [numeric('x'), numeric('gaps', 7), { name: 'note', type: 'text' as const, missing: 0, min: null, max: null, firstTextRow: 3 }, numeric('blank', 100), numeric('y', 10)],
+  columns: [
+    numeric('x'),
+    numeric('gaps', 7),
+    { name: 'note', type: 'text' as const, missing: 0, min: null, max: null, firstTextRow: 3 },
+    numeric('blank', 100),
+    numeric('y', 10),
+  ],
 }
 const data = (overrides: Partial<DataSource> = {}) => ({ target: 'y', features: null, exclude: ['blank'], impute: 'none' as const, ...overrides })
 
@@ -29,7 +35,11 @@ describe('checkDataChoice', () => {
     const check = checkDataChoice({ info, data: data({ target: 'note' }), family: mlpFamily, sizes: [1000] })
     expect(check.choice).toBeNull()
     expect(check.refusals).toEqual([
-      { field: 'data.target', message: 'target column "note" of plants.csv is not numeric: row 3 is not a number (Trainpool does not encode text categories); choose a numeric column' },
+      {
+        field: 'data.target',
+        message:
+          'target column "note" of plants.csv is not numeric: row 3 is not a number (Trainpool does not encode text categories); choose a numeric column',
+      },
     ])
   })
 
@@ -47,7 +57,9 @@ describe('checkDataChoice', () => {
     const check = checkDataChoice({ info, data: data({ target: 'blank', exclude: [] }), family: gbdtFamily, sizes: [10] })
     expect(check.refusals).toEqual([{ field: 'data.target', message: 'target column "blank" of plants.csv has no values: all 100 rows are missing it' }])
     const feature = checkDataChoice({ info, data: data({ exclude: [] }), family: gbdtFamily, sizes: [10] })
-    expect(feature.refusals).toEqual([{ field: 'data.features', message: 'feature column "blank" of plants.csv has no values (all 100 rows are missing); exclude it' }])
+    expect(feature.refusals).toEqual([
+      { field: 'data.features', message: 'feature column "blank" of plants.csv has no values (all 100 rows are missing); exclude it' },
+    ])
   })
 
   it('missing values: the MLP refuses them unless imputed (then standardised); trees take them, impute does not apply', () => {
@@ -59,7 +71,11 @@ describe('checkDataChoice', () => {
           'the neural network (MLP) cannot train on missing values, and plants.csv has some in its features: "gaps" has 7 (of 100 rows); impute them with the training rows\' mean (impute: mean), exclude those columns, or train gradient-boosted trees, which take them as they are',
       },
     ])
-    expect(checkDataChoice({ info, data: data({ impute: 'mean' }), family: mlpFamily, sizes: [10] })).toMatchObject({ refusals: [], impute: 'mean', standardise: true })
+    expect(checkDataChoice({ info, data: data({ impute: 'mean' }), family: mlpFamily, sizes: [10] })).toMatchObject({
+      refusals: [],
+      impute: 'mean',
+      standardise: true,
+    })
     expect(checkDataChoice({ info, data: data({ exclude: ['blank', 'gaps'] }), family: mlpFamily, sizes: [10] }).refusals).toEqual([])
     expect(checkDataChoice({ info, data: data({ impute: 'mean' }), family: gbdtFamily, sizes: [10] })).toMatchObject({ refusals: [], impute: 'none' })
   })

@@ -47,7 +47,10 @@ export function checkDataChoice({ info, data, family, sizes }: DataCheckInput): 
   const withMissing = featuresWithMissing(choice)
   const refusals: FieldIssue[] = []
   if (usable === 0) {
-    refusals.push({ field: 'data.target', message: `target column ${JSON.stringify(choice.target.name)} of ${info.name} has no values: all ${info.rows} rows are missing it` })
+    refusals.push({
+      field: 'data.target',
+      message: `target column ${JSON.stringify(choice.target.name)} of ${info.name} has no values: all ${info.rows} rows are missing it`,
+    })
   } else {
     for (const [i, size] of sizes.entries()) {
       if (!Number.isFinite(size) || size <= usable) continue
@@ -57,13 +60,18 @@ export function checkDataChoice({ info, data, family, sizes }: DataCheckInput): 
   }
   for (const feature of choice.features) {
     if (feature.missing === info.rows) {
-      refusals.push({ field: 'data.features', message: `feature column ${JSON.stringify(feature.name)} of ${info.name} has no values (all ${info.rows} rows are missing); exclude it` })
+      refusals.push({
+        field: 'data.features',
+        message: `feature column ${JSON.stringify(feature.name)} of ${info.name} has no values (all ${info.rows} rows are missing); exclude it`,
+      })
     }
   }
   if (needs.missingValues === 'refuse' && impute === 'none' && withMissing.length > 0) {
     const counts = withMissing.slice(0, NAMED_COLUMNS).map((c) => `${JSON.stringify(c.name)} has ${c.missing}`)
     const more = withMissing.length > NAMED_COLUMNS ? ` and ${withMissing.length - NAMED_COLUMNS} more columns` : ''
-    const native = allFamilies().filter((f) => f.userData?.missingValues === 'native').map((f) => f.label)
+    const native = allFamilies()
+      .filter((f) => f.userData?.missingValues === 'native')
+      .map((f) => f.label)
     const orTrain = native.length ? `, or train ${native.join(' or ')}, which take them as they are` : ''
     refusals.push({
       field: 'data.impute',

@@ -55,7 +55,11 @@ export function pickColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request
   if (target.type !== 'numeric') return refuse('data.target', `${textColumnProblem(info, target, 'target')}; choose a numeric column`)
 
   for (const name of request.exclude) {
-    if (!byName.has(name)) return refuse('data.exclude', `excluded column ${JSON.stringify(name)} is not in ${info.name}; its columns are ${quoted(info.columns.map((c) => c.name))}`)
+    if (!byName.has(name))
+      return refuse(
+        'data.exclude',
+        `excluded column ${JSON.stringify(name)} is not in ${info.name}; its columns are ${quoted(info.columns.map((c) => c.name))}`,
+      )
   }
   let features: ColumnInfo[]
   if (request.features) {
@@ -63,7 +67,8 @@ export function pickColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request
     const seen = new Set<string>()
     for (const name of request.features.filter((n) => !request.exclude.includes(n))) {
       const column = byName.get(name)
-      if (!column) return refuse('data.features', `feature column ${JSON.stringify(name)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
+      if (!column)
+        return refuse('data.features', `feature column ${JSON.stringify(name)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
       if (name === target.name) return refuse('data.features', `column ${JSON.stringify(name)} is the target; it cannot also be a feature`)
       if (seen.has(name)) return refuse('data.features', `feature column ${JSON.stringify(name)} is named twice`)
       seen.add(name)
@@ -77,10 +82,16 @@ export function pickColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request
     features = info.columns.filter((c) => c.type === 'numeric' && !excluded.has(c.name))
   }
   if (features.length === 0) {
-    return refuse('data.features', `no feature columns are left in ${info.name}: besides the target ${JSON.stringify(target.name)} it needs at least one numeric column that is not excluded`)
+    return refuse(
+      'data.features',
+      `no feature columns are left in ${info.name}: besides the target ${JSON.stringify(target.name)} it needs at least one numeric column that is not excluded`,
+    )
   }
   if (features.length > LIMITS.features.max) {
-    return refuse('data.features', `${features.length} feature columns are more than a run takes (at most ${LIMITS.features.max}); name the features, or exclude some columns`)
+    return refuse(
+      'data.features',
+      `${features.length} feature columns are more than a run takes (at most ${LIMITS.features.max}); name the features, or exclude some columns`,
+    )
   }
   return {
     target,

@@ -1,13 +1,21 @@
 import { describe, expect, it } from 'vitest'
 import { type BenchConfig, type ConcreteBackend, presetConfig } from './contract/config'
 import { type Workload, workloadFor } from './contract/workload'
-import { estimateMeasurementMs, estimateMemory, estimateRun, estimateRunPeakBytes, flooredMeasurementMs, modelsPerWorker, RUN_OVERHEAD_MS, shortMeasurementsNote } from './estimate'
+import {
+  estimateMeasurementMs,
+  estimateMemory,
+  estimateRun,
+  estimateRunPeakBytes,
+  flooredMeasurementMs,
+  modelsPerWorker,
+  RUN_OVERHEAD_MS,
+  shortMeasurementsNote,
+} from './estimate'
 import { allFamilies, type BackendSpeed, type MlpParams, type ModelFamily, mlpFamily, registerFamily } from './families'
 import { expandPlan, groupKey } from './plan'
 
 /** The run of issue 16: 2 000 / 5 000 rows, 8 models, W 1 and 2, all three strategies, 3 repeats. */
-const severalW = () =>
-  presetConfig('quick', { preset: 'custom', sizes: [2000, 5000], models: [8], workers: [1, 2], repeats: 3, model: { epochs: 3 } })
+const severalW = () => presetConfig('quick', { preset: 'custom', sizes: [2000, 5000], models: [8], workers: [1, 2], repeats: 3, model: { epochs: 3 } })
 
 describe('the one estimator', () => {
   it('counts exactly the measurements of the real plan: sequential once per size, not once per W', () => {
@@ -36,14 +44,17 @@ describe('the one estimator', () => {
     }
   })
 
-  it('memory is the family\'s own model: each warmed pool once, all its workers together', () => {
+  it("memory is the family's own model: each warmed pool once, all its workers together", () => {
     const c = severalW()
     let total = 0
     let worker = 0
     for (const key of expandPlan(c)) {
       const w = workloadFor(c, key.size)
       const per = modelsPerWorker(key.strategy, key.models, key.workers).map((n) => mlpFamily.workerPeakBytes(w as Workload<MlpParams>, n))
-      total = Math.max(total, per.reduce((a, b) => a + b, 0))
+      total = Math.max(
+        total,
+        per.reduce((a, b) => a + b, 0),
+      )
       worker = Math.max(worker, ...per)
     }
     expect(estimateMemory(c)).toEqual({ peakTotalBytes: total, peakWorkerBytes: worker })

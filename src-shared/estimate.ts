@@ -38,7 +38,10 @@ export function estimateMemory(config: BenchConfig): MemoryEstimate {
     const workload = workloadFor(config, key.size)
     const perWorker = modelsPerWorker(key.strategy, key.models, key.workers).map((n) => peakBytesOf(family, workload, n))
     peakWorkerBytes = Math.max(peakWorkerBytes, ...perWorker)
-    peakTotalBytes = Math.max(peakTotalBytes, perWorker.reduce((a, b) => a + b, 0))
+    peakTotalBytes = Math.max(
+      peakTotalBytes,
+      perWorker.reduce((a, b) => a + b, 0),
+    )
   }
   return { peakWorkerBytes, peakTotalBytes }
 }

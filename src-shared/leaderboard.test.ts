@@ -5,7 +5,7 @@ import { resultFor } from './testing/fixtures'
 import { setResult } from './testing/model-set-fixtures'
 
 describe('leaderboard', () => {
-  it('ranks configurations by mean test MSE over seeds, with spread and each model\'s own time', () => {
+  it("ranks configurations by mean test MSE over seeds, with spread and each model's own time", () => {
     const board = leaderboardOf(setResult())!
     expect(board.scoreKind).toBe('test')
     expect(board.entries.map((e) => [e.rank, e.configuration, e.label])).toEqual([
@@ -35,7 +35,7 @@ describe('leaderboard', () => {
     expect(leaderboardTable(board, { seeds: 2, folds: 3 }).header).toEqual(['rank', 'configuration', 'validation MSE', 'test MSE', 'time/model'])
   })
 
-  it('a fused group\'s time is shared by its models when only batched finished', () => {
+  it("a fused group's time is shared by its models when only batched finished", () => {
     const run = setResult()
     run.measurements = run.measurements.filter((m) => m.strategy === 'batched')
     // 8 models, 2 workers, 2 configurations per worker: each (worker, configuration) group of 2 shares 400 ms
@@ -60,7 +60,7 @@ describe('leaderboard', () => {
       )
     })
 
-    it('an older file\'s first-run times are scaled to the median run, and the board says so', () => {
+    it("an older file's first-run times are scaled to the median run, and the board says so", () => {
       const board = leaderboardOf(repeated())!
       expect(board.timing).toEqual({ run: 0, runs: 3, runMs: 175, reportedMs: 62, scaled: true })
       // the models' times agree with the time reported: 200 ms in a 175 ms run → 200 × 62/175 in the 62 ms one

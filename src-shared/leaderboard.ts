@@ -135,7 +135,10 @@ export function spreadText(s: Spread): string {
 
 /** The board as a table (the CLI pads it, the Markdown export pipes it): a title, a header and a row per configuration. */
 export function leaderboardTable(board: Leaderboard, set: { seeds: number; folds: number | null }): { title: string; header: string[]; rows: string[][] } {
-  const over = board.scoreKind === 'validation' ? `validation MSE over ${set.folds} folds${set.seeds > 1 ? ` × ${set.seeds} seeds` : ''}` : `test MSE${set.seeds > 1 ? ` over ${set.seeds} seeds` : ''}`
+  const over =
+    board.scoreKind === 'validation'
+      ? `validation MSE over ${set.folds} folds${set.seeds > 1 ? ` × ${set.seeds} seeds` : ''}`
+      : `test MSE${set.seeds > 1 ? ` over ${set.seeds} seeds` : ''}`
   const timing = timingText(board.timing)
   return {
     title: `Leaderboard at ${board.size.toLocaleString('en-US')} rows, ranked by ${over}, best first${timing ? `; ${timing}` : ''}`,

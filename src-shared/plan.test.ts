@@ -10,7 +10,10 @@ describe('expandPlan', () => {
     expect(plan).toHaveLength(2 * 2 * 10)
     expect(plan.filter((k) => k.strategy === 'sequential').every((k) => k.workers === 1)).toBe(true)
     expect(plan.filter((k) => k.strategy === 'pool' && k.size === 200 && k.models === 8).map((k) => [k.workers, k.repeat])).toEqual([
-      [1, 0], [1, 1], [2, 0], [2, 1],
+      [1, 0],
+      [1, 1],
+      [2, 0],
+      [2, 1],
     ])
   })
 
@@ -56,7 +59,11 @@ describe('model-count sweep', () => {
 
 describe('contiguousGroups', () => {
   it('splits models into contiguous groups differing by at most one', () => {
-    expect(contiguousGroups(10, 3)).toEqual([[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    expect(contiguousGroups(10, 3)).toEqual([
+      [0, 1, 2, 3],
+      [4, 5, 6],
+      [7, 8, 9],
+    ])
     expect(contiguousGroups(50, 5).map((g) => g.length)).toEqual([10, 10, 10, 10, 10])
     expect(contiguousGroups(3, 3)).toEqual([[0], [1], [2]])
     expect(contiguousGroups(7, 1).flat()).toEqual([0, 1, 2, 3, 4, 5, 6])

@@ -5,7 +5,20 @@ import { verdictFor, verdictText } from './verdict'
 
 function entry(size: number, strategy: SummaryEntry['strategy'], workers: number, medianMs: number, seqMs: number, warnings: string[] = []): SummaryEntry {
   const speedup = seqMs / medianMs
-  return { size, models: 8, workers, strategy, repeats: 3, medianMs, minMs: medianMs * 0.95, maxMs: medianMs * 1.05, speedupVsSequential: speedup, efficiency: speedup / workers, workRate: 1, warnings }
+  return {
+    size,
+    models: 8,
+    workers,
+    strategy,
+    repeats: 3,
+    medianMs,
+    minMs: medianMs * 0.95,
+    maxMs: medianMs * 1.05,
+    speedupVsSequential: speedup,
+    efficiency: speedup / workers,
+    workRate: 1,
+    warnings,
+  }
 }
 
 function runWith(summary: SummaryEntry[], extra: Partial<RunResult> = {}): RunResult {
@@ -68,7 +81,13 @@ describe('verdictFor', () => {
     const cancelled = verdictFor(
       runWith(slow, {
         status: 'cancelled',
-        verification: { sameWork: false, maxRelMseDiff: 0, tolerance: 1e-4, modelsTrained: { sequential: 8, pool: 1 }, problems: ['pool trained 1 of 8 models'] },
+        verification: {
+          sameWork: false,
+          maxRelMseDiff: 0,
+          tolerance: 1e-4,
+          modelsTrained: { sequential: 8, pool: 1 },
+          problems: ['pool trained 1 of 8 models'],
+        },
       }),
     )
     expect(cancelled.verification).toBe(
@@ -77,7 +96,16 @@ describe('verdictFor', () => {
   })
 
   it('formats durations the way the report tables do', () => {
-    expect([4.25, 40.4, 999.4, 999.6, 1234, 12_345, 66_000, 7_500_000].map(formatDuration)).toEqual(['4.3 ms', '40 ms', '999 ms', '1.00 s', '1.23 s', '12.3 s', '1 min 6 s', '2 h 5 min'])
+    expect([4.25, 40.4, 999.4, 999.6, 1234, 12_345, 66_000, 7_500_000].map(formatDuration)).toEqual([
+      '4.3 ms',
+      '40 ms',
+      '999 ms',
+      '1.00 s',
+      '1.23 s',
+      '12.3 s',
+      '1 min 6 s',
+      '2 h 5 min',
+    ])
     expect([null, undefined, NaN, 0].map(formatDuration)).toEqual(['—', '—', '—', '0 ms'])
   })
 })

@@ -63,9 +63,7 @@ function groups(summary: readonly SummaryEntry[]): SummaryEntry[][] {
     const k = `${s.size}/${s.models}`
     map.set(k, [...(map.get(k) ?? []), s])
   }
-  return [...map.values()]
-    .map((g) => [...g].sort((a, b) => a.medianMs - b.medianMs))
-    .sort((a, b) => a[0].models - b[0].models || a[0].size - b[0].size)
+  return [...map.values()].map((g) => [...g].sort((a, b) => a.medianMs - b.medianMs)).sort((a, b) => a[0].models - b[0].models || a[0].size - b[0].size)
 }
 
 export function verdictFor(run: RunResult): Verdict {
@@ -150,14 +148,16 @@ export function verdictFor(run: RunResult): Verdict {
   const verification = stopped
     ? `Not verified: the run was ${run.status} before every strategy trained every model${trained ? ` (models trained: ${trained})` : ''}; the numbers cover only the measurements that finished.`
     : v.sameWork
-    ? `Same work verified: every strategy trained every model (${trained}) and each model's test MSE agrees across strategies to ${v.maxRelMseDiff.toExponential(1)} relative (tolerance ${v.tolerance}).`
-    : `Same work NOT verified: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}${v.problems.length ? ` — ${v.problems.slice(0, 3).join('; ')}${v.problems.length > 3 ? '; …' : ''}` : ''}. Do not trust the speedups.`
+      ? `Same work verified: every strategy trained every model (${trained}) and each model's test MSE agrees across strategies to ${v.maxRelMseDiff.toExponential(1)} relative (tolerance ${v.tolerance}).`
+      : `Same work NOT verified: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}${v.problems.length ? ` — ${v.problems.slice(0, 3).join('; ')}${v.problems.length > 3 ? '; …' : ''}` : ''}. Do not trust the speedups.`
 
   const warnings: string[] = []
   for (const s of summary) for (const w of s.warnings) warnings.push(`${strategyLabel(s)} at ${reportRows(s.size)} rows: ${w}.`)
   for (const w of run.warnings) if (!warnings.some((x) => x.startsWith(w)) && !summary.some((s) => s.warnings.some((sw) => w.endsWith(sw)))) warnings.push(w)
   if (run.config.repeats < 3 && summary.length) {
-    warnings.push(`Only ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'} per measurement: medians are indicative, not robust (3 or more recommended).`)
+    warnings.push(
+      `Only ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'} per measurement: medians are indicative, not robust (3 or more recommended).`,
+    )
   }
   const notes = (v.notes ?? []).map((n) => `Across backends, ${n}.`)
   return { headline, backends, perSize, workers, verification: [verification, ...notes].join(' '), warnings }
@@ -165,7 +165,14 @@ export function verdictFor(run: RunResult): Verdict {
 
 /** The verdict as plain text paragraphs (CLI, tests). */
 export function verdictText(v: Verdict): string {
-  return [v.headline, ...v.backends.filter((b) => b !== v.headline), ...v.perSize, ...v.workers, v.verification, ...v.warnings.map((w) => `Warning: ${w}`)].join('\n')
+  return [
+    v.headline,
+    ...v.backends.filter((b) => b !== v.headline),
+    ...v.perSize,
+    ...v.workers,
+    v.verification,
+    ...v.warnings.map((w) => `Warning: ${w}`),
+  ].join('\n')
 }
 
 /** The timing warnings of a run, summed up: how many measurements were noisy, and what each said. */
@@ -191,14 +198,13 @@ export function timingNoise(run: RunResult): TimingNoise {
   for (const s of summary) {
     if (!s.warnings.length) continue
     noisy++
-    for (const w of s.warnings) details.push(`${strategyLabel(s)} at ${reportRows(s.size)} rows${new Set(summary.map((x) => x.models)).size > 1 ? ` × ${s.models} models` : ''}: ${w}`)
+    for (const w of s.warnings)
+      details.push(`${strategyLabel(s)} at ${reportRows(s.size)} rows${new Set(summary.map((x) => x.models)).size > 1 ? ` × ${s.models} models` : ''}: ${w}`)
   }
   // the run's own list repeats the summary's warnings ("pool W=2 at 2000 rows: wide spread …"): leave those out
   const other = run.warnings.filter((w) => !summary.some((s) => s.warnings.some((sw) => w.endsWith(sw))))
   const total = summary.length
-  const line = noisy
-    ? `${noisy} of ${total} measurement${total === 1 ? '' : 's'} noisy: add repeats or close other programs`
-    : null
+  const line = noisy ? `${noisy} of ${total} measurement${total === 1 ? '' : 's'} noisy: add repeats or close other programs` : null
   const repeatsNote =
     run.config.repeats < 3 && summary.length
       ? `Only ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'} per measurement: medians are indicative, not robust (3 or more recommended).`

@@ -40,7 +40,20 @@ export function build2u8(b0: usize, b1: usize, rows: usize, q: usize, begin: i32
   }
 }
 
-export function build4u8(b0: usize, b1: usize, b2: usize, b3: usize, rows: usize, q: usize, begin: i32, end: i32, h0: usize, h1: usize, h2: usize, h3: usize): void {
+export function build4u8(
+  b0: usize,
+  b1: usize,
+  b2: usize,
+  b3: usize,
+  rows: usize,
+  q: usize,
+  begin: i32,
+  end: i32,
+  h0: usize,
+  h1: usize,
+  h2: usize,
+  h3: usize,
+): void {
   for (let k = <usize>begin, e = <usize>end; k < e; k++) {
     const r = row(rows, k)
     const g = pair(q, k)
@@ -72,7 +85,20 @@ export function build2u16(b0: usize, b1: usize, rows: usize, q: usize, begin: i3
   }
 }
 
-export function build4u16(b0: usize, b1: usize, b2: usize, b3: usize, rows: usize, q: usize, begin: i32, end: i32, h0: usize, h1: usize, h2: usize, h3: usize): void {
+export function build4u16(
+  b0: usize,
+  b1: usize,
+  b2: usize,
+  b3: usize,
+  rows: usize,
+  q: usize,
+  begin: i32,
+  end: i32,
+  h0: usize,
+  h1: usize,
+  h2: usize,
+  h3: usize,
+): void {
   for (let k = <usize>begin, e = <usize>end; k < e; k++) {
     const r = row(rows, k) << 1
     const g = pair(q, k)
@@ -87,7 +113,7 @@ export function build4u16(b0: usize, b1: usize, b2: usize, b3: usize, rows: usiz
 // region is (Σq, count) pairs, so even; an odd last one is done alone all the same)
 
 export function zero(h: usize, len: i32): void {
-  memory.fill(h, 0, <usize>len << 3)
+  memory.fill(h, 0, (<usize>len) << 3)
 }
 
 /** t[i] −= s[i] */
@@ -97,7 +123,7 @@ export function subtract(t: usize, s: usize, len: i32): void {
 
 /** out[i] = p[i] − s[i] (out may be p) */
 export function difference(out: usize, p: usize, s: usize, len: i32): void {
-  const e = <usize>len << 3
+  const e = (<usize>len) << 3
   let i: usize = 0
   for (; i + 16 <= e; i += 16) v128.store(out + i, f64x2.sub(v128.load(p + i), v128.load(s + i)))
   if (i < e) store<f64>(out + i, load<f64>(p + i) - load<f64>(s + i))
@@ -119,7 +145,7 @@ export function forwardCandidate(h: usize, b: i32, nb: i32, gq: f64, n: f64, mcw
   const vlambda = f64x2.splat(lambda)
   const vzero = f64x2.splat(0)
   for (; b + 1 < nb; b += 2) {
-    const p = h + (<usize>b << 4)
+    const p = h + ((<usize>b) << 4)
     const a1 = f64x2.add(acc, v128.load(p))
     const a2 = f64x2.add(a1, v128.load(p, 16))
     const glq = v128.shuffle<f64>(a1, a2, 0, 2)
@@ -145,7 +171,7 @@ export function forwardCandidate(h: usize, b: i32, nb: i32, gq: f64, n: f64, mcw
     acc = a2
   }
   if (b < nb) {
-    acc = f64x2.add(acc, v128.load(h + (<usize>b << 4)))
+    acc = f64x2.add(acc, v128.load(h + ((<usize>b) << 4)))
     const hl = f64x2.extract_lane(acc, 1)
     const hr = n - hl
     if (hr < mcw || hr <= 0 || hl < mcw) return -1

@@ -139,7 +139,11 @@ console.log(lines.join('\n'))
 if (jsonOut) {
   writeFileSync(
     jsonOut,
-    JSON.stringify({ rows, trainRows: train.rows, features, models, rounds, maxDepth, sampling, prep, seqT, batT, xgbT, seq, bat, xgb, sameHashes, sameMse, meanMse, mem }, null, 2),
+    JSON.stringify(
+      { rows, trainRows: train.rows, features, models, rounds, maxDepth, sampling, prep, seqT, batT, xgbT, seq, bat, xgb, sameHashes, sameMse, meanMse, mem },
+      null,
+      2,
+    ),
   )
 }
 if (!sameHashes || !sameMse) process.exitCode = 1

@@ -59,7 +59,10 @@ let versions: { xgboost: string | null; sklearn: string | null; errors: Record<s
 let pythonNote = ''
 if (!existsSync(python)) pythonNote = `${python} not found`
 else {
-  const child = spawn(python, [script], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } })
+  const child = spawn(python, [script], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
+  })
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
   const next = async () => {
     const r = await lines.next()
@@ -83,7 +86,9 @@ else {
   }
 }
 const missing = (name: 'xgboost' | 'sklearn', pkg: string) =>
-  versions[name] ? null : `${name === 'xgboost' ? 'XGBoost' : 'scikit-learn'}: not available (${pythonNote || `${python} cannot import ${name}${versions.errors[name] ? `: ${versions.errors[name]}` : ''}`}; apt-get install ${pkg})`
+  versions[name]
+    ? null
+    : `${name === 'xgboost' ? 'XGBoost' : 'scikit-learn'}: not available (${pythonNote || `${python} cannot import ${name}${versions.errors[name] ? `: ${versions.errors[name]}` : ''}`}; apt-get install ${pkg})`
 const notes = [missing('xgboost', 'python3-xgboost'), missing('sklearn', 'python3-sklearn')].filter((s): s is string => !!s)
 let engines: Engine[] = ['trainpool', ...(versions.xgboost ? (['xgboost'] as const) : []), ...(versions.sklearn ? (['sklearn'] as const) : [])]
 
@@ -121,7 +126,9 @@ try {
     const data = generateDataset({ size: rows, features, seed, target, testSplit: DEFAULT_CONFIG.testSplit })
     const all = new Float32Array(data.xTrain.buffer, data.xTrain.byteOffset, rows * features)
     const ys = new Float32Array(data.yTrain.buffer, data.yTrain.byteOffset, rows)
-    log(`\n== peers: ${rows} rows (${data.train} train / ${data.test} test) × ${features} features, ${params.rounds} rounds, depth ${params.maxDepth}, eta ${params.eta}, no sampling, 1 thread; engines ${engines.join(', ')}`)
+    log(
+      `\n== peers: ${rows} rows (${data.train} train / ${data.test} test) × ${features} features, ${params.rounds} rounds, depth ${params.maxDepth}, eta ${params.eta}, no sampling, 1 thread; engines ${engines.join(', ')}`,
+    )
     if (ask) {
       writeFileSync(join(dir, 'x.f32'), Buffer.from(all.buffer, all.byteOffset, all.byteLength))
       writeFileSync(join(dir, 'y.f32'), Buffer.from(ys.buffer, ys.byteOffset, ys.byteLength))
@@ -159,7 +166,9 @@ try {
           }
         }
         fits[engine].push(fit)
-        log(`[${rows} rows, ${rep + 1}/${repeats}] ${engine}: ${fit.seconds.toFixed(2)} s wall, ${fit.cpuSeconds.toFixed(2)} s CPU${fit.binSeconds !== undefined ? ` (binning ${fit.binSeconds.toFixed(2)} s)` : ''}, test MSE ${fit.mse.toFixed(4)}`)
+        log(
+          `[${rows} rows, ${rep + 1}/${repeats}] ${engine}: ${fit.seconds.toFixed(2)} s wall, ${fit.cpuSeconds.toFixed(2)} s CPU${fit.binSeconds !== undefined ? ` (binning ${fit.binSeconds.toFixed(2)} s)` : ''}, test MSE ${fit.mse.toFixed(4)}`,
+        )
       }
     }
     results.push({ rows, trainRows: data.train, repeats, fits, order })
@@ -184,9 +193,12 @@ const lines = [
   '',
   `| rows | Trainpool cpu engine | ${xgbName} | ${sklName} | Trainpool ÷ XGBoost | Trainpool ÷ sklearn | Trainpool binning |`,
   '|---|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.rows.toLocaleString('en-US')} | ${cell(r, 'trainpool')} | ${cell(r, 'xgboost')} | ${cell(r, 'sklearn')} | ${ratioCell(r, 'xgboost')} | ${ratioCell(r, 'sklearn')} | ${f2(med(r.fits.trainpool, 'binSeconds'))} s |`),
+  ...results.map(
+    (r) =>
+      `| ${r.rows.toLocaleString('en-US')} | ${cell(r, 'trainpool')} | ${cell(r, 'xgboost')} | ${cell(r, 'sklearn')} | ${ratioCell(r, 'xgboost')} | ${ratioCell(r, 'sklearn')} | ${f2(med(r.fits.trainpool, 'binSeconds'))} s |`,
+  ),
   '',
-  'time per model = binning + all rounds from float features in memory, for all three (Trainpool: prepareGbdtData + trainGbdt; XGBoost: xgb.train, which bins, on a fresh DMatrix built untimed; sklearn: fit, which bins); data generation, loading and test prediction untimed. Ratio = Trainpool\'s time ÷ the peer\'s (above 1: Trainpool slower), median of per-repeat ratios.',
+  "time per model = binning + all rounds from float features in memory, for all three (Trainpool: prepareGbdtData + trainGbdt; XGBoost: xgb.train, which bins, on a fresh DMatrix built untimed; sklearn: fit, which bins); data generation, loading and test prediction untimed. Ratio = Trainpool's time ÷ the peer's (above 1: Trainpool slower), median of per-repeat ratios.",
   ...results.map(
     (r) =>
       `${r.rows} rows: CPU-time ratios Trainpool ÷ XGBoost ${r.fits.xgboost.length ? f2(ratioOf(r, 'xgboost', 'cpuSeconds')) + '×' : 'n/a'}, ÷ sklearn ${r.fits.sklearn.length ? f2(ratioOf(r, 'sklearn', 'cpuSeconds')) + '×' : 'n/a'}; test MSE Trainpool ${med(r.fits.trainpool, 'mse').toFixed(4)}, XGBoost ${r.fits.xgboost.length ? med(r.fits.xgboost, 'mse').toFixed(4) : 'n/a'}, sklearn ${r.fits.sklearn.length ? med(r.fits.sklearn, 'mse').toFixed(4) : 'n/a'}`,
@@ -196,5 +208,26 @@ const lines = [
 ]
 console.log(lines.join('\n'))
 if (jsonOut) {
-  writeFileSync(jsonOut, JSON.stringify({ params, features, target, seed, repeats, versions, notes, loadavg: load, results: results.map((r) => ({ ...r, median: Object.fromEntries(engines.map((e) => [e, med(r.fits[e])])), ratio: { xgboost: ratioOf(r, 'xgboost'), sklearn: ratioOf(r, 'sklearn') } })) }, null, 2))
+  writeFileSync(
+    jsonOut,
+    JSON.stringify(
+      {
+        params,
+        features,
+        target,
+        seed,
+        repeats,
+        versions,
+        notes,
+        loadavg: load,
+        results: results.map((r) => ({
+          ...r,
+          median: Object.fromEntries(engines.map((e) => [e, med(r.fits[e])])),
+          ratio: { xgboost: ratioOf(r, 'xgboost'), sklearn: ratioOf(r, 'sklearn') },
+        })),
+      },
+      null,
+      2,
+    ),
+  )
 }

@@ -26,8 +26,28 @@ const F = data.spec.features
 const n = setSize(config.set)
 const specs = Array.from({ length: n }, (_, i) => {
   const p = configurationParams(gbdtFamily, config.model as GbdtParams, config.set, setMember(config.set, i).configuration)
-  return { rounds: p.rounds, maxDepth: p.maxDepth, eta: p.eta, lambda: p.lambda, alpha: p.alpha, gamma: p.gamma, minChildWeight: p.minChildWeight, maxBin: p.maxBin, subsample: p.subsample, colsampleBytree: p.colsampleBytree, baseScore: p.baseScore, seed: config.seed + i + 1 }
+  return {
+    rounds: p.rounds,
+    maxDepth: p.maxDepth,
+    eta: p.eta,
+    lambda: p.lambda,
+    alpha: p.alpha,
+    gamma: p.gamma,
+    minChildWeight: p.minChildWeight,
+    maxBin: p.maxBin,
+    subsample: p.subsample,
+    colsampleBytree: p.colsampleBytree,
+    baseScore: p.baseScore,
+    seed: config.seed + i + 1,
+  }
 })
-const r = runXgboost({ rows: data.train, features: F, x: data.xTrain, y: data.yTrain }, { rows: data.test, features: F, x: data.xTest, y: data.yTest }, specs, 'none')
+const r = runXgboost(
+  { rows: data.train, features: F, x: data.xTrain, y: data.yTrain },
+  { rows: data.test, features: F, x: data.xTest, y: data.yTest },
+  specs,
+  'none',
+)
 const wall = r.models.reduce((a, m) => a + m.seconds, 0)
-process.stdout.write(JSON.stringify({ xgboost: r.xgboost, models: n, wallSeconds: wall, perModelSeconds: wall / n, meanMse: r.models.reduce((a, m) => a + m.mse, 0) / n }) + '\n')
+process.stdout.write(
+  JSON.stringify({ xgboost: r.xgboost, models: n, wallSeconds: wall, perModelSeconds: wall / n, meanMse: r.models.reduce((a, m) => a + m.mse, 0) / n }) + '\n',
+)

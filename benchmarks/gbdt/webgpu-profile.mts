@@ -123,7 +123,12 @@ async function measure(gpu: WgslDevice, s: Shape): Promise<Record<string, unknow
   }
 }
 
-const base = { rounds: opt('rounds', 100), depth: opt('depth', 6), hostPlanned: args.includes('--host-planned'), histogramMode: text('histograms', 'auto') as HistogramMode }
+const base = {
+  rounds: opt('rounds', 100),
+  depth: opt('depth', 6),
+  hostPlanned: args.includes('--host-planned'),
+  histogramMode: text('histograms', 'auto') as HistogramMode,
+}
 const gpu = await openWgslDevice('trainpool-gbdt')
 const started = performance.now()
 const parts: Record<string, unknown>[] = []
@@ -133,9 +138,28 @@ if (args.includes('--suite')) {
   const suite: Shape[] = [
     { ...base, name: 'batched-10k', rows: quick ? 2000 : 8000, models: quick ? 6 : 50, sequential: false, profile: true, check: 2 },
     { ...base, name: 'sequential-10k', rows: quick ? 2000 : 8000, models: quick ? 2 : 5, sequential: true, profile: true, check: 0 },
-    { ...base, name: 'batched-10k-64bit', rows: quick ? 2000 : 8000, models: quick ? 6 : 50, rounds: Math.min(base.rounds, 20), sequential: false, profile: true, check: 0, histogramMode: 'shared64' as HistogramMode },
+    {
+      ...base,
+      name: 'batched-10k-64bit',
+      rows: quick ? 2000 : 8000,
+      models: quick ? 6 : 50,
+      rounds: Math.min(base.rounds, 20),
+      sequential: false,
+      profile: true,
+      check: 0,
+      histogramMode: 'shared64' as HistogramMode,
+    },
     // 20 rounds: the kernels' profile (trainpool bench's trees-200k part times the full 100)
-    { ...base, name: 'batched-200k', rows: quick ? 8000 : 160_000, models: quick ? 6 : 50, rounds: Math.min(base.rounds, 20), sequential: false, profile: true, check: 0 },
+    {
+      ...base,
+      name: 'batched-200k',
+      rows: quick ? 8000 : 160_000,
+      models: quick ? 6 : 50,
+      rounds: Math.min(base.rounds, 20),
+      sequential: false,
+      profile: true,
+      check: 0,
+    },
   ].map((s) => (quick ? { ...s, rounds: Math.min(s.rounds, 10) } : s))
   for (const s of suite) {
     if (performance.now() - started > budgetMs) parts.push({ name: s.name, skipped: `over the ${budgetMs / 1000} s budget` })
@@ -155,5 +179,14 @@ if (args.includes('--suite')) {
     }),
   )
 }
-console.log(JSON.stringify({ adapter: gpu.description, hardware: gpu.hardware, timestamps: gpu.timestamps, features: FEATURES, totalMs: Math.round(performance.now() - started), parts }))
+console.log(
+  JSON.stringify({
+    adapter: gpu.description,
+    hardware: gpu.hardware,
+    timestamps: gpu.timestamps,
+    features: FEATURES,
+    totalMs: Math.round(performance.now() - started),
+    parts,
+  }),
+)
 gpu.release()

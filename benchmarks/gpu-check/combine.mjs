@@ -61,7 +61,10 @@ export function readbacksPerEpoch(device, row, epochs) {
 /** A trainpool run, compacted: each summary row with the device counters of its first measurement. */
 export function compactRun(r) {
   if (!r || r.ok === false) return { ok: false, error: r?.error ?? 'no result JSON' }
-  const counters = (s) => r.measurements?.find((m) => m.size === s.size && m.models === s.models && m.strategy === s.strategy && m.workers === s.workers && (m.backend ?? null) === (s.backend ?? null))?.device ?? null
+  const counters = (s) =>
+    r.measurements?.find(
+      (m) => m.size === s.size && m.models === s.models && m.strategy === s.strategy && m.workers === s.workers && (m.backend ?? null) === (s.backend ?? null),
+    )?.device ?? null
   const epochs = r.config?.model?.epochs ?? null
   return {
     ok: r.status === 'ok',
@@ -71,7 +74,12 @@ export function compactRun(r) {
     device: r.environment?.device ?? null,
     backendFlags: r.environment?.backendFlags ?? null,
     model: r.config?.model ?? null,
-    verification: r.verification && { sameWork: r.verification.sameWork, maxRelMseDiff: r.verification.maxRelMseDiff, tolerance: r.verification.tolerance, problems: r.verification.problems },
+    verification: r.verification && {
+      sameWork: r.verification.sameWork,
+      maxRelMseDiff: r.verification.maxRelMseDiff,
+      tolerance: r.verification.tolerance,
+      problems: r.verification.problems,
+    },
     summary: (r.summary ?? []).map((s) => {
       const device = counters(s)
       return {
@@ -122,14 +130,38 @@ export function targets(parts, softwareAdapter) {
   const out = []
   const add = (issue, what, value, limit, better, unit, extra = '') => {
     const met = value == null ? null : better === 'lower' ? value <= limit : value >= limit
-    const fmt = (v) => (v == null ? 'not measured' : unit === 'ms' ? `${v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(1)} ms`}` : `${v.toFixed(1)}${unit}`)
-    out.push({ issue, what, value, limit, met, text: `${fmt(value)} (${better === 'lower' ? '≤' : '≥'} ${fmt(limit)})${extra}${softwareAdapter ? ' — CPU adapter: not GPU numbers' : ''}` })
+    const fmt = (v) =>
+      v == null ? 'not measured' : unit === 'ms' ? `${v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(1)} ms`}` : `${v.toFixed(1)}${unit}`
+    out.push({
+      issue,
+      what,
+      value,
+      limit,
+      met,
+      text: `${fmt(value)} (${better === 'lower' ? '≤' : '≥'} ${fmt(limit)})${extra}${softwareAdapter ? ' — CPU adapter: not GPU numbers' : ''}`,
+    })
   }
   const b10 = row(parts['mlp-10k'], 'batched')
   const torch10 = parts['torch-10k']
-  add(32, 'MLP batched, 50 models × 10 000 rows', b10?.medianMs ?? null, 50, 'lower', 'ms', torch10?.ok ? `; PyTorch vmap ${torch10.vmap.medianMs.toFixed(1)} ms` : '')
+  add(
+    32,
+    'MLP batched, 50 models × 10 000 rows',
+    b10?.medianMs ?? null,
+    50,
+    'lower',
+    'ms',
+    torch10?.ok ? `; PyTorch vmap ${torch10.vmap.medianMs.toFixed(1)} ms` : '',
+  )
   add(32, 'MLP batched, 50 models × 200 000 rows', row(parts['mlp-200k'], 'batched')?.medianMs ?? null, 1000, 'lower', 'ms')
-  add(32, 'MLP sequential, 50 models × 10 000 rows', row(parts['mlp-10k'], 'sequential')?.medianMs ?? null, 2500, 'lower', 'ms', torch10?.ok ? `; PyTorch loop ${(torch10.loop.medianMs / 1000).toFixed(2)} s` : '')
+  add(
+    32,
+    'MLP sequential, 50 models × 10 000 rows',
+    row(parts['mlp-10k'], 'sequential')?.medianMs ?? null,
+    2500,
+    'lower',
+    'ms',
+    torch10?.ok ? `; PyTorch loop ${(torch10.loop.medianMs / 1000).toFixed(2)} s` : '',
+  )
   add(32, 'GPU busy, MLP batched at 200 000 rows', busyOf(parts['mlp-busy'], 'batched'), 60, 'higher', ' %')
   add(32, 'MLP readbacks per epoch of a fused program (batched, 10 000 rows)', b10?.readbacksPerEpoch ?? null, 1, 'lower', '', ' (plus one for its test MSE)')
   const scaling = parts['cpu-scaling']?.summary ?? []
@@ -142,10 +174,25 @@ export function targets(parts, softwareAdapter) {
     const [gpu, cpu] = [fastest('webgpu'), fastest('onnxruntime')]
     const shouldPick = gpu != null && cpu != null ? (gpu <= cpu ? 'webgpu' : 'onnxruntime') : null
     const picked = auto?.backend ?? null
-    out.push({ issue: 32, what: 'auto picks the faster of webgpu and onnxruntime at the article shape', value: picked, limit: shouldPick, met: picked && shouldPick ? picked === shouldPick : null, text: `auto → ${picked ?? 'not measured'}; fastest batched: webgpu ${gpu ?? 'n/a'} ms, onnxruntime ${cpu ?? 'n/a'} ms` })
+    out.push({
+      issue: 32,
+      what: 'auto picks the faster of webgpu and onnxruntime at the article shape',
+      value: picked,
+      limit: shouldPick,
+      met: picked && shouldPick ? picked === shouldPick : null,
+      text: `auto → ${picked ?? 'not measured'}; fastest batched: webgpu ${gpu ?? 'n/a'} ms, onnxruntime ${cpu ?? 'n/a'} ms`,
+    })
   }
   add(33, 'trees batched, 50 models × 10 000 rows', row(parts['trees-10k'], 'batched')?.medianMs ?? null, 1500, 'lower', 'ms')
-  add(33, 'trees batched, 50 models × 200 000 rows', row(parts['trees-200k'], 'batched')?.medianMs ?? null, 15_000, 'lower', 'ms', parts['trees-cpu-200k']?.summary?.[0] ? `; CPU engine pool W=16 ${(parts['trees-cpu-200k'].summary[0].medianMs / 1000).toFixed(1)} s` : '')
+  add(
+    33,
+    'trees batched, 50 models × 200 000 rows',
+    row(parts['trees-200k'], 'batched')?.medianMs ?? null,
+    15_000,
+    'lower',
+    'ms',
+    parts['trees-cpu-200k']?.summary?.[0] ? `; CPU engine pool W=16 ${(parts['trees-cpu-200k'].summary[0].medianMs / 1000).toFixed(1)} s` : '',
+  )
   const seq = row(parts['trees-seq'], 'sequential')
   add(33, 'trees sequential, 10 000 rows, a model', seq ? seq.medianMs / seq.models : null, 150, 'lower', 'ms')
   add(33, 'GPU busy, trees batched at 200 000 rows', busyOf(parts['trees-200k'], 'batched'), 70, 'higher', ' %')
@@ -166,11 +213,19 @@ export function combine(dir) {
     version: 2,
     startedAt: meta.startedAt ?? null,
     finishedAt: new Date().toISOString(),
-    host: { hostname: os.hostname(), os: `${os.type()} ${os.release()} ${os.arch()}`, cpu: os.cpus()[0]?.model?.trim() ?? null, cpuCount: os.cpus().length, memoryBytes: os.totalmem(), node: process.versions.node },
+    host: {
+      hostname: os.hostname(),
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      cpu: os.cpus()[0]?.model?.trim() ?? null,
+      cpuCount: os.cpus().length,
+      memoryBytes: os.totalmem(),
+      node: process.versions.node,
+    },
     options: meta.options ?? null,
     vulkan: meta.vulkan ?? null,
     adapter: probe && { ...probe, software: meta.softwareAdapter ?? null },
-    nvidiaSmi: list == null && query == null ? null : { list: list?.trim().split('\n').filter(Boolean) ?? [], gpus: query?.trim().split('\n').filter(Boolean) ?? [] },
+    nvidiaSmi:
+      list == null && query == null ? null : { list: list?.trim().split('\n').filter(Boolean) ?? [], gpus: query?.trim().split('\n').filter(Boolean) ?? [] },
     torch: torchSkipped == null ? null : { skipped: torchSkipped.trim() },
     parts,
     targets: targets(parts, meta.softwareAdapter ?? false),

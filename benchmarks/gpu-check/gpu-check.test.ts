@@ -72,7 +72,12 @@ describe('gpu-check.sh', () => {
   it('the PyTorch reference compiles', (ctx) => {
     if (!hasCommand('python3')) return ctx.skip()
     const cfile = join(tmp, 'torch_reference.pyc')
-    execFileSync('python3', ['-c', 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)', join(__dirname, 'torch_reference.py'), cfile])
+    execFileSync('python3', [
+      '-c',
+      'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)',
+      join(__dirname, 'torch_reference.py'),
+      cfile,
+    ])
     expect(existsSync(cfile)).toBe(true)
     const help = spawnSync('python3', [join(__dirname, 'torch_reference.py'), '--help'], { encoding: 'utf8' })
     expect(help.status).toBe(0)
@@ -82,22 +87,55 @@ describe('gpu-check.sh', () => {
 
 const gpu = (util: number | null) => ({ index: 0, name: 'NVIDIA H200', util, memUsedMiB: 2048, memTotalMiB: 143771, tempC: 40, powerW: 100, powerLimitW: 700 })
 const sample = (t: number, strategy: TelemetrySample['strategy'], util: number | null, phase: TelemetrySample['phase'] = 'measuring'): TelemetrySample => ({
-  t, gpus: [gpu(util)], workers: [], index: 0, strategy, workerCount: 1, phase,
+  t,
+  gpus: [gpu(util)],
+  workers: [],
+  index: 0,
+  strategy,
+  workerCount: 1,
+  phase,
 })
 
 describe('combine.mjs', () => {
-  const row = (strategy: string, workers: number, medianMs: number, extra: object = {}) => ({ size: 10000, models: 50, strategy, workers, medianMs, minMs: medianMs, maxMs: medianMs, speedupVsSequential: 1, warnings: [], ...extra })
+  const row = (strategy: string, workers: number, medianMs: number, extra: object = {}) => ({
+    size: 10000,
+    models: 50,
+    strategy,
+    workers,
+    medianMs,
+    minMs: medianMs,
+    maxMs: medianMs,
+    speedupVsSequential: 1,
+    warnings: [],
+    ...extra,
+  })
   const counters = (readbacks: number) => ({ dispatches: 200, submits: 30, readbacks, bytesReadBack: readbacks * 200, hostMsBetweenSubmits: 1.5 })
   const run = (summary: object[], extra: object = {}) => ({
-    runId: 'r', status: 'ok', error: null, config: { model: { kind: 'mlp', epochs: 3 } }, environment: { backend: 'webgpu', device: 'NVIDIA H200' },
-    measurements: [{ size: 10000, models: 50, strategy: 'batched', workers: 1, device: counters(4) }, { size: 10000, models: 50, strategy: 'sequential', workers: 1, device: counters(200) }],
-    summary, verification: { sameWork: true, maxRelMseDiff: 1e-7, tolerance: 1e-4, problems: [] }, warnings: [], ...extra,
+    runId: 'r',
+    status: 'ok',
+    error: null,
+    config: { model: { kind: 'mlp', epochs: 3 } },
+    environment: { backend: 'webgpu', device: 'NVIDIA H200' },
+    measurements: [
+      { size: 10000, models: 50, strategy: 'batched', workers: 1, device: counters(4) },
+      { size: 10000, models: 50, strategy: 'sequential', workers: 1, device: counters(200) },
+    ],
+    summary,
+    verification: { sameWork: true, maxRelMseDiff: 1e-7, tolerance: 1e-4, problems: [] },
+    warnings: [],
+    ...extra,
   })
 
   it('puts the adapter, nvidia-smi and every part into one JSON: device counters per row, GPU busy per strategy, the targets checked', () => {
     const dir = join(tmp, 'combine')
     mkdirSync(dir)
-    const samples = [sample(0, 'sequential', 20), sample(1000, 'sequential', 30), sample(2000, 'batched', 95, 'warming'), sample(3000, 'batched', 97), sample(4000, 'pool', null)]
+    const samples = [
+      sample(0, 'sequential', 20),
+      sample(1000, 'sequential', 30),
+      sample(2000, 'batched', 95, 'warming'),
+      sample(3000, 'batched', 97),
+      sample(4000, 'pool', null),
+    ]
     writeFileSync(join(dir, 'meta.json'), JSON.stringify({ startedAt: 'T0', softwareAdapter: false, vulkan: { VK_DRIVER_FILES: '/x/nvidia_icd.json' } }))
     writeFileSync(join(dir, 'adapter.json'), 'Warning: something\n{"found":true,"vendor":"nvidia","description":"NVIDIA H200"}\n')
     writeFileSync(join(dir, 'nvidia-smi-L.txt'), 'GPU 0: NVIDIA H200 (UUID: GPU-1)\n')
@@ -187,7 +225,13 @@ describe('gpu-check.sh end to end (CPU adapter allowed, fake nvidia-smi and pyth
     for (const s of mlp.summary) expect(s.readbacksPerEpoch).toBe(1)
     expect(mlp.gpuBusy.every((b: { meanUtil: number }) => b.meanUtil === 42)).toBe(true)
     expect(out.parts['torch-10k']).toMatchObject({ ok: true, torch: 'fake' })
-    expect(out.parts['trees-10k']).toMatchObject({ exitCode: 0, ok: true, backend: 'webgpu', model: { kind: 'gbdt', rounds: 3 }, verification: { sameWork: true } })
+    expect(out.parts['trees-10k']).toMatchObject({
+      exitCode: 0,
+      ok: true,
+      backend: 'webgpu',
+      model: { kind: 'gbdt', rounds: 3 },
+      verification: { sameWork: true },
+    })
     expect(new Set(out.parts['mlp-all'].summary.map((s: { backend: string }) => s.backend))).toContain('onnxruntime')
     expect(out.targets.find((t: { what: string }) => t.what.startsWith('MLP batched, 50 models × 10 000')).text).toContain('CPU adapter: not GPU numbers')
     expect(r.stderr).toMatch(/gpu-check: (MET|MISS) MLP batched/)

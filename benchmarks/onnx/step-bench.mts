@@ -10,7 +10,14 @@ import { SESSION_OPTIONS, startOnnxRuntime } from '../../src-main/engine/mlp-onn
 import { OrtMlp } from '../../src-main/engine/mlp-onnx/onnx-training'
 import { ADAM_DEFAULTS } from '../../src-main/engine/mlp/adam'
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '50' }, steps: { type: 'string', default: '40' }, hidden: { type: 'string', default: '64' }, rows: { type: 'string', default: '512' } } })
+const { values } = parseArgs({
+  options: {
+    n: { type: 'string', default: '50' },
+    steps: { type: 'string', default: '40' },
+    hidden: { type: 'string', default: '64' },
+    rows: { type: 'string', default: '512' },
+  },
+})
 const n = Number(values.n)
 const steps = Number(values.steps)
 const hidden = values.hidden!.split(',').map(Number)
@@ -35,12 +42,24 @@ const { onnx } = onnxProto // a CommonJS package: named exports only through the
 
 /** ORT's own 1024³ MatMul, same session options: median and best GFLOP/s of 9 runs after 2. */
 async function gemmReference(size = 1024): Promise<{ median: number; best: number }> {
-  const vi = (name: string) => ({ name, type: { tensorType: { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: [{ dimValue: size }, { dimValue: size }] } } } })
+  const vi = (name: string) => ({
+    name,
+    type: { tensorType: { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: [{ dimValue: size }, { dimValue: size }] } } },
+  })
   const bytes = onnx.ModelProto.encode(
-    onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 13 }], graph: { name: 'gemm', node: [{ opType: 'MatMul', input: ['a', 'b'], output: ['c'] }], input: [vi('a'), vi('b')], output: [vi('c')] } }),
+    onnx.ModelProto.create({
+      irVersion: 8,
+      opsetImport: [{ domain: '', version: 13 }],
+      graph: { name: 'gemm', node: [{ opType: 'MatMul', input: ['a', 'b'], output: ['c'] }], input: [vi('a'), vi('b')], output: [vi('c')] },
+    }),
   ).finish()
   const session = await rt.ort.InferenceSession.create(bytes, SESSION_OPTIONS)
-  const t = (seed: number) => new rt.ort.Tensor('float32', Float32Array.from({ length: size * size }, (_, i) => ((i * 7919 + seed) % 1000) / 1000), [size, size])
+  const t = (seed: number) =>
+    new rt.ort.Tensor(
+      'float32',
+      Float32Array.from({ length: size * size }, (_, i) => ((i * 7919 + seed) % 1000) / 1000),
+      [size, size],
+    )
   const feeds = { a: t(1), b: t(2) }
   const c = new rt.ort.Tensor('float32', new Float32Array(size * size), [size, size])
   const ms: number[] = []

@@ -67,7 +67,13 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
-const times = (wallMs: number[], cpuMs: number[], mse: number[]): PerModelTimes => ({ wallMs, cpuMs, mse, medianWallMs: median(wallMs), medianCpuMs: median(cpuMs) })
+const times = (wallMs: number[], cpuMs: number[], mse: number[]): PerModelTimes => ({
+  wallMs,
+  cpuMs,
+  mse,
+  medianWallMs: median(wallMs),
+  medianCpuMs: median(cpuMs),
+})
 
 /** Part 1: per-model time of the same boosters from Python's xgboost and through Trainpool's FFI, nthread 1. */
 export async function ffiVsPython(o: FfiVsPythonOptions = {}): Promise<FfiVsPythonResult> {
@@ -155,7 +161,19 @@ export function poolVsSequential(o: { rows?: number; models?: number; workers?: 
   try {
     const loadBefore = os.loadavg()
     const args = ['bench', '--model', 'gbdt', '--backend', 'xgboost', '--sizes', String(rows), '--models', String(models), '--workers', String(workers)]
-    args.push('--strategies', 'sequential,pool', '--repeats', '1', '--rounds', String(o.rounds ?? 100), '--features', String(o.features ?? 100), '--no-save', '--json', json)
+    args.push(
+      '--strategies',
+      'sequential,pool',
+      '--repeats',
+      '1',
+      '--rounds',
+      String(o.rounds ?? 100),
+      '--features',
+      String(o.features ?? 100),
+      '--no-save',
+      '--json',
+      json,
+    )
     const r = spawnSync(process.execPath, [join(root, 'bin/trainpool.js'), ...args], {
       cwd: root,
       env: { ...process.env, TRAINPOOL_XGBOOST_NTHREAD: '1' },
@@ -199,15 +217,21 @@ async function main(): Promise<void> {
   }
   const ms = (x: number) => `${x.toFixed(0)} ms`
   if (!args.includes('--skip-python')) {
-    process.stderr.write(`FFI vs Python: ${rows} rows × ${features} features, ${params.rounds} rounds, depth ${params.maxDepth}, eta ${params.eta}, nthread 1…\n`)
+    process.stderr.write(
+      `FFI vs Python: ${rows} rows × ${features} features, ${params.rounds} rounds, depth ${params.maxDepth}, eta ${params.eta}, nthread 1…\n`,
+    )
     const f = await ffiVsPython({ rows, features, params, perBatch: opt('per-batch', 5), batches: opt('batches', 3) })
     out.ffiVsPython = f
-    console.log(`XGBoost per model, ${rows} rows (${f.params.rounds} rounds, depth ${f.params.maxDepth}, eta ${f.params.eta}, subsample ${f.params.subsample}, colsample ${f.params.colsampleBytree}), nthread 1, ${f.library}`)
+    console.log(
+      `XGBoost per model, ${rows} rows (${f.params.rounds} rounds, depth ${f.params.maxDepth}, eta ${f.params.eta}, subsample ${f.params.subsample}, colsample ${f.params.colsampleBytree}), nthread 1, ${f.library}`,
+    )
     console.log('| path | models | median wall | median CPU |')
     console.log('|---|---|---|---|')
     console.log(`| Python xgboost ${f.xgboostPython} (xgb.train) | ${f.python.wallMs.length} | ${ms(f.python.medianWallMs)} | ${ms(f.python.medianCpuMs)} |`)
     console.log(`| Trainpool FFI (koffi, trainXgbModel) | ${f.ffi.wallMs.length} | ${ms(f.ffi.medianWallMs)} | ${ms(f.ffi.medianCpuMs)} |`)
-    console.log(`FFI ÷ Python: wall ${f.wallRatio.toFixed(3)}, CPU ${f.cpuRatio.toFixed(3)} (target ≤ 1.05); test MSE max rel. Δ ${f.maxRelMseDiff.toExponential(1)}`)
+    console.log(
+      `FFI ÷ Python: wall ${f.wallRatio.toFixed(3)}, CPU ${f.cpuRatio.toFixed(3)} (target ≤ 1.05); test MSE max rel. Δ ${f.maxRelMseDiff.toExponential(1)}`,
+    )
   }
   if (!args.includes('--skip-pool')) {
     const models = opt('models', 50)

@@ -11,7 +11,17 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration } from '@shared/format'
-import { accessibilityProblems, ARTIFACTS, type BrowserSession, chooseSmokeOnWasm, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
+import {
+  accessibilityProblems,
+  ARTIFACTS,
+  type BrowserSession,
+  chooseSmokeOnWasm,
+  type E2eServer,
+  openApp,
+  openBrowserSession,
+  shot,
+  skipBrowserSpecs,
+} from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -23,9 +33,11 @@ async function shotOf(page: Page, selector: string, name: string): Promise<void>
 
 /** A table's body as text cells (th and td), row by row. */
 function cells(page: Page, selector: string): Promise<string[][]> {
-  return page.locator(`${selector} tbody tr`).evaluateAll((trs) =>
-    trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? '')),
-  )
+  return page
+    .locator(`${selector} tbody tr`)
+    .evaluateAll((trs) =>
+      trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? '')),
+    )
 }
 
 describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified', () => {
@@ -107,10 +119,13 @@ describe.skipIf(skip)('browser mode: advice from a model-count sweep, verified',
   it('verifies the advice: a live run, then predicted against measured from the stored check', async () => {
     await page.locator('[data-test="advice-verify"]').click()
     // the live view shows the verification run (it may end before a poll sees it running)
-    await page.locator('[data-test="advice-verification"] [role="progressbar"]').waitFor({ timeout: 10_000 }).then(
-      () => shot(page, '75-verifying'),
-      () => undefined,
-    )
+    await page
+      .locator('[data-test="advice-verification"] [role="progressbar"]')
+      .waitFor({ timeout: 10_000 })
+      .then(
+        () => shot(page, '75-verifying'),
+        () => undefined,
+      )
     const table = page.locator('[data-test="advice-check"] [data-test="advice-check-table"]')
     await table.waitFor({ timeout: 180_000 })
     const source: RunResult = await env.store.get(sourceId)

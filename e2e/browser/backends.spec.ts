@@ -14,9 +14,11 @@ const skip = skipBrowserSpecs()
 
 /** A table's body as text, row by row. */
 function tableRows(page: Page, selector: string): Promise<string[][]> {
-  return page.locator(`${selector} tbody tr`).evaluateAll((trs) =>
-    trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? '')),
-  )
+  return page
+    .locator(`${selector} tbody tr`)
+    .evaluateAll((trs) =>
+      trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? '')),
+    )
 }
 
 describe.skipIf(skip)('browser mode: backends side by side (wasm and cpu)', () => {
@@ -68,7 +70,8 @@ describe.skipIf(skip)('browser mode: backends side by side (wasm and cpu)', () =
     expect(await chart.locator('figcaption').textContent()).toMatch(/wasm vs cpu/)
     // the canvas is labelled with every series (what its legend shows)
     const label = (await chart.locator('canvas').getAttribute('aria-label')) ?? ''
-    for (const s of ['wasm sequential', 'wasm pool (W=2)', 'wasm batched (W=2)', 'cpu sequential', 'cpu pool (W=2)', 'cpu batched (W=2)']) expect(label).toContain(`${s}:`)
+    for (const s of ['wasm sequential', 'wasm pool (W=2)', 'wasm batched (W=2)', 'cpu sequential', 'cpu pool (W=2)', 'cpu batched (W=2)'])
+      expect(label).toContain(`${s}:`)
     await chart.locator('details summary').click()
     const columns = (await chart.locator('thead th').allTextContents()).map((c) => c.trim())
     expect(columns.slice(1)).toEqual(['wasm sequential', 'wasm pool (W=2)', 'wasm batched (W=2)', 'cpu sequential', 'cpu pool (W=2)', 'cpu batched (W=2)'])
@@ -88,7 +91,14 @@ describe.skipIf(skip)('browser mode: backends side by side (wasm and cpu)', () =
     expect(rows).toHaveLength(stored.summary.length)
     rows.forEach((r, i) => {
       const s = stored.summary[i]
-      expect(r.slice(0, 6)).toEqual([formatNumber(s.size), String(s.models), s.backend, s.strategy, String(s.strategy === 'sequential' ? 1 : s.workers), formatDuration(s.medianMs)])
+      expect(r.slice(0, 6)).toEqual([
+        formatNumber(s.size),
+        String(s.models),
+        s.backend,
+        s.strategy,
+        String(s.strategy === 'sequential' ? 1 : s.workers),
+        formatDuration(s.medianMs),
+      ])
     })
     expect(rows.filter((r) => r[2] === 'wasm')).toHaveLength(3)
     expect(rows.filter((r) => r[2] === 'cpu')).toHaveLength(3)
@@ -96,9 +106,11 @@ describe.skipIf(skip)('browser mode: backends side by side (wasm and cpu)', () =
     await shot(page, 'backends-03-summary')
   })
 
-  it('the verdict says which backend was faster than the other one\'s best; the badge the cross-backend Δ', async () => {
+  it("the verdict says which backend was faster than the other one's best; the badge the cross-backend Δ", async () => {
     const headline = (await page.locator('[data-test="verdict-headline"]').textContent()) ?? ''
-    expect(headline).toMatch(/^On this machine, for 4 models at 2,000 rows: (wasm|cpu) (sequential|pool|batched).*, [\d.]+× faster than (wasm|cpu)'s best \((wasm|cpu) /)
+    expect(headline).toMatch(
+      /^On this machine, for 4 models at 2,000 rows: (wasm|cpu) (sequential|pool|batched).*, [\d.]+× faster than (wasm|cpu)'s best \((wasm|cpu) /,
+    )
     const [, winner] = /rows: (\w+) /.exec(headline)!
     expect(headline).toContain(`faster than ${winner === 'wasm' ? 'cpu' : 'wasm'}'s best`)
     const badge = page.locator('[data-test="verification"]')
@@ -111,7 +123,7 @@ describe.skipIf(skip)('browser mode: backends side by side (wasm and cpu)', () =
     await shot(page, 'backends-04-verdict')
   })
 
-  it('History\'s run page shows both backends after a reload; the draft keeps both ticked', async () => {
+  it("History's run page shows both backends after a reload; the draft keeps both ticked", async () => {
     await page.reload()
     await page.locator('[data-test="compare-backends"]').waitFor()
     expect(await page.locator('[data-test="compare-wasm"]').isChecked()).toBe(true)

@@ -98,7 +98,9 @@ describe.skipIf(skip)('browser mode: bad config values', () => {
     // a bad value in the set: said once, on its box, and counted once
     await page.locator('[data-test="set-folds"]').fill('0x3')
     await page.locator('#err-set-folds').waitFor()
-    expect(await page.locator('#err-set-folds').textContent()).toBe('Cross-validation folds: "0x3" is not a decimal number; enter a whole number from 2 to 10, or empty for none')
+    expect(await page.locator('#err-set-folds').textContent()).toBe(
+      'Cross-validation folds: "0x3" is not a decimal number; enter a whole number from 2 to 10, or empty for none',
+    )
     expect(await fieldsToFix()).toBe(1)
     expect(await page.locator('[data-test="set-summary"]').count()).toBe(0)
     await shot(page, '24-folds-in-hex')

@@ -8,7 +8,16 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { verdictFor } from '@shared/verdict'
-import { accessibilityProblems, collectPageErrors, type E2eServer, launchChromium, openApp, shot, skipBrowserSpecs, startE2eServer } from '../../src-main/testing/e2e-browser'
+import {
+  accessibilityProblems,
+  collectPageErrors,
+  type E2eServer,
+  launchChromium,
+  openApp,
+  shot,
+  skipBrowserSpecs,
+  startE2eServer,
+} from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -112,7 +121,7 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     await expectAccessible(page, 'the Run view before a run')
   })
 
-  it('says a bad value with the field\'s label and the text typed', async () => {
+  it("says a bad value with the field's label and the text typed", async () => {
     await page.locator('[data-test="model-lr"]').fill('1e')
     expect(await page.locator('#err-model-lr').textContent()).toBe('Learning rate: "1e" is not a number; enter a number from 0.000001 to 1')
     await page.locator('[data-test="size-0"]').fill('abc')
@@ -145,7 +154,9 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     const numbers = seen.map((m) => Number(m![1]))
     expect(numbers, JSON.stringify(numbers)).toEqual([...numbers].sort((a, b) => a - b))
     // the live part ends with the run: counts of what finished, no lanes or cells left behind
-    expect(await page.locator('[data-test="measurement-of"]').textContent()).toBe(`${finished.measurements.length} of ${finished.measurements.length} measurements done`)
+    expect(await page.locator('[data-test="measurement-of"]').textContent()).toBe(
+      `${finished.measurements.length} of ${finished.measurements.length} measurements done`,
+    )
     expect(await page.locator('[data-test="model-grid"]').count()).toBe(0)
   })
 
@@ -158,9 +169,9 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     const chartsBox = await page.locator('[data-test="chart-time"]').boundingBox()
     expect(verdictBox!.y + verdictBox!.height).toBeLessThanOrEqual(chartsBox!.y)
     // Efficiency is the pool's only
-    const rows = await page.locator('[data-test="summary"] tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => Array.from((tr as unknown as El).children).map((c) => c.textContent?.trim() ?? '')),
-    )
+    const rows = await page
+      .locator('[data-test="summary"] tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => Array.from((tr as unknown as El).children).map((c) => c.textContent?.trim() ?? '')))
     for (const r of rows) if (r[2] !== 'pool') expect(r[8], JSON.stringify(r)).toBe('—')
     await shot(page, '41-finished-verdict')
   })
@@ -170,13 +181,20 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     expect(await t.locator('[data-test="gpu-status"]').count()).toBe(0)
     expect(await t.textContent()).not.toMatch(/nvidia-smi/)
     expect(await t.locator('[data-test="no-gpu"]').textContent()).toMatch(/wasm trains on the CPU: no GPU telemetry/)
-    const rows = await t.locator('[data-test="telemetry-workers"] tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? '')),
-    )
+    const rows = await t
+      .locator('[data-test="telemetry-workers"] tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) =>
+          Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? ''),
+        ),
+      )
     expect(rows.length).toBeGreaterThan(0)
     // the last readings stay after the run: memory always; CPU % needs two samples of a worker, so a
     // run shorter than the 1 Hz sampling may have none (N/A), never an empty cell
-    expect(rows.some((r) => /\d+(\.\d+)? (MiB|GiB|KiB)/.test(r[2])), JSON.stringify(rows)).toBe(true)
+    expect(
+      rows.some((r) => /\d+(\.\d+)? (MiB|GiB|KiB)/.test(r[2])),
+      JSON.stringify(rows),
+    ).toBe(true)
     for (const r of rows) expect(r[1], JSON.stringify(rows)).toMatch(/^\d+ %$|^N\/A$/)
     await expectAccessible(page, 'the finished Run view')
   })
@@ -190,7 +208,9 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     noisy.startedAt = new Date(Date.parse(finished.finishedAt!) + 1).toISOString()
     noisy.finishedAt = new Date().toISOString()
     noisy.summary = noisy.summary.map((s, i) => ({ ...s, warnings: i % 4 === 3 ? [] : [long] }))
-    noisy.warnings = [`could not save the run to /a/very/long/path/${'segment/'.repeat(30)}: disk full (results are kept in memory; export them before closing)`]
+    noisy.warnings = [
+      `could not save the run to /a/very/long/path/${'segment/'.repeat(30)}: disk full (results are kept in memory; export them before closing)`,
+    ]
     await env.store.save(noisy)
     try {
       await openNoisy(noisy)
@@ -245,7 +265,16 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     await recordCounter(page)
     await page.locator('[data-test="run"]').click()
     // into the second size: the first one finished every strategy
-    await expect.poll(() => page.locator('[data-test="current-key"]').textContent().catch(() => ''), { timeout: 180_000, interval: 200 }).toMatch(/20k rows/)
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('[data-test="current-key"]')
+            .textContent()
+            .catch(() => ''),
+        { timeout: 180_000, interval: 200 },
+      )
+      .toMatch(/20k rows/)
     await page.locator('[data-test="lanes"] [data-test="lane-models"]', { hasText: '#' }).first().waitFor({ timeout: 60_000 })
     await page.locator('[data-test="cancel"]').click()
     await expect.poll(() => status(page), { timeout: 60_000 }).toBe('Cancelled')
@@ -257,7 +286,10 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     expect(await page.locator('[data-test="measurement-of"]').textContent()).toBe(`${done} of 6 measurements done`)
     expect(await page.locator('[data-test="model-grid"] li.done').count()).toBe(0)
     expect(await page.locator('[data-test="models-done"]').count()).toBe(0)
-    const numbers = (await counterSeen(page)).map((t) => /measurement (\d+) of/.exec(t)).filter((m) => m != null).map((m) => Number(m![1]))
+    const numbers = (await counterSeen(page))
+      .map((t) => /measurement (\d+) of/.exec(t))
+      .filter((m) => m != null)
+      .map((m) => Number(m![1]))
     expect(numbers, JSON.stringify(numbers)).toEqual([...numbers].sort((a, b) => a - b))
     const badge = page.locator('[data-test="verification"]')
     expect(await badge.getAttribute('class')).toMatch(/verify-unverified/)
@@ -290,7 +322,9 @@ describe.skipIf(skip)('browser mode: what a new user sees', () => {
     const differ = await compare.locator('[data-test="compare-differ"]').textContent()
     expect(differ).toMatch(/models \((4 vs 8|8 vs 4)\)/)
     expect(differ).toMatch(/data sizes/)
-    expect(await compare.locator('[data-test="compare-shared"]').textContent()).toMatch(/^These runs share no measurement: they differ in data sizes, models, workers/)
+    expect(await compare.locator('[data-test="compare-shared"]').textContent()).toMatch(
+      /^These runs share no measurement: they differ in data sizes, models, workers/,
+    )
     await expectNoSidewaysScroll(page, '47-compare', [1280, 1024])
     await expectAccessible(page, 'Compare')
   })

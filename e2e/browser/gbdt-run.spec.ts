@@ -32,7 +32,10 @@ describe.skipIf(skip)('browser mode: trees (gbdt) smoke run', () => {
     // a slower job than the preset's, so the lanes are seen mid-way
     await page.locator('[data-test="model-rounds"]').fill('40')
     await page.evaluate(() => {
-      const w = globalThis as unknown as { __progress: string[]; document: { querySelectorAll(s: string): ArrayLike<{ textContent: string | null }>; body: unknown } }
+      const w = globalThis as unknown as {
+        __progress: string[]
+        document: { querySelectorAll(s: string): ArrayLike<{ textContent: string | null }>; body: unknown }
+      }
       w.__progress = []
       const Observer = (globalThis as unknown as { MutationObserver: new (cb: () => void) => { observe(t: unknown, o: object): void } }).MutationObserver
       new Observer(() => {
@@ -43,10 +46,13 @@ describe.skipIf(skip)('browser mode: trees (gbdt) smoke run', () => {
       }).observe(w.document.body, { subtree: true, childList: true, characterData: true })
     })
     await page.locator('[data-test="run"]').click()
-    await page.locator('[data-test="lanes"]').waitFor({ timeout: 10_000 }).then(
-      () => shot(page, 'gbdt-01-running'),
-      () => undefined,
-    )
+    await page
+      .locator('[data-test="lanes"]')
+      .waitFor({ timeout: 10_000 })
+      .then(
+        () => shot(page, 'gbdt-01-running'),
+        () => undefined,
+      )
     await expect.poll(() => page.locator('[data-test="run-status"]').textContent(), { timeout: 180_000, interval: 250 }).toBe('Finished')
     const progress = await page.evaluate(() => (globalThis as unknown as { __progress: string[] }).__progress)
     const trees = progress.filter((t) => /^tree \d+\/40$/.test(t))
@@ -63,7 +69,12 @@ describe.skipIf(skip)('browser mode: trees (gbdt) smoke run', () => {
     const chart = page.locator('[data-test="chart-time"]')
     await chart.locator('details summary').click()
     const columns = await chart.locator('thead th').allTextContents()
-    expect(columns.slice(1).map((c) => c.replace(/ \(W=\d+\)$/, '')).sort()).toEqual(['batched', 'pool', 'sequential'])
+    expect(
+      columns
+        .slice(1)
+        .map((c) => c.replace(/ \(W=\d+\)$/, ''))
+        .sort(),
+    ).toEqual(['batched', 'pool', 'sequential'])
     expect(await page.locator('[data-test="chart-time"] figcaption').first().textContent()).toMatch(/4 GBDT models · cpu/)
     expect(await page.locator('body').textContent()).toMatch(/M hist\. updates\/s/)
     await shot(page, 'gbdt-02-finished')

@@ -31,7 +31,7 @@ describe.skipIf(skip)('browser mode: GPUs', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('picks both GPUs in the config panel; the lanes name each worker\'s GPU; the run records them', async () => {
+  it("picks both GPUs in the config panel; the lanes name each worker's GPU; the run records them", async () => {
     await openApp(page, env.server)
     await chooseSmokeOnWasm(page)
     await page.locator('[data-test="gpus-pin"]').check()
@@ -44,7 +44,10 @@ describe.skipIf(skip)('browser mode: GPUs', () => {
       void page
         .locator('[data-test="lane-gpu"]')
         .allTextContents()
-        .then((t) => t.forEach((x) => seen.add(x.trim())), () => undefined)
+        .then(
+          (t) => t.forEach((x) => seen.add(x.trim())),
+          () => undefined,
+        )
     }, 100)
     await page.locator('[data-test="run"]').click()
     await expect.poll(() => page.locator('[data-test="run-status"]').textContent(), { timeout: 120_000, interval: 250 }).toBe('Finished')

@@ -11,10 +11,25 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { skipWithout } from '../../src-main/testing/capability'
-import { accessibilityProblems, ARTIFACTS, type BrowserSession, chooseSmokeOnWasm, collectPageErrors, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
+import {
+  accessibilityProblems,
+  ARTIFACTS,
+  type BrowserSession,
+  chooseSmokeOnWasm,
+  collectPageErrors,
+  type E2eServer,
+  openApp,
+  openBrowserSession,
+  shot,
+  skipBrowserSpecs,
+} from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
-const noPoppler = skipWithout('poppler', spawnSync('sh', ['-c', 'command -v pdftotext && command -v pdftoppm']).status === 0, 'pdftotext/pdftoppm missing (apt-get install poppler-utils)')
+const noPoppler = skipWithout(
+  'poppler',
+  spawnSync('sh', ['-c', 'command -v pdftotext && command -v pdftoppm']).status === 0,
+  'pdftotext/pdftoppm missing (apt-get install poppler-utils)',
+)
 
 const ROWS = 300
 /** this server's upload cap: room for the CSV above, not for a megabyte */
@@ -100,13 +115,13 @@ describe.skipIf(skip)('browser mode: your own data', () => {
     }
   })
 
-  it('a file over the server\'s upload cap is refused, saying the cap and how to raise it; nothing kept', async () => {
+  it("a file over the server's upload cap is refused, saying the cap and how to raise it; nothing kept", async () => {
     const huge = join(mkdtempSync(join(tmpdir(), 'trainpool-own-data-')), 'huge.csv')
     writeFileSync(huge, `a,b\n${'1,2\n'.repeat(100_000)}`)
     await page.locator('[data-test="data-upload"]').setInputFiles(huge)
-    await expect.poll(() => page.locator('[data-test="data-error"]').textContent(), { timeout: 20_000 }).toBe(
-      `huge.csv: the file is 391 KiB, over this server's upload limit of 256 KiB (${MAX_UPLOAD} bytes; trainpool serve --max-upload BYTES raises it)`,
-    )
+    await expect
+      .poll(() => page.locator('[data-test="data-error"]').textContent(), { timeout: 20_000 })
+      .toBe(`huge.csv: the file is 391 KiB, over this server's upload limit of 256 KiB (${MAX_UPLOAD} bytes; trainpool serve --max-upload BYTES raises it)`)
     expect(readdirSync(join(env.store.dir, '.uploads')).filter((f) => f.endsWith('.part'))).toEqual([])
     expect((await env.service.dataSets()).map((d) => d.name)).toEqual(['plants.csv'])
     expect(await page.locator('[data-test="data-summary"]').textContent()).toMatch(/^plants\.csv/)

@@ -7,13 +7,25 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { fakeRun } from '../../src-main/testing/run-fixtures'
-import { type BrowserSession, chooseSmokeOnWasm, type E2eServer, openApp, openBrowserSession, shot, skipBrowserSpecs, waitForCapabilities } from '../../src-main/testing/e2e-browser'
+import {
+  type BrowserSession,
+  chooseSmokeOnWasm,
+  type E2eServer,
+  openApp,
+  openBrowserSession,
+  shot,
+  skipBrowserSpecs,
+  waitForCapabilities,
+} from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
 /** A finished run on Slurm as the service stores one: launcher, job ids, each pool's queue wait and hosts. */
 function storedSlurmRun(): RunResult {
-  const r = fakeRun({ workers: [2], repeats: 1, launcher: { engine: 'slurm', partition: 'gpu', gres: 'gpu:1', time: '30', sbatchArgs: ['--qos=short'], queueTimeoutS: 600 } }, '20250101-120000-51a4a1')
+  const r = fakeRun(
+    { workers: [2], repeats: 1, launcher: { engine: 'slurm', partition: 'gpu', gres: 'gpu:1', time: '30', sbatchArgs: ['--qos=short'], queueTimeoutS: 600 } },
+    '20250101-120000-51a4a1',
+  )
   return {
     ...r,
     scheduler: { engine: 'slurm', jobIds: r.measurements.map((_, i) => String(4101 + i)) },
@@ -80,7 +92,9 @@ describe.skipIf(skip)('browser mode: where to run (Slurm)', () => {
     expect(await page.locator('[data-test="slurm-partition"]').inputValue()).toBe('gpu')
     expect(await page.locator('[data-test="slurm-sbatchArgs"]').inputValue()).toBe('--qos=short')
     // the service takes it as it is (validate: nothing is submitted)
-    const saved = await page.evaluate(() => (globalThis as unknown as { localStorage: { getItem(k: string): string | null } }).localStorage.getItem('trainpool.config.v2'))
+    const saved = await page.evaluate(() =>
+      (globalThis as unknown as { localStorage: { getItem(k: string): string | null } }).localStorage.getItem('trainpool.config.v2'),
+    )
     const config = await env.service.validate(JSON.parse(saved ?? 'null'))
     expect(config.launcher).toEqual({ engine: 'slurm', partition: 'gpu', gres: 'gpu:1', time: '30', sbatchArgs: ['--qos=short'], queueTimeoutS: 300 })
     expect(config.gpus).toBeUndefined()

@@ -5,7 +5,17 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunResult } from '@shared/contract'
 import { formatDuration, formatNumber } from '@shared/format'
-import { type BrowserSession, chooseSmokeOnWasm, type E2eServer, openApp, openBrowserSession, recordLiveView, seenLiveView, shot, skipBrowserSpecs } from '../../src-main/testing/e2e-browser'
+import {
+  type BrowserSession,
+  chooseSmokeOnWasm,
+  type E2eServer,
+  openApp,
+  openBrowserSession,
+  recordLiveView,
+  seenLiveView,
+  shot,
+  skipBrowserSpecs,
+} from '../../src-main/testing/e2e-browser'
 
 const skip = skipBrowserSpecs()
 
@@ -47,14 +57,20 @@ describe.skipIf(skip)('browser mode: smoke run on wasm', () => {
     await run.click()
     // the lanes go when the run ends: on an idle machine a smoke run can end before a poll sees
     // them, so what the live view showed is read from the recorder (recordLiveView) instead
-    await page.locator('[data-test="lanes"]').waitFor({ timeout: 5_000 }).then(
-      () => shot(page, '03-running'),
-      () => undefined,
-    )
+    await page
+      .locator('[data-test="lanes"]')
+      .waitFor({ timeout: 5_000 })
+      .then(
+        () => shot(page, '03-running'),
+        () => undefined,
+      )
     await expect.poll(() => page.locator('[data-test="run-status"]').textContent(), { timeout: 120_000, interval: 250 }).toBe('Finished')
     const seen = await seenLiveView(page)
     // lanes showed models being trained, and the per-model progress changed over time
-    expect(seen.lanes.some((l) => /#\d/.test(l)), JSON.stringify(seen.lanes)).toBe(true)
+    expect(
+      seen.lanes.some((l) => /#\d/.test(l)),
+      JSON.stringify(seen.lanes),
+    ).toBe(true)
     expect(seen.done.length, JSON.stringify(seen.done)).toBeGreaterThanOrEqual(2)
     expect(new Set(seen.fractions).size, JSON.stringify(seen.fractions)).toBeGreaterThanOrEqual(2)
     expect(seen.done).toContain('4/4')
@@ -70,17 +86,30 @@ describe.skipIf(skip)('browser mode: smoke run on wasm', () => {
     const chart = page.locator('[data-test="chart-time"]')
     await chart.locator('details summary').click()
     const columns = await chart.locator('thead th').allTextContents()
-    const rows = await chart.locator('tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? '')),
-    )
+    const rows = await chart
+      .locator('tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) =>
+          Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? ''),
+        ),
+      )
     const strategies = stored.config.strategies
     const sizes = stored.config.sizes
-    expect(columns.slice(1).map((c) => c.replace(/ \(W=\d+\)$/, '')).sort()).toEqual([...strategies].sort())
+    expect(
+      columns
+        .slice(1)
+        .map((c) => c.replace(/ \(W=\d+\)$/, ''))
+        .sort(),
+    ).toEqual([...strategies].sort())
     expect(rows.map((r) => r[0])).toEqual(sizes.map(formatNumber))
     for (const r of rows) for (const cell of r.slice(1)) expect(cell, JSON.stringify(rows)).toMatch(/^\d[\d.,]* (ms|s)$/)
     // the canvas was actually drawn on
     const painted = await chart.locator('canvas').evaluate((c) => {
-      const canvas = c as unknown as { width: number; height: number; getContext(t: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null }
+      const canvas = c as unknown as {
+        width: number
+        height: number
+        getContext(t: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null
+      }
       const data = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data
       if (!data) return 0
       let n = 0
@@ -101,9 +130,13 @@ describe.skipIf(skip)('browser mode: smoke run on wasm', () => {
   })
 
   it('shows a summary table equal to the run JSON in the store', async () => {
-    const rows = await page.locator('[data-test="summary"] tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? '')),
-    )
+    const rows = await page
+      .locator('[data-test="summary"] tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) =>
+          Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children).map((c) => c.textContent?.trim() ?? ''),
+        ),
+      )
     const fromStore = await env.service.getRun({ runId })
     expect(fromStore).toEqual(stored)
     expect(rows).toHaveLength(stored.summary.length)

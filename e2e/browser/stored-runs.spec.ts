@@ -44,13 +44,16 @@ describe.skipIf(skip)('browser mode: stored runs', () => {
     expect(await page.locator(`[data-test="history-${SWEEP}"] [data-test="history-copy-of"]`).count()).toBe(0)
   })
 
-  it('keeps the Advice card\'s cost-model table inside the card, and chart titles readable next to a long device name', async () => {
+  it("keeps the Advice card's cost-model table inside the card, and chart titles readable next to a long device name", async () => {
     await page.locator(`[data-test="history-${SWEEP}"] button`).first().click()
     const advice = page.locator('[data-test="advice-panel"]')
     await advice.waitFor()
     await page.locator('[data-test="cm-table"]').waitFor()
     await shot(page, '81-stored-run-advice')
-    await page.locator('.chart-grid').first().screenshot({ path: join(ARTIFACTS, '82-chart-titles-long-device.png') })
+    await page
+      .locator('.chart-grid')
+      .first()
+      .screenshot({ path: join(ARTIFACTS, '82-chart-titles-long-device.png') })
     await advice.screenshot({ path: join(ARTIFACTS, '83-advice-card.png') })
     // a sweep's 11 model counts: the table fits its card (wrapping its cells) at the usual widths,
     // and nothing sticks out of the card or the page
@@ -72,7 +75,11 @@ describe.skipIf(skip)('browser mode: stored runs', () => {
     const titles = await page.locator('.chart-title').evaluateAll((els) =>
       els.map((e) => {
         const el = e as unknown as { textContent: string | null; scrollWidth: number; clientWidth: number }
-        return { text: el.textContent ?? '', size: parseFloat((globalThis as unknown as { getComputedStyle(x: unknown): { fontSize: string } }).getComputedStyle(e).fontSize), overflows: el.scrollWidth > el.clientWidth + 1 }
+        return {
+          text: el.textContent ?? '',
+          size: parseFloat((globalThis as unknown as { getComputedStyle(x: unknown): { fontSize: string } }).getComputedStyle(e).fontSize),
+          overflows: el.scrollWidth > el.clientWidth + 1,
+        }
       }),
     )
     expect(titles.some((t) => t.text.includes(LONG_DEVICE))).toBe(true)

@@ -53,11 +53,9 @@ describe.skipIf(notBuilt)('electron-vite build output', () => {
     }
     // what Electron hands a sandboxed preload: a limited require and process, no Node built-ins
     const context = vm.createContext({ console })
-    const wrapped = vm.runInContext(
-      `(function (require, process, Buffer, global, setImmediate, clearImmediate, exports, module) {${source}\n})`,
-      context,
-      { filename: 'preload/index.js' },
-    ) as (...args: unknown[]) => void
+    const wrapped = vm.runInContext(`(function (require, process, Buffer, global, setImmediate, clearImmediate, exports, module) {${source}\n})`, context, {
+      filename: 'preload/index.js',
+    }) as (...args: unknown[]) => void
     const module = { exports: {} }
     const sandboxProcess = { platform: process.platform, arch: process.arch, env: {}, versions: {}, type: 'renderer', sandboxed: true }
     wrapped(sandboxRequire, sandboxProcess, undefined, vm.runInContext('globalThis', context), setImmediate, clearImmediate, module.exports, module)

@@ -35,7 +35,7 @@ describe('Content-Security-Policy', () => {
   it('is set as a response header on app pages, replacing any other CSP', async () => {
     const { session, run } = fakeSession()
     installCsp(session, filePage)
-    const r = await run('file:///app/out/renderer/index.html', { 'content-security-policy': ["default-src *"], 'X-Other': ['1'] })
+    const r = await run('file:///app/out/renderer/index.html', { 'content-security-policy': ['default-src *'], 'X-Other': ['1'] })
     expect(r.responseHeaders).toEqual({ 'X-Other': ['1'], 'Content-Security-Policy': [contentSecurityPolicy(filePage)] })
     const asset = await run('file:///app/out/renderer/assets/index-abc.js')
     expect(asset.responseHeaders?.['Content-Security-Policy']).toBeDefined()

@@ -84,10 +84,7 @@ describe('IPC handlers', () => {
       ['a remote page', (s) => ({ sender: s.win.webContents, senderFrame: new FakeFrame('https://evil.example/') })],
       ['another local file', (s) => ({ sender: s.win.webContents, senderFrame: new FakeFrame('file:///home/me/evil.html') })],
       ['a path-prefix look-alike', (s) => ({ sender: s.win.webContents, senderFrame: new FakeFrame('file:///app/out/renderer-evil/index.html') })],
-      [
-        'a subframe of the app page',
-        (s) => ({ sender: s.win.webContents, senderFrame: new FakeFrame(APP_URL, new FakeFrame(APP_URL)) }),
-      ],
+      ['a subframe of the app page', (s) => ({ sender: s.win.webContents, senderFrame: new FakeFrame(APP_URL, new FakeFrame(APP_URL)) })],
       ['a destroyed frame', (s) => ({ sender: s.win.webContents, senderFrame: null })],
       ['another webContents', () => ({ sender: new FakeWebContents(), senderFrame: new FakeFrame(APP_URL) })],
     ]

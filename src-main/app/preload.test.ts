@@ -44,13 +44,22 @@ describe('preload window.trainpool', () => {
     expect([...h.exposed.keys()]).toEqual(['trainpool'])
     expect(Object.keys(api).sort()).toEqual([...METHODS, 'onEvent', 'onMenuCommand'].sort())
     for (const v of Object.values(api)) expect(typeof v).toBe('function')
-    expect(Object.keys(CHANNELS).filter((k) => k !== 'event').sort()).toEqual([...METHODS].sort())
+    expect(
+      Object.keys(CHANNELS)
+        .filter((k) => k !== 'event')
+        .sort(),
+    ).toEqual([...METHODS].sort())
     // channels derived from the names, unchanged from when they were written by hand
-    expect(CHANNELS).toMatchObject({ getRun: 'trainpool:get-run', listRuns: 'trainpool:list-runs', reportPdf: 'trainpool:report-pdf', event: 'trainpool:event' })
+    expect(CHANNELS).toMatchObject({
+      getRun: 'trainpool:get-run',
+      listRuns: 'trainpool:list-runs',
+      reportPdf: 'trainpool:report-pdf',
+      event: 'trainpool:event',
+    })
     expect(new Set(Object.values(CHANNELS)).size).toBe(METHODS.length + 1)
   })
 
-  it('invokes each method\'s channel with its one request object as is, and unwraps ok envelopes', async () => {
+  it("invokes each method's channel with its one request object as is, and unwraps ok envelopes", async () => {
     h.invoke.mockResolvedValue({ ok: true, value: { runId: 'r1' } })
     await expect(api.start({ config: { preset: 'smoke' } })).resolves.toEqual({ runId: 'r1' })
     expect(h.invoke).toHaveBeenLastCalledWith(CHANNELS.start, { config: { preset: 'smoke' } })

@@ -84,7 +84,9 @@ describe('desktop PDF report', () => {
     const file = await desktop.exportRun({ runId: 'run-1', format: 'csv' })
     expect(file.savedPath).toBe('/home/u/out.csv')
     expect(writes).toEqual([['/home/u/out.csv', 'fake csv of run-1']])
-    expect(showSaveDialog).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: 'trainpool-run-1.csv', filters: [expect.objectContaining({ extensions: ['csv'] })] }))
+    expect(showSaveDialog).toHaveBeenCalledWith(
+      expect.objectContaining({ defaultPath: 'trainpool-run-1.csv', filters: [expect.objectContaining({ extensions: ['csv'] })] }),
+    )
 
     answer = { canceled: false, filePath: '/home/u/report.pdf' }
     const report = await desktop.reportPdf({ runId: 'run-1' })

@@ -5,7 +5,16 @@
 import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { BrowserWindow as BrowserWindowType, BrowserWindowConstructorOptions, Dialog, SaveDialogOptions } from 'electron'
-import { exportFileName, TrainpoolError, type ExportedFile, type ExportFormat, type ParsedRequest, type PdfReport, type RunResult, type SavedModel } from '@shared/contract'
+import {
+  exportFileName,
+  TrainpoolError,
+  type ExportedFile,
+  type ExportFormat,
+  type ParsedRequest,
+  type PdfReport,
+  type RunResult,
+  type SavedModel,
+} from '@shared/contract'
 import { PDF_MARGINS_MM, footerTemplate } from '../report/render-pdf'
 import type { BenchServiceApi } from '../service/types'
 import type { AppPage } from './app-page'
@@ -73,7 +82,12 @@ export async function printReportPdf(run: RunResult, options: PrintOptions): Pro
       displayHeaderFooter: true,
       headerTemplate: '<span></span>',
       footerTemplate: footerTemplate(run),
-      margins: { top: inches(PDF_MARGINS_MM.top), bottom: inches(PDF_MARGINS_MM.bottom), left: inches(PDF_MARGINS_MM.left), right: inches(PDF_MARGINS_MM.right) },
+      margins: {
+        top: inches(PDF_MARGINS_MM.top),
+        bottom: inches(PDF_MARGINS_MM.bottom),
+        left: inches(PDF_MARGINS_MM.left),
+        right: inches(PDF_MARGINS_MM.right),
+      },
       generateDocumentOutline: true,
       generateTaggedPDF: true,
     })

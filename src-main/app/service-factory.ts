@@ -18,6 +18,13 @@ export type ServiceFactory = (context: ServiceFactoryContext) => BenchServiceApi
 
 export const createBenchService: ServiceFactory = async ({ launcher, storeDir, appVersion, pickDataFile }) => {
   // the store's start-up check (runs a crashed process left "running") never blocks the window
-  const { service } = await openService({ launcher, storeDir: storeDir ?? defaultStoreDir(), storeCheck: 'background', shell: 'electron', pickDataFile, ...(appVersion ? { appVersion } : {}) })
+  const { service } = await openService({
+    launcher,
+    storeDir: storeDir ?? defaultStoreDir(),
+    storeCheck: 'background',
+    shell: 'electron',
+    pickDataFile,
+    ...(appVersion ? { appVersion } : {}),
+  })
   return service
 }

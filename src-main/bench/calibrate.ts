@@ -4,7 +4,14 @@
 // calibrating takes seconds per backend. The steps: ../README.md, "bench/".
 import os from 'node:os'
 import { batchedStep, batchedStepLowerBound, calibrationWorkload, familyCalibration, spreadsOverCores, unmeasuredTiming } from '@shared/calibration'
-import { type BackendCapability, type BackendTiming, type CalibrationWorkload, type FamilyCalibration, MEASUREMENT_FLOOR, type Workload } from '@shared/contract'
+import {
+  type BackendCapability,
+  type BackendTiming,
+  type CalibrationWorkload,
+  type FamilyCalibration,
+  MEASUREMENT_FLOOR,
+  type Workload,
+} from '@shared/contract'
 import { type ModelFamily, whyNoBatched } from '@shared/families'
 import { formatDuration } from '@shared/format'
 import { contiguousGroups } from '@shared/plan'
@@ -38,7 +45,13 @@ class RunCutOff extends Error {
 const CUT_OFF = { factor: 2, minMs: 1000 } as const
 
 /** Times a family's calibration workload on each backend `auto` may pick here (see the header). */
-export async function calibrateFamily(launcher: WorkerLauncher, family: ModelFamily, probed: readonly BackendCapability[], hooks: CalibrationHooks = {}, now = new Date()): Promise<FamilyCalibration> {
+export async function calibrateFamily(
+  launcher: WorkerLauncher,
+  family: ModelFamily,
+  probed: readonly BackendCapability[],
+  hooks: CalibrationHooks = {},
+  now = new Date(),
+): Promise<FamilyCalibration> {
   const { workload, record } = calibrationWorkload(family, os.cpus().length)
   const skipped = family.backends.flatMap((spec) => unmeasuredTiming(family, spec.name, probed) ?? [])
   // the assumed fastest first, so a slow backend meets a best step to be cut off by; a GPU backend
@@ -84,7 +97,12 @@ async function timeBackend(
   }
   const cutOffMs = best ? Math.max(CUT_OFF.minMs, CUT_OFF.factor * best.ms * record.steps) : undefined
   const stepMs = async (pool: WorkerPool, groups: number[][], fused: boolean) =>
-    (await medianRunMs(pool, groups.map((modelIndices) => ({ workload, modelIndices, fused })), shouldStop, fused ? cutOffMs : undefined)) / record.steps
+    (await medianRunMs(
+      pool,
+      groups.map((modelIndices) => ({ workload, modelIndices, fused })),
+      shouldStop,
+      fused ? cutOffMs : undefined,
+    )) / record.steps
   const cutOff = (what: string, err: RunCutOff): BackendTiming => ({
     ...timing,
     atLeastStepMs: err.ms / record.steps,
@@ -95,7 +113,8 @@ async function timeBackend(
     timing.oneModelStepMs = await stepMs(one, [[0]], false)
     const noBatched = whyNoBatched(family, backend)
     if (noBatched) return { ...timing, note: `no fused program: ${noBatched}` }
-    if (best && batchedStepLowerBound(timing)! >= best.ms) return { ...timing, note: `fused not measured: one model's step is already slower than ${best.backend}'s batched step` }
+    if (best && batchedStepLowerBound(timing)! >= best.ms)
+      return { ...timing, note: `fused not measured: one model's step is already slower than ${best.backend}'s batched step` }
     const all = [...Array(record.models).keys()]
     await one.warmup(workload, [all])
     try {

@@ -73,7 +73,8 @@ describe('exports', () => {
       expect(r[8]).toBe(s.speedupVsSequential === null ? '–' : `${s.speedupVsSequential.toFixed(2)}×`)
     })
     // each group starts with its fastest entry at relative 1.00
-    for (const g of summaryGroups(run.summary)) expect(rows.find((r) => Number(r[0].replace(/,/g, '')) === g[0].size && Number(r[1]) === g[0].models)?.[7]).toBe('1.00')
+    for (const g of summaryGroups(run.summary))
+      expect(rows.find((r) => Number(r[0].replace(/,/g, '')) === g[0].size && Number(r[1]) === g[0].models)?.[7]).toBe('1.00')
   })
 
   it('export files are named safely after the run', () => {
@@ -97,14 +98,16 @@ describe('the Markdown Advice section', () => {
     const md = exportRun({ ...sweep, adviceChecks: [check] }, 'md').content
     expect(md).toContain('## Advice')
     expect(md).toContain(`**64 models at 2,000 rows**, checked 2026-12-02 21:00 UTC by run verify-run: ${advice.text}`)
-    expect(md).toContain(`| ${optionLabel(best, ' ')} | ${mdMs(best.predictedMs)} | ${mdMs(best.lowMs)}–${mdMs(best.highMs)} | ${mdMs(best.predictedMs * 1.05)} | −4.8 % |`)
+    expect(md).toContain(
+      `| ${optionLabel(best, ' ')} | ${mdMs(best.predictedMs)} | ${mdMs(best.lowMs)}–${mdMs(best.highMs)} | ${mdMs(best.predictedMs * 1.05)} | −4.8 % |`,
+    )
     expect(md).toMatch(/The recommended option was the fastest measured: yes\./)
     expect(exportRun({ ...sweep, runId: 'verify-run', verifies: 'sweep-run' }, 'md').content).toMatch(/checks the advice of run sweep-run/)
   })
 })
 
 describe('the Markdown Leaderboard section', () => {
-  it('a model set\'s export ranks its configurations; the JSON keeps each model\'s configuration and fold', () => {
+  it("a model set's export ranks its configurations; the JSON keeps each model's configuration and fold", () => {
     const run = setResult({ folds: 3 })
     const md = exportRun(run, 'md').content
     expect(md).toContain('## Leaderboard')
@@ -123,7 +126,20 @@ describe('the leaderboard CSV', () => {
     expect(file.fileName).toBe('trainpool-set-1.leaderboard.csv')
     expect(file.mimeType).toBe('text/csv')
     const rows = parseCsv(file.content)
-    expect(rows[0]).toEqual(['rank', 'configuration', 'maxDepth', 'eta', 'score', 'score_mean', 'score_std', 'test_mse_mean', 'test_mse_std', 'train_ms_per_model', 'models', 'rows'])
+    expect(rows[0]).toEqual([
+      'rank',
+      'configuration',
+      'maxDepth',
+      'eta',
+      'score',
+      'score_mean',
+      'score_std',
+      'test_mse_mean',
+      'test_mse_std',
+      'train_ms_per_model',
+      'models',
+      'rows',
+    ])
     expect(rows.slice(1).map((r) => r.slice(0, 5))).toEqual([
       ['1', 'max-depth 5 · eta 0.3', '5', '0.3', 'validation_mse'],
       ['2', 'max-depth 5 · eta 0.1', '5', '0.1', 'validation_mse'],

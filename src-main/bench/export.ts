@@ -3,7 +3,17 @@
 // hyperfine's, followed by an Advice section when the run's advice was checked (predicted vs
 // measured, src-shared/advice). Numbers are written at full precision so JSON and CSV round-trip.
 import {
-  backendLine, EXPORT_EXTENSION, EXPORT_MIME, type ExportedFile, type ExportFormat, exportFileName, gridValueText, modelLine, type RunResult, type SummaryEntry, TrainpoolError,
+  backendLine,
+  EXPORT_EXTENSION,
+  EXPORT_MIME,
+  type ExportedFile,
+  type ExportFormat,
+  exportFileName,
+  gridValueText,
+  modelLine,
+  type RunResult,
+  type SummaryEntry,
+  TrainpoolError,
 } from '@shared/contract'
 import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
@@ -11,9 +21,27 @@ import { formatDataSet } from '@shared/format'
 import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard'
 
 export const CSV_COLUMNS = [
-  'runId', 'family', 'backend', 'device', 'size', 'models', 'workers', 'strategy', 'repeat', 'status',
-  'wallMs', 'startupMs', 'warmupMs', 'modelsTrained', 'work', 'workRate', 'workRateUnit', 'meanTestMse',
-  'dataset', 'datasetSha256', 'target',
+  'runId',
+  'family',
+  'backend',
+  'device',
+  'size',
+  'models',
+  'workers',
+  'strategy',
+  'repeat',
+  'status',
+  'wallMs',
+  'startupMs',
+  'warmupMs',
+  'modelsTrained',
+  'work',
+  'workRate',
+  'workRateUnit',
+  'meanTestMse',
+  'dataset',
+  'datasetSha256',
+  'target',
 ] as const
 
 function csvCell(v: unknown): string {
@@ -32,10 +60,30 @@ export function toCsv(run: RunResult): string {
   const deviceOf = (backend: string | undefined) => run.environment?.backends?.find((b) => b.backend === backend)?.device ?? run.environment?.device ?? ''
   const rows = run.measurements.map((m) =>
     [
-      run.runId, family.kind, m.backend ?? run.environment?.backend ?? '', deviceOf(m.backend), m.size, m.models, m.workers, m.strategy,
-      m.repeat, m.status, m.wallMs, m.startupMs, m.warmupMs, m.modelsTrained, m.work, m.wallMs > 0 ? workRate(family, m.work, m.wallMs) : null,
-      family.work.rateLabel, meanTestMse(m.perModel), run.dataset?.name, run.dataset?.sha256, run.dataset?.target,
-    ].map(csvCell).join(','),
+      run.runId,
+      family.kind,
+      m.backend ?? run.environment?.backend ?? '',
+      deviceOf(m.backend),
+      m.size,
+      m.models,
+      m.workers,
+      m.strategy,
+      m.repeat,
+      m.status,
+      m.wallMs,
+      m.startupMs,
+      m.warmupMs,
+      m.modelsTrained,
+      m.work,
+      m.wallMs > 0 ? workRate(family, m.work, m.wallMs) : null,
+      family.work.rateLabel,
+      meanTestMse(m.perModel),
+      run.dataset?.name,
+      run.dataset?.sha256,
+      run.dataset?.target,
+    ]
+      .map(csvCell)
+      .join(','),
   )
   return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n'
 }
@@ -112,7 +160,8 @@ export function toMarkdown(run: RunResult): string {
 /** Markdown with a one-line heading naming the run, backend and device, then the table (and the Advice section when the run's advice was checked). */
 export function toMarkdownDocument(run: RunResult): string {
   const env = run.environment
-  const head = `**Trainpool run ${run.name ? `${run.name} (${run.runId})` : run.runId}** — ${run.status}` +
+  const head =
+    `**Trainpool run ${run.name ? `${run.name} (${run.runId})` : run.runId}** — ${run.status}` +
     (env ? ` · ${backendLine(run)}` : '') +
     ` · ${modelLine(run.config)}` +
     ` · ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'}, median shown` +
@@ -130,7 +179,17 @@ export function leaderboardMarkdown(run: Pick<RunResult, 'config' | 'measurement
   const t = leaderboardTable(board, run.config.set)
   const row = (cells: string[]) => `| ${cells.join(' | ')} |`
   const fusion = fusionText(run)
-  return ['## Leaderboard', '', t.title, '', row(t.header), row(t.header.map((_, i) => (i === 1 ? ':---' : '---:'))), ...t.rows.map(row), '', ...(fusion ? [fusion, ''] : [])].join('\n')
+  return [
+    '## Leaderboard',
+    '',
+    t.title,
+    '',
+    row(t.header),
+    row(t.header.map((_, i) => (i === 1 ? ':---' : '---:'))),
+    ...t.rows.map(row),
+    '',
+    ...(fusion ? [fusion, ''] : []),
+  ].join('\n')
 }
 
 /** "+4.9 %" / "−12.0 %" */
@@ -145,7 +204,10 @@ export function adviceMarkdown(run: Pick<RunResult, 'adviceChecks'>): string {
   const out = ['## Advice', '']
   for (const check of checks) {
     const { models, size } = check.advice.target
-    out.push(`**${models} models at ${size.toLocaleString('en-US')} rows**, checked ${check.checkedAt.slice(0, 16).replace('T', ' ')} UTC by run ${check.verifyRunId}: ${check.advice.text}`, '')
+    out.push(
+      `**${models} models at ${size.toLocaleString('en-US')} rows**, checked ${check.checkedAt.slice(0, 16).replace('T', ' ')} UTC by run ${check.verifyRunId}: ${check.advice.text}`,
+      '',
+    )
     out.push('| option | predicted [ms] | 95 % interval [ms] | measured [ms] | error | in interval |', '|:---|---:|---:|---:|---:|:---|')
     for (const r of check.rows) {
       const error = predictionError(r)
@@ -154,7 +216,11 @@ export function adviceMarkdown(run: Pick<RunResult, 'adviceChecks'>): string {
         `| ${optionLabel(r, ' ')} | ${mdMs(r.predictedMs)} | ${mdMs(r.lowMs)}–${mdMs(r.highMs)} | ${r.measuredMs === null ? 'not measured' : mdMs(r.measuredMs)} | ${error === null ? '–' : signedPercent(error)} | ${inside} |`,
       )
     }
-    out.push('', `The recommended option was the fastest measured: ${check.pickRight === null ? 'not decided (an option was not measured)' : check.pickRight ? 'yes' : 'no'}.`, '')
+    out.push(
+      '',
+      `The recommended option was the fastest measured: ${check.pickRight === null ? 'not decided (an option was not measured)' : check.pickRight ? 'yes' : 'no'}.`,
+      '',
+    )
   }
   return out.join('\n')
 }
@@ -166,21 +232,51 @@ export function adviceMarkdown(run: Pick<RunResult, 'adviceChecks'>): string {
  */
 export function leaderboardCsv(run: RunResult): string {
   const board = leaderboardOf(run)
-  if (!board || !run.config.set) throw new TrainpoolError('not-found', `run ${run.runId} has no leaderboard: only a model set (a grid, seeds or folds) with a finished measurement has one`)
+  if (!board || !run.config.set)
+    throw new TrainpoolError('not-found', `run ${run.runId} has no leaderboard: only a model set (a grid, seeds or folds) with a finished measurement has one`)
   const family = familyOf(run.config.model)
   const varied = family.fields.filter((f) => (run.config.set!.grid[f.key]?.length ?? 0) > 1)
-  const header = ['rank', 'configuration', ...varied.map((f) => f.key), 'score', 'score_mean', 'score_std', 'test_mse_mean', 'test_mse_std', 'train_ms_per_model', 'models', 'rows']
+  const header = [
+    'rank',
+    'configuration',
+    ...varied.map((f) => f.key),
+    'score',
+    'score_mean',
+    'score_std',
+    'test_mse_mean',
+    'test_mse_std',
+    'train_ms_per_model',
+    'models',
+    'rows',
+  ]
   const rows = board.entries.map((e) =>
     [
-      e.rank, e.label, ...varied.map((f) => gridValueText(e.params[f.key])), board.scoreKind === 'validation' ? 'validation_mse' : 'test_mse',
-      e.score.mean, e.score.std, e.testMse.mean, e.testMse.std, e.trainMs, e.models, board.size,
-    ].map(csvCell).join(','),
+      e.rank,
+      e.label,
+      ...varied.map((f) => gridValueText(e.params[f.key])),
+      board.scoreKind === 'validation' ? 'validation_mse' : 'test_mse',
+      e.score.mean,
+      e.score.std,
+      e.testMse.mean,
+      e.testMse.std,
+      e.trainMs,
+      e.models,
+      board.size,
+    ]
+      .map(csvCell)
+      .join(','),
   )
   return [header.join(','), ...rows].join('\n') + '\n'
 }
 
 export function exportRun(run: RunResult, format: ExportFormat): ExportedFile {
   const content =
-    format === 'json' ? JSON.stringify(run, null, 2) + '\n' : format === 'csv' ? toCsv(run) : format === 'leaderboard' ? leaderboardCsv(run) : toMarkdownDocument(run)
+    format === 'json'
+      ? JSON.stringify(run, null, 2) + '\n'
+      : format === 'csv'
+        ? toCsv(run)
+        : format === 'leaderboard'
+          ? leaderboardCsv(run)
+          : toMarkdownDocument(run)
   return { fileName: exportFileName(run, EXPORT_EXTENSION[format]), mimeType: EXPORT_MIME[format], content }
 }

@@ -38,7 +38,11 @@ describe('the measurement floor', () => {
   })
 
   it('a measurement that lasts the floor runs once, with no runs recorded', async () => {
-    const config = { ...presetConfig('smoke', { backend: 'cpu', models: [2], workers: [1], model: { epochs: 8 } }), sizes: [2000], strategies: ['sequential' as const] }
+    const config = {
+      ...presetConfig('smoke', { backend: 'cpu', models: [2], workers: [1], model: { epochs: 8 } }),
+      sizes: [2000],
+      strategies: ['sequential' as const],
+    }
     const outcome = await new BenchRunner(new InProcessLauncher(builtInWorkerFamilies), config).run()
     expect(outcome.status).toBe('ok')
     const [m] = outcome.measurements

@@ -106,7 +106,13 @@ export class BenchRunner {
 
   async run(): Promise<RunnerOutcome> {
     const state: RunState = { measurements: [], environment: null, backend: null, keptModels: null, artifacts: new Map() }
-    const end = (status: RunnerOutcome['status'], error: string | null = null): RunnerOutcome => ({ status, measurements: state.measurements, environment: state.environment, error, keptModels: state.keptModels })
+    const end = (status: RunnerOutcome['status'], error: string | null = null): RunnerOutcome => ({
+      status,
+      measurements: state.measurements,
+      environment: state.environment,
+      error,
+      keptModels: state.keptModels,
+    })
     try {
       for (const group of this.groups()) {
         if (this.cancelled) break
@@ -196,7 +202,10 @@ export class BenchRunner {
       this.hooks.onEnvironment?.(state.environment)
     }
     if (first.backend && !state.environment.backends?.some((b) => b.backend === info.backend)) {
-      state.environment.backends = [...(state.environment.backends ?? []), { backend: info.backend, device: info.device, versions: info.versions, backendFlags: info.flags }]
+      state.environment.backends = [
+        ...(state.environment.backends ?? []),
+        { backend: info.backend, device: info.device, versions: info.versions, backendFlags: info.flags },
+      ]
     }
     return { startupMs, warmupMs: 0, queueMs, remote: remotes.length > 0 }
   }
@@ -215,7 +224,12 @@ export class BenchRunner {
     const measurement = this.measurementOf(key, status, timed, workload, pool, clock)
     // kept only when every model of the measurement came back with its artifact
     if (keep && status === 'ok' && state.artifacts.size === key.models) {
-      state.keptModels = { size: key.size, strategy: key.strategy, workers: key.workers, models: [...state.artifacts].sort((a, b) => a[0] - b[0]).map(([i, artifact]) => ({ index: i, artifact })) }
+      state.keptModels = {
+        size: key.size,
+        strategy: key.strategy,
+        workers: key.workers,
+        models: [...state.artifacts].sort((a, b) => a[0] - b[0]).map(([i, artifact]) => ({ index: i, artifact })),
+      }
     }
     return measurement
   }
@@ -247,7 +261,10 @@ export class BenchRunner {
   private async repeatToFloor(pool: WorkerPool, k: number, jobs: JobSpec[], timed: TimedRuns): Promise<Measurement['status']> {
     while (!this.cancelled && sum(timed.runsMs) < MEASUREMENT_FLOOR.minMs && timed.runsMs.length < MEASUREMENT_FLOOR.maxRuns) {
       const again = performance.now()
-      const more = await pool.run(jobs, { onFailure: (f) => this.hooks.onFailure?.(k, f), onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason) })
+      const more = await pool.run(jobs, {
+        onFailure: (f) => this.hooks.onFailure?.(k, f),
+        onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason),
+      })
       if (this.cancelled || !more.every((o) => o.status === 'done')) {
         timed.failures.push(...more.flatMap((o) => (o.failure ? [o.failure] : [])))
         return this.cancelled ? 'cancelled' : 'failed'
@@ -258,7 +275,14 @@ export class BenchRunner {
     return 'ok'
   }
 
-  private measurementOf(key: MeasurementKey, status: Measurement['status'], timed: TimedRuns, workload: Workload, pool: WorkerPool, clock: PoolClock): Measurement {
+  private measurementOf(
+    key: MeasurementKey,
+    status: Measurement['status'],
+    timed: TimedRuns,
+    workload: Workload,
+    pool: WorkerPool,
+    clock: PoolClock,
+  ): Measurement {
     const { runsMs, runs, failures } = timed
     const reported = medianRun(runsMs)
     const perModel = runs[reported].flatMap((o) => o.models).sort((a, b) => a.index - b.index)

@@ -7,8 +7,20 @@ const summarize = (ms: Measurement[]) => summarizeFor(ms, mlpFamily)
 
 function m(strategy: Strategy, workers: number, repeat: number, wallMs: number, status: Measurement['status'] = 'ok'): Measurement {
   return {
-    size: 1000, models: 4, workers, strategy, repeat, status, wallMs, startupMs: 0, warmupMs: 0, modelsTrained: 4,
-    work: 4e9, perModel: [], failures: [], peakRssBytes: [],
+    size: 1000,
+    models: 4,
+    workers,
+    strategy,
+    repeat,
+    status,
+    wallMs,
+    startupMs: 0,
+    warmupMs: 0,
+    modelsTrained: 4,
+    work: 4e9,
+    perModel: [],
+    failures: [],
+    peakRssBytes: [],
   }
 }
 
@@ -25,9 +37,15 @@ describe('stats', () => {
 
   it('summarizes medians, min/max, speedup vs sequential and efficiency per W', () => {
     const s = summarize([
-      m('sequential', 1, 0, 1000), m('sequential', 1, 1, 1200), m('sequential', 1, 2, 1100),
-      m('pool', 2, 0, 600), m('pool', 2, 1, 550), m('pool', 2, 2, 580),
-      m('batched', 2, 0, 100), m('batched', 2, 1, 110), m('batched', 2, 2, 90),
+      m('sequential', 1, 0, 1000),
+      m('sequential', 1, 1, 1200),
+      m('sequential', 1, 2, 1100),
+      m('pool', 2, 0, 600),
+      m('pool', 2, 1, 550),
+      m('pool', 2, 2, 580),
+      m('batched', 2, 0, 100),
+      m('batched', 2, 1, 110),
+      m('batched', 2, 2, 90),
     ])
     const seq = s.find((e) => e.strategy === 'sequential')!
     const pool = s.find((e) => e.strategy === 'pool')!

@@ -68,9 +68,7 @@ export function timingWarnings(wallMsInRepeatOrder: readonly number[]): string[]
     const [first, ...rest] = wallMsInRepeatOrder
     const restMedian = median(rest)
     if (first > FIRST_REPEAT_SLOW_FACTOR * restMedian) {
-      warnings.push(
-        `first repeat ${(first / restMedian).toFixed(1)}× slower than the rest: warm-up or caches may be incomplete`,
-      )
+      warnings.push(`first repeat ${(first / restMedian).toFixed(1)}× slower than the rest: warm-up or caches may be incomplete`)
     }
   }
   if (wallMsInRepeatOrder.length >= 2) {

@@ -5,8 +5,19 @@ import { verify } from './verify'
 const config = presetConfig('smoke') // 2000 rows × 4 models, all strategies
 function m(strategy: Strategy, mses: number[], extra: Partial<Measurement> = {}): Measurement {
   return {
-    size: 2000, models: 4, workers: strategy === 'sequential' ? 1 : 2, strategy, repeat: 0, status: 'ok', wallMs: 1,
-    startupMs: 0, warmupMs: 0, modelsTrained: mses.length, work: 1, failures: [], peakRssBytes: [],
+    size: 2000,
+    models: 4,
+    workers: strategy === 'sequential' ? 1 : 2,
+    strategy,
+    repeat: 0,
+    status: 'ok',
+    wallMs: 1,
+    startupMs: 0,
+    warmupMs: 0,
+    modelsTrained: mses.length,
+    work: 1,
+    failures: [],
+    peakRssBytes: [],
     perModel: mses.map((testMse, index) => ({ index, seed: 43 + index, trainMs: 1, groupTrainMs: null, testMse, finalLoss: null, worker: 0 })),
     ...extra,
   }
@@ -15,7 +26,14 @@ function m(strategy: Strategy, mses: number[], extra: Partial<Measurement> = {})
 describe('verify', () => {
   const mses = [0.5, 0.6, 0.7, 0.8]
   it('passes when every strategy trained all models and the MSEs agree within tolerance', () => {
-    const v = verify(config, [m('sequential', mses), m('pool', mses), m('batched', mses.map((x) => x * (1 + 3e-7)))])
+    const v = verify(config, [
+      m('sequential', mses),
+      m('pool', mses),
+      m(
+        'batched',
+        mses.map((x) => x * (1 + 3e-7)),
+      ),
+    ])
     expect(v.sameWork).toBe(true)
     expect(v.maxRelMseDiff).toBeCloseTo(3e-7, 9)
     expect(v.modelsTrained).toEqual({ sequential: 4, pool: 4, batched: 4 })

@@ -11,7 +11,14 @@ export function verify(config: BenchConfig, measurements: readonly Measurement[]
   for (const size of config.sizes) {
     for (const models of config.models) {
       const atSize = measurements.filter((m) => m.size === size && m.models === models)
-      const references = v.backendsOf().flatMap((backend) => v.checkBackend(atSize.filter((m) => m.backend === backend), backend, size, models))
+      const references = v.backendsOf().flatMap((backend) =>
+        v.checkBackend(
+          atSize.filter((m) => m.backend === backend),
+          backend,
+          size,
+          models,
+        ),
+      )
       v.compareBackends(references, size, models)
     }
   }
@@ -47,7 +54,8 @@ class Verifier {
     for (const m of here) this.checkMeasurement(m, reference, `${m.strategy} W=${m.workers}${on} repeat ${m.repeat} at ${size} rows × ${models} models`, models)
     for (const strategy of this.config.strategies) {
       if (!this.planned.some((k) => k.size === size && k.models === models && k.strategy === strategy && k.backend === backend)) continue // every W > N here
-      if (!here.some((m) => m.strategy === strategy && m.status === 'ok')) this.problems.push(`${strategy}${on} has no finished measurement at ${size} rows × ${models} models`)
+      if (!here.some((m) => m.strategy === strategy && m.status === 'ok'))
+        this.problems.push(`${strategy}${on} has no finished measurement at ${size} rows × ${models} models`)
     }
     return reference ? [reference] : []
   }
@@ -75,7 +83,9 @@ class Verifier {
     const rel = relDiff(p.testMse, ref.testMse)
     if (rel > this.maxRel) this.maxRel = rel
     if (rel > this.tolerance) {
-      this.problems.push(`${where}: model ${p.index} test MSE ${p.testMse.toPrecision(7)} differs from ${refStrategy}'s ${ref.testMse.toPrecision(7)} by ${rel.toExponential(2)} (tolerance ${this.tolerance})`)
+      this.problems.push(
+        `${where}: model ${p.index} test MSE ${p.testMse.toPrecision(7)} differs from ${refStrategy}'s ${ref.testMse.toPrecision(7)} by ${rel.toExponential(2)} (tolerance ${this.tolerance})`,
+      )
     }
   }
 
@@ -94,13 +104,17 @@ class Verifier {
         const q = theirs.get(p.index)
         if (!q) continue
         if (rule.fingerprints && p.fingerprint !== undefined && q.fingerprint !== p.fingerprint) {
-          this.problems.push(`${pair}: model ${p.index} differs (fingerprint ${q.fingerprint ?? 'missing'} vs ${p.fingerprint}): these backends must train the same model`)
+          this.problems.push(
+            `${pair}: model ${p.index} differs (fingerprint ${q.fingerprint ?? 'missing'} vs ${p.fingerprint}): these backends must train the same model`,
+          )
           continue
         }
         const rel = relDiff(q.testMse, p.testMse)
         this.maxCross = Math.max(this.maxCross ?? 0, rel)
         if (rel > rule.tolerance) {
-          this.problems.push(`${pair}: model ${p.index} test MSE ${q.testMse.toPrecision(7)} vs ${p.testMse.toPrecision(7)} differs by ${rel.toExponential(2)} (cross-backend tolerance ${rule.tolerance})`)
+          this.problems.push(
+            `${pair}: model ${p.index} test MSE ${q.testMse.toPrecision(7)} vs ${p.testMse.toPrecision(7)} differs by ${rel.toExponential(2)} (cross-backend tolerance ${rule.tolerance})`,
+          )
         }
       }
     }
@@ -109,7 +123,15 @@ class Verifier {
   verification(): Verification {
     const modelsTrained = Object.fromEntries(Object.entries(this.modelsTrained).map(([k, n]) => [k, Number.isFinite(n) ? n : 0]))
     const { problems, notes, maxRel, maxCross, tolerance } = this
-    return { sameWork: problems.length === 0, maxRelMseDiff: maxRel, tolerance, modelsTrained, problems, ...(notes.length ? { notes } : {}), ...(maxCross !== undefined ? { maxCrossBackendRelMseDiff: maxCross } : {}) }
+    return {
+      sameWork: problems.length === 0,
+      maxRelMseDiff: maxRel,
+      tolerance,
+      modelsTrained,
+      problems,
+      ...(notes.length ? { notes } : {}),
+      ...(maxCross !== undefined ? { maxCrossBackendRelMseDiff: maxCross } : {}),
+    }
   }
 }
 

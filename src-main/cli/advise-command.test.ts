@@ -74,11 +74,15 @@ describe('trainpool advise', () => {
     [['--models', '2000000', '--size', '2000'], /--models must be.*\(got "2000000"\)/],
     [['--models', '10', '--size', 'lots'], /--size must be a whole number from 2 to 1000000 \(got "lots"\)/],
     [['--models', '10'], /--size is missing: the target data size in rows, a whole number from 2 to 1000000/],
-  ])('exits 2 on a bad target %j, naming the flag', async (args, message) => {
-    const { code, stderr } = await advise([SWEEP, ...args])
-    expect(code).toBe(2)
-    expect(stderr).toMatch(message)
-  }, 60_000)
+  ])(
+    'exits 2 on a bad target %j, naming the flag',
+    async (args, message) => {
+      const { code, stderr } = await advise([SWEEP, ...args])
+      expect(code).toBe(2)
+      expect(stderr).toMatch(message)
+    },
+    60_000,
+  )
 
   it.each([
     [{ models: '10', size: '0x10' }, /^--size must be a whole number from 2 to 1000000 \(got "0x10"\)$/],

@@ -4,7 +4,18 @@
 // predicted against measured. The words are built here; the numbers are the shared advice code's.
 import { writeFileSync } from 'node:fs'
 import { adviseFrom, describeWorkerFit, formatRange, optionLabel, predictionError } from '@shared/advice'
-import { ADVICE_LIMITS, type Advice, type AdviceCheck, AdviceTargetSchema, type AdviceTarget, fieldIssues, numberOf, optionKey, type RunResult, TrainpoolError } from '@shared/contract'
+import {
+  ADVICE_LIMITS,
+  type Advice,
+  type AdviceCheck,
+  AdviceTargetSchema,
+  type AdviceTarget,
+  fieldIssues,
+  numberOf,
+  optionKey,
+  type RunResult,
+  TrainpoolError,
+} from '@shared/contract'
 import { formatDuration } from '@shared/format'
 import { openService } from '../service/open-service'
 import { defaultStoreDir } from '../store/run-store'
@@ -94,7 +105,8 @@ async function verify(runId: string, target: AdviceTarget, flags: AdviseFlags, v
   process.stderr.write(`verifying: run ${verifyRunId} measures the recommended and runner-up options at the target\n`)
   service.onEvent((e) => {
     if (e.type === 'phase' && e.phase !== 'measuring') process.stderr.write(`  ${e.message}\n`)
-    if (e.type === 'measurement') process.stderr.write(`  ${optionLabel(e.measurement, ' ')}: ${formatDuration(e.measurement.wallMs)} (${e.measurement.status})\n`)
+    if (e.type === 'measurement')
+      process.stderr.write(`  ${optionLabel(e.measurement, ' ')}: ${formatDuration(e.measurement.wallMs)} (${e.measurement.status})\n`)
   })
   const onSignal = () => void service.cancel({ runId: verifyRunId })
   process.on('SIGINT', onSignal)
@@ -119,13 +131,19 @@ async function verify(runId: string, target: AdviceTarget, flags: AdviseFlags, v
 
 function table(header: string[], rows: string[][], leftColumns: number): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
-  const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd()
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < leftColumns ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd()
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)]
 }
 
 /** The fits (R², σ, refusals), the worker scaling, the ranked options, then the advice line. */
 export function adviceReport(advice: Advice): string {
-  const out: string[] = [`Advice from run ${advice.runId} for ${advice.target.models} models at ${advice.target.size} rows (fitted at ${advice.fittedSize} rows)`]
+  const out: string[] = [
+    `Advice from run ${advice.runId} for ${advice.target.models} models at ${advice.target.size} rows (fitted at ${advice.fittedSize} rows)`,
+  ]
   if (advice.costModels.length) {
     out.push('', 'time ≈ a + b·N, per strategy and W (least squares over the measured model counts):')
     const rankedByMeasurement = new Set(advice.options.filter((o) => o.measured).map(optionKey))
@@ -136,7 +154,11 @@ export function adviceReport(advice: Advice): string {
       formatDuration(c.fit.b),
       c.fit.r2 === null ? '–' : c.fit.r2.toFixed(3),
       c.fit.sigma === null ? '–' : formatDuration(c.fit.sigma),
-      c.refusal === null ? 'used' : rankedByMeasurement.has(optionKey(c)) ? 'no line (too few model counts): ranked by its measurement at the target' : `refused: ${c.refusal}`,
+      c.refusal === null
+        ? 'used'
+        : rankedByMeasurement.has(optionKey(c))
+          ? 'no line (too few model counts): ranked by its measurement at the target'
+          : `refused: ${c.refusal}`,
     ])
     out.push(...table(['option', 'N measured', 'a', 'b per model', 'R²', 'σ', ''], rows, 2).map((l) => `  ${l}`))
   }
@@ -150,9 +172,18 @@ export function adviceReport(advice: Advice): string {
   }
   if (advice.options.length) {
     const anyMeasured = advice.options.some((o) => o.measured)
-    out.push('', `options at the target, fastest first (95 % prediction interval${anyMeasured ? '; measured: the median, and the fastest–slowest repeat' : ''}):`)
+    out.push(
+      '',
+      `options at the target, fastest first (95 % prediction interval${anyMeasured ? '; measured: the median, and the fastest–slowest repeat' : ''}):`,
+    )
     const best = advice.options[0].predictedMs
-    const rows = advice.options.map((o) => [optionLabel(o, ' '), formatDuration(o.predictedMs), ...(anyMeasured ? [o.measured ? 'measured' : 'predicted'] : []), formatRange(o.lowMs, o.highMs), `${(o.predictedMs / best).toFixed(2)}×`])
+    const rows = advice.options.map((o) => [
+      optionLabel(o, ' '),
+      formatDuration(o.predictedMs),
+      ...(anyMeasured ? [o.measured ? 'measured' : 'predicted'] : []),
+      formatRange(o.lowMs, o.highMs),
+      `${(o.predictedMs / best).toFixed(2)}×`,
+    ])
     out.push(...table(['option', anyMeasured ? 'time' : 'predicted', ...(anyMeasured ? ['from'] : []), 'interval', 'relative'], rows, 1).map((l) => `  ${l}`))
   }
   out.push('', `${advice.refusal === null ? 'advice' : 'REFUSED'}: ${advice.text}`)
@@ -165,13 +196,22 @@ export function checkReport(check: AdviceCheck): string {
   const rows = check.rows.map((r) => {
     const error = predictionError(r)
     const inside = r.measuredMs === null ? '–' : r.measuredMs >= r.lowMs && r.measuredMs <= r.highMs ? 'yes' : 'no'
-    return [optionLabel(r, ' '), formatDuration(r.predictedMs), formatRange(r.lowMs, r.highMs), r.measuredMs === null ? 'not measured' : formatDuration(r.measuredMs), error === null ? '–' : `${error >= 0 ? '+' : '−'}${Math.abs(error * 100).toFixed(1)} %`, inside]
+    return [
+      optionLabel(r, ' '),
+      formatDuration(r.predictedMs),
+      formatRange(r.lowMs, r.highMs),
+      r.measuredMs === null ? 'not measured' : formatDuration(r.measuredMs),
+      error === null ? '–' : `${error >= 0 ? '+' : '−'}${Math.abs(error * 100).toFixed(1)} %`,
+      inside,
+    ]
   })
   const pick = check.pickRight === null ? 'not decided (an option was not measured)' : check.pickRight ? 'yes' : 'NO'
-  return [
-    '',
-    `check (run ${check.verifyRunId}): predicted vs measured at ${models} models × ${size} rows`,
-    ...table(['option', 'predicted', 'interval', 'measured', 'error', 'in interval'], rows, 1).map((l) => `  ${l}`),
-    `the recommended option was the fastest: ${pick}`,
-  ].join('\n') + '\n'
+  return (
+    [
+      '',
+      `check (run ${check.verifyRunId}): predicted vs measured at ${models} models × ${size} rows`,
+      ...table(['option', 'predicted', 'interval', 'measured', 'error', 'in interval'], rows, 1).map((l) => `  ${l}`),
+      `the recommended option was the fastest: ${pick}`,
+    ].join('\n') + '\n'
+  )
 }

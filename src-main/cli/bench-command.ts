@@ -3,7 +3,20 @@
 // stderr when it is a TTY, summary table on stdout, --json/--csv files (output-files.ts), exit 0/1
 // (1 also when the store could not keep the run whole).
 import { SingleBar } from 'cli-progress'
-import { backendLine, type BenchConfig, type Capabilities, type ConcreteBackend, deviceWorkRows, firstBackend, type DataSetInfo, describeSet, MEASUREMENT_FLOOR, type RunResult, TrainpoolError, gpuBusyLine } from '@shared/contract'
+import {
+  backendLine,
+  type BenchConfig,
+  type Capabilities,
+  type ConcreteBackend,
+  deviceWorkRows,
+  firstBackend,
+  type DataSetInfo,
+  describeSet,
+  MEASUREMENT_FLOOR,
+  type RunResult,
+  TrainpoolError,
+  gpuBusyLine,
+} from '@shared/contract'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
@@ -122,7 +135,11 @@ async function withUserData(flags: BenchCommandFlags, config: BenchConfig, store
     }
     const code = (err as NodeJS.ErrnoException).code
     // the disk failed while the table was written (the cache left nothing half-written)
-    if (typeof code === 'string') throw new BenchExit(EXIT.failed, `--data ${flags.data}: the data cache in ${datasetsDir(storeDir)} could not be written (${(err as Error).message.split(', ')[0]})`)
+    if (typeof code === 'string')
+      throw new BenchExit(
+        EXIT.failed,
+        `--data ${flags.data}: the data cache in ${datasetsDir(storeDir)} could not be written (${(err as Error).message.split(', ')[0]})`,
+      )
     throw err
   }
 }
@@ -133,7 +150,10 @@ async function withAvailableBackends(flags: BenchCommandFlags, config: BenchConf
   const caps = await capabilities()
   const available = config.backend.filter((b) => caps.backends.some((c) => c.name === b && c.available))
   const skipped = config.backend.filter((b) => !available.includes(b))
-  if (skipped.length) process.stderr.write(`trainpool bench: --backend all: ${skipped.map((b) => `${b} (${caps.backends.find((c) => c.name === b)?.detail ?? 'not available'})`).join(', ')} not available here; measuring ${available.join(', ')}\n`)
+  if (skipped.length)
+    process.stderr.write(
+      `trainpool bench: --backend all: ${skipped.map((b) => `${b} (${caps.backends.find((c) => c.name === b)?.detail ?? 'not available'})`).join(', ')} not available here; measuring ${available.join(', ')}\n`,
+    )
   if (available.length === 0) throw new BenchExit(EXIT.usage, '--backend all: no backend of this model family is available here')
   return { ...config, backend: available.length > 1 ? available : available[0] }
 }
@@ -143,7 +163,9 @@ async function noteShortMeasurements(config: BenchConfig, capabilities: () => Pr
   const caps = await capabilities().catch(() => null)
   const first = firstBackend(config)
   const backend = first === 'auto' ? (caps?.autoBackends[config.model.kind] ?? null) : first
-  const note = caps ? shortMeasurementsNote(config, estimateRun(config, backend as ConcreteBackend | null, { cpuCount: caps.cpuCount, calibration: caps.calibration.families })) : null
+  const note = caps
+    ? shortMeasurementsNote(config, estimateRun(config, backend as ConcreteBackend | null, { cpuCount: caps.cpuCount, calibration: caps.calibration.families }))
+    : null
   if (note) process.stderr.write(`trainpool bench: note: ${note}\n`)
 }
 
@@ -211,7 +233,11 @@ export async function sayDamagedEntries(store: RunStore): Promise<string | null>
   if (damaged.length === 0) return null
   const shown = damaged.slice(0, 5).map((e) => `  ${e.runId}: ${(e.problem ?? '').replace(`run ${e.runId}: `, '')}`)
   const more = damaged.length > 5 ? [`  … and ${damaged.length - 5} more (trainpool report ID names the problem of each)`] : []
-  return [`warning: the store ${store.dir} has ${damaged.length} ${damaged.length === 1 ? 'entry' : 'entries'} it cannot read (listed as damaged, left as they are):`, ...shown, ...more].join('\n')
+  return [
+    `warning: the store ${store.dir} has ${damaged.length} ${damaged.length === 1 ? 'entry' : 'entries'} it cannot read (listed as damaged, left as they are):`,
+    ...shown,
+    ...more,
+  ].join('\n')
 }
 
 /** "data: houses.csv — 1 200 rows × 5 columns, loaded in 0.4 s; target price, 3 features (city left out: text)" */
@@ -222,7 +248,9 @@ function describeLoad(info: DataSetInfo, config: BenchConfig): string {
   try {
     const choice = chooseColumns(info, source)
     const skipped = skippedTextColumns(info, source).map((c) => `${c.name} (row ${c.firstTextRow} is not a number)`)
-    lines.push(`  target ${choice.target.name}; ${choice.features.length} feature${choice.features.length === 1 ? '' : 's'}${skipped.length ? `; left out, not numeric: ${skipped.join(', ')}` : ''}`)
+    lines.push(
+      `  target ${choice.target.name}; ${choice.features.length} feature${choice.features.length === 1 ? '' : 's'}${skipped.length ? `; left out, not numeric: ${skipped.join(', ')}` : ''}`,
+    )
     const family = familyOf(config.model)
     if (source.impute !== 'none' && family.userData?.missingValues === 'native') {
       lines.push(`  --impute ${source.impute} does not apply: ${family.label} take missing values as they are (nothing is imputed)`)
@@ -234,9 +262,13 @@ function describeLoad(info: DataSetInfo, config: BenchConfig): string {
 }
 
 function progressBar(service: BenchService, runId: string): SingleBar {
-  const bar = new SingleBar(
-    { format: ' {bar} {percentage}% | {value}/{total} model trainings | {phase}', stream: process.stderr, hideCursor: true, clearOnComplete: true, fps: 10 },
-  )
+  const bar = new SingleBar({
+    format: ' {bar} {percentage}% | {value}/{total} model trainings | {phase}',
+    stream: process.stderr,
+    hideCursor: true,
+    clearOnComplete: true,
+    fps: 10,
+  })
   let total = 0
   let doneBefore = 0
   let current = 0
@@ -268,7 +300,9 @@ function logPhases(service: BenchService): void {
     }
     if (e.type === 'measurement') {
       const m = e.measurement
-      process.stderr.write(`  ${m.strategy} W=${m.workers} · ${m.size} rows × ${m.models} models, repeat ${m.repeat + 1}: ${formatDuration(m.wallMs)}${m.runsMs ? `, the median of ${m.runsMs.length} runs (one alone is under ${MEASUREMENT_FLOOR.minMs} ms)` : ''} (${m.status})\n`)
+      process.stderr.write(
+        `  ${m.strategy} W=${m.workers} · ${m.size} rows × ${m.models} models, repeat ${m.repeat + 1}: ${formatDuration(m.wallMs)}${m.runsMs ? `, the median of ${m.runsMs.length} runs (one alone is under ${MEASUREMENT_FLOOR.minMs} ms)` : ''} (${m.status})\n`,
+      )
     }
   })
 }
@@ -287,7 +321,13 @@ export function summaryTable(run: RunResult): string {
   const header = [...(side ? ['backend'] : []), 'rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
   const rows = run.summary.map((s) => [
     ...(side ? [s.backend ?? ''] : []),
-    String(s.size), String(s.models), s.strategy, String(s.workers), formatDuration(s.medianMs), formatDuration(s.minMs), formatDuration(s.maxMs),
+    String(s.size),
+    String(s.models),
+    s.strategy,
+    String(s.workers),
+    formatDuration(s.medianMs),
+    formatDuration(s.minMs),
+    formatDuration(s.maxMs),
     s.speedupVsSequential === null ? '–' : `${s.speedupVsSequential.toFixed(2)}×`,
     s.efficiency === null ? '–' : `${(s.efficiency * 100).toFixed(0)}%`,
     s.workRate.toFixed(2),
@@ -309,7 +349,11 @@ export function summaryTable(run: RunResult): string {
   const stopped = run.status === 'cancelled' || run.status === 'interrupted'
   out.push(
     v.sameWork && v.problems.length === 0
-      ? `same work: ${Object.entries(v.modelsTrained).map(([s, n]) => `${s} ${n}/${run.config.models.join('/')}`).join(', ')} models; per-model test MSE agree (max rel. Δ ${v.maxRelMseDiff.toExponential(1)}, tolerance ${v.tolerance})${v.maxCrossBackendRelMseDiff !== undefined ? `; across backends max rel. Δ ${v.maxCrossBackendRelMseDiff.toExponential(1)}` : ''}`
+      ? `same work: ${Object.entries(v.modelsTrained)
+          .map(([s, n]) => `${s} ${n}/${run.config.models.join('/')}`)
+          .join(
+            ', ',
+          )} models; per-model test MSE agree (max rel. Δ ${v.maxRelMseDiff.toExponential(1)}, tolerance ${v.tolerance})${v.maxCrossBackendRelMseDiff !== undefined ? `; across backends max rel. Δ ${v.maxCrossBackendRelMseDiff.toExponential(1)}` : ''}`
       : stopped
         ? `not verified: run ${run.status} before every strategy finished`
         : `SAME-WORK CHECK FAILED:\n${v.problems.map((p) => `  - ${p}`).join('\n')}`,

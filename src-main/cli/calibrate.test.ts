@@ -27,7 +27,9 @@ it('calibrate --family gbdt prints the table and the pick; bench --backend auto 
   expect(code, cli.out.stderr).toBe(0)
   expect(cli.out.stderr).toMatch(/^calibrating auto for the gradient-boosted trees: timing cpu \(1 of 1\)$/m)
   expect(cli.out.stdout).toMatch(/^GBDT 4 rounds, depth 6, .* on 10k rows: one model alone and 10 fused$/m)
-  expect(cli.out.stdout).toMatch(/^backend +one model \/ round +10 fused \/ round +10 over \d+ workers? \/ round +fastest batched +device, or why not measured$/m)
+  expect(cli.out.stdout).toMatch(
+    /^backend +one model \/ round +10 fused \/ round +10 over \d+ workers? \/ round +fastest batched +device, or why not measured$/m,
+  )
   // one core: no spread measured (–)
   expect(cli.out.stdout).toMatch(/^cpu +\d[\d.]* m?s +\d[\d.]* m?s +(\d[\d.]* m?s|–) +\d[\d.]* m?s +\S/m)
   expect(cli.out.stdout).toMatch(/^xgboost +– +– +– +– +not a choice of auto: only when asked for by name$/m)

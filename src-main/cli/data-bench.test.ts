@@ -32,10 +32,18 @@ describe('trainpool bench --data', () => {
     expect(stderr).toMatch(/target price_eur; 4 features; left out, not numeric: city \(row 1 is not a number\)/)
     expect(stderr).toMatch(/--impute mean does not apply: gradient-boosted trees take missing values as they are \(nothing is imputed\)/)
     expect(code).toBe(0)
-    expect(stdout).toMatch(/data: houses\.csv \(sha256 [0-9a-f]{12}…\) · 2500 rows × 6 columns · target price_eur · 4 features, raw · rows sampled with seed 42/)
+    expect(stdout).toMatch(
+      /data: houses\.csv \(sha256 [0-9a-f]{12}…\) · 2500 rows × 6 columns · target price_eur · 4 features, raw · rows sampled with seed 42/,
+    )
     expect(stdout).toMatch(/same work: sequential 4\/4, pool 4\/4, batched 4\/4 models; per-model test MSE agree \(max rel\. Δ 0\.0e\+0, tolerance 0\)/)
     const run = parseRunResult(JSON.parse(readFileSync(json, 'utf8')))
-    expect(run.dataset).toMatchObject({ name: 'houses.csv', rows: 2500, target: 'price_eur', features: ['area_m2', 'rooms', 'age_years', 'distance_km'], impute: 'none' })
+    expect(run.dataset).toMatchObject({
+      name: 'houses.csv',
+      rows: 2500,
+      target: 'price_eur',
+      features: ['area_m2', 'rooms', 'age_years', 'distance_km'],
+      impute: 'none',
+    })
     expect(run.config.data).toMatchObject({ target: 'price_eur', features: null })
   })
 
@@ -52,7 +60,10 @@ describe('trainpool bench --data', () => {
 
   it.each([
     [['--model', 'gbdt'], /--data needs --target COLUMN/],
-    [['--target', 'price'], /trainpool bench: --target column "price" is not in houses\.csv; its numeric columns are "area_m2", "rooms", "age_years", "distance_km", "price_eur"/],
+    [
+      ['--target', 'price'],
+      /trainpool bench: --target column "price" is not in houses\.csv; its numeric columns are "area_m2", "rooms", "age_years", "distance_km", "price_eur"/,
+    ],
     [['--target', 'city'], /trainpool bench: --target column "city" of houses\.csv is not numeric: row 1 is not a number/],
     [['--target', 'price_eur', '--features', 'area_m2,city'], /trainpool bench: --features: feature column "city" of houses\.csv is not numeric: row 1/],
     [['--target', 'price_eur', '--sizes', '3000'], /trainpool bench: --sizes must be at most 2500: houses\.csv has 2500 rows \(got 3000\)/],

@@ -39,7 +39,10 @@ export async function exportModelsCommand(runId: string, flags: ExportModelsFlag
       throw err
     }
     for (const path of written) process.stdout.write(`${path}\n`)
-    const how = files[0]?.mimeType === 'application/onnx' ? 'ONNX: onnxruntime.InferenceSession(path), input "features"' : 'XGBoost JSON: xgboost.Booster().load_model(path)'
+    const how =
+      files[0]?.mimeType === 'application/onnx'
+        ? 'ONNX: onnxruntime.InferenceSession(path), input "features"'
+        : 'XGBoost JSON: xgboost.Booster().load_model(path)'
     process.stderr.write(`wrote ${files.length} model${files.length === 1 ? '' : 's'} of run ${runId} (${how})\n`)
     return EXIT.ok
   } catch (err) {

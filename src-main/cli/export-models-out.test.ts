@@ -53,7 +53,7 @@ function expectRefused(result: { code: number; stderr: string }, code: number, p
 }
 
 describe('export-models never writes through a link', () => {
-  it('a link planted at a model\'s file name is replaced by the model file; its target (the victim) is unchanged', async () => {
+  it("a link planted at a model's file name is replaced by the model file; its target (the victim) is unchanged", async () => {
     const out = join(dir, 'shared-out')
     mkdirSync(out)
     const victim = join(dir, 'victim.txt')
@@ -111,11 +111,15 @@ describe('an --out that cannot be a folder: one line naming --out, exit 2, nothi
     if (!root) chmodSync(locked, 0o755)
   })
 
-  it.skipIf(process.platform !== 'linux')('/proc/self/x (where a recursive mkdir never returns): refused at once', async () => {
-    const started = Date.now()
-    expectRefused(await exportAll('/proc/self/x'), 2, /\/proc\/self\/x: cannot make the folder \/proc\/self\/x \(ENOENT/)
-    expect(Date.now() - started).toBeLessThan(5000)
-  }, 15_000)
+  it.skipIf(process.platform !== 'linux')(
+    '/proc/self/x (where a recursive mkdir never returns): refused at once',
+    async () => {
+      const started = Date.now()
+      expectRefused(await exportAll('/proc/self/x'), 2, /\/proc\/self\/x: cannot make the folder \/proc\/self\/x \(ENOENT/)
+      expect(Date.now() - started).toBeLessThan(5000)
+    },
+    15_000,
+  )
 })
 
 const prlimit = process.platform === 'linux' && spawnSync('prlimit', ['--version']).status === 0

@@ -76,10 +76,19 @@ describe.runIf(posix)('a store with a FIFO, /dev/zero, a folder and a loop as ru
     const url = new URL(out.stdout.match(/http:\/\/\S+/)![0])
     const ws = new WebSocket(`ws://${url.host}/ws?token=${url.searchParams.get('token')}`)
     await new Promise((r) => ws.once('open', r))
-    const reply = (await roundTrip(ws, JSON.stringify({ id: 1, method: 'listRuns' }))) as { ok: boolean; value: { runId: string; status: string; problem?: string }[] }
+    const reply = (await roundTrip(ws, JSON.stringify({ id: 1, method: 'listRuns' }))) as {
+      ok: boolean
+      value: { runId: string; status: string; problem?: string }[]
+    }
     ws.close()
     expect(reply.ok).toBe(true)
-    expect(Object.fromEntries(reply.value.map((e) => [e.runId, e.status]))).toEqual({ 'good-run': 'ok', 'fifo-run': 'damaged', 'zero-link': 'damaged', 'dir-run': 'damaged', 'loop-run': 'damaged' })
+    expect(Object.fromEntries(reply.value.map((e) => [e.runId, e.status]))).toEqual({
+      'good-run': 'ok',
+      'fifo-run': 'damaged',
+      'zero-link': 'damaged',
+      'dir-run': 'damaged',
+      'loop-run': 'damaged',
+    })
     child.kill('SIGINT')
     expect((await exited).code).toBe(0)
   })
@@ -110,7 +119,9 @@ describe.runIf(posix)('bench --data on a store it cannot write: a clear error na
     // no --store: the default store under HOME, which is a file here
     const { out, exited } = spawnCli('bench', ['--preset', 'smoke', '--data', file, '--target', 'y'], [], { HOME: plain, TRAINPOOL_STORE: undefined })
     expect(await exited, out.stderr).toEqual({ code: 2, signal: null })
-    expect(out.stderr).toContain(`trainpool bench: --store (default ${join(plain, '.trainpool', 'runs')}): the data cache ${join(plain, '.trainpool', 'runs', DATASETS_DIR)} cannot be written (ENOTDIR`)
+    expect(out.stderr).toContain(
+      `trainpool bench: --store (default ${join(plain, '.trainpool', 'runs')}): the data cache ${join(plain, '.trainpool', 'runs', DATASETS_DIR)} cannot be written (ENOTDIR`,
+    )
     expect(out.stderr).toMatch(/choose another with --store DIR\n$/)
     noStack(out.stderr)
   })

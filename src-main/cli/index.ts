@@ -33,24 +33,36 @@ function addBench(program: Command): void {
     .option('--sizes <list>', 'data sizes (rows), e.g. 10000,50000')
     .option('--models <list>', 'model counts, e.g. 50')
     .option('--sweep <what>', 'models: measure N = 1, 2, 4, … up to --models N (a W larger than N is skipped at that N)')
-    .option('--gpus <which>', 'all | none | GPU indices (0,2): each worker pinned to one of them by its own CUDA_VISIBLE_DEVICES, round-robin (nvidia-smi lists them)')
+    .option(
+      '--gpus <which>',
+      'all | none | GPU indices (0,2): each worker pinned to one of them by its own CUDA_VISIBLE_DEVICES, round-robin (nvidia-smi lists them)',
+    )
     .option('--workers-per-gpu <k>', 'with --gpus: at most K workers on each GPU')
-    .option('--launcher <where>', 'local (worker processes on this machine; the default) | slurm (each pool one Slurm job array whose tasks dial back to --listen)')
-    .option('--listen <host:port>', 'with --launcher slurm: where the worker socket listens, an address the compute nodes reach (default 127.0.0.1:0: this machine only; 0.0.0.0 warns)')
+    .option(
+      '--launcher <where>',
+      'local (worker processes on this machine; the default) | slurm (each pool one Slurm job array whose tasks dial back to --listen)',
+    )
+    .option(
+      '--listen <host:port>',
+      'with --launcher slurm: where the worker socket listens, an address the compute nodes reach (default 127.0.0.1:0: this machine only; 0.0.0.0 warns)',
+    )
     .option('--partition <name>', 'with --launcher slurm: sbatch --partition')
-    .option('--gres <spec>', 'with --launcher slurm: each task\'s generic resources (default gpu:1; none for a CPU partition)')
-    .option('--time <limit>', 'with --launcher slurm: each task\'s time limit (sbatch --time: 30, 1:00:00, 1-12)')
+    .option('--gres <spec>', "with --launcher slurm: each task's generic resources (default gpu:1; none for a CPU partition)")
+    .option('--time <limit>', "with --launcher slurm: each task's time limit (sbatch --time: 30, 1:00:00, 1-12)")
     .option('--account <name>', 'with --launcher slurm: sbatch --account')
     .option('--sbatch-args <options>', 'with --launcher slurm: other sbatch options, space-separated (e.g. "--qos=short --constraint=a100")')
-    .option('--queue-timeout <seconds>', 'with --launcher slurm: a task still pending after this long fails the run with Slurm\'s reason (default 600)')
-    .option('--seeds <n>', 'a model set: models per configuration, each from its own seed (1 to 100); with several values of a field (--eta 0.1,0.3; --hidden 32/64) a grid')
+    .option('--queue-timeout <seconds>', "with --launcher slurm: a task still pending after this long fails the run with Slurm's reason (default 600)")
+    .option(
+      '--seeds <n>',
+      'a model set: models per configuration, each from its own seed (1 to 100); with several values of a field (--eta 0.1,0.3; --hidden 32/64) a grid',
+    )
     .option('--folds <k>', 'a model set: K-fold cross-validation over the training rows (2 to 10); models ranked by validation MSE')
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
     .option('--strategies <list>', `comma-separated: ${STRATEGIES.join(',')}`)
     .option('--backend <name>', FLAG_HELP.backend)
     .option('--repeats <n>', 'repeats per measurement (median reported)')
     .option('--seed <n>', 'data seed; model i uses seed + i + 1')
-    .option('--data <file>', 'train on your own CSV or Parquet file (loaded once into the store\'s data cache); needs --target')
+    .option('--data <file>', "train on your own CSV or Parquet file (loaded once into the store's data cache); needs --target")
     .option('--target <name>', FLAG_HELP.target)
     .option('--features <n|list>', FLAG_HELP.features)
     .option('--exclude <list>', 'with --data: columns that are not features, comma-separated')
@@ -84,10 +96,16 @@ function addServe(program: Command): void {
     .description('browser mode: serve the UI on 127.0.0.1 with a token-locked URL (as Jupyter does)')
     .option('--port <n>', 'port (0 picks a free one)', '7878')
     .option('--host <addr>', 'address to bind; 0.0.0.0 exposes it to other machines (a warning is printed)', '127.0.0.1')
-    .option('--listen <host:port>', 'runs on Slurm: where the worker socket listens, an address the compute nodes reach (default 127.0.0.1:0: this machine only)')
+    .option(
+      '--listen <host:port>',
+      'runs on Slurm: where the worker socket listens, an address the compute nodes reach (default 127.0.0.1:0: this machine only)',
+    )
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .option('--max-upload <bytes>', 'largest data file the page may upload (bytes, or 500MiB, 2GiB; default 2GiB)')
-    .option('--upload-idle-timeout <seconds>', 'give an upload up after this long without a byte arriving (default 60; a slow upload that keeps moving is never cut off)')
+    .option(
+      '--upload-idle-timeout <seconds>',
+      'give an upload up after this long without a byte arriving (default 60; a slow upload that keeps moving is never cut off)',
+    )
     .action(async (flags) => {
       process.exitCode = await serveCommand(flags, version)
     })
@@ -98,7 +116,7 @@ function addWorker(program: Command): void {
   program
     .command('worker')
     .description('run one training worker for a coordinator on another machine (Slurm tasks run this); its index and token come in the environment')
-    .requiredOption('--connect <url>', 'the coordinator\'s worker socket, ws://HOST:PORT/worker')
+    .requiredOption('--connect <url>', "the coordinator's worker socket, ws://HOST:PORT/worker")
     .action(async (flags: { connect: string }) => {
       process.exitCode = await workerCommand(flags.connect)
     })
@@ -143,7 +161,7 @@ function addExportModels(program: Command): void {
     .command('export-models')
     .description('the trained models a stored run kept, as files real libraries load (trees: XGBoost 1.7 JSON; MLPs: ONNX)')
     .argument('<run>', 'run id in the store')
-    .option('--best', 'the best model (a model set: the best configuration\'s best; else the lowest test MSE) — the default')
+    .option('--best', "the best model (a model set: the best configuration's best; else the lowest test MSE) — the default")
     .option('--all', 'every kept model')
     .option('--out <dir>', 'folder to write the model files to')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
@@ -156,7 +174,7 @@ function addExportModels(program: Command): void {
 function addCalibrate(program: Command): void {
   program
     .command('calibrate')
-    .description("time a small fixed workload on every backend auto may pick here (seconds each) and keep it in the store: auto is then the fastest")
+    .description('time a small fixed workload on every backend auto may pick here (seconds each) and keep it in the store: auto is then the fastest')
     .option('--family <kind>', `model family: ${familyKinds().join(' | ')} (default: every family)`)
     .option('--store <dir>', 'run history folder, where the calibration is kept (default ~/.trainpool/runs)')
     .option('--json <file>', "write each family's calibration as JSON (what was measured, what auto picks and why)")

@@ -50,14 +50,60 @@ describe('bench flags', () => {
 })
 
 describe('bench flags for trees (--model gbdt)', () => {
-  it('applies the family\'s preset and defaults: the article\'s trees', () => {
-    expect(configFromFlags({ model: 'gbdt', preset: 'smoke' })).toMatchObject({ preset: 'smoke', sizes: [2000], models: [4], model: { kind: 'gbdt', rounds: 10, maxDepth: 6 } })
-    expect(configFromFlags({ model: 'gbdt', preset: 'article' })).toMatchObject({
-      sizes: [10000, 50000, 100000, 200000], models: [50], workers: [5],
-      model: { kind: 'gbdt', rounds: 100, maxDepth: 6, eta: 0.1, lambda: 1, alpha: 0, gamma: 0, minChildWeight: 1, maxBin: 256, subsample: 0.8, colsampleBytree: 0.8, baseScore: 0.5 },
+  it("applies the family's preset and defaults: the article's trees", () => {
+    expect(configFromFlags({ model: 'gbdt', preset: 'smoke' })).toMatchObject({
+      preset: 'smoke',
+      sizes: [2000],
+      models: [4],
+      model: { kind: 'gbdt', rounds: 10, maxDepth: 6 },
     })
-    const c = configFromFlags({ model: 'gbdt', rounds: '20', maxDepth: '4', eta: '0.3', lambda: '2', alpha: '0.5', gamma: '0.1', minChildWeight: '3', maxBin: '64', subsample: '1', colsample: '1', baseScore: '0' })
-    expect(c.model).toEqual({ kind: 'gbdt', rounds: 20, maxDepth: 4, eta: 0.3, lambda: 2, alpha: 0.5, gamma: 0.1, minChildWeight: 3, maxBin: 64, subsample: 1, colsampleBytree: 1, baseScore: 0 })
+    expect(configFromFlags({ model: 'gbdt', preset: 'article' })).toMatchObject({
+      sizes: [10000, 50000, 100000, 200000],
+      models: [50],
+      workers: [5],
+      model: {
+        kind: 'gbdt',
+        rounds: 100,
+        maxDepth: 6,
+        eta: 0.1,
+        lambda: 1,
+        alpha: 0,
+        gamma: 0,
+        minChildWeight: 1,
+        maxBin: 256,
+        subsample: 0.8,
+        colsampleBytree: 0.8,
+        baseScore: 0.5,
+      },
+    })
+    const c = configFromFlags({
+      model: 'gbdt',
+      rounds: '20',
+      maxDepth: '4',
+      eta: '0.3',
+      lambda: '2',
+      alpha: '0.5',
+      gamma: '0.1',
+      minChildWeight: '3',
+      maxBin: '64',
+      subsample: '1',
+      colsample: '1',
+      baseScore: '0',
+    })
+    expect(c.model).toEqual({
+      kind: 'gbdt',
+      rounds: 20,
+      maxDepth: 4,
+      eta: 0.3,
+      lambda: 2,
+      alpha: 0.5,
+      gamma: 0.1,
+      minChildWeight: 3,
+      maxBin: 64,
+      subsample: 1,
+      colsampleBytree: 1,
+      baseScore: 0,
+    })
     expect(c.preset).toBe('custom')
   })
 
@@ -88,7 +134,10 @@ describe('bench flags for trees (--model gbdt)', () => {
 describe('trainpool bench process', () => {
   const cli = resolve(__dirname, 'index.ts')
   it('exits 2 on --models 0 with a message naming --models, starting nothing', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'bench', '--preset', 'smoke', '--models', '0', '--no-save'], { encoding: 'utf8', timeout: 60_000 })
+    const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'bench', '--preset', 'smoke', '--models', '0', '--no-save'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
     expect(r.status).toBe(2)
     expect(r.stderr).toMatch(/--models/)
     expect(r.stdout).toBe('')
@@ -111,7 +160,7 @@ describe('trainpool bench process', () => {
 })
 
 describe('model-set flags', () => {
-  it('several values of a field make a grid; --seeds and --folds; N is the set\'s', () => {
+  it("several values of a field make a grid; --seeds and --folds; N is the set's", () => {
     const c = configFromFlags({ model: 'gbdt', preset: 'smoke', eta: '0.1,0.3', maxDepth: '3,5', seeds: '2' })
     expect(c.set).toEqual({ grid: { eta: [0.1, 0.3], maxDepth: [3, 5] }, seeds: 2, folds: null })
     expect(c.models).toEqual([8])
@@ -124,7 +173,10 @@ describe('model-set flags', () => {
   })
 
   it.each([
-    [{ model: 'gbdt', baseScore: '0.1,0.5' }, /^--base-score takes one value: it cannot vary in a grid; the gradient-boosted trees's fields that can: --rounds --max-depth --eta/],
+    [
+      { model: 'gbdt', baseScore: '0.1,0.5' },
+      /^--base-score takes one value: it cannot vary in a grid; the gradient-boosted trees's fields that can: --rounds --max-depth --eta/,
+    ],
     [{ model: 'gbdt', eta: '0.1,0.1' }, /^--eta lists 0.1 twice/],
     [{ model: 'gbdt', eta: '0.1,x' }, /^--eta "x" is not a number/],
     [{ model: 'gbdt', eta: '0.1,0' }, /^--eta must be above 0 and at most 1/],
@@ -160,13 +212,20 @@ describe('numbers in flags: decimal only, an integer written as one (the shared 
   })
 
   it('takes decimals as they are usually written: an exponent or a leading point in a real, a sign, digits grouped by _', () => {
-    expect(configFromFlags({ preset: 'smoke', lr: '1e-3', testSplit: '.25', seed: '+7', sizes: '10_000' })).toMatchObject({ model: { lr: 0.001 }, testSplit: 0.25, seed: 7, sizes: [10000] })
+    expect(configFromFlags({ preset: 'smoke', lr: '1e-3', testSplit: '.25', seed: '+7', sizes: '10_000' })).toMatchObject({
+      model: { lr: 0.001 },
+      testSplit: 0.25,
+      seed: 7,
+      sizes: [10000],
+    })
     expect(configFromFlags({ model: 'gbdt', preset: 'smoke', lambda: '2.5e1', maxDepth: '4' }).model).toMatchObject({ lambda: 25, maxDepth: 4 })
   })
 
   it('refuses an empty item of a list by its place, never dropping it', () => {
     expect(usage({ sizes: '1000,,2000' })).toBe('--sizes "1000,,2000": value 2 is empty; accepted: comma-separated integers from 2 to 2000000')
-    expect(usage({ model: 'gbdt', eta: '0.1,,0.3' })).toBe('--eta "0.1,,0.3": value 2 is empty; accepted: a number above 0 and at most 1, or several separated by commas')
+    expect(usage({ model: 'gbdt', eta: '0.1,,0.3' })).toBe(
+      '--eta "0.1,,0.3": value 2 is empty; accepted: a number above 0 and at most 1, or several separated by commas',
+    )
     expect(usage({ hidden: '32//64' })).toMatch(/^--hidden "32\/\/64": value 2 is empty; accepted: .*, or several separated by \//)
   })
 
@@ -183,8 +242,25 @@ describe('numbers in flags: decimal only, an integer written as one (the shared 
 
 describe('launcher flags (--launcher slurm)', () => {
   it('map to config.launcher, sbatch values as given', () => {
-    const c = configFromFlags({ preset: 'smoke', launcher: 'slurm', partition: 'gpu', gres: 'none', time: '1:00:00', account: 'lab', sbatchArgs: '--qos=short  --constraint=a100', queueTimeout: '60' })
-    expect(c.launcher).toEqual({ engine: 'slurm', partition: 'gpu', gres: null, time: '1:00:00', account: 'lab', sbatchArgs: ['--qos=short', '--constraint=a100'], queueTimeoutS: 60 })
+    const c = configFromFlags({
+      preset: 'smoke',
+      launcher: 'slurm',
+      partition: 'gpu',
+      gres: 'none',
+      time: '1:00:00',
+      account: 'lab',
+      sbatchArgs: '--qos=short  --constraint=a100',
+      queueTimeout: '60',
+    })
+    expect(c.launcher).toEqual({
+      engine: 'slurm',
+      partition: 'gpu',
+      gres: null,
+      time: '1:00:00',
+      account: 'lab',
+      sbatchArgs: ['--qos=short', '--constraint=a100'],
+      queueTimeoutS: 60,
+    })
     expect(configFromFlags({ preset: 'smoke', launcher: 'local' }).launcher).toBeUndefined()
   })
 
@@ -192,6 +268,8 @@ describe('launcher flags (--launcher slurm)', () => {
     expect(() => configFromFlags({ preset: 'smoke', partition: 'gpu' })).toThrow(/--partition applies to Slurm workers only: add --launcher slurm/)
     expect(() => configFromFlags({ preset: 'smoke', launcher: 'ray' })).toThrow(/--launcher "ray" is not a launcher; accepted: local .*, slurm/)
     expect(() => configFromFlags({ preset: 'smoke', launcher: 'slurm', time: 'soon' })).toThrow(/--time accepts a Slurm time limit/)
-    expect(() => configFromFlags({ preset: 'smoke', launcher: 'slurm', sbatchArgs: '--array=1' })).toThrow(/--sbatch-args: .*--array is set by Trainpool itself/)
+    expect(() => configFromFlags({ preset: 'smoke', launcher: 'slurm', sbatchArgs: '--array=1' })).toThrow(
+      /--sbatch-args: .*--array is set by Trainpool itself/,
+    )
   })
 })

@@ -3,9 +3,30 @@
 // new family). With --data FILE, --target and --features name the file's columns; without it, they
 // keep their generated-data meaning (teacher | noise, and a count).
 import {
-  backendChoices, type BenchConfig, BenchConfigSchema, type DataSetInfo, type DataSource, DataSourceSchema, DEFAULT_CONFIG,
-  IMPUTE_MODES, LIMITS, PRESET_NAMES, type PresetName, presetConfig, STRATEGIES, TARGETS, fieldIssues,
-  type GridValue, SET_LIMITS, checkedSetSize, setSize, varyingFields, itemProblem, numberOf, type NumberKind, readNumber,
+  backendChoices,
+  type BenchConfig,
+  BenchConfigSchema,
+  type DataSetInfo,
+  type DataSource,
+  DataSourceSchema,
+  DEFAULT_CONFIG,
+  IMPUTE_MODES,
+  LIMITS,
+  PRESET_NAMES,
+  type PresetName,
+  presetConfig,
+  STRATEGIES,
+  TARGETS,
+  fieldIssues,
+  type GridValue,
+  SET_LIMITS,
+  checkedSetSize,
+  setSize,
+  varyingFields,
+  itemProblem,
+  numberOf,
+  type NumberKind,
+  readNumber,
 } from '@shared/contract'
 import { acceptedText, allFamilies, autoOrder, familyKinds, findFamily, type ModelFamily, type ParamField, whyNoBatched } from '@shared/families'
 import { modelSweep } from '@shared/plan'
@@ -19,16 +40,33 @@ export class UsageError extends Error {
 
 /** config field → the flag that sets it (the model's fields come from its family) */
 export const FLAG_FOR_FIELD: Record<string, string> = {
-  sizes: '--sizes', models: '--models', workers: '--workers', strategies: '--strategies', backend: '--backend',
-  repeats: '--repeats', seed: '--seed', target: '--target', preset: '--preset', features: '--features',
-  testSplit: '--test-split', failurePolicy: '--on-failure', model: '--model', set: '--seeds/--folds',
-  gpus: '--gpus', workersPerGpu: '--workers-per-gpu', launcher: '--launcher',
+  sizes: '--sizes',
+  models: '--models',
+  workers: '--workers',
+  strategies: '--strategies',
+  backend: '--backend',
+  repeats: '--repeats',
+  seed: '--seed',
+  target: '--target',
+  preset: '--preset',
+  features: '--features',
+  testSplit: '--test-split',
+  failurePolicy: '--on-failure',
+  model: '--model',
+  set: '--seeds/--folds',
+  gpus: '--gpus',
+  workersPerGpu: '--workers-per-gpu',
+  launcher: '--launcher',
 }
 
 /** config.launcher's fields → their flags (with --launcher slurm) */
 export const FLAG_FOR_LAUNCHER_FIELD: Record<string, string> = {
-  'launcher.partition': '--partition', 'launcher.gres': '--gres', 'launcher.time': '--time', 'launcher.account': '--account',
-  'launcher.sbatchArgs': '--sbatch-args', 'launcher.queueTimeoutS': '--queue-timeout',
+  'launcher.partition': '--partition',
+  'launcher.gres': '--gres',
+  'launcher.time': '--time',
+  'launcher.account': '--account',
+  'launcher.sbatchArgs': '--sbatch-args',
+  'launcher.queueTimeoutS': '--queue-timeout',
 }
 
 /** What makes a model set on the command line. */
@@ -36,7 +74,12 @@ const MODEL_SET_FLAGS = 'several values of a field, --seeds, --folds'
 
 /** config.data's fields → their flags (with --data) */
 export const FLAG_FOR_DATA_FIELD: Record<string, string> = {
-  'data.target': '--target', 'data.features': '--features', 'data.exclude': '--exclude', 'data.impute': '--impute', 'data.sha256': '--data', data: '--data',
+  'data.target': '--target',
+  'data.features': '--features',
+  'data.exclude': '--exclude',
+  'data.impute': '--impute',
+  'data.sha256': '--data',
+  data: '--data',
 }
 
 /** Parsed command-line options, keyed as commander names them (--batch-size → batchSize). */
@@ -54,7 +97,11 @@ export function flagForField(field: string): string {
  * ("models must be…", "data: sizes 3000 is…") becomes the flag, else the flag leads ("--features: …").
  */
 export function flagMessage(flag: string, field: string, message: string): string {
-  const name = field.split('.').filter((part) => !/^\d+$/.test(part)).pop() ?? ''
+  const name =
+    field
+      .split('.')
+      .filter((part) => !/^\d+$/.test(part))
+      .pop() ?? ''
   // the service says "data: …" for the data section; the flag says where instead
   const text = message.replace(/^data: /, '')
   const leadingName = new RegExp(`^(model\\.|data\\.|launcher\\.)?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`)
@@ -71,7 +118,8 @@ export function optionKey(flag: string): string {
 function numberList(flag: string, text: string, range: { min: number; max: number }): number[] {
   return text.split(',').map((item, i) => {
     const problem = itemProblem(item, i, 'integer')
-    if (problem !== null) throw new UsageError(`${flag} ${JSON.stringify(text)}: ${problem}; accepted: comma-separated integers from ${range.min} to ${range.max}`)
+    if (problem !== null)
+      throw new UsageError(`${flag} ${JSON.stringify(text)}: ${problem}; accepted: comma-separated integers from ${range.min} to ${range.max}`)
     return numberOf(item, 'integer')
   })
 }
@@ -135,7 +183,8 @@ class ConfigDraft {
     this.preset = text(flags, 'preset')
     let base: BenchConfig = { ...structuredClone(DEFAULT_CONFIG), model: structuredClone(family.defaults) as BenchConfig['model'] }
     if (this.preset !== undefined) {
-      if (!(PRESET_NAMES as readonly string[]).includes(this.preset)) throw new UsageError(`--preset ${JSON.stringify(this.preset)} is not a preset; accepted: ${PRESET_NAMES.join(', ')}`)
+      if (!(PRESET_NAMES as readonly string[]).includes(this.preset))
+        throw new UsageError(`--preset ${JSON.stringify(this.preset)} is not a preset; accepted: ${PRESET_NAMES.join(', ')}`)
       base = presetConfig(this.preset as PresetName, { model: { kind: family.kind } as Partial<BenchConfig['model']> })
     }
     this.raw = { ...base }
@@ -164,12 +213,20 @@ class ConfigDraft {
       if (sweep !== 'models') throw new UsageError(`--sweep ${JSON.stringify(sweep)} is not a sweep; accepted: models`)
       const counts = this.raw.models as number[]
       if (counts.length !== 1 || !Number.isInteger(counts[0]) || counts[0] < LIMITS.models.min || counts[0] > LIMITS.models.max) {
-        throw new UsageError(`--sweep models needs one --models N to sweep up to (a whole number from ${LIMITS.models.min} to ${LIMITS.models.max}), got ${counts.join(',')}`)
+        throw new UsageError(
+          `--sweep models needs one --models N to sweep up to (a whole number from ${LIMITS.models.min} to ${LIMITS.models.max}), got ${counts.join(',')}`,
+        )
       }
       this.explicit('models', modelSweep(counts[0]))
     }
     if (given('workers') !== undefined) this.explicit('workers', numberList('--workers', given('workers')!, LIMITS.workers))
-    if (given('strategies') !== undefined) this.explicit('strategies', given('strategies')!.split(',').map((s) => s.trim()))
+    if (given('strategies') !== undefined)
+      this.explicit(
+        'strategies',
+        given('strategies')!
+          .split(',')
+          .map((s) => s.trim()),
+      )
     this.backendFlag()
     if (given('onFailure') !== undefined) this.explicit('failurePolicy', given('onFailure'))
     if (given('repeats') !== undefined) this.explicit('repeats', integerValue('--repeats', given('repeats')!, LIMITS.repeats))
@@ -183,7 +240,10 @@ class ConfigDraft {
     const backendFlag = this.given('backend')
     if (backendFlag !== undefined) {
       // several, or all of the family's (the command keeps those available here): backends side by side
-      const list = backendFlag.split(',').map((b) => b.trim()).filter((b) => b !== '')
+      const list = backendFlag
+        .split(',')
+        .map((b) => b.trim())
+        .filter((b) => b !== '')
       this.explicit('backend', backendFlag.trim() === 'all' ? this.family.backends.map((b) => b.name) : list.length > 1 ? list : backendFlag.trim())
     }
     // default strategies leave out one the backend lacks (xgboost: no batched); asked for, it is refused with the reason
@@ -196,7 +256,10 @@ class ConfigDraft {
   dataFlags(): void {
     const ownData = this.given('data') !== undefined
     if (!ownData) {
-      for (const [key, flag] of [['exclude', '--exclude'], ['impute', '--impute']] as const) {
+      for (const [key, flag] of [
+        ['exclude', '--exclude'],
+        ['impute', '--impute'],
+      ] as const) {
         if (this.given(key) !== undefined) throw new UsageError(`${flag} applies to your own data only: add --data FILE (a CSV or Parquet file)`)
       }
       if (this.given('target') !== undefined) this.explicit('target', this.given('target'))
@@ -240,10 +303,17 @@ class ConfigDraft {
       const alternatives = value.split(f.type === 'intList' ? '/' : ',').map((v) => v.trim())
       // an empty alternative ("0.1,,0.3") is a slip, never dropped: said by its place, as the panel says it
       const empty = alternatives.length > 1 ? alternatives.findIndex((v) => v === '') : -1
-      if (empty >= 0) throw new UsageError(`${f.flag} ${JSON.stringify(value)}: ${itemProblem('', empty, 'real')}; accepted: ${acceptedText(f)}, or several separated by ${f.type === 'intList' ? '/' : 'commas'}`)
+      if (empty >= 0)
+        throw new UsageError(
+          `${f.flag} ${JSON.stringify(value)}: ${itemProblem('', empty, 'real')}; accepted: ${acceptedText(f)}, or several separated by ${f.type === 'intList' ? '/' : 'commas'}`,
+        )
       if (alternatives.length > 1) {
         if (f.vary !== true) {
-          throw new UsageError(`${f.flag} takes one value: it cannot vary in a grid; the ${this.family.label}'s fields that can: ${varyingFields(this.family).map((v) => v.flag).join(' ')}`)
+          throw new UsageError(
+            `${f.flag} takes one value: it cannot vary in a grid; the ${this.family.label}'s fields that can: ${varyingFields(this.family)
+              .map((v) => v.flag)
+              .join(' ')}`,
+          )
         }
         grid[f.key] = alternatives.map((v) => fieldValue(f, v))
       } else model[f.key] = fieldValue(f, value)
@@ -264,7 +334,8 @@ class ConfigDraft {
       folds: folds === undefined ? null : integerValue('--folds', folds, SET_LIMITS.folds),
     }
     this.raw.set = set
-    if (this.given('sweep') !== undefined) throw new UsageError(`--sweep models does not combine with a model set (${MODEL_SET_FLAGS}): the set's N is one count, ${setSize(set)}`)
+    if (this.given('sweep') !== undefined)
+      throw new UsageError(`--sweep models does not combine with a model set (${MODEL_SET_FLAGS}): the set's N is one count, ${setSize(set)}`)
     // N is the set's: configurations × seeds × folds (a --models that disagrees is refused by the schema)
     // (a set beyond the model limit, or with seeds or folds out of range, keeps the preset's count:
     // the schema then names the set's own field, not --models or --workers)
@@ -309,7 +380,8 @@ function launcherFromFlags(given: (key: string) => string | undefined): Record<s
     if (slurmOnly.length) throw new UsageError(`${slurmOnly[0][1]} applies to Slurm workers only: add --launcher slurm`)
     return undefined
   }
-  if (engine !== 'slurm') throw new UsageError(`--launcher ${JSON.stringify(engine)} is not a launcher; accepted: local (worker processes on this machine), slurm`)
+  if (engine !== 'slurm')
+    throw new UsageError(`--launcher ${JSON.stringify(engine)} is not a launcher; accepted: local (worker processes on this machine), slurm`)
   const launcher: Record<string, unknown> = { engine }
   for (const [field, flag] of Object.entries(FLAG_FOR_LAUNCHER_FIELD)) {
     const value = given(optionKey(flag))
@@ -345,7 +417,9 @@ export const FLAG_HELP = {
   strategies: `comma-separated: ${STRATEGIES.join(', ')}`,
   backend: `${backendChoices().join(' | ')} (auto, per model family: ${allFamilies()
     .map((f) => `${f.kind} ${autoOrder(f.backends).join(' → ')}`)
-    .join('; ')}; a backend not in that order runs only when asked for by name); several, comma-separated, or all (every one available here) measure them side by side`,
+    .join(
+      '; ',
+    )}; a backend not in that order runs only when asked for by name); several, comma-separated, or all (every one available here) measure them side by side`,
   target: `generated data: ${TARGETS.join(' | ')}; with --data: the column to predict`,
   features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
   impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,

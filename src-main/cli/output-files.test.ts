@@ -56,7 +56,11 @@ describe('report: a path that cannot take the file is refused naming the flag (e
     expect(existsSync(join(dir, 'missing'))).toBe(false)
     expectOneLine(await report({ csv: dir }), 2, /^trainpool report: --csv .* is a folder: a file name is accepted/)
     writeFileSync(join(dir, 'a-file'), 'x')
-    expectOneLine(await report({ json: join(dir, 'a-file', 'r.json') }), 2, /^trainpool report: --json .*a-file\/r\.json: .*(a regular file, not a folder|ENOTDIR)/)
+    expectOneLine(
+      await report({ json: join(dir, 'a-file', 'r.json') }),
+      2,
+      /^trainpool report: --json .*a-file\/r\.json: .*(a regular file, not a folder|ENOTDIR)/,
+    )
   })
 
   it('--pdf to a bad path is refused before the report is rendered (no browser needed), and a bad path among several writes none', async () => {
@@ -80,7 +84,8 @@ describe('report: a path that cannot take the file is refused naming the flag (e
 describe('bench: a --json or --csv path that cannot take the file is refused before the run starts (exit 2)', () => {
   it('--json under a file, --csv naming a folder: nothing is started, the store gains no run', async () => {
     writeFileSync(join(dir, 'a-file'), 'x')
-    const bench = (flags: Record<string, unknown>) => captured(() => benchCommand({ preset: 'smoke', backend: 'wasm', store: store.dir, ...flags } as never, 'test'))
+    const bench = (flags: Record<string, unknown>) =>
+      captured(() => benchCommand({ preset: 'smoke', backend: 'wasm', store: store.dir, ...flags } as never, 'test'))
     expectOneLine(await bench({ json: join(dir, 'a-file', 'r.json') }), 2, /^trainpool bench: --json .*a-file\/r\.json: /)
     expectOneLine(await bench({ csv: dir }), 2, /^trainpool bench: --csv .* is a folder: a file name is accepted/)
     expect((await store.list()).map((e) => e.runId)).toEqual([run.runId])
@@ -90,15 +95,19 @@ describe('bench: a --json or --csv path that cannot take the file is refused bef
 const prlimit = process.platform === 'linux' && spawnSync('prlimit', ['--version']).status === 0
 
 describe('the disk fails while the file is written', () => {
-  it.skipIf(skipWithout('prlimit', prlimit, 'util-linux prlimit is not installed'))('report --json: exit 1, one line naming --json, no file and no temporary file left', async () => {
-    const out = join(dir, 'out')
-    mkdirSync(out)
-    // the result JSON (tens of kB) is over the file-size limit: EFBIG, as a full disk
-    const cli = spawnCli('report', [run.runId, '--json', join(out, 'r.json'), '--store', store.dir], ['prlimit', '--fsize=4096'])
-    const exit = await cli.exited
-    expect(exit.code, cli.out.stderr).toBe(1)
-    expect(cli.out.stderr.trimEnd().split('\n')).toHaveLength(1)
-    expect(cli.out.stderr).toMatch(/^trainpool report: --json .*r\.json: cannot write the file \((EFBIG|ENOSPC)/)
-    expect(readdirSync(out)).toEqual([])
-  }, 60_000)
+  it.skipIf(skipWithout('prlimit', prlimit, 'util-linux prlimit is not installed'))(
+    'report --json: exit 1, one line naming --json, no file and no temporary file left',
+    async () => {
+      const out = join(dir, 'out')
+      mkdirSync(out)
+      // the result JSON (tens of kB) is over the file-size limit: EFBIG, as a full disk
+      const cli = spawnCli('report', [run.runId, '--json', join(out, 'r.json'), '--store', store.dir], ['prlimit', '--fsize=4096'])
+      const exit = await cli.exited
+      expect(exit.code, cli.out.stderr).toBe(1)
+      expect(cli.out.stderr.trimEnd().split('\n')).toHaveLength(1)
+      expect(cli.out.stderr).toMatch(/^trainpool report: --json .*r\.json: cannot write the file \((EFBIG|ENOSPC)/)
+      expect(readdirSync(out)).toEqual([])
+    },
+    60_000,
+  )
 })

@@ -56,7 +56,8 @@ export async function outputFolder(flag: string, path: string): Promise<{ dir: s
   } catch (err) {
     throw failure(flag, path, 'use it as a folder', err)
   }
-  if (stats?.isSymbolicLink()) throw new OutputError(`${flag} ${path} is ${await describeLink(dir)}: a real folder is accepted (a link could lead the files anywhere)`, 'usage')
+  if (stats?.isSymbolicLink())
+    throw new OutputError(`${flag} ${path} is ${await describeLink(dir)}: a real folder is accepted (a link could lead the files anywhere)`, 'usage')
   if (stats && !stats.isDirectory()) throw new OutputError(`${flag} ${path} is ${describeFileType(stats)}: a folder is accepted`, 'usage')
   if (stats) return { dir, made: [] }
   // one level at a time: mkdir's recursive mode never returns on some paths (/proc/self/x)

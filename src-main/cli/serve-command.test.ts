@@ -56,7 +56,10 @@ describe('trainpool serve', () => {
     await new Promise((r) => ws.once('open', r))
     const config = presetConfig('smoke', { backend: 'wasm', sizes: [50_000], models: [8], workers: [2], model: { epochs: 5 } })
     ws.send(JSON.stringify({ id: 1, method: 'start', payload: { config } }))
-    expect(await waitUntil(() => events.some((e) => e.type === 'progress'), 90_000), JSON.stringify({ replies, events: events.map((e) => e.type), stderr: out.stderr.slice(-2000) })).toBe(true)
+    expect(
+      await waitUntil(() => events.some((e) => e.type === 'progress'), 90_000),
+      JSON.stringify({ replies, events: events.map((e) => e.type), stderr: out.stderr.slice(-2000) }),
+    ).toBe(true)
     expect(replies[0]).toMatchObject({ id: 1, ok: true })
     const workers = childrenOf(child.pid!)
     if (process.platform === 'linux') expect(workers.length).toBeGreaterThan(0)

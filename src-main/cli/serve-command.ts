@@ -86,7 +86,12 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
   })
   let server
   try {
-    server = await startServer({ service, host: parsed.host, port: parsed.port, uploads: serviceUploads(service, parsed.maxUpload, parsed.uploadIdleSeconds * 1000) })
+    server = await startServer({
+      service,
+      host: parsed.host,
+      port: parsed.port,
+      uploads: serviceUploads(service, parsed.maxUpload, parsed.uploadIdleSeconds * 1000),
+    })
   } catch (err) {
     const e = err as NodeJS.ErrnoException
     if (e.code === 'EADDRINUSE') {

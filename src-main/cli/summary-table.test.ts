@@ -16,8 +16,18 @@ const sample = (t: number, strategy: TelemetrySample['strategy'], util: number |
 function fixtureRun(over: Partial<RunResult> = {}): RunResult {
   const config = { ...DEFAULT_CONFIG, preset: 'smoke' as const, sizes: [2000], models: [4], workers: [2], epochs: 1, repeats: 1, backend: 'webgpu' as const }
   const entry = (strategy: 'sequential' | 'pool' | 'batched', medianMs: number, speedup: number | null) => ({
-    size: 2000, models: 4, workers: strategy === 'sequential' ? 1 : 2, strategy, repeats: 1,
-    medianMs, minMs: medianMs, maxMs: medianMs, speedupVsSequential: speedup, efficiency: speedup == null ? null : speedup / 2, workRate: 1.5, warnings: [],
+    size: 2000,
+    models: 4,
+    workers: strategy === 'sequential' ? 1 : 2,
+    strategy,
+    repeats: 1,
+    medianMs,
+    minMs: medianMs,
+    maxMs: medianMs,
+    speedupVsSequential: speedup,
+    efficiency: speedup == null ? null : speedup / 2,
+    workRate: 1.5,
+    warnings: [],
   })
   return {
     schemaVersion: 2,
@@ -27,8 +37,15 @@ function fixtureRun(over: Partial<RunResult> = {}): RunResult {
     finishedAt: '2026-01-01T00:00:10.000Z',
     config,
     environment: {
-      backend: 'webgpu', device: 'NVIDIA H200', cpu: 'AMD EPYC 9654', cpuCount: 16, memoryBytes: 2 ** 37,
-      os: 'Linux', node: 'v20', versions: {}, backendFlags: {},
+      backend: 'webgpu',
+      device: 'NVIDIA H200',
+      cpu: 'AMD EPYC 9654',
+      cpuCount: 16,
+      memoryBytes: 2 ** 37,
+      os: 'Linux',
+      node: 'v20',
+      versions: {},
+      backendFlags: {},
     },
     measurements: [],
     summary: [entry('sequential', 800, null), entry('pool', 450, 1.78), entry('batched', 120, 6.67)],
@@ -76,7 +93,13 @@ describe('summaryTable', () => {
   })
 
   it('a cancelled run reads "not verified", a finished run that disagrees reads FAILED', () => {
-    const partial = { sameWork: false, maxRelMseDiff: 0, tolerance: 1e-4, modelsTrained: { sequential: 4, pool: 1, batched: 0 }, problems: ['pool trained 1 of 4 models'] }
+    const partial = {
+      sameWork: false,
+      maxRelMseDiff: 0,
+      tolerance: 1e-4,
+      modelsTrained: { sequential: 4, pool: 1, batched: 0 },
+      problems: ['pool trained 1 of 4 models'],
+    }
     const cancelled = summaryTable(fixtureRun({ status: 'cancelled', verification: partial }))
     expect(cancelled).toContain('not verified: run cancelled before every strategy finished')
     expect(cancelled).not.toContain('FAILED')
@@ -84,10 +107,28 @@ describe('summaryTable', () => {
     expect(failed).toContain('SAME-WORK CHECK FAILED:\n  - pool trained 1 of 4 models')
   })
 
-  it('a GPU engine\'s device work per measurement, after the verification', () => {
+  it("a GPU engine's device work per measurement, after the verification", () => {
     const device = { dispatches: 194, submits: 25, readbacks: 4, bytesReadBack: 64, hostMsBetweenSubmits: 0.5 }
-    const m = { size: 2000, models: 4, workers: 2, strategy: 'batched' as const, repeat: 0, status: 'ok' as const, wallMs: 120, startupMs: 0, warmupMs: 0, modelsTrained: 4, work: 1, perModel: [], failures: [], peakRssBytes: [], device }
-    const lines = summaryTable(fixtureRun({ measurements: [m] })).trim().split('\n')
+    const m = {
+      size: 2000,
+      models: 4,
+      workers: 2,
+      strategy: 'batched' as const,
+      repeat: 0,
+      status: 'ok' as const,
+      wallMs: 120,
+      startupMs: 0,
+      warmupMs: 0,
+      modelsTrained: 4,
+      work: 1,
+      perModel: [],
+      failures: [],
+      peakRssBytes: [],
+      device,
+    }
+    const lines = summaryTable(fixtureRun({ measurements: [m] }))
+      .trim()
+      .split('\n')
     const at = lines.indexOf('device work (what the GPU engine asked of its device):')
     expect(at).toBeGreaterThan(0)
     expect(lines[at + 1]).toBe('  batched W=2 · 2000 rows: 194 dispatches · 25 submits · 4 readbacks (64 B) · host 0.5 ms between submits')

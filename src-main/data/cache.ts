@@ -109,7 +109,8 @@ export async function removeFromCache(storeDir: string, sha256: string): Promise
   try {
     await fs.rename(dir, aside)
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TrainpoolError('not-found', `data set ${sha256} is not in the data cache (${datasetsDir(storeDir)})`)
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new TrainpoolError('not-found', `data set ${sha256} is not in the data cache (${datasetsDir(storeDir)})`)
     throw err
   }
   await fs.rm(aside, { recursive: true, force: true })

@@ -106,7 +106,9 @@ function broken(t: Table, how: Break, at: number): { bytes: Buffer; mustFail: bo
     case 'bad-utf8':
       return { bytes: Buffer.concat([bytes.subarray(0, pos), Buffer.from([0xff]), bytes.subarray(pos)]), mustFail: true }
     case 'repeat-name':
-      return t.columns < 2 ? { bytes, mustFail: false } : { bytes: Buffer.from(writeCsv({ ...t, names: [t.names[0], ...t.names.slice(1, -1), t.names[0]] })), mustFail: true }
+      return t.columns < 2
+        ? { bytes, mustFail: false }
+        : { bytes: Buffer.from(writeCsv({ ...t, names: [t.names[0], ...t.names.slice(1, -1), t.names[0]] })), mustFail: true }
     case 'cut':
       return { bytes: bytes.subarray(0, pos), mustFail: false }
   }

@@ -55,7 +55,10 @@ async function* checkedBytes(path: string, name: string, hash: ReturnType<typeof
     hash.update(chunk)
     const nul = chunk.indexOf(0)
     if (nul >= 0) {
-      throw new TrainpoolError('invalid-input', `data: ${name} is not a text file (a zero byte at byte ${offset + nul + 1}): Trainpool reads CSV (UTF-8 text) or Parquet`)
+      throw new TrainpoolError(
+        'invalid-input',
+        `data: ${name} is not a text file (a zero byte at byte ${offset + nul + 1}): Trainpool reads CSV (UTF-8 text) or Parquet`,
+      )
     }
     const bytes = carry.length ? Buffer.concat([carry, chunk]) : chunk
     const complete = completeUtf8Length(bytes)
@@ -97,7 +100,7 @@ function countNewlines(bytes: Uint8Array): number {
 
 /** The offset of the first byte that breaks UTF-8 (only called once isUtf8 said one does: to name where). */
 function firstInvalidUtf8(bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const b = bytes[i]
     const length = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0
     if (length === 0) return i
@@ -116,7 +119,10 @@ function notUtf8(name: string, line: number, byte: number): TrainpoolError {
 }
 
 function lineTooLong(name: string, line: number): TrainpoolError {
-  return new TrainpoolError('invalid-input', `data: ${name} line ${line} is longer than ${MAX_ROW_CHARS / 2 ** 20} MiB: a row that long is not a table row (is the file one line, or are its line ends missing?)`)
+  return new TrainpoolError(
+    'invalid-input',
+    `data: ${name} line ${line} is longer than ${MAX_ROW_CHARS / 2 ** 20} MiB: a row that long is not a table row (is the file one line, or are its line ends missing?)`,
+  )
 }
 
 /** Reads the whole file; throws a TrainpoolError naming the line for every way a CSV can be broken. */
@@ -134,7 +140,8 @@ export async function readCsv(path: string, options: ReadOptions): Promise<ReadR
     if (next.value.includes(10) || headBytes > MAX_ROW_CHARS) break
   }
   const headText = Buffer.concat(head).toString('utf8')
-  if (headText.replace(/^\uFEFF/, '').trim() === '') throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
+  if (headText.replace(/^\uFEFF/, '').trim() === '')
+    throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
   const newline = headText.indexOf('\n')
   const delimiter = detectDelimiter(headText.slice(0, newline >= 0 ? newline : MAX_ROW_CHARS))
   async function* all(): AsyncGenerator<Buffer> {
@@ -149,17 +156,22 @@ export async function readCsv(path: string, options: ReadOptions): Promise<ReadR
     return record
   }
   try {
-    await pipeline(all(), parse({ delimiter, bom: true, skip_empty_lines: true, max_record_size: MAX_ROW_CHARS, on_record: onRecord }), async (records: AsyncIterable<string[]>) => {
-      for await (const record of records) {
-        if (!builder) builder = new TableBuilder(record, options.name, options.budgetBytes)
-        else builder.addRow(record)
-      }
-    })
+    await pipeline(
+      all(),
+      parse({ delimiter, bom: true, skip_empty_lines: true, max_record_size: MAX_ROW_CHARS, on_record: onRecord }),
+      async (records: AsyncIterable<string[]>) => {
+        for await (const record of records) {
+          if (!builder) builder = new TableBuilder(record, options.name, options.budgetBytes)
+          else builder.addRow(record)
+        }
+      },
+    )
   } catch (err) {
     if (err instanceof CsvError) throw csvProblem(err, options.name, headerFields)
     throw err
   }
-  if (!builder) throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
+  if (!builder)
+    throw new TrainpoolError('invalid-input', `data: ${options.name} is empty: a CSV needs a header row naming the columns, then one row per example`)
   return { builder, sha256: hash.digest('hex') }
 }
 
@@ -169,13 +181,22 @@ function csvProblem(err: CsvError, name: string, headerFields: number): Trainpoo
   switch (err.code) {
     case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH': {
       const got = (err as CsvError & { record?: unknown[] }).record?.length
-      return new TrainpoolError('invalid-input', `${at} has ${got ?? 'a different number of'} fields but the header has ${headerFields}: every row needs one value per column (an empty value is written as nothing between two delimiters)`)
+      return new TrainpoolError(
+        'invalid-input',
+        `${at} has ${got ?? 'a different number of'} fields but the header has ${headerFields}: every row needs one value per column (an empty value is written as nothing between two delimiters)`,
+      )
     }
     case 'CSV_QUOTE_NOT_CLOSED':
-      return new TrainpoolError('invalid-input', `data: ${name} ends inside a quoted field: a " opened on line ${line ?? '?'} or before is never closed (a quote inside a quoted field is written "")`)
+      return new TrainpoolError(
+        'invalid-input',
+        `data: ${name} ends inside a quoted field: a " opened on line ${line ?? '?'} or before is never closed (a quote inside a quoted field is written "")`,
+      )
     case 'INVALID_OPENING_QUOTE':
     case 'CSV_INVALID_CLOSING_QUOTE':
-      return new TrainpoolError('invalid-input', `${at} has a " inside a field that is not quoted as a whole: quote the whole field and double the quote inside it (e.g. "6"" pipe")`)
+      return new TrainpoolError(
+        'invalid-input',
+        `${at} has a " inside a field that is not quoted as a whole: quote the whole field and double the quote inside it (e.g. "6"" pipe")`,
+      )
     case 'CSV_MAX_RECORD_SIZE':
       return lineTooLong(name, line ?? 0)
     default:

@@ -158,7 +158,7 @@ describe('reading Parquet', () => {
     ])
   })
 
-  it('a file that starts like Parquet but is not is refused with the reader\'s reason', async () => {
+  it("a file that starts like Parquet but is not is refused with the reader's reason", async () => {
     await refused('PAR1 and then nothing a Parquet reader can use', /starts like a Parquet file but Trainpool cannot read it/, 'fake.parquet')
   })
 })
@@ -176,7 +176,8 @@ describe('bad files are refused, and nothing is left in the cache', () => {
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919 + 13) % 256
     return refused(bytes, /is not a text file \(a zero byte at byte \d+\)/)
   })
-  it('non-UTF-8 text', () => refused(Buffer.from('name,y\ncaf\xe9,1\n', 'latin1'), /bad\.csv is not UTF-8 text \(line 2, byte 11 is not part of a UTF-8 character\): save it as UTF-8/))
+  it('non-UTF-8 text', () =>
+    refused(Buffer.from('name,y\ncaf\xe9,1\n', 'latin1'), /bad\.csv is not UTF-8 text \(line 2, byte 11 is not part of a UTF-8 character\): save it as UTF-8/))
   it('a UTF-8 character split across read chunks is fine', async () => {
     const { store, file } = fresh()
     // 'é' (2 bytes) straddles the reader's 1 MiB chunk boundary
@@ -193,12 +194,17 @@ describe('bad files are refused, and nothing is left in the cache', () => {
     const error = await loadDataFile(file('big.csv', csv), store, { budgetBytes: 2 ** 19 }).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'insufficient-memory' })
     // the real size (32 768 rows × 2 columns, one of them being doubled: 128 + 256 + 256 KiB) and the real limit
-    expect((error as Error).message).toMatch(/big\.csv is too large to load on this machine: by row 32769 its 2 numeric columns need 640 KiB as float32, over the 512 KiB a table may take while loading \(by default a quarter of this machine's [\d.]+ GiB of memory\)/)
+    expect((error as Error).message).toMatch(
+      /big\.csv is too large to load on this machine: by row 32769 its 2 numeric columns need 640 KiB as float32, over the 512 KiB a table may take while loading \(by default a quarter of this machine's [\d.]+ GiB of memory\)/,
+    )
     expect(await cacheEntries(store)).toEqual([])
   })
   it('a file that is not there (moved or deleted after it was chosen)', async () => {
     const { store } = fresh()
-    await expect(loadDataFile(join(root, 'gone.csv'), store)).rejects.toMatchObject({ code: 'not-found', message: expect.stringMatching(/there is no file .*gone\.csv \(was it moved or deleted\?\)/) })
+    await expect(loadDataFile(join(root, 'gone.csv'), store)).rejects.toMatchObject({
+      code: 'not-found',
+      message: expect.stringMatching(/there is no file .*gone\.csv \(was it moved or deleted\?\)/),
+    })
   })
   it('a folder', async () => {
     const { store } = fresh()

@@ -70,7 +70,11 @@ export async function loadIntoCache(path: string, storeDir: string, options: Loa
     loadedAt: new Date().toISOString(),
     loadMs: Math.round(performance.now() - started),
   }
-  await installInCache(storeDir, info, table.numeric.map((c) => c.chunks))
+  await installInCache(
+    storeDir,
+    info,
+    table.numeric.map((c) => c.chunks),
+  )
   return { info, added: true }
 }
 
@@ -96,7 +100,8 @@ async function statDataFile(file: string, name: string): Promise<Stats> {
     throw new TrainpoolError('invalid-input', `data: ${file} cannot be read: ${(err as Error).message}`)
   }
   if (!stats.isFile()) throw new TrainpoolError('invalid-input', `data: ${file} is not a file; choose a CSV or Parquet file`)
-  if (stats.size === 0) throw new TrainpoolError('invalid-input', `data: ${name} is empty: a CSV needs a header row naming the columns, then one row per example`)
+  if (stats.size === 0)
+    throw new TrainpoolError('invalid-input', `data: ${name} is empty: a CSV needs a header row naming the columns, then one row per example`)
   return stats
 }
 

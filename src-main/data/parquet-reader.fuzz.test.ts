@@ -47,7 +47,7 @@ describe('a Parquet file with one damaged metadata byte', () => {
     expect(refused).toBeGreaterThan(0)
   }, 120_000)
 
-  it('the schema root\'s child count flipped: refused with the reader\'s reason', async () => {
+  it("the schema root's child count flipped: refused with the reader's reason", async () => {
     // found by the sweep above: this byte holds the root's num_children; the schema tree cannot be built
     const bytes = parquet.slice()
     bytes[footerStart + 11] ^= 0x02

@@ -51,7 +51,11 @@ export async function readParquet(path: string, options: ReadOptions): Promise<T
           const [a, b] = [from - chunkStart, to - chunkStart]
           // numeric columns often come as typed arrays: a view, not a copy
           const cells: ArrayLike<Cell> = ArrayBuffer.isView(columnData) ? (columnData as Float64Array).subarray(a, b) : (columnData as Cell[]).slice(a, b)
-          builder.addColumnRun(column, from, flat[column] ? cells : Array.from(cells, (c) => (c === null || c === undefined ? c : JSON.stringify(c, bigintAsText))))
+          builder.addColumnRun(
+            column,
+            from,
+            flat[column] ? cells : Array.from(cells, (c) => (c === null || c === undefined ? c : JSON.stringify(c, bigintAsText))),
+          )
         },
       })
     } catch (err) {

@@ -57,7 +57,10 @@ describe('the column choice', () => {
   })
 
   it('more feature columns than a run takes are refused, naming the limit', () => {
-    const wide = { name: 'wide.csv', columns: Array.from({ length: 4098 }, (_, i) => ({ name: `c${i}`, type: 'numeric' as const, missing: 0, min: 0, max: 1, firstTextRow: null })) }
+    const wide = {
+      name: 'wide.csv',
+      columns: Array.from({ length: 4098 }, (_, i) => ({ name: `c${i}`, type: 'numeric' as const, missing: 0, min: 0, max: 1, firstTextRow: null })),
+    }
     expect(() => chooseColumns(wide, { target: 'c0', features: null, exclude: [] })).toThrow(/4097 feature columns are more than a run takes \(at most 4096\)/)
     expect(chooseColumns(wide, { target: 'c0', features: null, exclude: ['c1'] }).features).toHaveLength(4096)
   })
@@ -109,7 +112,9 @@ describe('resolving config.data before a run', () => {
   it('the MLP refuses missing values, naming the column and count, unless impute is mean (recorded)', async () => {
     const error = await refusal(config(source(), {}, 'mlp'))
     expect(error.issues?.[0]?.field).toBe('data.impute')
-    expect(error.message).toMatch(/the neural network \(MLP\) cannot train on missing values, and houses\.csv has some in its features: "b" has 4 \(of 40 rows\); impute them .*\(impute: mean\)/)
+    expect(error.message).toMatch(
+      /the neural network \(MLP\) cannot train on missing values, and houses\.csv has some in its features: "b" has 4 \(of 40 rows\); impute them .*\(impute: mean\)/,
+    )
     const resolved = await resolveDataSource(store, config(source({ impute: 'mean' }), {}, 'mlp'))
     expect(resolved.workload).toMatchObject({ impute: 'mean', standardise: true })
     expect(resolved.record).toMatchObject({ impute: 'mean', imputed: { b: 4 }, standardised: true })

@@ -29,7 +29,11 @@ export async function resolveDataSource(storeDir: string | null, config: BenchCo
   }
   const info = await readCachedInfo(storeDir, source.sha256)
   if (!info) {
-    throw refuse('data.sha256', `${source.name} (sha256 ${source.sha256.slice(0, 12)}…) is not in the data cache (${datasetsDir(storeDir)}): load the file again`, 'not-found')
+    throw refuse(
+      'data.sha256',
+      `${source.name} (sha256 ${source.sha256.slice(0, 12)}…) is not in the data cache (${datasetsDir(storeDir)}): load the file again`,
+      'not-found',
+    )
   }
   const check = checkDataChoice({ info, data: source, family: familyOf(config.model), sizes: config.sizes })
   if (!check.choice || check.refusals.length > 0) throw dataRefusal(check.refusals)

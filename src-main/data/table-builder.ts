@@ -229,10 +229,14 @@ function checkedColumnNames(names: readonly string[], file: string): string[] {
     const name = raw.trim()
     const where = `data: ${file} column ${i + 1}`
     if (name === '') throw new TrainpoolError('invalid-input', `${where} has no name: the first row must be a header naming every column`)
-    if (name.length > COLUMN_NAME_MAX) throw new TrainpoolError('invalid-input', `${where}'s name is ${name.length} characters long; at most ${COLUMN_NAME_MAX} are accepted`)
+    if (name.length > COLUMN_NAME_MAX)
+      throw new TrainpoolError('invalid-input', `${where}'s name is ${name.length} characters long; at most ${COLUMN_NAME_MAX} are accepted`)
     const before = seen.get(name)
     if (before !== undefined) {
-      throw new TrainpoolError('invalid-input', `data: ${file} names column ${JSON.stringify(name)} twice (columns ${before + 1} and ${i + 1}); every column needs its own name`)
+      throw new TrainpoolError(
+        'invalid-input',
+        `data: ${file} names column ${JSON.stringify(name)} twice (columns ${before + 1} and ${i + 1}); every column needs its own name`,
+      )
     }
     seen.set(name, i)
     return name

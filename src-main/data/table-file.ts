@@ -61,13 +61,14 @@ export function readTableColumns(path: string, columns: readonly number[]): { ro
     }
     const rows = header.readUInt32LE(8)
     const count = header.readUInt32LE(12)
-    if (size !== TABLE_HEADER_BYTES + rows * count * 4) throw damaged(path, `it has ${size} bytes, expected ${TABLE_HEADER_BYTES + rows * count * 4} for ${rows} rows × ${count} columns`)
+    if (size !== TABLE_HEADER_BYTES + rows * count * 4)
+      throw damaged(path, `it has ${size} bytes, expected ${TABLE_HEADER_BYTES + rows * count * 4} for ${rows} rows × ${count} columns`)
     const values = columns.map((k) => {
       if (!Number.isInteger(k) || k < 0 || k >= count) throw damaged(path, `column ${k} was asked for, it has ${count}`)
       const out = new Float32Array(rows)
       const bytes = new Uint8Array(out.buffer)
       const offset = TABLE_HEADER_BYTES + k * rows * 4
-      for (let done = 0; done < bytes.length; ) {
+      for (let done = 0; done < bytes.length;) {
         const n = readSync(fd, bytes, done, bytes.length - done, offset + done)
         if (n === 0) throw damaged(path, 'it ended early')
         done += n

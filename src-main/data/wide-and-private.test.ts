@@ -83,7 +83,12 @@ describe('memory follows the rows actually read', () => {
     for (let r = 0; r < rows; r++) byRow.addRow([String(r), r % 5 === 0 ? '' : String(-r)])
     const byColumn = new TableBuilder(['a', 'b'], 't.parquet', float32Bytes(rows, 2) * 2)
     // a columnar reader: each column in runs, the second column shorter (its rows beyond are missing)
-    for (let start = 0; start < rows; start += 30_000) byColumn.addColumnRun(0, start, Array.from({ length: Math.min(30_000, rows - start) }, (_, i) => start + i))
+    for (let start = 0; start < rows; start += 30_000)
+      byColumn.addColumnRun(
+        0,
+        start,
+        Array.from({ length: Math.min(30_000, rows - start) }, (_, i) => start + i),
+      )
     byColumn.addColumnRun(1, 0, [7, 8, 9])
     const concat = (chunks: Float32Array[]) => {
       const all = new Float32Array(chunks.reduce((s, c) => s + c.length, 0))
@@ -182,8 +187,10 @@ describe('a store that cannot be written', () => {
     const first = await loadDataFile(csv, store)
     const readOnly = Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' })
     const realOpen = fs.open.bind(fs)
-    const spy = vi.spyOn(fs, 'open').mockImplementation(((path: string, flags?: string | number, mode?: number) =>
-      typeof flags === 'string' && flags.startsWith('w') ? Promise.reject(readOnly) : realOpen(path, flags, mode)) as typeof fs.open)
+    const spy = vi
+      .spyOn(fs, 'open')
+      .mockImplementation(((path: string, flags?: string | number, mode?: number) =>
+        typeof flags === 'string' && flags.startsWith('w') ? Promise.reject(readOnly) : realOpen(path, flags, mode)) as typeof fs.open)
     try {
       const again = await loadDataFile(csv, store, { name: 'renamed.csv' })
       expect(again).toMatchObject({ sha256: first.sha256, name: 'renamed.csv', loadMs: 0 })

@@ -26,9 +26,20 @@ beforeEach(async () => {
 })
 afterEach(() => vi.restoreAllMocks())
 
-const withTree = (patch: Partial<TreeArtifact>): ModelArtifact => ({ format: 'gbdt-trees', features: 2, baseScore: 0.5, trees: [{ ...stumpTree(0), ...patch }] })
+const withTree = (patch: Partial<TreeArtifact>): ModelArtifact => ({
+  format: 'gbdt-trees',
+  features: 2,
+  baseScore: 0.5,
+  trees: [{ ...stumpTree(0), ...patch }],
+})
 /** node 1's left child is node 0, its parent */
-const cycle: TreeArtifact = { feature: [0, 0, -1, -1, -1], threshold: [0.5, 0.5, 0, 0, 0], defaultLeft: [0, 0, 0, 0, 0], left: [1, 0, -1, -1, -1], leafValue: [0, 0, 1, 2, 3] }
+const cycle: TreeArtifact = {
+  feature: [0, 0, -1, -1, -1],
+  threshold: [0.5, 0.5, 0, 0, 0],
+  defaultLeft: [0, 0, 0, 0, 0],
+  left: [1, 0, -1, -1, -1],
+  leafValue: [0, 0, 1, 2, 3],
+}
 const mlpLayers = (hiddenInputs: number): ModelArtifact => ({
   format: 'mlp',
   features: 2,
@@ -107,7 +118,13 @@ function random(seed: number): () => number {
 }
 
 /** depth 2: root on feature 0, children on feature 1, four leaves */
-const sevenNodes: TreeArtifact = { feature: [0, 1, 1, -1, -1, -1, -1], threshold: [0.5, 0.25, 0.75, 0, 0, 0, 0], defaultLeft: [1, 0, 1, 0, 0, 0, 0], left: [1, 3, 5, -1, -1, -1, -1], leafValue: [0, 0, 0, -1, -0.5, 0.5, 1] }
+const sevenNodes: TreeArtifact = {
+  feature: [0, 1, 1, -1, -1, -1, -1],
+  threshold: [0.5, 0.25, 0.75, 0, 0, 0, 0],
+  defaultLeft: [1, 0, 1, 0, 0, 0, 0],
+  left: [1, 3, 5, -1, -1, -1, -1],
+  leafValue: [0, 0, 0, -1, -0.5, 0.5, 1],
+}
 const INDEX_VALUES = [-2, -1, 0, 1, 2, 3, 5, 6, 7, 8, 4294967290, 2147483647]
 
 /** One to three entries of the seven-node tree (or its arrays' lengths) changed at random. */
@@ -154,7 +171,8 @@ print('done', flush=True)
 
 describe('whatever the check accepts, real XGBoost loads', () => {
   it('400 random mutations of a tree and of a booster: each refused by the check, or loaded and predicted by XGBoost 1.7', async (ctx) => {
-    if (skipWithout('xgboost', xgboostVersion() !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`)) ctx.skip('python3 lacks xgboost')
+    if (skipWithout('xgboost', xgboostVersion() !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`))
+      ctx.skip('python3 lacks xgboost')
     const next = random(35)
     const files = join(dir, 'mutations')
     mkdirSync(files)

@@ -45,7 +45,8 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('trained models out', () => {
   it('a trees model set keeps its models; export-models writes the best and all, which XGBoost loads with the recorded test MSE', async (ctx) => {
-    if (skipWithout('xgboost', xgboostVersion() !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`)) ctx.skip('python3 lacks xgboost')
+    if (skipWithout('xgboost', xgboostVersion() !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`))
+      ctx.skip('python3 lacks xgboost')
     const store = new RunStore(join(dir, 'runs'))
     const service = new BenchService({
       launcher: new InProcessLauncher(builtInWorkerFamilies),
@@ -55,7 +56,14 @@ describe('trained models out', () => {
       probe: async () => [{ name: 'cpu', available: true, detail: 'test cpu' }] as never,
     })
     const set: ModelSet = { grid: { maxDepth: [2, 4] }, seeds: 2, folds: null }
-    const config = presetConfig('smoke', { sizes: [300, 600], workers: [2], backend: 'cpu', models: [setSize(set)], set, model: { kind: 'gbdt', rounds: 5 } as never })
+    const config = presetConfig('smoke', {
+      sizes: [300, 600],
+      workers: [2],
+      backend: 'cpu',
+      models: [setSize(set)],
+      set,
+      model: { kind: 'gbdt', rounds: 5 } as never,
+    })
     const { runId } = await service.start({ config })
     const run = await service.waitForRun(runId)
     await service.shutdown()
@@ -80,7 +88,9 @@ describe('trained models out', () => {
     writeFileSync(join(dir, 'x.f32'), Buffer.from(data.xTest.buffer, data.xTest.byteOffset, data.xTest.byteLength))
     writeFileSync(join(dir, 'y.f32'), Buffer.from(data.yTest.buffer, data.yTest.byteOffset, data.yTest.byteLength))
     const paths = [0, 1, 2, 3].map((i) => join(out, modelFileName(run, i, 'json')))
-    const r = spawnSync(pythonForXgboost(), ['-c', MSE, join(dir, 'x.f32'), join(dir, 'y.f32'), String(data.test), String(run.config.features), ...paths], { encoding: 'utf8' })
+    const r = spawnSync(pythonForXgboost(), ['-c', MSE, join(dir, 'x.f32'), join(dir, 'y.f32'), String(data.test), String(run.config.features), ...paths], {
+      encoding: 'utf8',
+    })
     expect(r.status, r.stderr).toBe(0)
     const mse = JSON.parse(r.stdout) as Record<string, number>
     for (const [i, path] of paths.entries()) {

@@ -9,8 +9,8 @@ import { xgboostJson } from './xgboost-json'
 
 const ATTRIBUTES = { trainpool_run: '20250101-120000-abcdef', trainpool_model: '7', trainpool_configuration: 'max-depth 5 · eta 0.3' }
 
-describe('model files carry their model\'s attributes', () => {
-  it('trees as XGBoost JSON: the learner\'s attributes', () => {
+describe("model files carry their model's attributes", () => {
+  it("trees as XGBoost JSON: the learner's attributes", () => {
     const trees: Extract<ModelArtifact, { format: 'gbdt-trees' }> = {
       format: 'gbdt-trees',
       features: 1,
@@ -20,7 +20,7 @@ describe('model files carry their model\'s attributes', () => {
     expect(JSON.parse(xgboostJson(trees, ATTRIBUTES)).learner.attributes).toEqual(ATTRIBUTES)
   })
 
-  it('the xgboost backend\'s own JSON: the attributes added, the rest of its text as XGBoost wrote it', () => {
+  it("the xgboost backend's own JSON: the attributes added, the rest of its text as XGBoost wrote it", () => {
     const booster = '{"learner":{"attributes":{},"feature_names":[],"learner_model_param":{"base_score":"5E-1"}},"version":[1,7,4]}'
     const out = xgboostJson({ format: 'xgboost-json', json: booster }, ATTRIBUTES)
     expect(JSON.parse(out).learner.attributes).toEqual(ATTRIBUTES)
@@ -30,7 +30,15 @@ describe('model files carry their model\'s attributes', () => {
   })
 
   it('an MLP as ONNX: metadata_props', () => {
-    const mlp: Extract<ModelArtifact, { format: 'mlp' }> = { format: 'mlp', features: 1, layers: [{ inputs: 1, outputs: 2, w: [2, 1], b: [0, 0] }, { inputs: 2, outputs: 1, w: [1, 1], b: [0] }], preprocess: null }
+    const mlp: Extract<ModelArtifact, { format: 'mlp' }> = {
+      format: 'mlp',
+      features: 1,
+      layers: [
+        { inputs: 1, outputs: 2, w: [2, 1], b: [0, 0] },
+        { inputs: 2, outputs: 1, w: [1, 1], b: [0] },
+      ],
+      preprocess: null,
+    }
     const props = onnx.ModelProto.decode(onnxModel(mlp, ATTRIBUTES)).metadataProps
     expect(Object.fromEntries(props.map((p) => [p.key, p.value]))).toEqual(ATTRIBUTES)
   })

@@ -48,7 +48,15 @@ describe('MLPs out as ONNX', () => {
         probe: async () => [{ name: backend, available: true, detail: 'test' }] as never,
       })
       const set: ModelSet = { grid: { hidden: [[8], [16, 4]] }, seeds: 1, folds: null }
-      const config = presetConfig('smoke', { sizes: [400], workers: [2], backend, strategies: ['sequential', 'batched'], models: [setSize(set)], set, model: { kind: 'mlp', epochs: 2, batchSize: 64 } as never })
+      const config = presetConfig('smoke', {
+        sizes: [400],
+        workers: [2],
+        backend,
+        strategies: ['sequential', 'batched'],
+        models: [setSize(set)],
+        set,
+        model: { kind: 'mlp', epochs: 2, batchSize: 64 } as never,
+      })
       const { runId } = await service.start({ config })
       const run = await service.waitForRun(runId)
       await service.shutdown()
@@ -61,7 +69,11 @@ describe('MLPs out as ONNX', () => {
       expect(files).toEqual([`trainpool-${runId}-model-0-hidden-8.onnx`, `trainpool-${runId}-model-1-hidden-16-4.onnx`])
       expect(files).toEqual([0, 1].map((i) => modelFileName(run, i, 'onnx')))
       const metadata = onnx.ModelProto.decode(readFileSync(join(out, files[1]))).metadataProps
-      expect(Object.fromEntries(metadata.map((p) => [p.key, p.value]))).toMatchObject({ trainpool_run: runId, trainpool_model: '1', trainpool_configuration: 'hidden 16,4' })
+      expect(Object.fromEntries(metadata.map((p) => [p.key, p.value]))).toMatchObject({
+        trainpool_run: runId,
+        trainpool_model: '1',
+        trainpool_configuration: 'hidden 16,4',
+      })
       const data = datasetFor(workloadFor(run.config, 400))
       const recorded = run.measurements.find((m) => m.strategy === 'sequential')!.perModel
       for (const [i, file] of files.entries()) {
@@ -71,13 +83,24 @@ describe('MLPs out as ONNX', () => {
         const want = recorded.find((p) => p.index === i)!.testMse
         expect(Math.abs(sse / data.test - want) / want, `model ${i}`).toBeLessThan(1e-5)
       }
-      if (skipWithout('onnx', hasOnnxChecker(), `${PYTHON} cannot import onnx (apt-get install python3-onnx): the exported files were not checked by onnx.checker`)) return ctx.skip('no onnx checker')
-      const check = spawnSync(PYTHON, ['-c', 'import sys, onnx\nfor p in sys.argv[1:]: onnx.checker.check_model(onnx.load(p), full_check=True)', ...files.map((f) => join(out, f))], { encoding: 'utf8' })
+      if (
+        skipWithout(
+          'onnx',
+          hasOnnxChecker(),
+          `${PYTHON} cannot import onnx (apt-get install python3-onnx): the exported files were not checked by onnx.checker`,
+        )
+      )
+        return ctx.skip('no onnx checker')
+      const check = spawnSync(
+        PYTHON,
+        ['-c', 'import sys, onnx\nfor p in sys.argv[1:]: onnx.checker.check_model(onnx.load(p), full_check=True)', ...files.map((f) => join(out, f))],
+        { encoding: 'utf8' },
+      )
       expect(check.status, check.stderr).toBe(0)
     }, 120_000)
   }
 
-  it('the user data\'s preprocessing is in the graph: a missing value becomes the mean, then standardised', async () => {
+  it("the user data's preprocessing is in the graph: a missing value becomes the mean, then standardised", async () => {
     const artifact: Extract<ModelArtifact, { format: 'mlp' }> = {
       format: 'mlp',
       features: 2,

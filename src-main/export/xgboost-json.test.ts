@@ -22,7 +22,7 @@ print(json.dumps([float(v) for v in b.predict(xgb.DMatrix(x, missing=np.nan))]))
 /** seeded rows: a smooth target of 6 features, 5 % missing */
 function rowsOf(n: number, features: number, seed: number) {
   let s = seed
-  const rand = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   const x = new Float32Array(n * features)
   const y = new Float32Array(n)
   for (let r = 0; r < n; r++) {
@@ -36,7 +36,8 @@ function rowsOf(n: number, features: number, seed: number) {
 describe('trees as XGBoost JSON', () => {
   it('XGBoost 1.7 loads them and predicts what Trainpool predicted', (ctx) => {
     const version = xgboostVersion()
-    if (skipWithout('xgboost', version !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`)) ctx.skip('python3 lacks xgboost')
+    if (skipWithout('xgboost', version !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`))
+      ctx.skip('python3 lacks xgboost')
     const F = 6
     const train = rowsOf(800, F, 7)
     const test = rowsOf(200, F, 11)

@@ -24,7 +24,10 @@ function floatText(v: number): string {
 function toJson(value: unknown): string {
   if (value instanceof Floats) return `[${value.values.map(floatText).join(',')}]`
   if (Array.isArray(value)) return `[${value.map(toJson).join(',')}]`
-  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${toJson(v)}`).join(',')}}`
+  if (value !== null && typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}:${toJson(v)}`)
+      .join(',')}}`
   return JSON.stringify(value)
 }
 
@@ -88,7 +91,12 @@ export function xgboostJson(artifact: Extract<ModelArtifact, { format: 'gbdt-tre
  * writing it again could change how its float32 values are written.
  */
 function withAttributes(json: string, attributes: Record<string, string>): string {
-  const entries = Object.entries(attributes).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')
+  const entries = Object.entries(attributes)
+    .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+    .join(',')
   if (entries === '') return json
-  return json.replace(/("learner"\s*:\s*\{\s*"attributes"\s*:\s*\{)(\s*\})?/, (_match, open: string, empty: string | undefined) => `${open}${entries}${empty !== undefined ? '}' : ','}`)
+  return json.replace(
+    /("learner"\s*:\s*\{\s*"attributes"\s*:\s*\{)(\s*\})?/,
+    (_match, open: string, empty: string | undefined) => `${open}${entries}${empty !== undefined ? '}' : ','}`,
+  )
 }

@@ -53,7 +53,15 @@ describe('GPUs of one machine', () => {
     service.onEvent((e) => {
       if (e.type === 'progress') for (const l of e.lanes) if (l.gpu) lanes.add(`W${l.worker} ${l.gpu}`)
     })
-    const config = configFromFlags({ preset: 'smoke', backend: 'wasm', sizes: '300', models: '4', workers: '2', gpus: 'all', strategies: 'sequential,pool,batched' })
+    const config = configFromFlags({
+      preset: 'smoke',
+      backend: 'wasm',
+      sizes: '300',
+      models: '4',
+      workers: '2',
+      gpus: 'all',
+      strategies: 'sequential,pool,batched',
+    })
     expect(config.gpus).toBe('all')
     const { runId } = await service.start({ config })
     const run = await service.waitForRun(runId)
@@ -71,8 +79,17 @@ describe('GPUs of one machine', () => {
   }, 120_000)
 
   it('gpus none hides every GPU from the workers', async () => {
-    const service = new BenchService({ launcher: new RecordingLauncher(), store: null, shell: 'cli', probe: FIXED_PROBE, telemetry: false, discoverGpus: () => discoverGpus(FAKE) })
-    const { runId } = await service.start({ config: presetConfig('smoke', { backend: 'wasm', sizes: [300], models: [2], workers: [2], strategies: ['pool'], gpus: 'none' }) })
+    const service = new BenchService({
+      launcher: new RecordingLauncher(),
+      store: null,
+      shell: 'cli',
+      probe: FIXED_PROBE,
+      telemetry: false,
+      discoverGpus: () => discoverGpus(FAKE),
+    })
+    const { runId } = await service.start({
+      config: presetConfig('smoke', { backend: 'wasm', sizes: [300], models: [2], workers: [2], strategies: ['pool'], gpus: 'none' }),
+    })
     const run = await service.waitForRun(runId)
     await service.shutdown()
     expect(run.measurements[0].workerGpus).toEqual(['', ''])
@@ -91,7 +108,11 @@ describe('GPUs of one machine', () => {
     const smoke = presetConfig('smoke', { backend: 'wasm', workers: [2] })
     for (const [config, field, message] of [
       [{ ...smoke, gpus: [7] }, 'gpus', /^gpus 7: no GPU 7 on this machine; its GPUs: 0, 1$/],
-      [{ ...smoke, gpus: 'all', workers: [3], models: [4], workersPerGpu: 1 }, 'workersPerGpu', /workers 3 would put more than 1 worker on a GPU: workersPerGpu 1 allows at most 2 on 2 GPUs/],
+      [
+        { ...smoke, gpus: 'all', workers: [3], models: [4], workersPerGpu: 1 },
+        'workersPerGpu',
+        /workers 3 would put more than 1 worker on a GPU: workersPerGpu 1 allows at most 2 on 2 GPUs/,
+      ],
       [{ ...smoke, gpus: 'all', backend: 'webgpu' }, 'gpus', /webgpu cannot choose among identical GPUs/],
     ] as const) {
       const r = await dispatch(service, 'start', { config })

@@ -59,6 +59,7 @@ export function dropOversized(socket: WebSocket, tcp: Socket): void {
  */
 export function allowFramesUpTo(socket: WebSocket, maxBytes: number): void {
   const receiver = (socket as unknown as { _receiver?: { _maxPayload?: unknown } })._receiver
-  if (!receiver || typeof receiver._maxPayload !== 'number') throw new Error('ws no longer keeps a receiver with _maxPayload: allowFramesUpTo (src-main/net/pre-auth.ts) must follow it')
+  if (!receiver || typeof receiver._maxPayload !== 'number')
+    throw new Error('ws no longer keeps a receiver with _maxPayload: allowFramesUpTo (src-main/net/pre-auth.ts) must follow it')
   receiver._maxPayload = maxBytes
 }

@@ -34,7 +34,8 @@ export function memoryCapArgs(env: Record<string, string | undefined>): string[]
   const text = env.TRAINPOOL_WORKER_MAX_MEMORY_MB
   if (text === undefined || text === '') return []
   const mb = Number(text)
-  if (!Number.isInteger(mb) || mb < 16) throw new Error(`TRAINPOOL_WORKER_MAX_MEMORY_MB ${JSON.stringify(text)} is not valid: an integer number of MB, at least 16`)
+  if (!Number.isInteger(mb) || mb < 16)
+    throw new Error(`TRAINPOOL_WORKER_MAX_MEMORY_MB ${JSON.stringify(text)} is not valid: an integer number of MB, at least 16`)
   return [`--max-old-space-size=${mb}`, `--wasm-max-mem-pages=${mb * 16}`]
 }
 

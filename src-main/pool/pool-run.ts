@@ -44,7 +44,11 @@ export class PoolRun {
     this.outcomes = jobs.map((job) => ({ job, status: 'not-run', worker: null, models: [], failure: null }))
     this.queue = jobs.map((_, k) => k)
     this.done = new Promise((resolve) => (this.resolveDone = resolve))
-    this.listeners = host.slots.map((slot) => ({ slot, onMessage: (m: FromWorker) => this.onMessage(slot, m), onExit: (e: WorkerExit) => this.onExit(slot, e) }))
+    this.listeners = host.slots.map((slot) => ({
+      slot,
+      onMessage: (m: FromWorker) => this.onMessage(slot, m),
+      onExit: (e: WorkerExit) => this.onExit(slot, e),
+    }))
   }
 
   /** Starts sending jobs; resolves with every job's outcome (never rejects). */
@@ -141,7 +145,9 @@ export class PoolRun {
       const reason = outcome.failure!.reason.replace(/^training failed: /, '')
       this.hooks.onWorkerRestart?.(
         slot.index,
-        started ? `worker ${slot.index} ran out of memory (${reason}) and was restarted before its next job` : `worker ${slot.index} ran out of memory (${reason}); its replacement did not start`,
+        started
+          ? `worker ${slot.index} ran out of memory (${reason}) and was restarted before its next job`
+          : `worker ${slot.index} ran out of memory (${reason}); its replacement did not start`,
       )
       this.restarting.delete(slot)
       this.finishIfDone()

@@ -45,7 +45,10 @@ describe('pool lifecycle', () => {
     const pids = pool.pids
     expect(pids).toHaveLength(2)
     let progressed = 0
-    const running = pool.run([0, 1, 2, 3].map((i) => ({ workload, modelIndices: [i], fused: false })), { onProgress: () => progressed++ })
+    const running = pool.run(
+      [0, 1, 2, 3].map((i) => ({ workload, modelIndices: [i], fused: false })),
+      { onProgress: () => progressed++ },
+    )
     await waitUntil(() => progressed > 2, 30_000)
     const t0 = Date.now()
     await pool.cancel()

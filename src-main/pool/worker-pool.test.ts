@@ -139,7 +139,8 @@ class FakeLauncher implements WorkerLauncher {
 }
 
 const workload = { rows: 100 } as unknown as Workload
-const FAKE_OOM = 'out of memory: Maximum memory size exceeded; the worker memory cap is 32 MB (TRAINPOOL_WORKER_MAX_MEMORY_MB): use fewer rows or models per worker'
+const FAKE_OOM =
+  'out of memory: Maximum memory size exceeded; the worker memory cap is 32 MB (TRAINPOOL_WORKER_MAX_MEMORY_MB): use fewer rows or models per worker'
 const jobsFor = (n: number): JobSpec[] => Array.from({ length: n }, (_, i) => ({ workload, modelIndices: [i], fused: false }))
 
 /** rejects instead of hanging the test when the pool never answers */
@@ -162,7 +163,7 @@ const failFor =
     failing.includes(job.modelIndices[0]) ? 'fail' : 'done'
 
 describe('WorkerPool.run: a job fails and its worker stays alive', () => {
-  it("W=1, policy continue: the worker takes the next job and run() resolves", async () => {
+  it('W=1, policy continue: the worker takes the next job and run() resolves', async () => {
     const { pool, launcher } = await startPool(1, 'continue', failFor(0))
     const outcomes = await within(pool.run(jobsFor(3)), 2000, 'run()')
     expect(statuses(outcomes)).toEqual(['failed', 'done', 'done'])
@@ -179,7 +180,12 @@ describe('WorkerPool.run: a job fails and its worker stays alive', () => {
     expect(statuses(outcomes)).toEqual(['failed', 'failed', 'done', 'done', 'done', 'done'])
     // each worker took more than the job it failed
     for (const w of launcher.workers) expect(w.jobs.length).toBeGreaterThan(1)
-    expect(launcher.workers.flatMap((w) => w.jobs).flat().sort()).toEqual([0, 1, 2, 3, 4, 5])
+    expect(
+      launcher.workers
+        .flatMap((w) => w.jobs)
+        .flat()
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4, 5])
     await pool.shutdown()
   })
 
@@ -262,14 +268,18 @@ describe('WorkerPool.run: a worker runs out of memory', () => {
     expect(launcher.workers).toHaveLength(2)
     expect(launcher.workers.map((w) => w.jobs)).toEqual([[[0]], [[1], [2]]])
     expect(outcomes.map((o) => o.worker)).toEqual([0, 0, 0])
-    expect(restarts).toEqual([{ worker: 0, reason: expect.stringMatching(/^worker 0 ran out of memory \(.*memory cap is 32 MB.*\) and was restarted before its next job$/) }])
+    expect(restarts).toEqual([
+      { worker: 0, reason: expect.stringMatching(/^worker 0 ran out of memory \(.*memory cap is 32 MB.*\) and was restarted before its next job$/) },
+    ])
     await pool.shutdown()
     expect(launcher.workers.every((w) => !w.isAlive)).toBe(true)
   })
 
   it('policy continue, W=2: only the spent worker is replaced; a later repeat runs on the new one', async () => {
     let once = true
-    const { pool, launcher } = await startPool(2, 'continue', (job, worker) => (worker === 1 && job.modelIndices[0] === 1 && once ? ((once = false), 'oom') : 'done'))
+    const { pool, launcher } = await startPool(2, 'continue', (job, worker) =>
+      worker === 1 && job.modelIndices[0] === 1 && once ? ((once = false), 'oom') : 'done',
+    )
     const first = await within(pool.run(jobsFor(4)), 2000, 'run()')
     expect(statuses(first)).toEqual(['done', 'failed', 'done', 'done'])
     expect(launcher.workers.map((w) => w.index)).toEqual([0, 1, 1])
@@ -297,7 +307,8 @@ describe('WorkerPool.run: a worker runs out of memory', () => {
 })
 
 /** what happened, in order: a worker's loop received a job, a job began or ended training, the pool said a job started */
-type Event = { what: 'received'; worker: number; index: number } | { what: 'train' | 'trained'; index: number } | { what: 'onStart'; worker: number; index: number }
+type Event =
+  { what: 'received'; worker: number; index: number } | { what: 'train' | 'trained'; index: number } | { what: 'onStart'; worker: number; index: number }
 
 /**
  * A family whose jobs (one model each, by index) train for `ms` (default 20), until cancelled
@@ -310,7 +321,19 @@ function scripted(script: { ms?: (i: number) => number; hangs?: (i: number) => b
   let released = false
   const family = {
     kind: 'scripted',
-    init: async () => ({ runtime: { backend: 'cpu', hardware: false, device: 'test', flags: {}, versions: {}, memory: () => ({ numTensors: 0, numBytes: 0 }), heapBytes: () => null, release: () => {} }, spent: false }),
+    init: async () => ({
+      runtime: {
+        backend: 'cpu',
+        hardware: false,
+        device: 'test',
+        flags: {},
+        versions: {},
+        memory: () => ({ numTensors: 0, numBytes: 0 }),
+        heapBytes: () => null,
+        release: () => {},
+      },
+      spent: false,
+    }),
     dataKey: () => 'data',
     prepare: () => null,
     disposeData: () => {},
@@ -386,7 +409,9 @@ describe('WorkerPool.run: each worker holds one job sent ahead (the real worker 
     for (const worker of [0, 1]) {
       // a job of this worker's arrived while another job of this worker was training
       const early = events.flatMap((e, p) =>
-        e.what === 'received' && e.worker === worker ? [...trainingAt(events, p)].filter((i) => i !== e.index && outcomes[i].worker === worker).map((i) => [e.index, i]) : [],
+        e.what === 'received' && e.worker === worker
+          ? [...trainingAt(events, p)].filter((i) => i !== e.index && outcomes[i].worker === worker).map((i) => [e.index, i])
+          : [],
       )
       expect(early.length, `worker ${worker}: ${JSON.stringify(events)}`).toBeGreaterThan(0)
     }
@@ -432,7 +457,9 @@ describe('WorkerPool.run: each worker holds one job sent ahead (the real worker 
     const { pool, events } = await startScripted(2, 'continue', { hangs: (i) => i < 10 })
     const running = pool.run(scriptedJobs(6))
     // each worker trains one job and holds the next
-    expect(await waitUntil(() => events.filter((e) => e.what === 'received').length === 4 && events.filter((e) => e.what === 'train').length === 2, 3000)).toBe(true)
+    expect(await waitUntil(() => events.filter((e) => e.what === 'received').length === 4 && events.filter((e) => e.what === 'train').length === 2, 3000)).toBe(
+      true,
+    )
     await within(pool.cancel(), 2000, 'cancel()')
     const outcomes = await within(running, 1000, 'run() after cancel()')
     expect(statuses(outcomes)).toEqual(['cancelled', 'cancelled', 'not-run', 'not-run', 'not-run', 'not-run'])
@@ -450,7 +477,10 @@ describe('WorkerPool.run: each worker holds one job sent ahead (the real worker 
   async function killWorker0(pool: WorkerPool, launcher: InProcessLauncher, events: Event[]) {
     void launcher
     expect(
-      await waitUntil(() => events.some((e) => e.what === 'train' && e.index === 0) && events.some((e) => e.what === 'received' && e.worker === 0 && e.index === 2), 3000),
+      await waitUntil(
+        () => events.some((e) => e.what === 'train' && e.index === 0) && events.some((e) => e.what === 'received' && e.worker === 0 && e.index === 2),
+        3000,
+      ),
     ).toBe(true)
     killed.get(pool)!('SIGKILL')
   }
@@ -502,7 +532,11 @@ describe('WorkerPool.run: each worker holds one job sent ahead (the real worker 
     // job 1 (worker 1's running job) is cancelled; jobs 2 and 3 were held, never started
     expect(statuses(outcomes)).toEqual(['failed', 'cancelled', 'not-run', 'not-run'])
     expect(outcomes[0].failure).toMatchObject({ worker: 0, modelIndices: [0], signal: 'SIGKILL', reason: 'worker process killed by SIGKILL' })
-    expect(outcomes.slice(2)).toEqual(scriptedJobs(4).slice(2).map((job) => ({ job, status: 'not-run', worker: null, models: [], failure: null })))
+    expect(outcomes.slice(2)).toEqual(
+      scriptedJobs(4)
+        .slice(2)
+        .map((job) => ({ job, status: 'not-run', worker: null, models: [], failure: null })),
+    )
     expect([...trainedOnce(events).keys()].sort()).toEqual([0, 1])
   })
 

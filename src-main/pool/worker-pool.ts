@@ -232,7 +232,11 @@ export class WorkerPool implements PoolRunHost {
         const ids = [...s.jobs]
         const ended = Promise.all(
           ids.map((jobId) =>
-            this.waitFor(s, (m) => ((m.type === 'cancelled' || m.type === 'job-done' || m.type === 'job-failed') && m.jobId === jobId ? m : undefined), this.graceMs),
+            this.waitFor(
+              s,
+              (m) => ((m.type === 'cancelled' || m.type === 'job-done' || m.type === 'job-failed') && m.jobId === jobId ? m : undefined),
+              this.graceMs,
+            ),
           ),
         )
         for (const jobId of ids) s.handle.send({ type: 'cancel', jobId })
@@ -270,14 +274,17 @@ export class WorkerPool implements PoolRunHost {
     const reply = this.waitFor(slot, pick)
     slot.lastHeard = performance.now()
     slot.handle.send(message)
-    const watchdog = setInterval(() => {
-      const silentMs = performance.now() - slot.lastHeard
-      if (slot.alive && silentMs > limitMs) {
-        slot.hung = `no heartbeat for ${Math.round(silentMs / 1000)} s (timeout ${limitMs / 1000} s) during ${message.type}: killed as hung`
-        slot.stderrTail += `\n[trainpool] ${slot.hung}`
-        slot.handle.kill('SIGKILL')
-      }
-    }, Math.min(1000, limitMs / 2))
+    const watchdog = setInterval(
+      () => {
+        const silentMs = performance.now() - slot.lastHeard
+        if (slot.alive && silentMs > limitMs) {
+          slot.hung = `no heartbeat for ${Math.round(silentMs / 1000)} s (timeout ${limitMs / 1000} s) during ${message.type}: killed as hung`
+          slot.stderrTail += `\n[trainpool] ${slot.hung}`
+          slot.handle.kill('SIGKILL')
+        }
+      },
+      Math.min(1000, limitMs / 2),
+    )
     return reply.finally(() => clearInterval(watchdog))
   }
 

@@ -27,10 +27,7 @@ function stripTelemetry(run: RunResult): unknown {
 }
 
 /** Kills one of the measurement's live workers (chosen at random) at its first progress event. */
-function killOnProgress(
-  s: ReturnType<typeof makeService>,
-  when: (e: Extract<RunEvent, { type: 'progress' }>) => boolean,
-): { victim: () => number | null } {
+function killOnProgress(s: ReturnType<typeof makeService>, when: (e: Extract<RunEvent, { type: 'progress' }>) => boolean): { victim: () => number | null } {
   let victim: number | null = null
   s.service.onEvent((e) => {
     if (victim !== null || e.type !== 'progress' || !when(e)) return

@@ -184,7 +184,11 @@ describe('the WebSocket server', () => {
     const o = await openWs(`${server.wsUrl}?token=${server.token}`)
     expect(o.kind).toBe('open')
     if (o.kind === 'open') {
-      expect(await roundTrip(o.ws, JSON.stringify({ id: 1, method: 'capabilities' }))).toMatchObject({ id: 1, ok: true, value: { backends: expect.any(Array) } })
+      expect(await roundTrip(o.ws, JSON.stringify({ id: 1, method: 'capabilities' }))).toMatchObject({
+        id: 1,
+        ok: true,
+        value: { backends: expect.any(Array) },
+      })
       o.ws.terminate()
     }
   })
@@ -194,27 +198,65 @@ describe('the WebSocket server', () => {
 const MLP = Object.fromEntries(mlpFamily.fields.map((f) => [f.key, f.range])) as Record<'hidden' | 'epochs' | 'batchSize', { min: number; max: number }>
 
 describe('CLI flags', () => {
-  const intFlags = { models: LIMITS.models, workers: LIMITS.workers, sizes: LIMITS.size, hidden: MLP.hidden, epochs: MLP.epochs, batchSize: MLP.batchSize, repeats: LIMITS.repeats, seed: LIMITS.seed, features: LIMITS.features } as const
+  const intFlags = {
+    models: LIMITS.models,
+    workers: LIMITS.workers,
+    sizes: LIMITS.size,
+    hidden: MLP.hidden,
+    epochs: MLP.epochs,
+    batchSize: MLP.batchSize,
+    repeats: LIMITS.repeats,
+    seed: LIMITS.seed,
+    features: LIMITS.features,
+  } as const
   const flagName: Record<string, string> = {
-    models: '--models', workers: '--workers', sizes: '--sizes', hidden: '--hidden', epochs: '--epochs', batchSize: '--batch-size', repeats: '--repeats',
-    seed: '--seed', features: '--features', lr: '--lr', testSplit: '--test-split', backend: '--backend', strategies: '--strategies', target: '--target',
-    onFailure: '--on-failure', preset: '--preset',
+    models: '--models',
+    workers: '--workers',
+    sizes: '--sizes',
+    hidden: '--hidden',
+    epochs: '--epochs',
+    batchSize: '--batch-size',
+    repeats: '--repeats',
+    seed: '--seed',
+    features: '--features',
+    lr: '--lr',
+    testSplit: '--test-split',
+    backend: '--backend',
+    strategies: '--strategies',
+    target: '--target',
+    onFailure: '--on-failure',
+    preset: '--preset',
   }
   const garbage = fc.stringMatching(/^[a-zA-Z!@#$%^&*() .\-+_]{0,12}$/)
-  const notIn = (accepted: readonly string[]) => fc.string({ maxLength: 15 }).filter((t) => !accepted.includes(t.trim()) && !t.split(',').every((p) => accepted.includes(p.trim())))
+  const notIn = (accepted: readonly string[]) =>
+    fc.string({ maxLength: 15 }).filter((t) => !accepted.includes(t.trim()) && !t.split(',').every((p) => accepted.includes(p.trim())))
   const badFlag: fc.Arbitrary<[keyof BenchFlags, string]> = fc.oneof(
     fc.tuple(
       fc.constantFrom(...(Object.keys(intFlags) as (keyof typeof intFlags)[])),
       fc.oneof(
         garbage.filter((t) => !/\d/.test(t)),
         fc.constantFrom('NaN', 'Infinity', '-Infinity', '1e999', '1.5', '0x10', '', ' ', '--', '1,,2', '1;2'),
-        fc.double({ min: 0.001, max: 1000, noNaN: true }).filter((v) => !Number.isInteger(v)).map(String),
+        fc
+          .double({ min: 0.001, max: 1000, noNaN: true })
+          .filter((v) => !Number.isInteger(v))
+          .map(String),
       ),
     ),
-    fc.constantFrom(...(Object.keys(intFlags) as (keyof typeof intFlags)[])).chain((f) =>
-      fc.tuple(fc.constant(f), fc.oneof(fc.integer({ min: intFlags[f].max + 1, max: intFlags[f].max * 10 + 10 }), fc.integer({ min: -1e6, max: intFlags[f].min - 1 })).map(String)),
+    fc
+      .constantFrom(...(Object.keys(intFlags) as (keyof typeof intFlags)[]))
+      .chain((f) =>
+        fc.tuple(
+          fc.constant(f),
+          fc.oneof(fc.integer({ min: intFlags[f].max + 1, max: intFlags[f].max * 10 + 10 }), fc.integer({ min: -1e6, max: intFlags[f].min - 1 })).map(String),
+        ),
+      ),
+    fc.tuple(
+      fc.constantFrom('lr' as const, 'testSplit' as const),
+      fc.oneof(
+        garbage.filter((t) => !/\d/.test(t)),
+        fc.constantFrom('NaN', 'Infinity', '-1', '0', '2', '1e-9', ''),
+      ),
     ),
-    fc.tuple(fc.constantFrom('lr' as const, 'testSplit' as const), fc.oneof(garbage.filter((t) => !/\d/.test(t)), fc.constantFrom('NaN', 'Infinity', '-1', '0', '2', '1e-9', ''))),
     fc.tuple(fc.constant('backend' as const), notIn(['auto', 'tensorflow', 'webgpu', 'wasm', 'cpu'])),
     fc.tuple(fc.constant('strategies' as const), notIn(['sequential', 'pool', 'batched'])),
     fc.tuple(fc.constant('target' as const), notIn(['teacher', 'noise'])),
@@ -252,7 +294,9 @@ describe('CLI flags', () => {
       cases.map(
         ([args]) =>
           new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-            const child = spawn(process.execPath, ['--import', 'tsx', cli, 'bench', '--preset', 'smoke', '--no-save', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+            const child = spawn(process.execPath, ['--import', 'tsx', cli, 'bench', '--preset', 'smoke', '--no-save', ...args], {
+              stdio: ['ignore', 'pipe', 'pipe'],
+            })
             let stdout = ''
             let stderr = ''
             child.stdout.on('data', (c) => (stdout += c))

@@ -33,13 +33,32 @@ const linux = process.platform === 'linux'
 describe.skipIf(!linux)('the serving process is SIGKILLed mid-run', () => {
   it('orphaned workers exit on their own; on restart the run is interrupted with its measurements intact', async () => {
     const dir = tempDir('killed-cli')
-    const bench = spawnCli('bench', ['--preset', 'smoke', '--backend', 'wasm', '--strategies', 'sequential,pool,batched', '--workers', '2', '--epochs', '60', '--repeats', '2', '--store', dir])
+    const bench = spawnCli('bench', [
+      '--preset',
+      'smoke',
+      '--backend',
+      'wasm',
+      '--strategies',
+      'sequential,pool,batched',
+      '--workers',
+      '2',
+      '--epochs',
+      '60',
+      '--repeats',
+      '2',
+      '--store',
+      dir,
+    ])
     // wait until the first measurement is on disk
     let snapshot: RunResult | null = null
-    const stored = await waitUntil(() => {
-      snapshot = readRun(dir)
-      return (snapshot?.measurements.length ?? 0) >= 1
-    }, 90_000, 50)
+    const stored = await waitUntil(
+      () => {
+        snapshot = readRun(dir)
+        return (snapshot?.measurements.length ?? 0) >= 1
+      },
+      90_000,
+      50,
+    )
     expect(stored, bench.out.stderr).toBe(true)
     // another process starting on the same store (the app, or here `trainpool serve`) while the run
     // is live must leave it alone: its writer is alive and holds the run's lock
@@ -134,7 +153,11 @@ describe('the disk fills up mid-run', () => {
       writeFileSync(csv, ['a,b,c,y', ...Array.from({ length: 4000 }, (_, i) => `${i},${i % 7},${i / 3},${i % 11}`)].join('\n'))
       const store = join(dir, 'store')
       faults++
-      const bench = spawnCli('bench', ['--data', csv, '--target', 'y', '--preset', 'smoke', '--backend', 'wasm', '--store', store], ['prlimit', '--fsize=16384'])
+      const bench = spawnCli(
+        'bench',
+        ['--data', csv, '--target', 'y', '--preset', 'smoke', '--backend', 'wasm', '--store', store],
+        ['prlimit', '--fsize=16384'],
+      )
       const exit = await bench.exited
       expect(exit.code, bench.out.stderr).toBe(1)
       const lines = bench.out.stderr.trimEnd().split('\n')

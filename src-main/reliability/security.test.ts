@@ -14,7 +14,22 @@ import { skipWithoutBuild } from '../testing/capability'
 import { fakeRun } from '../testing/run-fixtures'
 import { makeService, tempDir } from '../testing/service-harness'
 
-const TRAVERSALS = ['../x', '..', '../../etc/passwd', '..%2Fx', '..%2F..%2Fetc', '%2e%2e%2fx', '/etc/passwd', '/tmp', 'a/../../x', '..\\x', 'a\u0000b', '\u0000', '.', '']
+const TRAVERSALS = [
+  '../x',
+  '..',
+  '../../etc/passwd',
+  '..%2Fx',
+  '..%2F..%2Fetc',
+  '%2e%2e%2fx',
+  '/etc/passwd',
+  '/tmp',
+  'a/../../x',
+  '..\\x',
+  'a\u0000b',
+  '\u0000',
+  '.',
+  '',
+]
 
 describe('run-id path traversal', () => {
   it('is refused by the store and through dispatch() for every run-id method; a folder beside the store is untouched', async () => {
@@ -97,7 +112,10 @@ setTimeout(() => {
     child.stdout.on('data', (c) => (stdout += c))
     child.stderr.on('data', (c) => (stderr += c))
     await new Promise((r) => child.on('exit', r))
-    const lines = stdout.split('\n').filter((l) => /^(SEC|SHIM) /.test(l)).map((l) => JSON.parse(l.slice(l.indexOf(' ') + 1)) as { kind: string; data: unknown })
+    const lines = stdout
+      .split('\n')
+      .filter((l) => /^(SEC|SHIM) /.test(l))
+      .map((l) => JSON.parse(l.slice(l.indexOf(' ') + 1)) as { kind: string; data: unknown })
     const first = (kind: string) => lines.find((l) => l.kind === kind)?.data
     expect(first('no-handler'), stderr).toBeUndefined()
     const app = first('app') as { responseHeaders: Record<string, string[]> }
@@ -106,7 +124,14 @@ setTimeout(() => {
     expect(Object.keys(app.responseHeaders).filter((k) => k.toLowerCase() === 'content-security-policy')).toEqual(['Content-Security-Policy'])
     expect(app.responseHeaders['X-Other']).toEqual(['1'])
     const [csp] = app.responseHeaders['Content-Security-Policy']
-    for (const directive of ["default-src 'self'", "script-src 'self'", "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "connect-src 'self'",
+      "object-src 'none'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ]) {
       expect(csp).toContain(directive)
     }
     expect(csp).not.toMatch(/https?:|\*|unsafe-eval/)

@@ -35,7 +35,11 @@ export function chromiumCandidates(env: NodeJS.ProcessEnv = process.env, platfor
     )
   } else if (platform === 'win32') {
     for (const base of [env['PROGRAMFILES'], env['PROGRAMFILES(X86)'], env.LOCALAPPDATA].filter(Boolean) as string[]) {
-      list.push(join(base, 'Google', 'Chrome', 'Application', 'chrome.exe'), join(base, 'Chromium', 'Application', 'chrome.exe'), join(base, 'Microsoft', 'Edge', 'Application', 'msedge.exe'))
+      list.push(
+        join(base, 'Google', 'Chrome', 'Application', 'chrome.exe'),
+        join(base, 'Chromium', 'Application', 'chrome.exe'),
+        join(base, 'Microsoft', 'Edge', 'Application', 'msedge.exe'),
+      )
     }
   } else {
     list.push(
@@ -179,10 +183,14 @@ async function renderOnce(run: RunResult, options: RenderOptions): Promise<Buffe
     page.on('pageerror', (e) => errors.push(e.message))
     await page.goto(`${ORIGIN}/report.html`, { waitUntil: 'load', timeout })
     try {
-      await page.waitForFunction(() => {
-        const w = globalThis as unknown as { __REPORT_READY__?: boolean; __REPORT_ERROR__?: string }
-        return w.__REPORT_READY__ === true || typeof w.__REPORT_ERROR__ === 'string'
-      }, undefined, { timeout })
+      await page.waitForFunction(
+        () => {
+          const w = globalThis as unknown as { __REPORT_READY__?: boolean; __REPORT_ERROR__?: string }
+          return w.__REPORT_READY__ === true || typeof w.__REPORT_ERROR__ === 'string'
+        },
+        undefined,
+        { timeout },
+      )
     } catch {
       throw new TrainpoolError('internal', `the report page did not finish drawing within ${timeout} ms${errors.length ? `: ${errors.join('; ')}` : ''}`)
     }

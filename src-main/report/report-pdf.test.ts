@@ -102,7 +102,12 @@ describe.skipIf(skip)('trainpool report --pdf', () => {
     const md = cli(['report', file, '--md'])
     expect(md.status, md.stderr).toBe(0)
     expect(md.stdout).toContain('| rows | models | strategy | workers | median [ms]')
-    expect(md.stdout.trim().split('\n').filter((l) => /^\| \d/.test(l))).toHaveLength(run.summary.length)
+    expect(
+      md.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => /^\| \d/.test(l)),
+    ).toHaveLength(run.summary.length)
   })
 
   it('says clearly when no browser is available (exit 1) and when the run does not exist (exit 2)', () => {

@@ -70,11 +70,17 @@ describe('WebSocket bridge', () => {
       return { runId: 'run-1' }
     })
     const inFlight = bridge.start({ config: SMOKE })
-    const outcome = inFlight.then(() => null, (err: unknown) => err)
+    const outcome = inFlight.then(
+      () => null,
+      (err: unknown) => err,
+    )
     await new Promise((r) => setTimeout(r, 50))
     await server.close()
     release()
-    expect(await outcome).toMatchObject({ code: 'internal', message: expect.stringMatching(/^start: connection to the Trainpool server closed \(code 1001: server stopping\)/) })
+    expect(await outcome).toMatchObject({
+      code: 'internal',
+      message: expect.stringMatching(/^start: connection to the Trainpool server closed \(code 1001: server stopping\)/),
+    })
     expect(bridge.state).toBe('connecting')
     // the server comes back on the same port: the bridge reconnects by itself
     const again = await setup(port)

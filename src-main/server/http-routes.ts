@@ -69,6 +69,11 @@ export function httpRoutes(options: HttpRoutesOptions): (req: IncomingMessage, r
 
 function send(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   const body = `${status} ${text}\n`
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), 'Cache-Control': 'no-store', ...headers })
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    ...headers,
+  })
   res.end(body)
 }

@@ -209,12 +209,27 @@ describe('Host and Origin', () => {
   it('refuses WebSocket upgrades from a foreign Origin, even with the token', async () => {
     const o = await openWs(`${server.wsUrl}?token=${server.token}`, { origin: 'http://evil.example' })
     expect(o).toEqual({ kind: 'refused', status: 403 })
-    const rebound = await openWs(`${server.wsUrl}?token=${server.token}`, { origin: `http://evil.example:${server.port}`, headers: { Host: `evil.example:${server.port}` } })
+    const rebound = await openWs(`${server.wsUrl}?token=${server.token}`, {
+      origin: `http://evil.example:${server.port}`,
+      headers: { Host: `evil.example:${server.port}` },
+    })
     expect(rebound).toEqual({ kind: 'refused', status: 403 })
   })
 
   it('security helpers', () => {
-    for (const h of ['127.0.0.1', '127.1', '2130706433', '0x7f.1', '127.8.9.10', '::1', '[::1]', '0:0:0:0:0:0:0:1', 'localhost', 'LOCALHOST', 'app.localhost']) {
+    for (const h of [
+      '127.0.0.1',
+      '127.1',
+      '2130706433',
+      '0x7f.1',
+      '127.8.9.10',
+      '::1',
+      '[::1]',
+      '0:0:0:0:0:0:0:1',
+      'localhost',
+      'LOCALHOST',
+      'app.localhost',
+    ]) {
       expect(isLoopbackHost(h), h).toBe(true)
     }
     for (const h of ['0.0.0.0', '0', '::', '10.0.0.1', 'example.com', '128.0.0.1']) expect(isLoopbackHost(h), h).toBe(false)

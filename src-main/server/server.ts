@@ -63,7 +63,8 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
   // Node's 5 minutes in total. Headers keep theirs, given explicitly: requestTimeout 0 turns Node's
   // default off too. Node checks them every connectionsCheckingInterval, so that is kept below it.
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS
-  if (!Number.isInteger(headersTimeout) || headersTimeout < 1) throw new Error(`headersTimeoutMs ${headersTimeout} is not valid: a whole number of ms, at least 1`)
+  if (!Number.isInteger(headersTimeout) || headersTimeout < 1)
+    throw new Error(`headersTimeoutMs ${headersTimeout} is not valid: a whole number of ms, at least 1`)
   const connectionsCheckingInterval = Math.max(10, Math.min(30_000, Math.floor(headersTimeout / 10)))
   const routes = httpRoutes({ host, port: portNow, token, rendererDir, uploads: options.uploads })
   const http: Server = createServer({ requestTimeout: 0, headersTimeout, connectionsCheckingInterval }, routes)

@@ -36,11 +36,7 @@ export function contentType(path: string): string {
 export function resolveRendererDir(): string {
   const override = process.env.TRAINPOOL_RENDERER_DIR
   if (override) return resolve(override)
-  const candidates = [
-    join(__dirname, '..', 'renderer'),
-    join(__dirname, '..', '..', 'renderer'),
-    join(__dirname, '..', '..', 'out', 'renderer'),
-  ]
+  const candidates = [join(__dirname, '..', 'renderer'), join(__dirname, '..', '..', 'renderer'), join(__dirname, '..', '..', 'out', 'renderer')]
   for (const c of candidates) if (existsSync(join(c, 'index.html'))) return resolve(c)
   throw new Error(`trainpool serve: the built renderer (index.html) was not found near ${__dirname}; run \`npm run build\` first`)
 }

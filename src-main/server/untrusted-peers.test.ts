@@ -65,7 +65,9 @@ describe('/ws before the token', () => {
       }),
     )
     const after = await child.memory()
-    console.log(`[server] 60 × 15 MiB frames with a wrong token: RSS ${mb(before.rssBytes)} → peak ${mb(after.maxRssBytes)} MB; closed 4401: ${codes.filter((c) => c === WS_CLOSE.unauthorized).length}, dropped to make room: ${codes.filter((c) => c === null).length}`)
+    console.log(
+      `[server] 60 × 15 MiB frames with a wrong token: RSS ${mb(before.rssBytes)} → peak ${mb(after.maxRssBytes)} MB; closed 4401: ${codes.filter((c) => c === WS_CLOSE.unauthorized).length}, dropped to make room: ${codes.filter((c) => c === null).length}`,
+    )
     // each was told 4401, or dropped (its close frame maybe lost to the reset) when newer strangers came
     expect(codes.every((c) => c === WS_CLOSE.unauthorized || c === null)).toBe(true)
     expect(codes.filter((c) => c === WS_CLOSE.unauthorized).length).toBeGreaterThanOrEqual(PRE_AUTH_MAX_CONNECTIONS)
@@ -110,12 +112,15 @@ function slowHeaders(port: number): { closed: Promise<number> } {
 function slowUpload(port: number, token: string, parts: number, pauseMs: number): Promise<{ status: number; body: string }> {
   const csv = Buffer.from(`a,y\n${Array.from({ length: 200 }, (_, i) => `${i},${i * 2}`).join('\n')}\n`)
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: `/api/upload?name=slow.csv&token=${token}`, method: 'POST', headers: { 'Content-Length': String(csv.length) } }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (c) => (body += c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
-    })
+    const req = request(
+      { host: '127.0.0.1', port, path: `/api/upload?name=slow.csv&token=${token}`, method: 'POST', headers: { 'Content-Length': String(csv.length) } },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (c) => (body += c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      },
+    )
     req.on('error', reject)
     const step = Math.ceil(csv.length / parts)
     void (async () => {

@@ -95,7 +95,9 @@ describe('POST /api/upload', () => {
   })
 
   it('takes 4 uploads of the same bytes at once: all 200, one file kept, one data set cached', async () => {
-    const answers = await Promise.all([0, 1, 2, 3].map((k) => post(uploadPath('houses.csv'), [Buffer.from(CSV.slice(0, 7 * (k + 1))), Buffer.from(CSV.slice(7 * (k + 1)))])))
+    const answers = await Promise.all(
+      [0, 1, 2, 3].map((k) => post(uploadPath('houses.csv'), [Buffer.from(CSV.slice(0, 7 * (k + 1))), Buffer.from(CSV.slice(7 * (k + 1)))])),
+    )
     for (const r of answers) expect(r.status, r.body).toBe(200)
     const shas = new Set(answers.map((r) => (JSON.parse(r.body) as DataSetInfo).sha256))
     expect(shas.size).toBe(1)
@@ -114,7 +116,7 @@ describe('POST /api/upload', () => {
     ]
     for (const seed of [1, 2, 3]) {
       let state = seed
-      const rand = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      const rand = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
       const jobs = Array.from({ length: 8 }, () => files[Math.floor(rand() * files.length)])
       const answers = await Promise.all(
         jobs.map(async ([name, text]) => {
@@ -248,7 +250,7 @@ describe('POST /api/upload', () => {
       new Writable({
         write(chunk: Buffer, _enc, done) {
           written += chunk.length
-          if (written <= 1024) return void appendFileSync(path, chunk), done()
+          if (written <= 1024) return (void appendFileSync(path, chunk), done())
           done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
         },
       })
@@ -287,7 +289,9 @@ describe('POST /api/upload', () => {
     })
     const r = await post(uploadPath('houses.csv'), [Buffer.from(CSV)], { 'Content-Length': String(Buffer.byteLength(CSV)) })
     expect(r.status, r.body).toBe(507)
-    expect(JSON.parse(r.body)).toMatchObject({ error: { code: 'internal', message: expect.stringMatching(/could not store the upload \(the disk is full\): ENOSPC/) } })
+    expect(JSON.parse(r.body)).toMatchObject({
+      error: { code: 'internal', message: expect.stringMatching(/could not store the upload \(the disk is full\): ENOSPC/) },
+    })
     expect(leftovers()).toEqual([])
     expect(await listDataSets(store)).toEqual([])
   })
@@ -307,7 +311,7 @@ describe('POST /api/upload', () => {
     }
   })
 
-  it('removes a server-killed upload\'s .part file at the next start, not one still being written', async () => {
+  it("removes a server-killed upload's .part file at the next start, not one still being written", async () => {
     await server.close()
     mkdirSync(uploads, { recursive: true })
     const abandoned = join(uploads, 'abandoned.part')
@@ -319,7 +323,12 @@ describe('POST /api/upload', () => {
     utimesSync(kept, old, old)
     expect(await removeAbandonedUploads(uploads)).toEqual(['abandoned.part'])
     utimesSync(writing, old, old)
-    server = await startServer({ service: new FakeService({ capabilities: { shell: 'browser' } }), port: 0, rendererDir: fakeRendererDir().dir, uploads: { dir: uploads, load: (path) => loadDataFile(path, store) } })
+    server = await startServer({
+      service: new FakeService({ capabilities: { shell: 'browser' } }),
+      port: 0,
+      rendererDir: fakeRendererDir().dir,
+      uploads: { dir: uploads, load: (path) => loadDataFile(path, store) },
+    })
     expect(leftovers().sort()).toEqual(['kept.csv.txt'])
     expect(await removeAbandonedUploads(join(store, 'nowhere'))).toEqual([])
   })

@@ -38,7 +38,12 @@ export interface UploadingService {
 export function serviceUploads(service: UploadingService, maxBytes?: number, idleTimeoutMs?: number): UploadOptions | undefined {
   const dir = service.uploadDir()
   if (dir === null) return undefined
-  return { dir, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}), load: (path) => service.importDataFile(path) }
+  return {
+    dir,
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+    ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+    load: (path) => service.importDataFile(path),
+  }
 }
 
 class TooLarge extends Error {}
@@ -56,7 +61,10 @@ export async function removeAbandonedUploads(dir: string, now = Date.now()): Pro
     const path = join(dir, name)
     const stat = await fs.stat(path).catch(() => null)
     if (!stat?.isFile() || now - stat.mtimeMs < ABANDONED_PART_MS) continue
-    await fs.rm(path, { force: true }).then(() => removed.push(name), () => undefined)
+    await fs.rm(path, { force: true }).then(
+      () => removed.push(name),
+      () => undefined,
+    )
   }
   return removed
 }
@@ -81,7 +89,8 @@ export async function handleUpload(req: IncomingMessage, res: ServerResponse, ur
 }
 
 const maxBytesOf = (options: UploadOptions) => options.maxBytes ?? DEFAULT_MAX_UPLOAD_BYTES
-const tooLarge = (what: string, max: number) => `the file is ${what}, over this server's upload limit of ${formatBytes(max)} (${max} bytes; trainpool serve --max-upload BYTES raises it)`
+const tooLarge = (what: string, max: number) =>
+  `the file is ${what}, over this server's upload limit of ${formatBytes(max)} (${max} bytes; trainpool serve --max-upload BYTES raises it)`
 
 /** What can be refused before any byte is read: the method, no store, the file's name, a declared size over the cap. */
 function refusedBeforeBody(req: IncomingMessage, res: ServerResponse, name: string, options: UploadOptions | undefined): boolean {
@@ -167,7 +176,14 @@ function watchForStall(req: IncomingMessage, res: ServerResponse, options: Uploa
   })
 }
 
-async function answerFailedReceive(req: IncomingMessage, res: ServerResponse, err: unknown, folder: string | undefined, max: number, received: number): Promise<void> {
+async function answerFailedReceive(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  folder: string | undefined,
+  max: number,
+  received: number,
+): Promise<void> {
   if (err instanceof TooLarge) return refuse(req, res, 413, { code: 'invalid-input', message: tooLarge(`larger than ${formatBytes(max)}`, max) })
   if (err instanceof Stalled) return // answered when it stalled
   // the client went away halfway (aborted, reset): nobody to answer; whatever arrived is gone. A
@@ -177,7 +193,10 @@ async function answerFailedReceive(req: IncomingMessage, res: ServerResponse, er
   if (folder) await fs.rmdir(folder).catch(() => undefined)
   const code = (err as NodeJS.ErrnoException)?.code
   const status = code === 'ENOSPC' || code === 'EDQUOT' ? 507 : 500
-  const error: TrainpoolErrorShape = { code: 'internal', message: `could not store the upload${status === 507 ? ' (the disk is full)' : ''}: ${(err as Error)?.message ?? String(err)}` }
+  const error: TrainpoolErrorShape = {
+    code: 'internal',
+    message: `could not store the upload${status === 507 ? ' (the disk is full)' : ''}: ${(err as Error)?.message ?? String(err)}`,
+  }
   // a body still arriving (the disk filled mid-stream) is read to its end and dropped, still
   // counted against the cap, so the client reads the answer instead of a reset connection
   if (!req.complete) return discardRest(req, res, status, error, max, received)
@@ -186,7 +205,12 @@ async function answerFailedReceive(req: IncomingMessage, res: ServerResponse, er
 
 function answer(res: ServerResponse, status: number, body: DataSetInfo | TrainpoolErrorShape, headers: Record<string, string> = {}, sent?: () => void): void {
   const text = JSON.stringify(status === 200 ? body : { error: body })
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)), 'Cache-Control': 'no-store', ...headers })
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(text)),
+    'Cache-Control': 'no-store',
+    ...headers,
+  })
   res.end(text, sent)
 }
 

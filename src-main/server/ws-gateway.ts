@@ -160,5 +160,9 @@ function rawText(data: RawData): string {
 
 function refuseUpgrade(socket: Duplex, status: number, text: string): void {
   const body = `${status} ${text}\n`
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n${Object.entries(BASE_HEADERS).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`)
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n${Object.entries(BASE_HEADERS)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n${body}`,
+  )
 }

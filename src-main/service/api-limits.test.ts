@@ -54,7 +54,10 @@ describe('run name and tag limits', () => {
       error: { code: 'invalid-input', message: 'invalid tagRun request: tags: at most 20 tags (got 21)', issues: [{ field: 'tags' }] },
     })
     const long = await dispatch(service, 'tagRun', { runId: 'run-a', tags: ['ok', 't'.repeat(RUN_LIMITS.tagLength + 1)] })
-    expect(long).toMatchObject({ ok: false, error: { code: 'invalid-input', issues: [{ field: 'tags.1', message: expect.stringMatching(/^at most 40 characters/) }] } })
+    expect(long).toMatchObject({
+      ok: false,
+      error: { code: 'invalid-input', issues: [{ field: 'tags.1', message: expect.stringMatching(/^at most 40 characters/) }] },
+    })
     expect(await store.get('run-a')).toEqual(fakeRun({}, 'run-a'))
   })
 
@@ -85,7 +88,23 @@ describe('run name and tag limits', () => {
   })
 
   it('the API and the store accept the same run ids', () => {
-    for (const runId of ['a', '20250101-000000-abcdef', 'A_b-9', 'x'.repeat(64), 'x'.repeat(65), '', '.', '..', '../x', 'a/b', 'a\\b', 'a.b', 'run id', 'ü', 'a\u0000b']) {
+    for (const runId of [
+      'a',
+      '20250101-000000-abcdef',
+      'A_b-9',
+      'x'.repeat(64),
+      'x'.repeat(65),
+      '',
+      '.',
+      '..',
+      '../x',
+      'a/b',
+      'a\\b',
+      'a.b',
+      'run id',
+      'ü',
+      'a\u0000b',
+    ]) {
       const api = API.getRun.request.safeParse({ runId }).success
       expect(api, JSON.stringify(runId)).toBe(accepts(() => store.runDir(runId)))
     }

@@ -39,7 +39,16 @@ function toyBackend(name: string): WorkerBackend<MlpParams, never, Dataset> {
     name,
     probe: async () => ({ name: name as never, available: true, gpu: false, detail: `${name}, in the test process` }),
     start: async () =>
-      ({ backend: name, hardware: false, device: `${name} device`, flags: {}, versions: {}, memory: () => ({ numTensors: 0, numBytes: 0 }), heapBytes: () => null, release: () => {} }) as never,
+      ({
+        backend: name,
+        hardware: false,
+        device: `${name} device`,
+        flags: {},
+        versions: {},
+        memory: () => ({ numTensors: 0, numBytes: 0 }),
+        heapBytes: () => null,
+        release: () => {},
+      }) as never,
     prepare: (_rt, dataset) => dataset,
     dispose: () => {},
     warmUp: async () => {},
@@ -53,7 +62,15 @@ function toyBackend(name: string): WorkerBackend<MlpParams, never, Dataset> {
           await new Promise((resolve) => setTimeout(resolve, name === 'toy-lumpy' && !fused ? 0 : stepDelayMs[name]))
           hooks.onProgress(group, { done: s, total: steps, unit: 'batch' })
         }
-        for (const index of group) hooks.onModelDone({ index, seed: modelSeed(w.seed, index), trainMs: fused ? null : 1, groupTrainMs: fused ? 1 : null, testMse: mean * mean, finalLoss: null })
+        for (const index of group)
+          hooks.onModelDone({
+            index,
+            seed: modelSeed(w.seed, index),
+            trainMs: fused ? null : 1,
+            groupTrainMs: fused ? 1 : null,
+            testMse: mean * mean,
+            finalLoss: null,
+          })
       }
     },
   }
@@ -85,7 +102,15 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
 function makeService(probed = probe) {
   const launcher = new InProcessLauncher(families)
-  const service = new BenchService({ launcher, store: new RunStore(dir), shell: 'cli', telemetry: false, probe: probed, appVersion: 'test', autoRule: 'calibrated' })
+  const service = new BenchService({
+    launcher,
+    store: new RunStore(dir),
+    shell: 'cli',
+    telemetry: false,
+    probe: probed,
+    appVersion: 'test',
+    autoRule: 'calibrated',
+  })
   const events: RunEvent[] = []
   service.onEvent((e) => events.push(e))
   return { service, launcher, events }
@@ -97,7 +122,8 @@ async function runAuto(service: BenchService) {
 }
 
 const cacheFiles = () => readdirSync(join(dir, CALIBRATION_DIR)).filter((n) => n.endsWith('.json'))
-const calibratingSaid = (events: RunEvent[]) => events.filter((e) => e.type === 'phase' && e.phase === 'calibrating').map((e) => (e as { message: string }).message)
+const calibratingSaid = (events: RunEvent[]) =>
+  events.filter((e) => e.type === 'phase' && e.phase === 'calibrating').map((e) => (e as { message: string }).message)
 
 describe('auto by calibration', () => {
   it('calibrates on first use, runs on the faster toy with the reason recorded, and the next run reuses the cache', async () => {
@@ -107,7 +133,9 @@ describe('auto by calibration', () => {
     expect(first.config.backend).toBe('auto')
     expect(first.environment?.backend).toBe('toy-fast')
     expect(first.environment?.auto).toMatchObject({ backend: 'toy-fast', calibratedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) })
-    expect(first.environment?.auto?.reason).toMatch(/^auto → toy-fast: a batched step of 50 models in .+, against toy-slow (over )?\d.* \(calibrated \d{4}-\d\d-\d\d\)$/)
+    expect(first.environment?.auto?.reason).toMatch(
+      /^auto → toy-fast: a batched step of 50 models in .+, against toy-slow (over )?\d.* \(calibrated \d{4}-\d\d-\d\d\)$/,
+    )
     expect(calibratingSaid(events).join('\n')).toMatch(/first run with auto on this machine[\s\S]*timing toy-fast \(1 of 2\)[\s\S]*timing toy-slow \(2 of 2\)/)
     // kept in the store, valid, and announced
     expect(cacheFiles()).toHaveLength(1)
@@ -162,7 +190,7 @@ describe('auto by calibration', () => {
     expect(CalibrationFileSchema.parse(JSON.parse(readFileSync(path, 'utf8'))).families.mlp.auto).toBe('toy-fast')
   })
 
-  it('a fused run that outlasts twice the best backend\'s whole run is cut off, and said so', async () => {
+  it("a fused run that outlasts twice the best backend's whole run is cut off, and said so", async () => {
     // toy-lumpy: fast alone, seconds fused, and assumed slow: timed after toy-fast, whose batched
     // step (20 ms) it beats alone but not fused; toy-slow, timed between, is cut off by its one model
     stepDelayMs['toy-fast'] = 20
@@ -188,7 +216,9 @@ describe('auto by calibration', () => {
     const { service, launcher } = makeService(async () => (await probe()).map((b) => ({ ...b, available: false, detail: 'switched off' })))
     const run = await runAuto(service)
     expect(run.status).toBe('failed')
-    expect(run.error).toMatch(/^backend auto is not available here: auto has no backend it may pick here \(tensorflow: not available here: switched off; .*toy-slow: not available here: switched off\)/)
+    expect(run.error).toMatch(
+      /^backend auto is not available here: auto has no backend it may pick here \(tensorflow: not available here: switched off; .*toy-slow: not available here: switched off\)/,
+    )
     expect(launcher.launched).toBe(0)
   })
 })

@@ -70,7 +70,10 @@ export class AutoCalibration {
       host: os.hostname(),
       cpu: os.cpus()[0]?.model?.trim() || os.arch(),
       cpuCount: os.cpus().length,
-      adapters: available.filter((b) => isGpuBackend(b.name)).map((b) => `${b.name}: ${b.detail}`).sort(),
+      adapters: available
+        .filter((b) => isGpuBackend(b.name))
+        .map((b) => `${b.name}: ${b.detail}`)
+        .sort(),
       backends: available.map((b) => b.name).sort(),
     }
   }

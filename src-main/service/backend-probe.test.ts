@@ -20,9 +20,13 @@ describe('BackendProbe: launchers', () => {
   })
 
   it('a check that throws is Slurm unavailable, with why', async () => {
-    const probe = new BackendProbe(async () => [], async () => [], async () => {
-      throw new Error('sbatch timed out')
-    })
+    const probe = new BackendProbe(
+      async () => [],
+      async () => [],
+      async () => {
+        throw new Error('sbatch timed out')
+      },
+    )
     expect(await probe.slurm()).toEqual({ available: false, detail: 'sbatch timed out' })
   })
 })

@@ -78,7 +78,14 @@ const toyBackend: WorkerBackend<MlpParams, WorkerRuntime, Dataset> = {
         const mean = toyModel(data, w, index)
         let se = 0
         for (let r = 0; r < test; r++) se += (data.yTest[r] - mean) ** 2
-        hooks.onModelDone({ index, seed: modelSeed(w.seed, index), trainMs: fused ? null : ms, groupTrainMs: fused ? ms : null, testMse: se / test, finalLoss: null })
+        hooks.onModelDone({
+          index,
+          seed: modelSeed(w.seed, index),
+          trainMs: fused ? null : ms,
+          groupTrainMs: fused ? ms : null,
+          testMse: se / test,
+          finalLoss: null,
+        })
       }
     }
   },
@@ -98,10 +105,17 @@ describe('a backend registered only in a test', () => {
   it('is probed with its own probe, accepted for its family only, and estimated from its own speed', async () => {
     const service = new BenchService({ launcher: new InProcessLauncher(families), store: null, shell: 'cli', telemetry: false })
     const caps = await service.capabilities()
-    expect(caps.backends.find((b) => b.name === ('toy' as never))).toEqual({ name: 'toy', available: true, gpu: false, detail: 'toy backend, in the test process' })
+    expect(caps.backends.find((b) => b.name === ('toy' as never))).toEqual({
+      name: 'toy',
+      available: true,
+      gpu: false,
+      detail: 'toy backend, in the test process',
+    })
     // not in the family's auto: auto stays what the built-in backends give
     expect(caps.autoBackends.mlp).not.toBe('toy')
-    expect(() => configFromFlags({ model: 'gbdt', backend: 'toy' })).toThrow(/^--backend toy cannot train a gradient-boosted trees; accepted: auto, cpu, webgpu, xgboost/)
+    expect(() => configFromFlags({ model: 'gbdt', backend: 'toy' })).toThrow(
+      /^--backend toy cannot train a gradient-boosted trees; accepted: auto, cpu, webgpu, xgboost/,
+    )
     const config = configFromFlags({ backend: 'toy', sizes: '400', models: '4', workers: '2', repeats: '1', epochs: '2', 'batch-size': '64' })
     const estimate = estimateRun(config, 'toy' as never, { cpuCount: 2 })
     expect(estimate.backend).toBe('toy')

@@ -91,9 +91,11 @@ describe('BenchService', () => {
       code: 'backend-unavailable',
       message: 'backend webgpu is not available here: no adapter',
     })
-    await expect(service.start({ config: presetConfig('smoke', { sizes: [2_000_000], models: [1000], workers: [64], features: 4096 }) })).rejects.toMatchObject({
-      code: 'insufficient-memory',
-    })
+    await expect(service.start({ config: presetConfig('smoke', { sizes: [2_000_000], models: [1000], workers: [64], features: 4096 }) })).rejects.toMatchObject(
+      {
+        code: 'insufficient-memory',
+      },
+    )
     expect(await service.currentRun()).toBeNull()
   })
 })

@@ -111,7 +111,11 @@ export class BenchService implements BenchServiceApi {
   private readonly auto: AutoCalibration
 
   constructor(private readonly options: BenchServiceOptions) {
-    this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)), options.discoverGpus ?? (() => discoverGpus()), options.checkSlurm ?? (() => sbatchAvailable()))
+    this.probe = new BackendProbe(
+      options.probe ?? (() => probeInWorker(options.launcher)),
+      options.discoverGpus ?? (() => discoverGpus()),
+      options.checkSlurm ?? (() => sbatchAvailable()),
+    )
     this.history = new RunHistory(options.store, () => this.live, options.renderPdf)
     this.data = new DataSets({ storeDir: options.store?.dir ?? null, shell: options.shell, pickFile: options.pickDataFile })
     // the cache lives where the data cache does: the store's folder, also under the CLI's --no-save
@@ -163,9 +167,11 @@ export class BenchService implements BenchServiceApi {
     // Slurm's workers run on its nodes (their memory is Slurm's to grant): this machine's free memory says nothing
     if (!config.launcher && need > free) {
       const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`
-      throw new TrainpoolError('insufficient-memory', `this run needs about ${gib(need)} at its peak but only ${gib(free)} is free: use fewer rows, models or workers`, [
-        { field: 'sizes', message: `needs about ${gib(need)}, ${gib(free)} free` },
-      ])
+      throw new TrainpoolError(
+        'insufficient-memory',
+        `this run needs about ${gib(need)} at its peak but only ${gib(free)} is free: use fewer rows, models or workers`,
+        [{ field: 'sizes', message: `needs about ${gib(need)}, ${gib(free)} free` }],
+      )
     }
     return { config, data, gpus }
   }
@@ -200,7 +206,12 @@ export class BenchService implements BenchServiceApi {
     this.refuseIfBusy()
     const remote = config.launcher ? await this.remoteWorkers(config.launcher) : null
     // a scheduler's workers run on its nodes: this machine's calibration says nothing about them
-    const auto = config.backend !== 'auto' ? undefined : remote ? { byWorkers: "the family's table order, applied by each worker on its node (a calibration measures this machine only)" } : this.auto.forRun(config.model.kind)
+    const auto =
+      config.backend !== 'auto'
+        ? undefined
+        : remote
+          ? { byWorkers: "the family's table order, applied by each worker on its node (a calibration measures this machine only)" }
+          : this.auto.forRun(config.model.kind)
     const live = new LiveRun(config, {
       ...(auto ? { auto } : {}),
       dataset: data ? { record: data.record, workload: data.workload } : undefined,
@@ -296,7 +307,8 @@ export class BenchService implements BenchServiceApi {
   /** The run's best kept model as a file (export/models.ts): not-found when it kept none (or there is no store). */
   async bestModel({ runId }: ParsedRequest<'bestModel'>): Promise<SavedModel> {
     const run = await this.history.get(runId)
-    if (!this.options.store) throw new TrainpoolError('not-found', `run ${runId} kept no trained models: models are kept with a run in the store, and this service has none`)
+    if (!this.options.store)
+      throw new TrainpoolError('not-found', `run ${runId} kept no trained models: models are kept with a run in the store, and this service has none`)
     const [file] = modelFiles(run, await this.options.store.getModels(runId), 'best')
     const bytes = Buffer.from(file.content)
     return { fileName: file.fileName, mimeType: file.mimeType, sizeBytes: bytes.length, base64: bytes.toString('base64') }
@@ -355,7 +367,10 @@ export class BenchService implements BenchServiceApi {
         const check = checkAdvice(advice, result)
         // a run that measured none of the options (cancelled or failed early) checks nothing: none is stored
         if (!check.rows.some((r) => r.measuredMs !== null)) {
-          throw new TrainpoolError('not-found', `no check stored: the verification run ${result.runId} ended ${result.status} before it measured an option${result.error ? ` (${result.error})` : ''}`)
+          throw new TrainpoolError(
+            'not-found',
+            `no check stored: the verification run ${result.runId} ended ${result.status} before it measured an option${result.error ? ` (${result.error})` : ''}`,
+          )
         }
         await this.history.addAdviceCheck(runId, check)
         return check

@@ -22,7 +22,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(os.tmpdir(), 'trainpool-competing-'))
   unregister = registerFamily(constantFamily as never)
   // another process writing a live run in the same store (it holds the writer lock, refreshed)
-  other = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'testing', 'live-writer.ts'), dir, 'other-live-run'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  other = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'testing', 'live-writer.ts'), dir, 'other-live-run'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let out = ''
   other.stdout!.on('data', (c: Buffer) => (out += c.toString()))
   const deadline = Date.now() + 60_000

@@ -48,8 +48,8 @@ async function refusal(c: BenchConfig): Promise<TrainpoolError> {
   return error as TrainpoolError
 }
 
-describe('the service refuses a data choice in the config panel\'s words', () => {
-  it('the file is the one the panel\'s tests describe', () => {
+describe("the service refuses a data choice in the config panel's words", () => {
+  it("the file is the one the panel's tests describe", () => {
     const described = fakeDataSet()
     expect(info.rows).toBe(described.rows)
     expect(info.columns).toEqual(described.columns)

@@ -8,11 +8,7 @@ import type { BenchServiceApi } from './types'
 
 export { METHODS, isMethod }
 
-export async function dispatch<M extends Method>(
-  service: BenchServiceApi,
-  method: M | string,
-  payload: unknown,
-): Promise<Envelope<ApiResponse<M>>> {
+export async function dispatch<M extends Method>(service: BenchServiceApi, method: M | string, payload: unknown): Promise<Envelope<ApiResponse<M>>> {
   try {
     // not String(method): ["getRun"] would become "getRun"; only the table's own names pass
     if (!isMethod(method)) {

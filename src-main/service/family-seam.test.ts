@@ -24,7 +24,9 @@ describe('a model family registered only in a test', () => {
     const config = configFromFlags({ model: 'constant', passes: '4', sizes: '300', models: '3', workers: '1,2', backend: 'cpu', repeats: '1' })
     expect(config.model).toEqual({ kind: 'constant', rounds: 4 })
     expect(() => configFromFlags({ model: 'constant', passes: '0' })).toThrow(/^--passes must be an integer from 1 to 50 \(got 0\)$/)
-    expect(() => configFromFlags({ model: 'constant', epochs: '3' })).toThrow(/--epochs is a neural network \(MLP\) parameter; it does not apply to --model constant/)
+    expect(() => configFromFlags({ model: 'constant', epochs: '3' })).toThrow(
+      /--epochs is a neural network \(MLP\) parameter; it does not apply to --model constant/,
+    )
     expect(() => configFromFlags({ passes: '3' })).toThrow(/--passes is a constant predictor parameter; it does not apply to --model mlp/)
     expect(() => configFromFlags({ model: 'constant', backend: 'wasm' })).toThrow(/^--backend wasm cannot train a constant predictor; accepted: auto, cpu/)
   })
@@ -71,7 +73,9 @@ describe('a model family registered only in a test', () => {
       telemetry: false,
       probe: async () => [{ name: 'cpu', available: true, detail: 'test cpu' }] as never,
     })
-    const { runId } = await service.start({ config: configFromFlags({ model: 'constant', sizes: '300', models: '2', workers: '1', backend: 'cpu', repeats: '1' }) })
+    const { runId } = await service.start({
+      config: configFromFlags({ model: 'constant', sizes: '300', models: '2', workers: '1', backend: 'cpu', repeats: '1' }),
+    })
     const run = await service.waitForRun(runId)
     expect(run.status).toBe('failed')
     expect(run.error).toMatch(/this worker has no model family "constant"/)

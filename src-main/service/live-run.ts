@@ -146,7 +146,9 @@ export class LiveRun implements LiveRunAccess {
   private withAuto(environment: Environment | null): Environment | null {
     const auto = this.deps.auto
     if (!environment || !auto) return environment
-    const choice = this.autoChoice ?? ('byWorkers' in auto ? { backend: environment.backend, reason: `auto → ${environment.backend}: ${auto.byWorkers}`, calibratedAt: null } : null)
+    const choice =
+      this.autoChoice ??
+      ('byWorkers' in auto ? { backend: environment.backend, reason: `auto → ${environment.backend}: ${auto.byWorkers}`, calibratedAt: null } : null)
     return choice ? { ...environment, auto: choice } : environment
   }
 
@@ -242,7 +244,12 @@ export class LiveRun implements LiveRunAccess {
       outcome = runner ? await runner.run() : { status: 'cancelled' as const, measurements: [], environment: null, error: null }
     } catch (err) {
       const stopped = err instanceof CalibrationStopped
-      outcome = { status: stopped ? ('cancelled' as const) : ('failed' as const), measurements: this.result.measurements, environment: this.result.environment, error: stopped ? null : err instanceof Error ? err.message : String(err) }
+      outcome = {
+        status: stopped ? ('cancelled' as const) : ('failed' as const),
+        measurements: this.result.measurements,
+        environment: this.result.environment,
+        error: stopped ? null : err instanceof Error ? err.message : String(err),
+      }
     }
     this.progress.flush(true)
     this.progress.stop()
@@ -259,13 +266,21 @@ export class LiveRun implements LiveRunAccess {
     result.verification = verify(result.config, result.measurements)
     result.status = outcome.status === 'ok' && !result.verification.sameWork ? 'failed' : outcome.status
     result.error = outcome.error ?? (result.status === 'failed' ? result.verification.problems.slice(0, 5).join('; ') : null)
-    result.warnings = [...new Set([...result.warnings, ...result.summary.flatMap((s) => s.warnings.map((w) => `${s.strategy} W=${s.workers} at ${s.size} rows: ${w}`))])]
+    result.warnings = [
+      ...new Set([...result.warnings, ...result.summary.flatMap((s) => s.warnings.map((w) => `${s.strategy} W=${s.workers} at ${s.size} rows: ${w}`))]),
+    ]
     result.finishedAt = new Date().toISOString()
     const kept = 'keptModels' in outcome ? outcome.keptModels : null
     if (kept && this.deps.store && result.status !== 'cancelled') {
       try {
         await this.deps.store.saveModels(result.runId, kept)
-        result.keptModels = { size: kept.size, strategy: kept.strategy, workers: kept.workers, count: kept.models.length, format: kept.models[0]?.artifact.format ?? 'none' }
+        result.keptModels = {
+          size: kept.size,
+          strategy: kept.strategy,
+          workers: kept.workers,
+          count: kept.models.length,
+          format: kept.models[0]?.artifact.format ?? 'none',
+        }
       } catch (err) {
         result.warnings.push(`could not keep the trained models: ${(err as Error).message}`)
       }

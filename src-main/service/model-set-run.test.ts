@@ -20,12 +20,13 @@ async function run(config: BenchConfig): Promise<RunResult> {
     store: null,
     shell: 'cli',
     telemetry: false,
-    probe: async () => [
-      { name: 'cpu', available: true, detail: 'test cpu' },
-      { name: 'wasm', available: true, detail: 'test wasm' },
-      { name: 'onnxruntime', available: true, detail: 'test onnxruntime' },
-      { name: 'webgpu', available: true, detail: 'test webgpu' },
-    ] as never,
+    probe: async () =>
+      [
+        { name: 'cpu', available: true, detail: 'test cpu' },
+        { name: 'wasm', available: true, detail: 'test wasm' },
+        { name: 'onnxruntime', available: true, detail: 'test onnxruntime' },
+        { name: 'webgpu', available: true, detail: 'test webgpu' },
+      ] as never,
   })
   try {
     const { runId } = await service.start({ config })
@@ -98,7 +99,10 @@ describe('a model set through the service', () => {
     for (const [index, p] of sequential) {
       const { configuration } = setMember(set, index)
       const { maxDepth, lambda, subsample } = configurationParams(gbdtFamily, trees(undefined).model as GbdtParams, set, configuration)
-      const alone = byIndex(await run({ ...trees(undefined, { maxDepth, lambda, subsample }, index + 1), workers: [1], strategies: ['sequential'] }), 'sequential')
+      const alone = byIndex(
+        await run({ ...trees(undefined, { maxDepth, lambda, subsample }, index + 1), workers: [1], strategies: ['sequential'] }),
+        'sequential',
+      )
       expect(p.fingerprint, `model ${index}`).toBe(alone.get(index)!.fingerprint)
     }
   }, 120_000)
@@ -126,7 +130,14 @@ describe('a model set through the service', () => {
     it(`MLP on ${backend}: configurations that differ only in learning rate are fused into one program, each model as if trained alone`, async (ctx) => {
       if (missing(backend)) return ctx.skip()
       const set: ModelSet = { grid: { lr: [0.001, 0.003, 0.01, 0.03] }, seeds: 1, folds: null }
-      const config = presetConfig('smoke', { sizes: [400], workers: [2], backend, models: [4], set, model: { kind: 'mlp', epochs: 1, batchSize: 64, hidden: [8] } as never })
+      const config = presetConfig('smoke', {
+        sizes: [400],
+        workers: [2],
+        backend,
+        models: [4],
+        set,
+        model: { kind: 'mlp', epochs: 1, batchSize: 64, hidden: [8] } as never,
+      })
       const result = await run(config)
       expect(result.status).toBe('ok')
       expect(result.verification).toMatchObject({ sameWork: true })
@@ -148,7 +159,14 @@ describe('a model set through the service', () => {
     it(`MLP on ${backend}: 3 folds × 2 learning rates in one fused program (each model's fold rows held out of the shared batch order), scored on their held-out rows, the same in every strategy`, async (ctx) => {
       if (missing(backend)) return ctx.skip()
       const set: ModelSet = { grid: { lr: [0.003, 0.03] }, seeds: 1, folds: 3 }
-      const config = presetConfig('smoke', { sizes: [400], workers: [1], backend, models: [setSize(set)], set, model: { kind: 'mlp', epochs: 2, batchSize: 64, hidden: [8] } as never })
+      const config = presetConfig('smoke', {
+        sizes: [400],
+        workers: [1],
+        backend,
+        models: [setSize(set)],
+        set,
+        model: { kind: 'mlp', epochs: 2, batchSize: 64, hidden: [8] } as never,
+      })
       const result = await run(config)
       expect(result.status).toBe('ok')
       expect(result.verification).toMatchObject({ sameWork: true })
@@ -168,7 +186,14 @@ describe('a model set through the service', () => {
 
   it('MLP: learning rates × hidden widths on wasm, the same work within tolerance, with folds', async () => {
     const set: ModelSet = { grid: { hidden: [[8], [16]], lr: [0.003, 0.03] }, seeds: 1, folds: 2 }
-    const config = presetConfig('smoke', { sizes: [400], workers: [2], backend: 'wasm', models: [setSize(set)], set, model: { kind: 'mlp', epochs: 1, batchSize: 64 } as never })
+    const config = presetConfig('smoke', {
+      sizes: [400],
+      workers: [2],
+      backend: 'wasm',
+      models: [setSize(set)],
+      set,
+      model: { kind: 'mlp', epochs: 1, batchSize: 64 } as never,
+    })
     const result = await run(config)
     expect(result.status).toBe('ok')
     expect(result.verification).toMatchObject({ sameWork: true })

@@ -31,7 +31,15 @@ beforeEach(async () => {
   runs = [fakeRun({}, '20250101-120000-aaaaaa'), { ...sweepResult({ runId: '20250102-120000-bbbbbb' }), startedAt: '2025-01-02T12:00:00.000Z' }]
   const store = new RunStore(dir)
   for (const r of runs) await store.save(r)
-  real = new BenchService({ launcher: {} as never, store, shell: 'cli', probe: FIXED_PROBE, checkSlurm: async () => CAPABILITIES.launchers.slurm, telemetry: false, renderPdf: async () => Buffer.from('%PDF-1.7') })
+  real = new BenchService({
+    launcher: {} as never,
+    store,
+    shell: 'cli',
+    probe: FIXED_PROBE,
+    checkSlurm: async () => CAPABILITIES.launchers.slurm,
+    telemetry: false,
+    renderPdf: async () => Buffer.from('%PDF-1.7'),
+  })
   fake = new FakeService({ capabilities: { shell: 'cli' }, runs })
 })
 afterEach(() => rmSync(dir, { recursive: true, force: true }))
@@ -50,7 +58,10 @@ async function expectSame<M extends Method>(method: M, payload?: unknown, view: 
   if (r.ok && f.ok) expect(view(f.value), label).toEqual(view(r.value))
   if (!r.ok && !f.ok) {
     expect(f.error.code, label).toBe(r.error.code)
-    expect(f.error.issues?.map((i) => i.field), label).toEqual(r.error.issues?.map((i) => i.field))
+    expect(
+      f.error.issues?.map((i) => i.field),
+      label,
+    ).toEqual(r.error.issues?.map((i) => i.field))
   }
   return r
 }
@@ -78,7 +89,7 @@ describe('FakeService conforms to BenchService (through dispatch)', () => {
     await expectSame('tagRun', { runId: id, tags: 'wasm' })
   })
 
-  it('names exports and the PDF report alike (file contents are the fake\'s own)', async () => {
+  it("names exports and the PDF report alike (file contents are the fake's own)", async () => {
     const id = runs[0].runId
     await expectSame('renameRun', { runId: id, name: 'my run: wasm/cpu' })
     for (const format of ['json', 'csv', 'md'] as const) {
@@ -134,7 +145,7 @@ describe('FakeService conforms to BenchService (through dispatch)', () => {
     await expectSame('start', { config: 'smoke' })
   })
 
-  it('announces capabilities of the same shape (the probe\'s details are the fake\'s own)', async () => {
+  it("announces capabilities of the same shape (the probe's details are the fake's own)", async () => {
     const [r, f] = await both('capabilities')
     expect(r.ok && f.ok).toBe(true)
     if (!r.ok || !f.ok) return
@@ -152,13 +163,27 @@ describe('FakeService conforms to BenchService (through dispatch)', () => {
     await expectSame('calibrate')
   })
 
-  it('calibrate: with nothing auto may pick available, the same table and reasons on both (what a measured backend takes is the service\'s own)', async () => {
+  it("calibrate: with nothing auto may pick available, the same table and reasons on both (what a measured backend takes is the service's own)", async () => {
     const unavailable = CAPABILITIES.backends.map((b) => ({ ...b, available: false, detail: 'not on this machine' })) as BackendCapability[]
-    real = new BenchService({ launcher: {} as never, store: new RunStore(dir), shell: 'cli', probe: async () => unavailable, telemetry: false, autoRule: 'calibrated' })
+    real = new BenchService({
+      launcher: {} as never,
+      store: new RunStore(dir),
+      shell: 'cli',
+      probe: async () => unavailable,
+      telemetry: false,
+      autoRule: 'calibrated',
+    })
     fake = new FakeService({ capabilities: { shell: 'cli', backends: unavailable, cpuCount: cpus().length } })
-    const undated = (v: unknown) => (v as FamilyCalibration[]).map((c) => ({ ...c, calibratedAt: undefined, reason: c.reason.replace(/calibrated [\d-]+\)$/, '') }))
+    const undated = (v: unknown) =>
+      (v as FamilyCalibration[]).map((c) => ({ ...c, calibratedAt: undefined, reason: c.reason.replace(/calibrated [\d-]+\)$/, '') }))
     const r = await expectSame('calibrate', {}, undated)
-    expect(r).toMatchObject({ ok: true, value: [{ kind: 'mlp', auto: null }, { kind: 'gbdt', auto: null }] })
+    expect(r).toMatchObject({
+      ok: true,
+      value: [
+        { kind: 'mlp', auto: null },
+        { kind: 'gbdt', auto: null },
+      ],
+    })
     await expectSame('calibrate', { family: 'gbdt' }, undated)
   })
 

@@ -56,7 +56,7 @@ function config(kind: 'gbdt' | 'mlp', data: Partial<DataSource> = {}): BenchConf
   } as BenchConfig
 }
 
-describe('a run on the user\'s data', () => {
+describe("a run on the user's data", () => {
   it('trees: every strategy trains the same trees on the cached table; the result records the data set', async () => {
     const { service } = makeService()
     const { runId } = await service.start({ config: config('gbdt') })
@@ -64,7 +64,17 @@ describe('a run on the user\'s data', () => {
     expect(run.status).toBe('ok')
     expect(run.verification).toMatchObject({ sameWork: true, problems: [] })
     expect(run.config.features).toBe(2)
-    expect(run.dataset).toMatchObject({ name: 'train.csv', sha256: info.sha256, rows: 300, columns: 4, target: 'y', features: ['a', 'b'], impute: 'none', standardised: false, sampleSeed: 5 })
+    expect(run.dataset).toMatchObject({
+      name: 'train.csv',
+      sha256: info.sha256,
+      rows: 300,
+      columns: 4,
+      target: 'y',
+      features: ['a', 'b'],
+      impute: 'none',
+      standardised: false,
+      sampleSeed: 5,
+    })
     for (const size of [120, 250]) {
       const hashes = run.measurements.filter((m) => m.size === size).map((m) => m.perModel.map((p) => p.fingerprint))
       expect(hashes.length).toBe(3)
@@ -98,7 +108,10 @@ describe('a run on the user\'s data', () => {
     expect(run.status).toBe('ok')
     rmSync(cacheDir(join(dir, 'store'), copy.sha256), { recursive: true })
     const before = launcher.launched
-    await expect(service.start({ config: c })).rejects.toMatchObject({ code: 'not-found', message: expect.stringMatching(/copy\.csv .* is not in the data cache/) })
+    await expect(service.start({ config: c })).rejects.toMatchObject({
+      code: 'not-found',
+      message: expect.stringMatching(/copy\.csv .* is not in the data cache/),
+    })
     expect(launcher.launched).toBe(before)
   })
 
@@ -112,7 +125,10 @@ describe('a run on the user\'s data', () => {
     const { service } = makeService()
     const c = { ...config('gbdt', { sha256: gone.sha256, name: gone.name }), sizes: [150], strategies: ['sequential'] } as BenchConfig
     const { runId } = await service.start({ config: c })
-    await expect(service.deleteDataSet({ sha256: gone.sha256 })).rejects.toMatchObject({ code: 'busy', message: expect.stringMatching(/is training on gone\.csv/) })
+    await expect(service.deleteDataSet({ sha256: gone.sha256 })).rejects.toMatchObject({
+      code: 'busy',
+      message: expect.stringMatching(/is training on gone\.csv/),
+    })
     const run = await service.waitForRun(runId)
     expect(run.status).toBe('ok')
     expect((await service.dataSets()).map((d) => d.sha256)).toContain(gone.sha256)

@@ -46,15 +46,32 @@ describe('a worker that runs out of memory', () => {
       telemetry: false,
       probe: async () => [{ name: 'cpu', available: true, detail: 'test cpu' }] as never,
     })
-    const config = { ...presetConfig('smoke'), model: { kind: 'constant', rounds: 2 }, sizes: [300], models: [3], workers: [1], strategies: ['pool'], backend: 'cpu', failurePolicy: 'continue' }
+    const config = {
+      ...presetConfig('smoke'),
+      model: { kind: 'constant', rounds: 2 },
+      sizes: [300],
+      models: [3],
+      workers: [1],
+      strategies: ['pool'],
+      backend: 'cpu',
+      failurePolicy: 'continue',
+    }
     const { runId } = await service.start({ config })
     const run = await service.waitForRun(runId)
 
     const [m] = run.measurements
-    expect(m.failures).toEqual([expect.objectContaining({ worker: 0, modelIndices: [0], reason: expect.stringMatching(/^training failed: out of memory: .*Maximum memory size exceeded/) })])
+    expect(m.failures).toEqual([
+      expect.objectContaining({
+        worker: 0,
+        modelIndices: [0],
+        reason: expect.stringMatching(/^training failed: out of memory: .*Maximum memory size exceeded/),
+      }),
+    ])
     // models 1 and 2 trained on the replacement, not failed on the spent worker
     expect(m.perModel.map((p) => p.index)).toEqual([1, 2])
     expect(launcher.launched).toBe(2)
-    expect(run.warnings).toContainEqual(expect.stringMatching(/^pool W=1 at 300 rows: worker 0 ran out of memory \(out of memory: .*\) and was restarted before its next job$/))
+    expect(run.warnings).toContainEqual(
+      expect.stringMatching(/^pool W=1 at 300 rows: worker 0 ran out of memory \(out of memory: .*\) and was restarted before its next job$/),
+    )
   })
 })

@@ -17,7 +17,10 @@ export type CachedCalibration = { kind: 'found'; file: CalibrationFile } | { kin
 
 /** The cache file of a machine and version: its name is a digest of both, so it holds nothing else. */
 export function calibrationPath(storeDir: string, machine: MachineKey, trainpool: string): string {
-  const digest = createHash('sha256').update(JSON.stringify({ machine, trainpool, version: CALIBRATION_VERSION })).digest('hex').slice(0, 16)
+  const digest = createHash('sha256')
+    .update(JSON.stringify({ machine, trainpool, version: CALIBRATION_VERSION }))
+    .digest('hex')
+    .slice(0, 16)
   return join(storeDir, CALIBRATION_DIR, `${digest}.json`)
 }
 
@@ -34,9 +37,15 @@ export async function readCalibration(storeDir: string, machine: MachineKey, tra
     return { kind: 'damaged', path, why: `is not JSON (${(err as Error).message})` }
   }
   const parsed = CalibrationFileSchema.safeParse(raw)
-  if (!parsed.success) return { kind: 'damaged', path, why: `does not match the calibration schema (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0]?.message})` }
+  if (!parsed.success)
+    return {
+      kind: 'damaged',
+      path,
+      why: `does not match the calibration schema (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0]?.message})`,
+    }
   const file = parsed.data
-  if (file.trainpool !== trainpool || JSON.stringify(file.machine) !== JSON.stringify(machine)) return { kind: 'damaged', path, why: 'is of another machine or Trainpool version' }
+  if (file.trainpool !== trainpool || JSON.stringify(file.machine) !== JSON.stringify(machine))
+    return { kind: 'damaged', path, why: 'is of another machine or Trainpool version' }
   return { kind: 'found', file }
 }
 

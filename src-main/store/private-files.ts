@@ -20,7 +20,14 @@ const OPEN_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (const
  */
 export async function makePrivateDir(path: string): Promise<void> {
   const missing: string[] = []
-  for (let at = resolve(path); !(await fs.stat(at).then(() => true, () => false)); at = dirname(at)) {
+  for (
+    let at = resolve(path);
+    !(await fs.stat(at).then(
+      () => true,
+      () => false,
+    ));
+    at = dirname(at)
+  ) {
     missing.unshift(at)
     if (dirname(at) === at) break
   }

@@ -86,7 +86,14 @@ describe.runIf(process.platform !== 'win32')('a store an older version left read
     // what an older version wrote: 0755 folders, 0644 files
     const cache = join(dir, DATASETS_DIR, sha256)
     const folders = [dir, run, join(dir, DATASETS_DIR), cache, join(dir, UPLOADS_DIR), upload]
-    const files = [join(run, RUN_FILE), join(run, MODELS_FILE), join(run, LOCK_FILE), join(cache, 'info.json'), join(cache, 'table.f32'), join(upload, 'data.csv')]
+    const files = [
+      join(run, RUN_FILE),
+      join(run, MODELS_FILE),
+      join(run, LOCK_FILE),
+      join(cache, 'info.json'),
+      join(cache, 'table.f32'),
+      join(upload, 'data.csv'),
+    ]
     for (const f of folders) await fs.chmod(f, 0o755)
     for (const f of files) await fs.chmod(f, 0o644)
     // a link in a run folder to a file outside the store, and a file of the user's beside the runs

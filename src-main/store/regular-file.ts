@@ -5,10 +5,7 @@
 import { constants, promises as fs, type Stats } from 'node:fs'
 
 /** A regular file's text; or nothing there; or why what is there cannot be used (words after "run.json …"). */
-export type RegularFileRead =
-  | { kind: 'file'; text: string; stats: Stats }
-  | { kind: 'missing' }
-  | { kind: 'unusable'; why: string }
+export type RegularFileRead = { kind: 'file'; text: string; stats: Stats } | { kind: 'missing' } | { kind: 'unusable'; why: string }
 
 // O_NOFOLLOW and O_NONBLOCK do not exist on Windows (no FIFOs or links to fear there in the same way)
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)

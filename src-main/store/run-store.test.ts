@@ -99,7 +99,10 @@ describe('RunStore', () => {
     expect(byId['good-run'].status).toBe('ok')
     expect(byId['bad-json']).toMatchObject({ status: 'damaged', problem: expect.stringContaining('not valid JSON') })
     expect(byId['empty-file']).toMatchObject({ status: 'damaged', problem: expect.stringContaining('not valid JSON') })
-    expect(byId['future-version']).toMatchObject({ status: 'damaged', problem: `run future-version: schemaVersion ${SCHEMA_VERSION + 1} is not supported (this Trainpool reads 1 to ${SCHEMA_VERSION})` })
+    expect(byId['future-version']).toMatchObject({
+      status: 'damaged',
+      problem: `run future-version: schemaVersion ${SCHEMA_VERSION + 1} is not supported (this Trainpool reads 1 to ${SCHEMA_VERSION})`,
+    })
     expect(byId['no-version']).toMatchObject({ status: 'damaged', problem: expect.stringContaining('schemaVersion undefined') })
     expect(byId['schema-violation']).toMatchObject({ status: 'damaged', problem: expect.stringContaining('measurements.0') })
     await expect(store.get('future-version')).rejects.toBeInstanceOf(TrainpoolError)
@@ -274,7 +277,17 @@ describe('a store shared by several processes (app, CLI, serve): interrupted onl
   it('the final save failing still releases the lock (the run is then interrupted, not held forever)', async () => {
     const writer = new RunStore(dir)
     await writer.save(running('final-fails'), { writer: true })
-    const broken = { ...running('final-fails'), status: 'ok' as const, measurements: [{ toJSON: () => { throw new Error('boom') } }] } as never
+    const broken = {
+      ...running('final-fails'),
+      status: 'ok' as const,
+      measurements: [
+        {
+          toJSON: () => {
+            throw new Error('boom')
+          },
+        },
+      ],
+    } as never
     await expect(writer.save(broken, { writer: true })).rejects.toThrow('boom')
     expect(await fs.readdir(join(dir, 'final-fails'))).toEqual([RUN_FILE])
     expect(await new RunStore(dir).markInterrupted()).toEqual(['final-fails'])

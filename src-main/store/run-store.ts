@@ -127,23 +127,25 @@ export class RunStore {
   async save(run: RunResult, options: SaveOptions = {}): Promise<void> {
     const dir = this.runDir(run.runId)
     const previous = this.saving.get(run.runId) ?? Promise.resolve()
-    const next = previous.then(async () => {
-      if (!options.writer) return this.write(dir, run)
-      if (run.status === 'running') {
-        await this.holdLock(run.runId, dir)
-        return this.writeAsWriter(dir, run)
-      }
-      try {
-        await this.writeAsWriter(dir, run)
-      } finally {
-        this.lastWrites.delete(run.runId)
-        await this.releaseLock(run.runId)
-      }
-    }).catch(async (err: unknown) => {
-      // a run never saved (a full disk) leaves no empty folder behind; rmdir takes only an empty one
-      await fs.rmdir(dir).catch(() => undefined)
-      throw err
-    })
+    const next = previous
+      .then(async () => {
+        if (!options.writer) return this.write(dir, run)
+        if (run.status === 'running') {
+          await this.holdLock(run.runId, dir)
+          return this.writeAsWriter(dir, run)
+        }
+        try {
+          await this.writeAsWriter(dir, run)
+        } finally {
+          this.lastWrites.delete(run.runId)
+          await this.releaseLock(run.runId)
+        }
+      })
+      .catch(async (err: unknown) => {
+        // a run never saved (a full disk) leaves no empty folder behind; rmdir takes only an empty one
+        await fs.rmdir(dir).catch(() => undefined)
+        throw err
+      })
     const settled = next.catch(() => undefined)
     this.saving.set(run.runId, settled)
     void settled.then(() => {
@@ -197,7 +199,11 @@ export class RunStore {
   /** The models a run kept: not-found when it kept none; damaged when the file cannot be used. */
   async getModels(runId: string): Promise<KeptModels> {
     const read = await readRegularFile(join(this.runDir(runId), MODELS_FILE), MAX_MODELS_FILE_BYTES)
-    if (read.kind === 'missing') throw new TrainpoolError('not-found', `run ${runId} kept no trained models (a run saved to a store keeps the models of its first measurement at the largest size; older runs kept none)`)
+    if (read.kind === 'missing')
+      throw new TrainpoolError(
+        'not-found',
+        `run ${runId} kept no trained models (a run saved to a store keeps the models of its first measurement at the largest size; older runs kept none)`,
+      )
     if (read.kind === 'unusable') throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} ${read.why}`)
     let raw: unknown
     try {
@@ -209,7 +215,10 @@ export class RunStore {
     if (!parsed.success) {
       // where the problem is too: "models.2.artifact: tree 0, node 3: …"
       const first = parsed.error.issues[0]
-      throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} does not hold kept models that can be exported (${first ? `${first.path.join('.') || 'file'}: ${first.message}` : 'wrong shape'})`)
+      throw new TrainpoolError(
+        'damaged',
+        `run ${runId}: ${MODELS_FILE} does not hold kept models that can be exported (${first ? `${first.path.join('.') || 'file'}: ${first.message}` : 'wrong shape'})`,
+      )
     }
     return parsed.data
   }
@@ -231,7 +240,10 @@ export class RunStore {
     }
     if (!folder.isDirectory()) {
       const what = folder.isSymbolicLink() ? await describeLink(dir) : describeFileType(folder)
-      throw new TrainpoolError('damaged', `run ${runId}: the store holds ${what} by this name, not a run folder; Trainpool writes each run in a folder of its own`)
+      throw new TrainpoolError(
+        'damaged',
+        `run ${runId}: the store holds ${what} by this name, not a run folder; Trainpool writes each run in a folder of its own`,
+      )
     }
     const read = await readRegularFile(join(dir, RUN_FILE), MAX_RUN_FILE_BYTES)
     if (read.kind === 'missing') throw new TrainpoolError('not-found', `no run ${runId} in ${this.dir}`)

@@ -75,7 +75,11 @@ async function make(dir: string, name: string, e: Generated): Promise<void> {
     case 'running-run': {
       await inFolder()
       // random sizes: padded names
-      const run = { ...fakeRun({}, name), status: e.kind === 'run' ? ('ok' as const) : ('running' as const), name: 'x'.repeat(Math.min(e.size, 120)) || undefined }
+      const run = {
+        ...fakeRun({}, name),
+        status: e.kind === 'run' ? ('ok' as const) : ('running' as const),
+        name: 'x'.repeat(Math.min(e.size, 120)) || undefined,
+      }
       return fs.writeFile(runFile, JSON.stringify(run))
     }
     case 'folder-as-run-file':
@@ -143,39 +147,52 @@ describe.runIf(process.platform !== 'win32')('store fuzz', () => {
   it(`${NUM_RUNS} random stores: every entry named like a run is listed (a run or damaged), quickly; nothing blocks`, async () => {
     let entries = 0
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(entry, { minLength: 1, maxLength: 12, selector: (e) => e.name.toLowerCase() }), fc.uniqueArray(stray, { maxLength: 3 }), async (generated, strays) => {
-        const dir = join(root, `store-${storeCount++}`)
-        await fs.mkdir(dir)
-        // the run that links into the store point at
-        await new RunStore(dir).save(fakeRun({}, 'anchor-run'))
-        const made = generated.filter((e) => e.name !== 'anchor-run')
-        for (const e of made) await make(dir, e.name, e)
-        for (const s of strays) await fs.writeFile(join(dir, s), 'stray').catch(() => undefined)
-        entries += made.length
+      fc.asyncProperty(
+        fc.uniqueArray(entry, { minLength: 1, maxLength: 12, selector: (e) => e.name.toLowerCase() }),
+        fc.uniqueArray(stray, { maxLength: 3 }),
+        async (generated, strays) => {
+          const dir = join(root, `store-${storeCount++}`)
+          await fs.mkdir(dir)
+          // the run that links into the store point at
+          await new RunStore(dir).save(fakeRun({}, 'anchor-run'))
+          const made = generated.filter((e) => e.name !== 'anchor-run')
+          for (const e of made) await make(dir, e.name, e)
+          for (const s of strays) await fs.writeFile(join(dir, s), 'stray').catch(() => undefined)
+          entries += made.length
 
-        const store = new RunStore(dir)
-        const list = await within(LIST_WITHIN_MS, 'list', store.list())
-        const listed = new Map(list.map((e) => [e.runId, e]))
-        const expected = ['anchor-run', ...made.filter((e) => !NOT_LISTED.includes(e.kind)).map((e) => e.name)].sort()
-        expect([...listed.keys()].sort()).toEqual(expected)
-        for (const e of made) {
-          const got = listed.get(e.name)
-          if (NOT_LISTED.includes(e.kind)) continue
-          if (VALID.includes(e.kind)) expect(got?.status, `${e.kind} ${e.name}`).toBe(e.kind === 'run' ? 'ok' : 'running')
-          else {
-            expect(got?.status, `${e.kind} ${e.name}`).toBe('damaged')
-            expect(got?.problem, `${e.kind} ${e.name}`).toMatch(new RegExp(`^run ${e.name}: .+`))
+          const store = new RunStore(dir)
+          const list = await within(LIST_WITHIN_MS, 'list', store.list())
+          const listed = new Map(list.map((e) => [e.runId, e]))
+          const expected = ['anchor-run', ...made.filter((e) => !NOT_LISTED.includes(e.kind)).map((e) => e.name)].sort()
+          expect([...listed.keys()].sort()).toEqual(expected)
+          for (const e of made) {
+            const got = listed.get(e.name)
+            if (NOT_LISTED.includes(e.kind)) continue
+            if (VALID.includes(e.kind)) expect(got?.status, `${e.kind} ${e.name}`).toBe(e.kind === 'run' ? 'ok' : 'running')
+            else {
+              expect(got?.status, `${e.kind} ${e.name}`).toBe('damaged')
+              expect(got?.problem, `${e.kind} ${e.name}`).toMatch(new RegExp(`^run ${e.name}: .+`))
+            }
           }
-        }
-        for (const runId of listed.keys()) {
-          await within(LIST_WITHIN_MS, `get ${runId}`, store.get(runId).catch(() => null))
-        }
-        // the start-up check: marks the running runs (no writer) interrupted, never blocks
-        const marked = await within(LIST_WITHIN_MS, 'the start-up check', new RunStore(dir).markInterrupted())
-        expect(marked.sort()).toEqual(made.filter((e) => e.kind === 'running-run').map((e) => e.name).sort())
-        expect([...listed.keys()].every((id) => RUN_ID_PATTERN.test(id))).toBe(true)
-        await fs.rm(dir, { recursive: true, force: true })
-      }),
+          for (const runId of listed.keys()) {
+            await within(
+              LIST_WITHIN_MS,
+              `get ${runId}`,
+              store.get(runId).catch(() => null),
+            )
+          }
+          // the start-up check: marks the running runs (no writer) interrupted, never blocks
+          const marked = await within(LIST_WITHIN_MS, 'the start-up check', new RunStore(dir).markInterrupted())
+          expect(marked.sort()).toEqual(
+            made
+              .filter((e) => e.kind === 'running-run')
+              .map((e) => e.name)
+              .sort(),
+          )
+          expect([...listed.keys()].every((id) => RUN_ID_PATTERN.test(id))).toBe(true)
+          await fs.rm(dir, { recursive: true, force: true })
+        },
+      ),
       { seed: SEED, numRuns: NUM_RUNS },
     )
     console.log(`[store fuzz] ${NUM_RUNS} stores, ${entries} entries of ${KINDS.length} kinds: each listed as a run or damaged, nothing blocked`)

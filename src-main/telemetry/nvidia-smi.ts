@@ -8,16 +8,7 @@ import { createInterface } from 'node:readline'
 import { type GpuSample, type GpuTelemetryStatus, NVIDIA_SMI_ABSENT_MESSAGE } from '@shared/contract/telemetry'
 
 /** The fields asked for, in order; parsing goes by these positions. */
-export const NVIDIA_SMI_FIELDS = [
-  'index',
-  'name',
-  'utilization.gpu',
-  'memory.used',
-  'memory.total',
-  'temperature.gpu',
-  'power.draw',
-  'power.limit',
-] as const
+export const NVIDIA_SMI_FIELDS = ['index', 'name', 'utilization.gpu', 'memory.used', 'memory.total', 'temperature.gpu', 'power.draw', 'power.limit'] as const
 
 export function nvidiaSmiArgs(intervalS = 1): string[] {
   return [`--query-gpu=${NVIDIA_SMI_FIELDS.join(',')}`, '--format=csv,noheader,nounits', '-l', String(intervalS)]
@@ -182,7 +173,10 @@ export class NvidiaSmiReader {
     this.pending = []
     this._latest = { at: Date.now(), gpus }
     if (this._status.state !== 'ok') {
-      this.setStatus({ state: 'ok', message: `nvidia-smi: ${gpus.length} GPU${gpus.length === 1 ? '' : 's'} (${[...new Set(gpus.map((g) => g.name))].join(', ')})` })
+      this.setStatus({
+        state: 'ok',
+        message: `nvidia-smi: ${gpus.length} GPU${gpus.length === 1 ? '' : 's'} (${[...new Set(gpus.map((g) => g.name))].join(', ')})`,
+      })
     }
     this.options.onTick?.(this._latest)
   }

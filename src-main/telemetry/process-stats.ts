@@ -22,7 +22,10 @@ export function parseProcStatCpuTicks(stat: string): number | null {
   const close = stat.lastIndexOf(')')
   if (close < 0) return null
   // after "pid (comm) ": field 3 (state) is index 0, so utime (14) is index 11, stime (15) index 12
-  const rest = stat.slice(close + 2).trim().split(/\s+/)
+  const rest = stat
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/)
   const utime = Number(rest[11])
   const stime = Number(rest[12])
   return Number.isFinite(utime) && Number.isFinite(stime) ? utime + stime : null
@@ -116,10 +119,12 @@ function samplePs(pids: number[]): Promise<WorkerSample[]> {
     // ps exits 1 when some pid is gone: its stdout still lists the others
     execFile('ps', ['-o', 'pid=,%cpu=,rss=', '-p', pids.join(',')], { timeout: 5000 }, (_err, stdout) => {
       const map = parsePsOutput(String(stdout ?? ''))
-      resolve(pids.flatMap((pid) => {
-        const r = map.get(pid)
-        return r ? [{ pid, cpuPercent: r.cpuPercent, rssBytes: r.rssBytes }] : []
-      }))
+      resolve(
+        pids.flatMap((pid) => {
+          const r = map.get(pid)
+          return r ? [{ pid, cpuPercent: r.cpuPercent, rssBytes: r.rssBytes }] : []
+        }),
+      )
     })
   })
 }

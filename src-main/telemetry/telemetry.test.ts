@@ -48,10 +48,24 @@ describe('nvidia-smi parsing', () => {
 
   it('parses a line by position; [N/A], [Not Supported], empty → null', () => {
     expect(parseNvidiaSmiLine('0, NVIDIA H200, 97, 30511, 143771, 55, 512.33, 700.00')).toEqual({
-      index: 0, name: 'NVIDIA H200', util: 97, memUsedMiB: 30511, memTotalMiB: 143771, tempC: 55, powerW: 512.33, powerLimitW: 700,
+      index: 0,
+      name: 'NVIDIA H200',
+      util: 97,
+      memUsedMiB: 30511,
+      memTotalMiB: 143771,
+      tempC: 55,
+      powerW: 512.33,
+      powerLimitW: 700,
     })
     expect(parseNvidiaSmiLine('1, Tesla T4, [N/A], 512, 15360, [Not Supported], [N/A], ')).toEqual({
-      index: 1, name: 'Tesla T4', util: null, memUsedMiB: 512, memTotalMiB: 15360, tempC: null, powerW: null, powerLimitW: null,
+      index: 1,
+      name: 'Tesla T4',
+      util: null,
+      memUsedMiB: 512,
+      memTotalMiB: 15360,
+      tempC: null,
+      powerW: null,
+      powerLimitW: null,
     })
     expect(parseNumberField('NaN')).toBeNull()
     expect(parseNumberField(' 0 ')).toBe(0)
@@ -59,7 +73,9 @@ describe('nvidia-smi parsing', () => {
 
   it('ignores lines that are not GPU rows', () => {
     expect(parseNvidiaSmiLine("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")).toBeNull()
-    expect(parseNvidiaSmiLine('index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], temperature.gpu, power.draw [W], power.limit [W]')).toBeNull()
+    expect(
+      parseNvidiaSmiLine('index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], temperature.gpu, power.draw [W], power.limit [W]'),
+    ).toBeNull()
     expect(parseNvidiaSmiLine('0, H200, 5')).toBeNull()
   })
 
@@ -136,7 +152,9 @@ describe('process stats', () => {
   const modes = process.platform === 'linux' ? (['proc', 'ps'] as const) : process.platform === 'win32' ? ([] as const) : (['ps'] as const)
   for (const mode of modes) {
     it(`samples a busy child's CPU% and RSS, and leaves out one that exited (${mode})`, async () => {
-      const child = spawn(process.execPath, ['-e', 'const a = Buffer.alloc(64 << 20, 1); for (;;) { a[Math.floor(Math.random() * a.length)]++ }'], { stdio: 'ignore' })
+      const child = spawn(process.execPath, ['-e', 'const a = Buffer.alloc(64 << 20, 1); for (;;) { a[Math.floor(Math.random() * a.length)]++ }'], {
+        stdio: 'ignore',
+      })
       try {
         const stats = new ProcessStats({ mode })
         await new Promise((r) => setTimeout(r, 300))
@@ -160,7 +178,12 @@ describe('process stats', () => {
 describe('TelemetrySession', () => {
   it('combines GPU ticks, worker stats and the measurement into bounded samples, and stops the child', async () => {
     const worker = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' })
-    let context: Pick<TelemetrySample, 'index' | 'strategy' | 'workerCount' | 'phase'> = { index: 0, strategy: 'sequential', workerCount: 1, phase: 'measuring' }
+    let context: Pick<TelemetrySample, 'index' | 'strategy' | 'workerCount' | 'phase'> = {
+      index: 0,
+      strategy: 'sequential',
+      workerCount: 1,
+      phase: 'measuring',
+    }
     const seen: TelemetrySample[] = []
     const session = new TelemetrySession({
       pids: () => [worker.pid!],
@@ -209,7 +232,13 @@ describe('TelemetrySession', () => {
 describe('GPU busy per strategy', () => {
   const gpu = (util: number | null, index = 0) => ({ index, name: 'G', util, memUsedMiB: 1, memTotalMiB: 2, tempC: null, powerW: null, powerLimitW: null })
   const s = (strategy: TelemetrySample['strategy'], phase: TelemetrySample['phase'], utils: (number | null)[]): TelemetrySample => ({
-    t: 0, gpus: utils.map((u, i) => gpu(u, i)), workers: [], index: 0, strategy, workerCount: 1, phase,
+    t: 0,
+    gpus: utils.map((u, i) => gpu(u, i)),
+    workers: [],
+    index: 0,
+    strategy,
+    workerCount: 1,
+    phase,
   })
 
   it('averages utilisation over measuring samples only, all GPUs, in strategy order', () => {
@@ -225,7 +254,15 @@ describe('GPU busy per strategy', () => {
     ]
     expect(gpuBusyByStrategy(samples)).toEqual([
       { strategy: 'sequential', meanUtil: 23, samples: 2, perGpu: [{ index: 0, meanUtil: 23 }] },
-      { strategy: 'batched', meanUtil: 96, samples: 2, perGpu: [{ index: 0, meanUtil: 95 }, { index: 1, meanUtil: 97 }] },
+      {
+        strategy: 'batched',
+        meanUtil: 96,
+        samples: 2,
+        perGpu: [
+          { index: 0, meanUtil: 95 },
+          { index: 1, meanUtil: 97 },
+        ],
+      },
     ])
     // per GPU where several reported: a spread over GPUs shows whether each one worked
     expect(gpuBusyLine(samples)).toBe('GPU busy 23 % in sequential, 96 % in batched (GPU 0 95 %, GPU 1 97 %)')

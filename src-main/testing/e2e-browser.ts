@@ -58,7 +58,12 @@ export async function startE2eServer(
     ...(options.discoverGpus ? { discoverGpus: options.discoverGpus } : {}),
     ...(options.checkSlurm ? { checkSlurm: options.checkSlurm } : {}),
   })
-  const server = await startServer({ service, port: 0, rendererDir: join(repoRoot, 'out', 'renderer'), uploads: serviceUploads(service, options.maxUploadBytes) })
+  const server = await startServer({
+    service,
+    port: 0,
+    rendererDir: join(repoRoot, 'out', 'renderer'),
+    uploads: serviceUploads(service, options.maxUploadBytes),
+  })
   return { server, service, store, launcher, close: () => server.close() }
 }
 
@@ -144,7 +149,11 @@ export async function recordLiveView(page: Page): Promise<void> {
   await page.evaluate(() => {
     const w = globalThis as unknown as { __seen: { lanes: string[]; done: string[]; fractions: string[] } }
     w.__seen = { lanes: [], done: [], fractions: [] }
-    const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ textContent: string | null; getAttribute(a: string): string | null }>; body: unknown } }).document
+    const doc = (
+      globalThis as unknown as {
+        document: { querySelectorAll(s: string): ArrayLike<{ textContent: string | null; getAttribute(a: string): string | null }>; body: unknown }
+      }
+    ).document
     const note = (list: string[], v: string | null) => {
       if (v != null && list[list.length - 1] !== v) list.push(v)
     }
@@ -181,7 +190,12 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   const violations = await page.evaluate(async () => {
     const w = globalThis as unknown as { document: unknown; axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> } }
     const result = await w.axe.run(w.document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] })
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }))
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target, failureSummary: n.failureSummary })),
+    }))
   })
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')

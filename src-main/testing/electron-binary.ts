@@ -23,9 +23,7 @@ export function displayAvailable(): boolean {
 
 /** TRAINPOOL_REQUIRE=electron[,…] turns "skip when missing" into "fail when missing". */
 export function electronRequired(): boolean {
-  return (process.env.TRAINPOOL_REQUIRE ?? '')
-    .split(/[\s,]+/)
-    .some((s) => s.toLowerCase() === 'electron')
+  return (process.env.TRAINPOOL_REQUIRE ?? '').split(/[\s,]+/).some((s) => s.toLowerCase() === 'electron')
 }
 
 /** Why the Electron specs cannot run here, or null when they can. */

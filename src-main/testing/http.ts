@@ -41,10 +41,7 @@ export function rawGet(port: number, path: string, headers: Record<string, strin
 }
 
 export type WsOutcome =
-  | { kind: 'open'; ws: WebSocket }
-  | { kind: 'closed'; code: number; reason: string }
-  | { kind: 'refused'; status: number }
-  | { kind: 'error'; message: string }
+  { kind: 'open'; ws: WebSocket } | { kind: 'closed'; code: number; reason: string } | { kind: 'refused'; status: number } | { kind: 'error'; message: string }
 
 /** Opens a raw client; reports whether it stayed open, was closed (code) or refused (HTTP status). */
 export function openWs(url: string, options: WebSocket.ClientOptions = {}): Promise<WsOutcome> {

@@ -29,7 +29,11 @@ function sourceFiles(dir: string): string[] {
 const IMPORT = /^\s*(?:import|export)\s(?:[^'";]*?\sfrom\s)?\s*['"]([^'"]+)['"]/gm
 
 function resolveImport(from: string, spec: string): string | null {
-  const base = spec.startsWith('@shared/') ? join(ROOT, 'src-shared', spec.slice('@shared/'.length)) : spec.startsWith('.') ? resolve(dirname(from), spec) : null
+  const base = spec.startsWith('@shared/')
+    ? join(ROOT, 'src-shared', spec.slice('@shared/'.length))
+    : spec.startsWith('.')
+      ? resolve(dirname(from), spec)
+      : null
   if (!base) return null
   const stem = base.replace(/\.js$/, '')
   for (const candidate of [base, `${stem}.ts`, `${stem}.vue`, join(base, 'index.ts')]) {
@@ -92,7 +96,13 @@ describe('imports', () => {
   })
 
   it('the walk sees a circle where there is one', () => {
-    const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']], ['e', []]])
+    const graph = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a']],
+      ['d', ['a']],
+      ['e', []],
+    ])
     expect(circles(graph)).toEqual([['a', 'b', 'c']])
   })
 })

@@ -2,7 +2,16 @@
 // training involved). Node-side on purpose: the summary and the verification come from the real
 // bench/stats and bench/verify, so a stored run reads exactly as one the runner would have saved.
 // (The renderer's scripted stream and its result: src-shared/testing/fixtures.ts.)
-import { presetConfig, SCHEMA_VERSION, type BenchConfig, type KeptModels, type Measurement, type MeasurementKey, type RunResult, type TreeArtifact } from '@shared/contract'
+import {
+  presetConfig,
+  SCHEMA_VERSION,
+  type BenchConfig,
+  type KeptModels,
+  type Measurement,
+  type MeasurementKey,
+  type RunResult,
+  type TreeArtifact,
+} from '@shared/contract'
 import { familyOf } from '@shared/families'
 import { expandPlan } from '@shared/plan'
 import { summarize } from '../bench/stats'
@@ -75,7 +84,22 @@ export function stumpTree(feature = 0): TreeArtifact {
 
 /** A trees run (2 features, 300 rows, one sequential measurement of `models` models) and the models it kept: model i is `trees` stumps on feature i mod 2. */
 export function fakeTreesRun(models = 2, trees = 1, runId = '20250101-120000-abcdef'): { run: RunResult; kept: KeptModels } {
-  const run = fakeRun({ model: { kind: 'gbdt', rounds: trees } as never, backend: 'cpu', sizes: [300], models: [models], strategies: ['sequential'], workers: [1], repeats: 1, features: 2 }, runId)
+  const run = fakeRun(
+    {
+      model: { kind: 'gbdt', rounds: trees } as never,
+      backend: 'cpu',
+      sizes: [300],
+      models: [models],
+      strategies: ['sequential'],
+      workers: [1],
+      repeats: 1,
+      features: 2,
+    },
+    runId,
+  )
   const artifact = (i: number) => ({ format: 'gbdt-trees' as const, features: 2, baseScore: 0.5, trees: Array.from({ length: trees }, () => stumpTree(i % 2)) })
-  return { run, kept: { size: 300, strategy: 'sequential', workers: 1, models: Array.from({ length: models }, (_, i) => ({ index: i, artifact: artifact(i) })) } }
+  return {
+    run,
+    kept: { size: 300, strategy: 'sequential', workers: 1, models: Array.from({ length: models }, (_, i) => ({ index: i, artifact: artifact(i) })) },
+  }
 }

@@ -8,7 +8,9 @@ const HOW = 'start the test cluster as root: bash scripts/slurm-cluster.sh up (p
 function stderrOf(e: unknown, timeoutMs: number): string {
   const err = e as { code?: string; stderr?: Buffer | string; message?: string }
   if (err.code === 'ENOENT') return 'not found on PATH'
-  const text = String(err.stderr ?? '').trim().replace(/\s*\n\s*/g, '; ')
+  const text = String(err.stderr ?? '')
+    .trim()
+    .replace(/\s*\n\s*/g, '; ')
   if (err.code === 'ETIMEDOUT') return `no answer within ${timeoutMs} ms${text ? ` (so far: ${text})` : ''}`
   return text || String(err.message ?? e)
 }
@@ -30,7 +32,10 @@ export function slurmAvailable(options: { gpus?: number; timeoutMs?: number } = 
   } catch (e) {
     return { ok: false, why: `sinfo: ${stderrOf(e, timeout)} (${HOW})` }
   }
-  const rows = nodes.split('\n').filter((l) => l.trim() !== '').map((l) => l.split('|'))
+  const rows = nodes
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.split('|'))
   // %t: idle, mix, alloc, drain…, with a flag suffix (* not responding, ~ powered off, …).
   const ready = rows.filter(([, state]) => /^(idle|mix)$/.test(state ?? ''))
   if (ready.length === 0) {

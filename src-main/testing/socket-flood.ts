@@ -135,7 +135,8 @@ function serverCloseCode(bytes: Buffer): number | null {
 /** Sends one text frame holding `payload` (not copied: masked with a zero key); resolves when written or the socket is gone. */
 export function sendFrame(socket: Socket, payload: Buffer): Promise<void> {
   const n = payload.length
-  const lengthBytes = n < 126 ? Buffer.from([0x80 | n]) : n < 2 ** 16 ? Buffer.from([0x80 | 126, n >> 8, n & 0xff]) : Buffer.concat([Buffer.from([0x80 | 127]), u64(n)])
+  const lengthBytes =
+    n < 126 ? Buffer.from([0x80 | n]) : n < 2 ** 16 ? Buffer.from([0x80 | 126, n >> 8, n & 0xff]) : Buffer.concat([Buffer.from([0x80 | 127]), u64(n)])
   // FIN + text, the mask bit with its length, then a mask key of zeros
   const header = Buffer.concat([Buffer.from([0x81]), lengthBytes, Buffer.alloc(4)])
   return new Promise((resolveSent) => {

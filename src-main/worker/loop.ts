@@ -53,7 +53,8 @@ class WorkerLoop {
   private readonly handlers: Handlers = {
     init: (m) => this.init(m),
     probe: async () => this.post({ type: 'capabilities', backends: await this.options.probe() }),
-    memory: async () => this.post({ type: 'memory', ...(this.backend?.runtime.memory() ?? { numTensors: 0, numBytes: 0 }), rssBytes: process.memoryUsage.rss() }),
+    memory: async () =>
+      this.post({ type: 'memory', ...(this.backend?.runtime.memory() ?? { numTensors: 0, numBytes: 0 }), rssBytes: process.memoryUsage.rss() }),
     warmup: (m) => this.warmUp(m),
     job: (m) => this.runJob(m),
   }
@@ -156,17 +157,24 @@ class WorkerLoop {
     const deviceBefore = rt.deviceCounters?.()
     let lastProgress = 0
     let steps = 0
-    await fam.train(backend, d, job.workload, job.modelIndices, { fused: job.fused, keep: job.keep === true }, {
-      shouldStop: () => this.cancelledJobs.has(job.jobId),
-      onProgress: (modelIndices, progress) => {
-        this.maybeInjectFault(++steps)
-        const now = performance.now()
-        if (now - lastProgress < PROGRESS_MIN_INTERVAL_MS && progress.done < progress.total) return
-        lastProgress = now
-        this.post({ type: 'progress', jobId: job.jobId, modelIndices: [...modelIndices], progress })
+    await fam.train(
+      backend,
+      d,
+      job.workload,
+      job.modelIndices,
+      { fused: job.fused, keep: job.keep === true },
+      {
+        shouldStop: () => this.cancelledJobs.has(job.jobId),
+        onProgress: (modelIndices, progress) => {
+          this.maybeInjectFault(++steps)
+          const now = performance.now()
+          if (now - lastProgress < PROGRESS_MIN_INTERVAL_MS && progress.done < progress.total) return
+          lastProgress = now
+          this.post({ type: 'progress', jobId: job.jobId, modelIndices: [...modelIndices], progress })
+        },
+        onModelDone: ({ artifact, ...model }) => this.post({ type: 'model-done', jobId: job.jobId, model, ...(artifact ? { artifact } : {}) }),
       },
-      onModelDone: ({ artifact, ...model }) => this.post({ type: 'model-done', jobId: job.jobId, model, ...(artifact ? { artifact } : {}) }),
-    })
+    )
     const device = deviceBefore && rt.deviceCounters ? { device: subtractDeviceCounters(rt.deviceCounters(), deviceBefore) } : {}
     // peak resident set size of this process so far (maxRSS is in KiB)
     this.post({ type: 'job-done', jobId: job.jobId, wallMs: performance.now() - started, rssBytes: process.resourceUsage().maxRSS * 1024, ...device })

@@ -9,7 +9,15 @@ import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import WebSocket from 'ws'
-import { type CoordinatorFrame, CoordinatorFrameSchema, type TableChunk, type ToWorker, WORKER_SOCKET, type WorkerHello, type FromWorker } from '@shared/contract'
+import {
+  type CoordinatorFrame,
+  CoordinatorFrameSchema,
+  type TableChunk,
+  type ToWorker,
+  WORKER_SOCKET,
+  type WorkerHello,
+  type FromWorker,
+} from '@shared/contract'
 import { workerToken } from '../pool/remote/token'
 import type { ParentChannel } from './transport'
 
@@ -33,8 +41,15 @@ export async function connectToCoordinator(url: string, env: Env = process.env):
   if (!/^wss?:\/\//.test(url)) throw new Error(`trainpool worker: --connect ${JSON.stringify(url)} is not valid: a ws:// URL the coordinator printed`)
   const identity = workerIdentity(env)
   const dataMode = env.TRAINPOOL_WORKER_DATA ?? 'auto'
-  if (dataMode !== 'auto' && dataMode !== 'fetch') throw new Error(`trainpool worker: TRAINPOOL_WORKER_DATA ${JSON.stringify(dataMode)} is not valid: auto (read the store when this machine has it, else fetch) or fetch`)
-  const link = new CoordinatorLink(new WebSocket(url, { maxPayload: WORKER_SOCKET.maxFrameBytes }), env.TRAINPOOL_WORKER_CACHE || join(tmpdir(), 'trainpool-worker-cache'), dataMode)
+  if (dataMode !== 'auto' && dataMode !== 'fetch')
+    throw new Error(
+      `trainpool worker: TRAINPOOL_WORKER_DATA ${JSON.stringify(dataMode)} is not valid: auto (read the store when this machine has it, else fetch) or fetch`,
+    )
+  const link = new CoordinatorLink(
+    new WebSocket(url, { maxPayload: WORKER_SOCKET.maxFrameBytes }),
+    env.TRAINPOOL_WORKER_CACHE || join(tmpdir(), 'trainpool-worker-cache'),
+    dataMode,
+  )
   await link.welcomed(identity)
   return {
     post: (m) => link.post(m),
@@ -138,7 +153,7 @@ class CoordinatorLink {
     const hash = createHash('sha256')
     let wanted = ''
     try {
-      for (let offset = 0; ; ) {
+      for (let offset = 0; ;) {
         const frame = await new Promise<CoordinatorFrame>((resolve) => {
           this.chunkWaiters.set(sha256, resolve)
           this.post({ type: 'fetch-table', sha256, offset })
@@ -166,4 +181,3 @@ function parseJson(text: string): unknown {
     return undefined
   }
 }
-

@@ -18,9 +18,7 @@ export function chooseBridge(): Bridge {
   if (injected) return injected
   const preload = (globalThis as { trainpool?: Bridge }).trainpool
   if (preload) return preload
-  throw new Error(
-    'Trainpool backend not connected: window.trainpool (Electron preload) is missing and no browser-mode bridge was installed',
-  )
+  throw new Error('Trainpool backend not connected: window.trainpool (Electron preload) is missing and no browser-mode bridge was installed')
 }
 
 /** True when a bridge is available without throwing. */

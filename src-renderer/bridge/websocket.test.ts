@@ -33,7 +33,10 @@ afterEach(() => {
 
 describe('browser-mode bridge', () => {
   it('connects to /ws on the page host with the token from ?token=', async () => {
-    const b = bridgeForLocation({ protocol: 'http:', host: '127.0.0.1:7878', search: '?token=abc123' }, { WebSocketImpl: FakeSocket as unknown as typeof WebSocket })
+    const b = bridgeForLocation(
+      { protocol: 'http:', host: '127.0.0.1:7878', search: '?token=abc123' },
+      { WebSocketImpl: FakeSocket as unknown as typeof WebSocket },
+    )
     const sock = FakeSocket.last!
     expect(sock.url).toBe('ws://127.0.0.1:7878/ws?token=abc123')
     const p = b.listRuns()

@@ -50,7 +50,9 @@ describe('advice card', () => {
     expect(next.lowMs).toBeLessThanOrEqual(best.highMs) // the fixture's two batched options overlap: a tie, said so
     expect(w.get<HTMLInputElement>('[data-test=advice-models]').element.value).toBe('16')
     expect(w.get<HTMLInputElement>('[data-test=advice-size]').element.value).toBe('2000')
-    expect(w.get('[data-test=advice-pick]').text()).toBe(`batched, W=${best.workers} ≈ ${formatDuration(best.predictedMs)} (95 % interval ${formatRange(best.lowMs, best.highMs)})`)
+    expect(w.get('[data-test=advice-pick]').text()).toBe(
+      `batched, W=${best.workers} ≈ ${formatDuration(best.predictedMs)} (95 % interval ${formatRange(best.lowMs, best.highMs)})`,
+    )
     expect(w.get('[data-test=advice-next]').text()).toBe(
       `Next best: ${next.strategy}, W=${next.workers} ≈ ${formatDuration(next.predictedMs)}, ${(next.predictedMs / best.predictedMs).toFixed(1)}× slower (the intervals overlap: as good as a tie).`,
     )
@@ -116,7 +118,10 @@ describe('advice card', () => {
 
     const advice = adviseFrom(source, { models: 16, size: 2000 })
     const cfg = verificationConfig(source.config, advice)
-    const measured = resultFor(cfg, expandPlan(cfg).map((k) => measurementFor(k, false, cfg)))
+    const measured = resultFor(
+      cfg,
+      expandPlan(cfg).map((k) => measurementFor(k, false, cfg)),
+    )
     const check = service.completeVerification('verify-1', measured)
     await flushPromises()
     const table = w.get('[data-test=advice-check] [data-test=advice-check-table]')
@@ -140,12 +145,16 @@ describe('advice card', () => {
     const advice = adviseFrom(source, { models: 8, size: 2000 })
     const verify = (id: string, factor: number) => ({
       runId: id,
-      summary: advice.options.slice(0, 2).map((o) => ({ ...source.summary[0], strategy: o.strategy, workers: o.workers, models: 8, size: 2000, medianMs: o.predictedMs * factor })),
+      summary: advice.options
+        .slice(0, 2)
+        .map((o) => ({ ...source.summary[0], strategy: o.strategy, workers: o.workers, models: 8, size: 2000, medianMs: o.predictedMs * factor })),
     })
     const checks = [checkAdvice(advice, verify('v-old', 3), '2026-12-01T00:00:00Z'), checkAdvice(advice, verify('v-new', 1), '2026-12-02T00:00:00Z')]
     const w = panel({ ...source, adviceChecks: checks })
     expect(w.get('[data-test=advice-check] h4').text()).toMatch(/^Verified: 8 models at 2,000 rows\s+run v-new$/)
-    expect(w.get('[data-test=advice-check] [data-test=advice-check-verdict]').text()).toMatch(/the pick was right\. 2 of 2 measured times inside the predicted interval\./)
+    expect(w.get('[data-test=advice-check] [data-test=advice-check-verdict]').text()).toMatch(
+      /the pick was right\. 2 of 2 measured times inside the predicted interval\./,
+    )
     expect(w.findAll('[data-test=advice-check-older]')).toHaveLength(1)
     // the card opens on the last verified advice, as the report does
     expect(w.get<HTMLInputElement>('[data-test=advice-models]').element.value).toBe('8')
@@ -180,7 +189,10 @@ describe('the fits behind the advice', () => {
 
   it('cost models: the line, R² and each N’s residual; a refused fit says why in its row', () => {
     const good = panel(sweepResult())
-    const seq = good.get('[data-test=cm-row-sequential-1]').findAll('th,td').map((c) => c.text())
+    const seq = good
+      .get('[data-test=cm-row-sequential-1]')
+      .findAll('th,td')
+      .map((c) => c.text())
     const cm = adviseFrom(sweepResult(), { models: 16, size: 2000 }).costModels[0]
     expect(seq.slice(0, 3)).toEqual(['sequential', `${formatDuration(cm.fit.a)} + ${formatDuration(cm.fit.b)} × N`, cm.fit.r2!.toFixed(3)])
     const r1 = cm.fit.points[0].ms - cm.fit.points[0].predictedMs

@@ -77,7 +77,11 @@ it('Calibrate waits while a run is live, and says why the service refused', asyn
 })
 
 it('a run with auto: the Environment card and the report say where it ran and why', () => {
-  const auto = { backend: 'onnxruntime' as const, reason: 'auto → onnxruntime: a batched step of 50 models in 1.2 ms (16 workers × 4), against webgpu 4.6 ms (calibrated 2026-12-04)', calibratedAt: '2026-12-04T10:00:00.000Z' }
+  const auto = {
+    backend: 'onnxruntime' as const,
+    reason: 'auto → onnxruntime: a batched step of 50 models in 1.2 ms (16 workers × 4), against webgpu 4.6 ms (calibrated 2026-12-04)',
+    calibratedAt: '2026-12-04T10:00:00.000Z',
+  }
   const environment = { ...ENVIRONMENT, backend: 'onnxruntime' as const, auto }
   expect(mount(EnvironmentCard, { props: { environment, capabilities: null } }).text()).toContain(`Auto${auto.reason}`)
   const run = (scriptedRun({ models: 4, workers: [2] }).at(-1) as { result: RunResult }).result

@@ -60,7 +60,12 @@ it('an absent xgboost is listed for trees as unavailable, with how to get it', a
 const compareBoxes = (w: Awaited<ReturnType<typeof setup>>) =>
   w.findAll('[data-test=compare-backends] input[type=checkbox]').map((i) => {
     const el = i.element as HTMLInputElement
-    return { name: i.attributes('data-test')!.replace('compare-', ''), checked: el.checked, disabled: el.disabled, title: i.element.parentElement!.getAttribute('title') }
+    return {
+      name: i.attributes('data-test')!.replace('compare-', ''),
+      checked: el.checked,
+      disabled: el.disabled,
+      title: i.element.parentElement!.getAttribute('title'),
+    }
   })
 
 it('Compare backends: two ticked make the draft a list in the family order; one ticked is that backend alone; none is auto', async () => {
@@ -93,7 +98,7 @@ it('Compare backends: two ticked make the draft a list in the family order; one 
   expect(cfg.draft.backend).toBe('auto')
 })
 
-it('a compared backend that is unavailable or not the family\'s has its error on its own box, and the draft is saved and restored as a list', async () => {
+it("a compared backend that is unavailable or not the family's has its error on its own box, and the draft is saved and restored as a list", async () => {
   const w = await setup({ available: true, detail: 'XGBoost 1.7.4' })
   const cfg = useConfigStore()
   cfg.draft.backend = ['wasm', 'tensorflow']

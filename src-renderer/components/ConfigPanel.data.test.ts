@@ -44,7 +44,7 @@ afterEach(() => {
 })
 
 describe('ConfigPanel data section', () => {
-  it('starts on generated data: the generator\'s target and feature count shown, no file controls, no data in the config', async () => {
+  it("starts on generated data: the generator's target and feature count shown, no file controls, no data in the config", async () => {
     const w = await setup()
     expect((w.get('[data-test=source-generated]').element as HTMLInputElement).checked).toBe(true)
     expect(w.find('[data-test=data-upload]').exists()).toBe(false)
@@ -73,7 +73,11 @@ describe('ConfigPanel data section', () => {
     expect(w.findAll('[data-test=data-recent] option').map((o) => o.text())).toEqual(['Choose…', `houses.csv · 1,200 rows · ${HOUSES_SHA.slice(0, 8)}`])
     await pickRecent(w)
     expect(w.get('[data-test=data-summary]').text()).toBe(`houses.csv · 1,200 rows × 5 columns · CSV, 47.1 KiB · sha256 ${HOUSES_SHA.slice(0, 12)}`)
-    const row = (name: string) => w.get(`[data-test=data-column-${name}]`).findAll('th, td').map((c) => c.text())
+    const row = (name: string) =>
+      w
+        .get(`[data-test=data-column-${name}]`)
+        .findAll('th, td')
+        .map((c) => c.text())
     expect(row('area')).toEqual(['area', 'numeric', '0', '21 … 310', ''])
     expect(row('rooms')).toEqual(['rooms', 'numeric', '4', '1 … 9', ''])
     expect(row('city')).toEqual(['city', 'text', '0', 'text from row 1', 'text'])
@@ -81,7 +85,12 @@ describe('ConfigPanel data section', () => {
     const preview = w.get('[data-test=data-preview]')
     expect(preview.findAll('thead th').map((c) => c.text())).toEqual(['area', 'rooms', 'city', 'age', 'price'])
     expect(preview.findAll('tbody tr')).toHaveLength(3)
-    expect(preview.findAll('tbody tr')[1].findAll('td').map((c) => c.text())).toEqual(['120', '—', 'Paris', '40', '890000'])
+    expect(
+      preview
+        .findAll('tbody tr')[1]
+        .findAll('td')
+        .map((c) => c.text()),
+    ).toEqual(['120', '—', 'Paris', '40', '890000'])
     // the generator's own fields make no sense for a file
     expect(w.find('[data-test=target]').exists()).toBe(false)
     expect(w.find('[data-test=features]').exists()).toBe(false)
@@ -116,7 +125,9 @@ describe('ConfigPanel data section', () => {
     expect(useConfigStore().draft.data?.exclude).toEqual([])
     // none left: an error on the feature columns, Run disabled
     for (const c of ['rooms', 'age', 'price']) await w.get(`[data-test=data-feature-${c}]`).setValue(false)
-    expect(w.get('#err-data-features').text()).toBe('No feature columns are left in houses.csv: besides the target "area" it needs at least one numeric column that is not excluded')
+    expect(w.get('#err-data-features').text()).toBe(
+      'No feature columns are left in houses.csv: besides the target "area" it needs at least one numeric column that is not excluded',
+    )
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
   })
 
@@ -138,7 +149,9 @@ describe('ConfigPanel data section', () => {
     await w.get('[data-test=data-feature-rooms]').setValue(true)
     await w.get('[data-test=family]').setValue('gbdt')
     expect(w.find('[data-test=data-impute]').exists()).toBe(false)
-    expect(w.get('[data-test=data-missing]').text()).toBe('4 missing values in the feature columns: GBDT trains on them as they are (each split learns which way they go).')
+    expect(w.get('[data-test=data-missing]').text()).toBe(
+      '4 missing values in the feature columns: GBDT trains on them as they are (each split learns which way they go).',
+    )
   })
 
   it('a size larger than the file is an error on that size; All rows sets the one size to the row count', async () => {
@@ -235,7 +248,9 @@ describe('ConfigPanel data section', () => {
     await w.get('[data-test=data-remove]').trigger('click')
     await w.get('[data-test=data-remove-yes]').trigger('click')
     await flushPromises()
-    expect(w.get('[data-test=data-error]').text()).toBe('Could not remove the data set: run r1 is training on houses.csv: remove it from the data cache once that run has finished')
+    expect(w.get('[data-test=data-error]').text()).toBe(
+      'Could not remove the data set: run r1 is training on houses.csv: remove it from the data cache once that run has finished',
+    )
     expect(useConfigStore().draft.data?.sha256).toBe(HOUSES_SHA)
     expect(w.get('[data-test=data-summary]').text()).toMatch(/^houses\.csv/)
   })

@@ -39,7 +39,7 @@ describe('ConfigPanel: where to run', () => {
     expect(w.find('[data-test=where-to-run]').exists()).toBe(false)
   })
 
-  it('runs on this machine by default; Slurm\'s boxes make config.launcher and the run sends it', async () => {
+  it("runs on this machine by default; Slurm's boxes make config.launcher and the run sends it", async () => {
     const w = await panel()
     expect(w.get<HTMLInputElement>('[data-test=place-local]').element.checked).toBe(true)
     expect(w.find('[data-test=slurm-fields]').exists()).toBe(false)
@@ -57,7 +57,15 @@ describe('ConfigPanel: where to run', () => {
     await w.get('[data-test=run]').trigger('submit')
     await flushPromises()
     expect(service.callsTo('start')[0].config).toMatchObject({
-      launcher: { engine: 'slurm', partition: 'gpu', gres: null, time: '1:00:00', account: 'mylab', sbatchArgs: ['--qos=short', '--mail-type=END,FAIL'], queueTimeoutS: 120 },
+      launcher: {
+        engine: 'slurm',
+        partition: 'gpu',
+        gres: null,
+        time: '1:00:00',
+        account: 'mylab',
+        sbatchArgs: ['--qos=short', '--mail-type=END,FAIL'],
+        queueTimeoutS: 120,
+      },
     })
   })
 
@@ -89,7 +97,9 @@ describe('ConfigPanel: where to run', () => {
     await w.get('[data-test=slurm-partition]').setValue('gpu')
     await w.get('[data-test=slurm-time]').setValue('30')
     await w.get('[data-test=slurm-queueTimeoutS]').setValue('60')
-    expect(errorsOf(w, 'sbatchArgs')).toEqual(['Other sbatch options: --array is set by Trainpool itself (its own field or the job array); accepted: other sbatch options such as --qos=short (you typed "--array=0-3")'])
+    expect(errorsOf(w, 'sbatchArgs')).toEqual([
+      'Other sbatch options: --array is set by Trainpool itself (its own field or the job array); accepted: other sbatch options such as --qos=short (you typed "--array=0-3")',
+    ])
     expect(w.get('[data-test=run]').attributes('disabled')).toBeDefined()
     await w.get('[data-test=slurm-sbatchArgs]').setValue('--qos=short')
     expect(useConfigStore().valid).toBe(true)
@@ -132,7 +142,9 @@ describe('ConfigPanel: where to run', () => {
     localStorage.setItem(STORAGE_KEY, JSON.stringify({ ...presetConfig('smoke'), launcher: { engine: 'slurm' } }))
     const w = await panel({})
     expect(w.find('[data-test=where-to-run]').exists()).toBe(true)
-    expect(w.findAll('#err-launcher li').map((e) => e.text())).toEqual(['Where to run: Slurm is not available here: sbatch --version failed: not found on PATH'])
+    expect(w.findAll('#err-launcher li').map((e) => e.text())).toEqual([
+      'Where to run: Slurm is not available here: sbatch --version failed: not found on PATH',
+    ])
     await w.get('[data-test=place-local]').setValue(true)
     expect(w.find('[data-test=where-to-run]').exists()).toBe(false)
     expect(useConfigStore().valid).toBe(true)

@@ -42,7 +42,11 @@ describe('ConfigPanel: model set', () => {
     expect(cfg.estimate?.work).toBeGreaterThan(0)
     await w.get('[data-test=run]').trigger('submit')
     await flushPromises()
-    expect(service.callsTo('start')[0].config).toMatchObject({ models: [24], set: { grid: { eta: [0.1, 0.3], maxDepth: [3, 5] }, seeds: 2, folds: 3 }, model: { eta: 0.1, maxDepth: 3 } })
+    expect(service.callsTo('start')[0].config).toMatchObject({
+      models: [24],
+      set: { grid: { eta: [0.1, 0.3], maxDepth: [3, 5] }, seeds: 2, folds: 3 },
+      model: { eta: 0.1, maxDepth: 3 },
+    })
   })
 
   it('an MLP grid over hidden layers takes whole lists, separated by /', async () => {
@@ -92,7 +96,7 @@ describe('ConfigPanel: model set', () => {
     expect(w.get<HTMLButtonElement>('[data-test=run]').element.disabled).toBe(true)
   })
 
-  it('the MLP\'s help says every field can vary; the trees\' names the one that cannot', async () => {
+  it("the MLP's help says every field can vary; the trees' names the one that cannot", async () => {
     const w = setup()
     expect(w.get('[data-test=set-help]').text()).toMatch(/; every field above can take several values\.$/)
     await w.get('[data-test=family]').setValue('gbdt')
@@ -111,4 +115,3 @@ describe('ConfigPanel: model set', () => {
     expect(w.get('#err-other').text()).toMatch(/eta cannot vary in a neural network \(MLP\) grid/)
   })
 })
-

@@ -32,7 +32,7 @@ describe('ConfigPanel: sweep model counts', () => {
     await w.get('[data-test=sweep-models]').setValue(true)
     expect(w.get('label[for=config-models]').text()).toBe('Models up to (N)')
     expect(w.get<HTMLInputElement>('[data-test=models]').element.value).toBe('16')
-    expect(w.get('[data-test=sweep-counts]').text()).toBe('measures N = 1, 2, 4, 8, 16 (for the advice\'s fits)')
+    expect(w.get('[data-test=sweep-counts]').text()).toBe("measures N = 1, 2, 4, 8, 16 (for the advice's fits)")
     const cfg = useConfigStore()
     expect(cfg.config?.models).toEqual(modelSweep(16))
     // typing another N re-expands it; W larger than a small N is skipped there, not refused
@@ -61,7 +61,7 @@ describe('ConfigPanel: sweep model counts', () => {
     expect(useConfigStore().config?.models).toEqual([8])
   })
 
-  it('a config with a sweep\'s counts (run again, a restored draft) shows as a sweep', async () => {
+  it("a config with a sweep's counts (run again, a restored draft) shows as a sweep", async () => {
     const w = setup()
     useConfigStore().replace(presetConfig('smoke', { models: [1, 2, 4, 8], workers: [1, 2] }))
     await flushPromises()
@@ -83,6 +83,8 @@ describe('ConfigPanel: measurements too short for a sweep (issue 25)', () => {
     await w.get('[data-test=models]').setValue('16')
     await w.get('[data-test=sweep-models]').setValue(true)
     await flushPromises()
-    expect(w.get('[data-test=short-measurements]').text()).toMatch(/measurements are estimated under 250 ms: each runs again until .*more rows or more epochs\/rounds/)
+    expect(w.get('[data-test=short-measurements]').text()).toMatch(
+      /measurements are estimated under 250 ms: each runs again until .*more rows or more epochs\/rounds/,
+    )
   })
 })

@@ -38,7 +38,7 @@ describe('ConfigPanel validation', () => {
     expect(w.find('.field-error').exists()).toBe(false)
   })
 
-  it('renders the MLP\'s fields from its field specs: label, help, current value', () => {
+  it("renders the MLP's fields from its field specs: label, help, current value", () => {
     const w = setup()
     const fields = w.findAll('[data-test=model-fields] [data-test^=model-field-]')
     expect(fields.map((f) => f.find('label').text())).toEqual(mlpFamily.fields.map((f) => f.label))
@@ -127,7 +127,7 @@ describe('model family', () => {
     expect((w.get('[data-test=family]').element as HTMLSelectElement).value).toBe('mlp')
   })
 
-  it('trees: picking the family shows its fields; the article\'s exact settings (no sampling) are said to train identical models', async () => {
+  it("trees: picking the family shows its fields; the article's exact settings (no sampling) are said to train identical models", async () => {
     const w = setup()
     await w.get('[data-test=family]').setValue('gbdt')
     expect((w.get('[data-test=model-rounds]').element as HTMLInputElement).value).toBe('100')

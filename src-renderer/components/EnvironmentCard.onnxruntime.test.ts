@@ -29,7 +29,15 @@ it('before a run, the card lists onnxruntime unavailable with the reason', () =>
   const capabilities = {
     ...CAPABILITIES,
     autoBackend: 'wasm' as const,
-    backends: [...CAPABILITIES.backends, { name: 'onnxruntime' as const, available: false, gpu: false, detail: 'onnxruntime-node failed to load its native library: libonnxruntime.so.1: cannot open shared object file' }],
+    backends: [
+      ...CAPABILITIES.backends,
+      {
+        name: 'onnxruntime' as const,
+        available: false,
+        gpu: false,
+        detail: 'onnxruntime-node failed to load its native library: libonnxruntime.so.1: cannot open shared object file',
+      },
+    ],
   }
   const text = mount(EnvironmentCard, { props: { environment: null, capabilities } }).text()
   expect(text).toContain('onnxruntime — unavailable: onnxruntime-node failed to load its native library')

@@ -10,18 +10,33 @@ import LeaderboardTable from './LeaderboardTable.vue'
 import RunReport from './RunReport.vue'
 
 describe('LeaderboardTable', () => {
-  it('ranks a model set\'s configurations, best first and marked', () => {
+  it("ranks a model set's configurations, best first and marked", () => {
     const w = mount(LeaderboardTable, { props: { result: setResult({ folds: 3 }) } })
     expect(w.get('[data-test=leaderboard-title]').text()).toBe('Leaderboard at 2,000 rows, ranked by validation MSE over 3 folds × 2 seeds, best first')
     expect(w.findAll('th').map((th) => th.text())).toEqual(['rank', 'configuration', 'validation MSE', 'test MSE', 'time/model'])
-    const best = w.get('[data-test=leaderboard-best]').findAll('td').map((td) => td.text())
+    const best = w
+      .get('[data-test=leaderboard-best]')
+      .findAll('td')
+      .map((td) => td.text())
     expect(best.slice(0, 2)).toEqual(['1 (best)', 'max-depth 5 · eta 0.3'])
-    expect(w.findAll('[data-test=leaderboard-row]').map((r) => r.findAll('td')[1].text())).toEqual(['max-depth 5 · eta 0.1', 'max-depth 3 · eta 0.3', 'max-depth 3 · eta 0.1'])
+    expect(w.findAll('[data-test=leaderboard-row]').map((r) => r.findAll('td')[1].text())).toEqual([
+      'max-depth 5 · eta 0.1',
+      'max-depth 3 · eta 0.3',
+      'max-depth 3 · eta 0.1',
+    ])
   })
 
-  it('shows in a run\'s report (History), and not for a plain run', () => {
+  it("shows in a run's report (History), and not for a plain run", () => {
     const global = { plugins: [createPinia()] }
-    expect(mount(RunReport, { props: { result: setResult() }, global }).find('[data-test=leaderboard]').exists()).toBe(true)
-    expect(mount(RunReport, { props: { result: resultFor(presetConfig('smoke'), []) }, global }).find('[data-test=leaderboard]').exists()).toBe(false)
+    expect(
+      mount(RunReport, { props: { result: setResult() }, global })
+        .find('[data-test=leaderboard]')
+        .exists(),
+    ).toBe(true)
+    expect(
+      mount(RunReport, { props: { result: resultFor(presetConfig('smoke'), []) }, global })
+        .find('[data-test=leaderboard]')
+        .exists(),
+    ).toBe(false)
   })
 })

@@ -43,9 +43,7 @@ describe('LiveRun with a scripted 4 models × 2 workers stream', () => {
     expect(lanes).toHaveLength(2)
     expect(w.get('[data-test=lane-0]').text()).toMatch(/W0/)
     expect(w.get('[data-test=lane-0] [data-test=lane-models]').text()).toMatch(/#\d/)
-    expect(w.get('[data-test=lane-1] [data-test=lane-models]').text()).not.toBe(
-      w.get('[data-test=lane-0] [data-test=lane-models]').text(),
-    )
+    expect(w.get('[data-test=lane-1] [data-test=lane-models]').text()).not.toBe(w.get('[data-test=lane-0] [data-test=lane-models]').text())
     expect(w.get('[data-test=measurement-of]').text()).toBe('measurement 2 of 3')
     expect(w.get('[data-test=current-key]').text()).toMatch(/pool W=2 · 2k rows · 4 models/)
     expect(w.get('[data-test=run-status]').text()).toBe('Running')
@@ -70,7 +68,7 @@ describe('LiveRun with a scripted 4 models × 2 workers stream', () => {
     expect(w.findAll('[data-test=model-grid] li.done')).toHaveLength(4)
   })
 
-  it('lanes say the progress in the family\'s words: epoch and batch for the MLP, 1-based', async () => {
+  it("lanes say the progress in the family's words: epoch and batch for the MLP, 1-based", async () => {
     const { w, run } = setup()
     run.applyEvent(events[0])
     // the smoke workload: 2 000 rows, 20 % test → 1 600 training rows, batch 512 → 4 batches per epoch, 2 epochs
@@ -190,7 +188,7 @@ describe('cancel flow', () => {
     expect(w.find('[data-test=cancel]').exists()).toBe(false)
   })
 
-  it('a cancelled run\'s progress bar stays where the run stopped, not at 100 %', async () => {
+  it("a cancelled run's progress bar stays where the run stopped, not at 100 %", async () => {
     const { w, run } = setup()
     const finished = events.at(-1) as Extract<RunEvent, { type: 'run-finished' }>
     const firstMeasurement = events.findIndex((e) => e.type === 'measurement')

@@ -70,7 +70,14 @@ describe('cancel leaves no contradiction', () => {
     expect(w.get('[data-test=measurement-of]').text()).toBe('measurement 3 of 3')
     expect(run.currentIndex).toBe(2)
     // a phase event of an earlier index does not either
-    run.applyEvent({ type: 'phase', runId: 'run-1', phase: 'starting', index: 0, key: events[0].type === 'run-started' ? events[0].plan[0] : null, message: 'x' })
+    run.applyEvent({
+      type: 'phase',
+      runId: 'run-1',
+      phase: 'starting',
+      index: 0,
+      key: events[0].type === 'run-started' ? events[0].plan[0] : null,
+      message: 'x',
+    })
     await flushPromises()
     expect(w.get('[data-test=measurement-of]').text()).toBe('measurement 3 of 3')
   })

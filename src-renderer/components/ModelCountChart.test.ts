@@ -43,7 +43,11 @@ describe('ModelCountChart', () => {
 
   it('nothing without a sweep; inside ResultCharts below the other charts when there is one', () => {
     const single = [measurementFor({ size: 2000, models: 4, workers: 1, strategy: 'sequential', repeat: 0 })]
-    expect(mount(ModelCountChart, { props: { measurements: single } }).find('[data-test=model-count]').exists()).toBe(false)
+    expect(
+      mount(ModelCountChart, { props: { measurements: single } })
+        .find('[data-test=model-count]')
+        .exists(),
+    ).toBe(false)
     const charts = mount(ResultCharts, { props: { measurements: run.measurements, backend: 'wasm', device: null } })
     expect(charts.find('[data-test=chart-model-count]').exists()).toBe(true)
   })

@@ -50,7 +50,9 @@ describe('ResultCharts', () => {
   it('titles have no dangling separators while backend or device are not known', () => {
     const one = finished.slice(0, 1)
     const cap = (backend: string | null, device: string | null) =>
-      mount(ResultCharts, { props: { measurements: one, backend, device } }).get('[data-test=chart-time] figcaption').text()
+      mount(ResultCharts, { props: { measurements: one, backend, device } })
+        .get('[data-test=chart-time] figcaption')
+        .text()
     expect(cap(null, null)).toBe('Total time vs data size — 4 models')
     expect(cap('wasm', null)).toBe('Total time vs data size — 4 models · wasm')
     expect(cap('wasm', 'AMD EPYC 9654')).toBe('Total time vs data size — 4 models · wasm on AMD EPYC 9654')

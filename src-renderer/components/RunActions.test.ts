@@ -19,7 +19,10 @@ afterEach(() => setBridge(null))
 
 describe('RunActions: Save best model', () => {
   it('downloads the best model of a run that kept its models', async () => {
-    const run = { ...setResult({ runId: '20260101-120000-aaaaaa' }), keptModels: { size: 2000, strategy: 'sequential', workers: 1, count: 8, format: 'gbdt-trees' } }
+    const run = {
+      ...setResult({ runId: '20260101-120000-aaaaaa' }),
+      keptModels: { size: 2000, strategy: 'sequential', workers: 1, count: 8, format: 'gbdt-trees' },
+    }
     service.addRun(run)
     const w = mount(RunActions, { props: { run } })
     await w.get('[data-test=save-best-model]').trigger('click')

@@ -8,7 +8,11 @@ import RunCompare from './RunCompare.vue'
 
 function run(models: number, runId: string, startedAt: string, extra: { preset?: 'quick' | 'custom'; name?: string } = {}) {
   const config = { ...presetConfig('quick', { models: [models], workers: [2], repeats: 1 }), preset: extra.preset ?? 'quick' }
-  const r = resultFor(config, expandPlan(config).map((k) => measurementFor(k, false, config)), { runId })
+  const r = resultFor(
+    config,
+    expandPlan(config).map((k) => measurementFor(k, false, config)),
+    { runId },
+  )
   return { ...r, startedAt, ...(extra.name ? { name: extra.name } : {}) }
 }
 
@@ -54,6 +58,10 @@ describe('RunCompare: model sets', () => {
     expect(rows[0]).toEqual(['max-depth 5 · eta 0.3', '0.6500', '0.7150', '+10.0%', '200 ms', '100 ms', '−50.0%'])
     expect(rows).toHaveLength(4)
     const plain = run(8, '20261202-090000-aaaaaa', '2026-12-02T09:00:00.000Z')
-    expect(mount(RunCompare, { props: { a: plain, b: plain } }).find('[data-test=compare-configurations]').exists()).toBe(false)
+    expect(
+      mount(RunCompare, { props: { a: plain, b: plain } })
+        .find('[data-test=compare-configurations]')
+        .exists(),
+    ).toBe(false)
   })
 })

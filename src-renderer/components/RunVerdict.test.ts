@@ -11,7 +11,10 @@ import RunVerdict from './RunVerdict.vue'
 import SummaryTable from './SummaryTable.vue'
 
 const config = presetConfig('quick', { sizes: [2000, 5000], models: [8], workers: [1, 2], repeats: 2 })
-const base = resultFor(config, expandPlan(config).map((k) => measurementFor(k, false, config)))
+const base = resultFor(
+  config,
+  expandPlan(config).map((k) => measurementFor(k, false, config)),
+)
 const SPREAD = 'wide spread: max−min is 65% of the median (a busy or throttled machine?)'
 /** 7 of the 10 summary entries noisy, their warnings repeated in the run's list as the service does, plus one other warning */
 function noisyRun(): RunResult {
@@ -21,7 +24,7 @@ function noisyRun(): RunResult {
 }
 
 describe('RunVerdict', () => {
-  it('says the report\'s verdict, word for word', () => {
+  it("says the report's verdict, word for word", () => {
     const w = mount(RunVerdict, { props: { result: base } })
     const v = verdictFor(base)
     expect(w.get('[data-test=verdict-headline]').text()).toBe(v.headline)

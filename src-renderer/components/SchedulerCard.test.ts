@@ -14,7 +14,6 @@ import LiveRun from './LiveRun.vue'
 import RunReport from './RunReport.vue'
 import SchedulerCard from './SchedulerCard.vue'
 
-
 let service: FakeService
 beforeEach(() => {
   setActivePinia(createPinia())
@@ -44,7 +43,7 @@ describe('a Slurm run', () => {
     expect(w.get('[data-test=slurm-hosts]').text()).toBe('node01 (W0, W1)')
   })
 
-  it('while it runs, each job id is shown as it is submitted (the scheduler event), then the result\'s', async () => {
+  it("while it runs, each job id is shown as it is submitted (the scheduler event), then the result's", async () => {
     const run = useRunStore()
     await run.connect()
     const events = scriptedRun()

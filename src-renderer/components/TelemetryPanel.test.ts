@@ -11,10 +11,29 @@ import { fakeBridge } from '@shared/testing/fake-service'
 import TelemetryPanel from './TelemetryPanel.vue'
 
 const gpu = (index: number, util: number | null, extra: Partial<GpuSample> = {}): GpuSample => ({
-  index, name: index ? 'Tesla T4' : 'NVIDIA H200', util, memUsedMiB: 30720, memTotalMiB: 143771, tempC: 55, powerW: 512.4, powerLimitW: 700, ...extra,
+  index,
+  name: index ? 'Tesla T4' : 'NVIDIA H200',
+  util,
+  memUsedMiB: 30720,
+  memTotalMiB: 143771,
+  tempC: 55,
+  powerW: 512.4,
+  powerLimitW: 700,
+  ...extra,
 })
-const sample = (t: number, strategy: TelemetrySample['strategy'], util: number | null, workers = [{ pid: 4242, cpuPercent: 98.5, rssBytes: 300 * 2 ** 20 }]): TelemetrySample => ({
-  t, gpus: [gpu(0, util), gpu(1, null, { tempC: null, powerW: null, powerLimitW: null })], workers, index: 0, strategy, workerCount: 1, phase: 'measuring',
+const sample = (
+  t: number,
+  strategy: TelemetrySample['strategy'],
+  util: number | null,
+  workers = [{ pid: 4242, cpuPercent: 98.5, rssBytes: 300 * 2 ** 20 }],
+): TelemetrySample => ({
+  t,
+  gpus: [gpu(0, util), gpu(1, null, { tempC: null, powerW: null, powerLimitW: null })],
+  workers,
+  index: 0,
+  strategy,
+  workerCount: 1,
+  phase: 'measuring',
 })
 
 afterEach(() => setBridge(null))
@@ -57,7 +76,9 @@ describe('TelemetryPanel', () => {
   })
 
   it('before any sample of a live run: waiting, no workers yet', () => {
-    const w = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'starting', message: 'starting nvidia-smi' }, samples: [] }, live: true, backend: 'tensorflow' } })
+    const w = mount(TelemetryPanel, {
+      props: { telemetry: { gpu: { state: 'starting', message: 'starting nvidia-smi' }, samples: [] }, live: true, backend: 'tensorflow' },
+    })
     expect(w.get('[data-test=gpu-status]').text()).toBe('waiting for nvidia-smi…')
     expect(w.get('[data-test=no-workers]').text()).toBe('no worker running right now')
   })
@@ -74,7 +95,9 @@ describe('TelemetryPanel', () => {
     expect(w.get('[data-test=no-gpu]').classes()).toContain('muted')
     expect(w.get('[data-test=no-gpu]').text()).toBe('wasm trains on the CPU: no GPU telemetry for this run.')
     // GPU rows nvidia-smi did read are not this run's business either
-    const withGpus = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples: [sample(0, 'pool', 90), sample(1000, 'pool', 95)] }, backend: 'cpu' } })
+    const withGpus = mount(TelemetryPanel, {
+      props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples: [sample(0, 'pool', 90), sample(1000, 'pool', 95)] }, backend: 'cpu' },
+    })
     expect(withGpus.find('[data-test=gpus]').exists()).toBe(false)
     expect(withGpus.find('[data-test=gpu-busy]').exists()).toBe(false)
   })
@@ -91,7 +114,13 @@ describe('TelemetryPanel', () => {
 
   it("a GPU backend is what the family's backend table says (gpu: true), not a list of its own", () => {
     const samples = [sample(0, 'pool', 90), sample(1000, 'pool', 95)]
-    const undo = registerBackend('mlp', { name: 'toy-gpu', gpu: true, auto: false, batched: true, speed: { workPerSecond: 1e9, stepMs: 1, jobMs: 1, poolStartMs: 1, sharedDevice: true } })
+    const undo = registerBackend('mlp', {
+      name: 'toy-gpu',
+      gpu: true,
+      auto: false,
+      batched: true,
+      speed: { workPerSecond: 1e9, stepMs: 1, jobMs: 1, poolStartMs: 1, sharedDevice: true },
+    })
     try {
       const toy = mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples }, backend: 'toy-gpu', family: 'mlp' } })
       expect(toy.find('[data-test=gpus]').exists()).toBe(true)
@@ -99,7 +128,8 @@ describe('TelemetryPanel', () => {
       undo()
     }
     // the trees' webgpu engine is a GPU backend; their cpu engine is not
-    const trees = (backend: string) => mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples }, backend, family: 'gbdt' } })
+    const trees = (backend: string) =>
+      mount(TelemetryPanel, { props: { telemetry: { gpu: { state: 'ok', message: 'ok' }, samples }, backend, family: 'gbdt' } })
     expect(trees('webgpu').find('[data-test=gpus]').exists()).toBe(true)
     expect(trees('cpu').get('[data-test=no-gpu]').text()).toBe('cpu trains on the CPU: no GPU telemetry for this run.')
   })

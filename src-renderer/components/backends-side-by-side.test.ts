@@ -31,8 +31,16 @@ describe('charts, side by side', () => {
     const headers = w.findAll('[data-test=chart-time] thead th').map((t) => t.text())
     expect(headers).toEqual([
       'rows',
-      'wasm sequential', 'wasm pool (W=1)', 'wasm pool (W=2)', 'wasm batched (W=1)', 'wasm batched (W=2)',
-      'cpu sequential', 'cpu pool (W=1)', 'cpu pool (W=2)', 'cpu batched (W=1)', 'cpu batched (W=2)',
+      'wasm sequential',
+      'wasm pool (W=1)',
+      'wasm pool (W=2)',
+      'wasm batched (W=1)',
+      'wasm batched (W=2)',
+      'cpu sequential',
+      'cpu pool (W=1)',
+      'cpu pool (W=2)',
+      'cpu batched (W=1)',
+      'cpu batched (W=2)',
     ])
     expect(w.get('[data-test=chart-time] figcaption').text()).toBe('Total time vs data size — 4 models · wasm vs cpu')
     // cpu is 3× slower throughout, so each backend's speedup over its own sequential is the same
@@ -41,7 +49,12 @@ describe('charts, side by side', () => {
     expect(speedOf('cpu/pool/W2')).toEqual(speedOf('wasm/pool/W2').map((y) => expect.closeTo(y, 9)))
     // the worker sweep: a series per backend and strategy, a best W for each
     expect(d.sweep.map((s) => s.label)).toEqual(['wasm pool', 'wasm batched', 'cpu pool', 'cpu batched'])
-    expect(w.findAll('[data-test=best-workers] .pill').map((p) => p.text().replace(/ W=\d \(.*\)$/, ''))).toEqual(['wasm pool', 'wasm batched', 'cpu pool', 'cpu batched'])
+    expect(w.findAll('[data-test=best-workers] .pill').map((p) => p.text().replace(/ W=\d \(.*\)$/, ''))).toEqual([
+      'wasm pool',
+      'wasm batched',
+      'cpu pool',
+      'cpu batched',
+    ])
   })
 
   it('each backend draws its strategies in a colour and dash of its own', () => {
@@ -56,7 +69,14 @@ describe('charts, side by side', () => {
       expect(a.dash).not.toBe(b.dash)
     }
     // the first backend keeps the one-backend run's look
-    const oneBackend = toDatasets({ series: chartSeries(resultFor(presetConfig('smoke'), expandPlan(presetConfig('smoke')).map((k) => measurementFor(k))).measurements).time })
+    const oneBackend = toDatasets({
+      series: chartSeries(
+        resultFor(
+          presetConfig('smoke'),
+          expandPlan(presetConfig('smoke')).map((k) => measurementFor(k)),
+        ).measurements,
+      ).time,
+    })
     expect(style('wasm pool (W=1)').color).toBe(oneBackend.find((s) => s.label === 'pool (W=2)')!.borderColor)
   })
 })
@@ -64,7 +84,12 @@ describe('charts, side by side', () => {
 describe('summary table and verdict, side by side', () => {
   it('the summary table has a Backend column, one row per backend and option', () => {
     const w = mount(SummaryTable, { props: { summary: run.summary, rateLabel: 'GFLOP/s' } })
-    expect(w.findAll('thead th').map((t) => t.text()).slice(0, 4)).toEqual(['Rows', 'Models', 'Backend', 'Strategy'])
+    expect(
+      w
+        .findAll('thead th')
+        .map((t) => t.text())
+        .slice(0, 4),
+    ).toEqual(['Rows', 'Models', 'Backend', 'Strategy'])
     const body = rows(w, '[data-test=summary]')
     expect(body).toHaveLength(run.summary.length)
     expect(new Set(body.map((r) => `${r[0]}/${r[2]}/${r[3]}/${r[4]}`)).size).toBe(body.length)
@@ -89,11 +114,17 @@ describe('verification and environment, side by side', () => {
   it('the badge says the cross-backend Δ and lists the pairs not compared model by model', () => {
     const notes = ['cpu vs xgboost at 2000 rows × 4 models: not compared model by model: XGBoost samples rows']
     const r = sideBySideResult({ notes })
-    const w = mount(VerificationBadge, { props: { verification: r.verification, expectedModels: 4, status: 'ok', config: r.config, measurements: r.measurements } })
+    const w = mount(VerificationBadge, {
+      props: { verification: r.verification, expectedModels: 4, status: 'ok', config: r.config, measurements: r.measurements },
+    })
     expect(w.get('[data-test=verification]').classes()).toContain('verify-ok')
     expect(w.text()).toMatch(/per-model MSE agree \(max Δ 2\.1e-7; across backends max Δ 3\.2e-5\)/)
     expect(w.findAll('[data-test=verification-notes] li').map((l) => l.text())).toEqual([`Across backends, ${notes[0]}.`])
-    expect(mount(VerificationBadge, { props: { verification: run.verification, expectedModels: 4 } }).find('[data-test=verification-notes]').exists()).toBe(false)
+    expect(
+      mount(VerificationBadge, { props: { verification: run.verification, expectedModels: 4 } })
+        .find('[data-test=verification-notes]')
+        .exists(),
+    ).toBe(false)
   })
 
   it('the Environment card lists every backend compared with its device, versions and flags', () => {
@@ -108,7 +139,7 @@ describe('verification and environment, side by side', () => {
     expect(w.text()).toMatch(/wasm: WASM_HAS_SIMD_SUPPORT\s*true/)
   })
 
-  it('History\'s run page shows it all: both backends in the charts, table, verdict and environment', () => {
+  it("History's run page shows it all: both backends in the charts, table, verdict and environment", () => {
     const w = mount(RunReport, { props: { result: run }, global: { plugins: [createPinia()], stubs: { AdvicePanel: true } } })
     expect(w.get('[data-test=chart-time] figcaption').text()).toMatch(/wasm vs cpu/)
     expect(w.findAll('[data-test=summary] tbody tr').some((tr) => tr.text().includes('cpu'))).toBe(true)
@@ -120,7 +151,14 @@ describe('verification and environment, side by side', () => {
 describe('compare and the printed report, side by side', () => {
   it('RunCompare keys rows by backend too: two backends never collide, and a wasm-only run lines up with the wasm rows', () => {
     const config = presetConfig('smoke', { sizes: [2000, 8000], workers: [1, 2], repeats: 1 })
-    const wasmOnly: RunResult = { ...resultFor(config, expandPlan(config).map((k) => measurementFor(k, false, config)), { runId: 'run-wasm' }), environment: { ...run.environment!, backends: undefined } }
+    const wasmOnly: RunResult = {
+      ...resultFor(
+        config,
+        expandPlan(config).map((k) => measurementFor(k, false, config)),
+        { runId: 'run-wasm' },
+      ),
+      environment: { ...run.environment!, backends: undefined },
+    }
     const w = mount(RunCompare, { props: { a: wasmOnly, b: run } })
     expect(w.get('[data-test=compare-backend-header]').text()).toBe('Backend')
     const body = rows(w, '[data-test=compare-table]')

@@ -63,7 +63,15 @@ describe('singleXAxis', () => {
   it('centres a lone x value (one data size) and leaves several alone', () => {
     const one: Series[] = [{ id: 'sequential/1', label: 'a', strategy: 'sequential', workers: 1, points: [{ x: 2000, y: 1 }] }]
     expect(singleXAxis(one)).toEqual({ min: 1000, max: 3000, value: 2000 })
-    const two = [{ ...one[0], points: [{ x: 2000, y: 1 }, { x: 5000, y: 2 }] }]
+    const two = [
+      {
+        ...one[0],
+        points: [
+          { x: 2000, y: 1 },
+          { x: 5000, y: 2 },
+        ],
+      },
+    ]
     expect(singleXAxis(two)).toBeNull()
   })
 })

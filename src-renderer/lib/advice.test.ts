@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseTarget } from './advice'
 
-describe('parseTarget: the Advice card\'s boxes read numbers by the shared rule', () => {
+describe("parseTarget: the Advice card's boxes read numbers by the shared rule", () => {
   it('takes whole numbers, grouped by spaces, commas or _', () => {
     expect(parseTarget({ models: '500', size: '50 000' })).toEqual({ target: { models: 500, size: 50000 } })
     expect(parseTarget({ models: '1,000', size: '50_000' })).toEqual({ target: { models: 1000, size: 50000 } })

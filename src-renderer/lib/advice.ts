@@ -54,15 +54,21 @@ export interface Recommendation {
 export function recommendation(advice: Advice, largestMeasuredN: number | null): Recommendation | null {
   const [best, next] = advice.options
   if (!best || advice.refusal) return null
-  const times = largestMeasuredN ? `${(advice.target.models / largestMeasuredN).toFixed(0)}× the largest N measured (${formatNumber(largestMeasuredN)})` : `more than ${ADVICE_LIMITS.extrapolationFactor}× the largest N measured`
+  const times = largestMeasuredN
+    ? `${(advice.target.models / largestMeasuredN).toFixed(0)}× the largest N measured (${formatNumber(largestMeasuredN)})`
+    : `more than ${ADVICE_LIMITS.extrapolationFactor}× the largest N measured`
   return {
     label: optionLabel(best),
     how: best.measured ? 'measured' : '≈',
     predicted: formatDuration(best.predictedMs),
     intervalLabel: best.measured ? 'repeats' : '95 % interval',
     interval: formatRange(best.lowMs, best.highMs),
-    next: next ? { label: optionLabel(next), how: next.measured ? 'measured' : '≈', predicted: formatDuration(next.predictedMs), slower: howMuchSlower(best, next) } : null,
-    extrapolation: advice.extrapolated ? `Extrapolation: ${formatNumber(advice.target.models)} models is ${times}; the interval widens with the distance, but the line may not hold that far.` : null,
+    next: next
+      ? { label: optionLabel(next), how: next.measured ? 'measured' : '≈', predicted: formatDuration(next.predictedMs), slower: howMuchSlower(best, next) }
+      : null,
+    extrapolation: advice.extrapolated
+      ? `Extrapolation: ${formatNumber(advice.target.models)} models is ${times}; the interval widens with the distance, but the line may not hold that far.`
+      : null,
   }
 }
 
@@ -100,7 +106,11 @@ export function checkVerdict(check: AdviceCheck): string {
   const measured = rows.filter((r) => r.inside != null)
   const inside = measured.filter((r) => r.inside).length
   const pick =
-    check.pickRight == null ? 'The pick could not be judged (an option was not measured).' : check.pickRight ? 'The recommended option was the fastest measured: the pick was right.' : 'Another option was faster when measured: the pick was wrong.'
+    check.pickRight == null
+      ? 'The pick could not be judged (an option was not measured).'
+      : check.pickRight
+        ? 'The recommended option was the fastest measured: the pick was right.'
+        : 'Another option was faster when measured: the pick was wrong.'
   return `${pick} ${inside} of ${measured.length} measured time${measured.length === 1 ? '' : 's'} inside the predicted interval.`
 }
 

@@ -17,7 +17,11 @@ import { calibrationFrom } from './calibration'
 const config = presetConfig('quick', { backend: 'wasm' })
 /** a finished quick run on wasm that took `factor` times what the estimator assumes */
 function tookTimes(factor: number, status: RunResult['status'] = 'ok'): RunResult {
-  const r = resultFor(config, expandPlan(config).map((k) => measurementFor(k, false, config)), { status })
+  const r = resultFor(
+    config,
+    expandPlan(config).map((k) => measurementFor(k, false, config)),
+    { status },
+  )
   const environment = { ...r.environment!, backend: 'wasm' as const, cpuCount: 16 }
   const estimated = estimateRun(config, 'wasm', { cpuCount: 16 }).totalMs!
   return { ...r, environment, finishedAt: new Date(Date.parse(r.startedAt) + estimated * factor).toISOString() }
@@ -38,7 +42,7 @@ describe('calibrationFrom', () => {
   })
 })
 
-describe('the config panel\'s time estimate', () => {
+describe("the config panel's time estimate", () => {
   let service: FakeService
   beforeEach(() => {
     localStorage.clear()

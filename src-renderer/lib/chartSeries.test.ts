@@ -131,8 +131,31 @@ describe('advice charts of a side-by-side run (issue 25)', () => {
   it('name and key each cost model and worker fit by its backend, so two backends never merge', async () => {
     const { adviseFrom } = await import('@shared/advice')
     const line = (backend: 'wasm' | 'onnxruntime', strategy: 'sequential' | 'batched', workers: number, a: number, b: number) =>
-      [1, 2, 4, 8].filter((n) => n >= workers).map((n) => ({ size: 1000, models: n, workers, strategy, backend, repeats: 1, medianMs: a + b * n, minMs: 0, maxMs: 0, speedupVsSequential: null, efficiency: null, workRate: 1, warnings: [] }))
-    const summary = [...line('wasm', 'sequential', 1, 10, 8), ...line('wasm', 'batched', 1, 20, 3), ...line('wasm', 'batched', 2, 30, 2), ...line('onnxruntime', 'sequential', 1, 5, 2), ...line('onnxruntime', 'batched', 1, 8, 1), ...line('onnxruntime', 'batched', 2, 9, 0.5)]
+      [1, 2, 4, 8]
+        .filter((n) => n >= workers)
+        .map((n) => ({
+          size: 1000,
+          models: n,
+          workers,
+          strategy,
+          backend,
+          repeats: 1,
+          medianMs: a + b * n,
+          minMs: 0,
+          maxMs: 0,
+          speedupVsSequential: null,
+          efficiency: null,
+          workRate: 1,
+          warnings: [],
+        }))
+    const summary = [
+      ...line('wasm', 'sequential', 1, 10, 8),
+      ...line('wasm', 'batched', 1, 20, 3),
+      ...line('wasm', 'batched', 2, 30, 2),
+      ...line('onnxruntime', 'sequential', 1, 5, 2),
+      ...line('onnxruntime', 'batched', 1, 8, 1),
+      ...line('onnxruntime', 'batched', 2, 9, 0.5),
+    ]
     const advice = adviseFrom({ runId: 'r', summary }, { models: 16, size: 1000 })
     const chart = costModelChart(advice.costModels)
     expect(chart.series.map((s) => s.label)).toContain('onnxruntime batched (W=2)')

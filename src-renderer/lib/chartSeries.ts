@@ -121,12 +121,7 @@ function sortSeries(list: Series[], byBackend: (b: string | undefined) => number
 export function chartSeries(measurements: readonly Measurement[], opts: { models?: number } = {}): ChartData {
   const ok = measurements.filter((m) => m.status === 'ok' && Number.isFinite(m.wallMs))
   const modelCounts = [...new Set(ok.map((m) => m.models))].sort((a, b) => a - b)
-  const models =
-    opts.models != null && modelCounts.includes(opts.models)
-      ? opts.models
-      : modelCounts.length
-        ? modelCounts[modelCounts.length - 1]
-        : null
+  const models = opts.models != null && modelCounts.includes(opts.models) ? opts.models : modelCounts.length ? modelCounts[modelCounts.length - 1] : null
   if (models == null) return { models, modelCounts, time: [], speedup: [], sweep: [], sweepSize: null, sweepReference: null, bestWorkers: [] }
   const meds = medians(ok.filter((m) => m.models === models))
   const byBackend = backendOrder(ok)
@@ -253,7 +248,10 @@ export function modelCountSeries(measurements: readonly Measurement[], opts: { s
   const ok = measurements.filter((m) => m.status === 'ok' && Number.isFinite(m.wallMs))
   const countsAt = new Map<number, Set<number>>()
   for (const m of ok) countsAt.set(m.size, (countsAt.get(m.size) ?? new Set()).add(m.models))
-  const sizes = [...countsAt].filter(([, n]) => n.size >= 2).map(([s]) => s).sort((a, b) => a - b)
+  const sizes = [...countsAt]
+    .filter(([, n]) => n.size >= 2)
+    .map(([s]) => s)
+    .sort((a, b) => a - b)
   const size = opts.size != null && sizes.includes(opts.size) ? opts.size : sizes.length ? sizes[sizes.length - 1] : null
   if (size == null) return { size, sizes, time: [], throughput: [] }
   const groups = new Map<string, { strategy: Strategy; workers: number | null; backend?: string; byN: Map<number, number[]> }>()
@@ -326,8 +324,22 @@ export function workerFitChart(list: readonly WorkerScaling[]): LineChartInput {
   const name = (s: WorkerScaling) => seriesLabel(s.strategy, null, s.backend)
   const id = (s: WorkerScaling) => `${s.backend ? `${s.backend}/` : ''}${s.strategy}`
   const on = (s: WorkerScaling) => (s.backend ? { backend: s.backend } : {})
-  const measured: Series[] = list.map((s) => ({ id: `${id(s)}/measured`, label: `${name(s)} measured`, strategy: s.strategy, workers: null, ...on(s), points: s.points.map((p) => ({ x: p.workers, y: p.ms })) }))
-  const curves: Series[] = list.map((s) => ({ id: `${id(s)}/fit`, label: `${name(s)} ${s.law === 'usl' ? 'USL' : 'Amdahl'} fit`, strategy: s.strategy, workers: null, ...on(s), points: s.curve.map((c) => ({ x: c.workers, y: c.ms })) }))
+  const measured: Series[] = list.map((s) => ({
+    id: `${id(s)}/measured`,
+    label: `${name(s)} measured`,
+    strategy: s.strategy,
+    workers: null,
+    ...on(s),
+    points: s.points.map((p) => ({ x: p.workers, y: p.ms })),
+  }))
+  const curves: Series[] = list.map((s) => ({
+    id: `${id(s)}/fit`,
+    label: `${name(s)} ${s.law === 'usl' ? 'USL' : 'Amdahl'} fit`,
+    strategy: s.strategy,
+    workers: null,
+    ...on(s),
+    points: s.curve.map((c) => ({ x: c.workers, y: c.ms })),
+  }))
   const at = (s: WorkerScaling, w: number) => ({ x: w, y: s.curve.find((c) => c.workers === w)?.ms ?? NaN })
   const first = list[0]
   return {
@@ -353,10 +365,24 @@ export function costModelLabel(c: Pick<CostModel, 'strategy' | 'workers' | 'back
 
 /** The cost models at one size: measured medians (points) and each fitted line a + b·N. */
 export function costModelChart(costModels: readonly CostModel[]): LineChartInput {
-  const measured: Series[] = costModels.map((c) => ({ id: `${c.backend ? `${c.backend}/` : ''}${c.strategy}/W${c.workers}`, label: costModelLabel(c), strategy: c.strategy, workers: c.workers, ...(c.backend ? { backend: c.backend } : {}), points: c.fit.points.map((p) => ({ x: p.x, y: p.ms })) }))
+  const measured: Series[] = costModels.map((c) => ({
+    id: `${c.backend ? `${c.backend}/` : ''}${c.strategy}/W${c.workers}`,
+    label: costModelLabel(c),
+    strategy: c.strategy,
+    workers: c.workers,
+    ...(c.backend ? { backend: c.backend } : {}),
+    points: c.fit.points.map((p) => ({ x: p.x, y: p.ms })),
+  }))
   const lines: Series[] = costModels
     .filter((c) => Number.isFinite(c.fit.a) && Number.isFinite(c.fit.b))
-    .map((c) => ({ id: `${c.backend ? `${c.backend}/` : ''}${c.strategy}/W${c.workers}/fit`, label: `${costModelLabel(c)} fit`, strategy: c.strategy, workers: c.workers, ...(c.backend ? { backend: c.backend } : {}), points: c.fit.points.map((p) => ({ x: p.x, y: p.predictedMs })) }))
+    .map((c) => ({
+      id: `${c.backend ? `${c.backend}/` : ''}${c.strategy}/W${c.workers}/fit`,
+      label: `${costModelLabel(c)} fit`,
+      strategy: c.strategy,
+      workers: c.workers,
+      ...(c.backend ? { backend: c.backend } : {}),
+      points: c.fit.points.map((p) => ({ x: p.x, y: p.predictedMs })),
+    }))
   const size = costModels[0]?.size
   return {
     title: `Cost models: time ≈ a + b·N${size != null ? ` at ${formatRows(size)} rows` : ''}`,

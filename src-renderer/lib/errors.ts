@@ -5,10 +5,7 @@ export function asErrorShape(err: unknown): TrainpoolErrorShape {
   if (err && typeof err === 'object' && 'message' in err) {
     const e = err as { code?: unknown; message: unknown; issues?: unknown }
     const issues = Array.isArray(e.issues)
-      ? (e.issues as unknown[]).filter(
-          (i): i is FieldIssue =>
-            !!i && typeof i === 'object' && typeof (i as FieldIssue).message === 'string',
-        )
+      ? (e.issues as unknown[]).filter((i): i is FieldIssue => !!i && typeof i === 'object' && typeof (i as FieldIssue).message === 'string')
       : undefined
     return {
       code: typeof e.code === 'string' ? (e.code as TrainpoolErrorShape['code']) : 'internal',

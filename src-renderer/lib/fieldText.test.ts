@@ -2,12 +2,17 @@ import { describe, expect, it } from 'vitest'
 import { mlpFamily } from '@shared/families'
 import { fieldWords, sayIssue } from './fieldText'
 
-const say = (field: string, message: string, texts: Record<string, string>) => sayIssue({ field, message }, fieldWords(field, texts, mlpFamily.fields), mlpFamily.fields)
+const say = (field: string, message: string, texts: Record<string, string>) =>
+  sayIssue({ field, message }, fieldWords(field, texts, mlpFamily.fields), mlpFamily.fields)
 
-describe('error messages in the panel\'s words', () => {
+describe("error messages in the panel's words", () => {
   it('names the field by its label and quotes the text typed, not the parsed value ("got null")', () => {
-    expect(say('model.lr', 'lr must be a number (got null)', { 'model.lr': '1e' })).toBe('Learning rate: "1e" is not a number; enter a number from 0.000001 to 1')
-    expect(say('sizes.1', 'sizes must be a number (got null)', { 'sizes.1': '5k' })).toBe('Data size 2: "5k" is not a number; enter a whole number of rows from 2 to 2,000,000')
+    expect(say('model.lr', 'lr must be a number (got null)', { 'model.lr': '1e' })).toBe(
+      'Learning rate: "1e" is not a number; enter a number from 0.000001 to 1',
+    )
+    expect(say('sizes.1', 'sizes must be a number (got null)', { 'sizes.1': '5k' })).toBe(
+      'Data size 2: "5k" is not a number; enter a whole number of rows from 2 to 2,000,000',
+    )
   })
 
   it('an empty box says it is empty and what it takes', () => {
@@ -16,7 +21,9 @@ describe('error messages in the panel\'s words', () => {
 
   it('a list names the one item that is wrong', () => {
     expect(say('model.hidden.1', 'hidden must be a number (got null)', { 'model.hidden': '64, abc' })).toMatch(/^Hidden layers: "abc" is not a number/)
-    expect(say('models.0', 'models must be an integer from 1 to 1000 (got 0)', { models: '0, 8' })).toBe('Models (N) must be an integer from 1 to 1000 (you typed "0")')
+    expect(say('models.0', 'models must be an integer from 1 to 1000 (got 0)', { models: '0, 8' })).toBe(
+      'Models (N) must be an integer from 1 to 1000 (you typed "0")',
+    )
   })
 
   it('a range error keeps its range, with the label instead of the internal name', () => {
@@ -32,7 +39,7 @@ describe('error messages in the panel\'s words', () => {
     )
   })
 
-  it('a data check refusal is said in the service\'s words, capitalised, whoever found it', () => {
+  it("a data check refusal is said in the service's words, capitalised, whoever found it", () => {
     expect(say('data.target', 'data: target column "cost" is not in houses.csv; its numeric columns are "area", "price"', {})).toBe(
       'Target column "cost" is not in houses.csv; its numeric columns are "area", "price"',
     )

@@ -42,7 +42,11 @@ export const LAUNCHER_FIELDS: Record<string, { label: string; accepted?: string;
 /** The model set's own boxes (config.set.*; a grid's values are said with their field's label). */
 const SET_FIELDS: Record<string, { label: string; accepted: string; kind: NumberKind }> = {
   seeds: { label: 'Seeds per configuration', accepted: `a whole number from ${SET_LIMITS.seeds.min} to ${SET_LIMITS.seeds.max}`, kind: 'integer' },
-  folds: { label: 'Cross-validation folds', accepted: `a whole number from ${SET_LIMITS.folds.min} to ${SET_LIMITS.folds.max}, or empty for none`, kind: 'integer' },
+  folds: {
+    label: 'Cross-validation folds',
+    accepted: `a whole number from ${SET_LIMITS.folds.min} to ${SET_LIMITS.folds.max}, or empty for none`,
+    kind: 'integer',
+  },
 }
 
 /** The user's data file's fields (config.data.*), as the panel's data section labels them. */
@@ -125,7 +129,8 @@ export function fieldWords(field: string, texts: Readonly<Record<string, string>
   const index = path[1] != null ? Number(path[1]) : NaN
   if (path[0] === 'sizes') {
     // one box per size: the item is that box
-    if (Number.isInteger(index)) return { label: `Data size ${index + 1}`, typed: texts[`sizes.${index}`], item: texts[`sizes.${index}`], accepted: SIZE_ACCEPTED, kind: 'integer' }
+    if (Number.isInteger(index))
+      return { label: `Data size ${index + 1}`, typed: texts[`sizes.${index}`], item: texts[`sizes.${index}`], accepted: SIZE_ACCEPTED, kind: 'integer' }
     return { label: base.label, accepted: base.accepted }
   }
   const typed = texts[path[0]]
@@ -155,7 +160,11 @@ export function sayIssue(issue: FieldIssue, words: FieldWords, familyFields: rea
     const text = issue.message.replace(/^data: /, '')
     return text.charAt(0).toUpperCase() + text.slice(1)
   }
-  const name = issue.field.split('.').filter((p) => !/^\d+$/.test(p)).pop() ?? ''
+  const name =
+    issue.field
+      .split('.')
+      .filter((p) => !/^\d+$/.test(p))
+      .pop() ?? ''
   let message = issue.message.replace(/\s*\(got [^)]*\)\s*$/, '')
   const typedItem = (words.item ?? words.typed ?? '').trim()
   const enter = words.accepted ? `; enter ${words.accepted}` : ''
@@ -173,7 +182,10 @@ export function sayIssue(issue: FieldIssue, words: FieldWords, familyFields: rea
   let rest = message
   let head = ''
   // a message may name its field by its path ("launcher.partition accepts …", "launcher.sbatchArgs: …")
-  const path = issue.field.split('.').filter((p) => !/^\d+$/.test(p)).join('.')
+  const path = issue.field
+    .split('.')
+    .filter((p) => !/^\d+$/.test(p))
+    .join('.')
   const named = [path, name].find((n) => n && message.startsWith(`${n} `))
   if (named) {
     head = `${words.label} `

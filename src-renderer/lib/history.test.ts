@@ -5,11 +5,24 @@ import { DEFAULT_QUERY, compareRuns, filterRuns, formatDelta, parseTags } from '
 import { deliverExport, deliverPdf } from './saveFile'
 
 const entry = (runId: string, extra: Partial<RunListEntry> = {}): RunListEntry => ({
-  runId, status: 'ok', startedAt: `2026-01-0${runId.length}T00:00:00Z`, preset: 'smoke', backend: 'wasm', device: 'cpu', sizes: [2000], models: [4], bestSpeedup: 1, ...extra,
+  runId,
+  status: 'ok',
+  startedAt: `2026-01-0${runId.length}T00:00:00Z`,
+  preset: 'smoke',
+  backend: 'wasm',
+  device: 'cpu',
+  sizes: [2000],
+  models: [4],
+  bestSpeedup: 1,
+  ...extra,
 })
 
 describe('history helpers', () => {
-  const runs = [entry('a', { bestSpeedup: 3, tags: ['laptop'] }), entry('bb', { status: 'failed', backend: 'webgpu', bestSpeedup: 5 }), entry('ccc', { name: 'Zeta', bestSpeedup: null })]
+  const runs = [
+    entry('a', { bestSpeedup: 3, tags: ['laptop'] }),
+    entry('bb', { status: 'failed', backend: 'webgpu', bestSpeedup: 5 }),
+    entry('ccc', { name: 'Zeta', bestSpeedup: null }),
+  ]
 
   it('filters by text (tags, backend, name) and status, sorts by date, speedup and name', () => {
     expect(filterRuns(runs, DEFAULT_QUERY).map((r) => r.runId)).toEqual(['ccc', 'bb', 'a'])
@@ -26,7 +39,20 @@ describe('history helpers', () => {
   })
 
   it('compares two runs per measurement with Δ% (negative: B faster)', () => {
-    const s = (strategy: 'sequential' | 'pool', medianMs: number, workers = 1) => ({ size: 2000, models: 4, workers, strategy, repeats: 1, medianMs, minMs: medianMs, maxMs: medianMs, speedupVsSequential: null, efficiency: null, workRate: 0, warnings: [] })
+    const s = (strategy: 'sequential' | 'pool', medianMs: number, workers = 1) => ({
+      size: 2000,
+      models: 4,
+      workers,
+      strategy,
+      repeats: 1,
+      medianMs,
+      minMs: medianMs,
+      maxMs: medianMs,
+      speedupVsSequential: null,
+      efficiency: null,
+      workRate: 0,
+      warnings: [],
+    })
     const a = { summary: [s('sequential', 200), s('pool', 100, 2)] } as unknown as RunResult
     const b = { summary: [s('sequential', 150), s('pool', 120, 2), s('pool', 90, 4)] } as unknown as RunResult
     const rows = compareRuns(a, b)

@@ -73,12 +73,25 @@ export function compareRuns(a: RunResult, b: RunResult): CompareRow[] {
   const backendOf = (r: RunResult, s: SummaryEntry) => s.backend ?? (sideBySide ? r.environment?.backend : undefined)
   const rows = new Map<string, CompareRow>()
   const order0 = new Map<string, number>()
-  for (const [side, run] of [['a', a], ['b', b]] as const) {
+  for (const [side, run] of [
+    ['a', a],
+    ['b', b],
+  ] as const) {
     for (const s of run.summary) {
       const backend = backendOf(run, s)
       if (backend && !order0.has(backend)) order0.set(backend, order0.size)
       const key = `${s.size}/${s.models}/${optionKey({ ...s, backend })}`
-      const row = rows.get(key) ?? { key, size: s.size, models: s.models, strategy: s.strategy, workers: s.workers, ...(backend ? { backend } : {}), aMs: null, bMs: null, deltaPct: null }
+      const row = rows.get(key) ?? {
+        key,
+        size: s.size,
+        models: s.models,
+        strategy: s.strategy,
+        workers: s.workers,
+        ...(backend ? { backend } : {}),
+        aMs: null,
+        bMs: null,
+        deltaPct: null,
+      }
       if (side === 'a') row.aMs = s.medianMs
       else row.bMs = s.medianMs
       rows.set(key, row)
@@ -89,7 +102,11 @@ export function compareRuns(a: RunResult, b: RunResult): CompareRow[] {
     .map((r) => ({ ...r, deltaPct: r.aMs != null && r.bMs != null && r.aMs > 0 ? ((r.bMs - r.aMs) / r.aMs) * 100 : null }))
     .sort(
       (x, y) =>
-        x.models - y.models || x.size - y.size || (order0.get(x.backend ?? '') ?? 0) - (order0.get(y.backend ?? '') ?? 0) || order.indexOf(x.strategy) - order.indexOf(y.strategy) || x.workers - y.workers,
+        x.models - y.models ||
+        x.size - y.size ||
+        (order0.get(x.backend ?? '') ?? 0) - (order0.get(y.backend ?? '') ?? 0) ||
+        order.indexOf(x.strategy) - order.indexOf(y.strategy) ||
+        x.workers - y.workers,
     )
 }
 
@@ -131,7 +148,14 @@ export function compareLeaderboards(a: RunResult, b: RunResult): ConfigurationDe
 
 /** Tags typed as "a, b ,c" → ["a","b","c"]. */
 export function parseTags(text: string): string[] {
-  return [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))]
+  return [
+    ...new Set(
+      text
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ]
 }
 
 /** "2 Dec, 16:49" (with seconds: "2 Dec, 16:49:05"): a run's start, short, in the viewer's locale. */

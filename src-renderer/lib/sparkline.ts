@@ -10,7 +10,5 @@ export function sparklinePoints(values: readonly number[], w: number, h: number,
   }
   const span = hi - lo || 1
   const dx = (w - 2 * pad) / (v.length - 1)
-  return v
-    .map((x, i) => `${(pad + i * dx).toFixed(1)},${(pad + (1 - (x - lo) / span) * (h - 2 * pad)).toFixed(1)}`)
-    .join(' ')
+  return v.map((x, i) => `${(pad + i * dx).toFixed(1)},${(pad + (1 - (x - lo) / span) * (h - 2 * pad)).toFixed(1)}`).join(' ')
 }

@@ -38,7 +38,11 @@ function failure(xhr: XMLHttpRequest): string {
   return text || `the server answered ${xhr.status}`
 }
 
-export function uploadDataFile(file: Pick<File, 'name' | 'size'> & Blob, onProgress: (p: UploadProgress) => void, XHR: typeof XMLHttpRequest = XMLHttpRequest): Upload {
+export function uploadDataFile(
+  file: Pick<File, 'name' | 'size'> & Blob,
+  onProgress: (p: UploadProgress) => void,
+  XHR: typeof XMLHttpRequest = XMLHttpRequest,
+): Upload {
   const xhr = new XHR()
   const done = new Promise<DataSetInfo>((resolve, reject) => {
     const problem = uploadNameProblem(file.name)
@@ -49,7 +53,8 @@ export function uploadDataFile(file: Pick<File, 'name' | 'size'> & Blob, onProgr
     xhr.onerror = () => reject(new Error('the upload failed: the connection to the server broke'))
     xhr.onabort = () => reject(new Error('upload cancelled'))
     xhr.onload = () => {
-      if (xhr.status !== 200) return reject(new Error(xhr.status === 401 ? 'not authorized: reopen the URL trainpool serve printed (with ?token=)' : failure(xhr)))
+      if (xhr.status !== 200)
+        return reject(new Error(xhr.status === 401 ? 'not authorized: reopen the URL trainpool serve printed (with ?token=)' : failure(xhr)))
       let parsed: unknown
       try {
         parsed = JSON.parse(xhr.responseText)

@@ -11,8 +11,20 @@ describe('what a stopped run verified, per data size', () => {
   it('counts the sizes that finished every strategy, and says which did not', () => {
     // cancelled during the second size's pool measurement: the first size is complete
     const first = plan.filter((k) => k.size === 2000).map((k) => measurementFor(k, false, config))
-    const seq5k = measurementFor(plan.find((k) => k.size === 5000 && k.strategy === 'sequential')!, false, config)
-    const cut = { ...measurementFor(plan.find((k) => k.size === 5000 && k.strategy === 'pool')!, false, config), status: 'cancelled' as const, modelsTrained: 3 }
+    const seq5k = measurementFor(
+      plan.find((k) => k.size === 5000 && k.strategy === 'sequential')!,
+      false,
+      config,
+    )
+    const cut = {
+      ...measurementFor(
+        plan.find((k) => k.size === 5000 && k.strategy === 'pool')!,
+        false,
+        config,
+      ),
+      status: 'cancelled' as const,
+      modelsTrained: 3,
+    }
     const checks = checksBySize(config, [...first, seq5k, cut])
     expect(checks.map((c) => c.state)).toEqual(['finished', 'unfinished'])
     expect(checksText(checks)).toBe('2,000 rows: 16/16 models per strategy; 5,000 rows: not finished')

@@ -21,7 +21,15 @@ export function checksBySize(config: BenchConfig, measurements: readonly Measure
       const planned = plan.filter((k) => k.size === size && k.models === models)
       const here = measurements.filter((m) => m.size === size && m.models === models)
       const finished = planned.every((k) =>
-        here.some((m) => m.status === 'ok' && m.backend === k.backend && m.strategy === k.strategy && m.workers === k.workers && m.repeat === k.repeat && m.modelsTrained === models),
+        here.some(
+          (m) =>
+            m.status === 'ok' &&
+            m.backend === k.backend &&
+            m.strategy === k.strategy &&
+            m.workers === k.workers &&
+            m.repeat === k.repeat &&
+            m.modelsTrained === models,
+        ),
       )
       out.push({ size, models, state: finished ? 'finished' : here.length ? 'unfinished' : 'not-reached' })
     }

@@ -15,7 +15,11 @@ function render(run: RunResult) {
   return mount(ReportApp, { props: { run }, global: { stubs: { ReportChart: true } } })
 }
 const configRow = (w: ReturnType<typeof render>, key: string) =>
-  w.findAll('.facts table.kv tr').find((tr) => tr.find('th').text() === key)?.find('td').text()
+  w
+    .findAll('.facts table.kv tr')
+    .find((tr) => tr.find('th').text() === key)
+    ?.find('td')
+    .text()
 
 describe('report page', () => {
   it('a run on Slurm has a Slurm section: job ids, what it asked for, queue waits and hosts; a local run has none', () => {
@@ -27,12 +31,14 @@ describe('report page', () => {
     expect(render(result()).find('[data-test=scheduler]').exists()).toBe(false)
   })
 
-  it('a GPU engine\'s device work per measurement is in the environment table; a run without it has none', () => {
+  it("a GPU engine's device work per measurement is in the environment table; a run without it has none", () => {
     const run = result()
     const device = { dispatches: 194, submits: 25, readbacks: 4, bytesReadBack: 64, hostMsBetweenSubmits: 0.5 }
     const measurements = run.measurements.map((m) => (m.strategy === 'batched' ? { ...m, device } : m))
     const rows = render({ ...run, measurements }).findAll('[data-test=device-work]')
-    expect(rows.map((r) => r.text())).toEqual([`Device work, batched W=2 · 2000 rows194 dispatches · 25 submits · 4 readbacks (64 B) · host 0.5 ms between submits`])
+    expect(rows.map((r) => r.text())).toEqual([
+      `Device work, batched W=2 · 2000 rows194 dispatches · 25 submits · 4 readbacks (64 B) · host 0.5 ms between submits`,
+    ])
     expect(render(run).findAll('[data-test=device-work]')).toHaveLength(0)
   })
 
@@ -59,11 +65,14 @@ describe('report page', () => {
     }
   })
 
-  it('a run on the user\'s data names the file, its size, the target\'s statistics and the columns used', () => {
+  it("a run on the user's data names the file, its size, the target's statistics and the columns used", () => {
     const w = render({ ...result(), dataset: fakeDataSetRecord() })
     expect(configRow(w, 'Data')).toBe('houses.csv: 3 feature columns → price, test split 0.2')
     expect(configRow(w, 'Target / seed')).toBeUndefined()
-    const rows = w.get('[data-test=report-dataset]').findAll('tr').map((tr) => [tr.get('th').text(), tr.get('td').text()])
+    const rows = w
+      .get('[data-test=report-dataset]')
+      .findAll('tr')
+      .map((tr) => [tr.get('th').text(), tr.get('td').text()])
     expect(rows).toEqual([
       ['File', 'houses.csv'],
       ['sha256', HOUSES_SHA.slice(0, 12)],

@@ -80,7 +80,10 @@ function autoBackendIn(c: Capabilities | null, kind: string): ConcreteBackend | 
 function autoReasonIn(c: Capabilities | null, kind: string): string | null {
   if (!c) return null
   if (c.calibration.rule === 'order') return `auto follows ${ORDER_RULE_TEXT}`
-  return c.calibration.families[kind]?.reason ?? 'not calibrated on this machine yet: the first run with auto (or Calibrate) times each backend it may pick, a few seconds each'
+  return (
+    c.calibration.families[kind]?.reason ??
+    'not calibrated on this machine yet: the first run with auto (or Calibrate) times each backend it may pick, a few seconds each'
+  )
 }
 
 /**

@@ -81,7 +81,9 @@ describe('config store: numbers typed into boxes (the shared rule)', () => {
     expect(cfg.messagesFor('set.seeds')).toEqual(['Seeds per configuration: "2.0" is not written as an integer; enter a whole number from 1 to 100'])
     cfg.setSetNumber('seeds', '1')
     cfg.setSetNumber('folds', '0x3')
-    expect(cfg.messagesFor('set.folds')).toEqual(['Cross-validation folds: "0x3" is not a decimal number; enter a whole number from 2 to 10, or empty for none'])
+    expect(cfg.messagesFor('set.folds')).toEqual([
+      'Cross-validation folds: "0x3" is not a decimal number; enter a whole number from 2 to 10, or empty for none',
+    ])
     cfg.setSetNumber('folds', '')
     cfg.setNumber('repeats', '1e1')
     expect(cfg.messagesFor('repeats')).toEqual(['Repeats: "1e1" is not written as an integer; enter a whole number from 1 to 100'])

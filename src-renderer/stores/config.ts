@@ -78,9 +78,23 @@ export const useConfigStore = defineStore('config', () => {
   }
 
   return {
-    draft, source, family, serverIssues, touched, replace, slurmOffered,
-    ...boxes, ...data, ...where, ...useComparedChoices(draft, family, touched),
-    ...checked, ...presets, estimate, calibrated, canRun, startFromDraft,
+    draft,
+    source,
+    family,
+    serverIssues,
+    touched,
+    replace,
+    slurmOffered,
+    ...boxes,
+    ...data,
+    ...where,
+    ...useComparedChoices(draft, family, touched),
+    ...checked,
+    ...presets,
+    estimate,
+    calibrated,
+    canRun,
+    startFromDraft,
   }
 })
 

@@ -91,7 +91,12 @@ describe('applyEvent', () => {
     const t = replay([started, progressOf(1)[0]])
     const cut = { ...ok.measurement, status: 'cancelled' as const, perModel: ok.measurement.perModel.slice(0, 1) }
     applyEvent(t, { type: 'measurement', runId: 'run-1', index: 1, measurement: cut }, T0)
-    expect(t.models.map((c) => c.done)).toEqual([true, ...progressOf(1)[0].models.slice(1).map((c) => c.done)])
+    expect(t.models.map((c) => c.done)).toEqual([
+      true,
+      ...progressOf(1)[0]
+        .models.slice(1)
+        .map((c) => c.done),
+    ])
     expect(t.modelsDone).toBe(t.models.filter((c) => c.done).length)
   })
 
@@ -117,7 +122,12 @@ describe('applyEvent', () => {
 
   it('run-finished ends the run: the result, its status, the measurements; no live part left behind', () => {
     const s = replay(events)
-    expect([s.status, s.result, s.measurements, s.finishedAtMs]).toEqual(['ok', finished.result, finished.result.measurements, Date.parse(finished.result.finishedAt!)])
+    expect([s.status, s.result, s.measurements, s.finishedAtMs]).toEqual([
+      'ok',
+      finished.result,
+      finished.result.measurements,
+      Date.parse(finished.result.finishedAt!),
+    ])
     expect([s.lanes, s.models, s.lossHistory, s.currentIndex, s.phase]).toEqual([[], [], [], null, null])
     expect(isBusy(s)).toBe(false)
   })

@@ -259,8 +259,7 @@ export function runFraction(s: RunState): number {
   if (!total) return s.result ? 1 : 0
   const done = s.measurements.filter((m) => m.status !== 'cancelled').length
   const cells = s.models
-  const inCurrent =
-    cells.length && s.currentIndex != null && s.currentIndex >= done ? cells.reduce((a, c) => a + c.fraction, 0) / cells.length : 0
+  const inCurrent = cells.length && s.currentIndex != null && s.currentIndex >= done ? cells.reduce((a, c) => a + c.fraction, 0) / cells.length : 0
   return Math.min(1, (done + inCurrent) / total)
 }
 

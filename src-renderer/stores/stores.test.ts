@@ -95,7 +95,7 @@ describe('config store', () => {
     expect(cfg.estimate).toEqual(estimateRun(cfg.config!, 'cpu', { cpuCount: CAPABILITIES.cpuCount }))
   })
 
-  it('startFromDraft starts the validated draft once; a refused start puts the service\'s field issues on the fields', async () => {
+  it("startFromDraft starts the validated draft once; a refused start puts the service's field issues on the fields", async () => {
     const cfg = useConfigStore()
     const run = useRunStore()
     cfg.setList('models', '8')
@@ -218,7 +218,18 @@ describe('history store', () => {
     const h = useHistoryStore()
     service.runs = [
       { runId: 'a', status: 'ok', startedAt: '2026-01-01T00:00:00Z', preset: 'smoke', backend: 'cpu', device: 'x', sizes: [2000], models: [4], bestSpeedup: 2 },
-      { runId: 'b', status: 'damaged', startedAt: '2026-02-01T00:00:00Z', preset: null, backend: null, device: null, sizes: [], models: [], bestSpeedup: null, problem: 'bad JSON' },
+      {
+        runId: 'b',
+        status: 'damaged',
+        startedAt: '2026-02-01T00:00:00Z',
+        preset: null,
+        backend: null,
+        device: null,
+        sizes: [],
+        models: [],
+        bestSpeedup: null,
+        problem: 'bad JSON',
+      },
     ]
     service.results.set('a', resultFor(presetConfig('smoke'), [], { runId: 'a' }))
     await h.refresh()

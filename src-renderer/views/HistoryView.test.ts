@@ -24,8 +24,30 @@ beforeEach(() => {
   service = new FakeService()
   setBridge(fakeBridge(service))
   service.runs = [
-    { runId: 'r-a', status: 'ok', startedAt: '2026-01-02T00:00:00Z', preset: 'smoke', backend: 'wasm', device: 'cpu', sizes: [2000], models: [4], bestSpeedup: 2, tags: ['laptop'] },
-    { runId: 'r-b', status: 'ok', startedAt: '2026-01-03T00:00:00Z', preset: 'quick', backend: 'webgpu', device: 'H200', sizes: [5000], models: [16], bestSpeedup: 7, model: 'GBDT · 100 rounds, depth 6, eta 0.1' },
+    {
+      runId: 'r-a',
+      status: 'ok',
+      startedAt: '2026-01-02T00:00:00Z',
+      preset: 'smoke',
+      backend: 'wasm',
+      device: 'cpu',
+      sizes: [2000],
+      models: [4],
+      bestSpeedup: 2,
+      tags: ['laptop'],
+    },
+    {
+      runId: 'r-b',
+      status: 'ok',
+      startedAt: '2026-01-03T00:00:00Z',
+      preset: 'quick',
+      backend: 'webgpu',
+      device: 'H200',
+      sizes: [5000],
+      models: [16],
+      bestSpeedup: 7,
+      model: 'GBDT · 100 rounds, depth 6, eta 0.1',
+    },
   ]
   service.results.set('r-a', resultOf('r-a'))
   service.results.set('r-b', resultOf('r-b', 0.5))
@@ -68,7 +90,10 @@ describe('History view', () => {
     expect(rows.length).toBe(service.results.get('r-a')!.summary.length)
     for (const r of rows) expect(r.text()).toContain('−50.0%')
     // each run names its model family and parameters
-    const model = w.get('[data-test=compare-model]').findAll('td').map((td) => td.text())
+    const model = w
+      .get('[data-test=compare-model]')
+      .findAll('td')
+      .map((td) => td.text())
     expect(model).toEqual(['MLP · 100→64→1, Adam lr 0.01, batch 512, 2 epochs', 'MLP · 100→64→1, Adam lr 0.01, batch 512, 2 epochs'])
     await w.get('[data-test=close-compare]').trigger('click')
     expect(w.find('[data-test=history-table]').exists()).toBe(true)
@@ -125,7 +150,7 @@ describe('History view', () => {
     w.unmount()
   })
 
-  it('the menu\'s Save Report… prints the newest stored run when none is open', async () => {
+  it("the menu's Save Report… prints the newest stored run when none is open", async () => {
     const bridge = fakeBridge(service, { menu: true })
     setBridge(bridge)
     service.respond('reportPdf', ({ runId }) => ({ fileName: `${runId}.pdf`, sizeBytes: 10, savedPath: `/home/u/${runId}.pdf` }))
@@ -148,7 +173,7 @@ describe('History view', () => {
     w.unmount()
   })
 
-  it('names each run\'s model family and parameters', async () => {
+  it("names each run's model family and parameters", async () => {
     const w = setup()
     await toHistory(w)
     expect(w.get('[data-test=history-r-b] [data-test=history-model]').text()).toBe('GBDT · 100 rounds, depth 6, eta 0.1')
@@ -156,7 +181,7 @@ describe('History view', () => {
     w.unmount()
   })
 
-  it("an opened run shows its stored telemetry (GPU busy line), and none when the run has no telemetry", async () => {
+  it('an opened run shows its stored telemetry (GPU busy line), and none when the run has no telemetry', async () => {
     const withTelemetry: RunResult = {
       ...resultOf('r-b', 0.5),
       telemetry: {
@@ -165,7 +190,18 @@ describe('History view', () => {
         gpu: { state: 'ok', message: 'nvidia-smi: 1 GPU' },
         samples: (['sequential', 'batched'] as const).map((strategy, i) => ({
           t: i * 1000,
-          gpus: [{ index: 0, name: 'NVIDIA H200', util: strategy === 'batched' ? 95 : 30, memUsedMiB: 1000, memTotalMiB: 143771, tempC: 50, powerW: 300, powerLimitW: 700 }],
+          gpus: [
+            {
+              index: 0,
+              name: 'NVIDIA H200',
+              util: strategy === 'batched' ? 95 : 30,
+              memUsedMiB: 1000,
+              memTotalMiB: 143771,
+              tempC: 50,
+              powerW: 300,
+              powerLimitW: 700,
+            },
+          ],
           workers: [{ pid: 11, cpuPercent: 99, rssBytes: 2 ** 28 }],
           index: i,
           strategy,

@@ -45,7 +45,13 @@ describe('Run view: advice', () => {
     expect(w.find('[data-test=advice-verification]').exists()).toBe(true)
 
     const cfg = verificationConfig(source.config, adviseFrom(source, { models: 16, size: 2000 }))
-    service.completeVerification('verify-1', resultFor(cfg, expandPlan(cfg).map((k) => measurementFor(k, false, cfg))))
+    service.completeVerification(
+      'verify-1',
+      resultFor(
+        cfg,
+        expandPlan(cfg).map((k) => measurementFor(k, false, cfg)),
+      ),
+    )
     await flushPromises()
     expect(w.get('[data-test=live-run] [data-test=run-status]').text()).toBe('Finished')
     expect(w.get('#advice-title').text()).toMatch(/from run sweep-1/)
@@ -58,7 +64,14 @@ describe('Run view: advice', () => {
     setActivePinia(pinia)
     const source = sweepResult()
     const cfg = verificationConfig(source.config, adviseFrom(source, { models: 16, size: 2000 }))
-    service.addRun({ ...resultFor(cfg, expandPlan(cfg).map((k) => measurementFor(k, false, cfg)), { runId: 'v-9' }), verifies: 'sweep-1' })
+    service.addRun({
+      ...resultFor(
+        cfg,
+        expandPlan(cfg).map((k) => measurementFor(k, false, cfg)),
+        { runId: 'v-9' },
+      ),
+      verifies: 'sweep-1',
+    })
     const run = useRunStore()
     await run.connect()
     await run.showStored('v-9')

@@ -11,14 +11,30 @@ const SIZE = 10_000
 
 function entry(strategy: Strategy, workers: number, models: number, medianMs: number, size = SIZE): SummaryEntry {
   return {
-    size, models, workers, strategy, repeats: 1, medianMs, minMs: medianMs, maxMs: medianMs,
-    speedupVsSequential: null, efficiency: null, workRate: 1, warnings: [],
+    size,
+    models,
+    workers,
+    strategy,
+    repeats: 1,
+    medianMs,
+    minMs: medianMs,
+    maxMs: medianMs,
+    speedupVsSequential: null,
+    efficiency: null,
+    workRate: 1,
+    warnings: [],
   }
 }
 
 /** A sweep whose times follow known lines: time = a + b·N per (strategy, W), times an optional noise factor. */
-function sweepRun(lines: { strategy: Strategy; workers: number; a: number; b: number }[], counts = [1, 2, 4, 8, 16, 32, 50], noise: (i: number) => number = () => 1) {
-  const summary = lines.flatMap((l, li) => counts.filter((n) => n >= l.workers).map((n, i) => entry(l.strategy, l.workers, n, (l.a + l.b * n) * noise(li * 100 + i))))
+function sweepRun(
+  lines: { strategy: Strategy; workers: number; a: number; b: number }[],
+  counts = [1, 2, 4, 8, 16, 32, 50],
+  noise: (i: number) => number = () => 1,
+) {
+  const summary = lines.flatMap((l, li) =>
+    counts.filter((n) => n >= l.workers).map((n, i) => entry(l.strategy, l.workers, n, (l.a + l.b * n) * noise(li * 100 + i))),
+  )
   return { runId: 'sweep-1', summary }
 }
 
@@ -42,7 +58,10 @@ describe('fitLine', () => {
   })
 
   it('has no R² or σ with two points (two points always fit)', () => {
-    const fit = fitLine([{ x: 1, ms: 2 }, { x: 2, ms: 5 }])
+    const fit = fitLine([
+      { x: 1, ms: 2 },
+      { x: 2, ms: 5 },
+    ])
     expect(fit.r2).toBeNull()
     expect(fit.sigma).toBeNull()
   })
@@ -54,7 +73,10 @@ describe('fitLine', () => {
     const trials = 400
     for (let t = 0; t < trials; t++) {
       // additive noise ~ N(0, 25²) by Box–Muller
-      const noisy = [1, 2, 4, 8, 16, 32, 50].map((x) => ({ x, ms: truth(x) + 25 * Math.sqrt(-2 * Math.log(random() || 1e-12)) * Math.cos(2 * Math.PI * random()) }))
+      const noisy = [1, 2, 4, 8, 16, 32, 50].map((x) => ({
+        x,
+        ms: truth(x) + 25 * Math.sqrt(-2 * Math.log(random() || 1e-12)) * Math.cos(2 * Math.PI * random()),
+      }))
       const fit = fitLine(noisy)
       const at = predictWithInterval(fit, 200)
       const truthAt = truth(200) + 25 * Math.sqrt(-2 * Math.log(random() || 1e-12)) * Math.cos(2 * Math.PI * random())
@@ -107,7 +129,7 @@ describe('fitWorkerScaling', () => {
     expect(s.fastestWorkers).toBe(7)
   })
 
-  it('ends the curve at the machine\'s cores when known (past them workers only share cores), never before the largest W measured', () => {
+  it("ends the curve at the machine's cores when known (past them workers only share cores), never before the largest W measured", () => {
     const points = [1, 2].map((w) => ({ workers: w, ms: 1000 * (0.2 + 0.8 / w) }))
     expect(fitWorkerScaling('pool', SIZE, 64, points).curve.at(-1)!.workers).toBe(4)
     const onTwoCores = fitWorkerScaling('pool', SIZE, 64, points, 2)
@@ -118,7 +140,8 @@ describe('fitWorkerScaling', () => {
 
   it('adviseFrom ends the worker curves at the cores of the machine the run was measured on', () => {
     const run = sweepRun(TRUE_LINES)
-    const ends = (r: Parameters<typeof adviseFrom>[0]) => adviseFrom(r, { models: 200, size: SIZE }).scaling.map((s) => `${s.strategy}@N=${s.models}:${s.curve.at(-1)!.workers}`)
+    const ends = (r: Parameters<typeof adviseFrom>[0]) =>
+      adviseFrom(r, { models: 200, size: SIZE }).scaling.map((s) => `${s.strategy}@N=${s.models}:${s.curve.at(-1)!.workers}`)
     expect(ends(run)).toContain('batched@N=50:4')
     expect(ends({ ...run, environment: { cpuCount: 2 } as never })).toContain('batched@N=50:2')
   })
@@ -162,7 +185,10 @@ describe('adviseFrom', () => {
       { strategy: 'pool' as const, workers: 2, a: 300, b: 40 },
       { strategy: 'batched' as const, workers: 2, a: 300, b: 39 },
     ]
-    const advice = adviseFrom(sweepRun(close, [1, 2, 4, 8, 16, 32, 50], () => 1 + (random() - 0.5) * 0.1), { models: 200, size: SIZE })
+    const advice = adviseFrom(
+      sweepRun(close, [1, 2, 4, 8, 16, 32, 50], () => 1 + (random() - 0.5) * 0.1),
+      { models: 200, size: SIZE },
+    )
     expect(advice.options[1].lowMs).toBeLessThanOrEqual(advice.options[0].highMs)
     expect(advice.text).toMatch(/≈ 1\.0× slower \(the intervals overlap: as good as a tie\)$/)
     expect(adviseFrom(sweepRun(TRUE_LINES), { models: 200, size: SIZE }).text).not.toMatch(/tie/)
@@ -201,7 +227,9 @@ describe('adviseFrom', () => {
     const fastButNoisy = [1, 2, 4, 8, 16, 32, 50].map((n, i) => entry('batched', 2, n, i % 2 ? 300 : 900))
     const advice = adviseFrom({ runId: 'r', summary: [...good, ...fastButNoisy] }, { models: 200, size: SIZE })
     expect(advice.options).toEqual([])
-    expect(advice.refusal).toMatch(/^batched W=2 measured faster than sequential at N = 50 \(900 ms vs 4.05 s\) but its fit cannot be trusted \(the line fits poorly \(R² 0\.\d\d < 0.9\)\)/)
+    expect(advice.refusal).toMatch(
+      /^batched W=2 measured faster than sequential at N = 50 \(900 ms vs 4.05 s\) but its fit cannot be trusted \(the line fits poorly \(R² 0\.\d\d < 0.9\)\)/,
+    )
   })
 
   it('formats an interval with one unit where it can', () => {
@@ -248,7 +276,10 @@ describe('verificationConfig and checkAdvice', () => {
   it('compares predicted with measured; pickRight when the recommended one was fastest', () => {
     const measured = { runId: 'verify-1', summary: [entry('batched', 2, 200, 4100), entry('batched', 1, 200, 6000)] }
     const check = checkAdvice(advice, measured, '2026-12-02T00:00:00.000Z')
-    expect(check.rows.map((r) => [r.strategy, r.workers, r.measuredMs])).toEqual([['batched', 2, 4100], ['batched', 1, 6000]])
+    expect(check.rows.map((r) => [r.strategy, r.workers, r.measuredMs])).toEqual([
+      ['batched', 2, 4100],
+      ['batched', 1, 6000],
+    ])
     expect(check.pickRight).toBe(true)
     const wrong = checkAdvice(advice, { runId: 'v', summary: [entry('batched', 2, 200, 7000), entry('batched', 1, 200, 6000)] })
     expect(wrong.pickRight).toBe(false)
@@ -266,22 +297,39 @@ describe('advice over backends side by side (issue 25)', () => {
       counts.filter((n) => n >= workers).map((n) => ({ ...entry(strategy, workers, n, a + b * n), backend: backend as SummaryEntry['backend'] }))
     return {
       runId: 'side-1',
-      summary: [...line('wasm', 'sequential', 1, 50, 80), ...line('wasm', 'batched', 2, 300, 18), ...line('onnxruntime', 'sequential', 1, 20, 12), ...line('onnxruntime', 'batched', 2, 200, 10)],
+      summary: [
+        ...line('wasm', 'sequential', 1, 50, 80),
+        ...line('wasm', 'batched', 2, 300, 18),
+        ...line('onnxruntime', 'sequential', 1, 20, 12),
+        ...line('onnxruntime', 'batched', 2, 200, 10),
+      ],
     }
   }
 
-  it('ranks every backend\'s options and names the backend of each; the check runs the two picks\' backends', () => {
+  it("ranks every backend's options and names the backend of each; the check runs the two picks' backends", () => {
     const advice = adviseFrom(sideBySide(), { models: 50, size: SIZE })
     expect(advice.refusal).toBeNull()
-    expect(advice.costModels.map((c) => `${c.backend} ${c.strategy} ${c.workers}`)).toEqual(['wasm sequential 1', 'wasm batched 2', 'onnxruntime sequential 1', 'onnxruntime batched 2'])
+    expect(advice.costModels.map((c) => `${c.backend} ${c.strategy} ${c.workers}`)).toEqual([
+      'wasm sequential 1',
+      'wasm batched 2',
+      'onnxruntime sequential 1',
+      'onnxruntime batched 2',
+    ])
     expect(advice.options.slice(0, 2).map((o) => `${o.backend} ${o.strategy}`)).toEqual(['onnxruntime sequential', 'onnxruntime batched'])
     expect(advice.text).toMatch(/^50 models at 10 000 rows: onnxruntime sequential, ≈ /)
     const config = verificationConfig({ ...presetConfig('smoke'), backend: ['wasm', 'onnxruntime'] }, advice)
     // both picks on onnxruntime: a one-backend check
     expect(config.backend).toBe('onnxruntime')
-    const verifyRun = { runId: 'check-1', environment: { backend: 'onnxruntime' } as never, summary: [entry('sequential', 1, 50, 600, SIZE), entry('batched', 2, 50, 650, SIZE)] }
+    const verifyRun = {
+      runId: 'check-1',
+      environment: { backend: 'onnxruntime' } as never,
+      summary: [entry('sequential', 1, 50, 600, SIZE), entry('batched', 2, 50, 650, SIZE)],
+    }
     const check = checkAdvice(advice, verifyRun)
-    expect(check.rows.map((r) => [r.backend, r.strategy, r.measuredMs])).toEqual([['onnxruntime', 'sequential', 600], ['onnxruntime', 'batched', 650]])
+    expect(check.rows.map((r) => [r.backend, r.strategy, r.measuredMs])).toEqual([
+      ['onnxruntime', 'sequential', 600],
+      ['onnxruntime', 'batched', 650],
+    ])
     expect(check.pickRight).toBe(true)
   })
 
@@ -332,7 +380,10 @@ describe('advice at a measured N without a line (a model set)', () => {
 
   it('fitted lines and measured options rank together; a measured option that is faster is the pick, not a reason to refuse', () => {
     // sequential and batched swept (lines), pool measured at N = 16 only and fastest there
-    const swept = sweepRun(TRUE_LINES.filter((l) => l.strategy !== 'pool'), [1, 2, 4, 8, 16])
+    const swept = sweepRun(
+      TRUE_LINES.filter((l) => l.strategy !== 'pool'),
+      [1, 2, 4, 8, 16],
+    )
     const run = { runId: 'mixed', summary: [...swept.summary, entry('pool', 2, 16, 100)] }
     const advice = adviseFrom(run, { models: 16, size: SIZE })
     expect(advice.refusal).toBeNull()

@@ -46,11 +46,25 @@ export function costModelsAt(summary: readonly SummaryEntry[], size: number, set
     const { strategy, workers, backend } = entries[0]
     const points = entries.map((e) => ({ x: e.models, ms: e.medianMs })).sort((a, b) => a.x - b.x)
     const fit = fitLine(points)
-    models.push({ ...(backend ? { backend } : {}), strategy, workers, size, fit, refusal: refusalOf(points.map((p) => p.x), fit, setN) })
+    models.push({
+      ...(backend ? { backend } : {}),
+      strategy,
+      workers,
+      size,
+      fit,
+      refusal: refusalOf(
+        points.map((p) => p.x),
+        fit,
+        setN,
+      ),
+    })
   }
   // a backend's options together, in the run's order
   const backendOrder: (string | undefined)[] = [...new Set(summary.map((s) => s.backend))]
-  return models.sort((a, b) => backendOrder.indexOf(a.backend) - backendOrder.indexOf(b.backend) || strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.workers - b.workers)
+  return models.sort(
+    (a, b) =>
+      backendOrder.indexOf(a.backend) - backendOrder.indexOf(b.backend) || strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.workers - b.workers,
+  )
 }
 
 function strategyOrder(s: Strategy): number {
@@ -85,7 +99,13 @@ export function workerScalingAt(summary: readonly SummaryEntry[], size: number, 
   for (const entries of series.values()) {
     if (new Set(entries.map((e) => e.workers)).size < 2) continue
     const { strategy, models, backend } = entries[0]
-    const fit = fitWorkerScaling(strategy, size, models, entries.map((e) => ({ workers: e.workers, ms: e.medianMs })), cores)
+    const fit = fitWorkerScaling(
+      strategy,
+      size,
+      models,
+      entries.map((e) => ({ workers: e.workers, ms: e.medianMs })),
+      cores,
+    )
     out.push(backend ? { backend, ...fit } : fit)
   }
   return out.sort((a, b) => strategyOrder(a.strategy) - strategyOrder(b.strategy) || a.models - b.models)
@@ -130,10 +150,24 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<P
   const usable = costModels.filter((c) => c.refusal === null && c.workers <= n)
   // too few counts for a line, but measured at the target itself: ranked by that measurement
   const measuredHere = (c: CostModel) =>
-    c.refusal !== null && c.fit.points.length < MIN_MODEL_COUNTS && c.workers <= n ? run.summary.find((s) => s.size === size && s.models === n && Number.isFinite(s.medianMs) && optionKey(s) === optionKey(c)) : undefined
+    c.refusal !== null && c.fit.points.length < MIN_MODEL_COUNTS && c.workers <= n
+      ? run.summary.find((s) => s.size === size && s.models === n && Number.isFinite(s.medianMs) && optionKey(s) === optionKey(c))
+      : undefined
   const measuredOptions: AdviceOption[] = costModels.flatMap((c) => {
     const s = measuredHere(c)
-    return s ? [{ ...(c.backend ? { backend: c.backend } : {}), strategy: c.strategy, workers: c.workers, predictedMs: s.medianMs, lowMs: s.minMs, highMs: s.maxMs, measured: true }] : []
+    return s
+      ? [
+          {
+            ...(c.backend ? { backend: c.backend } : {}),
+            strategy: c.strategy,
+            workers: c.workers,
+            predictedMs: s.medianMs,
+            lowMs: s.minMs,
+            highMs: s.maxMs,
+            measured: true,
+          },
+        ]
+      : []
   })
   if (usable.length === 0 && measuredOptions.length === 0) {
     const reasons = costModels.filter((c) => c.workers <= n).map((c) => `${optionLabel(c, ' ')}: ${c.refusal}`)
@@ -211,15 +245,28 @@ export function verificationConfig(source: BenchConfig, advice: Advice): BenchCo
  * compared as well). pickRight: the measured fastest is the recommended one; null when the
  * recommended one or every other was not measured.
  */
-export function checkAdvice(advice: Advice, verifyRun: Pick<RunResult, 'runId' | 'summary'> & Partial<Pick<RunResult, 'environment'>>, checkedAt = new Date().toISOString()): AdviceCheck {
+export function checkAdvice(
+  advice: Advice,
+  verifyRun: Pick<RunResult, 'runId' | 'summary'> & Partial<Pick<RunResult, 'environment'>>,
+  checkedAt = new Date().toISOString(),
+): AdviceCheck {
   const { models, size } = advice.target
   // a check on one backend (both picks on it) has no backend in its entries: it is the environment's
   const backendOf = (s: SummaryEntry) => s.backend ?? (advice.options.some((o) => o.backend) ? verifyRun.environment?.backend : undefined)
   const measured = (o: AdviceOption) =>
-    verifyRun.summary.find((s) => s.size === size && s.models === models && s.strategy === o.strategy && s.workers === o.workers && backendOf(s) === o.backend)?.medianMs ?? null
+    verifyRun.summary.find((s) => s.size === size && s.models === models && s.strategy === o.strategy && s.workers === o.workers && backendOf(s) === o.backend)
+      ?.medianMs ?? null
   const asked = new Set(optionsToVerify(advice).map(optionKey))
   const rows = advice.options
-    .map((o) => ({ ...(o.backend ? { backend: o.backend } : {}), strategy: o.strategy, workers: o.workers, predictedMs: o.predictedMs, lowMs: o.lowMs, highMs: o.highMs, measuredMs: measured(o) }))
+    .map((o) => ({
+      ...(o.backend ? { backend: o.backend } : {}),
+      strategy: o.strategy,
+      workers: o.workers,
+      predictedMs: o.predictedMs,
+      lowMs: o.lowMs,
+      highMs: o.highMs,
+      measuredMs: measured(o),
+    }))
     .filter((r) => asked.has(optionKey(r)) || r.measuredMs !== null)
   const withTimes = rows.filter((r) => r.measuredMs !== null)
   const recommended = rows[0]

@@ -108,7 +108,8 @@ export function fitWorkerScaling(
  * largest W measured, 2); knee at W = 2 (past it one more worker saves < 10 %)".
  */
 export function describeWorkerFit(s: WorkerScaling): string {
-  const law = s.law === 'usl' ? `USL fit (σ ${s.sigma.toFixed(2)}, contention κ ${s.kappa.toPrecision(2)})` : `Amdahl fit (serial fraction σ ${s.sigma.toFixed(2)})`
+  const law =
+    s.law === 'usl' ? `USL fit (σ ${s.sigma.toFixed(2)}, contention κ ${s.kappa.toPrecision(2)})` : `Amdahl fit (serial fraction σ ${s.sigma.toFixed(2)})`
   const r2 = s.r2 == null ? `R² – (${s.points.length} W measured)` : `R² ${s.r2.toFixed(2)}`
   const maxMeasured = Math.max(...s.points.map((p) => p.workers))
   const past = s.fastestWorkers > maxMeasured ? ` (read off the curve past the largest W measured, ${maxMeasured})` : ''

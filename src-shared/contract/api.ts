@@ -64,7 +64,10 @@ export const EXPORT_EXTENSION: Record<ExportFormat, string> = { json: 'json', cs
 
 /** A file name safe on every OS: trainpool-<name or id>.<ext> (exports and the PDF report). */
 export function exportFileName(run: { runId: string; name?: string }, ext: string): string {
-  const base = (run.name ? `${run.name}-${run.runId}` : run.runId).replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100)
+  const base = (run.name ? `${run.name}-${run.runId}` : run.runId)
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 100)
   return `trainpool-${base || 'run'}.${ext}`
 }
 
@@ -74,7 +77,11 @@ export function exportFileName(run: { runId: string; name?: string }, ext: strin
  */
 export function modelFileName(run: { runId: string; name?: string; config?: BenchConfig }, index: number, ext: string): string {
   const { label } = run.config ? modelConfiguration(familyOf(run.config.model), run.config.model, run.config.set, index) : { label: '' }
-  const configuration = label.replace(/ · /g, '_').replace(/[^A-Za-z0-9._]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80)
+  const configuration = label
+    .replace(/ · /g, '_')
+    .replace(/[^A-Za-z0-9._]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80)
   return exportFileName(run, ext).replace(new RegExp(`\\.${ext}$`), `-model-${index}${configuration ? `-${configuration}` : ''}.${ext}`)
 }
 

@@ -2,7 +2,18 @@
 // Limits are product limits (what a desktop benchmark can sensibly run), stated once here.
 import { z } from 'zod'
 import { DataSourceSchema } from './dataset'
-import { allBackendNames, type BackendName, backendKnown, type ConcreteBackend, backendSpec, familyKinds, findFamily, mlpFamily, type ModelParams, whyNoBatched } from '../families'
+import {
+  allBackendNames,
+  type BackendName,
+  backendKnown,
+  type ConcreteBackend,
+  backendSpec,
+  familyKinds,
+  findFamily,
+  mlpFamily,
+  type ModelParams,
+  whyNoBatched,
+} from '../families'
 import { GpuChoiceSchema } from './gpus'
 import { LauncherSchema, reservedSbatchArg } from './launcher'
 import { checkedSetSize, configurationCount, modelSetIssues, ModelSetSchema } from './model-set'
@@ -141,10 +152,18 @@ export const BenchConfigSchema = z
       if (!family || typeof backend !== 'string' || backend === 'auto' || !backendKnown(backend)) continue
       const why = whyNoBatched(family, backend)
       if (!backendSpec(family, backend)) {
-        ctx.addIssue({ code: 'custom', path: side ? ['backend', i] : ['backend'], message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.map((b) => b.name).join(', ')}` })
+        ctx.addIssue({
+          code: 'custom',
+          path: side ? ['backend', i] : ['backend'],
+          message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.map((b) => b.name).join(', ')}`,
+        })
       } else if (!side && c.strategies?.includes('batched') && why !== null) {
         // side by side, a backend without batched measures the other strategies (plan.ts)
-        ctx.addIssue({ code: 'custom', path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}: ${why}; accepted: sequential, pool` })
+        ctx.addIssue({
+          code: 'custom',
+          path: ['strategies'],
+          message: `batched is not available for a ${family.label} on ${backend}: ${why}; accepted: sequential, pool`,
+        })
       }
     }
     if (family && c.set) {
@@ -163,15 +182,29 @@ export const BenchConfigSchema = z
       for (const size of c.sizes) {
         const { train } = splitRows(size, c.testSplit)
         if (folds !== null && folds > train) {
-          ctx.addIssue({ code: 'custom', path: ['set', 'folds'], message: `folds ${folds} is more than the ${train} training rows of size ${size}: each fold needs a row (folds must be from 2 to ${Math.min(10, train)})` })
+          ctx.addIssue({
+            code: 'custom',
+            path: ['set', 'folds'],
+            message: `folds ${folds} is more than the ${train} training rows of size ${size}: each fold needs a row (folds must be from 2 to ${Math.min(10, train)})`,
+          })
         }
       }
     }
     if (c.launcher) {
-      if (c.gpus !== undefined) ctx.addIssue({ code: 'custom', path: ['gpus'], message: 'gpus picks this machine\'s GPUs; with launcher slurm, Slurm assigns each task its GPU (launcher.gres, default gpu:1): leave gpus out' })
+      if (c.gpus !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['gpus'],
+          message: "gpus picks this machine's GPUs; with launcher slurm, Slurm assigns each task its GPU (launcher.gres, default gpu:1): leave gpus out",
+        })
       for (const [i, arg] of c.launcher.sbatchArgs.entries()) {
         const name = reservedSbatchArg(arg)
-        if (name) ctx.addIssue({ code: 'custom', path: ['launcher', 'sbatchArgs', i], message: `launcher.sbatchArgs: ${name} is set by Trainpool itself (its own field or the job array); accepted: other sbatch options such as --qos=short` })
+        if (name)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['launcher', 'sbatchArgs', i],
+            message: `launcher.sbatchArgs: ${name} is set by Trainpool itself (its own field or the job array); accepted: other sbatch options such as --qos=short`,
+          })
       }
     }
     // a W larger than some model counts is measured only where W ≤ N (plan.ts skips the rest, so a

@@ -12,11 +12,20 @@ describe('device counters', () => {
 
   it('say in one line what the device did', () => {
     expect(describeDeviceCounters(work)).toBe('1536 dispatches · 48 submits · 3 readbacks (600 B) · host 2.1 ms between submits')
-    expect(describeDeviceCounters({ ...work, dispatches: 1, submits: 1, readbacks: 1, bytesReadBack: 2_500_000 })).toBe('1 dispatch · 1 submit · 1 readback (2500.0 kB) · host 2.1 ms between submits')
+    expect(describeDeviceCounters({ ...work, dispatches: 1, submits: 1, readbacks: 1, bytesReadBack: 2_500_000 })).toBe(
+      '1 dispatch · 1 submit · 1 readback (2500.0 kB) · host 2.1 ms between submits',
+    )
   })
 
   it('a row per measurement that counted, its first repeat only, named by option and size', () => {
-    const m = (strategy: string, repeat: number, device?: typeof work, backend?: string) => ({ size: 10000, strategy, workers: 1, repeat, ...(device ? { device } : {}), ...(backend ? { backend } : {}) })
+    const m = (strategy: string, repeat: number, device?: typeof work, backend?: string) => ({
+      size: 10000,
+      strategy,
+      workers: 1,
+      repeat,
+      ...(device ? { device } : {}),
+      ...(backend ? { backend } : {}),
+    })
     expect(deviceWorkRows([m('sequential', 0, work), m('sequential', 1, work), m('batched', 0), m('batched', 0, work, 'webgpu')])).toEqual([
       ['sequential W=1 · 10000 rows', describeDeviceCounters(work)],
       ['webgpu batched W=1 · 10000 rows', describeDeviceCounters(work)],

@@ -38,13 +38,20 @@ export function subtractDeviceCounters(after: DeviceCounters, before: DeviceCoun
 
 /** One line for people: "1 536 dispatches · 48 submits · 3 readbacks (600 B) · host 2.1 ms between submits". */
 export function describeDeviceCounters(c: DeviceCounters): string {
-  const bytes = c.bytesReadBack < 10_000 ? `${c.bytesReadBack} B` : c.bytesReadBack < 10_000_000 ? `${(c.bytesReadBack / 1e3).toFixed(1)} kB` : `${(c.bytesReadBack / 1e6).toFixed(1)} MB`
+  const bytes =
+    c.bytesReadBack < 10_000
+      ? `${c.bytesReadBack} B`
+      : c.bytesReadBack < 10_000_000
+        ? `${(c.bytesReadBack / 1e3).toFixed(1)} kB`
+        : `${(c.bytesReadBack / 1e6).toFixed(1)} MB`
   const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
   return `${count(c.dispatches, 'dispatch', 'dispatches')} · ${count(c.submits, 'submit', 'submits')} · ${count(c.readbacks, 'readback', 'readbacks')} (${bytes}) · host ${c.hostMsBetweenSubmits.toFixed(1)} ms between submits`
 }
 
 /** The device work of a run's measurements as [label, text] rows (the first repeat of each option and size), for the CLI, the Run view and the report. */
-export function deviceWorkRows(measurements: readonly { size: number; strategy: string; workers: number; repeat: number; backend?: string; device?: DeviceCounters }[]): [string, string][] {
+export function deviceWorkRows(
+  measurements: readonly { size: number; strategy: string; workers: number; repeat: number; backend?: string; device?: DeviceCounters }[],
+): [string, string][] {
   return measurements
     .filter((m) => m.device && m.repeat === 0)
     .map((m) => [`${m.backend ? `${m.backend} ` : ''}${m.strategy} W=${m.workers} · ${m.size} rows`, describeDeviceCounters(m.device!)])

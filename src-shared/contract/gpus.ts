@@ -48,5 +48,7 @@ export function webgpuSpreadRefusal(chosen: readonly GpuInfo[]): string | null {
 export function workersPerGpuRefusal(workers: readonly number[], perGpu: number, gpus: number): string | null {
   const most = perGpu * Math.max(gpus, 1)
   const over = workers.filter((w) => w > most)
-  return over.length ? `workers ${over.join(', ')} would put more than ${perGpu} worker${perGpu === 1 ? '' : 's'} on a GPU: workersPerGpu ${perGpu} allows at most ${most} on ${gpus} GPU${gpus === 1 ? '' : 's'}` : null
+  return over.length
+    ? `workers ${over.join(', ')} would put more than ${perGpu} worker${perGpu === 1 ? '' : 's'} on a GPU: workersPerGpu ${perGpu} allows at most ${most} on ${gpus} GPU${gpus === 1 ? '' : 's'}`
+    : null
 }

@@ -14,7 +14,9 @@ describe('config.launcher', () => {
   it('slurm with its defaults: gres gpu:1, no pass-through options, a 600 s queue timeout', () => {
     const r = BenchConfigSchema.parse({ ...base, launcher: { engine: 'slurm' } })
     expect(r.launcher).toEqual({ engine: 'slurm', gres: SLURM_DEFAULTS.gres, sbatchArgs: [], queueTimeoutS: 600 })
-    expect(BenchConfigSchema.parse({ ...base, launcher: { engine: 'slurm', gres: null, partition: 'gpu', time: '1-12:00', account: 'lab' } }).launcher).toMatchObject({ gres: null, time: '1-12:00' })
+    expect(
+      BenchConfigSchema.parse({ ...base, launcher: { engine: 'slurm', gres: null, partition: 'gpu', time: '1-12:00', account: 'lab' } }).launcher,
+    ).toMatchObject({ gres: null, time: '1-12:00' })
   })
 
   it('refuses bad values by field, with what is accepted', () => {

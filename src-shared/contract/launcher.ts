@@ -30,7 +30,9 @@ export const LauncherSchema = z.discriminatedUnion('engine', [
       account: slurmWord('account', 'mylab').optional(),
       /** other sbatch options passed through as given, e.g. --qos=short (each one an --option or --option=value) */
       sbatchArgs: z
-        .array(z.string().regex(/^--[a-z][a-z-]*(=[^\s]{1,200})?$/, 'launcher.sbatchArgs accepts sbatch options as --option or --option=value, e.g. --qos=short'))
+        .array(
+          z.string().regex(/^--[a-z][a-z-]*(=[^\s]{1,200})?$/, 'launcher.sbatchArgs accepts sbatch options as --option or --option=value, e.g. --qos=short'),
+        )
         .max(16)
         .default([]),
       /** a task still pending after this long fails the run with Slurm's pending reason */
@@ -41,7 +43,21 @@ export const LauncherSchema = z.discriminatedUnion('engine', [
 export type LauncherChoice = z.infer<typeof LauncherSchema>
 
 /** sbatch options that Trainpool sets itself: passing them again would contradict the run (or the token scheme). */
-export const SBATCH_RESERVED = ['--array', '-a', '--parsable', '--output', '--error', '--export', '--wrap', '--job-name', '--gres', '--partition', '--time', '--account', '--chdir']
+export const SBATCH_RESERVED = [
+  '--array',
+  '-a',
+  '--parsable',
+  '--output',
+  '--error',
+  '--export',
+  '--wrap',
+  '--job-name',
+  '--gres',
+  '--partition',
+  '--time',
+  '--account',
+  '--chdir',
+]
 
 /** The reserved option an sbatch argument names (`--array=0-3`, `-a3`), or null. */
 export function reservedSbatchArg(arg: string): string | null {
@@ -56,7 +72,9 @@ export function reservedSbatchArg(arg: string): string | null {
  */
 export function refuseUnavailableLauncher(launcher: LauncherChoice | undefined, slurm: { available: boolean; detail: string }): void {
   if (!launcher || slurm.available) return
-  throw new TrainpoolError('invalid-input', `launcher slurm: sbatch cannot submit from here (${slurm.detail}); run Trainpool where sbatch works (a login node), or leave launcher out`, [
-    { field: 'launcher', message: `sbatch cannot submit from here: ${slurm.detail}` },
-  ])
+  throw new TrainpoolError(
+    'invalid-input',
+    `launcher slurm: sbatch cannot submit from here (${slurm.detail}); run Trainpool where sbatch works (a login node), or leave launcher out`,
+    [{ field: 'launcher', message: `sbatch cannot submit from here: ${slurm.detail}` }],
+  )
 }

@@ -39,10 +39,7 @@ export function parseRunResult(raw: unknown, runId = '?'): RunResult {
     version = run.schemaVersion
   }
   if (version !== SCHEMA_VERSION) {
-    throw new TrainpoolError(
-      'damaged',
-      `run ${runId}: schemaVersion ${JSON.stringify(version)} is not supported (this Trainpool reads 1 to ${SCHEMA_VERSION})`,
-    )
+    throw new TrainpoolError('damaged', `run ${runId}: schemaVersion ${JSON.stringify(version)} is not supported (this Trainpool reads 1 to ${SCHEMA_VERSION})`)
   }
   const parsed = RunResultSchema.safeParse(run)
   if (!parsed.success) {

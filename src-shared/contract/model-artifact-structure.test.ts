@@ -11,7 +11,12 @@ const trees = (...t: TreeArtifact[]): ModelArtifact => ({ format: 'gbdt-trees', 
 const mlp = (layers: { inputs: number; outputs: number; w?: number[]; b?: number[] }[], features = 2): ModelArtifact => ({
   format: 'mlp',
   features,
-  layers: layers.map((l) => ({ inputs: l.inputs, outputs: l.outputs, w: l.w ?? new Array<number>(l.inputs * l.outputs).fill(0.1), b: l.b ?? new Array<number>(l.outputs).fill(0) })),
+  layers: layers.map((l) => ({
+    inputs: l.inputs,
+    outputs: l.outputs,
+    w: l.w ?? new Array<number>(l.inputs * l.outputs).fill(0.1),
+    b: l.b ?? new Array<number>(l.outputs).fill(0),
+  })),
   preprocess: null,
 })
 
@@ -19,15 +24,32 @@ const mlp = (layers: { inputs: number; outputs: number; w?: number[]; b?: number
 function booster(tree: Record<string, unknown> = {}, learner: Record<string, unknown> = {}): ModelArtifact {
   const base = {
     // floats with a fraction: JSON.stringify spells 1.0 as "1", which XGBoost reads as an integer
-    base_weights: [0.5, -1.5, 1.5], categories: [], categories_nodes: [], categories_segments: [], categories_sizes: [],
-    default_left: [1, 0, 0], id: 0, left_children: [1, -1, -1], loss_changes: [0.5, 0.1, 0.1], parents: [2147483647, 0, 0],
-    right_children: [2, -1, -1], split_conditions: [0.5, -1.5, 1.5], split_indices: [0, 0, 0], split_type: [0, 0, 0], sum_hessian: [10.5, 5.5, 5.5],
+    base_weights: [0.5, -1.5, 1.5],
+    categories: [],
+    categories_nodes: [],
+    categories_segments: [],
+    categories_sizes: [],
+    default_left: [1, 0, 0],
+    id: 0,
+    left_children: [1, -1, -1],
+    loss_changes: [0.5, 0.1, 0.1],
+    parents: [2147483647, 0, 0],
+    right_children: [2, -1, -1],
+    split_conditions: [0.5, -1.5, 1.5],
+    split_indices: [0, 0, 0],
+    split_type: [0, 0, 0],
+    sum_hessian: [10.5, 5.5, 5.5],
     tree_param: { num_deleted: '0', num_feature: '2', num_nodes: '3', size_leaf_vector: '0' },
   }
   const json = {
     learner: {
-      attributes: {}, feature_names: [], feature_types: [],
-      gradient_booster: { model: { gbtree_model_param: { num_parallel_tree: '1', num_trees: '1', size_leaf_vector: '0' }, tree_info: [0], trees: [{ ...base, ...tree }] }, name: 'gbtree' },
+      attributes: {},
+      feature_names: [],
+      feature_types: [],
+      gradient_booster: {
+        model: { gbtree_model_param: { num_parallel_tree: '1', num_trees: '1', size_leaf_vector: '0' }, tree_info: [0], trees: [{ ...base, ...tree }] },
+        name: 'gbtree',
+      },
       learner_model_param: { base_score: '5E-1', boost_from_average: '1', num_class: '0', num_feature: '2', num_target: '1' },
       objective: { name: 'reg:squarederror', reg_loss_param: { scale_pos_weight: '1' } },
       ...learner,
@@ -46,7 +68,13 @@ function refusal(artifact: unknown): string {
 describe('sound artifacts pass', () => {
   it('trees (a stump, a single leaf), an MLP with its preprocessing, an XGBoost booster', () => {
     expect(ModelArtifactSchema.safeParse(trees(stump, { feature: [-1], threshold: [0], defaultLeft: [0], left: [-1], leafValue: [0.1] })).success).toBe(true)
-    const withPreprocess = { ...mlp([{ inputs: 2, outputs: 3 }, { inputs: 3, outputs: 1 }]), preprocess: { mean: [0, 1], std: [1, 2], impute: true, standardise: true } }
+    const withPreprocess = {
+      ...mlp([
+        { inputs: 2, outputs: 3 },
+        { inputs: 3, outputs: 1 },
+      ]),
+      preprocess: { mean: [0, 1], std: [1, 2], impute: true, standardise: true },
+    }
     expect(ModelArtifactSchema.safeParse(withPreprocess).success).toBe(true)
     expect(ModelArtifactSchema.safeParse(booster()).success).toBe(true)
   })
@@ -57,7 +85,13 @@ describe('crafted trees are refused with the reason', () => {
     expect(refusal(trees({ ...stump, left: [4294967290, -1, -1] }))).toMatch(/tree 0, node 0: children 4294967290 and 4294967291 are not nodes after it/)
   })
   it('a cycle (a node whose child is its parent)', () => {
-    const cycle: TreeArtifact = { feature: [0, 0, -1, -1, -1], threshold: [0.5, 0.5, 0, 0, 0], defaultLeft: [0, 0, 0, 0, 0], left: [1, 0, -1, -1, -1], leafValue: [0, 0, 1, 2, 3] }
+    const cycle: TreeArtifact = {
+      feature: [0, 0, -1, -1, -1],
+      threshold: [0.5, 0.5, 0, 0, 0],
+      defaultLeft: [0, 0, 0, 0, 0],
+      left: [1, 0, -1, -1, -1],
+      leafValue: [0, 0, 1, 2, 3],
+    }
     expect(refusal(trees(stump, cycle))).toMatch(/tree 1, node 1: children 0 and 1 are not nodes after it .*cycle/)
   })
   it('arrays of different lengths', () => {
@@ -67,9 +101,21 @@ describe('crafted trees are refused with the reason', () => {
     expect(refusal(trees({ ...stump, feature: [7, -1, -1] }))).toMatch(/tree 0, node 0: split feature 7 is outside 0 to 1 \(the model has 2 features\)/)
   })
   it('a node no other node leads to, and a node with two parents', () => {
-    const orphan: TreeArtifact = { feature: [0, -1, -1, -1, -1], threshold: [0.5, 0, 0, 0, 0], defaultLeft: [0, 0, 0, 0, 0], left: [1, -1, -1, -1, -1], leafValue: [0, 1, 2, 3, 4] }
+    const orphan: TreeArtifact = {
+      feature: [0, -1, -1, -1, -1],
+      threshold: [0.5, 0, 0, 0, 0],
+      defaultLeft: [0, 0, 0, 0, 0],
+      left: [1, -1, -1, -1, -1],
+      leafValue: [0, 1, 2, 3, 4],
+    }
     expect(refusal(trees(orphan))).toMatch(/node 3: no node leads to it/)
-    const shared: TreeArtifact = { feature: [0, 0, -1, -1], threshold: [0.5, 0.5, 0, 0], defaultLeft: [0, 0, 0, 0], left: [1, 2, -1, -1], leafValue: [0, 0, 2, 3] }
+    const shared: TreeArtifact = {
+      feature: [0, 0, -1, -1],
+      threshold: [0.5, 0.5, 0, 0],
+      defaultLeft: [0, 0, 0, 0],
+      left: [1, 2, -1, -1],
+      leafValue: [0, 0, 2, 3],
+    }
     expect(refusal(trees(shared))).toMatch(/node 1: child 2 already has a parent/)
   })
   it('a leaf with a split feature; values no float32 holds; more trees or nodes than any run trains', () => {
@@ -77,37 +123,96 @@ describe('crafted trees are refused with the reason', () => {
     expect(refusal(trees({ ...stump, leafValue: [0, 1e300, 0] }))).toMatch(/leafValue\[1\] = 1e\+300 is not a finite float32/)
     expect(refusal(trees(...new Array<TreeArtifact>(10_001).fill(stump)))).toMatch(/10001 trees: at most 10000/)
     const n = 2 ** 17 + 1
-    const huge = { feature: new Array<number>(n).fill(-1), threshold: new Array<number>(n).fill(0), defaultLeft: new Array<0>(n).fill(0), left: new Array<number>(n).fill(-1), leafValue: new Array<number>(n).fill(0) }
+    const huge = {
+      feature: new Array<number>(n).fill(-1),
+      threshold: new Array<number>(n).fill(0),
+      defaultLeft: new Array<0>(n).fill(0),
+      left: new Array<number>(n).fill(-1),
+      leafValue: new Array<number>(n).fill(0),
+    }
     expect(refusal(trees(huge))).toMatch(/131073 nodes: a tree has 1 to 131071/)
   })
 })
 
 describe('crafted MLPs are refused with the reason', () => {
   it('layers that do not chain, the wrong number of weights or biases, a last layer of several outputs', () => {
-    expect(refusal(mlp([{ inputs: 2, outputs: 3 }, { inputs: 4, outputs: 1 }]))).toMatch(/layer 1 takes 4 inputs but the layer before gives 3/)
-    expect(refusal(mlp([{ inputs: 5, outputs: 3 }, { inputs: 3, outputs: 1 }]))).toMatch(/layer 0 takes 5 inputs but the model has 2/)
-    expect(refusal(mlp([{ inputs: 2, outputs: 3, w: [1, 2] }, { inputs: 3, outputs: 1 }]))).toMatch(/layer 0: w has 2 values, 2×3 = 6 expected/)
-    expect(refusal(mlp([{ inputs: 2, outputs: 3, b: [0] }, { inputs: 3, outputs: 1 }]))).toMatch(/layer 0: b has 1 values, 3 expected/)
-    expect(refusal(mlp([{ inputs: 2, outputs: 3 }, { inputs: 3, outputs: 2 }]))).toMatch(/the last layer has 2 outputs: a regressor's has 1/)
+    expect(
+      refusal(
+        mlp([
+          { inputs: 2, outputs: 3 },
+          { inputs: 4, outputs: 1 },
+        ]),
+      ),
+    ).toMatch(/layer 1 takes 4 inputs but the layer before gives 3/)
+    expect(
+      refusal(
+        mlp([
+          { inputs: 5, outputs: 3 },
+          { inputs: 3, outputs: 1 },
+        ]),
+      ),
+    ).toMatch(/layer 0 takes 5 inputs but the model has 2/)
+    expect(
+      refusal(
+        mlp([
+          { inputs: 2, outputs: 3, w: [1, 2] },
+          { inputs: 3, outputs: 1 },
+        ]),
+      ),
+    ).toMatch(/layer 0: w has 2 values, 2×3 = 6 expected/)
+    expect(
+      refusal(
+        mlp([
+          { inputs: 2, outputs: 3, b: [0] },
+          { inputs: 3, outputs: 1 },
+        ]),
+      ),
+    ).toMatch(/layer 0: b has 1 values, 3 expected/)
+    expect(
+      refusal(
+        mlp([
+          { inputs: 2, outputs: 3 },
+          { inputs: 3, outputs: 2 },
+        ]),
+      ),
+    ).toMatch(/the last layer has 2 outputs: a regressor's has 1/)
   })
   it('a preprocessing of the wrong length or with a zero std; a layer larger than any run trains', () => {
-    const base = mlp([{ inputs: 2, outputs: 3 }, { inputs: 3, outputs: 1 }])
-    expect(refusal({ ...base, preprocess: { mean: [0], std: [1, 1], impute: false, standardise: true } })).toMatch(/preprocess.mean has 1 values, one per feature \(2\)/)
-    expect(refusal({ ...base, preprocess: { mean: [0, 0], std: [1, 0], impute: false, standardise: true } })).toMatch(/preprocess.std\[1\] = 0: a feature's std is positive/)
-    expect(refusal(mlp([{ inputs: 2, outputs: 70_000, w: [], b: [] }, { inputs: 70_000, outputs: 1, w: [], b: [] }]))).toMatch(/layer 0 has 70000 outputs: at most 65536/)
+    const base = mlp([
+      { inputs: 2, outputs: 3 },
+      { inputs: 3, outputs: 1 },
+    ])
+    expect(refusal({ ...base, preprocess: { mean: [0], std: [1, 1], impute: false, standardise: true } })).toMatch(
+      /preprocess.mean has 1 values, one per feature \(2\)/,
+    )
+    expect(refusal({ ...base, preprocess: { mean: [0, 0], std: [1, 0], impute: false, standardise: true } })).toMatch(
+      /preprocess.std\[1\] = 0: a feature's std is positive/,
+    )
+    expect(
+      refusal(
+        mlp([
+          { inputs: 2, outputs: 70_000, w: [], b: [] },
+          { inputs: 70_000, outputs: 1, w: [], b: [] },
+        ]),
+      ),
+    ).toMatch(/layer 0 has 70000 outputs: at most 65536/)
   })
 })
 
 describe('a crafted XGBoost booster is refused with the reason', () => {
   it('a cycle, a child out of range, a parent out of range, a split feature beyond num_feature', () => {
-    expect(refusal(booster({ left_children: [1, 0, -1], right_children: [2, 2, -1], split_indices: [0, 0, 0] }))).toMatch(/tree 0, node 1: child 0 is reached twice/)
+    expect(refusal(booster({ left_children: [1, 0, -1], right_children: [2, 2, -1], split_indices: [0, 0, 0] }))).toMatch(
+      /tree 0, node 1: child 0 is reached twice/,
+    )
     expect(refusal(booster({ left_children: [1, -1, -1], right_children: [4294967290, -1, -1] }))).toMatch(/tree 0, node 0: child 4294967290 is outside 0 to 2/)
     expect(refusal(booster({ parents: [2147483647, 0, 99] }))).toMatch(/tree 0, node 2: parent 99 is outside 0 to 2/)
     expect(refusal(booster({ split_indices: [5, 0, 0] }))).toMatch(/tree 0, node 0: split feature 5 is outside 0 to 1/)
   })
   it('arrays not one per node, a count that disagrees, a categorical split, another booster, text that is not JSON', () => {
     expect(refusal(booster({ split_conditions: [0.5] }))).toMatch(/tree 0, split_conditions is not 3 numbers/)
-    expect(refusal(booster({ tree_param: { num_deleted: '0', num_feature: '2', num_nodes: '5', size_leaf_vector: '0' } }))).toMatch(/left_children is not 5 integers/)
+    expect(refusal(booster({ tree_param: { num_deleted: '0', num_feature: '2', num_nodes: '5', size_leaf_vector: '0' } }))).toMatch(
+      /left_children is not 5 integers/,
+    )
     expect(refusal(booster({ split_type: [1, 0, 0] }))).toMatch(/node 0: a categorical split/)
     const linear = JSON.parse((booster() as { json: string }).json)
     linear.learner.gradient_booster.name = 'gblinear'
@@ -116,15 +221,29 @@ describe('a crafted XGBoost booster is refused with the reason', () => {
   })
   it('a number spelled as XGBoost\'s reader refuses it: a float field\'s "0", an integer field\'s "1.0", an escaped key', () => {
     const text = (booster() as { json: string }).json
-    expect(refusal({ format: 'xgboost-json', json: text.replace('"split_conditions":[0.5,', '"split_conditions":[0,') })).toMatch(/tree 0, split_conditions: 0 is not spelled as a float/)
-    expect(refusal({ format: 'xgboost-json', json: text.replace('"left_children":[1,', '"left_children":[1.0,') })).toMatch(/tree 0, left_children: 1.0 is not spelled as an integer/)
-    expect(refusal({ format: 'xgboost-json', json: text.replace('"sum_hessian"', '"sum\\u005fhessian"') })).toMatch(/"sum_hessian" appears 0 times as plain text for 1 trees/)
+    expect(refusal({ format: 'xgboost-json', json: text.replace('"split_conditions":[0.5,', '"split_conditions":[0,') })).toMatch(
+      /tree 0, split_conditions: 0 is not spelled as a float/,
+    )
+    expect(refusal({ format: 'xgboost-json', json: text.replace('"left_children":[1,', '"left_children":[1.0,') })).toMatch(
+      /tree 0, left_children: 1.0 is not spelled as an integer/,
+    )
+    expect(refusal({ format: 'xgboost-json', json: text.replace('"sum_hessian"', '"sum\\u005fhessian"') })).toMatch(
+      /"sum_hessian" appears 0 times as plain text for 1 trees/,
+    )
   })
 })
 
 describe('kept models', () => {
   it('name where the problem is, and refuse a model kept twice', () => {
-    const kept = { size: 100, strategy: 'sequential', workers: 1, models: [{ index: 0, artifact: trees(stump) }, { index: 1, artifact: trees({ ...stump, left: [4294967290, -1, -1] }) }] }
+    const kept = {
+      size: 100,
+      strategy: 'sequential',
+      workers: 1,
+      models: [
+        { index: 0, artifact: trees(stump) },
+        { index: 1, artifact: trees({ ...stump, left: [4294967290, -1, -1] }) },
+      ],
+    }
     const parsed = KeptModelsSchema.safeParse(kept)
     expect(parsed.error?.issues[0]).toMatchObject({ path: ['models', 1, 'artifact'], message: expect.stringMatching(/^tree 0, node 0: children 4294967290/) })
     const twice = { ...kept, models: [kept.models[0], kept.models[0]] }

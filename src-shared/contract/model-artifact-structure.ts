@@ -71,7 +71,8 @@ function treeProblem(t: TreeArtifact, features: number): string | null {
       continue
     }
     if (!(feature >= 0 && feature < features)) return `node ${i}: split feature ${feature} is outside 0 to ${features - 1} (the model has ${features} features)`
-    if (!(left > i && left + 1 < n)) return `node ${i}: children ${left} and ${left + 1} are not nodes after it (1 to ${n - 1}, breadth-first order; anything else is out of range or a cycle)`
+    if (!(left > i && left + 1 < n))
+      return `node ${i}: children ${left} and ${left + 1} are not nodes after it (1 to ${n - 1}, breadth-first order; anything else is out of range or a cycle)`
     if (parents[left] || parents[left + 1]) return `node ${i}: child ${parents[left] ? left : left + 1} already has a parent (a node is reached once)`
     parents[left] = parents[left + 1] = 1
   }
@@ -89,8 +90,10 @@ function mlpProblem(artifact: Extract<ModelArtifact, { format: 'mlp' }>): string
     const where = `layer ${k}`
     if (layer.inputs !== inputs) return `${where} takes ${layer.inputs} inputs but ${k === 0 ? 'the model has' : 'the layer before gives'} ${inputs}`
     if (layer.outputs > ARTIFACT_LIMITS.units) return `${where} has ${layer.outputs} outputs: at most ${ARTIFACT_LIMITS.units}`
-    if (layer.inputs * layer.outputs > ARTIFACT_LIMITS.layerWeights) return `${where} has ${layer.inputs}×${layer.outputs} weights: at most ${ARTIFACT_LIMITS.layerWeights}`
-    if (layer.w.length !== layer.inputs * layer.outputs) return `${where}: w has ${layer.w.length} values, ${layer.inputs}×${layer.outputs} = ${layer.inputs * layer.outputs} expected`
+    if (layer.inputs * layer.outputs > ARTIFACT_LIMITS.layerWeights)
+      return `${where} has ${layer.inputs}×${layer.outputs} weights: at most ${ARTIFACT_LIMITS.layerWeights}`
+    if (layer.w.length !== layer.inputs * layer.outputs)
+      return `${where}: w has ${layer.w.length} values, ${layer.inputs}×${layer.outputs} = ${layer.inputs * layer.outputs} expected`
     if (layer.b.length !== layer.outputs) return `${where}: b has ${layer.b.length} values, ${layer.outputs} expected (one per output)`
     const values = float32Problem(layer.w, `${where} w`) ?? float32Problem(layer.b, `${where} b`)
     if (values) return values
@@ -157,9 +160,14 @@ function spellingProblem(text: string, trees: number): string | null {
     if (found.length !== trees) return `"${key}" appears ${found.length} times as plain text for ${trees} trees`
     const float = (XGBOOST_VALUE_ARRAYS as readonly string[]).includes(key)
     for (const [k, match] of found.entries()) {
-      const tokens = match[1].replace(/^\[|\]$/g, '').split(',').map((t) => t.trim()).filter((t) => t !== '')
+      const tokens = match[1]
+        .replace(/^\[|\]$/g, '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '')
       const wrong = tokens.find((t) => (float ? !/[.eE]/.test(t) : !/^-?\d+$/.test(t)))
-      if (wrong !== undefined) return `tree ${k}, ${key}: ${wrong} is not spelled as ${float ? 'a float (XGBoost reads "0" as an integer; "0.0" is a float)' : 'an integer'}`
+      if (wrong !== undefined)
+        return `tree ${k}, ${key}: ${wrong} is not spelled as ${float ? 'a float (XGBoost reads "0" as an integer; "0.0" is a float)' : 'an integer'}`
     }
   }
   return null
@@ -181,17 +189,20 @@ function xgboostTreeProblem(tree: unknown, k: number, features: number): string 
     if (values) return values
   }
   const categorical = (tree.split_type as number[]).findIndex((s) => s !== 0)
-  if (categorical >= 0 || (Array.isArray(tree.categories) && tree.categories.length > 0)) return `node ${Math.max(0, categorical)}: a categorical split; only numeric splits are accepted`
+  if (categorical >= 0 || (Array.isArray(tree.categories) && tree.categories.length > 0))
+    return `node ${Math.max(0, categorical)}: a categorical split; only numeric splits are accepted`
   const left = tree.left_children as number[]
   const right = tree.right_children as number[]
   const parents = tree.parents as number[]
   const split = tree.split_indices as number[]
-  if (tree.tree_param.num_deleted !== '0') return `num_deleted ${JSON.stringify(tree.tree_param.num_deleted)}: trees with deleted nodes are not accepted (XGBoost's hist trees have none)`
+  if (tree.tree_param.num_deleted !== '0')
+    return `num_deleted ${JSON.stringify(tree.tree_param.num_deleted)}: trees with deleted nodes are not accepted (XGBoost's hist trees have none)`
   if (parents[0] !== XGBOOST_NO_PARENT) return `node 0 (the root) has parent ${parents[0]}, not ${XGBOOST_NO_PARENT}`
   for (let i = 0; i < n; i++) {
     // XGBoost's loader reads every node's parent, and takes a leaf whose split index is 2^31 − 1 for a deleted node
     if (i > 0 && !(parents[i] >= 0 && parents[i] < n)) return `node ${i}: parent ${parents[i]} is outside 0 to ${n - 1}`
-    if (!(split[i] >= 0 && split[i] < features)) return `node ${i}: split feature ${split[i]} is outside 0 to ${features - 1} (the model has ${features} features)`
+    if (!(split[i] >= 0 && split[i] < features))
+      return `node ${i}: split feature ${split[i]} is outside 0 to ${features - 1} (the model has ${features} features)`
   }
   // from the root, each node reached once: no cycle, no shared child
   const reached = new Uint8Array(n)

@@ -5,11 +5,15 @@ import { modelFileName } from './api'
 import { type BenchConfig, presetConfig } from './config'
 import { modelAttributes } from './model-artifact'
 
-const setConfig: BenchConfig = presetConfig('smoke', { model: { kind: 'gbdt' } as never, models: [8], set: { grid: { maxDepth: [3, 5], eta: [0.1, 0.3] }, seeds: 2, folds: null } })
+const setConfig: BenchConfig = presetConfig('smoke', {
+  model: { kind: 'gbdt' } as never,
+  models: [8],
+  set: { grid: { maxDepth: [3, 5], eta: [0.1, 0.3] }, seeds: 2, folds: null },
+})
 const run = { runId: '20250101-120000-abcdef', config: setConfig }
 
-describe('a kept model\'s name and attributes', () => {
-  it('in a model set, name the model\'s configuration', () => {
+describe("a kept model's name and attributes", () => {
+  it("in a model set, name the model's configuration", () => {
     // model 7: configuration 3 (max-depth 5, eta 0.3), its second seed
     expect(modelFileName(run, 7, 'json')).toBe('trainpool-20250101-120000-abcdef-model-7-max-depth-5_eta-0.3.json')
     expect(modelFileName({ ...run, name: 'my grid' }, 0, 'json')).toBe('trainpool-my-grid-20250101-120000-abcdef-model-0-max-depth-3_eta-0.1.json')

@@ -59,13 +59,18 @@ describe('model set validation', () => {
     return r.success ? [] : fieldIssues(r.error, config)
   }
 
-  it('accepts a grid, seeds and folds, with models the set\'s size', () => {
+  it("accepts a grid, seeds and folds, with models the set's size", () => {
     expect(issuesOf(trees({ grid: { eta: [0.1, 0.3], maxDepth: [3, 5] }, seeds: 2, folds: 3 }))).toEqual([])
   })
 
   it('refuses each bad input naming its field and what is accepted', () => {
     const cases: [Partial<ModelSet>, number[] | undefined, string, RegExp][] = [
-      [{ grid: { baseScore: [0.1, 0.5] } }, undefined, 'set.grid.baseScore', /baseScore cannot vary in a gradient-boosted trees grid; accepted: rounds, maxDepth, eta/],
+      [
+        { grid: { baseScore: [0.1, 0.5] } },
+        undefined,
+        'set.grid.baseScore',
+        /baseScore cannot vary in a gradient-boosted trees grid; accepted: rounds, maxDepth, eta/,
+      ],
       [{ grid: { epochs: [1, 2] } }, undefined, 'set.grid.epochs', /epochs cannot vary/],
       [{ grid: { eta: [] } }, [1], 'set.grid.eta', /eta takes 1 to 16 values in a grid \(got 0\)/],
       [{ grid: { eta: [0.1, 0.1] } }, undefined, 'set.grid.eta.1', /eta lists 0.1 twice/],
@@ -74,13 +79,21 @@ describe('model set validation', () => {
       [{ seeds: 0 }, [1], 'set.seeds', /seeds must be an integer from 1 to 100/],
       [{ folds: 1 }, [1], 'set.folds', /folds must be an integer from 2 to 10/],
       [{ folds: 11 }, [11], 'set.folds', /folds must be an integer from 2 to 10/],
-      [{ grid: { eta: [0.1, 0.2, 0.3, 0.4] }, seeds: 100, folds: 5 }, [1000], 'set', /the model set makes 2000 models \(4 configurations × 100 seeds × 5 folds\), more than the limit of 1000/],
+      [
+        { grid: { eta: [0.1, 0.2, 0.3, 0.4] }, seeds: 100, folds: 5 },
+        [1000],
+        'set',
+        /the model set makes 2000 models \(4 configurations × 100 seeds × 5 folds\), more than the limit of 1000/,
+      ],
       [{ seeds: 2 }, [1, 2], 'models', /a model set and a model-count sweep do not combine/],
       [{ seeds: 2 }, [3], 'models', /models must be 2 for this model set \(1 configuration × 2 seeds\), got 3/],
     ]
     for (const [s, models, field, message] of cases) {
       const issues = issuesOf(trees(s, models))
-      expect(issues.map((i) => i.field), JSON.stringify(s)).toContain(field)
+      expect(
+        issues.map((i) => i.field),
+        JSON.stringify(s),
+      ).toContain(field)
       expect(issues.find((i) => i.field === field)?.message, JSON.stringify(s)).toMatch(message)
     }
   })
@@ -96,8 +109,8 @@ describe('model set validation', () => {
   })
 })
 
-describe('a lane\'s models in words', () => {
-  it('names the shared configuration, and a single model\'s seed and fold', () => {
+describe("a lane's models in words", () => {
+  it("names the shared configuration, and a single model's seed and fold", () => {
     const s = set({ grid: { maxDepth: [4, 6], eta: [0.1, 0.3] }, seeds: 2, folds: 3 })
     expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [23])).toBe('max-depth 6 · eta 0.3 · seed 2 · fold 3')
     expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [0, 1, 2, 3])).toBe('max-depth 4 · eta 0.1')
@@ -107,7 +120,14 @@ describe('a lane\'s models in words', () => {
     const s = set({ grid: { maxDepth: [4, 6], eta: [0.1, 0.3] }, seeds: 2, folds: 3 })
     // models 5 and 6: the last of configuration 0 (depth 4, eta 0.1), the first of configuration 1 (depth 4, eta 0.3)
     expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, [5, 6])).toBe('2 configurations: max-depth 4 · eta 0.1,0.3')
-    expect(describeMembers(gbdtFamily, s, gbdtFamily.defaults, Array.from({ length: 24 }, (_, i) => i))).toBe('4 configurations: max-depth 4,6 · eta 0.1,0.3')
+    expect(
+      describeMembers(
+        gbdtFamily,
+        s,
+        gbdtFamily.defaults,
+        Array.from({ length: 24 }, (_, i) => i),
+      ),
+    ).toBe('4 configurations: max-depth 4,6 · eta 0.1,0.3')
     const layers = set({ grid: { hidden: [[32], [64, 32]], lr: [0.01] } })
     expect(describeMembers(mlpFamily, layers, mlpFamily.defaults, [0, 1])).toBe('2 configurations: hidden 32/64,32')
   })

@@ -88,7 +88,12 @@ export function describeConfiguration(family: Pick<ModelFamily, 'fields'>, set: 
 }
 
 /** Model i of a run: its parameters (its configuration's, in a set) and its varied values in words ('' outside a set). */
-export function modelConfiguration<P extends { kind: string }>(family: Pick<ModelFamily, 'fields'>, base: P, set: ModelSet | undefined, index: number): { params: P; label: string } {
+export function modelConfiguration<P extends { kind: string }>(
+  family: Pick<ModelFamily, 'fields'>,
+  base: P,
+  set: ModelSet | undefined,
+  index: number,
+): { params: P; label: string } {
   if (!set) return { params: base, label: '' }
   const params = configurationParams(family, base, set, setMember(set, index).configuration)
   return { params, label: describeConfiguration(family, set, params) }
@@ -97,7 +102,9 @@ export function modelConfiguration<P extends { kind: string }>(family: Pick<Mode
 /** The set in one line, with the fields' flags: "max-depth 3,5 × eta 0.1,0.3 · 2 seeds · 3 folds → 8 models". */
 export function describeSet(family: Pick<ModelFamily, 'fields'>, set: ModelSet): string {
   const grid = gridFields(family, set).map((f) => `${f.flag.replace(/^--/, '')} ${set.grid[f.key].map(gridValueText).join(f.type === 'intList' ? '/' : ',')}`)
-  const parts = [grid.join(' × '), `${set.seeds} seed${set.seeds === 1 ? '' : 's'}`, ...(set.folds !== null ? [`${set.folds} folds`] : [])].filter((p) => p !== '')
+  const parts = [grid.join(' × '), `${set.seeds} seed${set.seeds === 1 ? '' : 's'}`, ...(set.folds !== null ? [`${set.folds} folds`] : [])].filter(
+    (p) => p !== '',
+  )
   return `${parts.join(' · ')} → ${setSize(set)} models`
 }
 
@@ -115,7 +122,9 @@ export function describeMembers(family: Pick<ModelFamily, 'fields'>, set: ModelS
     const params = configurations.map((c) => configurationParams(family, base as { kind: string }, set, c) as Record<string, unknown>)
     const values = gridFields(family, set)
       .filter((f) => set.grid[f.key].length > 1)
-      .map((f) => `${f.flag.replace(/^--/, '')} ${[...new Set(params.map((p) => gridValueText(p[f.key] as GridValue)))].join(f.type === 'intList' ? '/' : ',')}`)
+      .map(
+        (f) => `${f.flag.replace(/^--/, '')} ${[...new Set(params.map((p) => gridValueText(p[f.key] as GridValue)))].join(f.type === 'intList' ? '/' : ',')}`,
+      )
     return `${configurations.length} configurations: ${values.join(' · ')}`
   }
   const configuration = configurations[0]
@@ -156,7 +165,8 @@ export function modelSetIssues(family: ModelFamily, set: ModelSet): { path: (str
       const own = parsed.success ? undefined : parsed.error.issues.find((issue) => issue.path[0] === key)
       if (own) issues.push({ path: [...path, i], message: own.message })
       const text = gridValueText(value)
-      if (seen.has(text)) issues.push({ path: [...path, i], message: `${key} lists ${text} twice; accepted: different values, each once (up to ${SET_LIMITS.values.max})` })
+      if (seen.has(text))
+        issues.push({ path: [...path, i], message: `${key} lists ${text} twice; accepted: different values, each once (up to ${SET_LIMITS.values.max})` })
       seen.add(text)
     })
   }
@@ -168,7 +178,11 @@ export function modelSetIssues(family: ModelFamily, set: ModelSet): { path: (str
 type CostFamily = Pick<ModelFamily, 'fields' | 'workCount' | 'workerPeakBytes' | 'progressTotal'>
 
 /** Each configuration's workload and how many of models 0..models−1 it holds; without a set, the workload itself. */
-export function configurationWorkloads<W extends WorkloadOf<{ kind: string }>>(family: Pick<ModelFamily, 'fields'>, w: W, models: number): { workload: W; models: number }[] {
+export function configurationWorkloads<W extends WorkloadOf<{ kind: string }>>(
+  family: Pick<ModelFamily, 'fields'>,
+  w: W,
+  models: number,
+): { workload: W; models: number }[] {
   const set = w.set
   if (!set) return [{ workload: w, models }]
   const counts = new Map<number, number>()

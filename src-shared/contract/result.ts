@@ -146,7 +146,14 @@ export const EnvironmentSchema = z.object({
   auto: AutoChoiceSchema.optional(),
   /** backends side by side: each backend's device, versions and flags as its workers reported them (backend/device/versions above are the first's) */
   backends: z
-    .array(z.object({ backend: ConcreteBackendSchema, device: z.string(), versions: z.record(z.string(), z.string()), backendFlags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) }))
+    .array(
+      z.object({
+        backend: ConcreteBackendSchema,
+        device: z.string(),
+        versions: z.record(z.string(), z.string()),
+        backendFlags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+      }),
+    )
     .optional(),
 })
 export type Environment = z.infer<typeof EnvironmentSchema>
@@ -175,11 +182,11 @@ export const RunResultSchema = z.object({
   /** the user's data set the run trained on (config.data); absent for generated data and in older files */
   dataset: DataSetRecordSchema.optional(),
   /** the trained models the run kept (models.json beside run.json): which measurement trained them, how many, in what format */
-  keptModels: z
-    .object({ size: z.number().int(), strategy: z.string(), workers: z.number().int(), count: z.number().int(), format: z.string() })
-    .optional(),
+  keptModels: z.object({ size: z.number().int(), strategy: z.string(), workers: z.number().int(), count: z.number().int(), format: z.string() }).optional(),
   /** a run on a scheduler (config.launcher): its kind and every job it submitted, saved as each is submitted, so a coordinator that restarts cancels the jobs of a run it marks interrupted (never an id that reads as an option) */
-  scheduler: z.object({ engine: z.string().regex(/^[a-z][a-z0-9-]{0,30}$/), jobIds: z.array(z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}$/)) }).optional(),
+  scheduler: z
+    .object({ engine: z.string().regex(/^[a-z][a-z0-9-]{0,30}$/), jobIds: z.array(z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}$/)) })
+    .optional(),
 })
 export type RunResult = z.infer<typeof RunResultSchema>
 

@@ -44,8 +44,14 @@ export function listEntry(run: RunResult, folder: string = run.runId): RunListEn
     startedAt: run.startedAt,
     preset: run.config.preset,
     // backends side by side: every backend compared ("wasm, cpu") and their devices
-    backend: run.environment?.backends && run.environment.backends.length > 1 ? run.environment.backends.map((b) => b.backend).join(', ') : (run.environment?.backend ?? null),
-    device: run.environment?.backends && run.environment.backends.length > 1 ? run.environment.backends.map((b) => b.device).join('; ') : (run.environment?.device ?? null),
+    backend:
+      run.environment?.backends && run.environment.backends.length > 1
+        ? run.environment.backends.map((b) => b.backend).join(', ')
+        : (run.environment?.backend ?? null),
+    device:
+      run.environment?.backends && run.environment.backends.length > 1
+        ? run.environment.backends.map((b) => b.device).join('; ')
+        : (run.environment?.device ?? null),
     sizes: run.config.sizes,
     models: run.config.models,
     bestSpeedup: speedups.length ? Math.max(...speedups) : null,

@@ -31,7 +31,8 @@ export function uploadNameProblem(name: string): string | null {
   if (name.length === 0) return 'name: the file name is missing (?name=data.csv)'
   const bytes = new TextEncoder().encode(name).length
   if (bytes > UPLOAD_NAME_MAX) return `name: at most ${UPLOAD_NAME_MAX} bytes in UTF-8 (got ${bytes} bytes, ${name.length} characters)`
-  if (/[\u0000-\u001f\u007f/\\]/.test(name) || name === '.' || name === '..') return `name: ${JSON.stringify(name)} is not a plain file name (no folders, no control characters)`
+  if (/[\u0000-\u001f\u007f/\\]/.test(name) || name === '.' || name === '..')
+    return `name: ${JSON.stringify(name)} is not a plain file name (no folders, no control characters)`
   const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase()
   if (!ext || !(DATA_FILE_EXTENSIONS as readonly string[]).includes(ext)) {
     return `name: ${JSON.stringify(name)} is not a data file; accepted: ${DATA_FILE_EXTENSIONS.map((e) => `.${e}`).join(', ')}`

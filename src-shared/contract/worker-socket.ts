@@ -56,7 +56,15 @@ const WorkloadSchema = z
 export const ToWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('init'), backend: BackendChoiceSchema, family: z.string().max(64), workerIndex: Index }),
   z.object({ type: z.literal('warmup'), workload: WorkloadSchema, modelIndices: z.array(Index) }),
-  z.object({ type: z.literal('job'), jobId: Index, workload: WorkloadSchema, modelIndices: z.array(Index), fused: z.boolean(), keep: z.boolean().optional(), after: Index.optional() }),
+  z.object({
+    type: z.literal('job'),
+    jobId: Index,
+    workload: WorkloadSchema,
+    modelIndices: z.array(Index),
+    fused: z.boolean(),
+    keep: z.boolean().optional(),
+    after: Index.optional(),
+  }),
   z.object({ type: z.literal('cancel'), jobId: Index }),
   z.object({ type: z.literal('memory') }),
   z.object({ type: z.literal('probe') }),

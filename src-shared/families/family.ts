@@ -82,8 +82,7 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase, N exte
 export function paramsSchemaFrom<P extends ModelParamsBase>(kind: P['kind'], fields: readonly ParamField[]): z.ZodType<P> {
   const shape: Record<string, z.ZodType> = { kind: z.literal(kind) }
   for (const f of fields) {
-    shape[f.key] =
-      f.type === 'int' ? intField(f.key, f.range) : f.type === 'real' ? realField(f.key, f.range) : intListField(f.key, f.range, f.count)
+    shape[f.key] = f.type === 'int' ? intField(f.key, f.range) : f.type === 'real' ? realField(f.key, f.range) : intListField(f.key, f.range, f.count)
   }
   return z.object(shape).strict() as unknown as z.ZodType<P>
 }

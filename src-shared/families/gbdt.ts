@@ -30,14 +30,62 @@ export interface GbdtParams {
 const BIG = 1e6
 const FIELDS = [
   { key: 'rounds', vary: true, label: 'Boosting rounds', flag: '--rounds', help: 'trees per model', type: 'int', range: { min: 1, max: 10_000 } },
-  { key: 'maxDepth', vary: true, label: 'Max depth', flag: '--max-depth', help: 'depth of each tree (depth-wise growth)', type: 'int', range: { min: 1, max: 16 } },
-  { key: 'eta', vary: true, label: 'Learning rate (eta)', flag: '--eta', help: 'shrinkage of each tree', type: 'real', range: { min: 0, max: 1, exclusiveMin: true } },
+  {
+    key: 'maxDepth',
+    vary: true,
+    label: 'Max depth',
+    flag: '--max-depth',
+    help: 'depth of each tree (depth-wise growth)',
+    type: 'int',
+    range: { min: 1, max: 16 },
+  },
+  {
+    key: 'eta',
+    vary: true,
+    label: 'Learning rate (eta)',
+    flag: '--eta',
+    help: 'shrinkage of each tree',
+    type: 'real',
+    range: { min: 0, max: 1, exclusiveMin: true },
+  },
   { key: 'lambda', vary: true, label: 'L2 (lambda)', flag: '--lambda', help: 'L2 regularisation of leaf weights', type: 'real', range: { min: 0, max: BIG } },
   { key: 'alpha', vary: true, label: 'L1 (alpha)', flag: '--alpha', help: 'L1 regularisation of leaf weights', type: 'real', range: { min: 0, max: BIG } },
-  { key: 'gamma', vary: true, label: 'Min split loss (gamma)', flag: '--gamma', help: 'a split must reduce the loss by more than this', type: 'real', range: { min: 0, max: BIG } },
-  { key: 'minChildWeight', vary: true, label: 'Min child weight', flag: '--min-child-weight', help: 'least hessian (rows) in a child', type: 'real', range: { min: 0, max: BIG } },
-  { key: 'maxBin', vary: true, label: 'Max bins', flag: '--max-bin', help: 'histogram bins per feature (quantile cuts)', type: 'int', range: { min: 2, max: 256 } },
-  { key: 'subsample', vary: true, label: 'Row subsample', flag: '--subsample', help: 'fraction of rows each tree samples', type: 'real', range: { min: 0, max: 1, exclusiveMin: true } },
+  {
+    key: 'gamma',
+    vary: true,
+    label: 'Min split loss (gamma)',
+    flag: '--gamma',
+    help: 'a split must reduce the loss by more than this',
+    type: 'real',
+    range: { min: 0, max: BIG },
+  },
+  {
+    key: 'minChildWeight',
+    vary: true,
+    label: 'Min child weight',
+    flag: '--min-child-weight',
+    help: 'least hessian (rows) in a child',
+    type: 'real',
+    range: { min: 0, max: BIG },
+  },
+  {
+    key: 'maxBin',
+    vary: true,
+    label: 'Max bins',
+    flag: '--max-bin',
+    help: 'histogram bins per feature (quantile cuts)',
+    type: 'int',
+    range: { min: 2, max: 256 },
+  },
+  {
+    key: 'subsample',
+    vary: true,
+    label: 'Row subsample',
+    flag: '--subsample',
+    help: 'fraction of rows each tree samples',
+    type: 'real',
+    range: { min: 0, max: 1, exclusiveMin: true },
+  },
   {
     key: 'colsampleBytree',
     vary: true,
@@ -256,11 +304,17 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   crossBackend: (a, b, run) => {
     if (a !== 'xgboost' && b !== 'xgboost') return { fingerprints: true, tolerance: 0 }
     if (run.set?.folds) {
-      return { incomparable: "xgboost bins each fold's training rows on their own (xgb.cv's way); Trainpool's engines bin the whole training set once and hold each fold's rows out (so a set's folds fuse), so their fold models are not the same models one by one" }
+      return {
+        incomparable:
+          "xgboost bins each fold's training rows on their own (xgb.cv's way); Trainpool's engines bin the whole training set once and hold each fold's rows out (so a set's folds fuse), so their fold models are not the same models one by one",
+      }
     }
     const samples = (field: 'subsample' | 'colsampleBytree') => run.model[field] < 1 || (run.set?.grid[field] ?? []).some((v: unknown) => Number(v) < 1)
     if (samples('subsample') || samples('colsampleBytree')) {
-      return { incomparable: 'xgboost samples rows and columns with its own random numbers, so its models are not the same models as Trainpool\'s engines\' one by one (subsample and colsample 1 make them comparable)' }
+      return {
+        incomparable:
+          "xgboost samples rows and columns with its own random numbers, so its models are not the same models as Trainpool's engines' one by one (subsample and colsample 1 make them comparable)",
+      }
     }
     return { fingerprints: false, tolerance: 1e-4 }
   },
@@ -268,7 +322,9 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   userData: { missingValues: 'native', standardise: false },
   notes: (p) =>
     identicalModels(p)
-      ? ["No row or column sampling (the article's exact settings): every model trains the same trees. Set subsample or column sample below 1 to make the models differ."]
+      ? [
+          "No row or column sampling (the article's exact settings): every model trains the same trees. Set subsample or column sample below 1 to make the models differ.",
+        ]
       : [],
   // the article's trees (depth 6 on 10 000 rows) for 4 rounds, one model alone and 10 fused
   calibration: { size: 10_000, models: 10, params: { rounds: 4 }, step: 'round' },

@@ -13,13 +13,15 @@ export interface BadRequest {
 }
 
 /** Objects whose own keys are __proto__ / constructor / prototype (as JSON.parse makes them). */
-const pollution = fc.constantFrom(
-  '{"__proto__":{"polluted":true}}',
-  '{"constructor":{"prototype":{"polluted":true}}}',
-  '{"prototype":{"polluted":true}}',
-  '{"__proto__":{"toString":"x","isAdmin":true}}',
-  '{"constructor":"x","__proto__":null}',
-).map((text) => JSON.parse(text) as Record<string, unknown>)
+const pollution = fc
+  .constantFrom(
+    '{"__proto__":{"polluted":true}}',
+    '{"constructor":{"prototype":{"polluted":true}}}',
+    '{"prototype":{"polluted":true}}',
+    '{"__proto__":{"toString":"x","isAdmin":true}}',
+    '{"constructor":"x","__proto__":null}',
+  )
+  .map((text) => JSON.parse(text) as Record<string, unknown>)
 
 const huge = fc.oneof(
   fc.constant(null).map(() => Array.from({ length: 100_000 }, (_, i) => i)),
@@ -48,7 +50,11 @@ const brokenConfig: fc.Arbitrary<{ config: unknown; what: string }> = fc
     fc.oneof(
       fc.record({ kind: fc.constant('set' as const), field: fc.constantFrom(...CONFIG_FIELDS), value: badFieldValue }),
       fc.record({ kind: fc.constant('drop' as const), field: fc.constantFrom(...CONFIG_FIELDS.filter((f) => f !== 'preset')) }),
-      fc.record({ kind: fc.constant('key' as const), field: fc.constantFrom('__proto__', 'constructor', 'prototype', 'evil', 'toString', 'hasOwnProperty'), value: fc.oneof(pollution, fc.constant(1)) }),
+      fc.record({
+        kind: fc.constant('key' as const),
+        field: fc.constantFrom('__proto__', 'constructor', 'prototype', 'evil', 'toString', 'hasOwnProperty'),
+        value: fc.oneof(pollution, fc.constant(1)),
+      }),
     ),
     { minLength: 1, maxLength: 3 },
   )
@@ -64,7 +70,26 @@ const brokenConfig: fc.Arbitrary<{ config: unknown; what: string }> = fc
 
 /** run ids that are not ids: traversal, separators, NUL, too long, not strings */
 export const badRunId = fc.oneof(
-  fc.constantFrom('', '.', '..', '../x', '../../etc/passwd', '..%2F..%2Fetc', '%2e%2e', '/etc/passwd', '/tmp', 'a/b', 'a\\b', '..\\x', 'a\u0000b', '\u0000', 'x'.repeat(65), 'run id', 'ü', 'C:\\Windows'),
+  fc.constantFrom(
+    '',
+    '.',
+    '..',
+    '../x',
+    '../../etc/passwd',
+    '..%2F..%2Fetc',
+    '%2e%2e',
+    '/etc/passwd',
+    '/tmp',
+    'a/b',
+    'a\\b',
+    '..\\x',
+    'a\u0000b',
+    '\u0000',
+    'x'.repeat(65),
+    'run id',
+    'ü',
+    'C:\\Windows',
+  ),
   fc.string({ minLength: 1, maxLength: 30 }).filter((s) => !/^[A-Za-z0-9_-]{1,64}$/.test(s)),
   fc.constantFrom(null, 42, NaN, Infinity, true, [], {}, ['../x']),
   pollution,
@@ -82,13 +107,23 @@ export const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
   fc.constant({ method: 'start', payload: {}, what: 'start: config missing' }),
   brokenConfig.map(({ config, what }) => ({ method: 'start', payload: { config }, what: `start: ${what}` })),
   brokenConfig.map(({ config, what }) => ({ method: 'start', payload: { config }, what: `start: ${what}` })),
-  pollution.map((extra) => ({ method: 'start', payload: Object.assign(extra, { config: presetConfig('smoke') }), what: 'start: pollution keys beside config' })),
+  pollution.map((extra) => ({
+    method: 'start',
+    payload: Object.assign(extra, { config: presetConfig('smoke') }),
+    what: 'start: pollution keys beside config',
+  })),
   // run-id methods
   fc.tuple(fc.constantFrom(...RUN_ID_METHODS), badRunId).map(([method, runId]) => ({ method, payload: { runId }, what: `${method}: bad runId` })),
-  fc.tuple(fc.constantFrom(...RUN_ID_METHODS, 'renameRun', 'tagRun', 'exportRun'), nonObject).map(([method, payload]) => ({ method, payload, what: `${method}: payload not an object` })),
-  fc.tuple(fc.constantFrom(...RUN_ID_METHODS), pollution).map(([method, extra]) => ({ method, payload: Object.assign(extra, { runId: VALID_ID }), what: `${method}: pollution keys` })),
+  fc
+    .tuple(fc.constantFrom(...RUN_ID_METHODS, 'renameRun', 'tagRun', 'exportRun'), nonObject)
+    .map(([method, payload]) => ({ method, payload, what: `${method}: payload not an object` })),
+  fc
+    .tuple(fc.constantFrom(...RUN_ID_METHODS), pollution)
+    .map(([method, extra]) => ({ method, payload: Object.assign(extra, { runId: VALID_ID }), what: `${method}: pollution keys` })),
   fc.tuple(badRunId, fc.string()).map(([runId, name]) => ({ method: 'renameRun', payload: { runId, name }, what: 'renameRun: bad runId' })),
-  fc.oneof(fc.string({ minLength: 501, maxLength: 2000 }), fc.constantFrom(null, 1, [], {}, NaN)).map((name) => ({ method: 'renameRun', payload: { runId: VALID_ID, name }, what: 'renameRun: bad name' })),
+  fc
+    .oneof(fc.string({ minLength: 501, maxLength: 2000 }), fc.constantFrom(null, 1, [], {}, NaN))
+    .map((name) => ({ method: 'renameRun', payload: { runId: VALID_ID, name }, what: 'renameRun: bad name' })),
   fc
     .oneof(
       fc.array(fc.string(), { minLength: 51, maxLength: 200 }),
@@ -97,20 +132,37 @@ export const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
       huge,
     )
     .map((tags) => ({ method: 'tagRun', payload: { runId: VALID_ID, tags }, what: 'tagRun: bad tags' })),
-  fc.constantFrom('pdf', 'xml', '', null, 1, 'JSON', '../json').map((format) => ({ method: 'exportRun', payload: { runId: VALID_ID, format }, what: 'exportRun: bad format' })),
-  fc.tuple(badRunId.filter((v) => v !== undefined), fc.boolean()).map(([runId]) => ({ method: 'cancel', payload: { runId }, what: 'cancel: bad runId' })),
+  fc
+    .constantFrom('pdf', 'xml', '', null, 1, 'JSON', '../json')
+    .map((format) => ({ method: 'exportRun', payload: { runId: VALID_ID, format }, what: 'exportRun: bad format' })),
+  fc
+    .tuple(
+      badRunId.filter((v) => v !== undefined),
+      fc.boolean(),
+    )
+    .map(([runId]) => ({ method: 'cancel', payload: { runId }, what: 'cancel: bad runId' })),
   // data sets: a sha256 that is not 64 lowercase hex digits (the cache's folder name)
   fc
     .oneof(fc.constantFrom('', 'A'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), 'g'.repeat(64), `../${'a'.repeat(61)}`, null, 1, []), badRunId)
     .map((sha256) => ({ method: 'dataSetInfo', payload: { sha256 }, what: 'dataSetInfo: bad sha256' })),
   // advice: a target out of range (0, negative, fractional, above 1e6, not a number) or a bad run id
   fc
-    .tuple(fc.constantFrom('advise', 'verifyAdvice'), fc.constantFrom('models', 'size'), fc.constantFrom(0, -1, -500, 1.5, 1_000_001, 1e9, NaN, Infinity, '500', null, [], {}))
+    .tuple(
+      fc.constantFrom('advise', 'verifyAdvice'),
+      fc.constantFrom('models', 'size'),
+      fc.constantFrom(0, -1, -500, 1.5, 1_000_001, 1e9, NaN, Infinity, '500', null, [], {}),
+    )
     .map(([method, field, value]) => ({ method, payload: { runId: VALID_ID, models: 500, size: 50_000, [field]: value }, what: `${method}: bad ${field}` })),
-  fc.tuple(fc.constantFrom('advise', 'verifyAdvice'), badRunId).map(([method, runId]) => ({ method, payload: { runId, models: 500, size: 50_000 }, what: `${method}: bad runId` })),
-  fc.tuple(fc.constantFrom('advise', 'verifyAdvice'), pollution).map(([method, extra]) => ({ method, payload: Object.assign(extra, { runId: VALID_ID, models: 5, size: 1000 }), what: `${method}: pollution keys` })),
+  fc
+    .tuple(fc.constantFrom('advise', 'verifyAdvice'), badRunId)
+    .map(([method, runId]) => ({ method, payload: { runId, models: 500, size: 50_000 }, what: `${method}: bad runId` })),
+  fc
+    .tuple(fc.constantFrom('advise', 'verifyAdvice'), pollution)
+    .map(([method, extra]) => ({ method, payload: Object.assign(extra, { runId: VALID_ID, models: 5, size: 1000 }), what: `${method}: pollution keys` })),
   // methods that take no payload, given one
-  fc.tuple(fc.constantFrom('capabilities', 'listRuns', 'currentRun', 'dataSets', 'chooseDataFile'), fc.oneof(nonObject, pollution, fc.constant({}))).map(([method, payload]) => ({ method, payload, what: `${method}: unexpected payload` })),
+  fc
+    .tuple(fc.constantFrom('capabilities', 'listRuns', 'currentRun', 'dataSets', 'chooseDataFile'), fc.oneof(nonObject, pollution, fc.constant({})))
+    .map(([method, payload]) => ({ method, payload, what: `${method}: unexpected payload` })),
   // unknown methods, including prototype names
   fc
     .oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'rm -rf /', '', 'START', 'shutdown', 'onEvent', 'prototype'), fc.string())
@@ -120,5 +172,9 @@ export const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
 
 /** A snapshot of Object.prototype to prove nothing was added to it. */
 export function prototypeSnapshot(): string {
-  return JSON.stringify(Object.getOwnPropertyNames(Object.prototype).sort()) + String(({} as Record<string, unknown>).polluted) + String(({} as Record<string, unknown>).isAdmin)
+  return (
+    JSON.stringify(Object.getOwnPropertyNames(Object.prototype).sort()) +
+    String(({} as Record<string, unknown>).polluted) +
+    String(({} as Record<string, unknown>).isAdmin)
+  )
 }

@@ -10,7 +10,11 @@ import { measurementFor, planFor, resultFor } from './fixtures'
 
 function sweepRun(runId: string) {
   const config = presetConfig('smoke', { models: modelSweep(16), workers: [1, 2] })
-  return resultFor(config, planFor(config).map((k) => measurementFor(k, false, config)), { runId })
+  return resultFor(
+    config,
+    planFor(config).map((k) => measurementFor(k, false, config)),
+    { runId },
+  )
 }
 
 describe('FakeService advice', () => {
@@ -20,7 +24,10 @@ describe('FakeService advice', () => {
     expect(advice.refusal).toBeNull()
     expect(advice.options.length).toBeGreaterThan(0)
     const bridge = fakeBridge(service)
-    await expect(bridge.advise({ runId: 'sweep', models: 0, size: 2000 })).rejects.toMatchObject({ code: 'invalid-input', message: expect.stringMatching(/models must be a whole number from 1 to 1000000/) })
+    await expect(bridge.advise({ runId: 'sweep', models: 0, size: 2000 })).rejects.toMatchObject({
+      code: 'invalid-input',
+      message: expect.stringMatching(/models must be a whole number from 1 to 1000000/),
+    })
     await expect(bridge.advise({ runId: 'nope', models: 5, size: 2000 })).rejects.toMatchObject({ code: 'not-found' })
   })
 
@@ -34,7 +41,11 @@ describe('FakeService advice', () => {
       if (e.type === 'run-finished') checksAtFinish.push(service.results.get('sweep')!.adviceChecks?.length ?? 0)
     })
     const config = presetConfig('smoke', { models: [64], workers: [1, 2] })
-    const measured = resultFor(config, planFor(config).map((k) => measurementFor(k, false, config)), { runId: 'ignored' })
+    const measured = resultFor(
+      config,
+      planFor(config).map((k) => measurementFor(k, false, config)),
+      { runId: 'ignored' },
+    )
     const check = service.completeVerification('verify-1', measured)
     expect(checksAtFinish).toEqual([1])
     expect(check.rows.every((r) => r.measuredMs !== null)).toBe(true)
@@ -44,7 +55,10 @@ describe('FakeService advice', () => {
 
   it('verifyAdvice is refused when the advice is', async () => {
     const service = new FakeService().addRun(sweepRun('sweep'))
-    await expect(service.verifyAdvice({ runId: 'sweep', models: 64, size: 9999 })).rejects.toMatchObject({ code: 'invalid-input', message: expect.stringMatching(/nothing to verify: 9 999 rows was not measured/) })
+    await expect(service.verifyAdvice({ runId: 'sweep', models: 64, size: 9999 })).rejects.toMatchObject({
+      code: 'invalid-input',
+      message: expect.stringMatching(/nothing to verify: 9 999 rows was not measured/),
+    })
     expect(await service.currentRun()).toBeNull()
   })
 })

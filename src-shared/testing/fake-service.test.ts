@@ -43,7 +43,18 @@ describe('FakeService', () => {
       await expect(call()).rejects.toMatchObject({ code: 'not-found', message: expect.stringMatching(/^no run /) })
     }
     expect(service.calls.map((c) => c.method)).toEqual([
-      'start', 'currentRun', 'listRuns', 'getRun', 'renameRun', 'renameRun', 'tagRun', 'getRun', 'exportRun', 'deleteRun', 'getRun', 'reportPdf',
+      'start',
+      'currentRun',
+      'listRuns',
+      'getRun',
+      'renameRun',
+      'renameRun',
+      'tagRun',
+      'getRun',
+      'exportRun',
+      'deleteRun',
+      'getRun',
+      'reportPdf',
     ])
   })
 
@@ -78,9 +89,11 @@ describe('fakeBridge', () => {
     expect(service.callsTo('tagRun')).toEqual([{ runId: 'x', tags: ['a'] }])
   })
 
-  it('rejects with the bridges\' plain error shape (issues kept); onMenuCommand only with { menu: true }', async () => {
+  it("rejects with the bridges' plain error shape (issues kept); onMenuCommand only with { menu: true }", async () => {
     const service = new FakeService().fail('start', new TrainpoolError('insufficient-memory', 'too big', [{ field: 'sizes', message: 'needs 40 GiB' }]))
-    const err = await fakeBridge(service).start({ config: presetConfig('smoke') }).catch((e: unknown) => e)
+    const err = await fakeBridge(service)
+      .start({ config: presetConfig('smoke') })
+      .catch((e: unknown) => e)
     expect(err).not.toBeInstanceOf(Error)
     expect(err).toEqual({ name: 'TrainpoolError', code: 'insufficient-memory', message: 'too big', issues: [{ field: 'sizes', message: 'needs 40 GiB' }] })
     expect(fakeBridge(service).onMenuCommand).toBeUndefined()

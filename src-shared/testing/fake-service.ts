@@ -254,7 +254,8 @@ export class FakeService implements ServiceMethods {
   verifyAdvice(request: ParsedRequest<'verifyAdvice'>): Promise<{ runId: string }> {
     return this.call('verifyAdvice', request, ({ runId, models, size }) => {
       const advice = adviseFrom(this.stored(runId), { models, size })
-      if (advice.refusal !== null) throw new TrainpoolError('invalid-input', `nothing to verify: ${advice.refusal}`, [{ field: 'models', message: advice.refusal }])
+      if (advice.refusal !== null)
+        throw new TrainpoolError('invalid-input', `nothing to verify: ${advice.refusal}`, [{ field: 'models', message: advice.refusal }])
       const verifyRunId = this.nextRunId
       this.current = { runId: verifyRunId, events: [] }
       this.verifications.set(verifyRunId, { sourceRunId: runId, advice })
@@ -292,7 +293,12 @@ export class FakeService implements ServiceMethods {
         const { record } = calibrationWorkload(f, caps.cpuCount)
         const device = (name: string) => caps.backends.find((b) => b.name === name)?.detail ?? name
         const spread = (name: string) => spreadsOverCores(f, name, record)
-        return familyCalibration(f, f.backends.map((spec) => unmeasuredTiming(f, spec.name, caps.backends) ?? assumedTiming(spec, record, device(spec.name), spread(spec.name))), record, at)
+        return familyCalibration(
+          f,
+          f.backends.map((spec) => unmeasuredTiming(f, spec.name, caps.backends) ?? assumedTiming(spec, record, device(spec.name), spread(spec.name))),
+          record,
+          at,
+        )
       })
       const picked = Object.fromEntries(calibrated.flatMap((c) => (c.auto ? [[c.kind, c.auto]] : [])))
       this.capabilitiesValue = {
@@ -365,7 +371,15 @@ export class FakeService implements ServiceMethods {
 function assumedTiming(spec: BackendSpec, record: CalibrationWorkload, device: string, spread: boolean): BackendTiming {
   const stepMs = (work: number) => spec.speed.stepMs + (work / spec.speed.workPerSecond) * 1000
   const share = Math.ceil(record.models / record.workers)
-  return { backend: spec.name, device, oneModelStepMs: stepMs(record.oneModelWork), fusedStepMs: stepMs(record.fusedWork), spreadStepMs: spread ? stepMs(record.oneModelWork * share) : null, atLeastStepMs: null, note: null }
+  return {
+    backend: spec.name,
+    device,
+    oneModelStepMs: stepMs(record.oneModelWork),
+    fusedStepMs: stepMs(record.fusedWork),
+    spreadStepMs: spread ? stepMs(record.oneModelWork * share) : null,
+    atLeastStepMs: null,
+    note: null,
+  }
 }
 
 // ---- the renderer's view of it ----
@@ -402,7 +416,10 @@ export function fakeBridge(service: FakeService = new FakeService(), options: { 
           if (!parsed.success) throw invalidInput(parsed.error, request, `${m} request`)
           return await (service[m] as (r: unknown) => Promise<unknown>).call(service, parsed.data)
         } catch (err) {
-          throw { name: 'TrainpoolError', ...toErrorShape(isErrorShape(err) ? new TrainpoolError(err.code, err.message, err.issues) : err) } satisfies FakeBridgeError
+          throw {
+            name: 'TrainpoolError',
+            ...toErrorShape(isErrorShape(err) ? new TrainpoolError(err.code, err.message, err.issues) : err),
+          } satisfies FakeBridgeError
         }
       },
     ]),
@@ -428,5 +445,11 @@ export function fakeBridge(service: FakeService = new FakeService(), options: { 
 
 /** A thrown { code, message } (a test may inject the wire shape itself) */
 function isErrorShape(err: unknown): err is TrainpoolErrorShape {
-  return !(err instanceof Error) && typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && typeof (err as { message?: unknown }).message === 'string'
+  return (
+    !(err instanceof Error) &&
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { code?: unknown }).code === 'string' &&
+    typeof (err as { message?: unknown }).message === 'string'
+  )
 }

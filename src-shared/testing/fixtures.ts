@@ -24,7 +24,15 @@ export interface ToyParams {
 const TOY_FIELDS = [
   { key: 'rounds', label: 'Rounds', flag: '--rounds', help: 'boosting rounds', type: 'int', range: { min: 1, max: 500 } },
   { key: 'shrink', label: 'Shrinkage', flag: '--shrink', help: 'step size of each round', type: 'real', range: { min: 0, max: 1, exclusiveMin: true } },
-  { key: 'widths', label: 'Leaf widths', flag: '--widths', help: 'leaves per level, e.g. 8 or 8,4', type: 'intList', range: { min: 1, max: 64 }, count: { min: 1, max: 3 } },
+  {
+    key: 'widths',
+    label: 'Leaf widths',
+    flag: '--widths',
+    help: 'leaves per level, e.g. 8 or 8,4',
+    type: 'intList',
+    range: { min: 1, max: 64 },
+    count: { min: 1, max: 3 },
+  },
 ] as const satisfies readonly ParamField[]
 export const toyFamily: ModelFamily<ToyParams> = {
   kind: 'toy',
@@ -331,7 +339,12 @@ export function sideBySideResult(opts: { sizes?: number[]; workers?: number[]; c
       device: 'AMD EPYC 9654 (SIMD, 16 threads)',
       backendFlags: { WASM_HAS_SIMD_SUPPORT: true },
       backends: [
-        { backend: 'wasm', device: 'AMD EPYC 9654 (SIMD, 16 threads)', versions: { '@tensorflow/tfjs-backend-wasm': '4.22.0' }, backendFlags: { WASM_HAS_SIMD_SUPPORT: true } },
+        {
+          backend: 'wasm',
+          device: 'AMD EPYC 9654 (SIMD, 16 threads)',
+          versions: { '@tensorflow/tfjs-backend-wasm': '4.22.0' },
+          backendFlags: { WASM_HAS_SIMD_SUPPORT: true },
+        },
         { backend: 'cpu', device: 'AMD EPYC 9654', versions: { '@tensorflow/tfjs-backend-cpu': '4.22.0' }, backendFlags: {} },
       ],
     },

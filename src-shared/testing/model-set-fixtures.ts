@@ -10,7 +10,14 @@ const SCORE = [0.9, 0.8, 0.7, 0.6]
 
 export function setConfig(folds: number | null = null): BenchConfig {
   const set: ModelSet = { grid: { maxDepth: [3, 5], eta: [0.1, 0.3] }, seeds: 2, folds }
-  return presetConfig('smoke', { model: { kind: 'gbdt' } as never, backend: 'cpu', strategies: ['sequential', 'batched'], workers: [2], models: [setSize(set)], set })
+  return presetConfig('smoke', {
+    model: { kind: 'gbdt' } as never,
+    backend: 'cpu',
+    strategies: ['sequential', 'batched'],
+    workers: [2],
+    models: [setSize(set)],
+    set,
+  })
 }
 
 export function setResult(opts: { folds?: number | null; runId?: string } = {}): RunResult {

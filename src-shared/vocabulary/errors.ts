@@ -2,16 +2,7 @@
 // the field and what is accepted, and the individual issues for inline display.
 import type { z } from 'zod'
 
-export const ERROR_CODES = [
-  'invalid-input',
-  'backend-unavailable',
-  'insufficient-memory',
-  'busy',
-  'not-found',
-  'damaged',
-  'unauthorized',
-  'internal',
-] as const
+export const ERROR_CODES = ['invalid-input', 'backend-unavailable', 'insufficient-memory', 'busy', 'not-found', 'damaged', 'unauthorized', 'internal'] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 
 export interface FieldIssue {

@@ -16,7 +16,15 @@ export type GridValue = number | number[]
 export const ModelSetSchema = z
   .object({
     /** field key → the values it takes (fields the family lets vary); each value is checked by its field's own schema (modelSetIssues) */
-    grid: z.record(z.string(), z.array(z.custom<GridValue>(() => true), { error: 'a grid field takes a list of values' })).default({}),
+    grid: z
+      .record(
+        z.string(),
+        z.array(
+          z.custom<GridValue>(() => true),
+          { error: 'a grid field takes a list of values' },
+        ),
+      )
+      .default({}),
     seeds: intField('seeds', SET_LIMITS.seeds).default(1),
     /** K-fold cross-validation; null: none */
     folds: intField('folds', SET_LIMITS.folds).nullable().default(null),

@@ -49,7 +49,14 @@ export function foldDataset(dataset: Dataset, folds: number, f: number): Dataset
  * when the batch has none of its rows) — and its row counts. A model without held-out rows weighs
  * every row 1/rows.
  */
-export function heldOutRowWeights(order: Int32Array, start: number, rows: number, heldOut: readonly (HeldOutRows | null)[], weights: Float32Array, counts: Float32Array): void {
+export function heldOutRowWeights(
+  order: Int32Array,
+  start: number,
+  rows: number,
+  heldOut: readonly (HeldOutRows | null)[],
+  weights: Float32Array,
+  counts: Float32Array,
+): void {
   const n = heldOut.length
   counts.fill(0)
   for (let r = 0; r < rows; r++) {

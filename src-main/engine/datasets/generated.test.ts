@@ -5,7 +5,10 @@ import { initialWeights } from '../mlp/fused-layout'
 import { epochOrder, generateDataset } from './generated'
 
 const spec = { size: 1000, features: 20, seed: 7, target: 'teacher' as const, testSplit: 0.2 }
-const digest = (a: Float32Array | Int32Array) => createHash('sha256').update(Buffer.from(a.buffer, a.byteOffset, a.byteLength)).digest('hex')
+const digest = (a: Float32Array | Int32Array) =>
+  createHash('sha256')
+    .update(Buffer.from(a.buffer, a.byteOffset, a.byteLength))
+    .digest('hex')
 
 describe('synthetic data', () => {
   it('is the same bytes for the same seed, and different for another seed', () => {

@@ -86,4 +86,3 @@ function teacherTarget(x: Float32Array, size: number, features: number, seed: nu
 export function epochOrder(train: number, seed: number, epoch: number): Int32Array {
   return permutation(train, new Rng(mixSeed(seed, epoch + 1), 5))
 }
-

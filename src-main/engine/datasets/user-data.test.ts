@@ -55,7 +55,7 @@ describe('the row sample', () => {
     expect(datasetFor(workload(50)).xTrain).toEqual(d.xTrain)
   })
 
-  it('standardised and imputed with the training rows\' statistics only', () => {
+  it("standardised and imputed with the training rows' statistics only", () => {
     const raw = datasetFor(workload(60))
     const { mean, std } = trainingStats(raw.xTrain, raw.train, 2)
     const d = datasetFor(workload(60, { impute: 'mean', standardise: true }))

@@ -29,16 +29,24 @@ describe("autoBackendFor (the capabilities' announcement)", () => {
 
   it('decides from the gpu field, not from the detail text', () => {
     // a software adapter whose name does not say so, and a hardware one whose text sounds soft
-    expect(mlpAuto([cap('tensorflow', false, false), cap('webgpu', true, false, 'Some Vulkan device'), cap('wasm', true, false), cap('cpu', true, false)])).toBe('wasm')
-    expect(mlpAuto([cap('tensorflow', false, false), cap('webgpu', true, true, 'software adapter?'), cap('wasm', true, false), cap('cpu', true, false)])).toBe('webgpu')
+    expect(
+      mlpAuto([cap('tensorflow', false, false), cap('webgpu', true, false, 'Some Vulkan device'), cap('wasm', true, false), cap('cpu', true, false)]),
+    ).toBe('wasm')
+    expect(mlpAuto([cap('tensorflow', false, false), cap('webgpu', true, true, 'software adapter?'), cap('wasm', true, false), cap('cpu', true, false)])).toBe(
+      'webgpu',
+    )
     // a capability without the field (an older probe) counts as no GPU
     const legacy = { name: 'tensorflow', available: true, detail: 'CUDA GPU' } as BackendCapability
     expect(mlpAuto([legacy, cap('wasm', true, false), cap('cpu', true, false)])).toBe('wasm')
   })
 
   it("takes a GPU backend on GPU hardware, in the family's order; null when nothing is available", () => {
-    expect(mlpAuto([cap('tensorflow', true, true, 'CUDA GPU'), cap('webgpu', true, true), cap('wasm', true, false), cap('cpu', true, false)])).toBe('tensorflow')
-    expect(mlpAuto([cap('tensorflow', true, false), cap('webgpu', true, true, 'NVIDIA H200'), cap('wasm', true, false), cap('cpu', true, false)])).toBe('webgpu')
+    expect(mlpAuto([cap('tensorflow', true, true, 'CUDA GPU'), cap('webgpu', true, true), cap('wasm', true, false), cap('cpu', true, false)])).toBe(
+      'tensorflow',
+    )
+    expect(mlpAuto([cap('tensorflow', true, false), cap('webgpu', true, true, 'NVIDIA H200'), cap('wasm', true, false), cap('cpu', true, false)])).toBe(
+      'webgpu',
+    )
     expect(mlpAuto([cap('tensorflow', false, false), cap('webgpu', false, false), cap('wasm', false, false), cap('cpu', true, false)])).toBe('cpu')
     expect(mlpAuto([cap('cpu', false, false)])).toBeNull()
   })
@@ -53,7 +61,14 @@ describe("autoBackendFor (the capabilities' announcement)", () => {
   })
 
   it('is announced per family: on a GPU machine the MLP takes the GPU, the trees their own CPU engine', () => {
-    const caps = [cap('tensorflow', false, false), cap('webgpu', true, true, 'NVIDIA H200'), cap('onnxruntime', true, false), cap('wasm', true, false), cap('cpu', true, false), cap('xgboost', true, true)]
+    const caps = [
+      cap('tensorflow', false, false),
+      cap('webgpu', true, true, 'NVIDIA H200'),
+      cap('onnxruntime', true, false),
+      cap('wasm', true, false),
+      cap('cpu', true, false),
+      cap('xgboost', true, true),
+    ]
     expect(autoBackendsFrom(caps)).toEqual({ mlp: 'webgpu', gbdt: 'cpu' })
     expect(autoBackendsFrom(caps.filter((c) => c.name !== 'webgpu'))).toEqual({ mlp: 'onnxruntime', gbdt: 'cpu' })
   })
@@ -66,7 +81,16 @@ function fakeBackend(name: ConcreteBackend, machine: Machine) {
   const start = async (): Promise<WorkerRuntime> => {
     const m = machine[name]
     if (m === undefined || typeof m === 'string') throw new BackendUnavailableError(name, m ?? 'not on this machine')
-    return { backend: name, hardware: m.gpu, device: m.device, flags: {}, versions: {}, memory: () => ({ numTensors: 0, numBytes: 0 }), heapBytes: () => null, release: () => {} }
+    return {
+      backend: name,
+      hardware: m.gpu,
+      device: m.device,
+      flags: {},
+      versions: {},
+      memory: () => ({ numTensors: 0, numBytes: 0 }),
+      heapBytes: () => null,
+      release: () => {},
+    }
   }
   const entry: WorkerBackend<MlpParams, WorkerRuntime, null> = {
     name,
@@ -154,7 +178,9 @@ describe("a worker starting with 'auto' agrees with the announcement", () => {
   it('a backend asked for by name is used even without a GPU; one the family lacks is refused naming what it accepts', async () => {
     const family = fakeMlp(MACHINES['tfjs-node-gpu installed, no CUDA device, lavapipe'])
     expect((await family.init('tensorflow')).runtime).toMatchObject({ backend: 'tensorflow', hardware: false })
-    await expect(family.init('xgboost')).rejects.toThrow('backend xgboost is not available here: it cannot train the neural network (MLP) family; accepted: tensorflow, webgpu, onnxruntime, wasm, cpu')
+    await expect(family.init('xgboost')).rejects.toThrow(
+      'backend xgboost is not available here: it cannot train the neural network (MLP) family; accepted: tensorflow, webgpu, onnxruntime, wasm, cpu',
+    )
     await expect(fakeMlp({}).init('auto')).rejects.toBeInstanceOf(BackendUnavailableError)
   })
 })

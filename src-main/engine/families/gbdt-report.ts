@@ -5,7 +5,16 @@
 import { modelSeed, type Workload } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../datasets/generated'
-import { GBDT_PER_MODEL_PARAMS, type GbdtModel, type GbdtPerModelParams, type HeldOutRows, meanSquaredError, predictGbdt, treeHash, treesArtifact } from '../gbdt'
+import {
+  GBDT_PER_MODEL_PARAMS,
+  type GbdtModel,
+  type GbdtPerModelParams,
+  type HeldOutRows,
+  meanSquaredError,
+  predictGbdt,
+  treeHash,
+  treesArtifact,
+} from '../gbdt'
 import { CancelledError, type TrainHooks, type TrainOptions } from './types'
 
 export interface GroupTrainHooks {
@@ -53,21 +62,30 @@ export async function trainTreesAndReport(
     if (validation) return { validationMse: meanSquaredError(predictGbdt(model, validation.x, validation.rows, F), validation.y) }
     const h = heldOutOf?.(index)
     if (!h) return {}
-    return { validationMse: meanSquaredError(predictGbdt(model, dataset.xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F), dataset.yTrain.subarray(h.begin, h.end)) }
+    return {
+      validationMse: meanSquaredError(
+        predictGbdt(model, dataset.xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F),
+        dataset.yTrain.subarray(h.begin, h.end),
+      ),
+    }
   }
   const groups = fused ? [indices] : indices.map((i) => [i])
   for (const group of groups) {
     const seeds = group.map((i) => modelSeed(w.seed, i))
     const started = performance.now()
-    const models = await train(seeds, {
-      onRound: (positions, round, rounds) =>
-        hooks.onProgress(
-          positions.map((k) => group[k]),
-          { done: round, total: rounds, unit: 'round' },
-        ),
-      shouldStop: hooks.shouldStop,
-      cancelError: () => new CancelledError(),
-    }, group)
+    const models = await train(
+      seeds,
+      {
+        onRound: (positions, round, rounds) =>
+          hooks.onProgress(
+            positions.map((k) => group[k]),
+            { done: round, total: rounds, unit: 'round' },
+          ),
+        shouldStop: hooks.shouldStop,
+        cancelError: () => new CancelledError(),
+      },
+      group,
+    )
     const elapsedMs = performance.now() - started
     models.forEach((model, k) => {
       hooks.onModelDone({

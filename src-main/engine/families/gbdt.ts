@@ -29,7 +29,11 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   dispose: () => {},
   /** One round of the job's models before the clock: the JIT compiles the hot loops. */
   async warmUp(_rt, d, w, indices) {
-    await trainGbdtGroupAsync(d.binned, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
+    await trainGbdtGroupAsync(
+      d.binned,
+      { ...w.model, rounds: 1 },
+      indices.map((i) => modelSeed(w.seed, i)),
+    )
   },
   /** each model of one level pass reads its own depth, coefficients and samplers: all but maxBin (the bins) and baseScore differ per model */
   perModel: GBDT_PER_MODEL_PARAMS,

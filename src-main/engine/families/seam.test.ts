@@ -74,16 +74,18 @@ describe("a family's worker table", () => {
   it("names exactly its shared table's backends: one missing or extra is refused by the compiler and when the module loads", () => {
     // @ts-expect-error b is missing
     expect(() => workerFamily(shared, { dataKey, backends: { a: defineBackend(entryA) } })).toThrow("the constant family's worker table has no backend b")
+    const [a, b, c] = [defineBackend(entryA), defineBackend(entryB), defineBackend({ ...entryB, name: 'c' })]
     // @ts-expect-error c is not in the shared table
-    expect(() => workerFamily(shared, { dataKey, backends: { a: defineBackend(entryA), b: defineBackend(entryB), c: defineBackend({ ...entryB, name: 'c' }) } })).toThrow(
-      "the constant family's worker table has a backend c its shared table lacks (a, b)",
-    )
+    const withExtra = () => workerFamily(shared, { dataKey, backends: { a, b, c } })
+    expect(withExtra).toThrow("the constant family's worker table has a backend c its shared table lacks (a, b)")
     expect(() => workerFamily(shared, { dataKey, backends: { a: defineBackend(entryA), b: defineBackend({ ...entryB, name: 'a' }) } })).toThrow(
       "the constant family's worker table lists the backend a under b",
     )
     // the built-in families too: the MLP's table without webgpu does not compile
     // @ts-expect-error webgpu is missing
-    expect(() => workerFamily(mlpFamily, { dataKey, backends: { tensorflow: defineBackend({ ...entryB, name: 'tensorflow' }) } })).toThrow(/has no backend webgpu, onnxruntime, wasm, cpu$/)
+    expect(() => workerFamily(mlpFamily, { dataKey, backends: { tensorflow: defineBackend({ ...entryB, name: 'tensorflow' }) } })).toThrow(
+      /has no backend webgpu, onnxruntime, wasm, cpu$/,
+    )
   })
 
   it("lists its backends in the shared table's order, whatever the table's", () => {

@@ -80,7 +80,12 @@ interface ModelGroup<P extends ModelParamsBase> {
  * backend's `perModel` ones (index order kept); without a set, one group. With `foldsHeldOut`,
  * folds do not split groups (group.fold null: the whole training set).
  */
-function modelGroups<P extends ModelParamsBase>(workload: Workload<P>, indices: readonly number[], perModel: readonly string[] = [], foldsHeldOut = false): ModelGroup<P>[] {
+function modelGroups<P extends ModelParamsBase>(
+  workload: Workload<P>,
+  indices: readonly number[],
+  perModel: readonly string[] = [],
+  foldsHeldOut = false,
+): ModelGroup<P>[] {
   const set = workload.set
   if (!set) return [{ workload, params: new Map(), fold: null, folds: null, indices: [...indices] }]
   const family = findFamily(workload.model.kind)
@@ -110,7 +115,10 @@ function modelGroups<P extends ModelParamsBase>(workload: Workload<P>, indices: 
  * checks them again when the module loads (a family whose names are plain strings, and each entry's
  * own name against its key). The built family lists its backends in the shared table's order.
  */
-export function workerFamily<P extends ModelParamsBase, N extends string>(shared: ModelFamily<P, N>, half: FamilyBackends<P, NoInfer<N>>): TableWorkerFamily<P> {
+export function workerFamily<P extends ModelParamsBase, N extends string>(
+  shared: ModelFamily<P, N>,
+  half: FamilyBackends<P, NoInfer<N>>,
+): TableWorkerFamily<P> {
   const table: Readonly<Record<string, Backend<P>>> = half.backends
   const names: string[] = shared.backends.map((s) => s.name)
   for (const [key, backend] of Object.entries(table)) {
@@ -119,11 +127,19 @@ export function workerFamily<P extends ModelParamsBase, N extends string>(shared
   }
   const missing = names.filter((name) => !(name in table))
   if (missing.length) throw new Error(`the ${shared.kind} family's worker table has no backend ${missing.join(', ')}`)
-  return tableFamily(shared.kind, half.dataKey, names.map((name) => table[name]))
+  return tableFamily(
+    shared.kind,
+    half.dataKey,
+    names.map((name) => table[name]),
+  )
 }
 
 /** A family over a list of sealed backends (workerFamily's table in order, or withBackends' longer one). */
-function tableFamily<P extends ModelParamsBase>(kind: P['kind'], dataKey: (workload: Workload<P>) => string, backends: readonly Backend<P>[]): TableWorkerFamily<P> {
+function tableFamily<P extends ModelParamsBase>(
+  kind: P['kind'],
+  dataKey: (workload: Workload<P>) => string,
+  backends: readonly Backend<P>[],
+): TableWorkerFamily<P> {
   /** What the backend trains a group on: prepared once per worker from the group's data set (its fold's, in a set with folds). */
   const preparedFor = (started: StartedBackend<P>, data: SeamData<P>, group: ModelGroup<P>): PreparedData<P> => {
     const key = `${dataKey(group.workload)}|fold ${group.fold}`
@@ -158,20 +174,32 @@ function tableFamily<P extends ModelParamsBase>(kind: P['kind'], dataKey: (workl
       const { perModel, foldsHeldOut } = started.backend
       // every data set the set's jobs may need is prepared before the clock (a pool worker warms up
       // on one model but may be handed any); the warm-up step itself runs on the given models
-      if (workload.set) for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], perModel, foldsHeldOut)) preparedFor(started, data, group)
+      if (workload.set)
+        for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], perModel, foldsHeldOut)) preparedFor(started, data, group)
       for (const group of modelGroups(workload, indices, perModel, foldsHeldOut)) await preparedFor(started, data, group).warmUp(group.workload, group.indices)
     },
     async train(started, data, workload, indices, options, hooks) {
       const { perModel, foldsHeldOut } = started.backend
       for (const group of modelGroups(workload, indices, perModel, foldsHeldOut)) {
-        await preparedFor(started, data, group).train(group.workload, group.indices, groupOptions(workload, group, foldsHeldOut, options, data.dataset.train), setHooks(workload, group, options, hooks))
+        await preparedFor(started, data, group).train(
+          group.workload,
+          group.indices,
+          groupOptions(workload, group, foldsHeldOut, options, data.dataset.train),
+          setHooks(workload, group, options, hooks),
+        )
       }
     },
   }
 }
 
 /** What a backend is told of a group of a set: each model's parameters, and its fold's rows where folds are held out. */
-function groupOptions<P extends ModelParamsBase>(workload: Workload<P>, group: ModelGroup<P>, foldsHeldOut: boolean | undefined, options: TrainOptions, trainRows: number): TrainOptions {
+function groupOptions<P extends ModelParamsBase>(
+  workload: Workload<P>,
+  group: ModelGroup<P>,
+  foldsHeldOut: boolean | undefined,
+  options: TrainOptions,
+  trainRows: number,
+): TrainOptions {
   const set = workload.set
   if (!set) return options
   const paramsOf = (index: number) => group.params.get(index) ?? group.workload.model
@@ -207,7 +235,9 @@ export function withBackends<P extends ModelParamsBase>(family: TableWorkerFamil
 }
 
 /** What this machine offers: every family's backends, each name once (first family's probe), in registry order. */
-export async function probeFamilies(families: readonly { backends: readonly Pick<Backend<ModelParamsBase>, 'name' | 'probe'>[] }[]): Promise<BackendCapability[]> {
+export async function probeFamilies(
+  families: readonly { backends: readonly Pick<Backend<ModelParamsBase>, 'name' | 'probe'>[] }[],
+): Promise<BackendCapability[]> {
   const out: BackendCapability[] = []
   for (const family of families) {
     for (const entry of family.backends) {

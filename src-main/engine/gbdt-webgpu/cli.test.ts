@@ -57,7 +57,7 @@ it('bench --model gbdt --backend webgpu --preset smoke: every strategy, every mo
   expect(mse(gpu.run)).toEqual(mse(cpu.run))
 })
 
-it('a max-depth × lambda × subsample grid: one fused program on the device, each model the CPU engine\'s trees', { timeout: 600_000 }, async (ctx) => {
+it("a max-depth × lambda × subsample grid: one fused program on the device, each model the CPU engine's trees", { timeout: 600_000 }, async (ctx) => {
   if (skipWithout('webgpu', webgpu.available, `no WebGPU adapter: ${webgpu.detail}`)) return ctx.skip()
   const grid = ['--max-depth', '2,4', '--lambda', '0,1', '--subsample', '0.8,1', '--workers', '1', '--strategies', 'sequential,batched']
   const [gpu, cpu] = await Promise.all([bench('webgpu', grid), bench('cpu', grid)])

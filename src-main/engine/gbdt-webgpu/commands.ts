@@ -281,7 +281,12 @@ export class GbdtCommands {
     const out: LevelShape[] = []
     for (let depth = 0; depth <= this.maxDepth; depth++) {
       const wide = 2 ** Math.min(depth, 30)
-      out.push({ depth, NL: Math.min(wide, nl), NE: depth === this.maxDepth ? 0 : Math.min(wide, P), NB: depth === this.maxDepth ? 0 : Math.min(2 ** Math.max(0, depth - 1), P) })
+      out.push({
+        depth,
+        NL: Math.min(wide, nl),
+        NE: depth === this.maxDepth ? 0 : Math.min(wide, P),
+        NB: depth === this.maxDepth ? 0 : Math.min(2 ** Math.max(0, depth - 1), P),
+      })
     }
     return out
   }
@@ -721,4 +726,3 @@ export class GbdtCommands {
     return this.complete(this.prepare(e, which, copies))
   }
 }
-

@@ -48,7 +48,11 @@ function sameChoice(a: SplitChoice, b: SplitChoice, h: number, c: SplitCoefs): b
 function throwOnErrors(errors: Uint32Array, ms: readonly HostModel[]): void {
   errors.forEach((e, i) => {
     if (e === 0) return
-    const what = [e & ERR_ROOT ? 'its root is not its sampled rows' : '', e & ERR_SUMS ? "a node's histogram does not sum to the node" : '', e & ERR_SLOTS ? 'its node slots ran out (planning error)' : '']
+    const what = [
+      e & ERR_ROOT ? 'its root is not its sampled rows' : '',
+      e & ERR_SUMS ? "a node's histogram does not sum to the node" : '',
+      e & ERR_SLOTS ? 'its node slots ran out (planning error)' : '',
+    ]
     throw new Error(`webgpu: model ${ms[i].seed} on the device: ${what.filter(Boolean).join('; ')}`)
   })
 }
@@ -148,7 +152,8 @@ export class HostDecider {
         const hl = words[rec(lid) + 4]
         const glq = sums(lid)
         const gq = sums(id)
-        if (hl + words[rec(lid + 1) + 4] !== h || glq + sums(lid + 1) !== gq) throw new Error(`webgpu: node ${id} of model ${m.seed}: its children's sums on the device are not its own`)
+        if (hl + words[rec(lid + 1) + 4] !== h || glq + sums(lid + 1) !== gq)
+          throw new Error(`webgpu: node ${id} of model ${m.seed}: its children's sums on the device are not its own`)
         applySplit(t, id, { feature: words[r], bin: (binField & 0x7fffffff) - 1, defaultLeft: binField >>> 31 === 1, glq, hl }, gq, h, inv, c, this.host.cuts)
         depth.push(depth[id] + 1, depth[id] + 1)
         this.stats.splits++
@@ -188,7 +193,15 @@ export class HostDecider {
       const binField = w[c + 1]
       const lossBits = w[c + 5]
       if (j !== NONE) {
-        node.choice = { found: true, best: bitsF32(lossBits), j, bin: (binField & 0x7fffffff) - 1, defaultLeft: binField >>> 31 === 1, glq: int64(w[c + 2], w[c + 3]), hl: w[c + 4] }
+        node.choice = {
+          found: true,
+          best: bitsF32(lossBits),
+          j,
+          bin: (binField & 0x7fffffff) - 1,
+          defaultLeft: binField >>> 31 === 1,
+          glq: int64(w[c + 2], w[c + 3]),
+          hl: w[c + 4],
+        }
       } else {
         // a leaf: the best loss the device found does not apply (below kRtEps or γ)
         node.choice = { found: lossBits !== 0, best: bitsF32(lossBits), j: -1, bin: -1, defaultLeft: false, glq: 0, hl: 0 }
@@ -208,7 +221,9 @@ export class HostDecider {
     if (node.choice && this.checkFilter) {
       this.stats.filterChecks++
       if (!sameChoice(node.choice, exact, node.h, m.coefs)) {
-        throw new Error(`webgpu: the device's split of node ${node.id} of model ${m.seed} is not the CPU engine's: ${JSON.stringify(node.choice)} vs ${JSON.stringify(exact)}`)
+        throw new Error(
+          `webgpu: the device's split of node ${node.id} of model ${m.seed} is not the CPU engine's: ${JSON.stringify(node.choice)} vs ${JSON.stringify(exact)}`,
+        )
       }
     }
     node.choice = exact

@@ -134,7 +134,9 @@ async function mismatches(cases: Case[]): Promise<string[]> {
     const bothNaN = Number.isNaN(fromBits(got[i])) && Number.isNaN(fromBits(want))
     if (got[i] !== want && !bothNaN) {
       const { expect: _e, ...inputs } = c
-      bad.push(`${JSON.stringify(inputs, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}: device ${got[i].toString(16)} (${fromBits(got[i])}), CPU ${want.toString(16)} (${fromBits(want)})`)
+      bad.push(
+        `${JSON.stringify(inputs, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}: device ${got[i].toString(16)} (${fromBits(got[i])}), CPU ${want.toString(16)} (${fromBits(want)})`,
+      )
     }
   })
   return bad
@@ -170,7 +172,7 @@ function alphaQ(alpha: number, k: number): bigint | null {
   return a >= 2 ** 53 ? 2n ** 53n : BigInt(a)
 }
 
-describe('exact float32 on the device = the CPU engine\'s float32 arithmetic', () => {
+describe("exact float32 on the device = the CPU engine's float32 arithmetic", () => {
   it('squares of 53-bit sums, f32(fl64(t²) · 2^-2k), at every scale: subnormal, normal and overflowing results', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     const rng = new Rng(11)
@@ -229,7 +231,11 @@ describe('exact float32 on the device = the CPU engine\'s float32 arithmetic', (
       const p = 2 ** (1 + rng.below(40))
       cases.push({ op: 1, a, b: p, expect: toBits(f32(a / p)) }, { op: 3, a, b: 1 / p, expect: toBits(f32(a / p)) })
     }
-    cases.push({ op: 1, a: Infinity, b: 3, expect: toBits(Infinity) }, { op: 1, a: 0, b: 3, expect: 0 }, { op: 1, a: 3.4e38, b: 2 ** -20, expect: toBits(Infinity) })
+    cases.push(
+      { op: 1, a: Infinity, b: 3, expect: toBits(Infinity) },
+      { op: 1, a: 0, b: 3, expect: 0 },
+      { op: 1, a: 3.4e38, b: 2 ** -20, expect: toBits(Infinity) },
+    )
     expect(await mismatches(cases)).toEqual([])
   })
 

@@ -121,7 +121,10 @@ describe('webgpu trees = CPU trees (tree hash), edge cases', () => {
 describe('webgpu trees = CPU trees, parameters and engine paths', () => {
   it('missing values (backward scans, default directions), row and column sampling', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
-    await expectParity({ rows: 600, features: 7, value: (f, v, r) => ((r + f) % 9 === 0 ? NaN : v) }, { rounds: 4, maxDepth: 4, subsample: 0.7, colsampleBytree: 0.6 })
+    await expectParity(
+      { rows: 600, features: 7, value: (f, v, r) => ((r + f) % 9 === 0 ? NaN : v) },
+      { rounds: 4, maxDepth: 4, subsample: 0.7, colsampleBytree: 0.6 },
+    )
   })
 
   it('regularisation: lambda 0, alpha 0.5, gamma 0.2, min_child_weight 0 and 7', async (ctx) => {
@@ -150,7 +153,12 @@ describe('webgpu trees = CPU trees, parameters and engine paths', () => {
     expect(s64.histogramKernels.histShared64).toBeGreaterThan(0)
     // |q| near 2^30, and a feature whose rows all fall in one bin: a workgroup's 1024 rows in one 32-bit slot
     const near = 2 ** 20 - 0.125
-    const bound: DataSpec = { rows: 2100, features: 3, value: (f, v) => (f === 1 ? 0.5 : v), label: (xs, r) => (r % 2 === 0 ? near : -near) * (r % 3 === 0 ? 1 : Math.tanh(xs[0])) }
+    const bound: DataSpec = {
+      rows: 2100,
+      features: 3,
+      value: (f, v) => (f === 1 ? 0.5 : v),
+      label: (xs, r) => (r % 2 === 0 ? near : -near) * (r % 3 === 0 ? 1 : Math.tanh(xs[0])),
+    }
     for (const histogramMode of ['shared32', 'shared64'] as const) await expectParity(bound, { rounds: 2, maxDepth: 3, baseScore: 0 }, { histogramMode })
   })
 
@@ -175,7 +183,12 @@ describe('webgpu trees = CPU trees, parameters and engine paths', () => {
   it('two chunks in flight (a group of several chunks: one on the device while the host reads the other back)', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     // 6 features × 256 slots × 12 B ≈ 18 KiB a node histogram, 8 a model at depth 4: 300 KiB holds 2 models, halved 1
-    const stats = await expectParity({ rows: 400, features: 6, value: (_f, v) => v }, { rounds: 3, maxDepth: 4 }, { histogramBudgetBytes: 300 * 1024 }, [1, 2, 3, 4, 5])
+    const stats = await expectParity(
+      { rows: 400, features: 6, value: (_f, v) => v },
+      { rounds: 3, maxDepth: 4 },
+      { histogramBudgetBytes: 300 * 1024 },
+      [1, 2, 3, 4, 5],
+    )
     expect(stats.lanes).toBe(2)
     expect(stats.chunks).toBe(5)
   })
@@ -277,11 +290,13 @@ describe('webgpu trees = CPU trees, a group whose models each have their own par
     own.forEach((p, i) => expect(trees[i], `model ${i}`).toHaveLength(p.rounds ?? base.rounds!))
   })
 
-  it('a model set\'s folds fused: each model\'s rows held out as the CPU engine holds them out, with and without row sampling', async (ctx) => {
+  it("a model set's folds fused: each model's rows held out as the CPU engine holds them out, with and without row sampling", async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     const folds = [0, 1, 2].map((f) => ({ begin: Math.floor((f * 400) / 3), end: Math.floor(((f + 1) * 400) / 3) }))
     await expectPerModelParity(withMissing, [{}, {}, {}], { heldOut: folds })
-    await expectPerModelParity(withMissing, [{ subsample: 1, maxDepth: 3 }, { subsample: 1 }, { subsample: 1, lambda: 0 }], { heldOut: [folds[0], null, folds[2]] })
+    await expectPerModelParity(withMissing, [{ subsample: 1, maxDepth: 3 }, { subsample: 1 }, { subsample: 1, lambda: 0 }], {
+      heldOut: [folds[0], null, folds[2]],
+    })
   })
 
   it('chunks and sliced levels: models with different depths and rounds across chunks, sized for the deepest and widest', async (ctx) => {
@@ -305,14 +320,18 @@ describe('webgpu trees = CPU trees, a group whose models each have their own par
 
   it('global atomics and workgroup memory, per-model coefficients in the split filter', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
-    const own: GbdtPerModelParams[] = [{ lambda: 0, minChildWeight: 0 }, { lambda: 5, minChildWeight: 9, gamma: 0.1 }, { alpha: 1, colsampleBytree: 0.3 }]
+    const own: GbdtPerModelParams[] = [
+      { lambda: 0, minChildWeight: 0 },
+      { lambda: 5, minChildWeight: 9, gamma: 0.1 },
+      { alpha: 1, colsampleBytree: 0.3 },
+    ]
     const g = await expectPerModelParity(SMALL, own, { histogramMode: 'global' })
     expect(g.stats.sharedPasses).toBe(0)
     const s = await expectPerModelParity(SMALL, own, { histogramMode: 'shared' })
     expect(s.stats.sharedPasses).toBeGreaterThan(0)
   })
 
-  it('progress per round of the chunk, and every model done once, in the caller\'s index order of its results', async (ctx) => {
+  it("progress per round of the chunk, and every model done once, in the caller's index order of its results", async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     const gpu = dev.gpu!
     const { data } = makeData(SMALL)

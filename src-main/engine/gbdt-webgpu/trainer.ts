@@ -86,7 +86,17 @@ class WebgpuTrainer {
       histogramBytes: chunk.histogramBytes,
     })
     const maxDepth = Math.max(...own.map((p) => p.maxDepth))
-    this.dev = new GbdtCommands(gpu, d, this.shape, chunk.histogramBytes, options.histogramMode ?? 'auto', stats, options.profile ?? false, maxDepth, chunk.tables)
+    this.dev = new GbdtCommands(
+      gpu,
+      d,
+      this.shape,
+      chunk.histogramBytes,
+      options.histogramMode ?? 'auto',
+      stats,
+      options.profile ?? false,
+      maxDepth,
+      chunk.tables,
+    )
     this.host = new HostDecider(host, stats, options.checkFilter ?? false)
   }
 
@@ -95,9 +105,15 @@ class WebgpuTrainer {
   }
 
   /** One chunk, all its rounds; `params` in order of rounds, most first (see trainGbdtGroupWebgpu). */
-  async trainChunk(seeds: readonly number[], params: readonly GbdtParams[], heldOut: readonly (HeldOutRows | null)[], indices: readonly number[]): Promise<GbdtModel[]> {
+  async trainChunk(
+    seeds: readonly number[],
+    params: readonly GbdtParams[],
+    heldOut: readonly (HeldOutRows | null)[],
+    indices: readonly number[],
+  ): Promise<GbdtModel[]> {
     const { F, maskWords } = this.shape
-    if (params.some((p, k) => k > 0 && p.rounds > params[k - 1].rounds)) throw new Error('webgpu: a chunk\'s models must come most rounds first (planning error)')
+    if (params.some((p, k) => k > 0 && p.rounds > params[k - 1].rounds))
+      throw new Error("webgpu: a chunk's models must come most rounds first (planning error)")
     const ms = seeds.map((s, k) => new HostModel(s, F, params[k], maskWords, heldOut[k]))
     this.dev.writeBaseScore(ms.length, this.baseScore)
     const rounds = Math.max(...ms.map((m) => m.rounds))

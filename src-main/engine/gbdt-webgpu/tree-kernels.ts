@@ -369,11 +369,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (l != NONE) {
       let g = q[i];
       let v = bitcast<u32>(g);
-      ${
-        bits32
-          ? `let packed = (1u << 21u) + bitcast<u32>((g >> 20u) + 1024i);`
-          : `let hiAdd = select(0u, 0xFFFFFFFFu, g < 0i);`
-      }
+      ${bits32 ? `let packed = (1u << 21u) + bitcast<u32>((g >> 20u) + 1024i);` : `let hiAdd = select(0u, 0xFFFFFFFFu, g < 0i);`}
       for (var j = j0; j < j1; j++) {
         let f = feats[fbase + j].x;
         if (f == NONE) { break; }
@@ -852,17 +848,7 @@ ${ENTRY} {
 }`
 
 export type KernelName =
-  | 'gradient'
-  | 'quantise'
-  | 'startTree'
-  | 'zeroSlots'
-  | 'histGlobal'
-  | 'histShared32'
-  | 'histShared64'
-  | 'derive'
-  | 'search'
-  | 'plan'
-  | 'rowUpdate'
+  'gradient' | 'quantise' | 'startTree' | 'zeroSlots' | 'histGlobal' | 'histShared32' | 'histShared64' | 'derive' | 'search' | 'plan' | 'rowUpdate'
 
 export function kernelSource(name: KernelName, o: KernelOptions): string {
   switch (name) {

@@ -5,7 +5,15 @@ import type { GbdtParams } from '@shared/families/gbdt'
 import { GBDT_PER_MODEL_PARAMS } from '../gbdt'
 import type { WorkerBackend } from '../families/types'
 import { probeWebgpu } from '../webgpu/dawn'
-import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, warmUpWebgpu, type WebgpuGbdtRuntime, type WebgpuPrepared } from './webgpu-trees-runtime'
+import {
+  disposeWebgpu,
+  prepareWebgpu,
+  startWebgpuGbdtRuntime,
+  trainWebgpu,
+  warmUpWebgpu,
+  type WebgpuGbdtRuntime,
+  type WebgpuPrepared,
+} from './webgpu-trees-runtime'
 
 export const webgpuTreesBackend: WorkerBackend<GbdtParams, WebgpuGbdtRuntime, WebgpuPrepared> = {
   name: 'webgpu',

@@ -34,12 +34,13 @@ export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
     flags: {
       engine: 'webgpu-wgsl',
       hardware: gpu.hardware,
-      histograms: 'integer: workgroup memory where the built nodes fit (32-bit slots where exact: ≤ 1024 rows a workgroup; else 64-bit Σq with a carry), 64-bit global sums; global atomics beyond',
+      histograms:
+        'integer: workgroup memory where the built nodes fit (32-bit slots where exact: ≤ 1024 rows a workgroup; else 64-bit Σq with a carry), 64-bit global sums; global atomics beyond',
       splitDecision:
         'device: bracketed float32 gains, then the exact losses of the contenders (the CPU engine float32 arithmetic on integer mantissas) and its tie rules; host: whole histograms where a model-round could overflow float32 or α·2^k is not an integer',
       levelPlan: 'device: whole rounds (one submit and one read-back of the trees a round); host: levels too wide for the node slots (one read-back a pass)',
       chunking:
-        'models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋ for the group\'s deepest and widest model, balanced; two chunks at once where a group needs several and half the budget each keeps the plan; sequential and pool: 1',
+        "models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋ for the group's deepest and widest model, balanced; two chunks at once where a group needs several and half the budget each keeps the plan; sequential and pool: 1",
       histogramBudgetBytes: HISTOGRAM_BUDGET_BYTES,
       maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
       maxBufferSize: l.maxBufferSize,
@@ -78,7 +79,12 @@ export function disposeWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared): void {
 
 /** One round of the job's models, as they will be dispatched, before the clock: compiles the pipelines. */
 export async function warmUpWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared, w: GbdtWorkload, indices: readonly number[]): Promise<void> {
-  await trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, { ...w.model, rounds: 1 }, indices.map((i) => modelSeed(w.seed, i)))
+  await trainGbdtGroupWebgpu(
+    rt.gbdtGpu,
+    d.gpuData,
+    { ...w.model, rounds: 1 },
+    indices.map((i) => modelSeed(w.seed, i)),
+  )
 }
 
 export async function trainWebgpu(
@@ -91,6 +97,12 @@ export async function trainWebgpu(
 ): Promise<void> {
   // in a model set, each model's own parameters (the seam groups configurations that differ only in GBDT_PER_MODEL_PARAMS)
   const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
-    trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, { onRound, shouldStop, cancelError, perModel: perModelParams(options, group), heldOut: heldOutRowsOf(options, group) })
+    trainGbdtGroupWebgpu(rt.gbdtGpu, d.gpuData, w.model, seeds, {
+      onRound,
+      shouldStop,
+      cancelError,
+      perModel: perModelParams(options, group),
+      heldOut: heldOutRowsOf(options, group),
+    })
   await trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
 }

@@ -77,14 +77,14 @@ describe('batched == one at a time', () => {
     expect(out.map((m) => m.seed)).toEqual(seeds)
   })
 
-  it('without sampling, N models are N identical models (the article\'s exact settings)', () => {
+  it("without sampling, N models are N identical models (the article's exact settings)", () => {
     const p = { ...params, subsample: 1, colsampleBytree: 1 }
     expect(new Set(trainGbdtGroup(data, p, [1, 2, 3]).map(treeHash)).size).toBe(1)
   })
 })
 
 describe('memory estimate', () => {
-  it('bounds the article\'s largest batch (200 000 rows, 100 features, 50 models) under 1 GiB', () => {
+  it("bounds the article's largest batch (200 000 rows, 100 features, 50 models) under 1 GiB", () => {
     const e = gbdtMemory({ rows: 160_000, features: 100, models: 50, testRows: 40_000 })
     expect(e.totalBytes).toBeLessThan(2 ** 30)
     expect(e.histogramBytes).toBeLessThanOrEqual(e.histogramUnboundedBytes)
@@ -99,7 +99,7 @@ describe('memory estimate', () => {
     expect(deep.histogramBytes).toBeLessThanOrEqual(2 ** 28)
   })
 
-  it('counts the node histograms the trainer holds at its peak (the family\'s model is this trainer\'s)', () => {
+  it("counts the node histograms the trainer holds at its peak (the family's model is this trainer's)", () => {
     const peakOf = (d: GbdtData, p: Partial<GbdtParams>, models: number) => {
       const stats = { peakNodeHistograms: 0 }
       trainGbdtGroup(d, p, seeds.slice(0, models), { treeGroup: models, stats })
@@ -195,7 +195,12 @@ describe('a group whose models differ in depth, regularisation and sampling (a m
       expect(trainGbdtGroup(data, params, gridSeeds, { perModel: grid, histogramBudgetBytes: buffers * slots * 16 }).map(treeHash)).toEqual(ref)
     }
     const order = [5, 2, 7, 0, 3, 6, 1, 4]
-    const shuffled = trainGbdtGroup(data, params, order.map((i) => gridSeeds[i]), { perModel: order.map((i) => grid[i]) })
+    const shuffled = trainGbdtGroup(
+      data,
+      params,
+      order.map((i) => gridSeeds[i]),
+      { perModel: order.map((i) => grid[i]) },
+    )
     expect(shuffled.map(treeHash)).toEqual(order.map((i) => ref[i]))
   })
 
@@ -215,13 +220,13 @@ describe('a group whose models differ in depth, regularisation and sampling (a m
     })
   })
 
-  it('refuses a per-model maxBin or baseScore (the binning and the base score are the group\'s)', () => {
+  it("refuses a per-model maxBin or baseScore (the binning and the base score are the group's)", () => {
     expect(() => trainGbdtGroup(data, params, [1, 2], { perModel: [{}, { maxBin: 32 } as GbdtPerModelParams] })).toThrow(/maxBin must be the group's/)
     expect(() => trainGbdtGroup(data, params, [1], { perModel: [{ baseScore: 0 } as GbdtPerModelParams] })).toThrow(/baseScore must be the group's/)
   })
 })
 
-describe('held-out rows (a model set\'s folds fused)', () => {
+describe("held-out rows (a model set's folds fused)", () => {
   // 3 folds of the 1 200 training rows, as contract/model-set.ts foldRows cuts them
   const folds = [0, 1, 2].map((f) => ({ begin: Math.floor((f * 1200) / 3), end: Math.floor(((f + 1) * 1200) / 3) }))
   const foldSeeds = [41, 42, 43]
@@ -246,8 +251,16 @@ describe('held-out rows (a model set\'s folds fused)', () => {
   })
 
   it('refuses a range outside the training rows, an empty one, or one with nothing left to train on', () => {
-    for (const bad of [{ begin: -1, end: 10 }, { begin: 10, end: 10 }, { begin: 0, end: 1201 }, { begin: 0, end: 1200 }, { begin: 1.5, end: 9 }]) {
-      expect(() => trainGbdtGroup(data, params, [1], { heldOut: [bad] }), JSON.stringify(bad)).toThrow(/model 0: heldOut rows must be a range \[begin, end\) inside the 1200 training rows/)
+    for (const bad of [
+      { begin: -1, end: 10 },
+      { begin: 10, end: 10 },
+      { begin: 0, end: 1201 },
+      { begin: 0, end: 1200 },
+      { begin: 1.5, end: 9 },
+    ]) {
+      expect(() => trainGbdtGroup(data, params, [1], { heldOut: [bad] }), JSON.stringify(bad)).toThrow(
+        /model 0: heldOut rows must be a range \[begin, end\) inside the 1200 training rows/,
+      )
     }
     expect(() => trainGbdtGroup(data, params, [1, 2], { heldOut: [null] })).toThrow(/heldOut has 1 entries for 2 models/)
   })

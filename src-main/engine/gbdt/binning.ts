@@ -60,7 +60,8 @@ export function prepareGbdtData(
   for (let f0 = 0; f0 < features; f0 += COLUMN_BLOCK) {
     const f1 = Math.min(features, f0 + COLUMN_BLOCK)
     copyColumns(x, rows, features, f0, f1, cols)
-    for (let f = f0; f < f1; f++) binFeature(cols.subarray((f - f0) * rows, (f - f0 + 1) * rows), cuts, f, nBins[f], bins.subarray(f * rows, (f + 1) * rows), grid)
+    for (let f = f0; f < f1; f++)
+      binFeature(cols.subarray((f - f0) * rows, (f - f0 + 1) * rows), cuts, f, nBins[f], bins.subarray(f * rows, (f + 1) * rows), grid)
   }
   return { rows, features, cuts, nBins, hasMissing, width, bins, y: yf }
 }

@@ -1,14 +1,6 @@
 // Hand-checked cases: XGBoost 1.7's formulas on data small enough to do on paper.
 import { describe, expect, it } from 'vitest'
-import {
-  GbdtCancelledError,
-  predictGbdt,
-  prepareGbdtData,
-  resolveGbdtParams,
-  trainGbdt,
-  type GbdtModel,
-  type GbdtParams,
-} from './index'
+import { GbdtCancelledError, predictGbdt, prepareGbdtData, resolveGbdtParams, trainGbdt, type GbdtModel, type GbdtParams } from './index'
 import { leafWeight, sideGain } from './rules'
 import { fnv1a64 } from './tree'
 
@@ -119,9 +111,24 @@ describe('regularisation and split rules', () => {
   })
 
   it('ties across features: the lowest feature index wins; constant features never split', () => {
-    const t = fit([[4, 4, 4, 4], [0, 0, 1, 1], [0, 0, 1, 1]], Y1, { rounds: 1, maxDepth: 1 }).trees[0]
+    const t = fit(
+      [
+        [4, 4, 4, 4],
+        [0, 0, 1, 1],
+        [0, 0, 1, 1],
+      ],
+      Y1,
+      { rounds: 1, maxDepth: 1 },
+    ).trees[0]
     expect(t.feature[0]).toBe(1)
-    const c = fit([[4, 4, 4, 4], [2, 2, 2, 2]], Y1, { rounds: 3, maxDepth: 3 })
+    const c = fit(
+      [
+        [4, 4, 4, 4],
+        [2, 2, 2, 2],
+      ],
+      Y1,
+      { rounds: 3, maxDepth: 3 },
+    )
     for (const tree of c.trees) expect(tree.feature.length).toBe(1)
   })
 
@@ -176,7 +183,14 @@ describe('missing values', () => {
   })
 
   it('a feature that is all NaN has one bin and never splits', () => {
-    const m = fit([[NaN, NaN, NaN, NaN], [0, 0, 1, 1]], Y1, { rounds: 2, maxDepth: 2 })
+    const m = fit(
+      [
+        [NaN, NaN, NaN, NaN],
+        [0, 0, 1, 1],
+      ],
+      Y1,
+      { rounds: 2, maxDepth: 2 },
+    )
     for (const t of m.trees) for (const f of t.feature) expect(f).not.toBe(0)
   })
 })
@@ -191,7 +205,7 @@ describe('parameters, hooks and hashing', () => {
     expect(resolveGbdtParams()).toMatchObject({ rounds: 100, maxDepth: 6, eta: 0.1, maxBin: 256, subsample: 0.8, baseScore: 0.5 })
   })
 
-  it('reports rounds, stops with GbdtCancelledError or the caller\'s error', () => {
+  it("reports rounds, stops with GbdtCancelledError or the caller's error", () => {
     const rounds: number[] = []
     fit(X1, Y1, { rounds: 4, maxDepth: 1 })
     const t = table(X1)

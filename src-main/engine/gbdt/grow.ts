@@ -247,7 +247,7 @@ export class LevelGrower {
     for (const m of group) {
       for (const node of m.levelNodes) node.startSearch(m.inv, m.c)
     }
-    for (let c0 = 0; c0 < group.length; ) {
+    for (let c0 = 0; c0 < group.length;) {
       let c1 = c0
       let bytes = 0
       while (c1 < group.length) {
@@ -402,7 +402,7 @@ export class LevelGrower {
       if (this.evaluable(m, p.right, depth)) nodes.push(p.right)
     }
     m.pairs = []
-    for (let i = 0; i < nodes.length; ) {
+    for (let i = 0; i < nodes.length;) {
       const slice = nodes.slice(i, i + pool.available)
       for (const x of slice) {
         x.hist = pool.acquire()

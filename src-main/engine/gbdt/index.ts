@@ -2,15 +2,7 @@
 // plain TypeScript (no tfjs, nothing else from the app but the seeded RNG and the gbdt family's
 // parameters). Its API, with an example of each call: README.md, "API".
 export { prepareGbdtData, type GbdtData } from './binning'
-export {
-  GBDT_DEFAULTS,
-  gbdtMemory,
-  gbdtParamProblems,
-  resolveGbdtParams,
-  type GbdtMemory,
-  type GbdtMemoryQuery,
-  type GbdtParams,
-} from '@shared/families/gbdt'
+export { GBDT_DEFAULTS, gbdtMemory, gbdtParamProblems, resolveGbdtParams, type GbdtMemory, type GbdtMemoryQuery, type GbdtParams } from '@shared/families/gbdt'
 export { computeCuts, type GbdtCuts } from './quantile'
 export { QUANT_BITS, QUANT_MAX_ROWS, quantExponent, quantise } from './quantise'
 export { GbdtCancelledError, type HeldOutRows, MAX_TRAIN_ROWS } from './rules'

@@ -65,7 +65,7 @@ describe('gbdt wasm histogram kernel', () => {
     })
   }
 
-  it('zero, difference and subtractRange give the TypeScript loops\' doubles (even and odd lengths, any offsets)', () => {
+  it("zero, difference and subtractRange give the TypeScript loops' doubles (even and odd lengths, any offsets)", () => {
     const rng = new Rng(13)
     const L = 600
     const k = createHistKernel('wasm', arenaBytes(8 * L, 4))
@@ -95,7 +95,7 @@ describe('gbdt wasm histogram kernel', () => {
     }
   })
 
-  it('the split scan\'s pre-filter returns the reference\'s bins and left sums, call after call', () => {
+  it("the split scan's pre-filter returns the reference's bins and left sums, call after call", () => {
     const rng = new Rng(17)
     const n = 5000
     const nb = 256
@@ -108,7 +108,7 @@ describe('gbdt wasm histogram kernel', () => {
       hist.fill(0)
       let gq = 0
       for (let r = 0; r < h; r++) {
-        const bin = Math.floor(rng.uniform() ** (1 + trial % 3) * nb)
+        const bin = Math.floor(rng.uniform() ** (1 + (trial % 3)) * nb)
         const q = Math.floor((rng.uniform() - 0.3) * 2 ** 20)
         hist[2 * bin] += q
         hist[2 * bin + 1] += 1

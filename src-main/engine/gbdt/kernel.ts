@@ -54,7 +54,20 @@ export function arenaBytes(bytes: number, count = 1): number {
 interface HistExports {
   build1u8(b0: number, rows: number, q: number, begin: number, end: number, h0: number): void
   build2u8(b0: number, b1: number, rows: number, q: number, begin: number, end: number, h0: number, h1: number): void
-  build4u8(b0: number, b1: number, b2: number, b3: number, rows: number, q: number, begin: number, end: number, h0: number, h1: number, h2: number, h3: number): void
+  build4u8(
+    b0: number,
+    b1: number,
+    b2: number,
+    b3: number,
+    rows: number,
+    q: number,
+    begin: number,
+    end: number,
+    h0: number,
+    h1: number,
+    h2: number,
+    h3: number,
+  ): void
   build1u16: HistExports['build1u8']
   build2u16: HistExports['build2u8']
   build4u16: HistExports['build4u8']
@@ -130,7 +143,10 @@ class WasmKernel implements HistKernel {
 
   bins(data: GbdtData): Bins {
     const src = data.bins
-    const out = src instanceof Uint8Array ? new Uint8Array(this.buffer, this.alloc(src.byteLength), src.length) : new Uint16Array(this.buffer, this.alloc(src.byteLength), src.length)
+    const out =
+      src instanceof Uint8Array
+        ? new Uint8Array(this.buffer, this.alloc(src.byteLength), src.length)
+        : new Uint16Array(this.buffer, this.alloc(src.byteLength), src.length)
     out.set(src)
     return out
   }
@@ -176,7 +192,18 @@ class WasmKernel implements HistKernel {
     f(bins.byteOffset + s * c, rows.byteOffset, q.byteOffset, begin, end, h + 8 * o)
   }
 
-  build2 = (bins: Bins, c0: number, c1: number, rows: Int32Array, q: Int32Array, begin: number, end: number, hist: Float64Array, o0: number, o1: number): void => {
+  build2 = (
+    bins: Bins,
+    c0: number,
+    c1: number,
+    rows: Int32Array,
+    q: Int32Array,
+    begin: number,
+    end: number,
+    hist: Float64Array,
+    o0: number,
+    o1: number,
+  ): void => {
     this.check(bins, rows, q, hist)
     const s = bins.BYTES_PER_ELEMENT
     const b = bins.byteOffset

@@ -335,7 +335,7 @@ class WQSketch {
     const v = sortFloat32(this.raw.subarray(0, this.rawLen)) // in place: the queue is emptied next
     const out = Summary.alloc(this.qtail)
     let wsum = 0
-    for (let i = 0; i < v.length; ) {
+    for (let i = 0; i < v.length;) {
       let j = i + 1
       while (j < v.length && v[j] === v[i]) ++j
       const w = j - i

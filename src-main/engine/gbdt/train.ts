@@ -18,7 +18,17 @@ const f32 = Math.fround
  * The parameters the models of one group may each have their own of (GbdtTrainOptions.perModel;
  * the CPU backend's `perModel` in a model set). maxBin is the binned data's; baseScore stays the group's.
  */
-export const GBDT_PER_MODEL_PARAMS = ['rounds', 'maxDepth', 'eta', 'lambda', 'alpha', 'gamma', 'minChildWeight', 'subsample', 'colsampleBytree'] as const satisfies readonly (keyof GbdtParams)[]
+export const GBDT_PER_MODEL_PARAMS = [
+  'rounds',
+  'maxDepth',
+  'eta',
+  'lambda',
+  'alpha',
+  'gamma',
+  'minChildWeight',
+  'subsample',
+  'colsampleBytree',
+] as const satisfies readonly (keyof GbdtParams)[]
 
 /** A model's own values of GBDT_PER_MODEL_PARAMS (the rest: the group's). */
 export type GbdtPerModelParams = Partial<Pick<GbdtParams, (typeof GBDT_PER_MODEL_PARAMS)[number]>>
@@ -62,12 +72,7 @@ export interface GbdtTrainStats {
  * milliseconds of work at most) and after every round, and checks shouldStop() at each yield.
  * trainGbdtGroup runs it to the end; trainGbdtGroupAsync gives the event loop a turn now and then.
  */
-function* groupTrainer(
-  data: GbdtData,
-  paramsIn: Partial<GbdtParams>,
-  seeds: readonly number[],
-  options: GbdtTrainOptions,
-): Generator<void, GbdtModel[]> {
+function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: readonly number[], options: GbdtTrainOptions): Generator<void, GbdtModel[]> {
   const { own, baseScore, models, grower, pool, treeGroup } = prepareGroup(data, paramsIn, seeds, options)
   const rounds = Math.max(...own.map((p) => p.rounds))
   /** the sampled rows' float32 gradients, before quantisation (one model at a time) */
@@ -181,12 +186,7 @@ function ownParams(p: GbdtPerModelParams | undefined): GbdtPerModelParams {
  * Trains one model per seed on `data`, all together (the batched strategy; one seed = one model
  * alone), synchronously. Model i's trees depend only on (data, params, seeds[i]).
  */
-export function trainGbdtGroup(
-  data: GbdtData,
-  params: Partial<GbdtParams>,
-  seeds: readonly number[],
-  options: GbdtTrainOptions = {},
-): GbdtModel[] {
+export function trainGbdtGroup(data: GbdtData, params: Partial<GbdtParams>, seeds: readonly number[], options: GbdtTrainOptions = {}): GbdtModel[] {
   const it = groupTrainer(data, params, seeds, options)
   for (;;) {
     const r = it.next()

@@ -46,7 +46,8 @@ function xgbSplitsOf(t: XgbTree): [number, number, number][] {
 
 describe('against XGBoost 1.7 (hist, 1 thread)', () => {
   const unavailable = (ctx: { skip: (note?: string) => never }) => {
-    if (skipWithout('xgboost', version !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`)) ctx.skip('python3 lacks xgboost')
+    if (skipWithout('xgboost', version !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`))
+      ctx.skip('python3 lacks xgboost')
   }
 
   it('≤ 256 distinct values per feature, no sampling: test MSE within 1e-4 relative, first tree equal', (ctx) => {

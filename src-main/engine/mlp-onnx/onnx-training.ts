@@ -215,14 +215,28 @@ export async function warmUpOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWor
 }
 
 /** Trains the models: all in one program when `fused` (batched), else one after another. */
-export async function trainOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void> {
+export async function trainOrt(
+  rt: OnnxRuntime,
+  data: OrtData,
+  workload: MlpWorkload,
+  indices: readonly number[],
+  options: TrainOptions,
+  hooks: TrainHooks,
+): Promise<void> {
   const groups = options.fused ? [indices] : indices.map((i) => [i])
   for (const group of groups) {
     for (const m of await trainGroup(rt, data, workload, group, options, hooks)) hooks.onModelDone(m)
   }
 }
 
-async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload, indices: readonly number[], { fused, keep = false, paramsOf, heldOutOf }: TrainOptions, hooks: TrainHooks): Promise<TrainedModel[]> {
+async function trainGroup(
+  rt: OnnxRuntime,
+  data: OrtData,
+  workload: MlpWorkload,
+  indices: readonly number[],
+  { fused, keep = false, paramsOf, heldOutOf }: TrainOptions,
+  hooks: TrainHooks,
+): Promise<TrainedModel[]> {
   const options = modelOptions(workload, indices, { fused, keep, paramsOf, heldOutOf })
   // a model set's folds fused: each model's fold rows held out of the shared batch order (row weights)
   const heldOut = heldOutOf ? indices.map((i) => heldOutOf(i)) : null
@@ -259,7 +273,11 @@ async function trainGroup(rt: OnnxRuntime, data: OrtData, workload: MlpWorkload,
   const mse = await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
   const v = data.dataset.validation
   const validationMse =
-    data.xVal && v ? await model.evaluate(data.xVal, v.y, v.rows) : heldOut?.some(Boolean) ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => model.evaluate(x, y, rows)) : null
+    data.xVal && v
+      ? await model.evaluate(data.xVal, v.y, v.rows)
+      : heldOut?.some(Boolean)
+        ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => model.evaluate(x, y, rows))
+        : null
   const artifacts = keep ? mlpArtifacts(model.parameters(), workload.features, workload.model.hidden, n, data.dataset.preprocess) : null
   return trainedModels({ indices, seeds: options.seeds, fused, elapsedMs, testMse: mse, epochLoss, validationMse, artifacts })
 }

@@ -125,9 +125,9 @@ describe('generated graph, float64', () => {
     const c2 = 1 - beta2 ** t
     c.feeds.lr_c1 = Float64Array.from({ length: c.spec.n }, () => lr / c1)
     c.feeds.c2 = Float64Array.of(c2)
-    const grads = await (await ort.InferenceSession.create(trainStepGraph(c.spec, 'gradients'), SESSION_OPTIONS)).run(
-      tensors(ort, c, Object.fromEntries(Object.entries(c.feeds).filter(([k]) => !/^[mv]\d|lr_c1|c2/.test(k)))),
-    )
+    const grads = await (
+      await ort.InferenceSession.create(trainStepGraph(c.spec, 'gradients'), SESSION_OPTIONS)
+    ).run(tensors(ort, c, Object.fromEntries(Object.entries(c.feeds).filter(([k]) => !/^[mv]\d|lr_c1|c2/.test(k)))))
     const step = await (await ort.InferenceSession.create(trainStepGraph(c.spec), SESSION_OPTIONS)).run(tensors(ort, c, c.feeds))
     expect(Array.from(step.loss.data as Float64Array)).toEqual(Array.from(grads.loss.data as Float64Array))
     c.shapes.forEach((_, i) => {
@@ -146,7 +146,14 @@ describe('generated graph, float64', () => {
 })
 
 type W = Workload<MlpParams>
-const workload: W = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 } }
+const workload: W = {
+  size: 600,
+  features: 12,
+  seed: 3,
+  target: 'teacher',
+  testSplit: 0.2,
+  model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 },
+}
 
 const collect = (into: TrainedModel[]): TrainHooks => ({ onProgress: () => {}, onModelDone: (m) => into.push(m), shouldStop: () => false })
 

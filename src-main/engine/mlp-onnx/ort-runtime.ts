@@ -42,7 +42,8 @@ export function loadOrt(): OrtModule {
   try {
     require.resolve('onnxruntime-node')
   } catch {
-    throw new BackendUnavailableError('onnxruntime', 
+    throw new BackendUnavailableError(
+      'onnxruntime',
       'onnxruntime-node is not installed (an optional dependency with CPU binaries for Linux/Windows x64 and arm64 and macOS arm64; run npm install on a supported platform)',
     )
   }

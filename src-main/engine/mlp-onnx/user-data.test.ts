@@ -21,7 +21,14 @@ let workload: Workload<MlpParams>
 beforeAll(async () => {
   writeFileSync(join(dir, 'rows.csv'), ['a,b,y', ...Array.from({ length: 80 }, (_, r) => `${r},${1000 + r},${3 * r}`)].join('\n'))
   const info = await loadDataFile(join(dir, 'rows.csv'), join(dir, 'store'))
-  const data = { table: tablePath(join(dir, 'store'), info.sha256), sha256: info.sha256, targetColumn: 2, featureColumns: [0, 1], impute: 'none' as const, standardise: false }
+  const data = {
+    table: tablePath(join(dir, 'store'), info.sha256),
+    sha256: info.sha256,
+    targetColumn: 2,
+    featureColumns: [0, 1],
+    impute: 'none' as const,
+    standardise: false,
+  }
   workload = workloadFor({ ...presetConfig('smoke'), testSplit: 0.25 }, 60, data) as Workload<MlpParams>
 })
 

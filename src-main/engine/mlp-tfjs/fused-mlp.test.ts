@@ -10,12 +10,33 @@ import { datasetFor } from '../datasets/generated'
 import { type DataTensors, disposeData, trainModels as trainWithHooks, uploadData, warmUp } from './tfjs-training'
 
 type W = Workload<MlpParams>
-const workload: W = { size: 600, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 } }
+const workload: W = {
+  size: 600,
+  features: 12,
+  seed: 3,
+  target: 'teacher',
+  testSplit: 0.2,
+  model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 },
+}
 
 /** trains and collects the models as the worker would report them */
-async function trainModels(engine: typeof tf, data: DataTensors, w: W, indices: number[], fused: boolean, heldOutOf?: TrainOptions['heldOutOf']): Promise<TrainedModel[]> {
+async function trainModels(
+  engine: typeof tf,
+  data: DataTensors,
+  w: W,
+  indices: number[],
+  fused: boolean,
+  heldOutOf?: TrainOptions['heldOutOf'],
+): Promise<TrainedModel[]> {
   const done: TrainedModel[] = []
-  await trainWithHooks(engine, data, w, indices, { fused, ...(heldOutOf ? { heldOutOf } : {}) }, { onProgress: () => {}, onModelDone: (m) => done.push(m), shouldStop: () => false })
+  await trainWithHooks(
+    engine,
+    data,
+    w,
+    indices,
+    { fused, ...(heldOutOf ? { heldOutOf } : {}) },
+    { onProgress: () => {}, onModelDone: (m) => done.push(m), shouldStop: () => false },
+  )
   return done
 }
 
@@ -43,7 +64,7 @@ describe('fused N-model program', () => {
     }
   }
 
-  it('a model set\'s folds fused: held-out rows weigh nothing (their labels change no bit), the rest weigh 1/(rows in the batch); fused = one at a time', async () => {
+  it("a model set's folds fused: held-out rows weigh nothing (their labels change no bit), the rest weigh 1/(rows in the batch); fused = one at a time", async () => {
     const dataset = datasetFor(workload)
     const folds = [0, 1, 2].map((f) => ({ begin: Math.floor((f * dataset.train) / 3), end: Math.floor(((f + 1) * dataset.train) / 3) }))
     const heldOutOf = (i: number) => folds[i % 3]

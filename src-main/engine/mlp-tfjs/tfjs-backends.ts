@@ -143,7 +143,12 @@ export async function startTfjs(name: TfjsBackendName, init: (tf: Tf, name: Tfjs
  */
 const PROBES: Record<TfjsBackendName, () => Promise<BackendCapability>> = {
   tensorflow: async () => capabilityOf(await startTfjs('tensorflow')),
-  wasm: async () => ({ name: 'wasm', available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object', gpu: false, detail: `${cpuModel()}, WebAssembly (XNNPACK)` }),
+  wasm: async () => ({
+    name: 'wasm',
+    available: typeof (globalThis as Record<string, unknown>).WebAssembly === 'object',
+    gpu: false,
+    detail: `${cpuModel()}, WebAssembly (XNNPACK)`,
+  }),
   cpu: async () => ({ name: 'cpu', available: true, gpu: false, detail: `${cpuModel()}, plain JavaScript` }),
 }
 

@@ -45,7 +45,6 @@ export function dataKey(w: MlpWorkload): string {
   return `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}${userDataKey(w)}`
 }
 
-
 /** Places the family's data set once (a worker keeps it across jobs). */
 export function uploadData(tf: Tf, dataset: Dataset, workload: MlpWorkload, placement: Placement): DataTensors {
   const { train, test } = dataset

@@ -171,7 +171,18 @@ fn lastDz(r: u32, i: u32, h: u32) -> f32 {
  */
 export const outputLayer = kernel(
   'mlp.outputLayer',
-  [STEP, CALL, f32s('zLast', 'read'), f32s('params', 'read'), f32s('y', 'read'), u32s('order', 'read'), f32s('dpred', 'rw'), f32s('grads', 'rw'), f32s('acc', 'rw'), u32s('folds', 'read')],
+  [
+    STEP,
+    CALL,
+    f32s('zLast', 'read'),
+    f32s('params', 'read'),
+    f32s('y', 'read'),
+    u32s('order', 'read'),
+    f32s('dpred', 'rw'),
+    f32s('grads', 'rw'),
+    f32s('acc', 'rw'),
+    u32s('folds', 'read'),
+  ],
   /* wgsl */ `
 var<workgroup> partA: array<f32, 256>;
 var<workgroup> partB: array<f32, 256>;
@@ -354,4 +365,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   256,
 )
 
-export const ALL_KERNELS = [firstLayer, hiddenLayer, outputLayer, hiddenGradient, lastHiddenGradient, backpropHidden, backpropLast, firstLayerGradient, singleLayerGradient, adam]
+export const ALL_KERNELS = [
+  firstLayer,
+  hiddenLayer,
+  outputLayer,
+  hiddenGradient,
+  lastHiddenGradient,
+  backpropHidden,
+  backpropLast,
+  firstLayerGradient,
+  singleLayerGradient,
+  adam,
+]

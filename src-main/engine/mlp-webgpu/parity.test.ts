@@ -17,7 +17,14 @@ import { skipWithout } from '../../testing/capability'
 import { disposeMlpData, trainWgsl, uploadMlpData, type WgslMlpData } from './wgsl-training'
 
 type W = Workload<MlpParams>
-const base: W = { size: 700, features: 12, seed: 3, target: 'teacher', testSplit: 0.2, model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 } }
+const base: W = {
+  size: 700,
+  features: 12,
+  seed: 3,
+  target: 'teacher',
+  testSplit: 0.2,
+  model: { kind: 'mlp', epochs: 3, batchSize: 64, hidden: [16], lr: 0.01 },
+}
 /** DESIGN.md: backends agree to ~1e-6; 1e-3 leaves room */
 const CROSS_BACKEND = 1e-3
 /** DESIGN.md: batched = one at a time to ≤ 3e-7 measured; 1e-6 leaves room */
@@ -63,7 +70,12 @@ async function tfjs(w: W, indices: number[], options: TrainOptions): Promise<Tra
   return done
 }
 
-function expectClose(actual: readonly TrainedModel[], expected: readonly TrainedModel[], tolerance: number, field: 'testMse' | 'validationMse' = 'testMse'): void {
+function expectClose(
+  actual: readonly TrainedModel[],
+  expected: readonly TrainedModel[],
+  tolerance: number,
+  field: 'testMse' | 'validationMse' = 'testMse',
+): void {
   expect(actual.map((m) => m.index)).toEqual(expected.map((m) => m.index))
   actual.forEach((m, k) => {
     const ref = expected[k][field]!

@@ -160,7 +160,8 @@ export class WgslMlp {
       if (name === 'adam') {
         // segments: (start, divisor) — an element's model is ((e − start) / divisor) mod n
         const divisors = [hidden[0], ...hidden.slice(1).flatMap((h, k) => [hidden[k] * h, h]), hl, 1]
-        if (divisors.length > MAX_SEGMENTS) throw new RangeError(`webgpu: ${L} hidden layers are more than the engine's ${MAX_SEGMENTS} parameter segments allow`)
+        if (divisors.length > MAX_SEGMENTS)
+          throw new RangeError(`webgpu: ${L} hidden layers are more than the engine's ${MAX_SEGMENTS} parameter segments allow`)
         u[10] = divisors.length
         u[11] = this.totalParams
         divisors.forEach((d, s) => u.set([offsets[s], d], 12 + 4 * s))
@@ -179,7 +180,11 @@ export class WgslMlp {
   }
 
   private kernel(source: KernelSource): { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout } {
-    return this.dev.explicitPipeline(source.key, source.code, source.bindings.map((b, i) => layoutEntry(b, i)))
+    return this.dev.explicitPipeline(
+      source.key,
+      source.code,
+      source.bindings.map((b, i) => layoutEntry(b, i)),
+    )
   }
 
   private group(source: KernelSource, buffers: Record<string, GPUBuffer>): GPUBindGroup {
@@ -201,7 +206,11 @@ export class WgslMlp {
     const common = { step: steps, params: this.params, dpred: this.dpred, grads: this.grads }
     const out: Dispatch[] = []
     const h1 = hidden[0]
-    out.push({ kernel: firstLayer, group: this.group(firstLayer, { ...common, call: call('first'), x: rows.x, order: rows.order, zOut: z[0] }), grid: (r) => [tiles(n * h1), tiles(r), 1] })
+    out.push({
+      kernel: firstLayer,
+      group: this.group(firstLayer, { ...common, call: call('first'), x: rows.x, order: rows.order, zOut: z[0] }),
+      grid: (r) => [tiles(n * h1), tiles(r), 1],
+    })
     for (let k = 1; k < L; k++) {
       const g = this.group(hiddenLayer, { ...common, call: call(`layer${k + 1}`), zPrev: z[k - 1], zOut: z[k] })
       out.push({ kernel: hiddenLayer, group: g, grid: (r) => [tiles(hidden[k]), tiles(r), n] })
@@ -209,7 +218,15 @@ export class WgslMlp {
     const last = z[L - 1]
     out.push({
       kernel: outputLayer,
-      group: this.group(outputLayer, { ...common, call: call(train ? 'output' : 'evaluate'), zLast: last, y: rows.y, order: rows.order, acc, folds: this.folds }),
+      group: this.group(outputLayer, {
+        ...common,
+        call: call(train ? 'output' : 'evaluate'),
+        zLast: last,
+        y: rows.y,
+        order: rows.order,
+        acc,
+        folds: this.folds,
+      }),
       grid: () => [n, 1, 1],
     })
     if (!train) return out
@@ -229,7 +246,11 @@ export class WgslMlp {
     })
     const groupsX = Math.min(Math.ceil(this.totalParams / 256), this.dev.limits.maxComputeWorkgroupsPerDimension)
     const groupsY = Math.ceil(Math.ceil(this.totalParams / 256) / groupsX)
-    out.push({ kernel: adam, group: this.group(adam, { ...common, call: call('adam'), adamM: this.adamM, adamV: this.adamV, scalars: this.scalars }), grid: () => [groupsX, groupsY, 1] })
+    out.push({
+      kernel: adam,
+      group: this.group(adam, { ...common, call: call('adam'), adamM: this.adamM, adamV: this.adamV, scalars: this.scalars }),
+      grid: () => [groupsX, groupsY, 1],
+    })
     return out
   }
 

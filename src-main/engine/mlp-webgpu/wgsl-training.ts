@@ -78,7 +78,12 @@ function modelFor(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkload, n: 
   if (model) {
     data.models.delete(key) // re-inserted as the newest
   } else {
-    model = new WgslMlp(dev, { n, features: workload.features, hidden: workload.model.hidden, batchRows, trainRows: data.dataset.train }, data.train, ADAM_DEFAULTS)
+    model = new WgslMlp(
+      dev,
+      { n, features: workload.features, hidden: workload.model.hidden, batchRows, trainRows: data.dataset.train },
+      data.train,
+      ADAM_DEFAULTS,
+    )
     const oldest = data.models.keys().next()
     if (data.models.size >= MODELS_KEPT && !oldest.done) {
       data.models.get(oldest.value)!.destroy()
@@ -111,14 +116,28 @@ export async function warmUpWgsl(dev: WgslDevice, data: WgslMlpData, workload: M
 }
 
 /** Trains the models: all in one program when `fused` (batched), else one after another. */
-export async function trainWgsl(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkload, indices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void> {
+export async function trainWgsl(
+  dev: WgslDevice,
+  data: WgslMlpData,
+  workload: MlpWorkload,
+  indices: readonly number[],
+  options: TrainOptions,
+  hooks: TrainHooks,
+): Promise<void> {
   const groups = options.fused ? [indices] : indices.map((i) => [i])
   for (const group of groups) {
     for (const m of await trainGroup(dev, data, workload, group, options, hooks)) hooks.onModelDone(m)
   }
 }
 
-async function trainGroup(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkload, indices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<TrainedModel[]> {
+async function trainGroup(
+  dev: WgslDevice,
+  data: WgslMlpData,
+  workload: MlpWorkload,
+  indices: readonly number[],
+  options: TrainOptions,
+  hooks: TrainHooks,
+): Promise<TrainedModel[]> {
   const seeds = indices.map((i) => modelSeed(workload.seed, i))
   const heldOut = options.heldOutOf ? indices.map((i) => options.heldOutOf!(i)) : null
   const { epochs } = workload.model
@@ -136,7 +155,8 @@ async function trainGroup(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkl
     const rows = model.beginEpoch(epochOrder(train, workload.seed, epoch), lr)
     /** the submit before the newest: waited for while the newest keeps the device busy */
     let previous: { done: Promise<void>; upTo: number } | null = null
-    const reportDone = (upTo: number) => hooks.onProgress(indices, { done: epoch * steps + upTo, total: epochs * steps, unit: 'batch', loss: lastEpochMeanLoss })
+    const reportDone = (upTo: number) =>
+      hooks.onProgress(indices, { done: epoch * steps + upTo, total: epochs * steps, unit: 'batch', loss: lastEpochMeanLoss })
     for (let from = 0; from < steps; from += perSubmit) {
       if (hooks.shouldStop()) throw new CancelledError()
       const to = Math.min(steps, from + perSubmit)
@@ -159,8 +179,14 @@ async function trainGroup(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkl
   }
   const elapsedMs = performance.now() - started
   const testMse = await model.evaluate(data.test)
-  const validationMse = data.validation ? await model.evaluate(data.validation) : heldOut?.some(Boolean) ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => evaluateRows(dev, model, x, y, rows)) : null
-  const artifacts = options.keep ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess) : null
+  const validationMse = data.validation
+    ? await model.evaluate(data.validation)
+    : heldOut?.some(Boolean)
+      ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => evaluateRows(dev, model, x, y, rows))
+      : null
+  const artifacts = options.keep
+    ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess)
+    : null
   return trainedModels({ indices, seeds, fused: options.fused, elapsedMs, testMse, epochLoss, validationMse, artifacts })
 }
 

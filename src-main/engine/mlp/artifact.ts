@@ -6,7 +6,13 @@ import type { ModelArtifact, Preprocess } from '@shared/contract'
 
 export type MlpArtifact = Extract<ModelArtifact, { format: 'mlp' }>
 
-export function mlpArtifacts(params: readonly Float32Array[], features: number, hidden: readonly number[], n: number, preprocess: Preprocess | undefined): MlpArtifact[] {
+export function mlpArtifacts(
+  params: readonly Float32Array[],
+  features: number,
+  hidden: readonly number[],
+  n: number,
+  preprocess: Preprocess | undefined,
+): MlpArtifact[] {
   const L = hidden.length
   const h1 = hidden[0]
   return Array.from({ length: n }, (_, i): MlpArtifact => {
@@ -25,7 +31,12 @@ export function mlpArtifacts(params: readonly Float32Array[], features: number, 
     for (let k = 1; k < L; k++) {
       const hin = hidden[k - 1]
       const hout = hidden[k]
-      layers.push({ inputs: hin, outputs: hout, w: [...params[2 * k - 1].subarray(i * hin * hout, (i + 1) * hin * hout)], b: [...params[2 * k].subarray(i * hout, (i + 1) * hout)] })
+      layers.push({
+        inputs: hin,
+        outputs: hout,
+        w: [...params[2 * k - 1].subarray(i * hin * hout, (i + 1) * hin * hout)],
+        b: [...params[2 * k].subarray(i * hout, (i + 1) * hout)],
+      })
     }
     const hl = hidden[L - 1]
     layers.push({ inputs: hl, outputs: 1, w: [...params[2 * L - 1].subarray(i * hl, (i + 1) * hl)], b: [params[2 * L][i]] })

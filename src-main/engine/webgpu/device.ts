@@ -60,9 +60,12 @@ export class WgslDevice {
   createBuffer(size: number, usage: number, label: string): GPUBuffer {
     this.check()
     const padded = Math.max(16, Math.ceil(size / 16) * 16)
-    if (padded > this.limits.maxBufferSize) throw new RangeError(`webgpu: buffer ${label} needs ${padded} bytes, the device allows ${this.limits.maxBufferSize}`)
+    if (padded > this.limits.maxBufferSize)
+      throw new RangeError(`webgpu: buffer ${label} needs ${padded} bytes, the device allows ${this.limits.maxBufferSize}`)
     if (usage & USAGE.STORAGE && padded > this.limits.maxStorageBufferBindingSize) {
-      throw new RangeError(`webgpu: buffer ${label} needs ${padded} bytes, more than one storage binding on this device (${this.limits.maxStorageBufferBindingSize}): use fewer rows or models per worker`)
+      throw new RangeError(
+        `webgpu: buffer ${label} needs ${padded} bytes, more than one storage binding on this device (${this.limits.maxStorageBufferBindingSize}): use fewer rows or models per worker`,
+      )
     }
     const buffer = this.device.createBuffer({ size: padded, usage, label })
     this.live.set(buffer, padded)
@@ -99,7 +102,11 @@ export class WgslDevice {
     if (!p) {
       const layout = this.device.createBindGroupLayout({ entries, label: key })
       const module = this.device.createShaderModule({ code, label: key })
-      const pipeline = this.device.createComputePipeline({ layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'main' }, label: key })
+      const pipeline = this.device.createComputePipeline({
+        layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+        compute: { module, entryPoint: 'main' },
+        label: key,
+      })
       p = { pipeline, layout }
       this.explicit.set(key, p)
     }

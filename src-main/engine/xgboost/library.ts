@@ -89,7 +89,9 @@ function loadKoffi(): Koffi {
   try {
     return require('koffi') as Koffi
   } catch (err) {
-    throw new XGBoostNotFoundError(`the FFI package koffi failed to load (no prebuilt binary for ${process.platform}-${process.arch}?): ${(err as Error).message}`)
+    throw new XGBoostNotFoundError(
+      `the FFI package koffi failed to load (no prebuilt binary for ${process.platform}-${process.arch}?): ${(err as Error).message}`,
+    )
   }
 }
 
@@ -288,7 +290,8 @@ export function loadXgboost(env: NodeJS.ProcessEnv = process.env): XgbLibrary {
   const explicit = env.TRAINPOOL_XGBOOST_LIB
   if (explicit) {
     if (!existsSync(explicit)) throw new XGBoostNotFoundError(`TRAINPOOL_XGBOOST_LIB=${explicit}: no such file; ${HOW_TO_GET_XGBOOST}`)
-    if (statSync(explicit).isDirectory()) throw new XGBoostNotFoundError(`TRAINPOOL_XGBOOST_LIB=${explicit} is a folder: point it at the library file itself (…/xgboost/lib/libxgboost.so)`)
+    if (statSync(explicit).isDirectory())
+      throw new XGBoostNotFoundError(`TRAINPOOL_XGBOOST_LIB=${explicit} is a folder: point it at the library file itself (…/xgboost/lib/libxgboost.so)`)
     const koffi = loadKoffi()
     try {
       return open(koffi, explicit, 'TRAINPOOL_XGBOOST_LIB')

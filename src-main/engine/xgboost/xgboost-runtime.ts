@@ -54,9 +54,13 @@ export function resolveDevice(request: string | undefined, lib: Pick<XgbLibrary,
         'use a CUDA build (`pip install xgboost` on Linux x86-64, then TRAINPOOL_XGBOOST_LIB=…/xgboost/lib/libxgboost.so) or TRAINPOOL_XGBOOST_DEVICE=cpu',
     )
   }
-  if (gpus.length === 0) throw new Error(`TRAINPOOL_XGBOOST_DEVICE=${request} asks for CUDA, but this machine shows no NVIDIA GPU (no /proc/driver/nvidia/gpus, no /dev/nvidia0): use TRAINPOOL_XGBOOST_DEVICE=cpu`)
+  if (gpus.length === 0)
+    throw new Error(
+      `TRAINPOOL_XGBOOST_DEVICE=${request} asks for CUDA, but this machine shows no NVIDIA GPU (no /proc/driver/nvidia/gpus, no /dev/nvidia0): use TRAINPOOL_XGBOOST_DEVICE=cpu`,
+    )
   const ordinal = m[1] === undefined ? null : Number(m[1])
-  if (ordinal !== null && ordinal >= gpus.length) throw new Error(`TRAINPOOL_XGBOOST_DEVICE=${request}: this machine has ${gpus.length} NVIDIA GPU(s), numbered from 0`)
+  if (ordinal !== null && ordinal >= gpus.length)
+    throw new Error(`TRAINPOOL_XGBOOST_DEVICE=${request}: this machine has ${gpus.length} NVIDIA GPU(s), numbered from 0`)
   return { kind: 'cuda', ordinal }
 }
 

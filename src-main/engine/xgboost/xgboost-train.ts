@@ -55,11 +55,20 @@ export function xgbParams(p: Omit<GbdtParams, 'kind' | 'rounds'>, seed: number, 
   const deviceParams: [string, string][] =
     device.kind === 'cpu'
       ? major >= 2
-        ? [['device', 'cpu'], ['tree_method', 'hist']]
+        ? [
+            ['device', 'cpu'],
+            ['tree_method', 'hist'],
+          ]
         : [['tree_method', 'hist']]
       : major >= 2
-        ? [['device', device.ordinal === null ? 'cuda' : `cuda:${device.ordinal}`], ['tree_method', 'hist']]
-        : [['tree_method', 'gpu_hist'], ['gpu_id', String(device.ordinal ?? 0)]]
+        ? [
+            ['device', device.ordinal === null ? 'cuda' : `cuda:${device.ordinal}`],
+            ['tree_method', 'hist'],
+          ]
+        : [
+            ['tree_method', 'gpu_hist'],
+            ['gpu_id', String(device.ordinal ?? 0)],
+          ]
   return [
     ['objective', 'reg:squarederror'],
     ...deviceParams,

@@ -59,7 +59,9 @@ describe('xgboost missing', () => {
     )
     const { code } = await cli.exited
     expect(code).toBe(2) // the CLI's code for a refused config: nothing started (as for any unavailable backend)
-    expect(cli.out.stderr).toContain(`trainpool bench: --backend xgboost is not available here: TRAINPOOL_XGBOOST_LIB=${notALibrary} is not a loadable XGBoost library`)
+    expect(cli.out.stderr).toContain(
+      `trainpool bench: --backend xgboost is not available here: TRAINPOOL_XGBOOST_LIB=${notALibrary} is not a loadable XGBoost library`,
+    )
     expect(cli.out.stdout).toBe('')
   })
 })
@@ -91,7 +93,10 @@ describe('xgboost through the FFI', () => {
     expect(run.verification.sameWork).toBe(true)
     // the environment is the first pool's (sequential, W = 1): every core
     const cores = os.availableParallelism()
-    expect(run.environment).toMatchObject({ backend: 'xgboost', backendFlags: { nthread: cores, nthreadRule: `cores ÷ W = ${cores} ÷ 1`, OMP_WAIT_POLICY: 'PASSIVE' } })
+    expect(run.environment).toMatchObject({
+      backend: 'xgboost',
+      backendFlags: { nthread: cores, nthreadRule: `cores ÷ W = ${cores} ÷ 1`, OMP_WAIT_POLICY: 'PASSIVE' },
+    })
     expect(run.environment!.versions.xgboost).toMatch(/^\d+\.\d+\.\d+$/)
     const prints = run.measurements.map((m) => m.perModel.map((p) => p.fingerprint))
     expect(prints[0].every((h) => /^[0-9a-f]{16}$/.test(h!))).toBe(true)
@@ -119,7 +124,9 @@ describe('xgboost through the FFI', () => {
     pools.push(pool)
     await pool.start()
     let rounds = 0
-    const running = pool.run([{ workload: gbdtWorkload({ rounds: 5000 }), modelIndices: [0], fused: false }], { onProgress: (_w, p) => (rounds = p.progress.done) })
+    const running = pool.run([{ workload: gbdtWorkload({ rounds: 5000 }), modelIndices: [0], fused: false }], {
+      onProgress: (_w, p) => (rounds = p.progress.done),
+    })
     expect(await waitUntil(() => rounds >= 3, 60_000)).toBe(true)
     const t0 = Date.now()
     await pool.cancel()
@@ -133,6 +140,8 @@ describe('xgboost through the FFI', () => {
     if (!/\(CPU build\)/.test(xgboost!.detail)) ctx.skip('this libxgboost has CUDA')
     const pool = new WorkerPool(launcher, { family: 'gbdt', size: 1, backend: 'xgboost', env: { TRAINPOOL_XGBOOST_DEVICE: 'cuda' } })
     pools.push(pool)
-    await expect(pool.start()).rejects.toThrow(/^backend xgboost is not available here: TRAINPOOL_XGBOOST_DEVICE=cuda asks for CUDA, but .* was built without CUDA/)
+    await expect(pool.start()).rejects.toThrow(
+      /^backend xgboost is not available here: TRAINPOOL_XGBOOST_DEVICE=cuda asks for CUDA, but .* was built without CUDA/,
+    )
   })
 })

@@ -56,7 +56,9 @@ describe('resolveDevice (TRAINPOOL_XGBOOST_DEVICE)', () => {
   })
 
   it('cuda on a CPU build is an error that names the library and why', () => {
-    expect(() => resolveDevice('cuda', cpuBuild, ['NVIDIA H100'])).toThrow(/libxgboost\.so\.0 \(XGBoost 1\.7\.4\) was built without CUDA.*USE_CUDA false.*pip install xgboost/)
+    expect(() => resolveDevice('cuda', cpuBuild, ['NVIDIA H100'])).toThrow(
+      /libxgboost\.so\.0 \(XGBoost 1\.7\.4\) was built without CUDA.*USE_CUDA false.*pip install xgboost/,
+    )
   })
 
   it('cuda without a GPU, a GPU number out of range, or an unknown device are errors too', () => {
@@ -83,7 +85,9 @@ describe('the config and the CLI on xgboost', () => {
     const issue = r.error!.issues.find((i) => i.path[0] === 'strategies')!
     expect(issue.message).toMatch(/^batched is not available for a gradient-boosted trees on xgboost: XGBoost trains one booster at a time/)
     expect(issue.message).toMatch(/Trainpool's own engine \(--backend cpu\); accepted: sequential, pool$/)
-    expect(BenchConfigSchema.safeParse(presetConfig('smoke', { model: { kind: 'gbdt' }, backend: 'xgboost', strategies: ['sequential', 'pool'] })).success).toBe(true)
+    expect(
+      BenchConfigSchema.safeParse(presetConfig('smoke', { model: { kind: 'gbdt' }, backend: 'xgboost', strategies: ['sequential', 'pool'] })).success,
+    ).toBe(true)
   })
 
   it('xgboost trains only trees: the MLP refuses it', () => {
@@ -103,7 +107,7 @@ describe('the config and the CLI on xgboost', () => {
 })
 
 describe('ompWaitPolicyForLoad', () => {
-  it('loads XGBoost with PASSIVE when no policy is set, and keeps the user\'s own', () => {
+  it("loads XGBoost with PASSIVE when no policy is set, and keeps the user's own", () => {
     const unset: NodeJS.ProcessEnv = {}
     expect(ompWaitPolicyForLoad(unset)).toBe('PASSIVE')
     expect(unset.OMP_WAIT_POLICY).toBe('PASSIVE')

@@ -77,7 +77,9 @@ describe('the worker socket before the hello', () => {
         }),
       )
       const after = await child.memory()
-      console.log(`[gateway] 60 × 15 MiB hellos: RSS ${mb(before.rssBytes)} → peak ${mb(after.maxRssBytes)} MB; closed 1009: ${codes.filter((c) => c === 1009).length}, dropped to make room: ${codes.filter((c) => c === null).length}`)
+      console.log(
+        `[gateway] 60 × 15 MiB hellos: RSS ${mb(before.rssBytes)} → peak ${mb(after.maxRssBytes)} MB; closed 1009: ${codes.filter((c) => c === 1009).length}, dropped to make room: ${codes.filter((c) => c === null).length}`,
+      )
       // each was refused at its frame's header (1009), or dropped unread when newer strangers came
       expect(codes.every((c) => c === 1009 || c === null)).toBe(true)
       expect(codes.filter((c) => c === 1009).length).toBeGreaterThan(0)

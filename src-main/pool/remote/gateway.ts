@@ -9,7 +9,15 @@ import { open, stat } from 'node:fs/promises'
 import type { AddressInfo, Socket } from 'node:net'
 import { hostname } from 'node:os'
 import { type RawData, WebSocket, WebSocketServer } from 'ws'
-import { type CoordinatorFrame, type FromWorker, WORKER_SOCKET, type WorkerFrame, WorkerFrameSchema, type WorkerHello, WorkerHelloSchema } from '@shared/contract'
+import {
+  type CoordinatorFrame,
+  type FromWorker,
+  WORKER_SOCKET,
+  type WorkerFrame,
+  WorkerFrameSchema,
+  type WorkerHello,
+  WorkerHelloSchema,
+} from '@shared/contract'
 import { allowFramesUpTo, closeRefused, dropOversized, PRE_AUTH_MAX_CONNECTIONS, PRE_AUTH_MAX_FRAME_BYTES, StrangerSockets } from '../../net/pre-auth'
 import { sameToken, workerToken } from './token'
 
@@ -77,7 +85,8 @@ export class WorkerGateway {
       server.once('listening', resolve)
       server.once('error', reject)
     })
-    if (WILDCARD.has(address.host)) log(`warning: the worker socket listens on every interface (${address.host}); workers need only the address they dial (--listen HOST:PORT)`)
+    if (WILDCARD.has(address.host))
+      log(`warning: the worker socket listens on every interface (${address.host}); workers need only the address they dial (--listen HOST:PORT)`)
     return new WorkerGateway(server, secret, log)
   }
 
@@ -184,7 +193,11 @@ export class WorkerGateway {
     socket.on('close', (code, reason) => {
       const text = reason.toString()
       if (oversized) code = 1009
-      closed(code === 1009 ? `worker ${hello.worker} sent a frame larger than ${WORKER_SOCKET.maxFrameBytes} bytes: connection closed` : `connection closed (${code}${text ? `: ${text}` : ''})`)
+      closed(
+        code === 1009
+          ? `worker ${hello.worker} sent a frame larger than ${WORKER_SOCKET.maxFrameBytes} bytes: connection closed`
+          : `connection closed (${code}${text ? `: ${text}` : ''})`,
+      )
       if (code === 1009) this.log(`worker ${hello.worker} sent a frame larger than the limit: connection closed`)
     })
     return {

@@ -25,7 +25,11 @@ export class ProcessScheduler implements Scheduler {
       child.stdout?.on('data', keep)
       child.stderr?.on('data', keep)
       child.on('error', (err) => (entry.exit ??= { code: null, signal: null, description: `could not start: ${err.message}` }))
-      child.once('exit', (code, signal) => (entry.exit = { code, signal, description: signal ? `the worker process was killed by ${signal}` : `the worker process exited with code ${code}` }))
+      child.once(
+        'exit',
+        (code, signal) =>
+          (entry.exit = { code, signal, description: signal ? `the worker process was killed by ${signal}` : `the worker process exited with code ${code}` }),
+      )
       this.tasks.set(key(task), entry)
       this.jobIds.push(`pid ${child.pid}`)
     }

@@ -72,14 +72,17 @@ export class RemoteLauncher implements WorkerLauncher {
       TRAINPOOL_WORKER_SUBMISSION: String(submission),
     }
     const submittedAt = performance.now()
-    this.scheduler.submit(
-      part.map((b) => b.task),
-      this.command(this.gateway.url),
-      env,
-    ).then(
-      () => part.forEach((b) => b.worker.submitted(submittedAt)),
-      (err: Error) => part.forEach((b) => b.worker.finish({ code: null, signal: null, description: `${this.scheduler.name} did not take the worker: ${err.message}` })),
-    )
+    this.scheduler
+      .submit(
+        part.map((b) => b.task),
+        this.command(this.gateway.url),
+        env,
+      )
+      .then(
+        () => part.forEach((b) => b.worker.submitted(submittedAt)),
+        (err: Error) =>
+          part.forEach((b) => b.worker.finish({ code: null, signal: null, description: `${this.scheduler.name} did not take the worker: ${err.message}` })),
+      )
   }
 }
 
@@ -128,7 +131,11 @@ class RemoteWorker implements WorkerHandle {
         await this.finishWithLog({ ...state.exit, description: `${state.exit.description ?? 'the task ended'} before the worker dialled back` })
       } else if (state.phase === 'pending' && performance.now() - this.submittedAt > this.queueTimeoutMs) {
         await this.scheduler.cancel(this.task).catch(() => {})
-        this.finish({ code: null, signal: null, description: `the worker did not start within ${Math.round(this.queueTimeoutMs / 1000)} s: ${this.scheduler.name} keeps it pending (${state.reason ?? 'no reason given'}); it was cancelled` })
+        this.finish({
+          code: null,
+          signal: null,
+          description: `the worker did not start within ${Math.round(this.queueTimeoutMs / 1000)} s: ${this.scheduler.name} keeps it pending (${state.reason ?? 'no reason given'}); it was cancelled`,
+        })
       }
     } catch (err) {
       this.stderr(`[trainpool] asking ${this.scheduler.name} about worker ${this.task.worker}: ${(err as Error).message}\n`)

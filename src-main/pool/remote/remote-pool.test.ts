@@ -74,7 +74,7 @@ describe('workers that dial back', () => {
     })
   }
 
-  it.skipIf(skipWithoutBuild())('the built CLI\'s `trainpool worker --connect URL` is such a worker (its token from the environment only)', async () => {
+  it.skipIf(skipWithoutBuild())("the built CLI's `trainpool worker --connect URL` is such a worker (its token from the environment only)", async () => {
     const engine = new ProcessScheduler()
     const cli = join(BUILD_OUT, 'main', 'cli.js')
     const config = presetConfig('smoke', { backend: 'wasm', workers: [2], models: [4] })
@@ -148,10 +148,12 @@ describe('workers that dial back', () => {
     expect(existsSync(fetched)).toBe(true)
     expect(readFileSync(fetched).equals(readFileSync(tablePath(storeDir, info.sha256)))).toBe(true)
     const local = await new BenchRunner(new NodeLauncher(), resolved.config, {}, { data: resolved.workload }).run()
-    expect(remote.measurements.flatMap((m) => m.perModel.map((p) => p.fingerprint))).toEqual(local.measurements.flatMap((m) => m.perModel.map((p) => p.fingerprint)))
+    expect(remote.measurements.flatMap((m) => m.perModel.map((p) => p.fingerprint))).toEqual(
+      local.measurements.flatMap((m) => m.perModel.map((p) => p.fingerprint)),
+    )
   })
 
-  it('a remote worker killed mid-job is a worker failure in its engine\'s words; with continue the other worker finishes the rest', async () => {
+  it("a remote worker killed mid-job is a worker failure in its engine's words; with continue the other worker finishes the rest", async () => {
     const engine = new ProcessScheduler()
     const config = presetConfig('smoke', { backend: 'wasm', workers: [2], model: { epochs: 30 } })
     const pool = new WorkerPool(new RemoteLauncher(gateway, engine), { family: 'mlp', size: 2, backend: 'wasm', failurePolicy: 'continue' })

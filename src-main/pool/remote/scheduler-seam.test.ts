@@ -39,7 +39,7 @@ registerScheduler({
 })
 
 describe('the scheduler seam', () => {
-  it('a toy scheduler registered in one line starts a run\'s workers; they train what they are sent', async () => {
+  it("a toy scheduler registered in one line starts a run's workers; they train what they are sent", async () => {
     // the toy reads none of the launcher's fields
     const toy = schedulerFor({ engine: 'toy' }).create(LauncherSchema.parse({ engine: 'slurm' }), { logDir: '', cwd: process.cwd() })
     const config = presetConfig('smoke', { backend: 'cpu', workers: [2], models: [2], strategies: ['pool'] })

@@ -26,8 +26,7 @@ import {
 
 const fixture = (name: string) => readFileSync(join(__dirname, 'fixtures', name), 'utf8')
 /** index → [state, exitCode, signal, taskJobId] */
-const summary = (tasks: ArrayTaskStatus[]) =>
-  Object.fromEntries(tasks.map((t) => [t.index, [t.state, t.exitCode, t.signal, t.taskJobId]]))
+const summary = (tasks: ArrayTaskStatus[]) => Object.fromEntries(tasks.map((t) => [t.index, [t.state, t.exitCode, t.signal, t.taskJobId]]))
 
 const spec = (over: Partial<SubmitArraySpec> = {}): SubmitArraySpec => ({
   indices: [0, 1],
@@ -54,8 +53,18 @@ describe('sbatch: arguments and script', () => {
   it('the options: gres gpu:1 by default, none with null; --export=ALL; secrets never in the arguments', () => {
     const args = sbatchArgs(spec({ maxConcurrent: 4, partition: 'gpu', time: '2:00:00', account: 'lab', extraArgs: ['--constraint=a100', '-Q'] }))
     expect(args).toEqual([
-      '--parsable', '--array=0-1%4', '--job-name=trainpool-run', '--output=/runs/r1/slurm-%A_%a.out', '--chdir=/runs/r1',
-      '--export=ALL', '--partition=gpu', '--gres=gpu:1', '--time=2:00:00', '--account=lab', '--constraint=a100', '-Q',
+      '--parsable',
+      '--array=0-1%4',
+      '--job-name=trainpool-run',
+      '--output=/runs/r1/slurm-%A_%a.out',
+      '--chdir=/runs/r1',
+      '--export=ALL',
+      '--partition=gpu',
+      '--gres=gpu:1',
+      '--time=2:00:00',
+      '--account=lab',
+      '--constraint=a100',
+      '-Q',
     ])
     expect(args.join(' ')).not.toContain('s3cret')
     expect(sbatchArgs(spec({ gres: null }))).not.toContainEqual(expect.stringMatching(/^--gres/))
@@ -128,7 +137,11 @@ describe('parsing array ids and states', () => {
 
   it('parseKeyValueLine: a value with spaces stays one value', () => {
     expect(parseKeyValueLine('JobId=5 JobName=my job name UserId=root(0) AllocNode:Sid=localhost:1 Power=')).toEqual({
-      JobId: '5', JobName: 'my job name', UserId: 'root(0)', 'AllocNode:Sid': 'localhost:1', Power: '',
+      JobId: '5',
+      JobName: 'my job name',
+      UserId: 'root(0)',
+      'AllocNode:Sid': 'localhost:1',
+      Power: '',
     })
   })
 })
@@ -138,10 +151,24 @@ describe('squeue and scontrol, recorded from the test cluster', () => {
     const squeue = parseSqueue(fixture('squeue-live.txt'))
     expect(squeue.map((t) => t.index)).toEqual([2, 3, 4, 6, 7, 8, 9, 1, 0])
     expect(squeue.find((t) => t.index === 0)).toEqual({
-      index: 0, taskJobId: '6', state: 'RUNNING', reason: null, exitCode: null, signal: null, node: 'vm', source: 'squeue',
+      index: 0,
+      taskJobId: '6',
+      state: 'RUNNING',
+      reason: null,
+      exitCode: null,
+      signal: null,
+      node: 'vm',
+      source: 'squeue',
     })
     expect(squeue.find((t) => t.index === 9)).toEqual({
-      index: 9, taskJobId: null, state: 'PENDING', reason: 'JobArrayTaskLimit', exitCode: null, signal: null, node: null, source: 'squeue',
+      index: 9,
+      taskJobId: null,
+      state: 'PENDING',
+      reason: 'JobArrayTaskLimit',
+      exitCode: null,
+      signal: null,
+      node: null,
+      source: 'squeue',
     })
     const scontrol = parseScontrolJobs(fixture('scontrol-live.txt'))
     expect(summary(scontrol)).toEqual(summary(squeue))
@@ -159,31 +186,44 @@ describe('squeue and scontrol, recorded from the test cluster', () => {
     })
     expect(parseScontrolJobs(fixture('scontrol-array-finished.txt')).find((t) => t.index === 1)?.reason).toBe('NonZeroExitCode')
     expect(summary(squeue)).toEqual({
-      0: ['COMPLETED', null, null, '10'], 1: ['FAILED', null, null, '11'], 2: ['FAILED', null, null, '12'], 3: ['CANCELLED', null, null, '9'],
+      0: ['COMPLETED', null, null, '10'],
+      1: ['FAILED', null, null, '11'],
+      2: ['FAILED', null, null, '12'],
+      3: ['CANCELLED', null, null, '9'],
     })
   })
 
   it('a whole array cancelled: the running tasks (143: they trapped TERM) and the pending record', () => {
     const scontrol = parseScontrolJobs(fixture('scontrol-array-cancelled.txt'))
     expect(summary(scontrol)).toEqual({
-      0: ['CANCELLED', 143, null, '6'], 1: ['CANCELLED', 143, null, '7'], 2: ['CANCELLED', 143, null, '8'],
-      3: ['CANCELLED', null, null, null], 4: ['CANCELLED', null, null, null], 6: ['CANCELLED', null, null, null],
-      7: ['CANCELLED', null, null, null], 8: ['CANCELLED', null, null, null], 9: ['CANCELLED', null, null, null],
+      0: ['CANCELLED', 143, null, '6'],
+      1: ['CANCELLED', 143, null, '7'],
+      2: ['CANCELLED', 143, null, '8'],
+      3: ['CANCELLED', null, null, null],
+      4: ['CANCELLED', null, null, null],
+      6: ['CANCELLED', null, null, null],
+      7: ['CANCELLED', null, null, null],
+      8: ['CANCELLED', null, null, null],
+      9: ['CANCELLED', null, null, null],
     })
     expect(parseSqueue(fixture('squeue-array-cancelled.txt')).map((t) => t.state)).toEqual(Array(9).fill('CANCELLED'))
   })
 
   it('a time limit: TIMEOUT with the reason TimeLimit', () => {
     expect(summary(parseScontrolJobs(fixture('scontrol-array-timeout.txt')))).toEqual({
-      0: ['TIMEOUT', 0, 15, '15'], 1: ['COMPLETED', 0, null, '14'],
+      0: ['TIMEOUT', 0, 15, '15'],
+      1: ['COMPLETED', 0, null, '14'],
     })
     expect(parseSqueue(fixture('squeue-array-timeout.txt')).find((t) => t.index === 0)?.reason).toBe('TimeLimit')
   })
 
-  it('the jobcomp file: one array\'s tasks; a cancel\'s exit code is 0:0 there; no line for the pending record; other jobs ignored', () => {
+  it("the jobcomp file: one array's tasks; a cancel's exit code is 0:0 there; no line for the pending record; other jobs ignored", () => {
     const text = fixture('jobcomp.txt')
     expect(summary(parseJobComp(text, '9'))).toEqual({
-      0: ['COMPLETED', 0, null, '10'], 1: ['FAILED', 3, null, '11'], 2: ['FAILED', 0, 9, '12'], 3: ['CANCELLED', 0, null, '9'],
+      0: ['COMPLETED', 0, null, '10'],
+      1: ['FAILED', 3, null, '11'],
+      2: ['FAILED', 0, 9, '12'],
+      3: ['CANCELLED', 0, null, '9'],
     })
     expect(Object.keys(summary(parseJobComp(text, '5')))).toEqual(['0', '1', '2'])
     expect(parseJobComp(text, '13')).toEqual([]) // job 13 is not an array
@@ -203,11 +243,17 @@ describe('sacct (its documented -P format)', () => {
       5: ['NODE_FAIL', 0, null, '4248'],
       6: ['PREEMPTED', 0, null, '4249'],
       7: ['RUNNING', null, null, '4250'],
-      8: ['PENDING', null, null, null], 9: ['PENDING', null, null, null], 11: ['PENDING', null, null, null], 12: ['PENDING', null, null, null],
+      8: ['PENDING', null, null, null],
+      9: ['PENDING', null, null, null],
+      11: ['PENDING', null, null, null],
+      12: ['PENDING', null, null, null],
     })
     expect(tasks.find((t) => t.index === 8)).toMatchObject({ reason: 'JobArrayTaskLimit', node: null, source: 'sacct' })
     expect(tasks.find((t) => t.index === 3)).toMatchObject({ reason: 'TimeLimit', node: 'gpu03' })
-    expect(steps.filter((s) => s.index === 3).map((s) => [s.step, s.state, s.signal])).toEqual([['batch', 'CANCELLED', 15], ['extern', 'COMPLETED', null]])
+    expect(steps.filter((s) => s.index === 3).map((s) => [s.step, s.state, s.signal])).toEqual([
+      ['batch', 'CANCELLED', 15],
+      ['extern', 'COMPLETED', null],
+    ])
     expect(steps.find((s) => s.index === 2 && s.step === '0')).toMatchObject({ taskJobId: '4245', state: 'CANCELLED', signal: 15 })
     expect(steps).toHaveLength(14)
   })
@@ -220,7 +266,10 @@ describe('sacct (its documented -P format)', () => {
     const split = parseSacct(fixture('sacct-split-range.txt'))
     expect(split.tasks.map((t) => t.index)).toEqual([...Array.from({ length: 30 }, (_, i) => 60 + i), 91, 92, 93, 94, 90])
     expect(split.tasks.find((t) => t.index === 90)?.state).toBe('COMPLETING')
-    expect(split.steps.map((s) => [s.step, s.state])).toEqual([['batch', 'COMPLETED'], ['extern', 'RUNNING']])
+    expect(split.steps.map((s) => [s.step, s.state])).toEqual([
+      ['batch', 'COMPLETED'],
+      ['extern', 'RUNNING'],
+    ])
   })
 
   it('refuses a line it cannot read', () => {
@@ -294,7 +343,7 @@ describe('submit, query, cancel (stand-in commands)', () => {
     expect(asked('sbatch', 'env')).toContain(`PATH=${bin}:`) // the caller's environment too (--export=ALL)
   })
 
-  it('submitArray: sbatch\'s refusal comes back with its stderr; a bad environment name is refused before', async () => {
+  it("submitArray: sbatch's refusal comes back with its stderr; a bad environment name is refused before", async () => {
     const { submitArray, SlurmCommandError } = await cli()
     answer('sbatch', '', 1, 'sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification\n')
     const error = await submitArray(spec()).catch((e: unknown) => e)
@@ -321,7 +370,10 @@ describe('submit, query, cancel (stand-in commands)', () => {
     answer('scontrol', fixture('scontrol-array-finished.txt'))
     const tasks = await queryArray('9')
     expect(summary(tasks)).toEqual({
-      0: ['COMPLETED', 0, null, '10'], 1: ['FAILED', 3, null, '11'], 2: ['FAILED', 0, 9, '12'], 3: ['CANCELLED', 0, 15, '9'],
+      0: ['COMPLETED', 0, null, '10'],
+      1: ['FAILED', 3, null, '11'],
+      2: ['FAILED', 0, 9, '12'],
+      3: ['CANCELLED', 0, 15, '9'],
     })
     expect(asked('squeue', 'args')!.split('\n')).toEqual(['-t', 'all', '-h', '-j', '9', '-o', '%i|%A|%F|%K|%T|%r|%N', ''])
     expect(asked('scontrol', 'args')!.split('\n')).toEqual(['show', 'job', '-o', '9', ''])
@@ -338,7 +390,14 @@ describe('submit, query, cancel (stand-in commands)', () => {
     const tasks = await queryArray('5', { indices: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] })
     expect(tasks.map((t) => t.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     expect(tasks.find((t) => t.index === 5)).toEqual({
-      index: 5, taskJobId: null, state: 'UNKNOWN', reason: null, exitCode: null, signal: null, node: null, source: 'none',
+      index: 5,
+      taskJobId: null,
+      state: 'UNKNOWN',
+      reason: null,
+      exitCode: null,
+      signal: null,
+      node: null,
+      source: 'none',
     })
     expect(asked('scontrol', 'args')).toBeNull()
   })
@@ -352,13 +411,16 @@ describe('submit, query, cancel (stand-in commands)', () => {
     writeFileSync(jobcomp, fixture('jobcomp.txt'))
     expect(await queryArray('9')).toEqual([])
     expect(summary(await queryArray('9', { indices: [0, 1, 2, 3, 4], jobCompFile: jobcomp }))).toEqual({
-      0: ['COMPLETED', 0, null, '10'], 1: ['FAILED', 3, null, '11'], 2: ['FAILED', 0, 9, '12'], 3: ['CANCELLED', 0, null, '9'],
+      0: ['COMPLETED', 0, null, '10'],
+      1: ['FAILED', 3, null, '11'],
+      2: ['FAILED', 0, 9, '12'],
+      3: ['CANCELLED', 0, null, '9'],
       4: ['UNKNOWN', null, null, null],
     })
     expect((await queryArray('9', { indices: [0], jobCompFile: join(bin, 'missing.txt') }))[0].state).toBe('UNKNOWN')
   })
 
-  it('queryArray with accounting: sacct for what the controller forgot, squeue\'s live state over it', async () => {
+  it("queryArray with accounting: sacct for what the controller forgot, squeue's live state over it", async () => {
     const { queryArray } = await cli()
     answer('sacct', fixture('sacct-array.txt'))
     // The controller still has task 7 (now finished) and the pending ones; 0-6 are gone from it.
@@ -396,7 +458,8 @@ describe('submit, query, cancel (stand-in commands)', () => {
     expect(await sbatchAvailable()).toEqual({ available: true, detail: 'slurm 22.05.8' })
     answer('sbatch', '', 1, 'sbatch: fatal: Could not establish a configuration source\n')
     expect(await sbatchAvailable()).toEqual({
-      available: false, detail: 'sbatch --version failed (exit 1): sbatch: fatal: Could not establish a configuration source',
+      available: false,
+      detail: 'sbatch --version failed (exit 1): sbatch: fatal: Could not establish a configuration source',
     })
     vi.stubEnv('PATH', join(bin, 'nothing-here'))
     expect((await sbatchAvailable()).detail).toBe('sbatch --version failed: not found on PATH')

@@ -12,17 +12,45 @@ import { reservedSbatchArg } from '@shared/contract'
 
 /** Slurm's job states (squeue's long names). UNKNOWN: nothing said, or a name this file does not know. */
 export const SLURM_STATES = [
-  'PENDING', 'CONFIGURING', 'RUNNING', 'COMPLETING', 'SUSPENDED', 'STOPPED', 'SIGNALING', 'STAGE_OUT',
-  'RESIZING', 'REQUEUED', 'REQUEUE_FED', 'REQUEUE_HOLD', 'SPECIAL_EXIT', 'RESV_DEL_HOLD',
-  'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED',
-  'BOOT_FAIL', 'DEADLINE', 'REVOKED',
+  'PENDING',
+  'CONFIGURING',
+  'RUNNING',
+  'COMPLETING',
+  'SUSPENDED',
+  'STOPPED',
+  'SIGNALING',
+  'STAGE_OUT',
+  'RESIZING',
+  'REQUEUED',
+  'REQUEUE_FED',
+  'REQUEUE_HOLD',
+  'SPECIAL_EXIT',
+  'RESV_DEL_HOLD',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'TIMEOUT',
+  'OUT_OF_MEMORY',
+  'NODE_FAIL',
+  'PREEMPTED',
+  'BOOT_FAIL',
+  'DEADLINE',
+  'REVOKED',
 ] as const
 export type SlurmState = (typeof SLURM_STATES)[number] | 'UNKNOWN'
 
 /** States after which the task will not run again unless resubmitted (or requeued by the site). */
 export const FINISHED_STATES: ReadonlySet<SlurmState> = new Set<SlurmState>([
-  'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL',
-  'DEADLINE', 'REVOKED',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'TIMEOUT',
+  'OUT_OF_MEMORY',
+  'NODE_FAIL',
+  'PREEMPTED',
+  'BOOT_FAIL',
+  'DEADLINE',
+  'REVOKED',
 ])
 
 export function isFinished(state: SlurmState): boolean {
@@ -97,10 +125,13 @@ function run(command: string, args: readonly string[], options: RunOptions): Pro
         if (!error) return resolve(stdout)
         const e = error as NodeJS.ErrnoException & { code?: number | string; killed?: boolean; signal?: string }
         const detail =
-          e.code === 'ENOENT' ? 'failed: not found on PATH'
-          : e.killed && e.signal ? `timed out after ${options.timeoutMs} ms (${e.signal})`
-          : typeof e.code === 'number' ? `failed (exit ${e.code})`
-          : `failed (${e.message})`
+          e.code === 'ENOENT'
+            ? 'failed: not found on PATH'
+            : e.killed && e.signal
+              ? `timed out after ${options.timeoutMs} ms (${e.signal})`
+              : typeof e.code === 'number'
+                ? `failed (exit ${e.code})`
+                : `failed (${e.message})`
         reject(new SlurmCommandError(command, args, typeof e.code === 'number' ? e.code : null, String(stderr ?? ''), detail))
       },
     )
@@ -190,7 +221,6 @@ function checkText(name: string, value: string | undefined): void {
   if (value.trim() === '' || /[\n\r\0]/.test(value)) throw new Error(`submitArray: ${name} ${JSON.stringify(value)} is empty or has a line break`)
 }
 
-
 /** sbatch's arguments for a spec (the script comes on stdin). */
 export function sbatchArgs(spec: SubmitArraySpec): string[] {
   checkText('jobName', spec.jobName)
@@ -238,7 +268,12 @@ function submitEnv(env: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
 
 /** The job id in `sbatch --parsable`'s output: `jobid` or `jobid;cluster`, on its last line. */
 export function parseSbatchParsable(stdout: string): string {
-  const last = stdout.split('\n').map((l) => l.trim()).filter((l) => l !== '').pop() ?? ''
+  const last =
+    stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .pop() ?? ''
   const jobId = last.split(';')[0]
   if (!/^\d+$/.test(jobId)) throw new Error(`sbatch --parsable printed no job id: ${JSON.stringify(stdout)}`)
   return jobId
@@ -454,8 +489,7 @@ function checkJobId(jobId: string): void {
 }
 
 const gone = (e: unknown): boolean => e instanceof SlurmCommandError && /Invalid job id specified/i.test(e.stderr)
-const noAccounting = (e: unknown): boolean =>
-  e instanceof SlurmCommandError && /accounting storage is disabled/i.test(e.stderr + e.message)
+const noAccounting = (e: unknown): boolean => e instanceof SlurmCommandError && /accounting storage is disabled/i.test(e.stderr + e.message)
 
 /** Whether sacct works here: unknown until first asked; false once it said accounting is disabled. */
 let accounting: boolean | undefined

@@ -59,44 +59,72 @@ describe.skipIf(noSlurm)('the Slurm test cluster', () => {
     const files = [0, 1].map((i) => join(dir, `gpu-env-${i}.json`))
     await until('both tasks wrote their environment', 30_000, () => (files.every((f) => existsSync(f)) ? true : undefined))
     const envs = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Record<string, string>)
-    expect(envs.map((e) => [e.SLURM_ARRAY_JOB_ID, e.SLURM_ARRAY_TASK_ID])).toEqual([[jobId, '0'], [jobId, '1']])
+    expect(envs.map((e) => [e.SLURM_ARRAY_JOB_ID, e.SLURM_ARRAY_TASK_ID])).toEqual([
+      [jobId, '0'],
+      [jobId, '1'],
+    ])
     const gpus = envs.map((e) => e.CUDA_VISIBLE_DEVICES)
-    expect(gpus.every((g) => g === '0' || g === '1'), `CUDA_VISIBLE_DEVICES ${gpus}`).toBe(true)
+    expect(
+      gpus.every((g) => g === '0' || g === '1'),
+      `CUDA_VISIBLE_DEVICES ${gpus}`,
+    ).toBe(true)
     expect(new Set(gpus).size, `CUDA_VISIBLE_DEVICES ${gpus}`).toBe(2)
     let last: ArrayTaskStatus[] = []
-    await until('both tasks COMPLETED', 30_000, async () => {
-      last = await queryArray(jobId)
-      return last.length === 2 && last.every((t) => t.state === 'COMPLETED') ? true : undefined
-    }, () => states(last))
+    await until(
+      'both tasks COMPLETED',
+      30_000,
+      async () => {
+        last = await queryArray(jobId)
+        return last.length === 2 && last.every((t) => t.state === 'COMPLETED') ? true : undefined
+      },
+      () => states(last),
+    )
     expect(last.map((t) => t.exitCode)).toEqual([0, 0])
   })
 
   it('scancel of a running task: CANCELLED in squeue and scontrol, the other task runs on; then the whole array', async () => {
     const jobId = sbatch(['--array=0-1', '--gres=gpu:1', '--output=/dev/null', '--wrap', 'sleep 60'])
     let last: ArrayTaskStatus[] = []
-    await until('both tasks RUNNING', 30_000, async () => {
-      last = await queryArray(jobId)
-      return last.length === 2 && last.every((t) => t.state === 'RUNNING') ? true : undefined
-    }, () => states(last))
+    await until(
+      'both tasks RUNNING',
+      30_000,
+      async () => {
+        last = await queryArray(jobId)
+        return last.length === 2 && last.every((t) => t.state === 'RUNNING') ? true : undefined
+      },
+      () => states(last),
+    )
 
     await cancel(jobId, 0)
-    const squeueState = (index: number) =>
-      execFileSync('squeue', ['-t', 'all', '-h', '-j', `${jobId}_${index}`, '-o', '%T'], { encoding: 'utf8' }).trim()
-    await until('task 0 CANCELLED in squeue', 15_000, () => (squeueState(0) === 'CANCELLED' ? true : undefined), () => squeueState(0))
+    const squeueState = (index: number) => execFileSync('squeue', ['-t', 'all', '-h', '-j', `${jobId}_${index}`, '-o', '%T'], { encoding: 'utf8' }).trim()
+    await until(
+      'task 0 CANCELLED in squeue',
+      15_000,
+      () => (squeueState(0) === 'CANCELLED' ? true : undefined),
+      () => squeueState(0),
+    )
     const task0 = last.find((t) => t.index === 0)!.taskJobId!
     expect(execFileSync('scontrol', ['show', 'job', '-o', task0], { encoding: 'utf8' })).toMatch(/ JobState=CANCELLED /)
     expect(squeueState(1)).toBe('RUNNING')
     const afterOne = await queryArray(jobId)
-    expect(afterOne.map((t) => [t.index, t.state, t.signal])).toEqual([[0, 'CANCELLED', 15], [1, 'RUNNING', null]])
+    expect(afterOne.map((t) => [t.index, t.state, t.signal])).toEqual([
+      [0, 'CANCELLED', 15],
+      [1, 'RUNNING', null],
+    ])
 
     await cancel(jobId)
-    await until('task 1 CANCELLED', 15_000, async () => {
-      last = await queryArray(jobId)
-      return last.every((t) => t.state === 'CANCELLED') ? true : undefined
-    }, () => states(last))
+    await until(
+      'task 1 CANCELLED',
+      15_000,
+      async () => {
+        last = await queryArray(jobId)
+        return last.every((t) => t.state === 'CANCELLED') ? true : undefined
+      },
+      () => states(last),
+    )
   })
 
-  it('slurm-cli: submitArray runs the worker command as given, with the secret in its environment only; queryArray reads each task\'s exit', async () => {
+  it("slurm-cli: submitArray runs the worker command as given, with the secret in its environment only; queryArray reads each task's exit", async () => {
     const secret = `secret-${process.pid}-${Date.now()}`
     // The worker: records what it got, then exits with its index as the code (0, 1, 2).
     const worker = `
@@ -114,12 +142,19 @@ describe.skipIf(noSlurm)('the Slurm test cluster', () => {
     const { jobId } = await submitArray({ ...base, indices: [0, 1, 2], maxConcurrent: 2 })
     jobs.push(jobId)
     let last: ArrayTaskStatus[] = []
-    await until('three tasks finished', 30_000, async () => {
-      last = await queryArray(jobId, { indices: [0, 1, 2] })
-      return last.every((t) => isFinished(t.state)) ? true : undefined
-    }, () => states(last))
+    await until(
+      'three tasks finished',
+      30_000,
+      async () => {
+        last = await queryArray(jobId, { indices: [0, 1, 2] })
+        return last.every((t) => isFinished(t.state)) ? true : undefined
+      },
+      () => states(last),
+    )
     expect(last.map((t) => [t.index, t.state, t.exitCode, t.signal])).toEqual([
-      [0, 'COMPLETED', 0, null], [1, 'FAILED', 1, null], [2, 'FAILED', 2, null],
+      [0, 'COMPLETED', 0, null],
+      [1, 'FAILED', 1, null],
+      [2, 'FAILED', 2, null],
     ])
     expect(last.every((t) => t.node !== null && t.taskJobId !== null)).toBe(true)
     for (const i of [0, 1, 2]) {
@@ -139,10 +174,15 @@ describe.skipIf(noSlurm)('the Slurm test cluster', () => {
     // A resubmitted task: an array of the one index.
     const again = await submitArray({ ...base, indices: [1] })
     jobs.push(again.jobId)
-    await until('the resubmitted task finished', 30_000, async () => {
-      last = await queryArray(again.jobId, { indices: [1] })
-      return isFinished(last[0].state) ? true : undefined
-    }, () => states(last))
+    await until(
+      'the resubmitted task finished',
+      30_000,
+      async () => {
+        last = await queryArray(again.jobId, { indices: [1] })
+        return isFinished(last[0].state) ? true : undefined
+      },
+      () => states(last),
+    )
     expect(last.map((t) => [t.index, t.state, t.exitCode])).toEqual([[1, 'FAILED', 1]])
   })
 })

@@ -97,9 +97,15 @@ describe.skipIf(noSlurm)('runs on Slurm (--launcher slurm)', () => {
     })
   }
 
-  it('scancel of one task mid-run is a worker failure named with Slurm\'s state; with continue the run goes on', async () => {
+  it("scancel of one task mid-run is a worker failure named with Slurm's state; with continue the run goes on", async () => {
     const svc = service('scancel')
-    const config = { ...presetConfig('smoke', { backend: 'wasm', workers: [2], models: [4], model: { epochs: 40 } }), strategies: ['pool', 'batched'], sizes: [3000], failurePolicy: 'continue', launcher: SLURM } as BenchConfig
+    const config = {
+      ...presetConfig('smoke', { backend: 'wasm', workers: [2], models: [4], model: { epochs: 40 } }),
+      strategies: ['pool', 'batched'],
+      sizes: [3000],
+      failurePolicy: 'continue',
+      launcher: SLURM,
+    } as BenchConfig
     let cancelled = false
     const result = await runToEnd(svc, config, (e, runId) => {
       if (cancelled || e.type !== 'progress') return
@@ -120,7 +126,12 @@ describe.skipIf(noSlurm)('runs on Slurm (--launcher slurm)', () => {
 
   it('cancelling the run leaves no job in squeue', async () => {
     const svc = service('cancel')
-    const config = { ...presetConfig('smoke', { backend: 'wasm', workers: [2], models: [4], model: { epochs: 200 } }), sizes: [3000], strategies: ['pool'], launcher: SLURM } as BenchConfig
+    const config = {
+      ...presetConfig('smoke', { backend: 'wasm', workers: [2], models: [4], model: { epochs: 200 } }),
+      sizes: [3000],
+      strategies: ['pool'],
+      launcher: SLURM,
+    } as BenchConfig
     let seen = false
     const off = svc.onEvent((e) => {
       if (e.type === 'progress') seen = true
@@ -137,7 +148,24 @@ describe.skipIf(noSlurm)('runs on Slurm (--launcher slurm)', () => {
 
   it('Ctrl+C in `trainpool bench --launcher slurm` cancels the run: no job left in squeue, no worker process left', async () => {
     const store = join(dir, 'cli')
-    const cli = spawnCli('bench', ['--preset', 'smoke', '--backend', 'wasm', '--workers', '2', '--strategies', 'pool', '--sizes', '3000', '--epochs', '200', '--launcher', 'slurm', '--store', store])
+    const cli = spawnCli('bench', [
+      '--preset',
+      'smoke',
+      '--backend',
+      'wasm',
+      '--workers',
+      '2',
+      '--strategies',
+      'pool',
+      '--sizes',
+      '3000',
+      '--epochs',
+      '200',
+      '--launcher',
+      'slurm',
+      '--store',
+      store,
+    ])
     try {
       expect(await waitUntil(() => /measuring|W=2/.test(cli.out.stderr) && listJobs().length > 0, 60_000, 200)).toBe(true)
       const jobs = listJobs()
@@ -159,9 +187,13 @@ describe.skipIf(noSlurm)('runs on Slurm (--launcher slurm)', () => {
     }
   })
 
-  it('a task that cannot start within the queue timeout fails the run with Slurm\'s pending reason, and is cancelled', async () => {
+  it("a task that cannot start within the queue timeout fails the run with Slurm's pending reason, and is cancelled", async () => {
     const svc = service('queue')
-    const config = { ...presetConfig('smoke', { backend: 'wasm', workers: [1], models: [2] }), strategies: ['sequential'], launcher: { ...SLURM, sbatchArgs: ['--begin=now+1hour'], queueTimeoutS: 5 } } as BenchConfig
+    const config = {
+      ...presetConfig('smoke', { backend: 'wasm', workers: [1], models: [2] }),
+      strategies: ['sequential'],
+      launcher: { ...SLURM, sbatchArgs: ['--begin=now+1hour'], queueTimeoutS: 5 },
+    } as BenchConfig
     const result = await runToEnd(svc, config)
     expect(result.status).toBe('failed')
     expect(result.error).toMatch(/did not start within 5 s: Slurm keeps it pending \(BeginTime\)/)
@@ -177,7 +209,15 @@ describe.skipIf(noSlurm)('runs on Slurm (--launcher slurm)', () => {
 
   it('a coordinator that restarts cancels the jobs of a run it marks interrupted', async () => {
     const store = new RunStore(join(dir, 'restart'))
-    const { jobId } = await submitArray({ indices: [0], gres: null, jobName: 'trainpool-orphan', output: join(dir, 'orphan-%A_%a.out'), command: ['sleep', '300'], env: {}, cwd: dir })
+    const { jobId } = await submitArray({
+      indices: [0],
+      gres: null,
+      jobName: 'trainpool-orphan',
+      output: join(dir, 'orphan-%A_%a.out'),
+      command: ['sleep', '300'],
+      env: {},
+      cwd: dir,
+    })
     const run: RunResult = {
       ...(await runToEnd(service('restart'), presetConfig('smoke', { backend: 'wasm', models: [1], workers: [1] }))),
       status: 'running',

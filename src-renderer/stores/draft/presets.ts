@@ -36,7 +36,11 @@ export function useDraftPresets(draft: BenchConfig, parsed: ComputedRef<BenchCon
   /** A preset's workload; where and how to run (backend, failure policy, launcher) and the data file stay as they were. */
   function applyPreset(name: PresetName) {
     const { data, launcher } = draft
-    replace({ ...presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy, model: { kind: draft.model.kind } }), ...(data ? { data } : {}), ...(launcher ? { launcher } : {}) })
+    replace({
+      ...presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy, model: { kind: draft.model.kind } }),
+      ...(data ? { data } : {}),
+      ...(launcher ? { launcher } : {}),
+    })
   }
 
   function reset() {

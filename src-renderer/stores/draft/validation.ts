@@ -31,7 +31,8 @@ export function useDraftValidation({ draft, family, caps, texts, moreIssues }: D
     for (const [i, backend] of backendsOf(draft).entries()) {
       const opt = caps.option(backend, draft.model.kind)
       // side by side, on the compared backend's own box (backend.N)
-      if (caps.caps && opt && !opt.available) list.push({ field: side ? `backend.${i}` : 'backend', message: `Backend ${backend} is not available here: ${opt.detail}` })
+      if (caps.caps && opt && !opt.available)
+        list.push({ field: side ? `backend.${i}` : 'backend', message: `Backend ${backend} is not available here: ${opt.detail}` })
     }
     const fields = family.value.fields
     const shown = texts()
