@@ -1,7 +1,7 @@
 // A fused MLP group's per-model results, the same words for every MLP engine: its own training time
 // when trained alone, the group's when fused; test MSE, last epoch's loss, validation and artifact.
 import type { MlpArtifact } from './artifact'
-import type { TrainedModel } from '../families/types'
+import type { TrainedModel, TrainHooks } from '../families/types'
 
 export interface GroupOutcome {
   indices: readonly number[]
@@ -25,4 +25,16 @@ export function trainedModels(g: GroupOutcome): TrainedModel[] {
     ...(g.validationMse ? { validationMse: g.validationMse[k] } : {}),
     ...(g.artifacts ? { artifact: g.artifacts[k] } : {}),
   }))
+}
+
+/** The job's models in one fused program (batched), else one after another; each model reported as its group ends. */
+export async function trainInGroups(
+  indices: readonly number[],
+  fused: boolean,
+  hooks: TrainHooks,
+  trainGroup: (group: readonly number[]) => Promise<TrainedModel[]>,
+): Promise<void> {
+  for (const group of fused ? [indices] : indices.map((i) => [i])) {
+    for (const m of await trainGroup(group)) hooks.onModelDone(m)
+  }
 }
