@@ -12,7 +12,7 @@ import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '.
 import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../mlp/adam'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp/artifact'
-import { trainedModels } from '../mlp/results'
+import { trainedModels, trainInGroups } from '../mlp/results'
 import { adamMName, adamVName, evaluateGraph, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
 import { type OnnxRuntime, sessionFor } from './ort-runtime'
 
@@ -223,10 +223,7 @@ export async function trainOrt(
   options: TrainOptions,
   hooks: TrainHooks,
 ): Promise<void> {
-  const groups = options.fused ? [indices] : indices.map((i) => [i])
-  for (const group of groups) {
-    for (const m of await trainGroup(rt, data, workload, group, options, hooks)) hooks.onModelDone(m)
-  }
+  await trainInGroups(indices, options.fused, hooks, (group) => trainGroup(rt, data, workload, group, options, hooks))
 }
 
 async function trainGroup(

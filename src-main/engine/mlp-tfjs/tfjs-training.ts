@@ -13,7 +13,7 @@ import { FusedMlp } from './fused-mlp'
 import { userDataKey } from '../datasets/user-data'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp/artifact'
-import { trainedModels } from '../mlp/results'
+import { trainedModels, trainInGroups } from '../mlp/results'
 
 type Tf = typeof TF
 
@@ -165,10 +165,7 @@ export async function trainModels(
   options: TrainOptions,
   hooks: TrainHooks,
 ): Promise<void> {
-  const groups = options.fused ? [modelIndices] : modelIndices.map((i) => [i])
-  for (const group of groups) {
-    for (const m of await trainGroup(tf, data, workload, group, options, hooks)) hooks.onModelDone(m)
-  }
+  await trainInGroups(modelIndices, options.fused, hooks, (group) => trainGroup(tf, data, workload, group, options, hooks))
 }
 
 async function trainGroup(

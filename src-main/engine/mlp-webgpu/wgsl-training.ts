@@ -9,7 +9,7 @@ import { heldOutMse, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
 import { ADAM_DEFAULTS, learningRates } from '../mlp/adam'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp/artifact'
-import { trainedModels } from '../mlp/results'
+import { trainedModels, trainInGroups } from '../mlp/results'
 import { USAGE, type WgslDevice } from '../webgpu/device'
 import { type DeviceRows, WgslMlp } from './wgsl-mlp'
 
@@ -124,10 +124,7 @@ export async function trainWgsl(
   options: TrainOptions,
   hooks: TrainHooks,
 ): Promise<void> {
-  const groups = options.fused ? [indices] : indices.map((i) => [i])
-  for (const group of groups) {
-    for (const m of await trainGroup(dev, data, workload, group, options, hooks)) hooks.onModelDone(m)
-  }
+  await trainInGroups(indices, options.fused, hooks, (group) => trainGroup(dev, data, workload, group, options, hooks))
 }
 
 async function trainGroup(
