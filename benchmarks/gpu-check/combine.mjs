@@ -97,7 +97,6 @@ export function compactRun(r) {
       }
     }),
     gpuBusy: gpuBusy(r.telemetry?.samples),
-    verdict: r.verdict ?? null,
     autoChoice: r.environment?.auto ?? null,
     warnings: r.warnings ?? [],
   }

@@ -364,16 +364,3 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 `,
   256,
 )
-
-export const ALL_KERNELS = [
-  firstLayer,
-  hiddenLayer,
-  outputLayer,
-  hiddenGradient,
-  lastHiddenGradient,
-  backpropHidden,
-  backpropLast,
-  firstLayerGradient,
-  singleLayerGradient,
-  adam,
-]

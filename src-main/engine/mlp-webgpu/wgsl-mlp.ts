@@ -3,7 +3,6 @@
 // Adam state in flat buffers of the shared layout, every bind group made once. A step is 4
 // dispatches (one hidden layer) or 3 + 3·(L−1); an epoch is a few submits with no host write or
 // readback in between (README.md, "An epoch").
-import type { DeviceCounters } from '@shared/contract'
 import { initialParams, paramShapes } from '../mlp/fused-layout'
 import type { WgslDevice } from '../webgpu/device'
 import { USAGE } from '../webgpu/device'
@@ -368,10 +367,6 @@ export class WgslMlp {
     this.dev.submit([encoder.finish()])
     const all = new Float32Array(await this.dev.read(this.staging, this.totalParams * 4))
     return this.offsets.map((o, s) => all.slice(o, o + this.sizes[s]))
-  }
-
-  counters(): DeviceCounters {
-    return this.dev.work.snapshot()
   }
 
   destroy(): void {
