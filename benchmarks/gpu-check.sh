@@ -208,7 +208,7 @@ part trees-200k 90 bench $(trees --sizes "$trees_large" --models "$trees_models"
 part trees-seq 40 bench $(trees --sizes "$trees_small" --models "$trees_seq_models" --strategies sequential --workers 1 --repeats 1)
 if [ -f "$project/out/bench/webgpu-profile.mjs" ]; then
   part trees-profile 75 profile --suite --budget 60 $([ $quick = 1 ] && echo --quick)
-else
+elif wanted trees-profile; then
   echo "this build has no out/bench/webgpu-profile.mjs (npm run build:gpu-check bundles it)" >"$work/part-trees-profile.skipped"
 fi
 part cpu-scaling 30 bench --backend onnxruntime --sizes "$mlp_small" --models "$scaling_models" --epochs 3 --strategies pool --workers "$scaling_workers" --repeats 1
@@ -216,7 +216,7 @@ part cpu-scaling 30 bench --backend onnxruntime --sizes "$mlp_small" --models "$
 if (cd "$project" && node bin/trainpool.js calibrate --help >/dev/null 2>&1); then
   part calibrate 40 calibrate
   part auto 20 bench --backend auto --sizes "$mlp_small" --models "$mlp_models" --epochs 3 --strategies batched --workers 1 --repeats 3
-else
+elif wanted calibrate; then
   echo "this build has no \`trainpool calibrate\`" >"$work/part-calibrate.skipped"
 fi
 part mlp-all 90 bench --backend all --sizes "$mlp_small" --models "$mlp_models" --epochs 3 --strategies batched --workers "1,$w_many" --repeats 1
