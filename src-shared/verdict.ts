@@ -70,87 +70,99 @@ export function verdictFor(run: RunResult): Verdict {
   const summary = run.summary.filter((s) => Number.isFinite(s.medianMs))
   const gs = groups(summary)
   const manyModelCounts = new Set(summary.map((s) => s.models)).size > 1
-
-  const perSize = gs.map((g) => {
-    const best = g[0]
-    const where = `At ${reportRows(best.size)} rows${manyModelCounts ? ` × ${best.models} models` : ''}`
-    const seq = g.find((s) => s.strategy === 'sequential')
-    if (g.length === 1) return `${where}, only ${strategyLabel(best)} was measured: ${formatDuration(best.medianMs)}.`
-    const runnerUp = g[1]
-    // per model too: the article's "28.9 s vs 2.1 s" compared 50 models with 5; per-model times cannot mislead so
-    const perModel = (s: SummaryEntry) => `${formatDuration(s.medianMs / s.models)} per model`
-    let text = `${where}, ${strategyLabel(best)} was fastest: ${formatDuration(best.medianMs)} (${perModel(best)})`
-    if (best.strategy !== 'sequential' && seq && best.speedupVsSequential != null) {
-      text += `, ${speedupText(best.speedupVsSequential)} faster than sequential (${formatDuration(seq.medianMs)}, ${perModel(seq)})`
-    } else if (best.strategy === 'sequential') {
-      text += `; no parallel strategy beat it (next: ${strategyLabel(runnerUp)}, ${formatDuration(runnerUp.medianMs)})`
-    }
-    if (runnerUp && runnerUp !== seq && best.strategy !== 'sequential') {
-      text += `; next was ${strategyLabel(runnerUp)} at ${formatDuration(runnerUp.medianMs)}`
-    }
-    return text + '.'
-  })
-
-  // Best worker count per parallel strategy: at the largest size where it was measured with ≥ 2 W.
-  const workers: string[] = []
-  for (const strategy of ['pool', 'batched'] as const) {
-    const mine = summary.filter((s) => s.strategy === strategy)
-    const sizes = [...new Set(mine.map((s) => `${s.size}/${s.models}`))]
-    const swept = sizes
-      .map((k) => mine.filter((s) => `${s.size}/${s.models}` === k))
-      .filter((list) => new Set(list.map((s) => s.workers)).size >= 2)
-      .sort((a, b) => b[0].models - a[0].models || b[0].size - a[0].size)
-    if (!swept.length) continue
-    const list = swept[0]
-    const best = list.reduce((a, b) => (b.medianMs < a.medianMs ? b : a))
-    const ws = [...list].sort((a, b) => a.workers - b.workers).map((s) => s.workers)
-    let text = `Best worker count for ${strategy}: W=${best.workers} (${formatDuration(best.medianMs)} at ${reportRows(best.size)} rows, tried W=${ws.join(', ')})`
-    if (best.speedupVsSequential != null) {
-      // efficiency (speedup / W) only for the pool: W processes sharing the work. Batched fuses models
-      // into one program per worker, so its speedup is not W workers' share (it can pass 100 % at W=1)
-      text += `; speedup ${speedupText(best.speedupVsSequential)}`
-      const eff = efficiencyOf(best)
-      if (eff != null) text += `, efficiency ${Math.round(eff * 100)}%`
-    }
-    workers.push(text + '.')
-  }
-
-  const parallel = summary.filter((s) => s.strategy !== 'sequential' && s.speedupVsSequential != null)
   const backends = backendSentences(summary)
-  let headline: string
-  if (run.status !== 'ok' && run.status !== 'running') {
-    headline = `This run ${run.status === 'failed' ? 'FAILED' : `was ${run.status}`}${run.error ? `: ${run.error}` : ''}.${summary.length ? ' The numbers below cover what finished.' : ''}`
-  } else if (!summary.length) {
-    headline = 'No measurement finished, so there is nothing to compare.'
-  } else if (backends.length) {
-    // side by side, the first question is on what: the largest measured size and model count
-    headline = backends.at(-1)!
-  } else if (!parallel.length) {
-    headline = `Only ${[...new Set(summary.map((s) => s.strategy))].join(', ')} was measured: no speedup to report.`
-  } else {
-    const best = parallel.reduce((a, b) => ((b.speedupVsSequential ?? 0) > (a.speedupVsSequential ?? 0) ? b : a))
-    const winners = new Set(gs.map((g) => strategyLabel(g[0])))
-    const overall =
-      winners.size === 1
-        ? `${gs.length > 1 ? 'At every data size' : `At ${reportRows(gs[0][0].size)} rows`}, the fastest was ${[...winners][0]}`
-        : 'The fastest strategy depends on the data size'
-    headline =
-      (best.speedupVsSequential ?? 0) > 1
-        ? `${overall}; the best speedup over sequential was ${speedupText(best.speedupVsSequential!)} (${strategyLabel(best)} at ${reportRows(best.size)} rows).`
-        : `No parallel strategy beat sequential: the best was ${strategyLabel(best)} at ${speedupText(best.speedupVsSequential!)}.`
+  const notes = (run.verification.notes ?? []).map((n) => `Across backends, ${n}.`)
+  return {
+    headline: headlineOf(run, summary, gs, backends),
+    backends,
+    perSize: gs.map((g) => sizeSentence(g, manyModelCounts)),
+    workers: (['pool', 'batched'] as const).flatMap((strategy) => workerSentence(summary, strategy) ?? []),
+    verification: [verificationSentence(run), ...notes].join(' '),
+    warnings: warningsOf(run, summary),
   }
+}
 
+/** One data size's (and model count's) measurements, fastest first, as a sentence. */
+function sizeSentence(g: SummaryEntry[], manyModelCounts: boolean): string {
+  const best = g[0]
+  const where = `At ${reportRows(best.size)} rows${manyModelCounts ? ` × ${best.models} models` : ''}`
+  const seq = g.find((s) => s.strategy === 'sequential')
+  if (g.length === 1) return `${where}, only ${strategyLabel(best)} was measured: ${formatDuration(best.medianMs)}.`
+  const runnerUp = g[1]
+  // per model too: the article's "28.9 s vs 2.1 s" compared 50 models with 5; per-model times cannot mislead so
+  const perModel = (s: SummaryEntry) => `${formatDuration(s.medianMs / s.models)} per model`
+  let text = `${where}, ${strategyLabel(best)} was fastest: ${formatDuration(best.medianMs)} (${perModel(best)})`
+  if (best.strategy !== 'sequential' && seq && best.speedupVsSequential != null) {
+    text += `, ${speedupText(best.speedupVsSequential)} faster than sequential (${formatDuration(seq.medianMs)}, ${perModel(seq)})`
+  } else if (best.strategy === 'sequential') {
+    text += `; no parallel strategy beat it (next: ${strategyLabel(runnerUp)}, ${formatDuration(runnerUp.medianMs)})`
+  }
+  if (runnerUp && runnerUp !== seq && best.strategy !== 'sequential') {
+    text += `; next was ${strategyLabel(runnerUp)} at ${formatDuration(runnerUp.medianMs)}`
+  }
+  return text + '.'
+}
+
+/** A parallel strategy's best worker count, at the largest size where it was measured with ≥ 2 W; null when never swept. */
+function workerSentence(summary: readonly SummaryEntry[], strategy: 'pool' | 'batched'): string | null {
+  const mine = summary.filter((s) => s.strategy === strategy)
+  const sizes = [...new Set(mine.map((s) => `${s.size}/${s.models}`))]
+  const swept = sizes
+    .map((k) => mine.filter((s) => `${s.size}/${s.models}` === k))
+    .filter((list) => new Set(list.map((s) => s.workers)).size >= 2)
+    .sort((a, b) => b[0].models - a[0].models || b[0].size - a[0].size)
+  if (!swept.length) return null
+  const list = swept[0]
+  const best = list.reduce((a, b) => (b.medianMs < a.medianMs ? b : a))
+  const ws = [...list].sort((a, b) => a.workers - b.workers).map((s) => s.workers)
+  let text = `Best worker count for ${strategy}: W=${best.workers} (${formatDuration(best.medianMs)} at ${reportRows(best.size)} rows, tried W=${ws.join(', ')})`
+  if (best.speedupVsSequential != null) {
+    // efficiency (speedup / W) only for the pool: W processes sharing the work. Batched fuses models
+    // into one program per worker, so its speedup is not W workers' share (it can pass 100 % at W=1)
+    text += `; speedup ${speedupText(best.speedupVsSequential)}`
+    const eff = efficiencyOf(best)
+    if (eff != null) text += `, efficiency ${Math.round(eff * 100)}%`
+  }
+  return text + '.'
+}
+
+/** The run's first sentence: how it ended, else what a side-by-side or the best speedup says. */
+function headlineOf(run: RunResult, summary: readonly SummaryEntry[], gs: SummaryEntry[][], backends: string[]): string {
+  if (run.status !== 'ok' && run.status !== 'running') {
+    return `This run ${run.status === 'failed' ? 'FAILED' : `was ${run.status}`}${run.error ? `: ${run.error}` : ''}.${summary.length ? ' The numbers below cover what finished.' : ''}`
+  }
+  if (!summary.length) return 'No measurement finished, so there is nothing to compare.'
+  // side by side, the first question is on what: the largest measured size and model count
+  if (backends.length) return backends.at(-1)!
+  const parallel = summary.filter((s) => s.strategy !== 'sequential' && s.speedupVsSequential != null)
+  if (!parallel.length) return `Only ${[...new Set(summary.map((s) => s.strategy))].join(', ')} was measured: no speedup to report.`
+  const best = parallel.reduce((a, b) => ((b.speedupVsSequential ?? 0) > (a.speedupVsSequential ?? 0) ? b : a))
+  const winners = new Set(gs.map((g) => strategyLabel(g[0])))
+  const overall =
+    winners.size === 1
+      ? `${gs.length > 1 ? 'At every data size' : `At ${reportRows(gs[0][0].size)} rows`}, the fastest was ${[...winners][0]}`
+      : 'The fastest strategy depends on the data size'
+  return (best.speedupVsSequential ?? 0) > 1
+    ? `${overall}; the best speedup over sequential was ${speedupText(best.speedupVsSequential!)} (${strategyLabel(best)} at ${reportRows(best.size)} rows).`
+    : `No parallel strategy beat sequential: the best was ${strategyLabel(best)} at ${speedupText(best.speedupVsSequential!)}.`
+}
+
+/** Whether every strategy did the same work, in one sentence. */
+function verificationSentence(run: RunResult): string {
   const v = run.verification
   const trained = Object.entries(v.modelsTrained)
     .map(([k, n]) => `${k} ${n}`)
     .join(', ')
-  const stopped = run.status === 'cancelled' || run.status === 'interrupted'
-  const verification = stopped
-    ? `Not verified: the run was ${run.status} before every strategy trained every model${trained ? ` (models trained: ${trained})` : ''}; the numbers cover only the measurements that finished.`
-    : v.sameWork
-      ? `Same work verified: every strategy trained every model (${trained}) and each model's test MSE agrees across strategies to ${v.maxRelMseDiff.toExponential(1)} relative (tolerance ${v.tolerance}).`
-      : `Same work NOT verified: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}${v.problems.length ? ` — ${v.problems.slice(0, 3).join('; ')}${v.problems.length > 3 ? '; …' : ''}` : ''}. Do not trust the speedups.`
+  if (run.status === 'cancelled' || run.status === 'interrupted') {
+    return `Not verified: the run was ${run.status} before every strategy trained every model${trained ? ` (models trained: ${trained})` : ''}; the numbers cover only the measurements that finished.`
+  }
+  return v.sameWork
+    ? `Same work verified: every strategy trained every model (${trained}) and each model's test MSE agrees across strategies to ${v.maxRelMseDiff.toExponential(1)} relative (tolerance ${v.tolerance}).`
+    : `Same work NOT verified: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}${v.problems.length ? ` — ${v.problems.slice(0, 3).join('; ')}${v.problems.length > 3 ? '; …' : ''}` : ''}. Do not trust the speedups.`
+}
 
+/** Each measurement's timing warnings, the run's own (once), and too few repeats. */
+function warningsOf(run: RunResult, summary: readonly SummaryEntry[]): string[] {
   const warnings: string[] = []
   for (const s of summary) for (const w of s.warnings) warnings.push(`${strategyLabel(s)} at ${reportRows(s.size)} rows: ${w}.`)
   for (const w of run.warnings) if (!warnings.some((x) => x.startsWith(w)) && !summary.some((s) => s.warnings.some((sw) => w.endsWith(sw)))) warnings.push(w)
@@ -159,8 +171,7 @@ export function verdictFor(run: RunResult): Verdict {
       `Only ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'} per measurement: medians are indicative, not robust (3 or more recommended).`,
     )
   }
-  const notes = (v.notes ?? []).map((n) => `Across backends, ${n}.`)
-  return { headline, backends, perSize, workers, verification: [verification, ...notes].join(' '), warnings }
+  return warnings
 }
 
 /** The verdict as plain text paragraphs (CLI, tests). */

@@ -108,38 +108,37 @@ async function timeBackend(
     atLeastStepMs: err.ms / record.steps,
     note: `${what} cut off after ${formatDuration(err.ms)}: slower than ${best?.backend}'s batched ${record.step}`,
   })
+  let stage = 'fused run' // what a cut-off stopped (only fused runs have one)
   try {
     const one = await warmPool(1, [[0]])
     timing.oneModelStepMs = await stepMs(one, [[0]], false)
-    const noBatched = whyNoBatched(family, backend)
-    if (noBatched) return { ...timing, note: `no fused program: ${noBatched}` }
-    if (best && batchedStepLowerBound(timing)! >= best.ms)
-      return { ...timing, note: `fused not measured: one model's step is already slower than ${best.backend}'s batched step` }
+    const noFusedRun = whyNoFusedRun(family, backend, timing, best)
+    if (noFusedRun) return { ...timing, note: noFusedRun }
     const all = [...Array(record.models).keys()]
     await one.warmup(workload, [all])
-    try {
-      timing.fusedStepMs = await stepMs(one, [all], true)
-    } catch (err) {
-      if (err instanceof RunCutOff) return cutOff('fused run', err)
-      throw err
-    }
+    timing.fusedStepMs = await stepMs(one, [all], true)
     await one.shutdown()
     if (spreadsOverCores(family, backend, record)) {
       const groups = contiguousGroups(record.models, record.workers)
-      try {
-        timing.spreadStepMs = await stepMs(await warmPool(groups.length, groups), groups, true)
-      } catch (err) {
-        if (err instanceof RunCutOff) return cutOff(`run over ${groups.length} workers`, err)
-        throw err
-      }
+      stage = `run over ${groups.length} workers`
+      timing.spreadStepMs = await stepMs(await warmPool(groups.length, groups), groups, true)
     }
     return timing
   } catch (err) {
+    if (err instanceof RunCutOff) return cutOff(stage, err)
     if (err instanceof CalibrationStopped) throw err
     return { ...timing, note: `could not be measured: ${err instanceof Error ? err.message : String(err)}` }
   } finally {
     for (const pool of pools) await pool.shutdown()
   }
+}
+
+/** Why a backend's fused run is not timed: it has none, or one model's step already loses to the best batched step. */
+function whyNoFusedRun(family: ModelFamily, backend: string, timing: BackendTiming, best: { backend: string; ms: number } | null): string | null {
+  const noBatched = whyNoBatched(family, backend)
+  if (noBatched) return `no fused program: ${noBatched}`
+  if (best && batchedStepLowerBound(timing)! >= best.ms) return `fused not measured: one model's step is already slower than ${best.backend}'s batched step`
+  return null
 }
 
 /**

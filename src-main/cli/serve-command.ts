@@ -2,9 +2,10 @@
 // on the shared BenchService + Node launcher, prints the URL with its token, and on Ctrl+C
 // (SIGINT/SIGTERM) cancels any run, stops the workers and closes the server.
 import { isIP } from 'node:net'
-import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../server/server'
+import { DEFAULT_HOST, DEFAULT_PORT, startServer, type TrainpoolServer } from '../server/server'
 import { serviceUploads } from '../server/upload'
 import { openService } from '../service/open-service'
+import type { BenchService } from '../service/bench-service'
 import { defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
 import { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_UPLOAD_IDLE_SECONDS } from '@shared/contract/upload'
@@ -84,9 +85,24 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
     appVersion: version,
     workerSocket: workerSocketOption(parsed.listen, (line) => process.stderr.write(`trainpool serve: worker socket: ${line}\n`)),
   })
-  let server
+  const server = await listenOrRefuse(service, parsed)
+  if (typeof server === 'number') return server
+  if (server.exposed) {
+    process.stderr.write(
+      `trainpool serve: WARNING: listening on ${parsed.host}, reachable from other machines. The token is the only lock ` +
+        'and traffic is not encrypted (plain HTTP): prefer the default 127.0.0.1 with an SSH tunnel (ssh -L 7878:127.0.0.1:7878 host).\n',
+    )
+  }
+  process.stderr.write(`trainpool serve: runs are kept in ${store?.dir ?? parsed.store}; data files upload up to ${formatBytes(parsed.maxUpload)}\n`)
+  process.stdout.write(`\n  Trainpool is running. Open this URL in a browser:\n\n    ${server.url}\n\n  Press Ctrl+C to stop.\n\n`)
+
+  return untilStopped(server)
+}
+
+/** Starts the server, or says which flag to change when the address cannot be used (exit 2). */
+async function listenOrRefuse(service: BenchService, parsed: ParsedServeFlags): Promise<TrainpoolServer | number> {
   try {
-    server = await startServer({
+    return await startServer({
       service,
       host: parsed.host,
       port: parsed.port,
@@ -104,15 +120,10 @@ export async function serveCommand(flags: ServeFlags, version: string): Promise<
     }
     throw err
   }
-  if (server.exposed) {
-    process.stderr.write(
-      `trainpool serve: WARNING: listening on ${parsed.host}, reachable from other machines. The token is the only lock ` +
-        'and traffic is not encrypted (plain HTTP): prefer the default 127.0.0.1 with an SSH tunnel (ssh -L 7878:127.0.0.1:7878 host).\n',
-    )
-  }
-  process.stderr.write(`trainpool serve: runs are kept in ${store?.dir ?? parsed.store}; data files upload up to ${formatBytes(parsed.maxUpload)}\n`)
-  process.stdout.write(`\n  Trainpool is running. Open this URL in a browser:\n\n    ${server.url}\n\n  Press Ctrl+C to stop.\n\n`)
+}
 
+/** Serves until SIGINT or SIGTERM, then stops the workers and closes the server; a second signal forces the exit. */
+function untilStopped(server: TrainpoolServer): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopping = false
     const stop = (signal: NodeJS.Signals) => {

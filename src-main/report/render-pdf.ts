@@ -6,6 +6,7 @@ import { existsSync, promises as fs } from 'node:fs'
 import { extname, join, normalize, resolve, sep } from 'node:path'
 import type { RunResult } from '@shared/contract'
 import { TrainpoolError } from '@shared/contract'
+import type { Browser, Page } from 'playwright-core'
 
 /** The report page's private origin: requests to it are answered from out/renderer; all others are aborted. */
 const ORIGIN = 'http://trainpool.report'
@@ -147,68 +148,83 @@ async function renderOnce(run: RunResult, options: RenderOptions): Promise<Buffe
   if (!executablePath) throw noChromium(`no Chromium or Chrome found (looked in ${chromiumCandidates().join(', ')})`)
   const rendererDir = resolve(options.rendererDir ?? findRendererDir())
   const timeout = options.timeoutMs ?? 30_000
+  const browser = await launchChromium(executablePath, timeout)
+  try {
+    const context = await browser.newContext({ viewport: { width: 794, height: 1123 }, colorScheme: 'light', offline: false })
+    const page = await context.newPage()
+    await serveReportFiles(page, rendererDir)
+    await drawReport(page, run, timeout)
+    return await printPdf(page, run)
+  } finally {
+    await browser.close().catch(() => {})
+  }
+}
 
+async function launchChromium(executablePath: string, timeout: number): Promise<Browser> {
   let playwright: typeof import('playwright-core')
   try {
     playwright = await import('playwright-core')
   } catch (err) {
     throw noChromium(`playwright-core is not installed (${(err as Error).message})`)
   }
-  let browser
   try {
-    browser = await playwright.chromium.launch({ executablePath, headless: true, args: CHROMIUM_FLAGS, timeout })
+    return await playwright.chromium.launch({ executablePath, headless: true, args: CHROMIUM_FLAGS, timeout })
   } catch (err) {
     throw noChromium(`${executablePath} did not start (${(err as Error).message.split('\n')[0]})`)
   }
-  try {
-    const context = await browser.newContext({ viewport: { width: 794, height: 1123 }, colorScheme: 'light', offline: false })
-    const page = await context.newPage()
-    // nothing leaves the machine: only the report's own files are answered
-    await page.route('**/*', (route) => route.abort('blockedbyclient'))
-    await page.route(`${ORIGIN}/**`, async (route) => {
-      const path = decodeURIComponent(new URL(route.request().url()).pathname)
-      const file = normalize(join(rendererDir, path))
-      if (!file.startsWith(rendererDir + sep)) return route.fulfill({ status: 403, body: 'forbidden' })
-      try {
-        const body = await fs.readFile(file)
-        return route.fulfill({ status: 200, body, headers: { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' } })
-      } catch {
-        return route.fulfill({ status: 404, body: 'not found' })
-      }
-    })
-    await page.addInitScript((data: string) => {
-      ;(globalThis as unknown as { __TRAINPOOL_REPORT__: unknown }).__TRAINPOOL_REPORT__ = JSON.parse(data)
-    }, JSON.stringify(run))
-    const errors: string[] = []
-    page.on('pageerror', (e) => errors.push(e.message))
-    await page.goto(`${ORIGIN}/report.html`, { waitUntil: 'load', timeout })
+}
+
+/** Nothing leaves the machine: only the report's own files (the built renderer's) are answered. */
+async function serveReportFiles(page: Page, rendererDir: string): Promise<void> {
+  await page.route('**/*', (route) => route.abort('blockedbyclient'))
+  await page.route(`${ORIGIN}/**`, async (route) => {
+    const path = decodeURIComponent(new URL(route.request().url()).pathname)
+    const file = normalize(join(rendererDir, path))
+    if (!file.startsWith(rendererDir + sep)) return route.fulfill({ status: 403, body: 'forbidden' })
     try {
-      await page.waitForFunction(
-        () => {
-          const w = globalThis as unknown as { __REPORT_READY__?: boolean; __REPORT_ERROR__?: string }
-          return w.__REPORT_READY__ === true || typeof w.__REPORT_ERROR__ === 'string'
-        },
-        undefined,
-        { timeout },
-      )
+      const body = await fs.readFile(file)
+      return route.fulfill({ status: 200, body, headers: { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' } })
     } catch {
-      throw new TrainpoolError('internal', `the report page did not finish drawing within ${timeout} ms${errors.length ? `: ${errors.join('; ')}` : ''}`)
+      return route.fulfill({ status: 404, body: 'not found' })
     }
-    const failure = await page.evaluate(() => (globalThis as unknown as { __REPORT_ERROR__?: string }).__REPORT_ERROR__ ?? null)
-    if (failure) throw new TrainpoolError('internal', `the report page could not draw run ${run.runId}: ${failure}`)
-    await page.emulateMedia({ media: 'print' })
-    const mm = (n: number) => `${n}mm`
-    return await page.pdf({
-      format: 'A4',
-      printBackground: true,
-      displayHeaderFooter: true,
-      headerTemplate: '<span></span>',
-      footerTemplate: footerTemplate(run),
-      margin: { top: mm(PDF_MARGINS_MM.top), bottom: mm(PDF_MARGINS_MM.bottom), left: mm(PDF_MARGINS_MM.left), right: mm(PDF_MARGINS_MM.right) },
-      tagged: true,
-      outline: true,
-    })
-  } finally {
-    await browser.close().catch(() => {})
+  })
+}
+
+/** Opens the report page on the run and waits until it says it has drawn (or why it could not). */
+async function drawReport(page: Page, run: RunResult, timeout: number): Promise<void> {
+  await page.addInitScript((data: string) => {
+    ;(globalThis as unknown as { __TRAINPOOL_REPORT__: unknown }).__TRAINPOOL_REPORT__ = JSON.parse(data)
+  }, JSON.stringify(run))
+  const errors: string[] = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  await page.goto(`${ORIGIN}/report.html`, { waitUntil: 'load', timeout })
+  try {
+    await page.waitForFunction(
+      () => {
+        const w = globalThis as unknown as { __REPORT_READY__?: boolean; __REPORT_ERROR__?: string }
+        return w.__REPORT_READY__ === true || typeof w.__REPORT_ERROR__ === 'string'
+      },
+      undefined,
+      { timeout },
+    )
+  } catch {
+    throw new TrainpoolError('internal', `the report page did not finish drawing within ${timeout} ms${errors.length ? `: ${errors.join('; ')}` : ''}`)
   }
+  const failure = await page.evaluate(() => (globalThis as unknown as { __REPORT_ERROR__?: string }).__REPORT_ERROR__ ?? null)
+  if (failure) throw new TrainpoolError('internal', `the report page could not draw run ${run.runId}: ${failure}`)
+}
+
+async function printPdf(page: Page, run: RunResult): Promise<Buffer> {
+  await page.emulateMedia({ media: 'print' })
+  const mm = (n: number) => `${n}mm`
+  return await page.pdf({
+    format: 'A4',
+    printBackground: true,
+    displayHeaderFooter: true,
+    headerTemplate: '<span></span>',
+    footerTemplate: footerTemplate(run),
+    margin: { top: mm(PDF_MARGINS_MM.top), bottom: mm(PDF_MARGINS_MM.bottom), left: mm(PDF_MARGINS_MM.left), right: mm(PDF_MARGINS_MM.right) },
+    tagged: true,
+    outline: true,
+  })
 }

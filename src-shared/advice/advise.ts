@@ -148,27 +148,7 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<P
   const largestN = Math.max(...run.summary.filter((s) => s.size === size).map((s) => s.models))
   const extrapolated = n > ADVICE_LIMITS.extrapolationFactor * largestN
   const usable = costModels.filter((c) => c.refusal === null && c.workers <= n)
-  // too few counts for a line, but measured at the target itself: ranked by that measurement
-  const measuredHere = (c: CostModel) =>
-    c.refusal !== null && c.fit.points.length < MIN_MODEL_COUNTS && c.workers <= n
-      ? run.summary.find((s) => s.size === size && s.models === n && Number.isFinite(s.medianMs) && optionKey(s) === optionKey(c))
-      : undefined
-  const measuredOptions: AdviceOption[] = costModels.flatMap((c) => {
-    const s = measuredHere(c)
-    return s
-      ? [
-          {
-            ...(c.backend ? { backend: c.backend } : {}),
-            strategy: c.strategy,
-            workers: c.workers,
-            predictedMs: s.medianMs,
-            lowMs: s.minMs,
-            highMs: s.maxMs,
-            measured: true,
-          },
-        ]
-      : []
-  })
+  const measuredOptions = measuredAtTarget(run.summary, costModels, size, n)
   if (usable.length === 0 && measuredOptions.length === 0) {
     const reasons = costModels.filter((c) => c.workers <= n).map((c) => `${optionLabel(c, ' ')}: ${c.refusal}`)
     const why = reasons.length ? `no fit can be trusted — ${[...new Set(reasons)].join('; ')}` : `every measured W is more than ${n} models`
@@ -182,12 +162,43 @@ export function adviseFrom(run: Pick<RunResult, 'runId' | 'summary'> & Partial<P
   const [best, next] = options
   const beaten = fasterUnranked(costModels, best, n, ranked)
   if (beaten) return refuse(size, beaten, costModels, scaling, extrapolated)
-  let text = `${head}: ${optionLabel(best)}, ${best.measured ? `measured ${formatDuration(best.predictedMs)} (repeats ${formatRange(best.lowMs, best.highMs)})` : `≈ ${formatDuration(best.predictedMs)} (${formatRange(best.lowMs, best.highMs)})`}`
-  if (next) text += `; ${optionLabel(next, ' ')} ${next.measured && best.measured ? '' : '≈ '}${howMuchSlower(best, next)}`
-  if (extrapolated) text += `; extrapolated: ${groupedNumber(n)} is ${(n / largestN).toFixed(0)}× the largest measured N (${largestN})`
-  const left = costModels.filter((c) => c.refusal !== null && c.workers <= n && !ranked.has(optionKey(c)))
-  if (left.length) text += `; not ranked: ${left.map((c) => `${optionLabel(c, ' ')} (${c.refusal!.split(':')[0].split(';')[0]})`).join(', ')}`
+  const unranked = costModels.filter((c) => c.refusal !== null && c.workers <= n && !ranked.has(optionKey(c)))
+  const text = `${head}: ${adviceSentence(best, next)}${extrapolated ? `; extrapolated: ${groupedNumber(n)} is ${(n / largestN).toFixed(0)}× the largest measured N (${largestN})` : ''}${notRanked(unranked)}`
   return { runId: run.runId, target: { models: n, size }, fittedSize: size, extrapolated, options, costModels, scaling, text, refusal: null }
+}
+
+/** Options with too few model counts for a line but measured at the target itself: ranked by that measurement. */
+function measuredAtTarget(summary: readonly SummaryEntry[], costModels: readonly CostModel[], size: number, n: number): AdviceOption[] {
+  return costModels.flatMap((c) => {
+    if (c.refusal === null || c.fit.points.length >= MIN_MODEL_COUNTS || c.workers > n) return []
+    const s = summary.find((e) => e.size === size && e.models === n && Number.isFinite(e.medianMs) && optionKey(e) === optionKey(c))
+    if (!s) return []
+    return [
+      {
+        ...(c.backend ? { backend: c.backend } : {}),
+        strategy: c.strategy,
+        workers: c.workers,
+        predictedMs: s.medianMs,
+        lowMs: s.minMs,
+        highMs: s.maxMs,
+        measured: true,
+      },
+    ]
+  })
+}
+
+/** "batched, W=2, ≈ 1.2 s (1.1–1.3 s); pool W=2 ≈ 1.7× slower" — the pick and the runner-up. */
+function adviceSentence(best: AdviceOption, next: AdviceOption | undefined): string {
+  const pick = best.measured
+    ? `measured ${formatDuration(best.predictedMs)} (repeats ${formatRange(best.lowMs, best.highMs)})`
+    : `≈ ${formatDuration(best.predictedMs)} (${formatRange(best.lowMs, best.highMs)})`
+  const runnerUp = next ? `; ${optionLabel(next, ' ')} ${next.measured && best.measured ? '' : '≈ '}${howMuchSlower(best, next)}` : ''
+  return `${optionLabel(best)}, ${pick}${runnerUp}`
+}
+
+/** The options whose fit was refused and that were not measured at the target, with the first words of why. */
+function notRanked(left: readonly CostModel[]): string {
+  return left.length ? `; not ranked: ${left.map((c) => `${optionLabel(c, ' ')} (${c.refusal!.split(':')[0].split(';')[0]})`).join(', ')}` : ''
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   familyKinds,
   findFamily,
   mlpFamily,
+  type ModelFamily,
   type ModelParams,
   whyNoBatched,
 } from '../families'
@@ -100,7 +101,7 @@ export const ModelSchema = z.unknown().transform((value, ctx): ModelParams => {
 })
 
 /** The full, explicit configuration of one run (what is stored with every result). */
-export const BenchConfigSchema = z
+const BenchConfigFields = z
   .object({
     preset: z.enum([...PRESET_NAMES, 'custom']).default('custom'),
     sizes: intListField('sizes', LIMITS.size, LIMITS.sizesCount),
@@ -140,96 +141,120 @@ export const BenchConfigSchema = z
     launcher: LauncherSchema.optional(),
   })
   .strict()
-  .superRefine((c, ctx) => {
-    // cross-field checks only once the fields themselves are valid
-    const valid = (xs: unknown, lim: { min: number; max: number }) =>
-      Array.isArray(xs) && xs.length > 0 && xs.every((v) => Number.isInteger(v) && v >= lim.min && v <= lim.max)
-    if (!valid(c.models, LIMITS.models) || !valid(c.workers, LIMITS.workers) || !valid(c.sizes, LIMITS.size)) return
-    if (!(c.testSplit >= LIMITS.testSplit.min && c.testSplit <= LIMITS.testSplit.max)) return
-    const family = c.model && findFamily(c.model.kind)
-    const side = Array.isArray(c.backend)
-    for (const [i, backend] of (side ? (c.backend as string[]) : [c.backend as string]).entries()) {
-      if (!family || typeof backend !== 'string' || backend === 'auto' || !backendKnown(backend)) continue
-      const why = whyNoBatched(family, backend)
-      if (!backendSpec(family, backend)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: side ? ['backend', i] : ['backend'],
-          message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.map((b) => b.name).join(', ')}`,
-        })
-      } else if (!side && c.strategies?.includes('batched') && why !== null) {
-        // side by side, a backend without batched measures the other strategies (plan.ts)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['strategies'],
-          message: `batched is not available for a ${family.label} on ${backend}: ${why}; accepted: sequential, pool`,
-        })
-      }
+
+/** A cross-field problem: the field's path and what is wrong, with what is accepted. */
+type Problem = { path: (string | number)[]; message: string }
+type Fields = z.infer<typeof BenchConfigFields>
+
+export const BenchConfigSchema = BenchConfigFields.superRefine((c, ctx) => {
+  // cross-field checks only once the fields themselves are valid
+  const valid = (xs: unknown, lim: { min: number; max: number }) =>
+    Array.isArray(xs) && xs.length > 0 && xs.every((v) => Number.isInteger(v) && v >= lim.min && v <= lim.max)
+  if (!valid(c.models, LIMITS.models) || !valid(c.workers, LIMITS.workers) || !valid(c.sizes, LIMITS.size)) return
+  if (!(c.testSplit >= LIMITS.testSplit.min && c.testSplit <= LIMITS.testSplit.max)) return
+  const family = c.model && findFamily(c.model.kind)
+  const problems = [
+    ...(family ? backendProblems(c, family) : []),
+    ...(family && c.set ? setProblems(c, family, c.set) : []),
+    ...launcherProblems(c),
+    ...workerAndSizeProblems(c),
+  ]
+  for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path, message })
+})
+
+/** Each backend named is one the family has, and batched is asked only of a backend that fuses. */
+function backendProblems(c: Fields, family: ModelFamily): Problem[] {
+  const problems: Problem[] = []
+  const side = Array.isArray(c.backend)
+  for (const [i, backend] of (side ? (c.backend as string[]) : [c.backend as string]).entries()) {
+    if (typeof backend !== 'string' || backend === 'auto' || !backendKnown(backend)) continue
+    const why = whyNoBatched(family, backend)
+    if (!backendSpec(family, backend)) {
+      problems.push({
+        path: side ? ['backend', i] : ['backend'],
+        message: `backend ${backend} cannot train a ${family.label}; accepted: auto, ${family.backends.map((b) => b.name).join(', ')}`,
+      })
+    } else if (!side && c.strategies?.includes('batched') && why !== null) {
+      // side by side, a backend without batched measures the other strategies (plan.ts)
+      problems.push({ path: ['strategies'], message: `batched is not available for a ${family.label} on ${backend}: ${why}; accepted: sequential, pool` })
     }
-    if (family && c.set) {
-      for (const issue of modelSetIssues(family, c.set)) ctx.addIssue({ code: 'custom', path: ['set', ...issue.path], message: issue.message })
-      // seeds or folds out of range: said on their own fields, not again as a wrong count
-      const n = checkedSetSize(c.set)
-      const made = `${configurationCount(c.set)} configuration${configurationCount(c.set) === 1 ? '' : 's'} × ${c.set.seeds} seed${c.set.seeds === 1 ? '' : 's'}${c.set.folds ? ` × ${c.set.folds} folds` : ''}`
-      if (n !== null && n > LIMITS.models.max) {
-        ctx.addIssue({ code: 'custom', path: ['set'], message: `the model set makes ${n} models (${made}), more than the limit of ${LIMITS.models.max}` })
-      } else if (n !== null && c.models.length > 1) {
-        ctx.addIssue({ code: 'custom', path: ['models'], message: `a model set and a model-count sweep do not combine: the set's ${made} is one count, ${n}` })
-      } else if (n !== null && c.models[0] !== n) {
-        ctx.addIssue({ code: 'custom', path: ['models'], message: `models must be ${n} for this model set (${made}), got ${c.models[0]}` })
-      }
-      const folds = c.set.folds
-      for (const size of c.sizes) {
-        const { train } = splitRows(size, c.testSplit)
-        if (folds !== null && folds > train) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['set', 'folds'],
-            message: `folds ${folds} is more than the ${train} training rows of size ${size}: each fold needs a row (folds must be from 2 to ${Math.min(10, train)})`,
-          })
-        }
-      }
+  }
+  return problems
+}
+
+/** A model set's own fields, its model count against --models, and its folds against each size's training rows. */
+function setProblems(c: Fields, family: ModelFamily, set: NonNullable<Fields['set']>): Problem[] {
+  const problems: Problem[] = modelSetIssues(family, set).map((issue) => ({ path: ['set', ...issue.path], message: issue.message }))
+  // seeds or folds out of range: said on their own fields, not again as a wrong count
+  const n = checkedSetSize(set)
+  const made = `${configurationCount(set)} configuration${configurationCount(set) === 1 ? '' : 's'} × ${set.seeds} seed${set.seeds === 1 ? '' : 's'}${set.folds ? ` × ${set.folds} folds` : ''}`
+  if (n !== null && n > LIMITS.models.max) {
+    problems.push({ path: ['set'], message: `the model set makes ${n} models (${made}), more than the limit of ${LIMITS.models.max}` })
+  } else if (n !== null && c.models.length > 1) {
+    problems.push({ path: ['models'], message: `a model set and a model-count sweep do not combine: the set's ${made} is one count, ${n}` })
+  } else if (n !== null && c.models[0] !== n) {
+    problems.push({ path: ['models'], message: `models must be ${n} for this model set (${made}), got ${c.models[0]}` })
+  }
+  const folds = set.folds
+  for (const size of c.sizes) {
+    const { train } = splitRows(size, c.testSplit)
+    if (folds !== null && folds > train) {
+      problems.push({
+        path: ['set', 'folds'],
+        message: `folds ${folds} is more than the ${train} training rows of size ${size}: each fold needs a row (folds must be from 2 to ${Math.min(10, train)})`,
+      })
     }
-    if (c.launcher) {
-      if (c.gpus !== undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['gpus'],
-          message: "gpus picks this machine's GPUs; with launcher slurm, Slurm assigns each task its GPU (launcher.gres, default gpu:1): leave gpus out",
-        })
-      for (const [i, arg] of c.launcher.sbatchArgs.entries()) {
-        const name = reservedSbatchArg(arg)
-        if (name)
-          ctx.addIssue({
-            code: 'custom',
-            path: ['launcher', 'sbatchArgs', i],
-            message: `launcher.sbatchArgs: ${name} is set by Trainpool itself (its own field or the job array); accepted: other sbatch options such as --qos=short`,
-          })
-      }
+  }
+  return problems
+}
+
+/** What a scheduler decides itself is not asked of the config: GPUs and the sbatch options it sets. */
+function launcherProblems(c: Fields): Problem[] {
+  if (!c.launcher) return []
+  const problems: Problem[] = []
+  if (c.gpus !== undefined) {
+    problems.push({
+      path: ['gpus'],
+      message: "gpus picks this machine's GPUs; with launcher slurm, Slurm assigns each task its GPU (launcher.gres, default gpu:1): leave gpus out",
+    })
+  }
+  for (const [i, arg] of c.launcher.sbatchArgs.entries()) {
+    const name = reservedSbatchArg(arg)
+    if (name) {
+      problems.push({
+        path: ['launcher', 'sbatchArgs', i],
+        message: `launcher.sbatchArgs: ${name} is set by Trainpool itself (its own field or the job array); accepted: other sbatch options such as --qos=short`,
+      })
     }
-    // a W larger than some model counts is measured only where W ≤ N (plan.ts skips the rest, so a
-    // sweep from N = 1 can still use W = 2); a W larger than every model count would never run
-    const maxModels = Math.max(...c.models)
-    for (const w of c.workers) {
-      if (w > maxModels) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['workers'],
-          message: `workers ${w} is more than models ${maxModels}: each worker needs at least one model (workers must be from 1 to ${maxModels})`,
-        })
-      }
+  }
+  return problems
+}
+
+/** Every worker count has a model to train, and every size leaves a training and a test row. */
+function workerAndSizeProblems(c: Fields): Problem[] {
+  const problems: Problem[] = []
+  // a W larger than some model counts is measured only where W ≤ N (plan.ts skips the rest, so a
+  // sweep from N = 1 can still use W = 2); a W larger than every model count would never run
+  const maxModels = Math.max(...c.models)
+  for (const w of c.workers) {
+    if (w > maxModels) {
+      problems.push({
+        path: ['workers'],
+        message: `workers ${w} is more than models ${maxModels}: each worker needs at least one model (workers must be from 1 to ${maxModels})`,
+      })
     }
-    for (const size of c.sizes) {
-      const { train, test } = splitRows(size, c.testSplit)
-      if (train < 1 || test < 1) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['sizes'],
-          message: `sizes ${size} leaves ${train} training and ${test} test rows at testSplit ${c.testSplit}; it needs at least one of each`,
-        })
-      }
+  }
+  for (const size of c.sizes) {
+    const { train, test } = splitRows(size, c.testSplit)
+    if (train < 1 || test < 1) {
+      problems.push({
+        path: ['sizes'],
+        message: `sizes ${size} leaves ${train} training and ${test} test rows at testSplit ${c.testSplit}; it needs at least one of each`,
+      })
     }
-  })
+  }
+  return problems
+}
 
 export type BenchConfig = z.infer<typeof BenchConfigSchema>
 export type { ModelParams }
