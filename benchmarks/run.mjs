@@ -57,6 +57,11 @@ const workerCounts = Array.from({ length: cores }, (_, i) => i + 1).join(',')
 const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`
 const ratio = (a, b) => (a && b ? `${(a.medianMs / b.medianMs).toFixed(2)}×` : 'n/a')
 const secs = (ms) => `${(ms / 1000).toFixed(2)}s`
+/** The article's MLP runs (100→64→1, Adam, batch 512, 3 epochs, 100 features) at these sizes, every W. */
+const articleMlp = (sizeList) => [
+  ...['--sizes', sizeList, '--models', models, '--workers', workerCounts, '--repeats', repeats],
+  ...['--epochs', '3', '--hidden', '64', '--batch-size', '512', '--features', '100'],
+]
 
 function gemm(b) {
   const out = execFileSync(process.execPath, [join(root, 'benchmarks/gemm-reference.mjs'), b], {
@@ -138,26 +143,7 @@ if (env('BENCH_MLP', '1') !== '0') {
     return lines.join('\n')
   }
   const reference = gemm(backend)
-  const main = bench(`bench-${backend}`, [
-    '--backend',
-    backend,
-    '--sizes',
-    sizes,
-    '--models',
-    models,
-    '--workers',
-    workerCounts,
-    '--repeats',
-    repeats,
-    '--epochs',
-    '3',
-    '--hidden',
-    '64',
-    '--batch-size',
-    '512',
-    '--features',
-    '100',
-  ])
+  const main = bench(`bench-${backend}`, ['--backend', backend, ...articleMlp(sizes)])
   out.mlp = { reference, summary: main.summary, verification: main.verification, environment: main.environment, status: main.status }
   text += mlpReport(main, reference)
   if (webgpuSize > 0) {
@@ -216,24 +202,7 @@ if (env('BENCH_MLP', '1') !== '0') {
  */
 function nativeCpuPass(mlpReport, wasmMain) {
   const size = Number(env('BENCH_ORT_SIZE', 10000))
-  const shape = [
-    '--sizes',
-    String(size),
-    '--models',
-    models,
-    '--workers',
-    workerCounts,
-    '--repeats',
-    repeats,
-    '--epochs',
-    '3',
-    '--hidden',
-    '64',
-    '--batch-size',
-    '512',
-    '--features',
-    '100',
-  ]
+  const shape = articleMlp(String(size))
   let ortRef
   try {
     ortRef = gemm('onnxruntime')
