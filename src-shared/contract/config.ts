@@ -17,7 +17,7 @@ import {
 } from '../families'
 import { GpuChoiceSchema } from './gpus'
 import { LauncherSchema, reservedSbatchArg } from './launcher'
-import { checkedSetSize, configurationCount, modelSetIssues, ModelSetSchema } from './model-set'
+import { checkedSetSize, configurationCount, modelSetIssues, ModelSetSchema, type PathIssue as Problem } from './model-set'
 import { splitRows } from '../vocabulary/split'
 import { enumListField, intField, intListField, realField } from '../vocabulary/fields'
 import { FAILURE_POLICIES, PRESET_NAMES, type PresetName, STRATEGIES, TARGETS } from '../vocabulary/names'
@@ -142,8 +142,6 @@ const BenchConfigFields = z
   })
   .strict()
 
-/** A cross-field problem: the field's path and what is wrong, with what is accepted. */
-type Problem = { path: (string | number)[]; message: string }
 type Fields = z.infer<typeof BenchConfigFields>
 
 export const BenchConfigSchema = BenchConfigFields.superRefine((c, ctx) => {

@@ -141,12 +141,15 @@ export function gridValueText(v: GridValue): string {
   return Array.isArray(v) ? v.join(',') : String(v)
 }
 
+/** A cross-field problem in a config: the field's path (as Zod's issues have it) and what is wrong, with what is accepted. */
+export type PathIssue = { path: (string | number)[]; message: string }
+
 /**
  * What is wrong with a set for a family (fields that cannot vary, values out of range, empty or
  * repeated values), as field issues on `set.grid.<key>`; the sizes' checks are the config's.
  */
-export function modelSetIssues(family: ModelFamily, set: ModelSet): { path: (string | number)[]; message: string }[] {
-  const issues: { path: (string | number)[]; message: string }[] = []
+export function modelSetIssues(family: ModelFamily, set: ModelSet): PathIssue[] {
+  const issues: PathIssue[] = []
   const canVary = varyingFields(family).map((f) => f.key)
   for (const [key, values] of Object.entries(set.grid)) {
     const field = family.fields.find((f) => f.key === key)
