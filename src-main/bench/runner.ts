@@ -25,6 +25,7 @@ import {
   workOf,
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
+import { REGRESSION_TASK, resolveTask, type Task } from '@shared/contract'
 import type { WorkerLauncher } from '../pool/launcher'
 import { type JobOutcome, type JobSpec, type ProgressMessage, type RunHooks, WorkerPool } from '../pool/worker-pool'
 import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
@@ -71,6 +72,8 @@ export interface RunnerOptions {
   workerEnv?: Record<string, string>
   /** the user's data set (config.data) as workers read it, resolved by the service; absent: generated data */
   data?: WorkloadData
+  /** the run's task resolved by the service (contract/task.ts); absent: generated data's own (its target), regression on the user's */
+  task?: Task
   /** config.gpus resolved by the service: worker w is pinned to gpus[w mod k] (CUDA_VISIBLE_DEVICES); [] hides every GPU */
   gpus?: GpuInfo[]
   /**
@@ -82,6 +85,8 @@ export interface RunnerOptions {
 
 export class BenchRunner {
   readonly plan: MeasurementKey[]
+  /** what the models learn, as the workers are told it */
+  readonly task: Task
   private pool: WorkerPool | null = null
   private cancelled = false
 
@@ -92,6 +97,7 @@ export class BenchRunner {
     private readonly options: RunnerOptions = {},
   ) {
     this.plan = expandPlan(config)
+    this.task = options.task ?? (config.data ? REGRESSION_TASK : resolveTask(config))
   }
 
   /** Live worker process ids (tests check none survive). */
@@ -145,7 +151,7 @@ export class BenchRunner {
   private async runGroup(group: number[], state: RunState): Promise<string | null> {
     const index = group[0]
     const first = this.plan[index]
-    const workload = workloadFor(this.config, first.size, this.options.data)
+    const workload = workloadFor(this.config, first.size, this.options.data, this.task)
     const jobs = jobsFor(first, workload)
     const poolSize = first.strategy === 'sequential' ? 1 : Math.min(first.workers, jobs.length)
     this.hooks.onPhase?.('starting', index, first)

@@ -1,13 +1,20 @@
-// Same work, proven: every strategy trained every model, and model i's final test MSE (and, where
+// Same work, proven: every strategy trained every model, and model i's primary metric on the test
+// rows (MSE, log loss, …: the run's task) (and, where
 // training is exact, its fingerprint) agrees across strategies within the family's tolerance.
 // Backends side by side: the same within each backend, and across backends as the family says
 // (family.crossBackend). A disagreement fails the run, loudly, naming what disagreed.
-import type { BenchConfig, ConcreteBackend, Measurement, MeasurementKey, PerModel, Verification } from '@shared/contract'
+import { type BenchConfig, type ConcreteBackend, type Measurement, type MeasurementKey, METRIC_SPECS, type PerModel, REGRESSION_TASK, type Task, type Verification } from '@shared/contract'
+import { metricValue } from '@shared/metrics'
 import { familyOf, type ModelFamily } from '@shared/families'
 import { expandPlan } from '@shared/plan'
 
-export function verify(config: BenchConfig, measurements: readonly Measurement[], tolerance = familyOf(config.model).sameWorkTolerance): Verification {
-  const v = new Verifier(config, tolerance)
+export function verify(
+  config: BenchConfig,
+  measurements: readonly Measurement[],
+  task: Pick<Task, 'metric'> = REGRESSION_TASK,
+  tolerance = familyOf(config.model).sameWorkTolerance,
+): Verification {
+  const v = new Verifier(config, tolerance, task.metric)
   for (const size of config.sizes) {
     for (const models of config.models) {
       const atSize = measurements.filter((m) => m.size === size && m.models === models)
@@ -34,12 +41,19 @@ class Verifier {
   private readonly modelsTrained: Record<string, number> = {}
   private maxRel = 0
   private maxCross: number | undefined
+  /** "test MSE", "test log loss": what a problem calls the compared value */
+  private readonly label: string
+  private value(p: PerModel): number {
+    return metricValue(p, this.metric)
+  }
 
   constructor(
     private readonly config: BenchConfig,
     private readonly tolerance: number,
+    private readonly metric: Task['metric'],
   ) {
     this.family = familyOf(config.model)
+    this.label = `test ${METRIC_SPECS[metric].label}`
     this.planned = expandPlan(config)
   }
 
@@ -72,19 +86,19 @@ class Verifier {
 
   /** Model i against the reference's model i: a finite test MSE, the same fingerprint (exact families), the MSE within tolerance. */
   private checkModel(p: PerModel, ref: PerModel | undefined, refStrategy: string | undefined, where: string): void {
-    if (!Number.isFinite(p.testMse)) {
-      this.problems.push(`${where}: model ${p.index} test MSE is ${p.testMse}`)
+    if (!Number.isFinite(this.value(p))) {
+      this.problems.push(`${where}: model ${p.index} ${this.label} is ${this.value(p)}`)
       return
     }
     if (!ref) return
     if (ref.fingerprint !== undefined && p.fingerprint !== ref.fingerprint) {
       this.problems.push(`${where}: model ${p.index} differs from ${refStrategy}'s (fingerprint ${p.fingerprint ?? 'missing'} vs ${ref.fingerprint})`)
     }
-    const rel = relDiff(p.testMse, ref.testMse)
+    const rel = relDiff(this.value(p), this.value(ref))
     if (rel > this.maxRel) this.maxRel = rel
     if (rel > this.tolerance) {
       this.problems.push(
-        `${where}: model ${p.index} test MSE ${p.testMse.toPrecision(7)} differs from ${refStrategy}'s ${ref.testMse.toPrecision(7)} by ${rel.toExponential(2)} (tolerance ${this.tolerance})`,
+        `${where}: model ${p.index} ${this.label} ${this.value(p).toPrecision(7)} differs from ${refStrategy}'s ${this.value(ref).toPrecision(7)} by ${rel.toExponential(2)} (tolerance ${this.tolerance})`,
       )
     }
   }
@@ -109,11 +123,11 @@ class Verifier {
           )
           continue
         }
-        const rel = relDiff(q.testMse, p.testMse)
+        const rel = relDiff(this.value(q), this.value(p))
         this.maxCross = Math.max(this.maxCross ?? 0, rel)
         if (rel > rule.tolerance) {
           this.problems.push(
-            `${pair}: model ${p.index} test MSE ${q.testMse.toPrecision(7)} vs ${p.testMse.toPrecision(7)} differs by ${rel.toExponential(2)} (cross-backend tolerance ${rule.tolerance})`,
+            `${pair}: model ${p.index} ${this.label} ${this.value(q).toPrecision(7)} vs ${this.value(p).toPrecision(7)} differs by ${rel.toExponential(2)} (cross-backend tolerance ${rule.tolerance})`,
           )
         }
       }

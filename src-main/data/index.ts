@@ -3,4 +3,4 @@
 // The shells and the service call only what is exported here (README.md: the API and the cache).
 export { loadDataFile, loadIntoCache, sha256File, type LoadOptions } from './load-data-file'
 export { dataSetInfo, listDataSets, readCachedInfo, removeFromCache, tablePath, cacheDir, datasetsDir } from './cache'
-export { resolveDataSource, type ResolvedData } from './resolve-source'
+export { classValuesOf, resolveDataSource, type ResolvedData } from './resolve-source'

@@ -3,7 +3,7 @@
 // is in the cache and its table intact, and the data choice passes the one check the config panel
 // shows too (src-shared/data-check.ts: columns, the target's values, sizes within the rows that
 // have a target, missing values per family). So bad data is refused at start, never mid-run.
-import { type BenchConfig, type DataSetInfo, type DataSetRecord, type DataSource, TrainpoolError, type WorkloadData } from '@shared/contract'
+import { type BenchConfig, CLASS_LIMITS, type DataSetInfo, type DataSetRecord, type DataSource, type TargetValues, type Task, TrainpoolError, type WorkloadData } from '@shared/contract'
 import { checkDataChoice } from '@shared/data-check'
 import { dataRefusal } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
@@ -16,6 +16,8 @@ export interface ResolvedData {
   config: BenchConfig
   workload: WorkloadData
   record: DataSetRecord
+  /** the target column's type and distinct values, what `objective auto` reads (contract/task.ts) */
+  target: TargetValues
 }
 
 function refuse(field: string, message: string, code: 'invalid-input' | 'not-found' = 'invalid-input'): TrainpoolError {
@@ -63,7 +65,24 @@ export async function resolveDataSource(storeDir: string | null, config: BenchCo
     standardised: standardise,
     sampleSeed: config.seed,
   }
-  return { info, config: { ...config, features: choice.features.length }, workload, record }
+  return { info, config: { ...config, features: choice.features.length }, workload, record, target: numericTargetValues(choice.target.name, target) }
+}
+
+/** A numeric target column's distinct present values (as shortest decimals; null past CLASS_LIMITS.max) and whether all are integers. */
+function numericTargetValues(column: string, values: Float32Array): TargetValues {
+  const distinct = new Set<number>()
+  let integers = true
+  for (const v of values) {
+    if (v !== v) continue
+    if (!Number.isInteger(v)) integers = false
+    if (distinct.size <= CLASS_LIMITS.max) distinct.add(v)
+  }
+  return { column, type: 'numeric', distinct: distinct.size > CLASS_LIMITS.max ? null : [...distinct].map(String), integers }
+}
+
+/** A classifier's stored target value of each class, in the task's class order (what the worker maps labels by). */
+export function classValuesOf(task: Task, target: TargetValues): number[] {
+  return task.classes.map(Number)
 }
 
 /** Mean, population std, min and max of the values that are present (NaN = missing). */

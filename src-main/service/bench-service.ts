@@ -30,13 +30,15 @@ import {
   type RunListEntry,
   type RunResult,
   type SavedModel,
+  resolveTask,
+  type Task,
   TrainpoolError,
   webgpuSpreadRefusal,
   workersPerGpuRefusal,
 } from '@shared/contract'
 import { familiesToCalibrate } from '@shared/calibration'
 import { estimateRunPeakBytes } from '@shared/estimate'
-import { refuseUnavailableBackend } from '@shared/families'
+import { familyOf, refuseUnavailableBackend, whyNoObjective } from '@shared/families'
 import type { RunnerOptions } from '../bench/runner'
 import type { WorkerLauncher } from '../pool/launcher'
 import { type ListenAddress, WorkerGateway, workerSocketOption } from '../pool/remote/gateway'
@@ -50,7 +52,7 @@ import type { TelemetrySessionOptions } from '../telemetry/session'
 import { type AutoHooks, AutoCalibration, autoRuleFromEnv } from './auto-calibration'
 import { BackendProbe, probeInWorker } from './backend-probe'
 import { DataSets } from './data-sets'
-import { resolveDataSource, type ResolvedData } from '../data'
+import { classValuesOf, resolveDataSource, type ResolvedData } from '../data'
 import { modelFiles } from '../export/models'
 import { discoverGpus } from '../gpus/discover'
 import { LiveRun } from './live-run'
@@ -153,7 +155,7 @@ export class BenchService implements BenchServiceApi {
   }
 
   /** The validated config, with config.data the resolved data set (its feature count in the config), and with config.gpus the GPUs the workers are spread over. */
-  private async prepare(raw: unknown): Promise<{ config: BenchConfig; data: ResolvedData | null; gpus: GpuInfo[] | undefined }> {
+  private async prepare(raw: unknown): Promise<{ config: BenchConfig; data: ResolvedData | null; gpus: GpuInfo[] | undefined; task: Task }> {
     const parsed = BenchConfigSchema.safeParse(raw)
     if (!parsed.success) throw invalidInput(parsed.error, raw, 'config')
     let config = parsed.data
@@ -162,6 +164,9 @@ export class BenchService implements BenchServiceApi {
     if (config.launcher) refuseUnavailableLauncher(config.launcher, await this.probe.slurm())
     const data = config.data ? await resolveDataSource(this.options.dataDir ?? this.options.store?.dir ?? null, { ...config, data: config.data }) : null
     if (data) config = data.config
+    const task = resolveTask(config, data?.target)
+    if (data && task.objective !== 'regression') data.workload.classValues = classValuesOf(task, data.target)
+    refuseBackendsWithoutObjective(config, task)
     const need = estimateRunPeakBytes(config)
     const free = os.freemem()
     // Slurm's workers run on its nodes (their memory is Slurm's to grant): this machine's free memory says nothing
@@ -173,7 +178,7 @@ export class BenchService implements BenchServiceApi {
         [{ field: 'sizes', message: `needs about ${gib(need)}, ${gib(free)} free` }],
       )
     }
-    return { config, data, gpus }
+    return { config, data, gpus, task }
   }
 
   /** config.gpus against the machine's GPUs: the chosen ones, or a refusal on field gpus (contract/gpus.ts). */
@@ -202,7 +207,7 @@ export class BenchService implements BenchServiceApi {
    */
   private async launch(raw: unknown, check?: { verifies: string; afterRun: (result: RunResult) => Promise<AdviceCheck> }): Promise<{ runId: string }> {
     this.refuseIfBusy()
-    const { config, data, gpus } = await this.prepare(raw)
+    const { config, data, gpus, task } = await this.prepare(raw)
     this.refuseIfBusy()
     const remote = config.launcher ? await this.remoteWorkers(config.launcher) : null
     // a scheduler's workers run on its nodes: this machine's calibration says nothing about them
@@ -215,6 +220,7 @@ export class BenchService implements BenchServiceApi {
     const live = new LiveRun(config, {
       ...(auto ? { auto } : {}),
       dataset: data ? { record: data.record, workload: data.workload } : undefined,
+      task,
       ...(gpus ? { gpus } : {}),
       verifies: check?.verifies,
       launcher: remote?.launcher ?? this.options.launcher,
@@ -399,5 +405,14 @@ export class BenchService implements BenchServiceApi {
 
   async shutdown(): Promise<void> {
     if (this.live) await this.cancel()
+  }
+}
+
+/** A named backend that cannot train the task's objective is refused on field backend before anything starts. */
+function refuseBackendsWithoutObjective(config: BenchConfig, task: Task): void {
+  const family = familyOf(config.model)
+  for (const [i, backend] of backendsOf(config).entries()) {
+    const why = backend === 'auto' ? null : whyNoObjective(family, backend, task.objective)
+    if (why) throw new TrainpoolError('invalid-input', why, [{ field: Array.isArray(config.backend) ? `backend.${i}` : 'backend', message: why }])
   }
 }

@@ -14,6 +14,7 @@ import {
   type RunEvent,
   type RunResult,
   SCHEMA_VERSION,
+  type Task,
   type WorkloadData,
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
@@ -41,6 +42,8 @@ export interface LiveRunDeps {
   verifies?: string
   /** a run on the user's data: what the result records and what workers read (resolved by the service) */
   dataset?: { record: DataSetRecord; workload: WorkloadData }
+  /** what the models learn (contract/task.ts), resolved by the service; recorded in the result */
+  task: Task
   /** config.gpus resolved (the service's placement): worker w pinned to gpus[w mod k] */
   gpus?: GpuInfo[]
   /** a run on a scheduler: its kind (the record's name for it) and the run's scheduler (the run records each job it submits and cancels them all when it ends) */
@@ -89,6 +92,7 @@ export class LiveRun implements LiveRunAccess {
       error: null,
       ...(deps.verifies ? { verifies: deps.verifies } : {}),
       ...(deps.dataset ? { dataset: deps.dataset.record } : {}),
+      task: deps.task,
     }
     const scheduler = deps.scheduler
     if (scheduler) {
@@ -116,6 +120,7 @@ export class LiveRun implements LiveRunAccess {
       appVersion: this.deps.appVersion,
       ...this.deps.runner,
       data: this.deps.dataset?.workload,
+      task: this.deps.task,
       ...(this.deps.gpus ? { gpus: this.deps.gpus } : {}),
       keepModels: this.deps.store !== null,
     })
@@ -263,7 +268,7 @@ export class LiveRun implements LiveRunAccess {
     const result = this.result
     result.environment = this.withAuto(outcome.environment ?? result.environment)
     result.summary = summarize(result.measurements, familyOf(result.config.model))
-    result.verification = verify(result.config, result.measurements)
+    result.verification = verify(result.config, result.measurements, result.task)
     result.status = outcome.status === 'ok' && !result.verification.sameWork ? 'failed' : outcome.status
     result.error = outcome.error ?? (result.status === 'failed' ? result.verification.problems.slice(0, 5).join('; ') : null)
     result.warnings = [

@@ -21,6 +21,7 @@ import { checkedSetSize, configurationCount, modelSetIssues, ModelSetSchema, typ
 import { splitRows } from '../vocabulary/split'
 import { enumListField, intField, intListField, realField } from '../vocabulary/fields'
 import { FAILURE_POLICIES, PRESET_NAMES, type PresetName, STRATEGIES, TARGETS } from '../vocabulary/names'
+import { CLASS_LIMITS, METRIC_CHOICES, metricProblem, OBJECTIVE_CHOICES, type Objective } from '../vocabulary/task'
 
 export * from '../vocabulary/names'
 export type { BackendName, ConcreteBackend }
@@ -115,6 +116,16 @@ const BenchConfigFields = z
     seed: intField('seed', LIMITS.seed),
     target: z.enum(TARGETS, { error: `target accepts ${TARGETS.join(', ')}` }),
     features: intField('features', LIMITS.features),
+    /**
+     * What the models learn: regression, binary, multiclass, or `auto` — read from the target (generated
+     * data: teacher/noise → regression, binary, multiclass; the user's: two values → binary, text or
+     * small integers → multiclass, else regression). Absent: auto (files from before classifiers: regression).
+     */
+    objective: z.enum(OBJECTIVE_CHOICES, { error: `objective accepts ${OBJECTIVE_CHOICES.join(', ')}` }).optional(),
+    /** the primary metric: compared across strategies, ranked by, charted; auto = MSE (regression), log loss (classifiers) */
+    metric: z.enum(METRIC_CHOICES, { error: `metric accepts ${METRIC_CHOICES.join(', ')}` }).optional(),
+    /** generated multiclass data (target multiclass): the number of classes; absent: 5 */
+    classes: intField('classes', CLASS_LIMITS).optional(),
     testSplit: realField('testSplit', LIMITS.testSplit),
     failurePolicy: z.enum(FAILURE_POLICIES, { error: `failurePolicy accepts ${FAILURE_POLICIES.join(', ')}` }),
     model: ModelSchema,
@@ -156,6 +167,7 @@ export const BenchConfigSchema = BenchConfigFields.superRefine((c, ctx) => {
     ...(family && c.set ? setProblems(c, family, c.set) : []),
     ...launcherProblems(c),
     ...workerAndSizeProblems(c),
+    ...objectiveProblems(c),
   ]
   for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path, message })
 })
@@ -227,6 +239,34 @@ function launcherProblems(c: Fields): Problem[] {
   }
   return problems
 }
+
+/** Generated data fixes the objective (its target's): an objective or a metric that contradicts it is refused before anything starts. */
+function objectiveProblems(c: Fields): Problem[] {
+  const problems: Problem[] = []
+  const generated = c.data === undefined ? generatedObjective(c.target) : null
+  if (generated && c.objective && c.objective !== 'auto' && c.objective !== generated) {
+    problems.push({
+      path: ['objective'],
+      message: `objective ${c.objective} does not fit generated target ${c.target}, a ${generated} target; accepted: auto, ${generated} (or --target ${GENERATED_TARGET_OF[c.objective]})`,
+    })
+  }
+  if (c.classes !== undefined && c.data === undefined && c.target !== 'multiclass') {
+    problems.push({ path: ['classes'], message: `classes sets generated multiclass data's class count: it needs target multiclass (got target ${c.target})` })
+  }
+  const objective = c.objective && c.objective !== 'auto' ? c.objective : generated
+  const why = objective && c.metric ? metricProblem(c.metric, objective) : null
+  if (why) problems.push({ path: ['metric'], message: why })
+  return problems
+}
+
+/** The objective a generated target trains: teacher and noise are regression targets. */
+export function generatedObjective(target: (typeof TARGETS)[number]): Objective {
+  return target === 'binary' ? 'binary' : target === 'multiclass' ? 'multiclass' : 'regression'
+}
+const GENERATED_TARGET_OF: Record<Objective, (typeof TARGETS)[number]> = { regression: 'teacher', binary: 'binary', multiclass: 'multiclass' }
+
+/** Generated multiclass data's class count when the config does not say. */
+export const DEFAULT_GENERATED_CLASSES = 5
 
 /** Every worker count has a model to train, and every size leaves a training and a test row. */
 function workerAndSizeProblems(c: Fields): Problem[] {

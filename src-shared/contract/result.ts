@@ -8,6 +8,20 @@ import { BenchConfigSchema, ConcreteBackendSchema, STRATEGIES } from './config'
 import { DataSetRecordSchema } from './dataset'
 import { DeviceCountersSchema } from './device-counters'
 import { RunTelemetrySchema } from './telemetry'
+import { CLASS_LIMITS, METRICS, OBJECTIVES, type Task } from '../vocabulary/task'
+
+/** a model's scores in its objective's metrics (vocabulary/task.ts); every value finite or NaN-free by construction of the engines */
+export const MetricsSchema = z.partialRecord(z.enum(METRICS), z.number())
+
+/** what the run's models learned (vocabulary/task.ts Task); absent in files from before classifiers: regression ranked by MSE */
+export const TaskSchema = z
+  .object({
+    objective: z.enum(OBJECTIVES),
+    classes: z.array(z.string().max(256)).max(CLASS_LIMITS.max),
+    metric: z.enum(METRICS),
+    auto: z.boolean(),
+  })
+  .strict() satisfies z.ZodType<Task>
 
 export const SCHEMA_VERSION = 2
 
@@ -21,7 +35,10 @@ export const PerModelSchema = z.object({
   trainMs: z.number().min(0).nullable(),
   /** batched: the training time of the fused group the model was part of; null otherwise */
   groupTrainMs: z.number().min(0).nullable(),
+  /** mean squared error on the test rows: of the prediction (regression), of the class probabilities against the one-hot label (a classifier: the Brier score) */
   testMse: z.number(),
+  /** every metric of the run's objective on the test rows (metrics.ts scoreOutputs); absent in files from before classifiers */
+  metrics: MetricsSchema.optional(),
   finalLoss: z.number().nullable(),
   worker: z.number().int().min(0),
   /** a digest of the trained model, where the family's training is exact (trees) */
@@ -31,6 +48,8 @@ export const PerModelSchema = z.object({
   /** in a model set with folds: the fold it held out, and its MSE on those rows */
   fold: z.number().int().min(0).optional(),
   validationMse: z.number().optional(),
+  /** in a model set with folds: every metric of the objective on its held-out rows */
+  validationMetrics: MetricsSchema.optional(),
   /** in a model set's batched measurement: the first model index of the fused program it was trained in */
   fusedGroup: z.number().int().min(0).optional(),
 })
@@ -181,6 +200,8 @@ export const RunResultSchema = z.object({
   verifies: z.string().optional(),
   /** the user's data set the run trained on (config.data); absent for generated data and in older files */
   dataset: DataSetRecordSchema.optional(),
+  /** what the models learned: objective, class names in output order, the primary metric; absent in older files (regression, MSE) */
+  task: TaskSchema.optional(),
   /** the trained models the run kept (models.json beside run.json): which measurement trained them, how many, in what format */
   keptModels: z.object({ size: z.number().int(), strategy: z.string(), workers: z.number().int(), count: z.number().int(), format: z.string() }).optional(),
   /** a run on a scheduler (config.launcher): its kind and every job it submitted, saved as each is submitted, so a coordinator that restarts cancels the jobs of a run it marks interrupted (never an id that reads as an option) */

@@ -7,6 +7,7 @@ import { BackendChoiceSchema, ConcreteBackendSchema, ModelSchema } from './confi
 import { IMPUTE_MODES } from './dataset'
 import { DeviceCountersSchema } from './device-counters'
 import { TARGETS } from '../vocabulary/names'
+import { CLASS_LIMITS, OBJECTIVES } from '../vocabulary/task'
 import { ModelArtifactSchema } from './model-artifact'
 import { ModelSetSchema } from '../vocabulary/model-set-shape'
 import { PerModelSchema } from './result'
@@ -37,6 +38,7 @@ const WorkloadDataSchema = z
     featureColumns: z.array(Index),
     impute: z.enum(IMPUTE_MODES),
     standardise: z.boolean(),
+    classValues: z.array(z.number()).max(CLASS_LIMITS.max).optional(),
   })
   .strict()
 
@@ -50,6 +52,7 @@ const WorkloadSchema = z
     model: ModelSchema,
     data: WorkloadDataSchema.optional(),
     set: ModelSetSchema.optional(),
+    task: z.object({ objective: z.enum(OBJECTIVES), classes: z.number().int().min(0).max(CLASS_LIMITS.max) }).strict().optional(),
   })
   .strict()
 

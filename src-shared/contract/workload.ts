@@ -5,13 +5,16 @@
 import type { ModelParams } from '../families'
 import type { BenchConfig } from './config'
 import type { WorkloadData, WorkloadOf } from '../vocabulary/workload-shape'
+import type { Task } from '../vocabulary/task'
 
 export type { WorkloadData }
+export type { WorkloadTask } from '../vocabulary/workload-shape'
 
 /** What a worker trains on, for the parameters of one family (the built-in families' by default). */
 export type Workload<P extends { kind: string } = ModelParams> = WorkloadOf<P>
 
-export function workloadFor(config: BenchConfig, size: number, data?: WorkloadData): Workload {
+/** The workload of one size; `task` the run's resolved task (contract/task.ts), absent for regression. */
+export function workloadFor(config: BenchConfig, size: number, data?: WorkloadData, task?: Pick<Task, 'objective' | 'classes'>): Workload {
   return {
     size,
     features: data ? data.featureColumns.length : config.features,
@@ -21,6 +24,7 @@ export function workloadFor(config: BenchConfig, size: number, data?: WorkloadDa
     model: structuredClone(config.model),
     ...(data ? { data: structuredClone(data) } : {}),
     ...(config.set ? { set: structuredClone(config.set) } : {}),
+    ...(task && task.objective !== 'regression' ? { task: { objective: task.objective, classes: task.classes.length } } : {}),
   }
 }
 

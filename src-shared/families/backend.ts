@@ -4,6 +4,7 @@
 // a worker applies it). The worker half (src-main/engine/families/) registers the same names; it
 // imports only the vocabulary, never the contract (the contract's backend lists come from here).
 import { TrainpoolError } from '../vocabulary/errors'
+import type { Objective } from '../vocabulary/task'
 
 /**
  * Assumed speed of a backend for one family: rough on purpose (the UI says "rough estimate"). The
@@ -32,6 +33,16 @@ export interface BackendSpec<Name extends string = string> {
   /** `true`, or why `batched` does not exist on it and what to use instead (said when it is refused) */
   batched: true | { why: string }
   speed: BackendSpeed
+  /** the objectives it trains (vocabulary/task.ts), and why not the others; absent: every objective */
+  objectives?: { trains: readonly Objective[]; why: string }
+}
+
+/** Why a family's backend cannot train an objective ("backend webgpu trains regression only: …; accepted: cpu, xgboost"), or null. */
+export function whyNoObjective(family: { label: string; backends: readonly BackendSpec[] }, backend: string, objective: Objective): string | null {
+  const spec = family.backends.find((b) => b.name === backend)
+  if (!spec?.objectives || spec.objectives.trains.includes(objective)) return null
+  const others = family.backends.filter((b) => !b.objectives || b.objectives.trains.includes(objective)).map((b) => b.name)
+  return `backend ${backend} cannot train a ${objective} ${family.label} yet: ${spec.objectives.why}; accepted: ${others.join(', ')}`
 }
 
 /**

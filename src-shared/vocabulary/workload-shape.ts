@@ -3,6 +3,14 @@
 // shape imports neither.
 import type { ModelSet } from './model-set-shape'
 import type { Target } from './names'
+import type { Objective } from './task'
+
+/** What a worker's models learn: the objective and (classifiers) the class count; absent in a workload: regression. */
+export interface WorkloadTask {
+  objective: Objective
+  /** K: 2 for binary, 3 … CLASS_LIMITS.max for multiclass, 0 for regression */
+  classes: number
+}
 
 /** MLP only: what to do with missing values (trees handle them natively, the default direction learned). */
 export const IMPUTE_MODES = ['none', 'mean'] as const
@@ -20,6 +28,8 @@ export interface WorkloadData {
   impute: ImputeMode
   /** features scaled to mean 0, std 1 with the training rows' statistics (the MLP), else raw */
   standardise: boolean
+  /** a classifier's target: the stored value of class k at position k (the column's numbers, or a text column's codes); absent: regression */
+  classValues?: number[]
 }
 
 export interface WorkloadOf<P extends { kind: string }> {
@@ -33,6 +43,8 @@ export interface WorkloadOf<P extends { kind: string }> {
   model: P
   /** the user's data set; absent: generated data */
   data?: WorkloadData
+  /** what the models learn (resolved from `auto` before the run); absent: regression */
+  task?: WorkloadTask
   /** a model set: model i's parameters and fold come from it and `model` (contract/model-set.ts); absent: every model is `model` */
   set?: ModelSet
 }

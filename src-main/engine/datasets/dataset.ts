@@ -1,6 +1,6 @@
 // The shape every engine trains on, generated (generated.ts) or the user's (user-data.ts): its own module
 // so the user's data can build one without importing the generator that picks between the two.
-import { foldRows, type HeldOutRows, type Preprocess, type Target } from '@shared/contract'
+import { foldRows, type HeldOutRows, type Preprocess, type Target, type WorkloadTask } from '@shared/contract'
 
 export interface DatasetSpec {
   size: number
@@ -8,6 +8,8 @@ export interface DatasetSpec {
   seed: number
   target: Target
   testSplit: number
+  /** a classifier's objective and class count (labels are class indices 0 … K−1); absent: regression */
+  task?: WorkloadTask
 }
 
 export interface Dataset {
@@ -99,6 +101,36 @@ export async function heldOutMse(
 /** Each model's training rows: the data set's, less its held-out ones. */
 export function trainingRowsOf(train: number, heldOut: readonly (HeldOutRows | null)[]): number[] {
   return heldOut.map((h) => train - (h ? h.end - h.begin : 0))
+}
+
+/**
+ * A classifier's training rows reordered so that any contiguous block holds the classes in the
+ * proportions of the whole (±1 row a class): folds are contiguous blocks (contract/model-set.ts
+ * foldRows), so this makes every fold stratified, as scikit-learn's StratifiedKFold does, whatever K.
+ * Row r of class c that is the j-th of its class's n_c rows goes to key (j + 0.5)/n_c; rows are
+ * ordered by key, ties by class. Deterministic from the labels alone, so every strategy gets the same order.
+ */
+export function stratifyTrainingRows(x: Float32Array, y: Float32Array, train: number, features: number, classes: number): void {
+  const count = new Float64Array(classes)
+  for (let r = 0; r < train; r++) count[y[r]]++
+  const seen = new Float64Array(classes)
+  const key = new Float64Array(train)
+  for (let r = 0; r < train; r++) {
+    const c = y[r]
+    key[r] = (seen[c]++ + 0.5) / count[c]
+  }
+  const order = Array.from({ length: train }, (_, r) => r).sort((a, b) => key[a] - key[b] || y[a] - y[b] || a - b)
+  const xs = x.slice(0, train * features)
+  const ys = y.slice(0, train)
+  order.forEach((src, dst) => {
+    x.set(xs.subarray(src * features, src * features + features), dst * features)
+    y[dst] = ys[src]
+  })
+}
+
+/** What a workload's task adds to a worker's data key (the labels differ by objective and class count): '' for regression. */
+export function taskKey(w: Pick<DatasetSpec, 'task'>): string {
+  return w.task ? `:${w.task.objective} ${w.task.classes}` : ''
 }
 
 /** [rows, F] → [rows, F+1] with a last column of ones (the MLP engines' first-layer bias input). */

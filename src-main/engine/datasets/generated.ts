@@ -3,7 +3,7 @@
 // seeded "teacher" (a random one-hidden-layer tanh network) plus noise, standardised, so models
 // learn and test MSE means something; `noise` reproduces the article's pure-noise target.
 import { splitRows, type WorkloadData } from '@shared/contract'
-import type { Dataset, DatasetSpec } from './dataset'
+import { type Dataset, type DatasetSpec, stratifyTrainingRows } from './dataset'
 import { Rng, mixSeed, permutation } from '../random'
 import { userDataset } from './user-data'
 
@@ -22,9 +22,15 @@ export function generateDataset(spec: DatasetSpec): Dataset {
   const { size, features } = spec
   const { train, test } = splitRows(size, spec.testSplit)
   const x = new Float32Array(size * features)
-  const rng = new Rng(spec.seed, 1)
-  for (let i = 0; i < x.length; i++) x[i] = rng.uniform()
-  const y = spec.target === 'noise' ? noiseTarget(size, spec.seed) : teacherTarget(x, size, features, spec.seed)
+  let y: Float32Array
+  if (spec.task && spec.task.objective !== 'regression') {
+    y = classificationData(x, size, features, spec.task.classes, spec.seed)
+    stratifyTrainingRows(x, y, train, features, spec.task.classes)
+  } else {
+    const rng = new Rng(spec.seed, 1)
+    for (let i = 0; i < x.length; i++) x[i] = rng.uniform()
+    y = spec.target === 'noise' ? noiseTarget(size, spec.seed) : teacherTarget(x, size, features, spec.seed)
+  }
   return {
     spec: { ...spec },
     train,
@@ -34,6 +40,40 @@ export function generateDataset(spec: DatasetSpec): Dataset {
     xTest: x.subarray(train * features),
     yTest: y.subarray(train),
   }
+}
+
+/** make_classification's shape (its defaults): informative features, the rest noise; 2 clusters a class */
+const INFORMATIVE = 10
+const CLUSTERS_PER_CLASS = 2
+const CLASS_SEP = 1
+const FLIP_Y = 0.01
+
+/**
+ * Seeded classification data like scikit-learn's make_classification: K classes of equal size, each
+ * 2 Gaussian clusters (unit variance) around vertices of a hypercube of side 2·class_sep in the
+ * first min(10, F) features; the other features are N(0, 1) noise; 1 % of labels replaced at random
+ * (flip_y), so no model reaches 0 log loss. Writes x; returns the labels 0 … K−1.
+ */
+function classificationData(x: Float32Array, size: number, features: number, classes: number, seed: number): Float32Array {
+  const informative = Math.min(INFORMATIVE, features)
+  const rng = new Rng(seed, 6)
+  const centroids = new Float64Array(classes * CLUSTERS_PER_CLASS * informative)
+  for (let i = 0; i < centroids.length; i++) centroids[i] = rng.uniform() < 0.5 ? -CLASS_SEP : CLASS_SEP
+  const y = new Float32Array(size)
+  for (let r = 0; r < size; r++) {
+    const label = r % classes // equal class sizes; the rows are shuffled below
+    const cluster = label * CLUSTERS_PER_CLASS + rng.below(CLUSTERS_PER_CLASS)
+    for (let f = 0; f < features; f++) x[r * features + f] = (f < informative ? centroids[cluster * informative + f] : 0) + rng.normal()
+    y[r] = rng.uniform() < FLIP_Y ? rng.below(classes) : label
+  }
+  const order = permutation(size, new Rng(seed, 1))
+  const xs = x.slice()
+  const ys = y.slice()
+  order.forEach((src, dst) => {
+    x.set(xs.subarray(src * features, src * features + features), dst * features)
+    y[dst] = ys[src]
+  })
+  return y
 }
 
 function noiseTarget(size: number, seed: number): Float32Array {

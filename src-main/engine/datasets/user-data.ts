@@ -4,7 +4,7 @@
 // The same Dataset shape as generated data (dataset.ts), so the engines cannot tell the two apart.
 import { type Preprocess, splitRows, type Workload, type WorkloadData } from '@shared/contract'
 import { readTableColumns } from '../../data/table-file'
-import type { Dataset, DatasetSpec } from './dataset'
+import { type Dataset, type DatasetSpec, stratifyTrainingRows } from './dataset'
 import { Rng, permutation } from '../random'
 
 /** the PRNG stream of the row sample (data.ts uses 1–6) */
@@ -63,11 +63,13 @@ export function userDataset(w: DatasetSpec & { data: WorkloadData }): Dataset {
   const x = new Float32Array(w.size * F)
   const y = new Float32Array(w.size)
   for (let i = 0; i < w.size; i++) y[i] = target[rows[i]]
+  if (data.classValues) toClassIndices(y, data.classValues)
   // one column at a time: a worker holds one of the file's columns besides its sample, never the table
   data.featureColumns.forEach((column, f) => {
     const [values] = readTableColumns(data.table, [column]).values
     for (let i = 0; i < w.size; i++) x[i * F + f] = values[rows[i]]
   })
+  if (data.classValues) stratifyTrainingRows(x, y, train, F, data.classValues.length)
   let preprocess: Preprocess | undefined
   if (data.impute === 'mean' || data.standardise) {
     const { mean, std } = trainingStats(x, train, F)
@@ -80,7 +82,7 @@ export function userDataset(w: DatasetSpec & { data: WorkloadData }): Dataset {
     }
   }
   return {
-    spec: { size: w.size, features: F, seed: w.seed, target: w.target, testSplit: w.testSplit },
+    spec: { size: w.size, features: F, seed: w.seed, target: w.target, testSplit: w.testSplit, ...(w.task ? { task: w.task } : {}) },
     train,
     test,
     xTrain: x.subarray(0, train * F),
@@ -91,8 +93,18 @@ export function userDataset(w: DatasetSpec & { data: WorkloadData }): Dataset {
   }
 }
 
+/** A classifier's labels: each stored value replaced by its class index (classValues[k] → k); the service checked every value has one. */
+function toClassIndices(y: Float32Array, classValues: readonly number[]): void {
+  const index = new Map(classValues.map((v, k) => [Math.fround(v), k]))
+  for (let i = 0; i < y.length; i++) {
+    const k = index.get(y[i])
+    if (k === undefined) throw new Error(`data: target value ${y[i]} is not one of the classes (${classValues.join(', ')})`)
+    y[i] = k
+  }
+}
+
 /** What identifies the user's data in a worker's data key ('' for generated data). */
 export function userDataKey(w: Workload): string {
   const d = w.data
-  return d ? `:${d.sha256}:${d.targetColumn}:${d.featureColumns.join(',')}:${d.impute}:${d.standardise ? 's' : 'r'}` : ''
+  return d ? `:${d.sha256}:${d.targetColumn}:${d.featureColumns.join(',')}:${d.impute}:${d.standardise ? 's' : 'r'}${d.classValues ? `:classes ${d.classValues.join(',')}` : ''}` : ''
 }

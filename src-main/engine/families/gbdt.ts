@@ -9,6 +9,7 @@ import type { Dataset } from '../datasets/generated'
 import { GBDT_PER_MODEL_PARAMS, prepareGbdtData, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
 import { webgpuTreesBackend } from '../gbdt-webgpu/webgpu-trees-backend'
 import { userDataKey } from '../datasets/user-data'
+import { taskKey } from '../datasets/dataset'
 import { xgboostBackend } from '../xgboost/xgboost-backend'
 import { plainCpuRuntime } from './cpu-runtime'
 import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from './gbdt-report'
@@ -54,7 +55,7 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
 }
 
 export const gbdtWorkerFamily = workerFamily(gbdtFamily, {
-  dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}:bins${w.model.maxBin}${userDataKey(w)}`,
+  dataKey: (w) => `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}:bins${w.model.maxBin}${taskKey(w)}${userDataKey(w)}`,
   backends: {
     cpu: defineBackend(cpuTreesBackend),
     webgpu: defineBackend(webgpuTreesBackend),

@@ -3,7 +3,7 @@
 // never reads a family's parameters. A family is its table of backends (WorkerBackend: one entry
 // owns everything about one backend, sealed by define-backend.ts), assembled by workerFamily()
 // (seam.ts), which starts a backend, builds the data set once and hands it to it.
-import type { BackendCapability, BackendName, DeviceCounters, HeldOutRows, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
+import type { BackendCapability, BackendName, DeviceCounters, HeldOutRows, Metrics, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../datasets/dataset'
 
@@ -34,12 +34,17 @@ export interface TrainedModel {
   trainMs: number | null
   /** batched: the training time of the fused group this model was part of; null otherwise */
   groupTrainMs: number | null
+  /** MSE on the test rows: of the predictions, or a classifier's probabilities against the one-hot label (the Brier score) */
   testMse: number
+  /** every metric of the workload's objective on the test rows (@shared/metrics scoreOutputs) */
+  metrics?: Metrics
   finalLoss: number | null
   /** a digest of the trained model where training is exact (trees), for the same-work check */
   fingerprint?: string
   /** MSE on the data set's validation rows, when it has them (a fold's held-out rows) */
   validationMse?: number
+  /** every metric of the objective on the validation rows */
+  validationMetrics?: Metrics
   /** set by the family seam in a model set: the model's configuration and fold */
   configuration?: number
   fold?: number

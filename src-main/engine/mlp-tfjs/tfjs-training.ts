@@ -11,6 +11,7 @@ import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '.
 import { ADAM_DEFAULTS, learningRates } from '../mlp/adam'
 import { FusedMlp } from './fused-mlp'
 import { userDataKey } from '../datasets/user-data'
+import { taskKey } from '../datasets/dataset'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp/artifact'
 import { trainedModels, trainInGroups } from '../mlp/results'
@@ -42,7 +43,7 @@ export interface DataTensors {
 type MlpWorkload = Workload<MlpParams>
 
 export function dataKey(w: MlpWorkload): string {
-  return `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}${userDataKey(w)}`
+  return `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}${taskKey(w)}${userDataKey(w)}`
 }
 
 /** Places the family's data set once (a worker keeps it across jobs). */
