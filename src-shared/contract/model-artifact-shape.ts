@@ -1,6 +1,18 @@
 // A trained model's shape as zod knows it (its fields and types); model-artifact-structure.ts checks
 // what a shape cannot say (trees are trees, layers chain, sizes bounded), model-artifact.ts joins both.
 import { z } from 'zod'
+import { CLASS_LIMITS, OBJECTIVES } from '../vocabulary/task'
+
+/**
+ * A classifier's artifact says so (absent: a regressor, as every artifact before classifiers):
+ * binary — one output, a margin whose sigmoid is p(class 1); multiclass — K outputs (an MLP's last
+ * layer), or K trees a round in round-major order (tree t is class t mod K), softmax over the margins.
+ */
+const ClassifierFields = {
+  objective: z.enum(OBJECTIVES).optional(),
+  /** K, the class count (2 for binary); absent for a regressor */
+  classes: z.number().int().min(2).max(CLASS_LIMITS.max).optional(),
+}
 
 /** One regression tree, nodes in breadth-first order; a node's children are `left` and `left + 1`; a row goes left iff value < threshold (NaN: iff defaultLeft). */
 export const TreeArtifactSchema = z.object({
@@ -35,8 +47,15 @@ export type Preprocess = z.infer<typeof PreprocessSchema>
 
 export const ModelArtifactShape = z.discriminatedUnion('format', [
   /** an MLP regressor: its layers in order (the last has one output) and the features' preprocessing */
-  z.object({ format: z.literal('mlp'), features: z.number().int().min(1), layers: z.array(DenseLayerSchema).min(2), preprocess: PreprocessSchema.nullable() }),
-  z.object({ format: z.literal('gbdt-trees'), features: z.number().int().min(1), baseScore: z.number(), trees: z.array(TreeArtifactSchema) }),
+  z.object({
+    format: z.literal('mlp'),
+    features: z.number().int().min(1),
+    layers: z.array(DenseLayerSchema).min(2),
+    preprocess: PreprocessSchema.nullable(),
+    ...ClassifierFields,
+  }),
+  /** baseScore: a regressor's initial prediction; a classifier's as XGBoost 1.7 takes it (binary: a probability, its logit the initial margin; multiclass: added to every class's margin) */
+  z.object({ format: z.literal('gbdt-trees'), features: z.number().int().min(1), baseScore: z.number(), trees: z.array(TreeArtifactSchema), ...ClassifierFields }),
   /** the xgboost backend's booster, as XGBoost saved it */
   z.object({ format: z.literal('xgboost-json'), json: z.string() }),
 ])
