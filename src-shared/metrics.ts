@@ -1,10 +1,10 @@
 // A model's scores from its outputs on some rows: MSE for a regressor; log loss, accuracy and (binary)
 // ROC AUC for a classifier, with scikit-learn 1.2's definitions (log_loss clips probabilities to
-// [1e-15, 1 − 1e-15]; roc_auc_score is the Mann–Whitney statistic, ties counted as half). Every engine
+// [ε, 1 − ε] with ε float64's machine epsilon (1.2's eps='auto'); roc_auc_score is the Mann–Whitney statistic, ties counted as half). Every engine
 // scores through here, so every backend's numbers mean the same thing (research/objectives.md).
 import { type Metrics, type Objective, type MetricName, outputsOf, type Task, METRIC_SPECS } from './vocabulary/task'
 
-const EPS = 1e-15
+const EPS = Number.EPSILON
 
 /**
  * Scores of outputs `out` against labels `y` (a class index for a classifier): regression `out[r]` is
@@ -57,7 +57,7 @@ export function rocAuc(score: ArrayLike<number>, y: ArrayLike<number>): number {
   const order = Array.from({ length: rows }, (_, i) => i).sort((a, b) => score[a] - score[b])
   let positives = 0
   let rankSum = 0
-  for (let i = 0; i < rows; ) {
+  for (let i = 0; i < rows;) {
     let j = i
     while (j + 1 < rows && score[order[j + 1]] === score[order[i]]) j++
     const rank = (i + j) / 2 + 1 // the tie group's mean rank, 1-based

@@ -16,7 +16,13 @@ import {
   type RunResult,
   TrainpoolError,
   gpuBusyLine,
+  describeTask,
+  METRIC_SPECS,
+  metricsOf,
+  REGRESSION_TASK,
+  type Task,
 } from '@shared/contract'
+import { metricValue } from '@shared/metrics'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
@@ -316,6 +322,8 @@ export function summaryTable(run: RunResult): string {
   )
   if (env?.auto) out.push(env.auto.reason)
   if (run.dataset) out.push(`data: ${formatDataSet(run.dataset)}`)
+  const task = run.task ?? REGRESSION_TASK
+  if (run.task && task.objective !== 'regression') out.push(taskLine(run, task))
   // side by side, a backend column first
   const side = run.summary.some((s) => s.backend)
   const header = [...(side ? ['backend'] : []), 'rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
@@ -353,7 +361,7 @@ export function summaryTable(run: RunResult): string {
           .map(([s, n]) => `${s} ${n}/${run.config.models.join('/')}`)
           .join(
             ', ',
-          )} models; per-model test MSE agree (max rel. Δ ${v.maxRelMseDiff.toExponential(1)}, tolerance ${v.tolerance})${v.maxCrossBackendRelMseDiff !== undefined ? `; across backends max rel. Δ ${v.maxCrossBackendRelMseDiff.toExponential(1)}` : ''}`
+          )} models; per-model test ${METRIC_SPECS[task.metric].label} agree (max rel. Δ ${v.maxRelMseDiff.toExponential(1)}, tolerance ${v.tolerance})${v.maxCrossBackendRelMseDiff !== undefined ? `; across backends max rel. Δ ${v.maxCrossBackendRelMseDiff.toExponential(1)}` : ''}`
       : stopped
         ? `not verified: run ${run.status} before every strategy finished`
         : `SAME-WORK CHECK FAILED:\n${v.problems.map((p) => `  - ${p}`).join('\n')}`,
@@ -366,6 +374,26 @@ export function summaryTable(run: RunResult): string {
   for (const w of run.warnings) out.push(`warning: ${w}`)
   if (run.error) out.push(`error: ${run.error}`)
   return out.join('\n') + '\n'
+}
+
+/**
+ * A classifier's line: "objective: binary (2 classes: no, yes), read from the target · ranked by log loss ·
+ * test (mean over the models of the first measurement at the largest size): log loss 0.312 · accuracy 0.874 · ROC AUC 0.931".
+ */
+function taskLine(run: RunResult, task: Task): string {
+  const largest = Math.max(...run.config.sizes)
+  const m = run.measurements.find((x) => x.size === largest && x.status === 'ok' && x.perModel.length > 0)
+  const scores = m
+    ? metricsOf(task.objective)
+        .filter((name) => name !== 'mse')
+        .map((name) => {
+          const values = m.perModel.map((p) => metricValue(p, name)).filter(Number.isFinite)
+          return values.length ? `${METRIC_SPECS[name].label} ${(values.reduce((a, b) => a + b, 0) / values.length).toPrecision(3)}` : null
+        })
+        .filter((s) => s !== null)
+    : []
+  const read = task.auto ? ', read from the target' : ''
+  return `objective: ${describeTask(task)}${read} · ranked by ${METRIC_SPECS[task.metric].label}${scores.length ? ` · test, mean over ${m!.perModel.length} models at ${largest} rows: ${scores.join(' · ')}` : ''}`
 }
 
 /**

@@ -56,7 +56,10 @@ function addBench(program: Command): void {
       '--seeds <n>',
       'a model set: models per configuration, each from its own seed (1 to 100); with several values of a field (--eta 0.1,0.3; --hidden 32/64) a grid',
     )
-    .option('--folds <k>', 'a model set: K-fold cross-validation over the training rows (2 to 10); models ranked by validation MSE')
+    .option(
+      '--folds <k>',
+      'a model set: K-fold cross-validation over the training rows (2 to 10; stratified by class for a classifier); models ranked by the validation metric',
+    )
     .option('--workers <list>', 'worker counts for pool and batched, e.g. 1,2,5')
     .option('--strategies <list>', `comma-separated: ${STRATEGIES.join(',')}`)
     .option('--backend <name>', FLAG_HELP.backend)
@@ -65,9 +68,12 @@ function addBench(program: Command): void {
     .option('--data <file>', "train on your own CSV or Parquet file (loaded once into the store's data cache); needs --target")
     .option('--target <name>', FLAG_HELP.target)
     .option('--features <n|list>', FLAG_HELP.features)
+    .option('--objective <name>', FLAG_HELP.objective)
+    .option('--metric <name>', FLAG_HELP.metric)
+    .option('--classes <k>', FLAG_HELP.classes)
     .option('--exclude <list>', 'with --data: columns that are not features, comma-separated')
     .option('--impute <mode>', FLAG_HELP.impute)
-    .option('--test-split <x>', 'fraction of rows held out for test MSE')
+    .option('--test-split <x>', 'fraction of rows held out to score the models on')
     .option('--on-failure <policy>', 'stop | continue when a worker dies')
     .option('--json <file>', 'write the full result JSON')
     .option('--csv <file>', 'write one CSV row per measurement')

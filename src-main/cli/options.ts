@@ -27,6 +27,10 @@ import {
   numberOf,
   type NumberKind,
   readNumber,
+  CLASS_LIMITS,
+  DEFAULT_GENERATED_CLASSES,
+  METRIC_CHOICES,
+  OBJECTIVE_CHOICES,
 } from '@shared/contract'
 import { acceptedText, allFamilies, autoOrder, familyKinds, findFamily, type ModelFamily, type ParamField, whyNoBatched } from '@shared/families'
 import { modelSweep } from '@shared/plan'
@@ -48,6 +52,9 @@ export const FLAG_FOR_FIELD: Record<string, string> = {
   repeats: '--repeats',
   seed: '--seed',
   target: '--target',
+  objective: '--objective',
+  metric: '--metric',
+  classes: '--classes',
   preset: '--preset',
   features: '--features',
   testSplit: '--test-split',
@@ -264,9 +271,15 @@ class ConfigDraft {
       }
       if (this.given('target') !== undefined) this.explicit('target', this.given('target'))
       if (this.given('features') !== undefined) this.explicit('features', integerValue('--features', this.given('features')!, LIMITS.features))
+      if (this.given('classes') !== undefined) this.explicit('classes', integerValue('--classes', this.given('classes')!, CLASS_LIMITS))
     } else if (this.given('target') === undefined) {
       throw new UsageError('--data needs --target COLUMN: the column of the file to predict')
+    } else if (this.given('classes') !== undefined) {
+      throw new UsageError("--classes sets generated multiclass data's class count; with --data the classes are the target column's values")
     }
+    // checked by the schema (config.ts objectiveProblems) and, on the user's data, when the target is read (contract/task.ts)
+    if (this.given('objective') !== undefined) this.explicit('objective', this.given('objective'))
+    if (this.given('metric') !== undefined) this.explicit('metric', this.given('metric'))
   }
 
   /** where the workers run: --gpus, --workers-per-gpu, --launcher and its sbatch flags */
@@ -421,6 +434,9 @@ export const FLAG_HELP = {
       '; ',
     )}; a backend not in that order runs only when asked for by name); several, comma-separated, or all (every one available here) measure them side by side`,
   target: `generated data: ${TARGETS.join(' | ')}; with --data: the column to predict`,
+  objective: `${OBJECTIVE_CHOICES.join(' | ')} (default auto: read from the target — two values → binary, text or small integers → multiclass up to ${CLASS_LIMITS.max} classes, other numbers → regression)`,
+  metric: `the primary metric: ${METRIC_CHOICES.join(' | ')} (default auto: mse for regression, logloss for classifiers; auc for binary only) — compared across strategies, ranked by, charted`,
+  classes: `generated --target multiclass: the number of classes (${CLASS_LIMITS.min} to ${CLASS_LIMITS.max}, default ${DEFAULT_GENERATED_CLASSES})`,
   features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
   impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,
 }

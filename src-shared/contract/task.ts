@@ -45,9 +45,13 @@ function userTask(asked: string, t: TargetValues): { objective: Objective; class
   const field = 'data.target'
   const count = t.distinct?.length
   const wantsClasses = asked === 'binary' || asked === 'multiclass'
-  if (t.type === 'numeric' && (asked === 'regression' || (asked === 'auto' && (count === undefined || !t.integers)))) return { objective: 'regression', classes: [] }
+  if (t.type === 'numeric' && (asked === 'regression' || (asked === 'auto' && (count === undefined || !t.integers))))
+    return { objective: 'regression', classes: [] }
   if (t.type === 'text' && asked === 'regression') {
-    throw refuse('objective', `objective regression needs a numeric target; ${t.column} is text (${t.distinct ? `${t.distinct.length} classes` : 'many values'}); accepted: auto, binary, multiclass`)
+    throw refuse(
+      'objective',
+      `objective regression needs a numeric target; ${t.column} is text (${t.distinct ? `${t.distinct.length} classes` : 'many values'}); accepted: auto, binary, multiclass`,
+    )
   }
   if (count === undefined) {
     throw refuse(
@@ -55,16 +59,31 @@ function userTask(asked: string, t: TargetValues): { objective: Objective; class
       `${t.column} has more than ${CLASS_LIMITS.max} distinct values: too many classes for ${asked === 'auto' ? 'a classifier' : `objective ${asked}`}; accepted: a target with 2 to ${CLASS_LIMITS.max} classes${t.type === 'numeric' ? ', or objective regression' : ''}`,
     )
   }
-  if (count < 2) throw refuse(field, `${t.column} has ${count === 0 ? 'no values' : `one class only (${t.distinct![0]})`}: a classifier needs 2 or more classes${t.type === 'numeric' ? ', a regressor a varying target' : ''}`)
+  if (count < 2)
+    throw refuse(
+      field,
+      `${t.column} has ${count === 0 ? 'no values' : `one class only (${t.distinct![0]})`}: a classifier needs 2 or more classes${t.type === 'numeric' ? ', a regressor a varying target' : ''}`,
+    )
   if (t.type === 'numeric' && !t.integers && wantsClasses) {
-    throw refuse(field, `${t.column} holds non-integer numbers: objective ${asked} needs class labels (text, or integers); accepted: objective regression or auto`)
+    throw refuse(
+      field,
+      `${t.column} holds non-integer numbers: objective ${asked} needs class labels (text, or integers); accepted: objective regression or auto`,
+    )
   }
   const classes = sortedClasses(t)
   if (count === 2) {
-    if (asked === 'multiclass') throw refuse('objective', `objective multiclass needs ${CLASS_LIMITS.min} to ${CLASS_LIMITS.max} classes; ${t.column} has 2 (${classes.join(', ')}): accepted: auto, binary`)
+    if (asked === 'multiclass')
+      throw refuse(
+        'objective',
+        `objective multiclass needs ${CLASS_LIMITS.min} to ${CLASS_LIMITS.max} classes; ${t.column} has 2 (${classes.join(', ')}): accepted: auto, binary`,
+      )
     return { objective: 'binary', classes }
   }
-  if (asked === 'binary') throw refuse('objective', `objective binary needs exactly 2 classes; ${t.column} has ${count} (${classes.slice(0, 8).join(', ')}${count > 8 ? ', …' : ''}): accepted: auto, multiclass`)
+  if (asked === 'binary')
+    throw refuse(
+      'objective',
+      `objective binary needs exactly 2 classes; ${t.column} has ${count} (${classes.slice(0, 8).join(', ')}${count > 8 ? ', …' : ''}): accepted: auto, multiclass`,
+    )
   // a numeric target of 3+ integers is a regression target unless asked: `auto` takes integers as classes only when they are few and small
   if (t.type === 'numeric' && asked === 'auto' && !smallIntegerLabels(classes)) return { objective: 'regression', classes: [] }
   return { objective: 'multiclass', classes }
