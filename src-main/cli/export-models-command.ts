@@ -4,7 +4,7 @@
 // for a run that kept none or whose models.json is unsound, or an --out that is not a folder (a link
 // is refused); files are written as output-files.ts writes them, all or none; 1 when the disk fails.
 import { promises as fs } from 'node:fs'
-import { TrainpoolError } from '@shared/contract'
+import { type Task, TrainpoolError } from '@shared/contract'
 import { modelFiles } from '../export/models'
 import { RunStore, defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
@@ -43,7 +43,9 @@ export async function exportModelsCommand(runId: string, flags: ExportModelsFlag
       files[0]?.mimeType === 'application/onnx'
         ? 'ONNX: onnxruntime.InferenceSession(path), input "features"'
         : 'XGBoost JSON: xgboost.Booster().load_model(path)'
-    process.stderr.write(`wrote ${files.length} model${files.length === 1 ? '' : 's'} of run ${runId} (${how})\n`)
+    process.stderr.write(
+      `wrote ${files.length} model${files.length === 1 ? '' : 's'} of run ${runId} (${how}${classifierWords(run.task, files[0]?.mimeType)})\n`,
+    )
     return EXIT.ok
   } catch (err) {
     if (err instanceof TrainpoolError) return fail(err.message)
@@ -53,4 +55,12 @@ export async function exportModelsCommand(runId: string, flags: ExportModelsFlag
     }
     throw err
   }
+}
+
+/** What a classifier's files output, in the user's class names (their order is in each file's trainpool_classes too); '' for a regressor. */
+function classifierWords(task: Task | undefined, mimeType: string | undefined): string {
+  if (!task || task.objective === 'regression') return ''
+  const output = mimeType === 'application/onnx' ? 'output "probabilities"' : 'predict()'
+  if (task.objective === 'binary') return `; ${output} is the probability of class ${task.classes[1]} (classes ${task.classes.join(', ')}: trainpool_classes)`
+  return `; ${output} is one probability per class, in the order ${task.classes.join(', ')} (trainpool_classes)`
 }

@@ -1,10 +1,21 @@
 // A run's kept models written out in standard formats: trees (Trainpool's CPU and WGSL engines) as
 // XGBoost 1.7 JSON models, the xgboost backend's boosters as XGBoost saved them, MLPs as ONNX
-// inference models (their preprocessing included). `best` is the model
-// a user would keep: in a model set, the best configuration's best-scoring model (the leaderboard's
-// ranking); in a plain run, the lowest test MSE — scored in the measurement that kept the models.
-import { type KeptModels, modelAttributes, modelFileName, type ModelArtifact, type RunResult, TrainpoolError } from '@shared/contract'
+// inference models (their preprocessing included); a classifier's file outputs probabilities and
+// names its classes. `best` is the model a user would keep: in a model set, the best configuration's
+// best-scoring model (the leaderboard's ranking); in a plain run, the best score — in the run's
+// primary metric (validation with folds), in its direction, scored in the measurement that kept the models.
+import {
+  type KeptModels,
+  METRIC_SPECS,
+  modelAttributes,
+  modelFileName,
+  type ModelArtifact,
+  type PerModel,
+  type RunResult,
+  TrainpoolError,
+} from '@shared/contract'
 import { leaderboardOf } from '@shared/leaderboard'
+import { metricValue, validationMetricValue } from '@shared/metrics'
 import { onnxModel } from './onnx-model'
 import { xgboostJson } from './xgboost-json'
 
@@ -22,20 +33,29 @@ export function modelFile(artifact: ModelArtifact, attributes: Record<string, st
   return { ext: 'json', mimeType: 'application/json', content: xgboostJson(artifact, attributes) }
 }
 
+/**
+ * A model's rank key in the run's primary metric (a run from before classifiers: MSE), lower first
+ * whatever the metric's direction; a model without that score ranks last.
+ */
+function rankKey(run: Pick<RunResult, 'config' | 'task'>, p: PerModel): number {
+  const metric = run.task?.metric ?? 'mse'
+  const value = (run.config.set?.folds ?? null) !== null ? validationMetricValue(p, metric) : metricValue(p, metric)
+  if (Number.isNaN(value)) return Infinity
+  return METRIC_SPECS[metric].better === 'min' ? value : -value
+}
+
 /** The model a user would keep (see the header); null when the kept measurement has no scores. */
-export function bestModelIndex(run: Pick<RunResult, 'config' | 'measurements'>, kept: KeptModels): number | null {
+export function bestModelIndex(run: Pick<RunResult, 'config' | 'measurements' | 'task'>, kept: KeptModels): number | null {
   const m = run.measurements.find((x) => x.size === kept.size && x.strategy === kept.strategy && x.workers === kept.workers && x.status === 'ok')
   if (!m) return null
-  const folds = run.config.set?.folds ?? null
   const best = leaderboardOf(run)?.entries[0]
   const candidates = m.perModel.filter((p) => best === undefined || p.configuration === best.configuration)
-  const score = (p: (typeof candidates)[number]) => (folds !== null ? (p.validationMse ?? Infinity) : p.testMse)
-  const ranked = [...candidates].sort((a, b) => score(a) - score(b) || a.index - b.index)
+  const ranked = [...candidates].sort((a, b) => rankKey(run, a) - rankKey(run, b) || a.index - b.index)
   return ranked[0]?.index ?? null
 }
 
 /** The files of `which` models; refused (not-found) when the run kept none of them. */
-export function modelFiles(run: Pick<RunResult, 'runId' | 'name' | 'config' | 'measurements'>, kept: KeptModels, which: 'best' | 'all'): ModelFile[] {
+export function modelFiles(run: Pick<RunResult, 'runId' | 'name' | 'config' | 'measurements' | 'task'>, kept: KeptModels, which: 'best' | 'all'): ModelFile[] {
   const wanted = which === 'all' ? kept.models.map((m) => m.index) : [bestModelIndex(run, kept)]
   const files: ModelFile[] = []
   for (const index of wanted) {

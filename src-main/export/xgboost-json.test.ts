@@ -60,4 +60,22 @@ describe('trees as XGBoost JSON', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it('a base score whose float32 has no short float64 spelling (0.3) reaches XGBoost: its parser once silently kept 0.5 instead', (ctx) => {
+    if (skipWithout('xgboost', xgboostVersion() !== null, `${pythonForXgboost()} cannot import xgboost (apt-get install python3-xgboost)`))
+      ctx.skip('python3 lacks xgboost')
+    const leaf = { feature: [-1], threshold: [0], defaultLeft: [0 as const], left: [-1], leafValue: [0.25] }
+    const dir = mkdtempSync(join(tmpdir(), 'trainpool-xgbjson-'))
+    try {
+      writeFileSync(join(dir, 'x.f32'), Buffer.from(new Float32Array([1, 2]).buffer))
+      const json = xgboostJson({ format: 'gbdt-trees', features: 1, baseScore: 0.3, trees: [leaf] })
+      expect(JSON.parse(json).learner.learner_model_param.base_score).toBe('0.3')
+      writeFileSync(join(dir, 'm.json'), json)
+      const r = spawnSync(pythonForXgboost(), ['-c', PREDICT, join(dir, 'm.json'), join(dir, 'x.f32'), '2', '1'], { encoding: 'utf8' })
+      expect(r.status, r.stderr).toBe(0)
+      for (const p of JSON.parse(r.stdout) as number[]) expect(p).toBeCloseTo(Math.fround(0.3) + 0.25, 6)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

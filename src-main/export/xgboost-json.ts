@@ -1,11 +1,24 @@
 // Trainpool's trees as an XGBoost 1.7 JSON model (doc/model.schema; the layout XGBoost 1.7.4 saves):
 // XGBoost predicts with the engines' own rule (left iff value < split_condition, a missing value the
 // default way), so Booster.load_model predicts what Trainpool predicted. The engines keep no gains
-// or hessians: loss_changes and sum_hessian are 0.
+// or hessians: loss_changes and sum_hessian are 0. A classifier is saved with XGBoost's own objective,
+// so its predict gives probabilities: binary:logistic (base_score the probability, as XGBoost keeps
+// it), or multi:softprob with num_class = K and tree_info naming each tree's class (round-major: t mod K).
 import type { ModelArtifact, TreeArtifact } from '@shared/contract/model-artifact'
 
-/** XGBoost's text for a float parameter (its own parser reads the shortest round-trip form). */
-const num = (x: number) => String(Math.fround(x))
+/**
+ * XGBoost's text for a float parameter: the shortest decimal that reads back as the same float32
+ * (XGBoost writes 3E-1). Its parameter parser reads at most a float32's digits: given the float64
+ * spelling of fround(0.3), "0.30000001192092896", XGBoost 1.7 silently kept its default base_score 0.5.
+ */
+function num(x: number): string {
+  const f = Math.fround(x)
+  for (let digits = 1; digits < 9; digits++) {
+    const text = String(Number(f.toPrecision(digits)))
+    if (Math.fround(Number(text)) === f) return text
+  }
+  return String(Number(f.toPrecision(9)))
+}
 
 /**
  * A float array: XGBoost's JSON reader types a number by its spelling ("0" is an Integer, which a
@@ -66,6 +79,7 @@ function xgboostTree(t: TreeArtifact, id: number, features: number) {
 export function xgboostJson(artifact: Extract<ModelArtifact, { format: 'gbdt-trees' | 'xgboost-json' }>, attributes: Record<string, string> = {}): string {
   if (artifact.format === 'xgboost-json') return withAttributes(artifact.json, attributes)
   const { features, trees } = artifact
+  const classes = artifact.objective === 'multiclass' ? (artifact.classes ?? 1) : 1
   return toJson({
     learner: {
       attributes,
@@ -74,16 +88,28 @@ export function xgboostJson(artifact: Extract<ModelArtifact, { format: 'gbdt-tre
       gradient_booster: {
         model: {
           gbtree_model_param: { num_parallel_tree: '1', num_trees: String(trees.length), size_leaf_vector: '0' },
-          tree_info: trees.map(() => 0),
+          tree_info: trees.map((_, t) => t % classes),
           trees: trees.map((t, i) => xgboostTree(t, i, features)),
         },
         name: 'gbtree',
       },
-      learner_model_param: { base_score: num(artifact.baseScore), boost_from_average: '0', num_class: '0', num_feature: String(features), num_target: '1' },
-      objective: { name: 'reg:squarederror', reg_loss_param: { scale_pos_weight: '1' } },
+      learner_model_param: {
+        base_score: num(artifact.baseScore),
+        boost_from_average: '0',
+        num_class: String(artifact.objective === 'multiclass' ? classes : 0),
+        num_feature: String(features),
+        num_target: '1',
+      },
+      objective: objectiveOf(artifact),
     },
     version: [1, 7, 4],
   })
+}
+
+/** The learner's objective as XGBoost 1.7 saves it: its name and its parameters' section. */
+function objectiveOf(artifact: Extract<ModelArtifact, { format: 'gbdt-trees' }>) {
+  if (artifact.objective === 'multiclass') return { name: 'multi:softprob', softmax_multiclass_param: { num_class: String(artifact.classes) } }
+  return { name: artifact.objective === 'binary' ? 'binary:logistic' : 'reg:squarederror', reg_loss_param: { scale_pos_weight: '1' } }
 }
 
 /**

@@ -233,6 +233,92 @@ describe('a crafted XGBoost booster is refused with the reason', () => {
   })
 })
 
+describe('classifier artifacts: outputs, trees and base score fit the objective and class count', () => {
+  const twoLayers = (outputs: number) =>
+    mlp([
+      { inputs: 2, outputs: 3 },
+      { inputs: 3, outputs },
+    ])
+  /** XGBoost's multi:softprob booster of 3 classes: one round, three trees (the one-tree booster thrice) */
+  interface SoftprobLearner {
+    learner_model_param: { num_class: string }
+    objective: { name: string; softmax_multiclass_param: { num_class: string } }
+    gradient_booster: { model: { tree_info: number[]; trees: Record<string, unknown>[]; gbtree_model_param: { num_trees: string } } }
+  }
+  function softprobBooster(patch: (learner: SoftprobLearner) => void = () => {}): ModelArtifact {
+    const learner = (JSON.parse((booster() as { json: string }).json) as { learner: SoftprobLearner }).learner
+    const model = learner.gradient_booster.model
+    model.trees = [0, 1, 2].map((id) => ({ ...model.trees[0], id }))
+    model.tree_info = [0, 1, 2]
+    model.gbtree_model_param.num_trees = '3'
+    learner.learner_model_param.num_class = '3'
+    learner.objective = { name: 'multi:softprob', softmax_multiclass_param: { num_class: '3' } }
+    patch(learner)
+    // floats keep a fraction: JSON.stringify would spell 1.5 right but 10.0 as "10"
+    return { format: 'xgboost-json', json: JSON.stringify({ learner, version: [1, 7, 4] }) }
+  }
+
+  it('sound: a binary MLP (1 output) and a multiclass one (K outputs), binary trees, K trees a round, a multi:softprob booster', () => {
+    expect(ModelArtifactSchema.safeParse({ ...twoLayers(1), objective: 'binary', classes: 2 }).success).toBe(true)
+    expect(ModelArtifactSchema.safeParse({ ...twoLayers(4), objective: 'multiclass', classes: 4 }).success).toBe(true)
+    expect(ModelArtifactSchema.safeParse({ ...trees(stump, stump), objective: 'binary', classes: 2 }).success).toBe(true)
+    expect(ModelArtifactSchema.safeParse({ ...trees(stump, stump, stump, stump, stump, stump), objective: 'multiclass', classes: 3 }).success).toBe(true)
+    expect(ModelArtifactSchema.safeParse(softprobBooster()).success).toBe(true)
+  })
+
+  it('an MLP whose last layer does not give one output (binary) or K (multiclass)', () => {
+    expect(refusal({ ...twoLayers(1), objective: 'multiclass', classes: 3 })).toMatch(
+      /the last layer has 1 outputs: a multiclass model of 3 classes has 3 \(one per class\)/,
+    )
+    expect(refusal({ ...twoLayers(2), objective: 'binary', classes: 2 })).toMatch(/the last layer has 2 outputs: a binary model's has 1/)
+  })
+
+  it('classes that do not fit the objective: binary of 3, multiclass of 2, more than 32, a classifier without its count, a regressor with one', () => {
+    expect(refusal({ ...twoLayers(1), objective: 'binary', classes: 3 })).toMatch(/classes 3 with objective binary: a binary model has 2/)
+    expect(refusal({ ...trees(stump, stump), objective: 'multiclass', classes: 2 })).toMatch(
+      /classes 2 with objective multiclass: a multiclass model has 3 to 32/,
+    )
+    const tooMany = ModelArtifactSchema.safeParse({ ...twoLayers(33), objective: 'multiclass', classes: 33 })
+    expect(tooMany.error?.issues[0].path).toEqual(['classes'])
+    expect(refusal({ ...trees(stump), objective: 'binary' })).toMatch(/objective binary without classes: a classifier says its class count/)
+    expect(refusal({ ...trees(stump), classes: 2 })).toMatch(/classes 2 with objective regression: a regressor has no classes/)
+  })
+
+  it('multiclass trees that are not K a round; a binary base score that is not a probability', () => {
+    expect(refusal({ ...trees(stump, stump, stump, stump), objective: 'multiclass', classes: 3 })).toMatch(
+      /4 trees with objective multiclass of 3 classes: 3 trees a round \(one per class\), so a multiple of 3/,
+    )
+    for (const baseScore of [0, 1, 1.5, -0.2])
+      expect(refusal({ ...trees(stump), baseScore, objective: 'binary', classes: 2 })).toMatch(
+        new RegExp(`baseScore ${baseScore} with objective binary: a binary model's base score is a probability, strictly between 0 and 1`),
+      )
+  })
+
+  it("a booster whose tree_info names an output it does not have (XGBoost 1.7's predict crashed on one), an objective it does not train, num_class that disagrees", () => {
+    expect(refusal(softprobBooster((l) => (l.gradient_booster.model.tree_info = [0, 1, 7000000])))).toMatch(
+      /tree_info\[2\] = 7000000: a tree's output is 0 to 2 \(multi:softprob\)/,
+    )
+    const regression = JSON.parse((booster() as { json: string }).json)
+    regression.learner.gradient_booster.model.tree_info = [1]
+    expect(refusal({ format: 'xgboost-json', json: JSON.stringify(regression) })).toMatch(/tree_info\[0\] = 1: a tree's output is 0 to 0 \(reg:squarederror\)/)
+    expect(refusal(booster({}, { objective: { name: 'multi:softmax' } }))).toMatch(
+      /objective.name "multi:softmax": accepted reg:squarederror, binary:logistic, multi:softprob/,
+    )
+    expect(refusal(softprobBooster((l) => (l.objective.softmax_multiclass_param.num_class = '4')))).toMatch(
+      /softmax_multiclass_param.num_class 4 differs from learner_model_param.num_class 3/,
+    )
+    expect(refusal(softprobBooster((l) => (l.learner_model_param.num_class = '40')))).toMatch(
+      /learner_model_param.num_class 40 with objective multi:softprob: 3 to 32/,
+    )
+    const binary = JSON.parse((booster() as { json: string }).json)
+    binary.learner.objective.name = 'binary:logistic'
+    binary.learner.learner_model_param.num_class = '2'
+    expect(refusal({ format: 'xgboost-json', json: JSON.stringify(binary) })).toMatch(
+      /learner_model_param.num_class 2 with objective binary:logistic: "0" expected/,
+    )
+  })
+})
+
 describe('kept models', () => {
   it('name where the problem is, and refuse a model kept twice', () => {
     const kept = {

@@ -1,8 +1,10 @@
 // What a model artifact's schema cannot say alone: that its trees are trees (children in range, each
 // node reached once from the root, so no cycle), its arrays agree in length, its split features
-// exist, its MLP layers chain, its numbers fit float32, and its sizes are bounded. A crafted
+// exist, its MLP layers chain, its numbers fit float32, its sizes are bounded, and a classifier's
+// outputs, trees and base score fit its objective and class count. A crafted
 // models.json that breaks one of these hung the exporter or crashed XGBoost's load_model; the
 // schema (model-artifact.ts) runs this check on every read, so such a file is refused with the reason.
+import { CLASS_LIMITS } from '../vocabulary/task'
 import type { ModelArtifact, TreeArtifact } from './model-artifact-shape'
 
 /** The largest artifact accepted: above every family's limits (gbdt rounds ≤ 10 000, depth ≤ 16; MLP hidden ≤ 4 layers of 4096). */
@@ -41,10 +43,33 @@ function float32Problem(values: readonly number[], what: string): string | null 
   return i < 0 ? null : `${what}[${i}] = ${values[i]} is not a finite float32`
 }
 
+/**
+ * The class count (outputs a row) an artifact's objective and classes fields say, or why they
+ * disagree: a regressor has no classes, binary has 2, multiclass CLASS_LIMITS.min to max.
+ */
+function classCountProblem(artifact: { objective?: string; classes?: number }): string | null {
+  const { objective = 'regression', classes } = artifact
+  if (objective === 'regression') return classes === undefined ? null : `classes ${classes} with objective regression: a regressor has no classes`
+  if (classes === undefined) return `objective ${objective} without classes: a classifier says its class count`
+  if (objective === 'binary') return classes === 2 ? null : `classes ${classes} with objective binary: a binary model has 2`
+  return classes >= CLASS_LIMITS.min && classes <= CLASS_LIMITS.max
+    ? null
+    : `classes ${classes} with objective multiclass: a multiclass model has ${CLASS_LIMITS.min} to ${CLASS_LIMITS.max}`
+}
+
+/** Outputs a row of a sound artifact (classCountProblem first): K for multiclass, else 1 (a regressor's prediction, a binary model's margin). */
+const outputsOfArtifact = (artifact: { objective?: string; classes?: number }): number => (artifact.objective === 'multiclass' ? artifact.classes! : 1)
+
 function treesProblem(artifact: Extract<ModelArtifact, { format: 'gbdt-trees' }>): string | null {
   const { features, trees } = artifact
-  const problem = featuresProblem(features) ?? float32Problem([artifact.baseScore], 'baseScore')
+  const problem = featuresProblem(features) ?? float32Problem([artifact.baseScore], 'baseScore') ?? classCountProblem(artifact)
   if (problem) return problem
+  // XGBoost's binary:logistic takes base_score as a probability (its logit is the first margin) and refuses one outside (0, 1)
+  if (artifact.objective === 'binary' && !(artifact.baseScore > 0 && artifact.baseScore < 1))
+    return `baseScore ${artifact.baseScore} with objective binary: a binary model's base score is a probability, strictly between 0 and 1`
+  const K = outputsOfArtifact(artifact)
+  if (trees.length % K !== 0)
+    return `${trees.length} trees with objective multiclass of ${K} classes: ${K} trees a round (one per class), so a multiple of ${K}`
   if (trees.length > ARTIFACT_LIMITS.trees) return `${trees.length} trees: at most ${ARTIFACT_LIMITS.trees} are accepted`
   for (const [k, tree] of trees.entries()) {
     const why = treeProblem(tree, features)
@@ -82,7 +107,7 @@ function treeProblem(t: TreeArtifact, features: number): string | null {
 
 function mlpProblem(artifact: Extract<ModelArtifact, { format: 'mlp' }>): string | null {
   const { features, layers, preprocess } = artifact
-  const problem = featuresProblem(features)
+  const problem = featuresProblem(features) ?? classCountProblem(artifact)
   if (problem) return problem
   if (layers.length > ARTIFACT_LIMITS.layers) return `${layers.length} layers: at most ${ARTIFACT_LIMITS.layers} are accepted`
   let inputs = features
@@ -99,7 +124,16 @@ function mlpProblem(artifact: Extract<ModelArtifact, { format: 'mlp' }>): string
     if (values) return values
     inputs = layer.outputs
   }
-  if (inputs !== 1) return `the last layer has ${inputs} outputs: a regressor's has 1`
+  const outputs = outputsOfArtifact(artifact)
+  if (inputs !== outputs) {
+    const expected =
+      artifact.objective === 'multiclass'
+        ? `a multiclass model of ${outputs} classes has ${outputs} (one per class)`
+        : artifact.objective === 'binary'
+          ? "a binary model's has 1 (the margin of class 1)"
+          : "a regressor's has 1"
+    return `the last layer has ${inputs} outputs: ${expected}`
+  }
   if (!preprocess) return null
   for (const key of ['mean', 'std'] as const) {
     if (preprocess[key].length !== features) return `preprocess.${key} has ${preprocess[key].length} values, one per feature (${features}) expected`
@@ -139,11 +173,34 @@ function xgboostJsonProblem(text: string): string | null {
   const declared = countOf(isObject(model.gbtree_model_param) ? model.gbtree_model_param.num_trees : undefined)
   if (declared !== trees.length) return `gbtree_model_param.num_trees says ${declared} but there are ${trees.length} trees`
   if (!Array.isArray(model.tree_info) || model.tree_info.length !== trees.length) return `tree_info does not have one entry per tree (${trees.length})`
+  const objective = xgboostObjectiveProblem(learner)
+  if (typeof objective === 'string') return objective
+  // XGBoost adds tree t's leaf to output tree_info[t] of each row unchecked: one outside the outputs crashed load_model's predict (a segmentation fault)
+  const stray = (model.tree_info as unknown[]).findIndex((c) => !(Number.isInteger(c) && (c as number) >= 0 && (c as number) < objective.outputs))
+  if (stray >= 0) return `tree_info[${stray}] = ${JSON.stringify(model.tree_info[stray])}: a tree's output is 0 to ${objective.outputs - 1} (${objective.name})`
   for (const [k, tree] of trees.entries()) {
     const why = xgboostTreeProblem(tree, k, features)
     if (why) return `tree ${k}, ${why}`
   }
   return spellingProblem(text, trees.length)
+}
+
+/** The objectives Trainpool's xgboost backend trains, and outputs a row: each with the num_class XGBoost 1.7 saves for it. */
+const XGBOOST_OBJECTIVES = ['reg:squarederror', 'binary:logistic', 'multi:softprob'] as const
+
+/** The learner's objective (an accepted one) and its outputs a row, or why not: num_class "0" but for multi:softprob, whose num_class is K in both its places. */
+function xgboostObjectiveProblem(learner: Json): string | { name: string; outputs: number } {
+  const objective = isObject(learner.objective) ? learner.objective : {}
+  const name = objective.name
+  if (!(XGBOOST_OBJECTIVES as readonly unknown[]).includes(name)) return `objective.name ${JSON.stringify(name)}: accepted ${XGBOOST_OBJECTIVES.join(', ')}`
+  const numClass = countOf(isObject(learner.learner_model_param) ? learner.learner_model_param.num_class : undefined)
+  if (name !== 'multi:softprob')
+    return numClass === 0 ? { name: name as string, outputs: 1 } : `learner_model_param.num_class ${numClass} with objective ${name}: "0" expected`
+  if (!(numClass >= CLASS_LIMITS.min && numClass <= CLASS_LIMITS.max))
+    return `learner_model_param.num_class ${numClass} with objective multi:softprob: ${CLASS_LIMITS.min} to ${CLASS_LIMITS.max} classes are accepted`
+  const softmax = countOf(isObject(objective.softmax_multiclass_param) ? objective.softmax_multiclass_param.num_class : undefined)
+  if (softmax !== numClass) return `softmax_multiclass_param.num_class ${softmax} differs from learner_model_param.num_class ${numClass}`
+  return { name, outputs: numClass }
 }
 
 const XGBOOST_NODE_ARRAYS = ['left_children', 'right_children', 'parents', 'split_indices', 'default_left', 'split_type'] as const

@@ -4,6 +4,7 @@
 // by the store, read back (validated) by export-models and the app's "Save best model".
 import { z } from 'zod'
 import { familyOf } from '../families'
+import type { Task } from '../vocabulary/task'
 import { type BenchConfig, LIMITS } from './config'
 import { modelConfiguration } from './model-set'
 import { artifactProblem } from './model-artifact-structure'
@@ -37,14 +38,21 @@ export type KeptModels = z.infer<typeof KeptModelsSchema>
 
 /**
  * What a model file says of itself (XGBoost JSON's learner attributes, ONNX metadata): its run, its
- * index, its parameters, and in a model set its configuration in words ("max-depth 5 · eta 0.3").
+ * index, its parameters, in a model set its configuration in words ("max-depth 5 · eta 0.3"), and a
+ * classifier's objective and class names in output order (trainpool_classes, a JSON array: output k,
+ * or a binary model's p, is class k's — class 1's), so the mapping from outputs to labels travels with it.
  */
-export function modelAttributes(run: { runId: string; config: BenchConfig }, index: number): Record<string, string> {
+export function modelAttributes(
+  run: { runId: string; config: BenchConfig; task?: Pick<Task, 'objective' | 'classes'> },
+  index: number,
+): Record<string, string> {
   const { params, label } = modelConfiguration(familyOf(run.config.model), run.config.model, run.config.set, index)
+  const task = run.task
   return {
     trainpool_run: run.runId,
     trainpool_model: String(index),
     ...(label ? { trainpool_configuration: label } : {}),
     trainpool_params: JSON.stringify(params),
+    ...(task && task.objective !== 'regression' ? { trainpool_objective: task.objective, trainpool_classes: JSON.stringify(task.classes) } : {}),
   }
 }

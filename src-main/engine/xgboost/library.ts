@@ -49,8 +49,8 @@ export interface XgbApi {
   createBooster(dmatrices: readonly Handle[]): Handle
   setParam(booster: Handle, name: string, value: string): void
   updateOneIter(booster: Handle, iteration: number, dtrain: Handle): void
-  /** margin-free predictions of every row, copied out of XGBoost's buffer */
-  predict(booster: Handle, dmatrix: Handle, rows: number): Float32Array
+  /** the objective's predictions of every row (a classifier's probabilities: `outputs` a row, row-major), copied out of XGBoost's buffer */
+  predict(booster: Handle, dmatrix: Handle, rows: number, outputs?: number): Float32Array
   /** the model as JSON bytes (copied) */
   saveModelJson(booster: Handle): Buffer
   freeBooster(booster: Handle): void
@@ -208,7 +208,7 @@ class BoundXgb implements XgbApi {
     this.check('XGBoosterUpdateOneIter', this.XGBoosterUpdateOneIter(booster, iteration, dtrain))
   }
 
-  predict(booster: Handle, dmatrix: Handle, rows: number): Float32Array {
+  predict(booster: Handle, dmatrix: Handle, rows: number, outputs = 1): Float32Array {
     const shape = out<Handle>()
     const dim = [0]
     const result = out<Handle>()
@@ -217,7 +217,8 @@ class BoundXgb implements XgbApi {
     const dims = this.koffi.decode(shape[0], 'uint64_t', dim[0]) as ArrayLike<number | bigint>
     let n = 1
     for (let i = 0; i < dim[0]; i++) n *= Number(dims[i])
-    if (n !== rows) throw new XGBoostError('XGBoosterPredictFromDMatrix', `returned ${n} predictions for ${rows} rows`)
+    if (n !== rows * outputs)
+      throw new XGBoostError('XGBoosterPredictFromDMatrix', `returned ${n} predictions for ${rows} rows${outputs > 1 ? ` × ${outputs} classes` : ''}`)
     // the booster owns the buffer until its next call: copy it out now
     return new Float32Array(this.koffi.view(result[0], n * 4).slice(0))
   }

@@ -1,6 +1,7 @@
 // The trees' `xgboost` backend entry: the user's own libxgboost (xgboost-runtime.ts, xgboost-train.ts), one booster
 // per model, never fused (its shared entry in src-shared/families/gbdt.ts says why). DMatrices are
-// built once per worker from the family's data set.
+// built once per worker from the family's data set. A classifier trains XGBoost's own objective
+// (binary:logistic, multi:softprob) and keeps XGBoost's own model JSON.
 import { modelSeed, type Workload } from '@shared/contract'
 import { whyNoBatched } from '@shared/families'
 import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
@@ -8,10 +9,10 @@ import { CancelledError, type WorkerBackend } from '../families/types'
 import { probeXgboost, startXgboostRuntime, type XgboostRuntime } from './xgboost-runtime'
 import { createXgbData, freeXgbData, trainXgbModel, type XgbData, xgbParams } from './xgboost-train'
 
-/** The booster's parameters for model `index` of the workload (its own seed). */
+/** The booster's parameters for model `index` of the workload (its own seed, the workload's objective). */
 function boosterParams(rt: XgboostRuntime, w: Workload<GbdtParams>, index: number) {
   const { kind: _kind, rounds: _rounds, ...params } = w.model
-  return xgbParams(params, modelSeed(w.seed, index), rt.xgb.nthread, rt.xgb.device, rt.xgb.lib.major)
+  return xgbParams(params, modelSeed(w.seed, index), rt.xgb.nthread, rt.xgb.device, rt.xgb.lib.major, w.task)
 }
 
 export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> = {
@@ -35,16 +36,18 @@ export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> 
         cancelError: () => new CancelledError(),
         keep,
       })
-      const { trainMs, testMse, fingerprint, validationMse, json } = trained
+      const { trainMs, testMse, metrics, fingerprint, validationMse, validationMetrics, json } = trained
       hooks.onModelDone({
         index,
         seed: modelSeed(w.seed, index),
         trainMs,
         groupTrainMs: null,
         testMse,
+        ...(metrics ? { metrics } : {}),
         finalLoss: null,
         fingerprint,
         ...(validationMse !== undefined ? { validationMse } : {}),
+        ...(validationMetrics ? { validationMetrics } : {}),
         ...(json !== undefined ? { artifact: { format: 'xgboost-json' as const, json } } : {}),
       })
     }

@@ -1,9 +1,13 @@
 // Training one XGBoost booster per model through the C API: the family's parameters as XGBoost's,
 // the model's seed, nthread = the worker's share of the cores; one update per round with a yield in
-// between (cancel and heartbeats get through), then test MSE, fingerprint, free. One booster at a
-// time per process: XGBoost's training is not thread-safe, so `batched` does not exist here.
+// between (cancel and heartbeats get through), then the test scores, fingerprint, free. One booster at a
+// time per process: XGBoost's training is not thread-safe, so `batched` does not exist here. A
+// classifier is XGBoost's own binary:logistic or multi:softprob, scored on the probabilities XGBoost
+// predicts with @shared/metrics like every other engine's.
 import { createHash } from 'node:crypto'
+import { type Metrics, outputsOf, type WorkloadTask } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
+import { scoreOutputs } from '@shared/metrics'
 import { meanSquaredError } from '../gbdt'
 import type { Dataset } from '../datasets/dataset'
 import type { Handle, XgbApi } from './library'
@@ -17,12 +21,14 @@ export interface XgbData {
   yTest: Float32Array
   /** a fold's validation rows (model sets with folds) */
   validation: { dmatrix: Handle; rows: number; y: Float32Array } | null
+  /** what the labels are: a classifier's objective and class count (labels 0 … K−1); absent: regression */
+  task?: WorkloadTask
 }
 
-/** Builds the train (with labels) and test DMatrices from row-major float32 (NaN = missing). */
+/** Builds the train (with labels: a classifier's are class indices) and test DMatrices from row-major float32 (NaN = missing). */
 export function createXgbData(
   api: XgbApi,
-  d: Pick<Dataset, 'xTrain' | 'yTrain' | 'xTest' | 'yTest' | 'train' | 'test' | 'validation'>,
+  d: Pick<Dataset, 'spec' | 'xTrain' | 'yTrain' | 'xTest' | 'yTest' | 'train' | 'test' | 'validation'>,
   features: number,
   nthread: number,
 ): XgbData {
@@ -32,7 +38,8 @@ export function createXgbData(
     const dtest = api.dmatrixFromDense(d.xTest, d.test, features, nthread)
     const v = d.validation
     const validation = v ? { dmatrix: api.dmatrixFromDense(v.x, v.rows, features, nthread), rows: v.rows, y: v.y } : null
-    return { dtrain, dtest, testRows: d.test, yTest: d.yTest, validation }
+    const task = d.spec.task
+    return { dtrain, dtest, testRows: d.test, yTest: d.yTest, validation, ...(task && task.objective !== 'regression' ? { task } : {}) }
   } catch (err) {
     api.freeDMatrix(dtrain)
     throw err
@@ -50,8 +57,29 @@ function num(x: number): string {
   return String(x)
 }
 
-/** The booster's parameters, in the order they are set. `major` is XGBoost's major version (CUDA flags differ). */
-export function xgbParams(p: Omit<GbdtParams, 'kind' | 'rounds'>, seed: number, nthread: number, device: XgbDevice, major: number): [string, string][] {
+/** XGBoost's objective for the task: reg:squarederror, binary:logistic, or multi:softprob over num_class = K. */
+function objectiveParams(task: WorkloadTask | undefined): [string, string][] {
+  if (!task || task.objective === 'regression') return [['objective', 'reg:squarederror']]
+  if (task.objective === 'binary') return [['objective', 'binary:logistic']]
+  return [
+    ['objective', 'multi:softprob'],
+    ['num_class', String(task.classes)],
+  ]
+}
+
+/**
+ * The booster's parameters, in the order they are set. `major` is XGBoost's major version (CUDA flags
+ * differ); `task` a classifier's objective (absent: regression). base_score is the family's, as XGBoost
+ * takes it: binary:logistic reads it as a probability (its logit the first margin), multi:softprob adds it to every class's margin.
+ */
+export function xgbParams(
+  p: Omit<GbdtParams, 'kind' | 'rounds'>,
+  seed: number,
+  nthread: number,
+  device: XgbDevice,
+  major: number,
+  task?: WorkloadTask,
+): [string, string][] {
   const deviceParams: [string, string][] =
     device.kind === 'cpu'
       ? major >= 2
@@ -70,7 +98,7 @@ export function xgbParams(p: Omit<GbdtParams, 'kind' | 'rounds'>, seed: number, 
             ['gpu_id', String(device.ordinal ?? 0)],
           ]
   return [
-    ['objective', 'reg:squarederror'],
+    ...objectiveParams(task),
     ...deviceParams,
     ['grow_policy', 'depthwise'],
     ['max_depth', num(p.maxDepth)],
@@ -100,9 +128,13 @@ export interface XgbTrainHooks {
 export interface XgbTrained {
   /** booster creation, parameters and every round (the clock of one model), ms */
   trainMs: number
+  /** MSE on the test rows: of the predictions, or (a classifier) of the probabilities against the one-hot label */
   testMse: number
+  /** a classifier's every metric on the test rows */
+  metrics?: Metrics
   /** on the data's validation rows, when it has them */
   validationMse?: number
+  validationMetrics?: Metrics
   /** the booster's JSON, when asked for (hooks.keep) */
   json?: string
   /** the first 16 hex digits of SHA-256 over the model's JSON: equal models, equal fingerprints */
@@ -110,6 +142,20 @@ export interface XgbTrained {
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** The booster's scores on some rows: a regressor's MSE as always; a classifier's metrics on the probabilities XGBoost predicts ([rows·K] for softprob), its MSE theirs. */
+function scoreBooster(
+  api: XgbApi,
+  booster: Handle,
+  dmatrix: Handle,
+  rows: number,
+  y: Float32Array,
+  task: WorkloadTask | undefined,
+): { mse: number; metrics?: Metrics } {
+  if (!task) return { mse: meanSquaredError(api.predict(booster, dmatrix, rows), y) }
+  const metrics = scoreOutputs(task, api.predict(booster, dmatrix, rows, outputsOf(task)), y)
+  return { mse: metrics.mse!, metrics }
+}
 
 /** Trains one model: booster, parameters, `rounds` updates (yielding between them), predict, fingerprint, free. */
 export async function trainXgbModel(
@@ -130,12 +176,20 @@ export async function trainXgbModel(
       if (round + 1 < rounds) await yieldToEventLoop()
     }
     const trainMs = performance.now() - started
-    const testMse = meanSquaredError(api.predict(booster, data.dtest, data.testRows), data.yTest)
+    const test = scoreBooster(api, booster, data.dtest, data.testRows, data.yTest, data.task)
     const v = data.validation
-    const validationMse = v ? meanSquaredError(api.predict(booster, v.dmatrix, v.rows), v.y) : undefined
+    const validation = v ? scoreBooster(api, booster, v.dmatrix, v.rows, v.y, data.task) : undefined
     const json = api.saveModelJson(booster)
     const fingerprint = createHash('sha256').update(json).digest('hex').slice(0, 16)
-    return { trainMs, testMse, fingerprint, ...(validationMse !== undefined ? { validationMse } : {}), ...(hooks.keep ? { json: json.toString('utf8') } : {}) }
+    return {
+      trainMs,
+      testMse: test.mse,
+      ...(test.metrics ? { metrics: test.metrics } : {}),
+      fingerprint,
+      ...(validation ? { validationMse: validation.mse } : {}),
+      ...(validation?.metrics ? { validationMetrics: validation.metrics } : {}),
+      ...(hooks.keep ? { json: json.toString('utf8') } : {}),
+    }
   } finally {
     api.freeBooster(booster)
   }

@@ -1,11 +1,28 @@
 // Real XGBoost through the FFI, in real worker processes (the library is never loaded in this test
 // process). Skips only when no libxgboost is found (and says why); TRAINPOOL_REQUIRE=xgboost makes
-// that a failure. The missing-library test needs no library and always runs.
+// that a failure. The missing-library test needs no library and always runs. Classifiers train
+// XGBoost's own binary:logistic and multi:softprob, and their recorded metrics are those of the
+// probabilities XGBoost itself (Python's, from the kept model) predicts on the test rows.
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type BackendCapability, parseRunResult, presetConfig, workloadFor } from '@shared/contract'
+import {
+  type BackendCapability,
+  type ModelArtifact,
+  type ModelSet,
+  parseRunResult,
+  type PerModel,
+  presetConfig,
+  resolveTask,
+  setSize,
+  type Target,
+  workloadFor,
+} from '@shared/contract'
+import { scoreOutputs } from '@shared/metrics'
+import { datasetFor } from '../datasets/generated'
+import { pythonForXgboost, xgboostVersion } from '../gbdt/xgb-reference'
 import { NodeLauncher } from '../../pool/node-launcher'
 import { WorkerPool } from '../../pool/worker-pool'
 import { probeInWorker } from '../../service/backend-probe'
@@ -144,4 +161,124 @@ describe('xgboost through the FFI', () => {
       /^backend xgboost is not available here: TRAINPOOL_XGBOOST_DEVICE=cuda asks for CUDA, but .* was built without CUDA/,
     )
   })
+})
+
+const PREDICT = `
+import sys, json, numpy as np, xgboost as xgb
+x = np.fromfile(sys.argv[1], dtype=np.float32).reshape(int(sys.argv[2]), int(sys.argv[3]))
+out = {}
+for path in sys.argv[4:]:
+    b = xgb.Booster(); b.load_model(path)
+    out[path] = [float(v) for v in b.predict(xgb.DMatrix(x, missing=np.nan)).reshape(-1)]
+print(json.dumps(out))
+`
+
+describe('xgboost classifiers', () => {
+  const need = (ctx: { skip: (note?: string) => never }) => {
+    if (skipWithout('xgboost', xgboost?.available === true, `no libxgboost: ${xgboost?.detail ?? 'not probed'}`)) ctx.skip('no libxgboost')
+  }
+
+  /** generated classification data (make_classification's shape) for a small trees model set, the task resolved as the service does */
+  function classifierWorkload(target: Extract<Target, 'binary' | 'multiclass'>, set: ModelSet) {
+    const config = presetConfig('smoke', {
+      model: { kind: 'gbdt', rounds: 15, maxDepth: 3, eta: 0.3 } as never,
+      backend: 'xgboost',
+      strategies: ['sequential'],
+      target,
+      features: 8,
+      ...(target === 'multiclass' ? { classes: 3 } : {}),
+      models: [setSize(set)],
+      set,
+    })
+    const task = resolveTask(config)
+    return { workload: workloadFor(config, 1200, undefined, task), task }
+  }
+
+  async function trainKept(workload: ReturnType<typeof classifierWorkload>['workload'], models: number) {
+    const pool = new WorkerPool(launcher, { family: 'gbdt', size: 1, backend: 'xgboost' })
+    pools.push(pool)
+    await pool.start()
+    const artifacts = new Map<number, ModelArtifact>()
+    const [outcome] = await pool.run([{ workload, modelIndices: [...Array(models).keys()], fused: false, keep: true }], {
+      onModelDone: (model, artifact) => artifact && artifacts.set(model.index, artifact),
+    })
+    expect(outcome.status, outcome.failure?.reason).toBe('done')
+    return { models: [...outcome.models].sort((a, b) => a.index - b.index), artifacts }
+  }
+
+  /** XGBoost's (Python's) probabilities of the kept boosters on the workload's test rows, [rows·K] each */
+  function xgboostProbabilities(workload: ReturnType<typeof classifierWorkload>['workload'], artifacts: Map<number, ModelArtifact>) {
+    const data = datasetFor(workload)
+    writeFileSync(join(dir, 'x-test.f32'), Buffer.from(data.xTest.buffer, data.xTest.byteOffset, data.xTest.byteLength))
+    const paths = [...artifacts.entries()].map(([index, artifact]) => {
+      const path = join(dir, `classifier-${index}.json`)
+      writeFileSync(path, (artifact as Extract<ModelArtifact, { format: 'xgboost-json' }>).json)
+      return path
+    })
+    const r = spawnSync(pythonForXgboost(), ['-c', PREDICT, join(dir, 'x-test.f32'), String(data.test), String(workload.features), ...paths], {
+      encoding: 'utf8',
+    })
+    expect(r.status, r.stderr).toBe(0)
+    const out = JSON.parse(r.stdout) as Record<string, number[]>
+    return { data, probabilities: paths.map((p) => out[p]) }
+  }
+
+  const closeTo = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b))
+
+  function expectScoresOf(model: PerModel, probabilities: number[], task: { objective: 'binary' | 'multiclass'; classes: number }, yTest: Float32Array) {
+    const want = scoreOutputs(task, probabilities, yTest)
+    expect(Object.keys(model.metrics!).sort(), `model ${model.index}`).toEqual(Object.keys(want).sort())
+    for (const [metric, value] of Object.entries(want))
+      expect(closeTo(model.metrics![metric as keyof typeof want]!, value), `model ${model.index} ${metric}`).toBe(true)
+    expect(model.testMse).toBe(model.metrics!.mse)
+  }
+
+  it('binary: binary:logistic boosters, their log loss, accuracy, AUC and Brier MSE those of the probabilities XGBoost predicts', async (ctx) => {
+    need(ctx)
+    if (skipWithout('xgboost', xgboostVersion() !== null, `${pythonForXgboost()} cannot import xgboost`)) ctx.skip('python3 lacks xgboost')
+    const { workload, task } = classifierWorkload('binary', { grid: { maxDepth: [2, 4] }, seeds: 1, folds: null })
+    expect(workload.task).toEqual({ objective: 'binary', classes: 2 })
+    const { models, artifacts } = await trainKept(workload, 2)
+    expect(models).toHaveLength(2)
+    for (const artifact of artifacts.values()) {
+      expect(artifact.format).toBe('xgboost-json')
+      const learner = JSON.parse((artifact as { json: string }).json).learner
+      expect(learner.objective.name).toBe('binary:logistic')
+      expect(learner.learner_model_param).toMatchObject({ num_class: '0', base_score: '5E-1' })
+    }
+    const { data, probabilities } = xgboostProbabilities(workload, artifacts)
+    expect(probabilities[0]).toHaveLength(data.test)
+    for (const [k, model] of models.entries()) {
+      expectScoresOf(model, probabilities[k], { objective: 'binary', classes: task.classes.length }, data.yTest)
+      // it learned: well under the log loss of a coin (ln 2 ≈ 0.693)
+      expect(model.metrics!.logloss).toBeLessThan(0.5)
+      expect(model.metrics!.auc).toBeGreaterThan(0.8)
+    }
+  }, 60_000)
+
+  it('multiclass with folds: multi:softprob boosters of 3 classes (3 trees a round), test and held-out metrics from [rows·K] probabilities', async (ctx) => {
+    need(ctx)
+    if (skipWithout('xgboost', xgboostVersion() !== null, `${pythonForXgboost()} cannot import xgboost`)) ctx.skip('python3 lacks xgboost')
+    const { workload, task } = classifierWorkload('multiclass', { grid: {}, seeds: 1, folds: 3 })
+    expect(workload.task).toEqual({ objective: 'multiclass', classes: 3 })
+    const { models, artifacts } = await trainKept(workload, 3)
+    expect(models.map((m) => m.fold)).toEqual([0, 1, 2])
+    for (const artifact of artifacts.values()) {
+      const learner = JSON.parse((artifact as { json: string }).json).learner
+      expect(learner.objective).toMatchObject({ name: 'multi:softprob', softmax_multiclass_param: { num_class: '3' } })
+      expect(learner.learner_model_param.num_class).toBe('3')
+      expect(learner.gradient_booster.model.tree_info).toEqual(Array.from({ length: 45 }, (_, t) => t % 3))
+    }
+    const { data, probabilities } = xgboostProbabilities(workload, artifacts)
+    expect(probabilities[0]).toHaveLength(data.test * 3)
+    for (const [k, model] of models.entries()) {
+      expectScoresOf(model, probabilities[k], { objective: 'multiclass', classes: task.classes.length }, data.yTest)
+      expect(model.metrics).not.toHaveProperty('auc')
+      expect(model.metrics!.logloss).toBeLessThan(0.8 * Math.log(3))
+      // the fold's held-out rows scored the same way; its MSE is theirs
+      expect(Object.keys(model.validationMetrics!).sort()).toEqual(['accuracy', 'logloss', 'mse'])
+      expect(model.validationMse).toBe(model.validationMetrics!.mse)
+      expect(model.validationMetrics!.logloss).not.toBe(model.metrics!.logloss)
+    }
+  }, 60_000)
 })

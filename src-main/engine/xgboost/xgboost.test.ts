@@ -36,6 +36,21 @@ describe('xgbParams', () => {
     })
   })
 
+  it("a classifier is XGBoost's own objective: binary:logistic, or multi:softprob with num_class = K; base_score the family's; nothing else changes", () => {
+    const regression = xgbParams(params, 43, 3, { kind: 'cpu' }, 1)
+    const binary = xgbParams(params, 43, 3, { kind: 'cpu' }, 1, { objective: 'binary', classes: 2 })
+    const multiclass = xgbParams(params, 43, 3, { kind: 'cpu' }, 1, { objective: 'multiclass', classes: 5 })
+    expect(binary[0]).toEqual(['objective', 'binary:logistic'])
+    expect(multiclass.slice(0, 2)).toEqual([
+      ['objective', 'multi:softprob'],
+      ['num_class', '5'],
+    ])
+    expect(Object.fromEntries(binary)).toMatchObject({ base_score: '0.5' })
+    expect(binary.slice(1)).toEqual(regression.slice(1))
+    expect(multiclass.slice(2)).toEqual(regression.slice(1))
+    expect(xgbParams(params, 43, 3, { kind: 'cpu' }, 1, { objective: 'regression', classes: 0 })).toEqual(regression)
+  })
+
   it('CUDA: gpu_hist (+ gpu_id) on 1.x, device=cuda with hist on 2.x', () => {
     expect(map({ kind: 'cuda', ordinal: null }, 1)).toMatchObject({ tree_method: 'gpu_hist', gpu_id: '0' })
     expect(map({ kind: 'cuda', ordinal: 1 }, 1)).toMatchObject({ tree_method: 'gpu_hist', gpu_id: '1' })
