@@ -1,20 +1,26 @@
 // The one check of a run's data choice on the user's data set, written once: the service refuses a
 // run with these words (data/resolve-source.ts) and the config panel shows them before Run. Pure: it
-// reads the set's info (columns, types, missing counts, rows), the config's data choice, the model
-// family and the data sizes. Each refusal names its field (data.target, data.features, data.exclude,
-// data.impute, sizes.<i>) and says what is accepted.
+// reads the set's info (columns, types, missing counts, rows, the target's recorded values), the
+// config's data choice, objective and metric, the model family and the data sizes. Each refusal
+// names its field (data.target, data.features, data.exclude, data.impute, sizes.<i>, objective,
+// metric) and says what is accepted; the task the target gives is said in words for the panel.
 import type { ColumnInfo, DataSetInfo, DataSource, ImputeMode } from './contract/dataset'
-import type { FieldIssue } from './vocabulary/errors'
-import { type ColumnChoice, featuresWithMissing, pickColumns, usableRows } from './data-columns'
+import { resolveTask } from './contract/task'
+import { type FieldIssue, TrainpoolError } from './vocabulary/errors'
+import { describeTask, type MetricChoice, type ObjectiveChoice, type Task } from './vocabulary/task'
+import { type ColumnChoice, featuresWithMissing, pickColumns, targetValuesOf, usableRows } from './data-columns'
 import { allFamilies } from './families'
 import type { ModelFamily } from './families/family'
 
 export interface DataCheckInput {
-  info: Pick<DataSetInfo, 'name' | 'columns' | 'rows'>
+  info: Pick<DataSetInfo, 'name' | 'columns' | 'rows' | 'cacheVersion'>
   data: Pick<DataSource, 'target' | 'features' | 'exclude' | 'impute'>
   family: Pick<ModelFamily, 'label' | 'userData'>
   /** the config's data sizes; a size that is not a number yet (a box being typed in) is the schema's to refuse */
   sizes: readonly number[]
+  /** the config's objective and metric (absent: auto): the task the target gives is resolved and checked with them */
+  objective?: ObjectiveChoice
+  metric?: MetricChoice
 }
 
 export interface DataCheck {
@@ -30,17 +36,28 @@ export interface DataCheck {
   standardise: boolean
   /** empty when a run on this choice may start */
   refusals: FieldIssue[]
+  /**
+   * what the models would learn, read from the target as the service reads it when the run starts
+   * (contract/task.ts resolveTask): objective, class names in output order, metric. Null when the
+   * column choice or the task is refused (said in `refusals`), or when the set's info does not list
+   * the target's values (a set cached by an older version: the service reads them at the start)
+   */
+  task: Task | null
+  /** `task` in words, for the config panel and the CLI: "binary (2 classes: no, yes)", "multiclass (3 classes: a, b, c)", "regression"; null with it */
+  taskText: string | null
 }
 
 /** At most this many columns are named in the missing-values refusal. */
 const NAMED_COLUMNS = 6
 
-export function checkDataChoice({ info, data, family, sizes }: DataCheckInput): DataCheck {
+export function checkDataChoice({ info, data, family, sizes, objective, metric }: DataCheckInput): DataCheck {
   const needs = family.userData ?? { missingValues: 'refuse', standardise: false }
   // impute applies where missing values are not handled natively: trees keep theirs as NaN
   const impute: ImputeMode = needs.missingValues === 'native' ? 'none' : data.impute
   const picked = pickColumns(info, data)
-  if ('field' in picked) return { choice: null, usableRows: null, withMissing: [], impute, standardise: needs.standardise, refusals: [picked] }
+  if ('field' in picked) {
+    return { choice: null, usableRows: null, withMissing: [], impute, standardise: needs.standardise, refusals: [picked], task: null, taskText: null }
+  }
 
   const choice = picked
   const usable = usableRows(info, choice)
@@ -78,5 +95,27 @@ export function checkDataChoice({ info, data, family, sizes }: DataCheckInput): 
       message: `the ${family.label} cannot train on missing values, and ${info.name} has some in its features: ${counts.join(', ')}${more} (of ${info.rows} rows); impute them with the training rows' mean (impute: mean), exclude those columns${orTrain}`,
     })
   }
-  return { choice, usableRows: usable, withMissing, impute, standardise: needs.standardise, refusals }
+  const task = usable === 0 ? null : targetTask(info, choice.target, data, objective, metric, refusals)
+  return { choice, usableRows: usable, withMissing, impute, standardise: needs.standardise, refusals, task, taskText: task && describeTask(task) }
+}
+
+/** The task the target's recorded values give (a refusal joins `refusals`); null when refused or not recorded. */
+function targetTask(
+  info: DataCheckInput['info'],
+  target: ColumnInfo,
+  data: DataCheckInput['data'],
+  objective: ObjectiveChoice | undefined,
+  metric: MetricChoice | undefined,
+  refusals: FieldIssue[],
+): Task | null {
+  const values = targetValuesOf(info, target)
+  if (!values) return null
+  try {
+    // the user's data: resolveTask reads the objective, the metric and the target's values (`target` and `classes` are generated data's)
+    return resolveTask({ objective, metric, data } as Parameters<typeof resolveTask>[0], values)
+  } catch (err) {
+    if (!(err instanceof TrainpoolError) || !err.issues) throw err
+    refusals.push(...err.issues)
+    return null
+  }
 }

@@ -1,21 +1,47 @@
-// Which columns of a loaded data set a run uses: the target, and the features (the ones named, else
-// every numeric column but the target and the excluded ones). Pure: it reads only the set's
-// DataSetInfo. Every refusal names the field (data.target, data.features, data.exclude) and what
-// is accepted; data-check.ts adds the rules on rows, sizes and missing values, and is what the
-// service and the config panel both call.
-import type { ColumnInfo, DataSetInfo, DataSource } from './contract/dataset'
+// Which columns of a loaded data set a run uses: the target (a numeric column, or a text column of
+// class labels kept as codes), and the features (the ones named, else every numeric column but the
+// target and the excluded ones). Pure: it reads only the set's DataSetInfo. Every refusal names the
+// field (data.target, data.features, data.exclude) and what is accepted; data-check.ts adds the
+// rules on rows, sizes, missing values and the task, and is what the service and the config panel both call.
+import { type ColumnInfo, DATA_CACHE_VERSION, type DataSetInfo, type DataSource, LEVEL_MAX_CHARS } from './contract/dataset'
 import { LIMITS } from './contract/config'
+import type { TargetValues } from './contract/task'
 import { type FieldIssue, TrainpoolError } from './vocabulary/errors'
+import { CLASS_LIMITS } from './vocabulary/task'
 
 export interface ColumnChoice {
   target: ColumnInfo
   features: ColumnInfo[]
-  /** positions among the set's numeric columns (the cached table's column order) */
+  /** places in the cached table (tableColumns) */
   targetColumn: number
   featureColumns: number[]
 }
 
 type ColumnRequest = Pick<DataSource, 'target' | 'features' | 'exclude'>
+
+/** The cached table's columns by name → place: the numeric columns, then the text columns kept as codes (those with levels), each in file order. */
+export function tableColumns(info: Pick<DataSetInfo, 'columns'>): Map<string, number> {
+  const stored = [...info.columns.filter((c) => c.type === 'numeric'), ...info.columns.filter((c) => c.type === 'text' && c.levels)]
+  return new Map(stored.map((c, k) => [c.name, k]))
+}
+
+/** The set was cached before text labels were kept (an older Trainpool): its info cannot say what a text column holds. */
+function cachedBeforeLabels(info: Pick<DataSetInfo, 'cacheVersion'>): boolean {
+  return (info.cacheVersion ?? 1) < DATA_CACHE_VERSION
+}
+
+/**
+ * What `objective auto` reads of a target column (contract/task.ts resolveTask), from the set's info
+ * alone: its type and distinct values (null past CLASS_LIMITS.max; a text column's are its levels,
+ * in code order). `integers` is only known where the values are listed (false past that, where
+ * resolveTask does not read it). Null where the info does not list them (a set cached by an older version).
+ */
+export function targetValuesOf(info: Pick<DataSetInfo, 'cacheVersion'>, column: ColumnInfo): TargetValues | null {
+  if (cachedBeforeLabels(info)) return null
+  if (column.type === 'text') return { column: column.name, type: 'text', distinct: column.levels ?? null, integers: false }
+  const values = column.distinct
+  return { column: column.name, type: 'numeric', distinct: values ? values.map(String) : null, integers: values ? values.every(Number.isInteger) : false }
+}
 
 /** The error a refused data choice is thrown as: "data: " and the first refusal; all of them as issues. */
 export function dataRefusal(refusals: readonly FieldIssue[]): TrainpoolError {
@@ -30,29 +56,43 @@ function textColumnProblem(info: Pick<DataSetInfo, 'name'>, c: ColumnInfo, role:
   return `${role} column ${JSON.stringify(c.name)} of ${info.name} is not numeric: row ${c.firstTextRow} is not a number (Trainpool does not encode text categories)`
 }
 
+/** Why a text column without levels cannot be the target: too many values for class labels, or a cache that kept none. */
+function textTargetProblem(info: Pick<DataSetInfo, 'name' | 'cacheVersion'>, c: ColumnInfo): string {
+  const column = `target column ${JSON.stringify(c.name)} of ${info.name}`
+  if (cachedBeforeLabels(info)) {
+    return `${column} is text, and this data set was cached by an older version of Trainpool, which kept no text values; load the file again to train a classifier on it, or choose a numeric column`
+  }
+  return `${column} is text with more than ${CLASS_LIMITS.max} distinct values (row ${c.firstTextRow} is not a number): a text target is a classifier's class labels, 2 to ${CLASS_LIMITS.max} of them, each at most ${LEVEL_MAX_CHARS} characters; choose a numeric column or a column of labels`
+}
+
 function quoted(names: readonly string[], max = 8): string {
   const shown = names.slice(0, max).map((n) => JSON.stringify(n))
   return names.length > max ? `${shown.join(', ')} and ${names.length - max} more` : shown.join(', ')
 }
 
 /** The target and features a run on this data set would use; throws the first problem (dataRefusal). */
-export function chooseColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request: ColumnRequest): ColumnChoice {
+export function chooseColumns(info: Pick<DataSetInfo, 'name' | 'columns' | 'cacheVersion'>, request: ColumnRequest): ColumnChoice {
   const picked = pickColumns(info, request)
   if ('field' in picked) throw dataRefusal([picked])
   return picked
 }
 
 /** The target and features a run on this data set would use, or the first problem with the request. */
-export function pickColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request: ColumnRequest): ColumnChoice | FieldIssue {
+export function pickColumns(info: Pick<DataSetInfo, 'name' | 'columns' | 'cacheVersion'>, request: ColumnRequest): ColumnChoice | FieldIssue {
   const byName = new Map(info.columns.map((c) => [c.name, c]))
-  const numericIndex = new Map(info.columns.filter((c) => c.type === 'numeric').map((c, k) => [c.name, k]))
-  const numericNames = [...numericIndex.keys()]
+  const tableIndex = tableColumns(info)
+  const numericNames = info.columns.filter((c) => c.type === 'numeric').map((c) => c.name)
+  const labelNames = info.columns.filter((c) => c.type === 'text' && c.levels).map((c) => c.name)
 
   const target = byName.get(request.target)
   if (!target) {
-    return refuse('data.target', `target column ${JSON.stringify(request.target)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}`)
+    const labels = labelNames.length > 0 ? `; its text columns of class labels are ${quoted(labelNames)}` : ''
+    return refuse(
+      'data.target',
+      `target column ${JSON.stringify(request.target)} is not in ${info.name}; its numeric columns are ${quoted(numericNames)}${labels}`,
+    )
   }
-  if (target.type !== 'numeric') return refuse('data.target', `${textColumnProblem(info, target, 'target')}; choose a numeric column`)
+  if (target.type !== 'numeric' && !target.levels) return refuse('data.target', textTargetProblem(info, target))
 
   for (const name of request.exclude) {
     if (!byName.has(name))
@@ -96,8 +136,8 @@ export function pickColumns(info: Pick<DataSetInfo, 'name' | 'columns'>, request
   return {
     target,
     features,
-    targetColumn: numericIndex.get(target.name)!,
-    featureColumns: features.map((c) => numericIndex.get(c.name)!),
+    targetColumn: tableIndex.get(target.name)!,
+    featureColumns: features.map((c) => tableIndex.get(c.name)!),
   }
 }
 

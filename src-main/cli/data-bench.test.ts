@@ -64,7 +64,11 @@ describe('trainpool bench --data', () => {
       ['--target', 'price'],
       /trainpool bench: --target column "price" is not in houses\.csv; its numeric columns are "area_m2", "rooms", "age_years", "distance_km", "price_eur"/,
     ],
-    [['--target', 'city'], /trainpool bench: --target column "city" of houses\.csv is not numeric: row 1 is not a number/],
+    // city (5 text values) is a classifier's target since issue 38: not a regressor's
+    [
+      ['--target', 'city', '--objective', 'regression', '--sizes', '100'],
+      /trainpool bench: --objective regression needs a numeric target; city is text \(5 classes\)/,
+    ],
     [['--target', 'price_eur', '--features', 'area_m2,city'], /trainpool bench: --features: feature column "city" of houses\.csv is not numeric: row 1/],
     [['--target', 'price_eur', '--sizes', '3000'], /trainpool bench: --sizes must be at most 2500: houses\.csv has 2500 rows \(got 3000\)/],
     [['--target', 'price_eur', '--impute', 'median'], /trainpool bench: --impute accepts none, mean \(got "median"\)/],

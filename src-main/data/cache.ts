@@ -116,8 +116,17 @@ export async function removeFromCache(storeDir: string, sha256: string): Promise
   await fs.rm(aside, { recursive: true, force: true })
 }
 
-/** Puts a parsed table in the cache, whole or not at all (an existing entry with the same sha wins). */
-export async function installInCache(storeDir: string, info: DataSetInfo, columns: readonly (readonly Float32Array[])[]): Promise<void> {
+/**
+ * Puts a parsed table in the cache, whole or not at all. An existing entry with the same sha wins,
+ * unless `replace` (one cached in an older layout, read again): it is removed just before this one
+ * is renamed into place.
+ */
+export async function installInCache(
+  storeDir: string,
+  info: DataSetInfo,
+  columns: readonly (readonly Float32Array[])[],
+  { replace = false }: { replace?: boolean } = {},
+): Promise<void> {
   const root = datasetsDir(storeDir)
   const partial = partialDir(storeDir)
   try {
@@ -137,6 +146,7 @@ export async function installInCache(storeDir: string, info: DataSetInfo, column
       await handle.close()
     }
     await writeFileSynced(join(partial, INFO_FILE), JSON.stringify(info, null, 2))
+    if (replace) await removeFromCache(storeDir, info.sha256).catch(unlessNotCached)
     try {
       await fs.rename(partial, cacheDir(storeDir, info.sha256))
     } catch (err) {
@@ -149,6 +159,11 @@ export async function installInCache(storeDir: string, info: DataSetInfo, column
   } finally {
     await fs.rm(partial, { recursive: true, force: true })
   }
+}
+
+/** A removal's error, unless the set was not cached (any more): nothing to remove. */
+function unlessNotCached(err: unknown): void {
+  if (!(err instanceof TrainpoolError && err.code === 'not-found')) throw err
 }
 
 /** Rewrites a cached set's info.json (a new path, name or load time) atomically. */

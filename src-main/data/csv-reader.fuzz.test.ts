@@ -2,7 +2,8 @@
 // column names, cells that are numbers, missing spellings or text with delimiters, quotes and line
 // ends — is written out as CSV in one of the dialects (delimiter, BOM, CRLF, final line end), then
 // either read back and compared with what the model says the parse must be (an independent,
-// obvious model: no parsing involved), or broken first (a dropped field, a stray quote, a zero
+// obvious model: no parsing involved; a text column's values are codes of its sorted distinct
+// values, numbers among them written as the shortest float32 decimal), or broken first (a dropped field, a stray quote, a zero
 // byte, an invalid UTF-8 byte, a repeated name, a cut) and then it must give a TrainpoolError —
 // never another error — or a well-formed DataSetInfo; and never leave a partial cache folder.
 import { mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs'
@@ -11,9 +12,11 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type ColumnInfo, DataSetInfoSchema, TrainpoolError } from '@shared/contract'
-import { DATASETS_DIR } from './cache'
+import { tableColumns } from '@shared/data-columns'
+import { DATASETS_DIR, tablePath } from './cache'
 import { loadDataFile } from './load-data-file'
-import { MISSING_SPELLINGS } from './table-builder'
+import { float32Text, MISSING_SPELLINGS } from './table-builder'
+import { readTableColumns } from './table-file'
 
 const root = mkdtempSync(join(os.tmpdir(), 'trainpool-fuzz-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -67,13 +70,20 @@ function writeCsv(t: Table): string {
   return (t.bom ? '\uFEFF' : '') + lines.join(eol) + (t.finalNewline ? eol : '')
 }
 
-/** What the parse must be, from the model alone. */
+/** A cell of a text column as its level: the text trimmed, a number as its shortest float32 decimal; null when missing. */
+function levelOf(cell: ModelCell): string | null {
+  if (cell.kind === 'missing') return null
+  return cell.kind === 'text' ? cell.text.trim() : float32Text(Math.fround(cell.value))
+}
+
+/** What the parse must be, from the model alone (at most 14 rows: every column has few enough values to list). */
 function expectedColumns(t: Table): ColumnInfo[] {
   return t.names.map((name, c) => {
     const column = t.cells.map((row) => row[c])
     const firstText = column.findIndex((cell) => cell.kind === 'text')
     const values = column.flatMap((cell) => (cell.kind === 'number' ? [cell.value] : []))
     const numeric = firstText < 0
+    const levels = [...new Set(column.map(levelOf).filter((l) => l !== null))].sort()
     return {
       name,
       type: numeric ? 'numeric' : 'text',
@@ -81,7 +91,17 @@ function expectedColumns(t: Table): ColumnInfo[] {
       min: numeric && values.length ? Math.min(...values) : null,
       max: numeric && values.length ? Math.max(...values) : null,
       firstTextRow: numeric ? null : firstText + 1,
+      ...(numeric ? { distinct: [...new Set(values.map(Math.fround))].sort((a, b) => a - b) } : { levels }),
     }
+  })
+}
+
+/** The stored column the model says: numbers as float32, a text column's codes (a level's place among the sorted levels); NaN when missing. */
+function expectedStored(t: Table, c: number, levels: string[] | undefined): number[] {
+  return t.cells.map((row) => {
+    const cell = row[c]
+    if (cell.kind === 'missing') return NaN
+    return levels ? levels.indexOf(levelOf(cell)!) : Math.fround((cell as { value: number }).value)
   })
 }
 
@@ -134,8 +154,15 @@ describe('the CSV reader, fuzzed', () => {
         const info = await loadDataFile(file, store)
         expect(DataSetInfoSchema.parse(info)).toEqual(info)
         expect(info.rows).toBe(t.rows)
-        expect(info.columns).toEqual(expectedColumns(t))
+        const columns = expectedColumns(t)
+        expect(info.columns).toEqual(columns)
         expect(info.preview).toEqual(t.cells.slice(0, 10).map((row) => row.map((c) => c.text)))
+        const places = tableColumns(info)
+        const stored = readTableColumns(tablePath(store, info.sha256), [...places.values()]).values
+        ;[...places.keys()].forEach((name, k) => {
+          const c = t.names.indexOf(name)
+          expect([...stored[k]]).toEqual(expectedStored(t, c, columns[c].levels))
+        })
       }),
       { seed: 20261202, numRuns: 150 },
     )

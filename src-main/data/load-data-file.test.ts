@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import { afterAll, describe, expect, it } from 'vitest'
-import { DataSetInfoSchema, TrainpoolError } from '@shared/contract'
+import { DATA_CACHE_VERSION, DataSetInfoSchema, TrainpoolError } from '@shared/contract'
 import { RunStore } from '../store/run-store'
 import { DATASETS_DIR, tablePath } from './cache'
 import { dataSetInfo, listDataSets, loadDataFile } from './index'
@@ -57,24 +57,27 @@ describe('reading a CSV', () => {
       const info = await loadDataFile(file('t.csv', csv), store)
       expect(DataSetInfoSchema.parse(info)).toEqual(info)
       expect(info).toMatchObject({ format: 'csv', rows: 3, name: 't.csv' })
+      // few values: a numeric column lists them, a text column keeps its sorted values as levels (codes in the table)
       expect(info.columns).toEqual([
-        { name: 'a', type: 'numeric', missing: 0, min: -3, max: 400, firstTextRow: null },
-        { name: `b ${d} x`, type: 'numeric', missing: 2, min: 2, max: 2, firstTextRow: null },
-        { name: 'label', type: 'text', missing: 0, min: null, max: null, firstTextRow: 1 },
-        { name: 'y', type: 'numeric', missing: 1, min: 10, max: 30, firstTextRow: null },
+        { name: 'a', type: 'numeric', missing: 0, min: -3, max: 400, firstTextRow: null, distinct: [-3, 1.5, 400] },
+        { name: `b ${d} x`, type: 'numeric', missing: 2, min: 2, max: 2, firstTextRow: null, distinct: [2] },
+        { name: 'label', type: 'text', missing: 0, min: null, max: null, firstTextRow: 1, levels: ['plain', `say "hi"${d} ok`, 'two\nlines'] },
+        { name: 'y', type: 'numeric', missing: 1, min: 10, max: 30, firstTextRow: null, distinct: [10, 30] },
       ])
+      expect(info.cacheVersion).toBe(DATA_CACHE_VERSION)
       expect(info.preview).toEqual([
         ['1.5', '2', `say "hi"${d} ok`, '10'],
         ['-3', '', 'plain', 'NA'],
         ['4e2', 'NaN', 'two\nlines', '30'],
       ])
-      // the table holds the numeric columns (a, b, y) as float32, NaN where missing
-      const { rows, values } = readTableColumns(tablePath(store, info.sha256), [0, 1, 2])
+      // the table holds the numeric columns (a, b, y) as float32, NaN where missing, then the text column's codes
+      const { rows, values } = readTableColumns(tablePath(store, info.sha256), [0, 1, 2, 3])
       expect(rows).toBe(3)
       expect(values.map((v) => [...v])).toEqual([
         [1.5, -3, 400],
         [2, NaN, NaN],
         [10, NaN, 30],
+        [1, 0, 2],
       ])
     }
   })
@@ -132,13 +135,15 @@ describe('reading Parquet', () => {
       { name: 'i32', type: 'numeric', missing: 0, min: 0, max: rows - 1, firstTextRow: null },
       { name: 'i64', type: 'numeric', missing: 0, min: 0, max: 2 * (rows - 1), firstTextRow: null },
       { name: 'f', type: 'numeric', missing: rows / 10, min: 0.25, max: (rows - 1) / 4, firstTextRow: null },
-      { name: 's', type: 'text', missing: 0, min: null, max: null, firstTextRow: 1 },
+      // a string column of 3 values, kept as codes over the row groups
+      { name: 's', type: 'text', missing: 0, min: null, max: null, firstTextRow: 1, levels: ['city 0', 'city 1', 'city 2'] },
     ])
     expect(info.preview[0]).toEqual(['0', '0', '', 'city 0'])
-    const { values } = readTableColumns(tablePath(store, info.sha256), [0, 2])
+    const { values } = readTableColumns(tablePath(store, info.sha256), [0, 2, 3])
     expect(values[0][2345]).toBe(2345)
     expect(values[1][1001]).toBe(1001 / 4)
     expect(values[1][2000]).toBeNaN()
+    expect([...values[2]]).toEqual(Array.from({ length: rows }, (_, i) => i % 3))
   })
 
   it('reads compressed pages beyond snappy (gzip here)', async () => {

@@ -1,12 +1,14 @@
 // loadDataFile: the one way a user's file becomes a data set. Hash the bytes (the cache key); if
 // they were loaded before, return the cached info (parse skipped); else read Parquet by its magic
-// bytes, anything else as CSV, and install the table in the cache. Every refusal names the file
-// and comes before the cache is touched; a caller learns if this load added the set (loadIntoCache).
+// bytes, anything else as CSV, and install the table in the cache. A set cached in an older layout
+// (DATA_CACHE_VERSION) is read again and replaced, so loading a file again gives it what this
+// version keeps (text labels as codes). Every refusal names the file and comes before the cache is
+// touched; a caller learns if this load added the set (loadIntoCache).
 import { createHash } from 'node:crypto'
 import { createReadStream, promises as fs, type Stats } from 'node:fs'
 import os from 'node:os'
 import { basename, resolve } from 'node:path'
-import { type DataFormat, type DataSetInfo, TrainpoolError } from '@shared/contract'
+import { DATA_CACHE_VERSION, type DataFormat, type DataSetInfo, TrainpoolError } from '@shared/contract'
 import { installInCache, readCachedInfo, updateCachedInfo } from './cache'
 import { readCsv } from './csv-reader'
 import { PARQUET_MAGIC, readParquet } from './parquet-reader'
@@ -34,7 +36,8 @@ export async function loadIntoCache(path: string, storeDir: string, options: Loa
   const before = await statDataFile(file, name)
   const sha256 = await readingFile(file, () => sha256File(file))
   const cached = await readCachedInfo(storeDir, sha256)
-  if (cached) {
+  const current = cached !== null && (cached.cacheVersion ?? 1) >= DATA_CACHE_VERSION
+  if (cached && current) {
     const info: DataSetInfo = { ...cached, name, path: file, loadedAt: new Date().toISOString(), loadMs: 0 }
     // the table is there whole: a store that cannot take the new name and time (read-only, full)
     // still serves it; the recent list keeps the old ones
@@ -69,13 +72,16 @@ export async function loadIntoCache(path: string, storeDir: string, options: Loa
     preview: table.preview,
     loadedAt: new Date().toISOString(),
     loadMs: Math.round(performance.now() - started),
+    cacheVersion: DATA_CACHE_VERSION,
   }
   await installInCache(
     storeDir,
     info,
-    table.numeric.map((c) => c.chunks),
+    table.stored.map((c) => c.chunks),
+    { replace: cached !== null },
   )
-  return { info, added: true }
+  // a set re-read in the current layout was cached before: this load did not add it
+  return { info, added: cached === null }
 }
 
 /** A read of the user's file that fails for the file's sake (permissions, an I/O error) says so, naming it. */

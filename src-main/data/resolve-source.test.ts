@@ -1,16 +1,22 @@
 // Resolving config.data before a run: the column choice (shared with the config panel), every
 // refusal the service gives before anything starts — each naming the field — and what the result
-// records (features, target statistics, impute, standardised, the seed).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+// records (features, target statistics, impute, standardised, the seed). A text target of class
+// labels: its task, the class values a worker maps labels by, a set cached by an older version, and
+// a class the seeded sample leaves in the test rows only.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
+import { parquetWriteBuffer } from 'hyparquet-writer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type BenchConfig, type DataSetInfo, type DataSource, presetConfig, TrainpoolError } from '@shared/contract'
-import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
+import { type BenchConfig, DATA_CACHE_VERSION, type DataSetInfo, type DataSource, presetConfig, resolveTask, splitRows, TrainpoolError } from '@shared/contract'
+import { checkDataChoice } from '@shared/data-check'
+import { chooseColumns, skippedTextColumns, tableColumns } from '@shared/data-columns'
 import { gbdtFamily } from '@shared/families/gbdt'
-import { cacheDir } from './cache'
-import { loadDataFile } from './load-data-file'
-import { resolveDataSource } from './resolve-source'
+import { cacheDir, tablePath } from './cache'
+import { loadDataFile, loadIntoCache } from './load-data-file'
+import { classValuesOf, resolveDataSource } from './resolve-source'
+import { classesOnlyInTest, sampleRows } from './row-sample'
+import { readTableColumns, tableHeader } from './table-file'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-resolve-'))
 const store = join(dir, 'store')
@@ -67,7 +73,6 @@ describe('the column choice', () => {
 
   it.each([
     [{ target: 'price' }, 'data.target', /target column "price" is not in houses\.csv; its numeric columns are "a", "b", "empty", "y"/],
-    [{ target: 'city' }, 'data.target', /target column "city" of houses\.csv is not numeric: row 1 is not a number .*choose a numeric column/],
     [{ features: ['a', 'city'] }, 'data.features', /feature column "city" of houses\.csv is not numeric: row 1 is not a number/],
     [{ features: ['a', 'zip'] }, 'data.features', /feature column "zip" is not in houses\.csv/],
     [{ features: ['a', 'y'] }, 'data.features', /column "y" is the target; it cannot also be a feature/],
@@ -147,5 +152,188 @@ describe('resolving config.data before a run', () => {
     expect(gone.code).toBe('not-found')
     expect(gone.message).toMatch(/old\.csv \(sha256 eeeeeeeeeeee…\) is not in the data cache .*: load the file again/)
     await expect(resolveDataSource(null, config(source()))).rejects.toThrow(/needs a run store/)
+  })
+})
+
+describe('a text target: class labels', () => {
+  // 60 rows: id, tenure (numbers), plan (3 text values), churn (yes/no; rows 10 and 20 missing), note (60 distinct texts)
+  let churn: DataSetInfo
+  const churnOf = (i: number) => (i === 10 || i === 20 ? '' : i % 3 === 0 ? 'yes' : 'no')
+  beforeAll(async () => {
+    const lines = ['id,tenure,plan,churn,note']
+    for (let i = 0; i < 60; i++) lines.push(`${i},${(i * 7) % 50},${['basic', 'plus', 'pro'][i % 3]},${churnOf(i)},note ${i}`)
+    writeFileSync(join(dir, 'churn.csv'), lines.join('\n'))
+    churn = await loadDataFile(join(dir, 'churn.csv'), store)
+  })
+  const churnSource = (overrides: Partial<DataSource> = {}): DataSource => ({
+    sha256: churn.sha256,
+    name: churn.name,
+    target: 'churn',
+    features: null,
+    exclude: [],
+    impute: 'none',
+    ...overrides,
+  })
+
+  it('a yes/no column is kept as codes and resolves to binary, classes no, yes; the worker gets their codes', async () => {
+    expect(churn.columns.find((c) => c.name === 'churn')).toMatchObject({ type: 'text', missing: 2, levels: ['no', 'yes'] })
+    expect(churn.columns.find((c) => c.name === 'plan')).toMatchObject({ type: 'text', levels: ['basic', 'plus', 'pro'] })
+    expect(churn.columns.find((c) => c.name === 'note')?.levels).toBeUndefined()
+    // the table: the numeric columns first (as before codes), then the coded text columns
+    expect([...tableColumns(churn)]).toEqual([
+      ['id', 0],
+      ['tenure', 1],
+      ['plan', 2],
+      ['churn', 3],
+    ])
+    const resolved = await resolveDataSource(store, config(churnSource(), { sizes: [50], seed: 3 }))
+    expect(resolved.target).toEqual({ column: 'churn', type: 'text', distinct: ['no', 'yes'], integers: false })
+    expect(resolved.task).toEqual({ objective: 'binary', classes: ['no', 'yes'], metric: 'logloss', auto: true })
+    expect(resolved.task).toEqual(resolveTask(resolved.config, resolved.target))
+    expect(resolved.workload).toMatchObject({ targetColumn: 3, featureColumns: [0, 1], classValues: [0, 1] })
+    // text columns are never features: plan is left out, said so
+    expect(resolved.record.features).toEqual(['id', 'tenure'])
+    expect(skippedTextColumns(churn, churnSource()).map((c) => c.name)).toEqual(['plan', 'note'])
+    // the codes as stored: no = 0, yes = 1, missing labels NaN
+    const [codes] = readTableColumns(resolved.workload.table, [3]).values
+    expect([...codes]).toEqual(Array.from({ length: 60 }, (_, i) => (churnOf(i) === '' ? NaN : churnOf(i) === 'yes' ? 1 : 0)))
+    const yes = Array.from({ length: 60 }, (_, i) => churnOf(i)).filter((c) => c === 'yes').length
+    expect(resolved.record).toMatchObject({ target: 'churn', targetLevels: ['no', 'yes'], targetStats: { min: 0, max: 1, mean: expect.closeTo(yes / 58, 6) } })
+    // the panel's words for it, from the info alone
+    const check = checkDataChoice({ info: churn, data: churnSource(), family: gbdtFamily, sizes: [50] })
+    expect(check.taskText).toBe('binary (2 classes: no, yes)')
+    expect(check.task).toEqual(resolved.task)
+  })
+
+  it('Parquet: a string column (nulls missing) and a boolean column are class labels too', async () => {
+    const rows = 300
+    const buffer = parquetWriteBuffer({
+      rowGroupSize: 128,
+      columnData: [
+        { name: 'x', data: Array.from({ length: rows }, (_, i) => i / 3), type: 'DOUBLE' },
+        { name: 'churn', data: Array.from({ length: rows }, (_, i) => (i % 50 === 0 ? null : i % 3 ? 'no' : 'yes')), type: 'STRING' },
+        { name: 'active', data: Array.from({ length: rows }, (_, i) => i % 2 === 0), type: 'BOOLEAN' },
+      ],
+    })
+    writeFileSync(join(dir, 'churn.parquet'), new Uint8Array(buffer))
+    const info = await loadDataFile(join(dir, 'churn.parquet'), store)
+    expect(info.columns.map((c) => [c.name, c.type, c.missing, c.levels])).toEqual([
+      ['x', 'numeric', 0, undefined],
+      ['churn', 'text', 6, ['no', 'yes']],
+      ['active', 'text', 0, ['false', 'true']],
+    ])
+    const parquetSource: DataSource = { sha256: info.sha256, name: info.name, target: 'churn', features: null, exclude: [], impute: 'none' }
+    const resolved = await resolveDataSource(store, config(parquetSource, { sizes: [294] }))
+    expect(resolved.task).toMatchObject({ objective: 'binary', classes: ['no', 'yes'] })
+    expect(resolved.workload).toMatchObject({ targetColumn: 1, featureColumns: [0], classValues: [0, 1] })
+    const [codes] = readTableColumns(resolved.workload.table, [1]).values
+    expect([...codes]).toEqual(Array.from({ length: rows }, (_, i) => (i % 50 === 0 ? NaN : i % 3 ? 0 : 1)))
+    const active = await resolveDataSource(store, config({ ...parquetSource, target: 'active', exclude: ['churn'] }, { sizes: [100] }))
+    expect(active.task.classes).toEqual(['false', 'true'])
+  })
+
+  it('classValuesOf follows the task’s class order: a code per text class, the number per numeric class', () => {
+    const text = { column: 'churn', type: 'text' as const, distinct: ['no', 'yes'], integers: false }
+    expect(classValuesOf({ objective: 'binary', classes: ['yes', 'no'], metric: 'logloss', auto: false }, text)).toEqual([1, 0])
+    const numeric = { column: 'grade', type: 'numeric' as const, distinct: ['3', '1', '2'], integers: true }
+    expect(classValuesOf({ objective: 'multiclass', classes: ['1', '2', '3'], metric: 'logloss', auto: true }, numeric)).toEqual([1, 2, 3])
+    expect(() => classValuesOf({ objective: 'binary', classes: ['no', 'maybe'], metric: 'logloss', auto: false }, text)).toThrow(
+      /"maybe" is not a value of churn/,
+    )
+  })
+
+  it('a three-valued text target is multiclass; rows with a missing label are dropped and counted', async () => {
+    const plan = await resolveDataSource(store, config(churnSource({ target: 'plan', exclude: ['churn'] }), { sizes: [60] }))
+    expect(plan.task).toMatchObject({ objective: 'multiclass', classes: ['basic', 'plus', 'pro'] })
+    expect(plan.workload).toMatchObject({ targetColumn: 2, classValues: [0, 1, 2] })
+    // churn has 2 rows without a label: 58 usable
+    const error = await refusal(config(churnSource(), { sizes: [59] }))
+    expect(error.issues?.[0]?.field).toBe('sizes.0')
+    expect(error.message).toBe('data: sizes must be at most 58: churn.csv has 60 rows, 58 of them with a target value (got 59)')
+  })
+
+  it.each([
+    [{ target: 'note' }, {}, 'data.target', /target column "note" of churn\.csv is text with more than 32 distinct values .*2 to 32 of them/],
+    [
+      { features: ['tenure', 'plan'] },
+      {},
+      'data.features',
+      /feature column "plan" of churn\.csv is not numeric: row 1 is not a number \(Trainpool does not encode text categories\)/,
+    ],
+    [{}, { objective: 'regression' }, 'objective', /objective regression needs a numeric target; churn is text \(2 classes\)/],
+    [{}, { objective: 'multiclass' }, 'objective', /objective multiclass needs 3 to 32 classes; churn has 2 \(no, yes\)/],
+    [{}, { metric: 'mse' }, 'metric', /metric mse does not apply to a binary run/],
+  ] as const)('%j %j is refused on %s', async (overrides, configOverrides, field, message) => {
+    const error = await refusal(config(churnSource(overrides as Partial<DataSource>), { sizes: [50], ...(configOverrides as Partial<BenchConfig>) }))
+    expect(error.issues?.[0]?.field).toBe(field)
+    expect(error.message).toMatch(message)
+  })
+
+  it('a class the seeded sample leaves in the test rows only is refused on data.target, naming the class and the size', async () => {
+    // one 'rare' label among 40
+    const lines = ['x,label', ...Array.from({ length: 40 }, (_, i) => `${i},${i === 17 ? 'rare' : i % 2 ? 'a' : 'b'}`)]
+    writeFileSync(join(dir, 'rare.csv'), lines.join('\n'))
+    const rare = await loadDataFile(join(dir, 'rare.csv'), store)
+    const [codes] = readTableColumns(tablePath(store, rare.sha256), [tableColumns(rare).get('label')!]).values
+    // the seeds that put row 17 among the 10 test rows of size 30, and one that trains on it
+    const testSplit = 0.2
+    const where = (seed: number) => sampleRows(codes, 30, seed).indexOf(17)
+    const { train } = splitRows(30, testSplit)
+    const testOnly = Array.from({ length: 200 }, (_, s) => s + 1).find((s) => where(s) >= train)!
+    const trains = Array.from({ length: 200 }, (_, s) => s + 1).find((s) => where(s) >= 0 && where(s) < train)!
+    expect(testOnly).toBeDefined()
+    expect(trains).toBeDefined()
+    expect(classesOnlyInTest(codes, [0, 1, 2], [30], testOnly, testSplit)).toEqual({ size: 30, classes: [2], train: 24, test: 6 })
+    expect(classesOnlyInTest(codes, [0, 1, 2], [30], trains, testSplit)).toBeNull()
+
+    const rareSource: DataSource = { sha256: rare.sha256, name: rare.name, target: 'label', features: null, exclude: [], impute: 'none' }
+    const error = await refusal(config(rareSource, { sizes: [30], seed: testOnly, testSplit }))
+    expect(error.issues?.[0]?.field).toBe('data.target')
+    expect(error.message).toBe(
+      `data: target column "label" of rare.csv: at size 30, class "rare" is in the 6 test rows only, in none of the 24 training rows (the rows sampled with seed ${testOnly}), so the models could never learn it; accepted: sizes whose training rows hold every class (a larger size, or another seed)`,
+    )
+    await expect(resolveDataSource(store, config(rareSource, { sizes: [30], seed: trains, testSplit }))).resolves.toMatchObject({
+      workload: { classValues: [0, 1, 2] },
+    })
+    // every size is checked: size 20's sample (the first 20 of size 30's) stops before row 17, size 30 is named
+    await expect(resolveDataSource(store, config(rareSource, { sizes: [20, 30], seed: testOnly, testSplit }))).rejects.toThrow(/at size 30, class "rare"/)
+  })
+
+  it('a set cached by an older version (numeric columns only, no levels) still trains on numeric targets; loading its file again re-reads it', async () => {
+    const lines = ['x,y,label', ...Array.from({ length: 30 }, (_, i) => `${i},${i * 1.5},${i % 2 ? 'on' : 'off'}`)]
+    writeFileSync(join(dir, 'old.csv'), lines.join('\n'))
+    const current = await loadDataFile(join(dir, 'old.csv'), store)
+    // what the version before text codes wrote: no cacheVersion, no levels or distinct values, a table of the numeric columns
+    const folder = cacheDir(store, current.sha256)
+    const old = JSON.parse(readFileSync(join(folder, 'info.json'), 'utf8')) as DataSetInfo & Record<string, unknown>
+    delete old.cacheVersion
+    for (const c of old.columns) {
+      delete c.levels
+      delete c.distinct
+    }
+    writeFileSync(join(folder, 'info.json'), JSON.stringify(old))
+    const numeric = readTableColumns(join(folder, 'table.f32'), [0, 1]).values
+    writeFileSync(join(folder, 'table.f32'), Buffer.concat([tableHeader(30, 2), ...numeric.map((v) => Buffer.from(v.buffer))]))
+
+    const oldSource: DataSource = { sha256: current.sha256, name: current.name, target: 'y', features: null, exclude: [], impute: 'none' }
+    const regression = await resolveDataSource(store, config(oldSource, { sizes: [20] }))
+    expect(regression.task.objective).toBe('regression')
+    expect(regression.workload).toMatchObject({ targetColumn: 1, featureColumns: [0] })
+    // the panel cannot say the task from an old info (its values are not listed): the service reads them at the start
+    expect(checkDataChoice({ info: old, data: oldSource, family: gbdtFamily, sizes: [20] }).task).toBeNull()
+    const text = await refusal(config({ ...oldSource, target: 'label' }, { sizes: [20] }))
+    expect(text.issues?.[0]?.field).toBe('data.target')
+    expect(text.message).toMatch(
+      /target column "label" of old\.csv is text, and this data set was cached by an older version of Trainpool, which kept no text values; load the file again/,
+    )
+
+    // loading the same bytes again reads them in the current layout, in place (not a new set)
+    const again = await loadIntoCache(join(dir, 'old.csv'), store)
+    expect(again.added).toBe(false)
+    expect(again.info.cacheVersion).toBe(DATA_CACHE_VERSION)
+    expect(again.info.columns.find((c) => c.name === 'label')?.levels).toEqual(['off', 'on'])
+    const binary = await resolveDataSource(store, config({ ...oldSource, target: 'label' }, { sizes: [20] }))
+    expect(binary.task).toMatchObject({ objective: 'binary', classes: ['off', 'on'] })
+    expect(binary.workload).toMatchObject({ targetColumn: 2, classValues: [0, 1] })
   })
 })

@@ -1,10 +1,11 @@
 // Builds the cached table from cells, whichever reader found them: one rule for what a cell means
 // (number, missing, text), per-column counts, ranges and first text row, the preview, and the
-// numeric columns as float32. Memory follows the rows actually read (chunks that start small and
-// double), and a memory budget turns a file too large for this machine into a clean error, not swap.
-// The chunk rule: README.md, "Reading".
+// numeric columns as float32. A text column with few distinct values (class labels: yes/no) is kept
+// too, as float32 codes of its sorted values (its `levels`), so it can be a classifier's target.
+// Memory follows the rows actually read (chunks that start small and double), and a memory budget
+// turns a file too large for this machine into a clean error, not swap. The rules: README.md, "Reading".
 import os from 'node:os'
-import { COLUMN_NAME_MAX, type ColumnInfo, TrainpoolError } from '@shared/contract'
+import { CLASS_LIMITS, COLUMN_NAME_MAX, type ColumnInfo, LEVEL_MAX_CHARS, sortedClasses, TrainpoolError } from '@shared/contract'
 import { formatBytes } from '@shared/format'
 
 /** A cell as a reader hands it over: CSV text, or a Parquet value (null = missing). */
@@ -22,6 +23,8 @@ export const PREVIEW_ROWS = 10
 const CHUNK_SHIFT = 16
 const CHUNK_ROWS = 1 << CHUNK_SHIFT
 const FIRST_CHUNK_ROWS = 16
+/** All levels of a table together at most this many characters, so its info.json stays small whatever the file. */
+const LEVELS_BUDGET_CHARS = 8 * 2 ** 20
 
 /** What a cell is: a finite float32-range number, missing (NaN), text (undefined), or a number beyond float32 (BEYOND_FLOAT32). */
 export function cellValue(cell: Cell): number | undefined {
@@ -62,7 +65,17 @@ export function cellText(cell: Cell): string {
   return String(cell)
 }
 
+/** A number as a level of a text column: the shortest decimal that reads back as the same float32 ("0.1", "3"). */
+export function float32Text(value: number): string {
+  for (let digits = 1; digits < 9; digits++) {
+    const shorter = Number(value.toPrecision(digits))
+    if (Math.fround(shorter) === value) return String(shorter)
+  }
+  return String(value)
+}
+
 class ColumnAccumulator {
+  /** the values as read (numbers; codes once the column holds text); null: none kept (text that cannot be codes) */
   chunks: Float32Array[] | null = []
   missing = 0
   min = Infinity
@@ -70,6 +83,10 @@ class ColumnAccumulator {
   firstTextRow: number | null = null
   /** the first number no float32 can hold: refused at the end unless the column turns out to be text anyway */
   beyondFloat32: { row: number; text: string } | null = null
+  /** the distinct present numbers (as float32) while there are at most CLASS_LIMITS.max; null past that (an array: a wide file has a set per column, and few values are found as fast) */
+  distinct: number[] | null = []
+  /** once a cell is not a number: each distinct value's text → its code, in the order first read; null before (or once dropped) */
+  levels: Map<string, number> | null = null
 
   constructor(readonly name: string) {}
 }
@@ -79,10 +96,11 @@ export interface BuiltTable {
   columns: ColumnInfo[]
   preview: string[][]
   /**
-   * the numeric columns' values, in column order, as the chunks they were read into (concatenated,
-   * at least `rows` long; NaN = missing): written out as they are, never copied into one array
+   * the table's columns, in its order: the numeric columns, then the text columns kept as codes (each
+   * in column order); as the chunks they were read into (concatenated, at least `rows` long; NaN =
+   * missing): written out as they are, never copied into one array
    */
-  numeric: { name: string; chunks: Float32Array[] }[]
+  stored: { name: string; chunks: Float32Array[] }[]
 }
 
 export class TableBuilder {
@@ -90,6 +108,7 @@ export class TableBuilder {
   private readonly preview: string[][] = []
   private rows = 0
   private heldBytes = 0
+  private levelChars = 0
 
   /**
    * @param names the header, as read (a leading BOM already removed)
@@ -134,10 +153,8 @@ export class TableBuilder {
     if (value === undefined || value === BEYOND_FLOAT32) {
       if (value === undefined && (acc.firstTextRow === null || row + 1 < acc.firstTextRow)) acc.firstTextRow = row + 1
       if (value === BEYOND_FLOAT32 && (acc.beyondFloat32 === null || row < acc.beyondFloat32.row)) acc.beyondFloat32 = { row, text: cellText(cell) }
-      if (acc.chunks) {
-        for (const chunk of acc.chunks) this.heldBytes -= chunk.byteLength
-        acc.chunks = null // a text column keeps no values: Trainpool does not encode categories
-      }
+      // a number beyond float32 is coded as its text too: its column is refused at the end unless it is text anyway
+      this.setLevel(acc, row, cellText(cell).trim())
       return
     }
     if (Number.isNaN(value)) acc.missing++
@@ -146,7 +163,73 @@ export class TableBuilder {
       if (value > acc.max) acc.max = value
     }
     if (!acc.chunks) return
+    if (acc.levels && value === value) {
+      this.setLevel(acc, row, float32Text(Math.fround(value)))
+      return
+    }
+    const distinct = acc.distinct
+    if (distinct !== null && value === value) {
+      const fround = Math.fround(value)
+      const stored = fround === 0 ? 0 : fround // -0 is the value 0 (listed once, as 0)
+      if (!distinct.includes(stored)) {
+        if (distinct.length === CLASS_LIMITS.max) acc.distinct = null
+        else distinct.push(stored)
+      }
+    }
     this.chunkFor(acc.chunks, row, row)[row & (CHUNK_ROWS - 1)] = value
+  }
+
+  /** A text cell (or a number in a column that holds text): its value's code, a new one for a new value; the column's codes are dropped when it cannot be labels. */
+  private setLevel(acc: ColumnAccumulator, row: number, text: string): void {
+    if (!acc.chunks || (!acc.levels && !this.startLevels(acc))) return
+    const levels = acc.levels!
+    let code = levels.get(text)
+    if (code === undefined) {
+      if (!this.newLevel(acc, text)) return
+      code = levels.size
+      levels.set(text, code)
+    }
+    this.chunkFor(acc.chunks, row, row)[row & (CHUNK_ROWS - 1)] = code
+  }
+
+  /** Room for one more level of this column (at most CLASS_LIMITS.max, each a class name's length, within the table's budget); else the column's codes are dropped. */
+  private newLevel(acc: ColumnAccumulator, text: string): boolean {
+    if (acc.levels!.size < CLASS_LIMITS.max && text.length <= LEVEL_MAX_CHARS && this.levelChars + text.length <= LEVELS_BUDGET_CHARS) {
+      this.levelChars += text.length
+      return true
+    }
+    this.dropValues(acc)
+    return false
+  }
+
+  /** A column's first cell that is not a number: the numbers read so far become codes of their text; too many distinct ones, and nothing is kept. */
+  private startLevels(acc: ColumnAccumulator): boolean {
+    const numbers = acc.distinct
+    if (numbers === null) {
+      this.dropValues(acc)
+      return false
+    }
+    acc.levels = new Map()
+    const codeOf = new Map<number, number>()
+    for (const value of numbers) {
+      const text = float32Text(value)
+      if (!this.newLevel(acc, text)) return false
+      codeOf.set(value, acc.levels.size)
+      acc.levels.set(text, acc.levels.size)
+    }
+    acc.distinct = null
+    for (const chunk of acc.chunks!) {
+      for (let i = 0; i < chunk.length; i++) if (chunk[i] === chunk[i]) chunk[i] = codeOf.get(chunk[i])!
+    }
+    return true
+  }
+
+  /** A text column that cannot be labels keeps no values (it can be neither a feature nor the target). */
+  private dropValues(acc: ColumnAccumulator): void {
+    for (const chunk of acc.chunks ?? []) this.heldBytes -= chunk.byteLength
+    acc.chunks = null
+    acc.levels = null
+    acc.distinct = null
   }
 
   /** The chunk that holds `row`, allocated (or the first one grown) when it does not yet reach it. */
@@ -202,24 +285,43 @@ export class TableBuilder {
     // a number column with a value float32 cannot hold would train on a wrong number: said, not guessed
     for (const acc of this.columns) if (acc.beyondFloat32 && acc.firstTextRow === null) throw this.beyondFloat32(acc.name, acc.beyondFloat32)
     const columns: ColumnInfo[] = this.columns.map((acc) => {
-      const present = acc.firstTextRow === null && acc.min <= acc.max
-      return {
+      const numeric = acc.firstTextRow === null
+      const present = numeric && acc.min <= acc.max
+      const info: ColumnInfo = {
         name: acc.name,
-        type: acc.firstTextRow === null ? 'numeric' : 'text',
+        type: numeric ? 'numeric' : 'text',
         missing: acc.missing,
         min: present ? acc.min : null,
         max: present ? acc.max : null,
         firstTextRow: acc.firstTextRow,
       }
+      if (!numeric && acc.levels && acc.chunks) info.levels = sortedLevels(acc.levels, acc.chunks, rows)
+      if (numeric && acc.distinct) info.distinct = acc.distinct.sort((a, b) => a - b)
+      return info
     })
-    const numeric = this.columns.flatMap((acc) => {
-      if (!acc.chunks) return []
+    const kept = this.columns.filter((acc) => acc.chunks)
+    // numeric columns first, so a numeric column's place in the table is the same as in a cache of before (or without) codes
+    const stored = [...kept.filter((acc) => !acc.levels), ...kept.filter((acc) => acc.levels)].map((acc) => {
       // a column read shorter than the table (a Parquet column chunk missing) is missing below
-      if (rows > 0) this.chunkFor(acc.chunks, rows - 1, rows - 1)
-      return [{ name: acc.name, chunks: acc.chunks }]
+      if (rows > 0) this.chunkFor(acc.chunks!, rows - 1, rows - 1)
+      return { name: acc.name, chunks: acc.chunks! }
     })
-    return { rows, columns, preview: this.preview, numeric }
+    return { rows, columns, preview: this.preview, stored }
   }
+}
+
+/** A text column's levels in class-name order (contract/task.ts sortedClasses), its codes renumbered to match. */
+function sortedLevels(levels: Map<string, number>, chunks: Float32Array[], rows: number): string[] {
+  const sorted = sortedClasses({ type: 'text', distinct: [...levels.keys()] })
+  const renumber = new Float32Array(levels.size)
+  sorted.forEach((text, code) => (renumber[levels.get(text)!] = code))
+  let left = rows
+  for (const chunk of chunks) {
+    const n = Math.min(left, chunk.length)
+    for (let i = 0; i < n; i++) if (chunk[i] === chunk[i]) chunk[i] = renumber[chunk[i]]
+    left -= n
+  }
+  return sorted
 }
 
 /** Header names: trimmed, non-empty, at most COLUMN_NAME_MAX characters, each once. */

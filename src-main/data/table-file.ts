@@ -1,7 +1,8 @@
-// The cached table's binary file: the numeric columns as little-endian float32, one column after
-// another, so a worker reads only the target and its features (one positioned read each, never the
-// whole file, never the CSV). NaN marks a missing value. A 16-byte header (magic "TPTABLE1", rows,
-// columns) lets a reader refuse a truncated or foreign file. The layout: README.md, "The cache".
+// The cached table's binary file: the numeric columns, then the text columns kept as codes, as
+// little-endian float32, one column after another, so a worker reads only the target and its
+// features (one positioned read each, never the whole file, never the CSV). NaN marks a missing
+// value. A 16-byte header (magic "TPTABLE1", rows, columns) lets a reader refuse a truncated or
+// foreign file. Which column is where: src-shared/data-columns.ts tableColumns. The layout: README.md, "The cache".
 import { closeSync, constants, openSync, readSync, fstatSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { TrainpoolError } from '@shared/contract'
@@ -40,7 +41,7 @@ export async function writeTable(handle: FileHandle, rows: number, columns: read
 
 /**
  * Reads some columns of a cached table (synchronously: a worker's prepare step is synchronous).
- * `columns` are indices among the table's numeric columns; the result is in the same order.
+ * `columns` are indices among the table's columns (src-shared/data-columns.ts tableColumns); the result is in the same order.
  */
 export function readTableColumns(path: string, columns: readonly number[]): { rows: number; values: Float32Array[] } {
   let fd: number

@@ -99,14 +99,14 @@ describe('memory follows the rows actually read', () => {
       }
       return all
     }
-    const [a, b] = byRow.finish().numeric.map((c) => concat(c.chunks))
+    const [a, b] = byRow.finish().stored.map((c) => concat(c.chunks))
     for (const r of [0, 15, 16, 17, 1023, 65_535, 65_536, 69_999]) {
       expect(a[r]).toBe(r)
       expect(b[r]).toBe(r % 5 === 0 ? NaN : -r)
     }
     const built = byColumn.finish()
     expect(built.rows).toBe(rows)
-    const [ca, cb] = built.numeric.map((c) => concat(c.chunks))
+    const [ca, cb] = built.stored.map((c) => concat(c.chunks))
     expect([ca[0], ca[29_999], ca[30_000], ca[65_536], ca[69_999]]).toEqual([0, 29_999, 30_000, 65_536, 69_999])
     expect(cb.length).toBeGreaterThanOrEqual(rows)
     expect([cb[0], cb[2], cb[3], cb[69_999]]).toEqual([7, 9, NaN, NaN])

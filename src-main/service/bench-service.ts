@@ -52,7 +52,7 @@ import type { TelemetrySessionOptions } from '../telemetry/session'
 import { type AutoHooks, AutoCalibration, autoRuleFromEnv } from './auto-calibration'
 import { BackendProbe, probeInWorker } from './backend-probe'
 import { DataSets } from './data-sets'
-import { classValuesOf, resolveDataSource, type ResolvedData } from '../data'
+import { resolveDataSource, type ResolvedData } from '../data'
 import { modelFiles } from '../export/models'
 import { discoverGpus } from '../gpus/discover'
 import { LiveRun } from './live-run'
@@ -164,8 +164,8 @@ export class BenchService implements BenchServiceApi {
     if (config.launcher) refuseUnavailableLauncher(config.launcher, await this.probe.slurm())
     const data = config.data ? await resolveDataSource(this.options.dataDir ?? this.options.store?.dir ?? null, { ...config, data: config.data }) : null
     if (data) config = data.config
-    const task = resolveTask(config, data?.target)
-    if (data && task.objective !== 'regression') data.workload.classValues = classValuesOf(task, data.target)
+    // the user's data resolved its task with the target it read; generated data's comes from its target
+    const task = data ? data.task : resolveTask(config)
     refuseBackendsWithoutObjective(config, task)
     const need = estimateRunPeakBytes(config)
     const free = os.freemem()

@@ -2,6 +2,7 @@
 // the store (keyed by the file's sha256), then named by a run's config. Generated data needs none
 // of this (config.data absent). What a run used is recorded in its result (`dataset`).
 import { z } from 'zod'
+import { CLASS_LIMITS } from '../vocabulary/task'
 import { IMPUTE_MODES } from '../vocabulary/workload-shape'
 
 export { IMPUTE_MODES, type ImputeMode } from '../vocabulary/workload-shape'
@@ -15,6 +16,8 @@ export const Sha256Schema = z.string().regex(SHA256_PATTERN, 'sha256 is 64 lower
 
 /** A column name as written in the header (trimmed of a BOM); at most this long. */
 export const COLUMN_NAME_MAX = 256
+/** A class label (a text column's value kept as a code) is at most this long: a longer value is not a label. */
+export const LEVEL_MAX_CHARS = 256
 
 const ColumnName = z.string().min(1, 'a column name is not empty').max(COLUMN_NAME_MAX, `at most ${COLUMN_NAME_MAX} characters`)
 
@@ -48,8 +51,28 @@ export const ColumnInfoSchema = z.object({
   max: z.number().nullable(),
   /** text columns: the first row (1-based, header excluded) whose value is not a number */
   firstTextRow: z.number().int().min(1).nullable(),
+  /**
+   * a text column kept as codes (at most CLASS_LIMITS.max distinct present values): those values,
+   * sorted as class names are (contract/task.ts sortedClasses); the table holds code k for levels[k].
+   * Absent: more distinct values, a value too long to be a class name, or a cache from before (see DataSetInfo.cacheVersion)
+   */
+  levels: z.array(z.string()).min(1).max(CLASS_LIMITS.max).optional(),
+  /**
+   * a numeric column with at most CLASS_LIMITS.max distinct present values: those values (as the
+   * table holds them, float32), ascending — what `objective auto` reads before the run. Absent: more
+   * values, or a cache from before
+   */
+  distinct: z.array(z.number()).max(CLASS_LIMITS.max).optional(),
 })
 export type ColumnInfo = z.infer<typeof ColumnInfoSchema>
+
+/**
+ * The data cache's layout version, in each set's info.json. 2: text columns with few values are kept
+ * as codes (ColumnInfo.levels), few-valued numeric columns list their values (ColumnInfo.distinct).
+ * Absent (1): numeric columns only; such a set still trains on numeric targets, and loading its file
+ * again re-reads it in the current layout.
+ */
+export const DATA_CACHE_VERSION = 2
 
 /** A loaded (cached) data set, as the config panel previews it and the recent list shows it. */
 export const DataSetInfoSchema = z.object({
@@ -67,6 +90,8 @@ export const DataSetInfoSchema = z.object({
   loadedAt: z.string(),
   /** how long parsing into the cache took (0 when it was already cached) */
   loadMs: z.number().min(0),
+  /** DATA_CACHE_VERSION of the layout it was cached in; absent: 1 */
+  cacheVersion: z.number().int().min(1).optional(),
 })
 export type DataSetInfo = z.infer<typeof DataSetInfoSchema>
 
@@ -78,7 +103,10 @@ export const DataSetRecordSchema = z.object({
   columns: z.number().int().min(0),
   target: z.string(),
   features: z.array(z.string()),
+  /** of the target's stored values: a text target's are its codes (class k = targetLevels[k]) */
   targetStats: z.object({ mean: z.number(), std: z.number(), min: z.number(), max: z.number() }),
+  /** a text target: its values, code order (its ColumnInfo.levels); absent: a numeric target */
+  targetLevels: z.array(z.string()).optional(),
   impute: z.enum(IMPUTE_MODES),
   /**
    * MLP with impute=mean: per feature column with missing values, how many the file has (each size's

@@ -21,7 +21,7 @@ export interface WorkloadData {
   /** the cached table file (src-main/data/table-file.ts) */
   table: string
   sha256: string
-  /** positions among the table's numeric columns */
+  /** positions among the table's stored columns (the numeric ones first, then text columns kept as class codes: data-columns.ts tableColumns) */
   targetColumn: number
   featureColumns: number[]
   /** missing feature values: left NaN for the family to handle ('none'), or the training rows' mean */

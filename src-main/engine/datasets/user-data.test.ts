@@ -1,14 +1,16 @@
 // The user's data as a worker builds it: the seeded row sample (the same for every call, nested
 // across sizes, rows with a target only), the split, and imputing and standardising with the
-// training rows' statistics only.
+// training rows' statistics only. A classifier on a text target: class indices in the task's
+// order, stratified training rows, rows without a label never sampled.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Workload, type WorkloadData, presetConfig, workloadFor } from '@shared/contract'
-import { loadDataFile, tablePath } from '../../data'
+import { type BenchConfig, type DataSource, foldRows, type Workload, type WorkloadData, presetConfig, workloadFor } from '@shared/contract'
+import { loadDataFile, resolveDataSource, tablePath } from '../../data'
 import { datasetFor } from './generated'
-import { sampleRows, trainingStats } from './user-data'
+import { sampleRows } from '../../data/row-sample'
+import { trainingStats } from './user-data'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-user-data-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -82,5 +84,59 @@ describe('the row sample', () => {
     expect([...mean]).toEqual([2, 5])
     expect(std[0]).toBeCloseTo(1, 10)
     expect(std[1]).toBe(1) // constant: centred only
+  })
+})
+
+describe('a classifier on a text target', () => {
+  // 120 rows: id, f (numbers), label: 'yes' where id % 4 === 0, else 'no'; no label in rows 5, 6, 7
+  const labelOf = (id: number) => (id >= 5 && id <= 7 ? 'NA' : id % 4 === 0 ? 'yes' : 'no')
+  let source: DataSource
+  const storeDir = join(dir, 'store')
+  beforeAll(async () => {
+    const lines = ['id,f,label', ...Array.from({ length: 120 }, (_, id) => `${id},${(id * 37) % 101},${labelOf(id)}`)]
+    writeFileSync(join(dir, 'labels.csv'), lines.join('\n'))
+    const info = await loadDataFile(join(dir, 'labels.csv'), storeDir)
+    source = { sha256: info.sha256, name: info.name, target: 'label', features: null, exclude: [], impute: 'none' }
+  })
+
+  async function classifierData(size: number, overrides: Partial<BenchConfig> = {}) {
+    const config = { ...presetConfig('smoke', { model: { kind: 'gbdt' } }), sizes: [size], seed: 9, testSplit: 0.25, ...overrides, data: source }
+    const resolved = await resolveDataSource(storeDir, config)
+    return { resolved, dataset: datasetFor(workloadFor(resolved.config, size, resolved.workload, resolved.task)) }
+  }
+
+  it("labels are class indices in the task's order (no = 0, yes = 1), each row's own; rows without a label are never sampled", async () => {
+    const { resolved, dataset } = await classifierData(100)
+    expect(resolved.task.classes).toEqual(['no', 'yes'])
+    expect(dataset.spec.task).toEqual({ objective: 'binary', classes: 2 })
+    expect(dataset).toMatchObject({ train: 75, test: 25 })
+    const ids = [...dataset.xTrain.filter((_, i) => i % 2 === 0), ...dataset.xTest.filter((_, i) => i % 2 === 0)]
+    const labels = [...dataset.yTrain, ...dataset.yTest]
+    expect(new Set(ids).size).toBe(100)
+    ids.forEach((id, k) => {
+      expect(labelOf(id)).not.toBe('NA')
+      expect(labels[k]).toBe(labelOf(id) === 'yes' ? 1 : 0)
+    })
+  })
+
+  it('the class values decide the indices: classes listed yes, no make yes 0', async () => {
+    const { resolved } = await classifierData(100)
+    const reversed: WorkloadData = { ...resolved.workload, classValues: [1, 0] }
+    const dataset = datasetFor(workloadFor(resolved.config, 100, reversed, { objective: 'binary', classes: ['yes', 'no'] }))
+    const ids = dataset.xTrain.filter((_, i) => i % 2 === 0)
+    ids.forEach((id, k) => expect(dataset.yTrain[k]).toBe(labelOf(id) === 'yes' ? 0 : 1))
+  })
+
+  it('the training rows are stratified: every fold of 2 to 5 holds the classes in the proportions of the whole (±1 row)', async () => {
+    const { dataset } = await classifierData(117, { testSplit: 0.2 })
+    const yes = dataset.yTrain.reduce((n, y) => n + y, 0)
+    expect(yes).toBeGreaterThan(10)
+    for (let folds = 2; folds <= 5; folds++) {
+      for (let f = 0; f < folds; f++) {
+        const { begin, end } = foldRows(dataset.train, folds, f)
+        const inFold = dataset.yTrain.subarray(begin, end).reduce((n, y) => n + y, 0)
+        expect(Math.abs(inFold - (yes * (end - begin)) / dataset.train)).toBeLessThanOrEqual(1)
+      }
+    }
   })
 })

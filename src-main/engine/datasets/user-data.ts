@@ -1,27 +1,14 @@
 // The user's data set as a worker trains on it: the target and feature columns read from the cached
-// table (never the CSV), a seeded sample of `size` rows (a larger size contains the smaller ones),
-// split, then — where the family asks — imputed and standardised with training-row statistics only.
-// The same Dataset shape as generated data (dataset.ts), so the engines cannot tell the two apart.
+// table (never the CSV), a seeded sample of `size` rows (a larger size contains the smaller ones;
+// data/row-sample.ts, which the service checks a classifier's classes against too), split, then —
+// where the family asks — imputed and standardised with training-row statistics only. A
+// classifier's labels become class indices (a text target's codes or the column's numbers, mapped by
+// classValues) and its training rows are stratified. The same Dataset shape as generated data
+// (dataset.ts), so the engines cannot tell the two apart.
 import { type Preprocess, splitRows, type Workload, type WorkloadData } from '@shared/contract'
+import { sampleRows } from '../../data/row-sample'
 import { readTableColumns } from '../../data/table-file'
 import { type Dataset, type DatasetSpec, stratifyTrainingRows } from './dataset'
-import { Rng, permutation } from '../random'
-
-/** the PRNG stream of the row sample (data.ts uses 1–6) */
-const SAMPLE_STREAM = 7
-
-/** Rows (0-based) of the table a size trains on, in order: training rows first, then test rows. */
-export function sampleRows(targetValues: Float32Array, size: number, seed: number): Int32Array {
-  const usable: number[] = []
-  for (let r = 0; r < targetValues.length; r++) if (!Number.isNaN(targetValues[r])) usable.push(r)
-  if (size > usable.length) {
-    throw new Error(`data: a sample of ${size} rows was asked for, the data set has ${usable.length} rows with a target value`)
-  }
-  const order = permutation(usable.length, new Rng(seed, SAMPLE_STREAM))
-  const rows = new Int32Array(size)
-  for (let i = 0; i < size; i++) rows[i] = usable[order[i]]
-  return rows
-}
 
 export interface FeatureStats {
   mean: Float64Array
@@ -106,5 +93,7 @@ function toClassIndices(y: Float32Array, classValues: readonly number[]): void {
 /** What identifies the user's data in a worker's data key ('' for generated data). */
 export function userDataKey(w: Workload): string {
   const d = w.data
-  return d ? `:${d.sha256}:${d.targetColumn}:${d.featureColumns.join(',')}:${d.impute}:${d.standardise ? 's' : 'r'}${d.classValues ? `:classes ${d.classValues.join(',')}` : ''}` : ''
+  return d
+    ? `:${d.sha256}:${d.targetColumn}:${d.featureColumns.join(',')}:${d.impute}:${d.standardise ? 's' : 'r'}${d.classValues ? `:classes ${d.classValues.join(',')}` : ''}`
+    : ''
 }
