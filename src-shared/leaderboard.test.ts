@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { presetConfig } from './contract'
-import { leaderboardOf, leaderboardTable, timingText } from './leaderboard'
+import { betterText, leaderboardOf, leaderboardTable, scoreLabel, timingText } from './leaderboard'
 import { resultFor } from './testing/fixtures'
 import { setResult } from './testing/model-set-fixtures'
 
@@ -77,5 +77,78 @@ describe('leaderboard', () => {
 
   it('a plain run has no leaderboard', () => {
     expect(leaderboardOf(resultFor(presetConfig('smoke'), []))).toBeNull()
+  })
+
+  describe('a classifier ranks by its primary metric, in the direction of that metric', () => {
+    const order = (run: Parameters<typeof leaderboardOf>[0]) => leaderboardOf(run)!.entries.map((e) => e.configuration)
+
+    it('log loss (the default for classifiers): lowest first, on the held-out rows with folds; the columns name the metrics', () => {
+      const run = setResult({ objective: 'binary', folds: 3 })
+      const board = leaderboardOf(run)!
+      expect(board.task).toMatchObject({ objective: 'binary', classes: ['0', '1'], metric: 'logloss', auto: true })
+      expect(order(run)).toEqual([3, 2, 1, 0])
+      // validation log loss of configuration 3: its mean 0.3, and the folds' wobble (0, 0.002, 0.004) averaged
+      expect(board.entries[0].score.mean).toBeCloseTo(0.3 + 0.002, 10)
+      expect(scoreLabel(board)).toBe('validation log loss')
+      const t = leaderboardTable(board, { seeds: 2, folds: 3 })
+      expect(t.title).toBe('Leaderboard at 2,000 rows, ranked by validation log loss over 3 folds × 2 seeds, best first')
+      expect(t.header).toEqual(['rank', 'configuration', 'validation log loss', 'validation accuracy', 'validation ROC AUC', 'test log loss', 'time/model'])
+      const [rank, label, loss, accuracy, auc, testLoss] = t.rows[0]
+      expect([rank, label]).toEqual(['1 (best)', 'max-depth 5 · eta 0.3'])
+      expect([loss, accuracy, auc, testLoss].map((x) => Number(x.split(' ± ')[0]))).toEqual([0.302, 0.848, 0.948, 0.352])
+    })
+
+    it('accuracy: highest first (not the order log loss gives)', () => {
+      const run = setResult({ objective: 'binary', folds: 3, metric: 'accuracy' })
+      expect(order(run)).toEqual([2, 3, 1, 0])
+      const board = leaderboardOf(run)!
+      expect(board.entries[0].score.mean).toBeCloseTo(0.9 - 0.002, 10)
+      expect(leaderboardTable(board, { seeds: 2, folds: 3 }).header.slice(2, 6)).toEqual([
+        'validation accuracy',
+        'validation log loss',
+        'validation ROC AUC',
+        'test accuracy',
+      ])
+      expect(betterText(board.task.metric)).toBe('higher is better')
+    })
+
+    it('ROC AUC without folds: highest test AUC first; the test metrics beside it', () => {
+      const run = setResult({ objective: 'binary', metric: 'auc' })
+      expect(order(run)).toEqual([3, 1, 2, 0])
+      const t = leaderboardTable(leaderboardOf(run)!, { seeds: 2, folds: null })
+      expect(t.title).toBe('Leaderboard at 2,000 rows, ranked by test ROC AUC over 2 seeds, best first')
+      expect(t.header).toEqual(['rank', 'configuration', 'test ROC AUC', 'test log loss', 'test accuracy', 'time/model'])
+    })
+
+    it('multiclass: log loss and accuracy, no AUC', () => {
+      const run = setResult({ objective: 'multiclass', folds: 3 })
+      const board = leaderboardOf(run)!
+      expect(board.task.classes).toEqual(['0', '1', '2', '3', '4'])
+      expect(order(run)).toEqual([3, 2, 1, 0])
+      expect(leaderboardTable(board, { seeds: 2, folds: 3 }).header).toEqual([
+        'rank',
+        'configuration',
+        'validation log loss',
+        'validation accuracy',
+        'test log loss',
+        'time/model',
+      ])
+    })
+
+    it('a configuration with no score in the metric ranks last and shows a dash', () => {
+      const run = setResult({ objective: 'binary', metric: 'auc' })
+      // configuration 3 (the best by AUC) held one class only in its test rows: no AUC
+      for (const m of run.measurements) for (const p of m.perModel) if (p.configuration === 3) delete p.metrics!.auc
+      expect(order(run)).toEqual([1, 2, 0, 3])
+      const t = leaderboardTable(leaderboardOf(run)!, { seeds: 2, folds: null })
+      expect(t.rows[3].slice(1, 3)).toEqual(['max-depth 5 · eta 0.3', '—'])
+    })
+
+    it('a run without a task (from before classifiers) is regression ranked by test MSE', () => {
+      const board = leaderboardOf(setResult())!
+      expect(board.task).toEqual({ objective: 'regression', classes: [], metric: 'mse', auto: false })
+      expect(scoreLabel(board)).toBe('test MSE')
+      expect(betterText('mse')).toBe('lower is better')
+    })
   })
 })

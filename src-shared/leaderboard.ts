@@ -1,11 +1,16 @@
-// A model set's leaderboard: one row per configuration, ranked by its score (mean validation MSE
-// over its folds and seeds, else mean test MSE over its seeds), with the spread, the test MSE and
-// its time per model, read from one measurement at the largest size (the median run's times, and
-// says so). The one home of the ranking: the CLI, the exports, the Run view and the report.
+// A model set's leaderboard: one row per configuration, ranked by its score — the run's primary
+// metric (its task's: MSE, log loss, accuracy, ROC AUC), the mean over its folds and seeds on the
+// held-out rows with folds, else over its seeds on the test rows — in the metric's direction, with
+// the spread, the objective's other metrics and its time per model, read from one measurement at
+// the largest size (the median run's times, and says so). A run from before classifiers (no task)
+// is regression ranked by MSE, as it always was. The one home of the ranking and of the words for
+// a score ("validation log loss"): the CLI, the exports, the Run view and the report.
 import type { Measurement, RunResult } from './contract'
 import { configurationParams, describeConfiguration, type GridValue, setMember } from './contract/model-set'
 import { familyOf } from './families'
 import { formatDuration } from './format'
+import { metricValue, validationMetricValue } from './metrics'
+import { METRIC_SPECS, type MetricName, metricsOf, REGRESSION_TASK, type Task } from './vocabulary/task'
 
 export interface Spread {
   mean: number
@@ -21,9 +26,12 @@ export interface LeaderboardEntry {
   /** the varied fields' values, by field key */
   params: Record<string, GridValue>
   models: number
-  /** what it is ranked by: validation MSE with folds, else test MSE */
+  /** what it is ranked by: the primary metric on the held-out rows with folds, else on the test rows */
   score: Spread
+  /** the test MSE (a classifier's: of its probabilities against the one-hot label, the Brier score) */
   testMse: Spread
+  /** every metric of the objective on the test rows, and (with folds) on the held-out rows; a metric no model has (AUC on one class) is absent */
+  metrics: { test: Partial<Record<MetricName, Spread>>; validation: Partial<Record<MetricName, Spread>> | null }
   /** mean training time per model, ms (a fused group's time shared among its models) */
   trainMs: number | null
   rank: number
@@ -45,6 +53,8 @@ export interface BoardTiming {
 export interface Leaderboard {
   size: number
   scoreKind: 'validation' | 'test'
+  /** what the models learned and the metric they are ranked by (a run without one: regression by MSE) */
+  task: Task
   /** null when the measurement ran once (its times are its own) */
   timing: BoardTiming | null
   /** best first */
@@ -67,8 +77,26 @@ function boardMeasurement(run: Pick<RunResult, 'measurements'>, models: number):
   return atSize.find((m) => m.strategy === 'sequential') ?? atSize.find((m) => m.strategy === 'pool') ?? atSize[0]
 }
 
+/** The spread of a metric over models that have it; null when none has (a binary fold of one class has no AUC). */
+function presentSpread(values: number[]): Spread | null {
+  const present = values.filter((v) => !Number.isNaN(v))
+  return present.length ? spread(present) : null
+}
+
+const NO_SCORE: Spread = { mean: NaN, std: null }
+
+/** Ranks before ranks after: the better mean in the metric's direction first; a score that is not a number last. */
+function byScore(metric: MetricName) {
+  const sign = METRIC_SPECS[metric].better === 'min' ? 1 : -1
+  return (a: LeaderboardEntry, b: LeaderboardEntry) => {
+    const [x, y] = [a.score.mean, b.score.mean]
+    if (Number.isNaN(x) !== Number.isNaN(y)) return Number.isNaN(x) ? 1 : -1
+    return (Number.isNaN(x) ? 0 : sign * (x - y)) || a.configuration - b.configuration
+  }
+}
+
 /** The board of a run with a model set; null for a plain run or before a measurement finished. */
-export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'>): Leaderboard | null {
+export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'> & { task?: Task }): Leaderboard | null {
   const set = run.config.set
   if (!set) return null
   const models = run.config.models[0]
@@ -76,6 +104,8 @@ export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'>): 
   if (!m) return null
   const family = familyOf(run.config.model)
   const scoreKind = set.folds !== null ? 'validation' : 'test'
+  const task = run.task ?? REGRESSION_TASK
+  const metrics = metricsOf(task.objective)
   const timing = timingOf(m)
   const scale = timing?.scaled ? timing.reportedMs / timing.runMs : 1
   // a fused group's time, shared by the models trained in it (same worker, configuration and fold)
@@ -99,15 +129,65 @@ export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'>): 
       label: describeConfiguration(family, set, params),
       params: Object.fromEntries(varied.map((f) => [f.key, params[f.key]])),
       models: ps.length,
-      score: spread(ps.map((p) => (scoreKind === 'validation' ? (p.validationMse ?? NaN) : p.testMse))),
+      score: presentSpread(ps.map((p) => (scoreKind === 'validation' ? validationMetricValue(p, task.metric) : metricValue(p, task.metric)))) ?? NO_SCORE,
       testMse: spread(ps.map((p) => p.testMse)),
+      metrics: {
+        test: spreads(metrics, (metric) => ps.map((p) => metricValue(p, metric))),
+        validation: scoreKind === 'validation' ? spreads(metrics, (metric) => ps.map((p) => validationMetricValue(p, metric))) : null,
+      },
       trainMs: times.every((t) => t !== null) ? spread(times as number[]).mean : null,
       rank: 0,
     }
   })
-  entries.sort((a, b) => a.score.mean - b.score.mean || a.configuration - b.configuration)
+  entries.sort(byScore(task.metric))
   entries.forEach((e, i) => (e.rank = i + 1))
-  return { size: m.size, scoreKind, timing, entries }
+  return { size: m.size, scoreKind, task, timing, entries }
+}
+
+/** Each metric's spread over the models that have it (absent when none has). */
+function spreads(metrics: readonly MetricName[], valuesOf: (metric: MetricName) => number[]): Partial<Record<MetricName, Spread>> {
+  const out: Partial<Record<MetricName, Spread>> = {}
+  for (const metric of metrics) {
+    const s = presentSpread(valuesOf(metric))
+    if (s) out[metric] = s
+  }
+  return out
+}
+
+/** "validation log loss", "test MSE": what a board's score is, in words. */
+export function scoreLabel(board: Pick<Leaderboard, 'scoreKind' | 'task'>): string {
+  return `${board.scoreKind} ${METRIC_SPECS[board.task.metric].label}`
+}
+
+/** "lower is better" (MSE, log loss) or "higher is better" (accuracy, ROC AUC). */
+export function betterText(metric: MetricName): string {
+  return METRIC_SPECS[metric].better === 'min' ? 'lower is better' : 'higher is better'
+}
+
+/** A column of the board's table: which rows (held-out or test) and which metric. */
+export interface BoardColumn {
+  rows: 'validation' | 'test'
+  metric: MetricName
+  /** "validation log loss", "test accuracy" */
+  label: string
+}
+
+/**
+ * The board's score columns: the primary metric on the rows it ranks by, then the objective's other
+ * metrics on the same rows, then (with folds) the primary metric on the test rows. A regression
+ * board: "validation MSE", "test MSE" (or "test MSE" alone), as before classifiers.
+ */
+export function boardColumns(board: Pick<Leaderboard, 'scoreKind' | 'task'>): BoardColumn[] {
+  const primary = board.task.metric
+  const ordered = [primary, ...metricsOf(board.task.objective).filter((m) => m !== primary)]
+  const column = (rows: BoardColumn['rows'], metric: MetricName): BoardColumn => ({ rows, metric, label: `${rows} ${METRIC_SPECS[metric].label}` })
+  return [...ordered.map((m) => column(board.scoreKind, m)), ...(board.scoreKind === 'validation' ? [column('test', primary)] : [])]
+}
+
+/** An entry's spread in a column (its score for the first). */
+export function columnSpread(e: LeaderboardEntry, c: BoardColumn): Spread | null {
+  if (c.metric === 'mse' && c.rows === 'test') return e.testMse
+  return (c.rows === 'validation' ? e.metrics.validation : e.metrics.test)?.[c.metric] ?? null
 }
 
 /** A repeated measurement's runs: which one the models' times are from, and whether they had to be scaled to the reported one. */
@@ -128,8 +208,15 @@ export function timingText(timing: BoardTiming | null): string | null {
     : `time per model from ${from}, the median run`
 }
 
-/** "0.0812 ± 0.0031" (4 significant digits). */
-export function spreadText(s: Spread): string {
+/** A measurement's mean score in a metric over its models that have it (a binary test set of one class has no AUC); null when none has. */
+export function meanMetric(perModel: readonly Parameters<typeof metricValue>[0][], metric: MetricName): number | null {
+  const values = perModel.map((p) => metricValue(p, metric)).filter((v) => !Number.isNaN(v))
+  return values.length ? values.reduce((a, b) => a + b, 0) / values.length : null
+}
+
+/** "0.0812 ± 0.0031" (4 significant digits); "—" for none. */
+export function spreadText(s: Spread | null): string {
+  if (!s || Number.isNaN(s.mean)) return '—'
   return s.std === null ? s.mean.toPrecision(4) : `${s.mean.toPrecision(4)} ± ${s.std.toPrecision(2)}`
 }
 
@@ -137,18 +224,18 @@ export function spreadText(s: Spread): string {
 export function leaderboardTable(board: Leaderboard, set: { seeds: number; folds: number | null }): { title: string; header: string[]; rows: string[][] } {
   const over =
     board.scoreKind === 'validation'
-      ? `validation MSE over ${set.folds} folds${set.seeds > 1 ? ` × ${set.seeds} seeds` : ''}`
-      : `test MSE${set.seeds > 1 ? ` over ${set.seeds} seeds` : ''}`
+      ? `${scoreLabel(board)} over ${set.folds} folds${set.seeds > 1 ? ` × ${set.seeds} seeds` : ''}`
+      : `${scoreLabel(board)}${set.seeds > 1 ? ` over ${set.seeds} seeds` : ''}`
   const timing = timingText(board.timing)
+  // the score first (with folds: the held-out rows'), the objective's other metrics, then with folds the test rows' score
+  const columns = boardColumns(board)
   return {
     title: `Leaderboard at ${board.size.toLocaleString('en-US')} rows, ranked by ${over}, best first${timing ? `; ${timing}` : ''}`,
-    // with folds the score is the validation MSE and the test MSE is shown beside it; without, the score is the test MSE
-    header: ['rank', 'configuration', ...(board.scoreKind === 'validation' ? ['validation MSE', 'test MSE'] : ['test MSE']), 'time/model'],
+    header: ['rank', 'configuration', ...columns.map((c) => c.label), 'time/model'],
     rows: board.entries.map((e) => [
       `${e.rank}${e.rank === 1 ? ' (best)' : ''}`,
       e.label || `#${e.configuration + 1}`,
-      spreadText(e.score),
-      ...(board.scoreKind === 'validation' ? [spreadText(e.testMse)] : []),
+      ...columns.map((c, i) => spreadText(i === 0 ? e.score : columnSpread(e, c))),
       formatDuration(e.trainMs),
     ]),
   }

@@ -109,3 +109,25 @@ describe('verdictFor', () => {
     expect([null, undefined, NaN, 0].map(formatDuration)).toEqual(['—', '—', '—', '0 ms'])
   })
 })
+
+describe("the verdict names the run's metric", () => {
+  const summary = [entry(1000, 'sequential', 1, 800, 800), entry(1000, 'pool', 2, 500, 800)]
+
+  it('a classifier: the same-work sentence compares its primary metric, and a sentence says the objective and its classes', () => {
+    const task = { objective: 'binary', classes: ['no', 'yes'], metric: 'logloss', auto: true } as const
+    const v = verdictFor(runWith(summary, { task: { ...task, classes: [...task.classes] } }))
+    expect(v.verification).toMatch(/^Same work verified: .* each model's test log loss agrees across strategies to 2\.0e-7 relative/)
+    expect(v.task).toBe('Objective: binary (2 classes: no, yes), read from the target; the models are ranked and compared by log loss.')
+    expect(verdictText(v)).toContain(v.task)
+    const asked = verdictFor(runWith(summary, { task: { objective: 'multiclass', classes: ['a', 'b', 'c'], metric: 'accuracy', auto: false } }))
+    expect(asked.task).toBe('Objective: multiclass (3 classes: a, b, c); the models are ranked and compared by accuracy.')
+    expect(asked.verification).toContain("each model's test accuracy agrees")
+  })
+
+  it('a run from before classifiers (no task) says test MSE and no objective, as before', () => {
+    const v = verdictFor(runWith(summary))
+    expect(v.verification).toContain("each model's test MSE agrees")
+    expect(v.task).toBeNull()
+    expect(verdictText(v)).not.toMatch(/Objective/)
+  })
+})

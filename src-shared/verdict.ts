@@ -1,9 +1,12 @@
 // The report's plain-language verdict, derived from a run's summary alone (pure; the PDF test and
 // the report page both call it): the fastest strategy per data size, the best worker count, the
-// speedups, whether every strategy did the same work, and any timing warnings.
+// speedups, whether every strategy did the same work (in the run's primary metric), what a
+// classifier learned, and any timing warnings.
 import type { Strategy } from './contract/config'
 import type { RunResult, SummaryEntry } from './contract/result'
 import { formatDuration } from './format'
+import { metricLabel } from './metrics'
+import { describeTask, REGRESSION_TASK, type Task } from './vocabulary/task'
 
 export function reportRows(n: number): string {
   return n.toLocaleString('en-US')
@@ -53,6 +56,8 @@ export interface Verdict {
   workers: string[]
   /** same work proven, or not */
   verification: string
+  /** a classifier's task: "Objective: binary (2 classes: no, yes), read from the target; the models are ranked and compared by log loss."; null for regression */
+  task: string | null
   /** timing warnings and run-level warnings, in plain words */
   warnings: string[]
 }
@@ -78,6 +83,7 @@ export function verdictFor(run: RunResult): Verdict {
     perSize: gs.map((g) => sizeSentence(g, manyModelCounts)),
     workers: (['pool', 'batched'] as const).flatMap((strategy) => workerSentence(summary, strategy) ?? []),
     verification: [verificationSentence(run), ...notes].join(' '),
+    task: taskSentence(run.task ?? REGRESSION_TASK),
     warnings: warningsOf(run, summary),
   }
 }
@@ -147,6 +153,13 @@ function headlineOf(run: RunResult, summary: readonly SummaryEntry[], gs: Summar
     : `No parallel strategy beat sequential: the best was ${strategyLabel(best)} at ${speedupText(best.speedupVsSequential!)}.`
 }
 
+/** A classifier's objective, classes and primary metric in one sentence; null for regression (a run from before classifiers, or one asked for). */
+export function taskSentence(task: Task): string | null {
+  if (task.objective === 'regression') return null
+  const read = task.auto ? ', read from the target' : ''
+  return `Objective: ${describeTask(task)}${read}; the models are ranked and compared by ${metricLabel(task)}.`
+}
+
 /** Whether every strategy did the same work, in one sentence. */
 function verificationSentence(run: RunResult): string {
   const v = run.verification
@@ -157,7 +170,7 @@ function verificationSentence(run: RunResult): string {
     return `Not verified: the run was ${run.status} before every strategy trained every model${trained ? ` (models trained: ${trained})` : ''}; the numbers cover only the measurements that finished.`
   }
   return v.sameWork
-    ? `Same work verified: every strategy trained every model (${trained}) and each model's test MSE agrees across strategies to ${v.maxRelMseDiff.toExponential(1)} relative (tolerance ${v.tolerance}).`
+    ? `Same work verified: every strategy trained every model (${trained}) and each model's test ${metricLabel(run.task ?? REGRESSION_TASK)} agrees across strategies to ${v.maxRelMseDiff.toExponential(1)} relative (tolerance ${v.tolerance}).`
     : `Same work NOT verified: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}${v.problems.length ? ` — ${v.problems.slice(0, 3).join('; ')}${v.problems.length > 3 ? '; …' : ''}` : ''}. Do not trust the speedups.`
 }
 
@@ -181,6 +194,7 @@ export function verdictText(v: Verdict): string {
     ...v.backends.filter((b) => b !== v.headline),
     ...v.perSize,
     ...v.workers,
+    ...(v.task ? [v.task] : []),
     v.verification,
     ...v.warnings.map((w) => `Warning: ${w}`),
   ].join('\n')

@@ -4,7 +4,8 @@ import { exportFileName, RunResultSchema } from '@shared/contract'
 import { modelSweep } from '@shared/plan'
 import { fakeRun } from '../testing/run-fixtures'
 import { setResult } from '@shared/testing/model-set-fixtures'
-import { CSV_COLUMNS, MARKDOWN_HEADER, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
+import { meanMetric } from '@shared/leaderboard'
+import { CLASSIFIER_CSV_COLUMNS, CSV_COLUMNS, MARKDOWN_HEADER, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
 
 describe('exports', () => {
   const run = fakeRun({ sizes: [2000, 5000], models: [4, 8], workers: [1, 2] })
@@ -148,5 +149,94 @@ describe('the leaderboard CSV', () => {
     ])
     expect(Number(rows[1][5])).toBeCloseTo(0.602, 10)
     expect(() => exportRun(fakeRun(), 'leaderboard')).toThrow(/has no leaderboard: only a model set/)
+  })
+})
+
+describe("a classifier run's exports carry its task and its models' metrics", () => {
+  const binary = setResult({ objective: 'binary', folds: 3 })
+
+  it('CSV: the regression columns as they were, then the objective, the classes, the metric and the mean test score in each classifier metric', () => {
+    const rows = parseCsv(toCsv(binary))
+    expect(rows[0]).toEqual([...CSV_COLUMNS, ...CLASSIFIER_CSV_COLUMNS])
+    expect(CLASSIFIER_CSV_COLUMNS).toEqual(['objective', 'classes', 'metric', 'meanTestLogloss', 'meanTestAccuracy', 'meanTestAuc'])
+    const col = (name: string) => rows[0].indexOf(name)
+    binary.measurements.forEach((m, i) => {
+      const r = rows[i + 1]
+      expect(r).toHaveLength(rows[0].length)
+      expect([r[col('objective')], JSON.parse(r[col('classes')]), r[col('metric')]]).toEqual(['binary', ['0', '1'], 'logloss'])
+      expect(Number(r[col('meanTestLogloss')])).toBe(meanMetric(m.perModel, 'logloss'))
+      expect(Number(r[col('meanTestAccuracy')])).toBe(meanMetric(m.perModel, 'accuracy'))
+      expect(Number(r[col('meanTestAuc')])).toBe(meanMetric(m.perModel, 'auc'))
+      // a classifier's test MSE is its Brier score, still under its old name
+      expect(Number(r[col('meanTestMse')])).toBe(meanTestMse(m.perModel))
+    })
+    // the mean log loss over the 24 models: the four configurations' 0.6 … 0.3, each 0.05 worse on the test rows, seeds and folds' wobble 0.002 on average
+    expect(Number(rows[1][col('meanTestLogloss')])).toBeCloseTo(0.45 + 0.05 + 0.002, 10)
+    // multiclass has no AUC: the column is there, empty
+    const multi = parseCsv(toCsv(setResult({ objective: 'multiclass' })))
+    expect(multi[1][multi[0].indexOf('meanTestAuc')]).toBe('')
+    expect(JSON.parse(multi[1][multi[0].indexOf('classes')])).toEqual(['0', '1', '2', '3', '4'])
+    // a regression run's CSV is exactly as before classifiers
+    expect(parseCsv(toCsv(setResult()))[0]).toEqual([...CSV_COLUMNS])
+  })
+
+  it('Markdown: the objective and its classes, a Scores section in every metric, the leaderboard ranked by validation log loss', () => {
+    const md = exportRun(binary, 'md').content
+    expect(md).toContain('Objective: binary (2 classes: 0, 1), read from the target · primary metric: log loss')
+    expect(md).toContain('## Scores')
+    expect(md).toContain('| rows | models | strategy | workers | mean test log loss | mean test accuracy | mean test ROC AUC |')
+    const sequential = binary.measurements.find((m) => m.strategy === 'sequential')!
+    expect(md).toContain(`| 2,000 | 24 | sequential | ${sequential.workers} | ${meanMetric(sequential.perModel, 'logloss')!.toPrecision(5)} |`)
+    expect(md).toContain('ranked by validation log loss over 3 folds × 2 seeds, best first')
+    expect(md).toContain('| rank | configuration | validation log loss | validation accuracy | validation ROC AUC | test log loss | time/model |')
+    // a regression run's Markdown has none of it
+    const plain = exportRun(setResult({ folds: 3 }), 'md').content
+    expect(plain).not.toMatch(/Objective|## Scores|log loss/)
+  })
+
+  it("the leaderboard CSV: the score names its metric and rows; each classifier metric's mean and spread after the regression columns", () => {
+    const rows = parseCsv(exportRun(setResult({ objective: 'binary', folds: 3, metric: 'accuracy' }), 'leaderboard').content)
+    expect(rows[0].slice(4, 13)).toEqual([
+      'score',
+      'score_mean',
+      'score_std',
+      'test_mse_mean',
+      'test_mse_std',
+      'train_ms_per_model',
+      'models',
+      'rows',
+      'validation_logloss_mean',
+    ])
+    expect(rows[0].slice(12)).toEqual([
+      'validation_logloss_mean',
+      'validation_logloss_std',
+      'validation_accuracy_mean',
+      'validation_accuracy_std',
+      'validation_auc_mean',
+      'validation_auc_std',
+      'test_logloss_mean',
+      'test_logloss_std',
+      'test_accuracy_mean',
+      'test_accuracy_std',
+      'test_auc_mean',
+      'test_auc_std',
+    ])
+    // ranked by accuracy, highest first: configuration 2 (max-depth 3 · eta 0.3 … see model-set-fixtures), then 3
+    expect(rows.slice(1).map((r) => [r[0], r[1], r[4]])).toEqual([
+      ['1', 'max-depth 5 · eta 0.1', 'validation_accuracy'],
+      ['2', 'max-depth 5 · eta 0.3', 'validation_accuracy'],
+      ['3', 'max-depth 3 · eta 0.3', 'validation_accuracy'],
+      ['4', 'max-depth 3 · eta 0.1', 'validation_accuracy'],
+    ])
+    const col = (name: string) => rows[0].indexOf(name)
+    expect(Number(rows[1][col('score_mean')])).toBe(Number(rows[1][col('validation_accuracy_mean')]))
+    expect(Number(rows[1][col('test_accuracy_mean')])).toBeCloseTo(0.9 - 0.05 - 0.002, 10)
+  })
+
+  it('docs/guide-command-line.md names the classifier CSV columns', async () => {
+    const { readFileSync } = await import('node:fs')
+    const guide = readFileSync(new URL('../../docs/guide-command-line.md', import.meta.url), 'utf8').replace(/\n/g, ' ')
+    const documented = /A classifier run adds `([^`]+)`/.exec(guide)?.[1].split(/,\s*/)
+    expect(documented).toEqual([...CLASSIFIER_CSV_COLUMNS])
   })
 })

@@ -2,23 +2,32 @@
 // docs/guide-command-line.md) and a Markdown summary table with a "relative" column like
 // hyperfine's, followed by an Advice section when the run's advice was checked (predicted vs
 // measured, src-shared/advice). Numbers are written at full precision so JSON and CSV round-trip.
+// A classifier's exports carry its task (objective, class names in output order, primary metric)
+// and its models' scores in every metric of the objective; a regression run's are as they always
+// were (the same columns and sections), so what reads them keeps working.
 import {
   backendLine,
+  describeTask,
   EXPORT_EXTENSION,
   EXPORT_MIME,
   type ExportedFile,
   type ExportFormat,
   exportFileName,
   gridValueText,
+  METRIC_SPECS,
+  type MetricName,
+  metricsOf,
   modelLine,
+  REGRESSION_TASK,
   type RunResult,
   type SummaryEntry,
+  type Task,
   TrainpoolError,
 } from '@shared/contract'
 import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
 import { formatDataSet } from '@shared/format'
-import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard'
+import { columnSpread, fusionText, leaderboardOf, leaderboardTable, meanMetric } from '@shared/leaderboard'
 
 export const CSV_COLUMNS = [
   'runId',
@@ -44,6 +53,20 @@ export const CSV_COLUMNS = [
   'target',
 ] as const
 
+/** A classifier run's mean test score columns, by metric (MSE stays meanTestMse: a classifier's is the Brier score). */
+const MEAN_COLUMNS = [
+  ['meanTestLogloss', 'logloss'],
+  ['meanTestAccuracy', 'accuracy'],
+  ['meanTestAuc', 'auc'],
+] as const satisfies readonly (readonly [string, MetricName])[]
+/** A classifier run's CSV adds these after CSV_COLUMNS: its task, and per measurement the mean test score in each classifier metric (empty where the objective has none: multiclass AUC). */
+export const CLASSIFIER_CSV_COLUMNS = ['objective', 'classes', 'metric', ...MEAN_COLUMNS.map(([column]) => column)] as const
+
+/** The run's task; a run from before classifiers is regression ranked by MSE. */
+function taskOf(run: Pick<RunResult, 'task'>): Task {
+  return run.task ?? REGRESSION_TASK
+}
+
 function csvCell(v: unknown): string {
   const s = v === null || v === undefined ? '' : String(v)
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
@@ -56,6 +79,18 @@ export function meanTestMse(perModel: readonly { testMse: number }[]): number | 
 
 export function toCsv(run: RunResult): string {
   const family = familyOf(run.config.model)
+  const task = taskOf(run)
+  const classifier = task.objective !== 'regression'
+  // the class names as JSON (a name may hold a comma or a quote)
+  const classifierCells = (m: RunResult['measurements'][number]) =>
+    classifier
+      ? [
+          task.objective,
+          JSON.stringify(task.classes),
+          task.metric,
+          ...MEAN_COLUMNS.map(([, metric]) => (metricsOf(task.objective).includes(metric) ? meanMetric(m.perModel, metric) : null)),
+        ]
+      : []
   // side by side, each measurement's own backend and that backend's device
   const deviceOf = (backend: string | undefined) => run.environment?.backends?.find((b) => b.backend === backend)?.device ?? run.environment?.device ?? ''
   const rows = run.measurements.map((m) =>
@@ -81,11 +116,12 @@ export function toCsv(run: RunResult): string {
       run.dataset?.name,
       run.dataset?.sha256,
       run.dataset?.target,
+      ...classifierCells(m),
     ]
       .map(csvCell)
       .join(','),
   )
-  return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n'
+  return [[...CSV_COLUMNS, ...(classifier ? CLASSIFIER_CSV_COLUMNS : [])].join(','), ...rows].join('\n') + '\n'
 }
 
 /** Minimal RFC 4180 reader (quoted cells, doubled quotes, commas and newlines in quotes). */
@@ -167,13 +203,50 @@ export function toMarkdownDocument(run: RunResult): string {
     ` · ${run.config.repeats} repeat${run.config.repeats === 1 ? '' : 's'}, median shown` +
     (run.verifies ? ` · checks the advice of run ${run.verifies}` : '')
   const data = run.dataset ? `Data: ${formatDataSet(run.dataset)}\n\n` : ''
+  const task = taskMarkdown(run)
+  const scores = scoresMarkdown(run)
   const advice = adviceMarkdown(run)
   const board = leaderboardMarkdown(run)
-  return `${head}\n\n${data}${toMarkdown(run)}${board ? `\n${board}` : ''}${advice ? `\n${advice}` : ''}`
+  return `${head}\n\n${data}${task}${toMarkdown(run)}${scores ? `\n${scores}` : ''}${board ? `\n${board}` : ''}${advice ? `\n${advice}` : ''}`
+}
+
+/** A classifier's line: "Objective: binary (2 classes: no, yes), read from the target · primary metric: log loss"; '' for regression. */
+export function taskMarkdown(run: Pick<RunResult, 'task'>): string {
+  const task = taskOf(run)
+  if (task.objective === 'regression') return ''
+  return `Objective: ${describeTask(task)}${task.auto ? ', read from the target' : ''} · primary metric: ${METRIC_SPECS[task.metric].label}\n\n`
+}
+
+/**
+ * A classifier's Scores section: per measurement (its first repeat: every repeat trains the same
+ * models), the mean test score over its models in each metric of the objective; '' for regression.
+ */
+export function scoresMarkdown(run: Pick<RunResult, 'task' | 'measurements' | 'summary'>): string {
+  const task = taskOf(run)
+  if (task.objective === 'regression') return ''
+  const metrics = metricsOf(task.objective)
+  const side = run.measurements.some((m) => m.backend)
+  const header = ['rows', 'models', 'strategy', ...(side ? ['backend'] : []), 'workers', ...metrics.map((m) => `mean test ${METRIC_SPECS[m].label}`)]
+  const measured = run.measurements.filter((m) => m.status === 'ok' && m.repeat === 0 && m.perModel.length)
+  if (!measured.length) return ''
+  const cell = (v: number | null) => (v === null ? '–' : v.toPrecision(5))
+  return [
+    '## Scores',
+    '',
+    `Mean over each measurement's models on the test rows; ranked by ${METRIC_SPECS[task.metric].label} (${METRIC_SPECS[task.metric].better === 'min' ? 'lower' : 'higher'} is better).`,
+    '',
+    `| ${header.join(' | ')} |`,
+    `|${header.map((_, i) => (i === 2 || (side && i === 3) ? ':---' : '---:')).join('|')}|`,
+    ...measured.map(
+      (m) =>
+        `| ${[m.size.toLocaleString('en-US'), m.models, m.strategy, ...(side ? [m.backend ?? ''] : []), m.workers, ...metrics.map((metric) => cell(meanMetric(m.perModel, metric)))].join(' | ')} |`,
+    ),
+    '',
+  ].join('\n')
 }
 
 /** The model set's leaderboard as a Markdown section; '' for a plain run. */
-export function leaderboardMarkdown(run: Pick<RunResult, 'config' | 'measurements'>): string {
+export function leaderboardMarkdown(run: Pick<RunResult, 'config' | 'measurements' | 'task'>): string {
   const board = leaderboardOf(run)
   if (!board || !run.config.set) return ''
   const t = leaderboardTable(board, run.config.set)
@@ -227,8 +300,10 @@ export function adviceMarkdown(run: Pick<RunResult, 'adviceChecks'>): string {
 
 /**
  * A model set's leaderboard as CSV: one row per configuration, best first — rank, its varied values
- * (a column per varied field), score and test MSE (mean, std), time per model, models. Refused
- * (not-found) for a run without a set or before a measurement finished.
+ * (a column per varied field), score and test MSE (mean, std), time per model, models. A classifier
+ * adds, after those, each metric of its objective on the rows it is ranked on and on the test rows
+ * (mean, std: validation_logloss_mean, …, test_accuracy_std). Refused (not-found) for a run without
+ * a set or before a measurement finished.
  */
 export function leaderboardCsv(run: RunResult): string {
   const board = leaderboardOf(run)
@@ -236,6 +311,13 @@ export function leaderboardCsv(run: RunResult): string {
     throw new TrainpoolError('not-found', `run ${run.runId} has no leaderboard: only a model set (a grid, seeds or folds) with a finished measurement has one`)
   const family = familyOf(run.config.model)
   const varied = family.fields.filter((f) => (run.config.set!.grid[f.key]?.length ?? 0) > 1)
+  const classifier = board.task.objective !== 'regression'
+  // a classifier's metrics: each of the objective's, on the held-out rows (with folds) then the test rows
+  const extra = classifier
+    ? [...(board.scoreKind === 'validation' ? (['validation', 'test'] as const) : (['test'] as const))].flatMap((rows) =>
+        metricsOf(board.task.objective).map((metric) => ({ rows, metric, label: `${rows} ${METRIC_SPECS[metric].label}` })),
+      )
+    : []
   const header = [
     'rank',
     'configuration',
@@ -248,13 +330,14 @@ export function leaderboardCsv(run: RunResult): string {
     'train_ms_per_model',
     'models',
     'rows',
+    ...extra.flatMap((c) => [`${c.rows}_${c.metric}_mean`, `${c.rows}_${c.metric}_std`]),
   ]
   const rows = board.entries.map((e) =>
     [
       e.rank,
       e.label,
       ...varied.map((f) => gridValueText(e.params[f.key])),
-      board.scoreKind === 'validation' ? 'validation_mse' : 'test_mse',
+      `${board.scoreKind}_${board.task.metric}`,
       e.score.mean,
       e.score.std,
       e.testMse.mean,
@@ -262,6 +345,10 @@ export function leaderboardCsv(run: RunResult): string {
       e.trainMs,
       e.models,
       board.size,
+      ...extra.flatMap((c) => {
+        const spread = columnSpread(e, c)
+        return [spread?.mean, spread?.std]
+      }),
     ]
       .map(csvCell)
       .join(','),

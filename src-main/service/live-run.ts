@@ -110,7 +110,7 @@ export class LiveRun implements LiveRunAccess {
     this.plan = expandPlan(config)
     if (!deps.auto || 'byWorkers' in deps.auto) this.runner = this.newRunner(config)
     this.telemetry = this.startTelemetry()
-    this.emit({ type: 'run-started', runId: this.runId, config, plan: this.plan, startedAt })
+    this.emit({ type: 'run-started', runId: this.runId, config, plan: this.plan, startedAt, task: deps.task })
     this.saved = this.save()
     this.done = this.saved.then(() => this.execute())
   }

@@ -40,3 +40,38 @@ describe('LeaderboardTable', () => {
     ).toBe(false)
   })
 })
+
+describe("LeaderboardTable: a classifier's board", () => {
+  it('ranks by the validation log loss, lowest first; its columns name the metrics', () => {
+    const w = mount(LeaderboardTable, { props: { result: setResult({ objective: 'binary', folds: 3 }) } })
+    expect(w.get('[data-test=leaderboard-title]').text()).toBe('Leaderboard at 2,000 rows, ranked by validation log loss over 3 folds × 2 seeds, best first')
+    expect(w.findAll('th').map((th) => th.text())).toEqual([
+      'rank',
+      'configuration',
+      'validation log loss',
+      'validation accuracy',
+      'validation ROC AUC',
+      'test log loss',
+      'time/model',
+    ])
+    expect(w.get('[data-test=leaderboard-best]').findAll('td')[1].text()).toBe('max-depth 5 · eta 0.3')
+  })
+
+  it('ranked by accuracy, highest first', () => {
+    const w = mount(LeaderboardTable, { props: { result: setResult({ objective: 'multiclass', folds: 3, metric: 'accuracy' }) } })
+    expect(w.findAll('th').map((th) => th.text())).toEqual([
+      'rank',
+      'configuration',
+      'validation accuracy',
+      'validation log loss',
+      'test accuracy',
+      'time/model',
+    ])
+    expect([w.get('[data-test=leaderboard-best]'), ...w.findAll('[data-test=leaderboard-row]')].map((r) => r.findAll('td')[1].text())).toEqual([
+      'max-depth 5 · eta 0.1',
+      'max-depth 5 · eta 0.3',
+      'max-depth 3 · eta 0.3',
+      'max-depth 3 · eta 0.1',
+    ])
+  })
+})

@@ -65,3 +65,29 @@ describe('RunCompare: model sets', () => {
     ).toBe(false)
   })
 })
+
+describe("RunCompare: classifiers' model sets", () => {
+  it('scores compare in the same metric only; accuracy going up is B scoring better', () => {
+    const a = setResult({ runId: '20260101-120000-aaaaaa', objective: 'binary', folds: 3, metric: 'accuracy' })
+    const b = setResult({ runId: '20260101-130000-bbbbbb', objective: 'binary', folds: 3, metric: 'accuracy' })
+    for (const m of b.measurements)
+      m.perModel = m.perModel.map((p) => ({ ...p, validationMetrics: { ...p.validationMetrics, accuracy: p.validationMetrics!.accuracy! * 1.05 } }))
+    const w = mount(RunCompare, { props: { a, b } })
+    const best = w.get('[data-test=compare-configurations] tbody tr').findAll('td')
+    expect(best[0].text()).toBe('max-depth 5 · eta 0.1')
+    expect(best[3].text()).toBe('+5.0%')
+    expect(best[3].classes()).toContain('delta-faster')
+    expect(w.get('[data-test=compare-score-note]').text()).toMatch(
+      /^Score: the leaderboard's validation accuracy \(higher is better\); Δ = \(B − A\) \/ A: positive means B scored better/,
+    )
+    const settings = w.text()
+    expect(settings).toContain('binary (2 classes: 0, 1), ranked by accuracy')
+    // the same set ranked by log loss in B: not comparable score for score
+    const c = setResult({ runId: '20260101-140000-cccccc', objective: 'binary', folds: 3 })
+    expect(
+      mount(RunCompare, { props: { a, b: c } })
+        .find('[data-test=compare-configurations]')
+        .exists(),
+    ).toBe(false)
+  })
+})

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract/config'
 import type { RunResult } from '@shared/contract/result'
 import { expandPlan } from '@shared/plan'
-import { measurementFor, resultFor } from '@shared/testing/fixtures'
+import { measurementFor, resultFor, scriptedRun } from '@shared/testing/fixtures'
+import { meanMetric } from '@shared/leaderboard'
 import { verdictFor } from '@shared/verdict'
 import RunVerdict from './RunVerdict.vue'
 import SummaryTable from './SummaryTable.vue'
@@ -67,5 +68,39 @@ describe('SummaryTable', () => {
       else expect(row[8], `${s.strategy} W=${s.workers}`).toBe('—')
     }
     expect(w.get('[data-test=summary-note]').text()).toMatch(/left out for batched/)
+  })
+})
+
+describe("RunVerdict: a classifier's objective", () => {
+  it("says the objective, its classes and the metric under the headline; a regression run's verdict has none", () => {
+    const task = { objective: 'binary' as const, classes: ['no', 'yes'], metric: 'logloss' as const, auto: true }
+    const w = mount(RunVerdict, { props: { result: { ...base, task } } })
+    expect(w.get('[data-test=verdict-task]').text()).toBe(
+      'Objective: binary (2 classes: no, yes), read from the target; the models are ranked and compared by log loss.',
+    )
+    expect(
+      mount(RunVerdict, { props: { result: base } })
+        .find('[data-test=verdict-task]')
+        .exists(),
+    ).toBe(false)
+  })
+})
+
+describe("SummaryTable: a classifier's scores", () => {
+  it('adds the mean test score in each metric of the objective, the primary first; a regression summary has none', () => {
+    const finished = (scriptedRun({ objective: 'binary', models: 4, workers: [2] }).at(-1) as { result: RunResult }).result
+    const w = mount(SummaryTable, { props: { summary: finished.summary, rateLabel: 'GFLOP/s', task: finished.task, measurements: finished.measurements } })
+    expect(w.findAll('[data-test=score-header]').map((h) => h.text())).toEqual(['Test log loss', 'Test accuracy', 'Test ROC AUC'])
+    const sequential = finished.measurements.find((m) => m.strategy === 'sequential')!
+    const row = w.findAll('tbody tr').find((r) => r.findAll('td')[2].text() === 'sequential')!
+    expect(
+      row
+        .findAll('td')
+        .slice(-3)
+        .map((td) => Number(td.text())),
+    ).toEqual((['logloss', 'accuracy', 'auc'] as const).map((metric) => Number(meanMetric(sequential.perModel, metric)!.toPrecision(4))))
+    expect(w.get('[data-test=summary-note]').text()).toMatch(/Test scores: the mean over the models on the test rows; ranked by log loss\.$/)
+    const plain = mount(SummaryTable, { props: { summary: base.summary, rateLabel: 'GFLOP/s', task: undefined, measurements: base.measurements } })
+    expect(plain.find('[data-test=score-header]').exists()).toBe(false)
   })
 })

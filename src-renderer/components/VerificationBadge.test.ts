@@ -69,3 +69,10 @@ describe('VerificationBadge', () => {
     expect(w.get('[data-test=verification]').classes()).toContain('verify-failed')
   })
 })
+
+describe("VerificationBadge names the run's metric", () => {
+  it('a classifier: the per-model log loss agree', () => {
+    const w = mount(VerificationBadge, { props: { verification: verificationFor(config), expectedModels: 50, metric: 'logloss' } })
+    expect(w.get('[data-test=verification]').text()).toContain('same work: 50/50 models per strategy, per-model log loss agree (max Δ 2.1e-7)')
+  })
+})

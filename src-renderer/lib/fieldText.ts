@@ -1,9 +1,10 @@
 // What the config panel calls each field, what it accepts, and the schema's messages said in those
 // words: the field's label instead of its internal name ("Learning rate", not "lr"), and the text the
 // user typed instead of the parsed value ("1e", not "got null"). Pure; the config store applies it.
-import { LIMITS } from '@shared/contract/config'
+import { DEFAULT_GENERATED_CLASSES, LIMITS } from '@shared/contract/config'
 import { SET_LIMITS } from '@shared/contract/model-set'
 import type { FieldIssue } from '@shared/vocabulary/errors'
+import { CLASS_LIMITS } from '@shared/vocabulary/task'
 import { itemProblem, type NumberKind, readNumber } from '@shared/vocabulary/fields'
 import { acceptedText, type ParamField } from '@shared/families'
 import { formatNumber } from '@shared/format'
@@ -20,6 +21,13 @@ export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string; k
   repeats: { label: 'Repeats', accepted: `a whole number from ${LIMITS.repeats.min} to ${LIMITS.repeats.max}`, kind: 'integer' },
   seed: { label: 'Seed', accepted: `a whole number from ${LIMITS.seed.min} to ${formatNumber(LIMITS.seed.max)}`, kind: 'integer' },
   target: { label: 'Target' },
+  classes: {
+    label: 'Classes',
+    accepted: `a whole number from ${CLASS_LIMITS.min} to ${CLASS_LIMITS.max}, or empty for ${DEFAULT_GENERATED_CLASSES}`,
+    kind: 'integer',
+  },
+  objective: { label: 'Objective' },
+  metric: { label: 'Metric' },
   features: { label: 'Features', accepted: `a whole number from ${LIMITS.features.min} to ${formatNumber(LIMITS.features.max)}`, kind: 'integer' },
   testSplit: { label: 'Test split', accepted: `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`, kind: 'real' },
   failurePolicy: { label: 'On failure' },

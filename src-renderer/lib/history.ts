@@ -7,6 +7,7 @@ import { backendLine, modelLine } from '@shared/contract/run-list'
 import { findFamily } from '@shared/families'
 import { formatNumber } from '@shared/format'
 import { leaderboardOf } from '@shared/leaderboard'
+import { describeTask, METRIC_SPECS, REGRESSION_TASK } from '@shared/vocabulary/task'
 
 export type SortKey = 'date' | 'speedup' | 'status' | 'name'
 export type StatusFilter = 'all' | RunListEntry['status']
@@ -129,11 +130,13 @@ export interface ConfigurationDelta {
 
 /**
  * Two model-set runs per configuration (matched by their varied values): each one's score and time
- * per model, and Δ of both; [] unless both runs have a leaderboard. In A's order (best first).
+ * per model, and Δ of both; [] unless both runs have a leaderboard scored the same way (the same
+ * metric, on held-out or test rows alike). In A's order (best first).
  */
 export function compareLeaderboards(a: RunResult, b: RunResult): ConfigurationDelta[] {
   const [la, lb] = [leaderboardOf(a), leaderboardOf(b)]
-  if (!la || !lb || la.scoreKind !== lb.scoreKind) return []
+  // scores compare only in the same metric on the same rows (a classifier's log loss is no regressor's MSE)
+  if (!la || !lb || la.scoreKind !== lb.scoreKind || la.task.metric !== lb.task.metric) return []
   const pct = (x: number | null, y: number | null) => (x != null && y != null && x !== 0 ? ((y - x) / x) * 100 : null)
   const bBy = new Map(lb.entries.map((e) => [e.label, e]))
   const labels = [...la.entries.map((e) => e.label), ...lb.entries.filter((e) => !la.entries.some((x) => x.label === e.label)).map((e) => e.label)]
@@ -185,8 +188,17 @@ export interface SettingRow {
   b: string
 }
 
-/** Each setting of two runs, said the same way, for the compare view: the ones that differ come first. */
+/**
+ * Each setting of two runs, said the same way, for the compare view: the ones that differ come
+ * first. What the models learned is a setting once either run is a classifier (two regression
+ * runs, or runs from before classifiers, compare as they always did).
+ */
 export function compareSettings(a: RunResult, b: RunResult): { differ: SettingRow[]; same: SettingRow[] } {
+  const classifiers = [a, b].some((r) => r.task && r.task.objective !== 'regression')
+  const taskText = (r: RunResult) => {
+    const t = r.task ?? REGRESSION_TASK
+    return `${describeTask(t)}, ranked by ${METRIC_SPECS[t.metric].label}`
+  }
   const rows = (r: RunResult): [string, string][] => {
     const c = r.config
     const model = findFamily(c.model.kind) ? modelLine(c) : `unknown model family ${JSON.stringify(c.model.kind)}`
@@ -199,6 +211,7 @@ export function compareSettings(a: RunResult, b: RunResult): { differ: SettingRo
       ['Model', model],
       ['Repeats', String(c.repeats)],
       ['Data', `${c.features} features, ${c.target} target, seed ${c.seed}, test split ${c.testSplit}`],
+      ...(classifiers ? ([['Objective', taskText(r)]] as [string, string][]) : []),
       ['Status', r.status],
     ]
   }

@@ -25,4 +25,13 @@ describe('score charts', () => {
     expect(chart.input.series[0].points.map((p) => p.x)).toEqual([0, 1])
     expect([0, 1].map(chart.formatX)).toEqual(['32', '64,32'])
   })
+
+  it("a classifier's charts name its metric on the title and the axis", () => {
+    const run = setResult({ objective: 'binary', folds: 3, metric: 'auc' })
+    const charts = scoreCharts(leaderboardOf(run)!, gbdtFamily.fields, run.config.set!)
+    expect(charts.map((c) => c.input.title)).toEqual(['Validation ROC AUC vs max-depth', 'Validation ROC AUC vs eta'])
+    expect(charts[0].input.yLabel).toBe('validation ROC AUC (mean over folds)')
+    // the best (starred) is the highest AUC: max-depth 5 · eta 0.3
+    expect(charts[0].input.marks).toEqual({ label: 'best: max-depth 5 · eta 0.3', points: [{ x: 5, y: expect.closeTo(0.95 - 0.002, 10) }] })
+  })
 })

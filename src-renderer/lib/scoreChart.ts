@@ -2,9 +2,11 @@
 // against that field's value — one line per combination of the other varied fields, so a field's
 // effect reads along a line and the others' across lines — and the best configuration starred.
 // A list field (hidden layers) is placed by the position of its value, labelled with the value.
+// The score is the board's: the run's primary metric (MSE, log loss, accuracy, ROC AUC), named on
+// the axis and in the title.
 import { gridValueText, type ModelSet } from '@shared/contract/model-set'
 import type { ParamField } from '@shared/families'
-import type { Leaderboard } from '@shared/leaderboard'
+import { type Leaderboard, scoreLabel } from '@shared/leaderboard'
 import { STRATEGIES } from '@shared/contract/config'
 import type { LineChartInput, Series } from './chartSeries'
 
@@ -17,7 +19,8 @@ export interface ScoreChart {
 
 export function scoreCharts(board: Leaderboard, fields: readonly ParamField[], set: ModelSet): ScoreChart[] {
   const varied = fields.filter((f) => (set.grid[f.key]?.length ?? 0) > 1)
-  const yLabel = board.scoreKind === 'validation' ? 'validation MSE (mean over folds)' : 'test MSE (mean over seeds)'
+  const score = scoreLabel(board)
+  const yLabel = `${score} (mean over ${board.scoreKind === 'validation' ? 'folds' : 'seeds'})`
   const best = board.entries[0]
   return varied.map((field) => {
     const values = set.grid[field.key]
@@ -41,7 +44,7 @@ export function scoreCharts(board: Leaderboard, fields: readonly ParamField[], s
       field,
       formatX: (x: number) => (isList ? gridValueText(values[x] ?? []) : String(x)),
       input: {
-        title: `${board.scoreKind === 'validation' ? 'Validation' : 'Test'} MSE vs ${name}`,
+        title: `${score.charAt(0).toUpperCase()}${score.slice(1)} vs ${name}`,
         series,
         xLabel: name,
         yLabel,

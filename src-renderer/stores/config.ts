@@ -1,6 +1,7 @@
 // The editable run configuration and the one way a run is started from it (startFromDraft). Its
-// parts live in draft/: text boxes, data choice, launcher choice, compared strategies and backends,
-// presets, validation, the estimate, persistence. This file makes the draft and wires the parts.
+// parts live in draft/: text boxes, data choice, what the models learn (objective, metric, the
+// task said before Run), launcher choice, compared strategies and backends, presets, validation,
+// the estimate, persistence. This file makes the draft and wires the parts.
 // Store dependencies run one way: config → run, capabilities, dataSets (those import no store).
 import { defineStore } from 'pinia'
 import { computed, reactive, ref, watch } from 'vue'
@@ -16,6 +17,7 @@ import { useDraftEstimate } from './draft/estimate'
 import { useLauncherChoice } from './draft/launcher-choice'
 import { persistValidDrafts, restoreDraft } from './draft/persistence'
 import { copyConfig, useDraftPresets } from './draft/presets'
+import { useTaskChoice } from './draft/task-choice'
 import { useTextBoxes } from './draft/text-boxes'
 import { useDraftValidation } from './draft/validation'
 import { useRunStore } from './run'
@@ -42,9 +44,11 @@ export const useConfigStore = defineStore('config', () => {
   // each part's own wiring is kept here; the rest of it is the config panel's
   const { syncText: syncBoxes, texts: boxTexts, showNumber, setOnlySize, ...boxes } = useTextBoxes(draft, family, touched)
   syncBoxes()
-  const { dataIssues, ...data } = useDataChoice({ draft, source, family, dataSets, showNumber, setOnlySize, touched })
+  const { dataIssues, dataCheck, ...data } = useDataChoice({ draft, source, family, dataSets, showNumber, setOnlySize, touched })
   const { syncText: syncWhere, texts: whereTexts, launcherIssues, offered: slurmOffered, ...where } = useLauncherChoice({ draft, caps, touched })
   syncWhere()
+  const { syncText: syncTask, ...learn } = useTaskChoice({ draft, source, dataCheck, touched })
+  syncTask()
 
   /** The draft becomes `c`: a field `c` leaves out (a model set, data, launcher, GPUs) goes too. */
   function replace(c: BenchConfig) {
@@ -55,12 +59,13 @@ export const useConfigStore = defineStore('config', () => {
     if (draft.data) void dataSets.select(draft.data.sha256)
     syncBoxes()
     syncWhere()
+    syncTask()
     serverIssues.value = []
   }
 
   showJoinedRuns(run, replace)
 
-  const texts = () => ({ ...boxTexts.value, ...whereTexts.value })
+  const texts = () => ({ ...boxTexts.value, ...whereTexts.value, classes: learn.classesText.value })
   const moreIssues = () => [...dataIssues.value, ...launcherIssues.value, ...serverIssues.value]
   const { parsed, ...checked } = useDraftValidation({ draft, family, caps, texts, moreIssues })
   const presets = useDraftPresets(draft, parsed, replace)
@@ -87,6 +92,7 @@ export const useConfigStore = defineStore('config', () => {
     slurmOffered,
     ...boxes,
     ...data,
+    ...learn,
     ...where,
     ...useComparedChoices(draft, family, touched),
     ...checked,

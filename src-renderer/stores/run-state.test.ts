@@ -207,3 +207,31 @@ describe('currentLoss', () => {
     expect(currentLoss([], [])).toBeNull()
   })
 })
+
+describe("the run's task", () => {
+  it('comes with run-started, then the result; a stored run from before classifiers is regression ranked by MSE', () => {
+    const events = scriptedRun({ objective: 'binary' })
+    const s = replay(events.slice(0, 1))
+    expect(s.task).toEqual({ objective: 'binary', classes: ['0', '1'], metric: 'logloss', auto: true })
+    replay(events.slice(1), s)
+    expect(s.task).toEqual(s.result!.task)
+    const old = (scriptedRun().at(-1) as Of<'run-finished'>).result
+    showStoredRun(s, old, T0)
+    expect(s.task).toEqual({ objective: 'regression', classes: [], metric: 'mse', auto: false })
+    expect(resetRun(s).task).toBeNull()
+  })
+
+  it("before run-started (or from a service that sends none), generated data has its target's task; the user's data none yet", () => {
+    const s = emptyRunState(0)
+    const started = scriptedRun({ objective: 'multiclass' })[0] as Of<'run-started'>
+    startRequested(s)
+    startAnswered(s, 'run-1', started.config, T0)
+    expect(s.task).toMatchObject({ objective: 'multiclass', metric: 'logloss' })
+    const { task: _sent, ...withoutTask } = started
+    replay([withoutTask], resetRun(s))
+    expect(s.task).toMatchObject({ objective: 'multiclass', classes: ['0', '1', '2', '3', '4'] })
+    const data = { sha256: 'c'.repeat(64), name: 'churn.csv', target: 'churn', features: null, exclude: [], impute: 'none' as const }
+    replay([{ ...withoutTask, config: { ...started.config, target: 'teacher', data } }], resetRun(s))
+    expect(s.task).toBeNull()
+  })
+})

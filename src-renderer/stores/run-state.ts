@@ -6,6 +6,8 @@ import type { TrainpoolErrorShape } from '@shared/vocabulary/errors'
 import type { ModelCell, RunEvent, RunPhase, WorkerLane } from '@shared/contract/events'
 import type { RunListEntry } from '@shared/contract/api'
 import type { Measurement, MeasurementKey, RunResult, RunStatus } from '@shared/contract/result'
+import { resolveTask } from '@shared/contract/task'
+import { REGRESSION_TASK, type Task } from '@shared/vocabulary/task'
 import { expandPlan } from '@shared/plan'
 import { appendSamples, type TelemetryView } from '../lib/telemetry'
 
@@ -31,6 +33,12 @@ export interface RunState {
   measurements: Measurement[]
   lossHistory: number[]
   result: RunResult | null
+  /**
+   * what the models learn and the metric they are ranked by: the run-started event's (before it,
+   * or from a service that does not send one: generated data's own, read from its target; null on
+   * the user's data), then the result's (regression for a run from before classifiers)
+   */
+  task: Task | null
   error: TrainpoolErrorShape | null
   /** GPU and worker telemetry of the whole run (null: none received / an older run) */
   telemetry: TelemetryView | null
@@ -76,6 +84,7 @@ export function resetRun(s: RunState): RunState {
   s.finishedAtMs = null
   s.measurements = []
   s.result = null
+  s.task = null
   s.error = null
   s.scheduler = null
   s.cancelling = false
@@ -94,6 +103,17 @@ function beginRun(s: RunState, id: string, cfg: BenchConfig, plan: MeasurementKe
   s.startedAtMs = startedAt
   s.joined = !startedHere
   s.status = 'running'
+  s.task = generatedTask(cfg)
+}
+
+/** The task of a run on generated data, from its config alone (its target fixes the objective); null for the user's data or a config it refuses. */
+function generatedTask(cfg: BenchConfig): Task | null {
+  if (cfg.data) return null
+  try {
+    return resolveTask(cfg)
+  } catch {
+    return null
+  }
 }
 
 function enterMeasurement(s: RunState, index: number, key: MeasurementKey | null): void {
@@ -122,6 +142,7 @@ function onRunStarted(s: RunState, e: EventOf<'run-started'>, nowMs: number): vo
   // the config store then shows its config in the config panel
   const ours = s.status === 'starting' || e.runId === s.runId
   beginRun(s, e.runId, e.config, e.plan, timeOr(e.startedAt, nowMs), ours)
+  if (e.task) s.task = e.task
 }
 
 function onPhase(s: RunState, e: EventOf<'phase'>): void {
@@ -163,6 +184,7 @@ function onMeasurement(s: RunState, e: EventOf<'measurement'>): void {
 
 function onRunFinished(s: RunState, r: RunResult, nowMs: number): void {
   s.result = r
+  s.task = r.task ?? REGRESSION_TASK
   s.scheduler = r.scheduler ?? s.scheduler
   if (r.telemetry) s.telemetry = { gpu: r.telemetry.gpu, samples: r.telemetry.samples }
   s.measurements = r.measurements

@@ -5,6 +5,7 @@ import type { GpuInfo } from './gpus'
 import type { BenchConfig } from './config'
 import type { Progress } from '../vocabulary/progress'
 import type { Measurement, MeasurementKey, RunResult } from './result'
+import type { Task } from '../vocabulary/task'
 import type { GpuTelemetryStatus, TelemetrySample } from './telemetry'
 import type { BackendCapability } from './worker-messages'
 
@@ -32,7 +33,8 @@ export interface ModelCell {
 }
 
 export type RunEvent =
-  | { type: 'run-started'; runId: string; config: BenchConfig; plan: MeasurementKey[]; startedAt: string }
+  /** task: what the models learn, resolved before the start (absent from a service from before classifiers) */
+  | { type: 'run-started'; runId: string; config: BenchConfig; plan: MeasurementKey[]; startedAt: string; task?: Task }
   | { type: 'phase'; runId: string; phase: RunPhase; index: number | null; key: MeasurementKey | null; message: string }
   | {
       type: 'progress'

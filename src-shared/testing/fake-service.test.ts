@@ -7,6 +7,7 @@ import type { RunEvent } from '../contract/events'
 import { fakeBridge, FakeService } from './fake-service'
 import { scriptedRun } from './fixtures'
 import { presetConfig } from '../contract/config'
+import { CHURN_SHA, churnDataSet } from './data-sets'
 
 describe('FakeService', () => {
   it('follows the scripted stream: run-started makes the live run, its events are replayed, run-finished ends it', async () => {
@@ -105,5 +106,43 @@ describe('fakeBridge', () => {
     bridge.sendMenuCommand('run')
     expect(got).toEqual(['history'])
     expect(bridge.menuListenerCount()).toBe(0)
+  })
+})
+
+describe('FakeService: classifier runs', () => {
+  it("start resolves the task as the service does: from a generated target, or from the cached set's target column; a misfit is refused naming its field", async () => {
+    const service = new FakeService().addDataSet(churnDataSet())
+    await service.start({ config: presetConfig('smoke', { target: 'multiclass', classes: 4 }) })
+    expect(service.startedTask).toEqual({ objective: 'multiclass', classes: ['0', '1', '2', '3'], metric: 'logloss', auto: true })
+    const data = { sha256: CHURN_SHA, name: 'churn.csv', target: 'churn', features: null, exclude: [], impute: 'none' as const }
+    await service.start({ config: presetConfig('smoke', { data, metric: 'auc' }) })
+    expect(service.startedTask).toEqual({ objective: 'binary', classes: ['no', 'yes'], metric: 'auc', auto: true })
+    const refused = await service.start({ config: presetConfig('smoke', { data, objective: 'multiclass' }) }).catch((e: TrainpoolError) => e)
+    expect(refused).toBeInstanceOf(TrainpoolError)
+    expect((refused as TrainpoolError).issues).toEqual([
+      { field: 'objective', message: expect.stringMatching(/^objective multiclass needs 3 to 32 classes; churn has 2/) },
+    ])
+    // a regression run as before classifiers
+    await service.start({ config: presetConfig('smoke') })
+    expect(service.startedTask).toEqual({ objective: 'regression', classes: [], metric: 'mse', auto: true })
+  })
+
+  it('a scripted classifier run: run-started and the result carry the task, every model its metrics', () => {
+    const events = scriptedRun({ objective: 'binary', models: 3 })
+    const started = events[0] as Extract<RunEvent, { type: 'run-started' }>
+    const task = { objective: 'binary', classes: ['0', '1'], metric: 'logloss', auto: true }
+    expect(started.task).toEqual(task)
+    const { result } = events.at(-1) as Extract<RunEvent, { type: 'run-finished' }>
+    expect(result.task).toEqual(task)
+    const p = result.measurements[0].perModel[1]
+    expect(Object.keys(p.metrics!).sort()).toEqual(['accuracy', 'auc', 'logloss', 'mse'])
+    expect(p.testMse).toBe(p.metrics!.mse)
+    expect(
+      Object.keys((scriptedRun({ objective: 'multiclass' }).at(-1) as Extract<RunEvent, { type: 'run-finished' }>).result.measurements[0].perModel[0].metrics!),
+    ).not.toContain('auc')
+    // a regression script is as it was: no task, no metrics
+    const plain = (scriptedRun().at(-1) as Extract<RunEvent, { type: 'run-finished' }>).result
+    expect(plain).not.toHaveProperty('task')
+    expect(plain.measurements[0].perModel[0]).not.toHaveProperty('metrics')
   })
 })

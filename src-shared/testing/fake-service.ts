@@ -27,8 +27,11 @@ import { invalidInput, toErrorShape, TrainpoolError, type TrainpoolErrorShape } 
 import type { Capabilities, RunEvent } from '../contract/events'
 import type { RunResult } from '../contract/result'
 import { listEntry, newestFirst } from '../contract/run-list'
-import { BenchConfigSchema } from '../contract/config'
+import { type BenchConfig, BenchConfigSchema } from '../contract/config'
 import { refuseUnavailableLauncher } from '../contract/launcher'
+import { resolveTask } from '../contract/task'
+import { targetValuesOf } from '../data-columns'
+import type { Task } from '../vocabulary/task'
 import { type BackendSpec, refuseUnavailableBackend } from '../families'
 import { CAPABILITIES } from './fixtures'
 
@@ -69,6 +72,8 @@ export class FakeService implements ServiceMethods {
   dataSetsValue: DataSetInfo[] = []
   /** what chooseDataFile answers (null: the user cancelled the dialog) */
   chosenFile: DataSetInfo | null = null
+  /** what the last start() resolved the models to learn (the service's resolveTask: generated data's target, or the cached set's target column); null before one */
+  startedTask: Task | null = null
 
   /** verification runs in flight: their source run and the advice they check */
   private readonly verifications = new Map<string, { sourceRunId: string; advice: Advice }>()
@@ -148,13 +153,18 @@ export class FakeService implements ServiceMethods {
     return this.call('capabilities', undefined, () => this.capabilitiesValue)
   }
 
-  /** As the service: the config is checked (schema, then the backend and the launcher against the capabilities); a live run starts. */
+  /**
+   * As the service: the config is checked (schema, then the backend and the launcher against the
+   * capabilities), the task resolved (refused as the service refuses it: an objective or metric that
+   * does not fit the target); a live run starts.
+   */
   start(request: ParsedRequest<'start'>): Promise<{ runId: string }> {
     return this.call('start', request, ({ config }) => {
       const parsed = BenchConfigSchema.safeParse(config)
       if (!parsed.success) throw invalidInput(parsed.error, config, 'config')
       refuseUnavailableBackend(parsed.data.backend, this.capabilitiesValue.backends)
       refuseUnavailableLauncher(parsed.data.launcher, this.capabilitiesValue.launchers.slurm)
+      this.startedTask = this.taskOf(parsed.data)
       const runId = this.nextRunId
       this.current = { runId, events: [] }
       return { runId }
@@ -331,6 +341,20 @@ export class FakeService implements ServiceMethods {
     } catch (err) {
       return Promise.reject(err)
     }
+  }
+
+  /**
+   * The task the service would resolve: generated data's from its target; the user's from the cached
+   * set's target column. A set the fake does not hold, or one cached before its values were listed,
+   * reads as a numeric target of many values (the fake checks no more of the data than it did before classifiers).
+   */
+  private taskOf(config: BenchConfig): Task {
+    if (!config.data) return resolveTask(config)
+    const target = config.data.target
+    const info = this.dataSetsValue.find((d) => d.sha256 === config.data!.sha256)
+    const column = info?.columns.find((c) => c.name === target)
+    const values = (info && column && targetValuesOf(info, column)) || { column: target, type: 'numeric' as const, distinct: null, integers: false }
+    return resolveTask(config, values)
   }
 
   private dataSet(sha256: string): DataSetInfo {

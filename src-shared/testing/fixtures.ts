@@ -7,7 +7,9 @@ import { presetConfig } from '../contract/config'
 import type { Capabilities, ModelCell, RunEvent, WorkerLane } from '../contract/events'
 import type { Measurement, MeasurementKey, RunResult, SummaryEntry, Verification } from '../contract/result'
 import { SCHEMA_VERSION } from '../contract/result'
+import { resolveTask } from '../contract/task'
 import { workloadFor } from '../contract/workload'
+import { METRIC_SPECS, type Metrics, type Objective, type Task } from '../vocabulary/task'
 import { familyOf, type ModelFamily, paramsSchemaFrom, type ParamField, workRate } from '../families'
 import { expandPlan } from '../plan'
 
@@ -73,6 +75,8 @@ export interface ScriptOptions {
   runId?: string
   /** make batched disagree: verification fails */
   disagree?: boolean
+  /** a classifier run on generated classification data (target binary or multiclass): its task, and every metric of the objective per model */
+  objective?: Exclude<Objective, 'regression'>
 }
 
 /** Synthetic but plausible wall time: sequential ∝ N, pool ∝ N/W, batched ∝ groups. */
@@ -86,6 +90,14 @@ export function fakeWallMs(size: number, models: number, workers: number, strate
 
 export function mse(index: number, size: number): number {
   return 0.08 + index * 0.001 + 100 / size
+}
+
+/** A classifier model's test metrics: model i a little worse than model i − 1, all better with more rows (binary adds ROC AUC). */
+export function classifierMetrics(objective: Objective, index: number, size: number): Metrics {
+  const loss = 0.3 + index * 0.01 + 50 / size
+  const metrics: Metrics = { logloss: loss, accuracy: 0.9 - index * 0.005 - 20 / size, mse: loss / 3 }
+  if (objective === 'binary') metrics.auc = 0.95 - index * 0.004 - 10 / size
+  return metrics
 }
 
 /** Lanes and model cells `step + 1` of `steps` through a measurement whose jobs take `total` progress steps each. */
@@ -136,8 +148,12 @@ function lanesFor(
   return { lanes, cells, done: cells.filter((c) => c.done).length }
 }
 
-/** One finished measurement; its work is the family's count for the workload (the smoke preset's model unless `config` says). */
-export function measurementFor(key: MeasurementKey, disagree = false, config: BenchConfig = presetConfig('smoke')): Measurement {
+/**
+ * One finished measurement; its work is the family's count for the workload (the smoke preset's
+ * model unless `config` says). With a classifier `task`, each model has every metric of its objective
+ * (its test MSE the Brier score).
+ */
+export function measurementFor(key: MeasurementKey, disagree = false, config: BenchConfig = presetConfig('smoke'), task?: Task): Measurement {
   const wallMs = fakeWallMs(key.size, key.models, key.workers, key.strategy, key.repeat)
   const W = key.strategy === 'sequential' ? 1 : Math.min(key.workers, key.models)
   const fused = key.strategy === 'batched'
@@ -149,15 +165,20 @@ export function measurementFor(key: MeasurementKey, disagree = false, config: Be
     warmupMs: 120,
     modelsTrained: key.models,
     work: familyOf(config.model).workCount(workloadFor(config, key.size), key.models),
-    perModel: Array.from({ length: key.models }, (_, i) => ({
-      index: i,
-      seed: 42 + i + 1,
-      trainMs: fused ? null : wallMs / key.models,
-      groupTrainMs: fused ? wallMs : null,
-      testMse: mse(i, key.size) * (disagree && key.strategy === 'batched' ? 1.01 : 1 + 1e-7),
-      finalLoss: 0.09,
-      worker: i % W,
-    })),
+    perModel: Array.from({ length: key.models }, (_, i) => {
+      const off = disagree && key.strategy === 'batched' ? 1.01 : 1 + 1e-7
+      const metrics = task && task.objective !== 'regression' ? classifierMetrics(task.objective, i, key.size) : null
+      return {
+        index: i,
+        seed: 42 + i + 1,
+        trainMs: fused ? null : wallMs / key.models,
+        groupTrainMs: fused ? wallMs : null,
+        testMse: metrics ? metrics.mse! * off : mse(i, key.size) * off,
+        ...(metrics ? { metrics: { ...metrics, logloss: metrics.logloss! * off, mse: metrics.mse! * off } } : {}),
+        finalLoss: 0.09,
+        worker: i % W,
+      }
+    }),
     failures: [],
     peakRssBytes: Array.from({ length: W }, () => 300 * 1024 * 1024),
   }
@@ -205,13 +226,14 @@ export function summarize(ms: Measurement[], config: BenchConfig = presetConfig(
   return out
 }
 
-export function verificationFor(config: BenchConfig, disagree = false): Verification {
+export function verificationFor(config: BenchConfig, disagree = false, task?: Task): Verification {
+  const compared = `test ${METRIC_SPECS[task?.metric ?? 'mse'].label}`
   return {
     sameWork: !disagree,
     maxRelMseDiff: disagree ? 0.0099 : 2.1e-7,
     tolerance: 1e-4,
     modelsTrained: Object.fromEntries(config.strategies.map((s) => [s, Math.min(...config.models)])),
-    problems: disagree ? ['model 3: batched test MSE 0.0931 differs from sequential 0.0922 by 9.9e-3 (tolerance 1e-4)'] : [],
+    problems: disagree ? [`model 3: batched ${compared} 0.0931 differs from sequential 0.0922 by 9.9e-3 (tolerance 1e-4)`] : [],
   }
 }
 
@@ -230,7 +252,7 @@ export const ENVIRONMENT = {
 export function resultFor(
   config: BenchConfig,
   measurements: Measurement[],
-  opts: { runId?: string; status?: RunResult['status']; disagree?: boolean } = {},
+  opts: { runId?: string; status?: RunResult['status']; disagree?: boolean; task?: Task } = {},
 ): RunResult {
   return {
     schemaVersion: SCHEMA_VERSION,
@@ -242,9 +264,10 @@ export function resultFor(
     environment: ENVIRONMENT,
     measurements,
     summary: summarize(measurements, config),
-    verification: verificationFor(config, opts.disagree),
+    verification: verificationFor(config, opts.disagree, opts.task),
     warnings: [],
     error: null,
+    ...(opts.task ? { task: opts.task } : {}),
   }
 }
 
@@ -261,11 +284,13 @@ export function scriptedRun(opts: ScriptOptions = {}): RunEvent[] {
     strategies: opts.strategies ?? ['sequential', 'pool', 'batched'],
     repeats: opts.repeats ?? 1,
     model: { epochs },
+    ...(opts.objective ? { target: opts.objective } : {}),
   })
+  const task = opts.objective ? resolveTask(config) : undefined
   const family = familyOf(config.model)
   const plan = planFor(config)
   const events: RunEvent[] = [
-    { type: 'run-started', runId, config, plan, startedAt: '2026-12-02T09:00:00.000Z' },
+    { type: 'run-started', runId, config, plan, startedAt: '2026-12-02T09:00:00.000Z', ...(task ? { task } : {}) },
     { type: 'phase', runId, phase: 'probing', index: null, key: null, message: 'probing backends' },
   ]
   const measurements: Measurement[] = []
@@ -288,12 +313,12 @@ export function scriptedRun(opts: ScriptOptions = {}): RunEvent[] {
         models: cells,
       })
     }
-    const m = measurementFor(key, opts.disagree, config)
+    const m = measurementFor(key, opts.disagree, config, task)
     measurements.push(m)
     events.push({ type: 'measurement', runId, index, measurement: m })
   })
   events.push({ type: 'phase', runId, phase: 'finishing', index: null, key: null, message: 'verifying' })
-  events.push({ type: 'run-finished', runId, result: resultFor(config, measurements, { runId, disagree: opts.disagree }) })
+  events.push({ type: 'run-finished', runId, result: resultFor(config, measurements, { runId, disagree: opts.disagree, task }) })
   return events
 }
 

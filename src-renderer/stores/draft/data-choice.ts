@@ -49,15 +49,17 @@ function fileEdits({ draft, source, dataSets, touched }: DataChoiceDeps) {
   }
 
   /**
-   * Trains on `info`: its last numeric column is the target (a file's usual layout), every other
-   * numeric column a feature. The same file again keeps the columns already picked.
+   * Trains on `info`: its last column is the target (a file's usual layout) when it can be one — a
+   * numeric column, or a text column of class labels (yes/no) — else its last numeric column; every
+   * other numeric column a feature. The same file again keeps the columns already picked.
    */
   function useDataSet(info: DataSetInfo) {
     source.value = 'file'
     dataSets.current = info
     if (draft.data?.sha256 === info.sha256) return touched()
+    const last = info.columns[info.columns.length - 1]
     const numeric = info.columns.filter((c) => c.type === 'numeric')
-    const target = numeric[numeric.length - 1]?.name ?? info.columns[info.columns.length - 1]?.name ?? ''
+    const target = (last && (last.type === 'numeric' || last.levels) ? last.name : numeric[numeric.length - 1]?.name) ?? last?.name ?? ''
     draft.data = { sha256: info.sha256, name: info.name, target, features: null, exclude: [], impute: 'none' }
     touched()
   }
@@ -106,14 +108,14 @@ function columnEdits({ draft, dataSets, touched }: DataChoiceDeps) {
   return { setDataTarget, setFeatureUsed, setImpute }
 }
 
-/** What the data choice comes to: the service's own check of it, and what the panel says from it. */
+/** What the data choice comes to: the service's own check of it (its column choice, rows, missing values and the task its target gives), and what the panel says from it. */
 function dataChoiceCheck({ draft, source, family, dataSets }: DataChoiceDeps) {
   /** The service's own check of the data choice; null until the file's info is here. */
   const dataCheck = computed<DataCheck | null>(() => {
     const d = draft.data
     const info = dataSets.current
     if (!d || !info || info.sha256 !== d.sha256) return null
-    return checkDataChoice({ info, data: d, family: family.value, sizes: draft.sizes })
+    return checkDataChoice({ info, data: d, family: family.value, sizes: draft.sizes, objective: draft.objective, metric: draft.metric })
   })
 
   /** Text columns the default feature rule leaves out (said next to the features). */
@@ -131,6 +133,8 @@ function dataChoiceCheck({ draft, source, family, dataSets }: DataChoiceDeps) {
   })
 
   return {
+    /** the service's own check of the data choice (the task the target gives included); null until the file's info is here */
+    dataCheck,
     /** The feature columns the run will use (none while the choice has a problem). */
     featureColumns: computed<string[]>(() => dataCheck.value?.choice?.features.map((c) => c.name) ?? []),
     textColumnsLeftOut,

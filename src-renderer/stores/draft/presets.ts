@@ -33,12 +33,16 @@ export function effectivePreset(c: BenchConfig): BenchConfig['preset'] {
 
 /** `parsed`: the draft as the schema read it (null when invalid); `replace`: the draft becomes a config. */
 export function useDraftPresets(draft: BenchConfig, parsed: ComputedRef<BenchConfig | null>, replace: (c: BenchConfig) => void) {
-  /** A preset's workload; where and how to run (backend, failure policy, launcher) and the data file stay as they were. */
+  /**
+   * A preset's workload; where and how to run (backend, failure policy, launcher) and the data file
+   * stay as they were, and with the file what to learn from it (objective, metric). Generated data
+   * takes the preset's target, whose objective it is: an objective or metric asked of another target would contradict it.
+   */
   function applyPreset(name: PresetName) {
-    const { data, launcher } = draft
+    const { data, launcher, objective, metric } = draft
     replace({
       ...presetConfig(name, { backend: draft.backend, failurePolicy: draft.failurePolicy, model: { kind: draft.model.kind } }),
-      ...(data ? { data } : {}),
+      ...(data ? { data, ...(objective ? { objective } : {}), ...(metric ? { metric } : {}) } : {}),
       ...(launcher ? { launcher } : {}),
     })
   }
