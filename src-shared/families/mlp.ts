@@ -1,7 +1,9 @@
-// The MLP family's shared half: a regressor features → hidden… (ReLU) → 1, Adam, mini-batches in a
-// shared (data seed, epoch) order. Its work is counted in FLOPs of the training GEMMs; its progress
-// unit is a mini-batch (a lane shows epoch and batch). Training: src-main/engine/families/mlp.ts.
+// The MLP family's shared half: features → hidden… (ReLU) → 1 output (a regressor's prediction, a
+// binary classifier's logit) or K (a multiclass classifier's logits), Adam, mini-batches in a shared
+// (data seed, epoch) order. Its work is counted in FLOPs of the training GEMMs; its progress unit is
+// a mini-batch (a lane shows epoch and batch). Training: src-main/engine/families/mlp.ts.
 import { splitRows } from '../vocabulary/split'
+import { outputsOf } from '../vocabulary/task'
 import type { BackendSpec } from './backend'
 import { type ModelFamily, paramsSchemaFrom, type ParamField, type Workload } from './family'
 
@@ -37,11 +39,16 @@ export function batchesPerEpoch(w: Workload<MlpParams>): number {
   return Math.ceil(splitRows(w.size, w.testSplit).train / w.model.batchSize)
 }
 
-/** FLOPs of one training step on `rows` rows for n fused models (the forward and backward GEMMs). */
-export function stepFlops(rows: number, n: number, features: number, hidden: readonly number[]): number {
+/** Units of a workload's output layer: K for a multiclass classifier, else 1 (a regressor's prediction, a binary classifier's logit). */
+export function outputUnitsOf(w: Pick<Workload<MlpParams>, 'task'>): number {
+  return w.task ? outputsOf(w.task) : 1
+}
+
+/** FLOPs of one training step on `rows` rows for n fused models (the forward and backward GEMMs); `outputs`: the output layer's units. */
+export function stepFlops(rows: number, n: number, features: number, hidden: readonly number[], outputs = 1): number {
   let flops = 4 * rows * (features + 1) * n * hidden[0] // X·W1 and X^T·dZ1 (bias row included)
   for (let k = 1; k < hidden.length; k++) flops += 6 * rows * n * hidden[k - 1] * hidden[k] // fwd, dW, dA
-  flops += 6 * rows * n * hidden[hidden.length - 1] // output layer fwd, dw, dA
+  flops += 6 * rows * n * hidden[hidden.length - 1] * outputs // output layer fwd, dw, dA
   return flops
 }
 
@@ -49,17 +56,18 @@ export function stepFlops(rows: number, n: number, features: number, hidden: rea
 export function trainingFlops(w: Workload<MlpParams>, n: number): number {
   const { train } = splitRows(w.size, w.testSplit)
   const { batchSize, hidden, epochs } = w.model
+  const K = outputUnitsOf(w)
   const full = Math.floor(train / batchSize)
   const rest = train - full * batchSize
-  const perEpoch = full * stepFlops(batchSize, n, w.features, hidden) + (rest > 0 ? stepFlops(rest, n, w.features, hidden) : 0)
+  const perEpoch = full * stepFlops(batchSize, n, w.features, hidden, K) + (rest > 0 ? stepFlops(rest, n, w.features, hidden, K) : 0)
   return perEpoch * epochs
 }
 
-/** Parameters of one MLP: features → hidden… → 1 (weights + biases). */
-export function paramCount(features: number, hidden: readonly number[]): number {
+/** Parameters of one MLP: features → hidden… → outputs (weights + biases). */
+export function paramCount(features: number, hidden: readonly number[], outputs = 1): number {
   let prev = features
   let n = 0
-  for (const h of [...hidden, 1]) {
+  for (const h of [...hidden, outputs]) {
     n += prev * h + h
     prev = h
   }
@@ -76,13 +84,14 @@ export function mlpWorkerPeakBytes(w: Workload<MlpParams>, n: number): number {
   const { train, test } = splitRows(w.size, w.testSplit)
   const F = w.features
   const { hidden, batchSize } = w.model
-  const widest = Math.max(...hidden)
+  const K = outputUnitsOf(w)
+  const widest = Math.max(...hidden, K)
   const data = w.size * (F + 1) * F32 * 2
   const epochCopies = train * (2 * F + 1) * F32
   const rows = Math.min(batchSize, train)
   const activations = rows * n * widest * F32 * 10
   const evalChunk = Math.min(test, Math.ceil((8 * 1024 * 1024) / (n * widest))) * n * widest * F32 * 4
-  return PROCESS_BASE_BYTES + data + epochCopies + n * paramCount(F, hidden) * F32 * 6 + activations + evalChunk
+  return PROCESS_BASE_BYTES + data + epochCopies + n * paramCount(F, hidden, K) * F32 * 6 + activations + evalChunk
 }
 
 /**

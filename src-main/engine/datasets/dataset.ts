@@ -23,7 +23,7 @@ export interface Dataset {
   yTest: Float32Array
   /** what was done to the raw features (the user's data): kept with an exported model so it takes raw rows */
   preprocess?: Preprocess
-  /** a fold's held-out training rows (model sets with folds): scored as validation MSE, never trained on */
+  /** a fold's held-out training rows (model sets with folds): scored as validation, never trained on */
   validation?: { rows: number; x: Float32Array; y: Float32Array }
 }
 
@@ -74,25 +74,25 @@ export function heldOutRowWeights(
 }
 
 /**
- * Each model's MSE on its own held-out rows (NaN without): one `evaluate` per distinct fold, which
- * scores every fused model on the fold's rows x [rows, F+1] (ones last) and y [rows]; each model
- * keeps its own fold's entry.
+ * Each model's scores on its own held-out rows (null without): one `evaluate` per distinct fold,
+ * which scores every fused model on the fold's rows x [rows, F+1] (ones last) and y [rows] (its MSE,
+ * a classifier's metrics); each model keeps its own fold's entry.
  */
-export async function heldOutMse(
+export async function heldOutScores<T>(
   dataset: Dataset,
   heldOut: readonly (HeldOutRows | null)[],
-  evaluate: (x: Float32Array, y: Float32Array, rows: number) => Promise<ArrayLike<number>>,
-): Promise<Float64Array> {
-  const out = new Float64Array(heldOut.length).fill(NaN)
+  evaluate: (x: Float32Array, y: Float32Array, rows: number) => Promise<ArrayLike<T>>,
+): Promise<(T | null)[]> {
+  const out = new Array<T | null>(heldOut.length).fill(null)
   const F = dataset.spec.features
   const done = new Set<string>()
   for (const h of heldOut) {
     if (!h || done.has(`${h.begin}:${h.end}`)) continue
     done.add(`${h.begin}:${h.end}`)
     const rows = h.end - h.begin
-    const mse = await evaluate(withOnesColumn(dataset.xTrain.subarray(h.begin * F, h.end * F), rows, F), dataset.yTrain.subarray(h.begin, h.end), rows)
+    const scores = await evaluate(withOnesColumn(dataset.xTrain.subarray(h.begin * F, h.end * F), rows, F), dataset.yTrain.subarray(h.begin, h.end), rows)
     heldOut.forEach((other, k) => {
-      if (other && other.begin === h.begin && other.end === h.end) out[k] = mse[k]
+      if (other && other.begin === h.begin && other.end === h.end) out[k] = scores[k]
     })
   }
   return out

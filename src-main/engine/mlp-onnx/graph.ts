@@ -1,11 +1,14 @@
 // The ONNX graphs of the MLP on onnxruntime: one Adam training step (forward, hand-written
 // backward, Adam) and the test-set evaluation, generated from the same hyperparameters as the tfjs
 // engine for any number n of fused models (n = 1 is one plain MLP, so every strategy runs the same
-// graph). The math is FusedMlp's node for node; how, and its inputs and outputs: README.md, "Same
-// work as the tfjs engine" and "Weights between steps".
+// graph). The math is FusedMlp's node for node — squared error, or a classifier's cross-entropy
+// from its logits (mlp/objective.ts) —; how, and its inputs and outputs: README.md, "Same work as
+// the tfjs engine" and "Weights between steps".
 import { onnx } from 'onnx-proto'
+import type { WorkloadTask } from '@shared/contract'
 import { Builder } from '../../onnx-graph/builder'
 import { paramShapes } from '../mlp/fused-layout'
+import { objectiveOf, outputUnits } from '../mlp/objective'
 
 export interface AdamConstants {
   beta1: number
@@ -26,6 +29,8 @@ export interface MlpGraphSpec {
    * 1/(the model's rows in the batch), 0 for its held-out rows) instead of the scalars rows and 2/rows.
    */
   rowWeights?: boolean
+  /** what the models learn (y holds a classifier's class indices); absent: regression */
+  task?: WorkloadTask
 }
 
 const BATCH = 'B'
@@ -42,9 +47,9 @@ function elemTypeOf(spec: MlpGraphSpec): onnx.TensorProto.DataType {
 }
 
 interface Forward {
-  /** prediction − target: [B, n] when there is one hidden layer, else [n, B] */
-  err: string
-  /** the axis of err that runs over rows */
+  /** the output layer's values (predictions or logits): [B, n] with one hidden layer and one output unit, else [n, B]; [n, B, K] with K units */
+  out: string
+  /** the axis of out that runs over rows */
   rowAxis: number
   /** the first layer's activations [B, n·H1] (its ReLU's mask comes from them) */
   a1: string
@@ -53,12 +58,13 @@ interface Forward {
   outs: string[]
   /** the activations feeding the output layer, [B, n, HL] or [n, B, HL] */
   last: string
-  /** Wo reshaped to broadcast against `last` */
+  /** Wo reshaped to broadcast against `last` (one output unit); Wo [n, HL, K] itself with K */
   woB: string
 }
 
-function forward(g: Builder, spec: MlpGraphSpec, x: string, y: string, params: string[]): Forward {
+function forward(g: Builder, spec: MlpGraphSpec, x: string, params: string[]): Forward {
   const { n, hidden } = spec
+  const K = outputUnits(spec.task)
   const L = hidden.length
   const h1 = hidden[0]
   const hl = hidden[L - 1]
@@ -67,11 +73,11 @@ function forward(g: Builder, spec: MlpGraphSpec, x: string, y: string, params: s
   const outs: string[] = []
   const wo = params[2 * L - 1]
   const bo = params[2 * L]
-  if (L === 1) {
+  if (L === 1 && K === 1) {
     const last = g.reshape(a1, [-1, n, h1]) // [B, n, H1]
     const woB = g.reshape(wo, [1, n, hl])
-    const pred = g.op('Add', [g.reduceSum(g.op('Mul', [last, woB]), 2), bo]) // [B, n]
-    return { err: g.op('Sub', [pred, y]), rowAxis: 0, a1, as, outs, last, woB }
+    const out = g.op('Add', [g.reduceSum(g.op('Mul', [last, woB]), 2), bo]) // [B, n]
+    return { out, rowAxis: 0, a1, as, outs, last, woB }
   }
   let a = g.op('Transpose', [g.reshape(a1, [-1, n, h1])], { perm: [1, 0, 2] }) // [n, B, H1]
   for (let k = 1; k < L; k++) {
@@ -79,22 +85,69 @@ function forward(g: Builder, spec: MlpGraphSpec, x: string, y: string, params: s
     a = g.op('Relu', [g.op('Add', [g.op('MatMul', [a, params[2 * k - 1]]), params[2 * k]])])
     outs.push(a)
   }
+  if (K > 1) {
+    const out = g.op('Add', [g.op('MatMul', [a, wo]), g.reshape(bo, [n, 1, K])]) // [n, B, K]
+    return { out, rowAxis: 1, a1, as, outs, last: a, woB: wo }
+  }
   const woB = g.reshape(wo, [n, 1, hl])
-  const pred = g.op('Add', [g.reduceSum(g.op('Mul', [a, woB]), 2), g.reshape(bo, [n, 1])]) // [n, B]
-  return { err: g.op('Sub', [pred, g.reshape(y, [1, -1])]), rowAxis: 1, a1, as, outs, last: a, woB }
+  const out = g.op('Add', [g.reduceSum(g.op('Mul', [a, woB]), 2), g.reshape(bo, [n, 1])]) // [n, B]
+  return { out, rowAxis: 1, a1, as, outs, last: a, woB }
 }
 
-/** Gradients of the summed per-model mean squared errors, FusedMlp.lossAndGradients' backward pass; dPred = 2·err/B (or 2·err·w). */
+/** y [B, 1] laid out against the outputs: [B, 1] or [1, B] (broadcast over models). */
+function targetOf(g: Builder, f: Forward, y: string): string {
+  return f.rowAxis === 0 ? y : g.reshape(y, [1, -1])
+}
+
+/** Class indices y [B, 1] as one-hot rows [1, B, K] (y = k exactly: labels are small integers), FusedMlp.oneHot. */
+function oneHotOf(g: Builder, y: string, K: number): string {
+  const classes = g.reshape(g.op('Range', [g.scalar(0), g.scalar(K), g.scalar(1)]), [1, 1, K])
+  return g.op('Cast', [g.op('Equal', [g.reshape(y, [1, -1, 1]), classes])], { to: g.elemType })
+}
+
+/**
+ * The loss of each row of each model and dL/d(outputs) before the row weighting: squared error and
+ * 2·err; binary cross-entropy from the logit max(z, 0) − z·y + log(1 + e^−|z|) and sigmoid(z) − y;
+ * softmax cross-entropy (log-sum-exp − the true logit) and softmax(z) − onehot(y), as FusedMlp.
+ */
+function lossOf(g: Builder, spec: MlpGraphSpec, f: Forward, y: string): { perRow: string; residual: string } {
+  const objective = objectiveOf(spec.task)
+  if (objective === 'regression') {
+    const err = g.op('Sub', [f.out, targetOf(g, f, y)])
+    return { perRow: g.op('Mul', [err, err]), residual: err }
+  }
+  if (objective === 'binary') {
+    const z = f.out
+    const target = targetOf(g, f, y)
+    // log(1 + e^−|z|) (tfjs's log1p(exp(−|z|)); ORT has no Log1p, and no float64 Softplus)
+    const softplus = g.op('Log', [g.op('Add', [g.op('Exp', [g.op('Neg', [g.op('Abs', [z])])]), g.scalar(1)])])
+    const perRow = g.op('Add', [g.op('Sub', [g.op('Relu', [z]), g.op('Mul', [z, target])]), softplus])
+    return { perRow, residual: g.op('Sub', [g.op('Sigmoid', [z]), target]) }
+  }
+  const oneHot = oneHotOf(g, y, outputUnits(spec.task))
+  const perRow = g.op('Neg', [g.reduceSum(g.op('Mul', [g.op('LogSoftmax', [f.out], { axis: 2 }), oneHot]), 2)]) // [n, B]
+  return { perRow, residual: g.op('Sub', [g.op('Softmax', [f.out], { axis: 2 }), oneHot]) }
+}
+
+/** Gradients of the summed per-model mean losses, FusedMlp.lossAndGradients' backward pass; dPred = dL/d(outputs). */
 function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f: Forward, dPred: string): string[] {
   const { n, hidden } = spec
   const L = hidden.length
   const h1 = hidden[0]
   const grads: string[] = new Array(2 * L + 1)
-  const dPred3 = g.op('Unsqueeze', [dPred, g.ints([2])])
-  grads[2 * L] = g.reduceSum(dPred, f.rowAxis) // [n]
-  grads[2 * L - 1] = g.reduceSum(g.op('Mul', [dPred3, f.last]), f.rowAxis) // [n, HL]
-  let dLast = g.op('Mul', [dPred3, f.woB]) // [B, n, HL] or [n, B, HL]
-  if (L > 1) {
+  let dLast: string
+  if (outputUnits(spec.task) > 1) {
+    // dPred [n, B, K]
+    grads[2 * L] = g.reduceSum(dPred, 1) // [n, K]
+    grads[2 * L - 1] = g.op('MatMul', [g.op('Transpose', [f.last], { perm: [0, 2, 1] }), dPred]) // [n, HL, K]
+    dLast = g.op('MatMul', [dPred, g.op('Transpose', [f.woB], { perm: [0, 2, 1] })]) // [n, B, HL]
+  } else {
+    const dPred3 = g.op('Unsqueeze', [dPred, g.ints([2])])
+    grads[2 * L] = g.reduceSum(dPred, f.rowAxis) // [n]
+    grads[2 * L - 1] = g.reduceSum(g.op('Mul', [dPred3, f.last]), f.rowAxis) // [n, HL]
+    dLast = g.op('Mul', [dPred3, f.woB]) // [B, n, HL] or [n, B, HL]
+  }
+  if (f.rowAxis === 1) {
     for (let k = L - 1; k >= 1; k--) {
       const dz = g.reluGrad(dLast, f.outs[k - 1])
       grads[2 * k - 1] = g.op('MatMul', [g.op('Transpose', [f.as[k - 1]], { perm: [0, 2, 1] }), dz]) // [n, Hin, Hout]
@@ -118,42 +171,46 @@ function perModelLayouts(g: Builder, spec: MlpGraphSpec, perModel: string): stri
   const out: string[] = new Array(2 * L + 1)
   out[0] = g.reshape(g.op('Expand', [g.reshape(perModel, [n, 1]), g.ints([n, hidden[0]])]), [1, n * hidden[0]])
   for (let k = 1; k < L; k++) out[2 * k - 1] = out[2 * k] = g.reshape(perModel, [n, 1, 1])
-  out[2 * L - 1] = g.reshape(perModel, [n, 1])
-  out[2 * L] = perModel
+  const K = outputUnits(spec.task)
+  out[2 * L - 1] = g.reshape(perModel, K > 1 ? [n, 1, 1] : [n, 1])
+  out[2 * L] = K > 1 ? g.reshape(perModel, [n, 1]) : perModel
   return out
 }
 
 /**
- * The training step. Inputs: x [B, F+1] (last column ones), y [B, 1], the scalars rows, 2/rows,
- * lr/(1−β1^t) per model [n], 1−β2^t, and p_i, m_i, v_i. Outputs: loss [n] (per-model mean squared error of the
- * batch, before the update) and p_i.next, m_i.next, v_i.next. With `outputs: 'gradients'` it
- * outputs loss and g_i instead, and takes no Adam inputs (the gradient check).
+ * The training step. Inputs: x [B, F+1] (last column ones), y [B, 1], the scalars rows and 2/rows
+ * (a classifier: 1/rows), lr/(1−β1^t) per model [n], 1−β2^t, and p_i, m_i, v_i. Outputs: loss [n]
+ * (per-model mean loss of the batch, before the update) and p_i.next, m_i.next, v_i.next. With
+ * `outputs: 'gradients'` it outputs loss and g_i instead, and takes no Adam inputs (the gradient check).
  */
 export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients' = 'step'): Uint8Array {
   const g = new Builder(elemTypeOf(spec))
   const { features, hidden, n } = spec
-  const shapes = paramShapes(features, hidden, n)
+  const shapes = paramShapes(features, hidden, n, outputUnits(spec.task))
+  const regression = objectiveOf(spec.task) === 'regression'
   const x = g.input('x', [BATCH, features + 1])
   const y = g.input('y', [BATCH, 1])
   let rows = ''
-  let twoOverRows = ''
+  let gradScale = ''
   let rowWeights = ''
   if (spec.rowWeights) rowWeights = g.input('row_weights', [BATCH, n])
   else {
     rows = g.input('rows', [])
-    twoOverRows = g.input('two_over_rows', [])
+    gradScale = g.input(regression ? 'two_over_rows' : 'one_over_rows', [])
   }
   const params = shapes.map((s, i) => g.input(paramName(i), s))
-  const f = forward(g, spec, x, y, params)
+  const f = forward(g, spec, x, params)
+  const { perRow, residual } = lossOf(g, spec, f, y)
   let dPred: string
   if (spec.rowWeights) {
-    // laid out as err ([B, n], or [n, B] with several hidden layers), in FusedMlp's order of operations
+    // laid out as the outputs' rows ([B, n], or [n, B]; [n, B, 1] against K logits), in FusedMlp's order of operations
     const w = f.rowAxis === 0 ? rowWeights : g.op('Transpose', [rowWeights], { perm: [1, 0] })
-    g.op('ReduceSum', [g.op('Mul', [g.op('Mul', [f.err, f.err]), w]), g.ints([f.rowAxis])], { keepdims: 0 }, 'loss')
-    dPred = g.op('Mul', [g.op('Mul', [f.err, w]), g.scalar(2)])
+    g.op('ReduceSum', [g.op('Mul', [perRow, w]), g.ints([f.rowAxis])], { keepdims: 0 }, 'loss')
+    const wOut = outputUnits(spec.task) > 1 ? g.op('Unsqueeze', [w, g.ints([2])]) : w
+    dPred = regression ? g.op('Mul', [g.op('Mul', [residual, w]), g.scalar(2)]) : g.op('Mul', [residual, wOut])
   } else {
-    g.op('Div', [g.reduceSum(g.op('Mul', [f.err, f.err]), f.rowAxis), rows], {}, 'loss')
-    dPred = g.op('Mul', [f.err, twoOverRows])
+    g.op('Div', [g.reduceSum(perRow, f.rowAxis), rows], {}, 'loss')
+    dPred = g.op('Mul', [residual, gradScale])
   }
   g.output('loss', [n])
   const grads = backward(g, spec, x, params, f, dPred)
@@ -191,15 +248,27 @@ export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients'
   return g.encode('trainpool_mlp_train_step')
 }
 
-/** Evaluation: inputs x [R, F+1], y [R, 1], p_i; output sse [n], each model's sum of squared errors over the R rows. */
+/**
+ * Evaluation: inputs x [R, F+1], y [R, 1], p_i; output sse [n], each model's sum of squared errors
+ * over the R rows. A classifier's takes no y and outputs its logits rows first, `logits` [R, n]
+ * (binary) or [R, n, K]; the host scores them (mlp/objective.ts classifierScores).
+ */
 export function evaluateGraph(spec: MlpGraphSpec): Uint8Array {
   const g = new Builder(elemTypeOf(spec))
-  const shapes = paramShapes(spec.features, spec.hidden, spec.n)
+  const K = outputUnits(spec.task)
+  const shapes = paramShapes(spec.features, spec.hidden, spec.n, K)
   const x = g.input('x', ['R', spec.features + 1])
-  const y = g.input('y', ['R', 1])
+  const y = spec.task ? '' : g.input('y', ['R', 1])
   const params = shapes.map((s, i) => g.input(paramName(i), s))
-  const f = forward(g, spec, x, y, params)
-  g.op('ReduceSum', [g.op('Mul', [f.err, f.err]), g.ints([f.rowAxis])], { keepdims: 0 }, 'sse')
+  const f = forward(g, spec, x, params)
+  if (spec.task) {
+    if (f.rowAxis === 0) g.op('Identity', [f.out], {}, 'logits')
+    else g.op('Transpose', [f.out], { perm: K > 1 ? [1, 0, 2] : [1, 0] }, 'logits')
+    g.output('logits', K > 1 ? ['R', spec.n, K] : ['R', spec.n])
+    return g.encode('trainpool_mlp_logits')
+  }
+  const err = g.op('Sub', [f.out, targetOf(g, f, y)])
+  g.op('ReduceSum', [g.op('Mul', [err, err]), g.ints([f.rowAxis])], { keepdims: 0 }, 'sse')
   g.output('sse', [spec.n])
   return g.encode('trainpool_mlp_evaluate')
 }

@@ -1,17 +1,18 @@
 // Training on onnxruntime: the MLP family's data, warm-up and training on the `onnxruntime`
-// backend. Same work as engine/mlp-tfjs/tfjs-training.ts (initial weights, batch order, Adam, test
-// MSE). Weights and Adam state ping-pong between two preallocated sets of ort Tensors (Node's
+// backend. Same work as engine/mlp-tfjs/tfjs-training.ts (initial weights, batch order, Adam, the
+// objective's loss, test scores). Weights and Adam state ping-pong between two preallocated sets of ort Tensors (Node's
 // binding has no IOBinding); each step yields to the event loop (README.md, "Weights between
 // steps").
 import type * as Ort from 'onnxruntime-node'
-import { modelSeed, type Workload } from '@shared/contract'
+import { modelSeed, type Workload, type WorkloadTask } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from '../datasets/generated'
 import { initialParams, paramShapes } from '../mlp/fused-layout'
-import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
+import { heldOutRowWeights, heldOutScores, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
 import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../mlp/adam'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp/artifact'
+import { classifierScores, type ModelScores, mseScores, outputUnits } from '../mlp/objective'
 import { trainedModels, trainInGroups } from '../mlp/results'
 import { adamMName, adamVName, evaluateGraph, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
 import { type OnnxRuntime, sessionFor } from './ort-runtime'
@@ -44,6 +45,8 @@ export interface OrtMlpOptions {
   adam: AdamSettings
   /** a model set's folds fused: each step takes per-model row weights (batch(rows).w) */
   rowWeights?: boolean
+  /** what the models learn; absent: regression */
+  task?: WorkloadTask
 }
 
 interface BatchBuffers {
@@ -61,7 +64,7 @@ export class OrtMlp {
   private readonly sets: Record<string, Ort.Tensor>[]
   private current = 0
   private step = 0
-  private readonly scalars: Partial<Record<'rows' | 'two_over_rows', Ort.Tensor>> & Record<'lr_c1' | 'c2', Ort.Tensor>
+  private readonly scalars: Partial<Record<'rows' | 'two_over_rows' | 'one_over_rows', Ort.Tensor>> & Record<'lr_c1' | 'c2', Ort.Tensor>
   private readonly loss: Ort.Tensor
   private readonly batches = new Map<number, BatchBuffers>()
 
@@ -74,8 +77,9 @@ export class OrtMlp {
     const { Tensor } = rt.ort
     this.n = options.seeds.length
     this.spec = graphSpec(options)
-    const shapes = paramShapes(options.features, options.hidden, this.n)
-    const initial = initialParams(options.features, options.hidden, options.seeds)
+    const outputs = outputUnits(options.task)
+    const shapes = paramShapes(options.features, options.hidden, this.n, outputs)
+    const initial = initialParams(options.features, options.hidden, options.seeds, outputs)
     this.sets = [0, 1].map((s) => {
       const set: Record<string, Ort.Tensor> = {}
       shapes.forEach((shape, i) => {
@@ -87,7 +91,7 @@ export class OrtMlp {
     })
     const scalar = () => new Tensor('float32', new Float32Array(1), [])
     this.scalars = {
-      ...(options.rowWeights ? {} : { rows: scalar(), two_over_rows: scalar() }),
+      ...(options.rowWeights ? {} : options.task ? { rows: scalar(), one_over_rows: scalar() } : { rows: scalar(), two_over_rows: scalar() }),
       lr_c1: new Tensor('float32', new Float32Array(this.n), [this.n]),
       c2: scalar(),
     }
@@ -97,7 +101,8 @@ export class OrtMlp {
   /** Creates the model; its sessions come from the runtime's cache (created on first use). */
   static async create(rt: OnnxRuntime, options: OrtMlpOptions): Promise<OrtMlp> {
     const spec = graphSpec(options)
-    const key = `${options.features}:${options.hidden.join(',')}:${options.seeds.length}:${spec.adam.beta1}:${spec.adam.beta2}:${spec.adam.epsilon}`
+    const task = options.task ? `:${options.task.objective} ${options.task.classes}` : ''
+    const key = `${options.features}:${options.hidden.join(',')}:${options.seeds.length}:${spec.adam.beta1}:${spec.adam.beta2}:${spec.adam.epsilon}${task}`
     const [train, evaluator] = await Promise.all([
       sessionFor(rt, `train:${key}${spec.rowWeights ? ':row-weights' : ''}`, () => trainStepGraph(spec)),
       sessionFor(rt, `eval:${key}`, () => evaluateGraph(spec)),
@@ -122,7 +127,7 @@ export class OrtMlp {
     return b
   }
 
-  /** One Adam step on the batch filled through batch(rows). Returns the per-model batch MSE (before the update); valid until the next step. */
+  /** One Adam step on the batch filled through batch(rows). Returns the per-model batch loss (before the update); valid until the next step. */
   async trainStep(rows: number): Promise<Float32Array> {
     const b = this.batches.get(rows)
     if (!b) throw new Error(`no batch buffers for ${rows} rows: fill batch(${rows}) first`)
@@ -130,10 +135,9 @@ export class OrtMlp {
     this.step += 1
     const c1 = 1 - beta1 ** this.step
     const c2 = 1 - beta2 ** this.step
-    if (this.scalars.rows && this.scalars.two_over_rows) {
-      ;(this.scalars.rows.data as Float32Array)[0] = rows
-      ;(this.scalars.two_over_rows.data as Float32Array)[0] = 2 / rows
-    }
+    if (this.scalars.rows) (this.scalars.rows.data as Float32Array)[0] = rows
+    if (this.scalars.two_over_rows) (this.scalars.two_over_rows.data as Float32Array)[0] = 2 / rows
+    if (this.scalars.one_over_rows) (this.scalars.one_over_rows.data as Float32Array)[0] = 1 / rows
     const lrC1 = this.scalars.lr_c1.data as Float32Array
     for (let i = 0; i < this.n; i++) lrC1[i] = (typeof lr === 'number' ? lr : lr[i]) / c1
     ;(this.scalars.c2.data as Float32Array)[0] = c2
@@ -146,21 +150,55 @@ export class OrtMlp {
     return this.loss.data as Float32Array
   }
 
-  /** Per-model mean squared error on rows of x [rows, F+1] (ones last) and y [rows], in chunks. */
   /** The trained parameters, in the fused layout (mlp/artifact.ts reads each model out of it). */
   parameters(): Float32Array[] {
     const set = this.sets[this.current]
-    return paramShapes(this.options.features, this.options.hidden, this.n).map((_, i) => set[paramName(i)].data as Float32Array)
+    return paramShapes(this.options.features, this.options.hidden, this.n, outputUnits(this.options.task)).map((_, i) => set[paramName(i)].data as Float32Array)
   }
 
-  async evaluate(x: Float32Array, y: Float32Array, rows: number): Promise<Float64Array> {
-    const { Tensor } = this.rt.ort
-    const F1 = this.options.features + 1
-    const widest = Math.max(...this.options.hidden)
-    const chunk = Math.max(1, Math.min(rows, Math.floor(EVAL_ELEMENTS_PER_CHUNK / (this.n * widest))))
+  /** Each model's scores on rows of x [rows, F+1] (ones last) and y [rows]: its MSE, a classifier's metrics from its logits. */
+  async scores(x: Float32Array, y: Float32Array, rows: number): Promise<ModelScores[]> {
+    const { task } = this.options
+    return task ? classifierScores(task, await this.logits(x, rows), rows, this.n, y) : mseScores(await this.evaluate(x, y, rows))
+  }
+
+  /** The current parameters as the evaluation graph's inputs. */
+  private currentParams(): Record<string, Ort.Tensor> {
     const params: Record<string, Ort.Tensor> = {}
     const set = this.sets[this.current]
     for (const name of Object.keys(set)) if (name.startsWith('p')) params[name] = set[name]
+    return params
+  }
+
+  /** Rows evaluated per run, bounded so n·H activations stay small (FusedMlp's bound). */
+  private evalChunk(rows: number): number {
+    const widest = Math.max(...this.options.hidden, outputUnits(this.options.task))
+    return Math.max(1, Math.min(rows, Math.floor(EVAL_ELEMENTS_PER_CHUNK / (this.n * widest))))
+  }
+
+  /** A classifier's logits on rows of x [rows, F+1], rows first ([rows, n·K]), in chunks. */
+  async logits(x: Float32Array, rows: number): Promise<Float32Array> {
+    const { Tensor } = this.rt.ort
+    const F1 = this.options.features + 1
+    const K = outputUnits(this.options.task)
+    const chunk = this.evalChunk(rows)
+    const params = this.currentParams()
+    const out = new Float32Array(rows * this.n * K)
+    for (let start = 0; start < rows; start += chunk) {
+      const size = Math.min(chunk, rows - start)
+      const result = await this.evaluator.run({ x: new Tensor('float32', x.subarray(start * F1, (start + size) * F1), [size, F1]), ...params })
+      out.set(result.logits.data as Float32Array, start * this.n * K)
+      result.logits.dispose()
+    }
+    return out
+  }
+
+  /** Per-model mean squared error on rows of x [rows, F+1] (ones last) and y [rows], in chunks. */
+  async evaluate(x: Float32Array, y: Float32Array, rows: number): Promise<Float64Array> {
+    const { Tensor } = this.rt.ort
+    const F1 = this.options.features + 1
+    const chunk = this.evalChunk(rows)
+    const params = this.currentParams()
     const total = new Float64Array(this.n)
     for (let start = 0; start < rows; start += chunk) {
       const size = Math.min(chunk, rows - start)
@@ -180,7 +218,14 @@ export class OrtMlp {
 
 function graphSpec(o: OrtMlpOptions): MlpGraphSpec {
   const { beta1, beta2, epsilon } = o.adam
-  return { features: o.features, hidden: o.hidden, n: o.seeds.length, adam: { beta1, beta2, epsilon }, ...(o.rowWeights ? { rowWeights: true } : {}) }
+  return {
+    features: o.features,
+    hidden: o.hidden,
+    n: o.seeds.length,
+    adam: { beta1, beta2, epsilon },
+    ...(o.rowWeights ? { rowWeights: true } : {}),
+    ...(o.task ? { task: o.task } : {}),
+  }
 }
 
 function modelOptions(workload: MlpWorkload, indices: readonly number[], options?: TrainOptions): OrtMlpOptions {
@@ -190,6 +235,7 @@ function modelOptions(workload: MlpWorkload, indices: readonly number[], options
     seeds: indices.map((i) => modelSeed(workload.seed, i)),
     adam: { lr: learningRates(workload, indices, options), ...ADAM_DEFAULTS },
     ...(options?.heldOutOf ? { rowWeights: true } : {}),
+    ...(workload.task ? { task: workload.task } : {}),
   }
 }
 
@@ -211,7 +257,7 @@ export async function warmUpOrt(rt: OnnxRuntime, data: OrtData, workload: MlpWor
   const rows = Math.min(workload.model.batchSize, data.dataset.train)
   fillBatch(data, epochOrder(data.dataset.train, workload.seed, 0), 0, rows, model.batch(rows))
   await model.trainStep(rows)
-  await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
+  await model.scores(data.xTest, data.dataset.yTest, data.dataset.test)
 }
 
 /** Trains the models: all in one program when `fused` (batched), else one after another. */
@@ -267,14 +313,14 @@ async function trainGroup(
     lastEpochMeanLoss = lossSum.reduce((s, v) => s + v, 0) / n
   }
   const elapsedMs = performance.now() - started
-  const mse = await model.evaluate(data.xTest, data.dataset.yTest, data.dataset.test)
+  const test = await model.scores(data.xTest, data.dataset.yTest, data.dataset.test)
   const v = data.dataset.validation
-  const validationMse =
+  const validation =
     data.xVal && v
-      ? await model.evaluate(data.xVal, v.y, v.rows)
+      ? await model.scores(data.xVal, v.y, v.rows)
       : heldOut?.some(Boolean)
-        ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => model.evaluate(x, y, rows))
+        ? await heldOutScores(data.dataset, heldOut, (x, y, rows) => model.scores(x, y, rows))
         : null
-  const artifacts = keep ? mlpArtifacts(model.parameters(), workload.features, workload.model.hidden, n, data.dataset.preprocess) : null
-  return trainedModels({ indices, seeds: options.seeds, fused, elapsedMs, testMse: mse, epochLoss, validationMse, artifacts })
+  const artifacts = keep ? mlpArtifacts(model.parameters(), workload.features, workload.model.hidden, n, data.dataset.preprocess, workload.task) : null
+  return trainedModels({ indices, seeds: options.seeds, fused, elapsedMs, test, epochLoss, validation, artifacts })
 }

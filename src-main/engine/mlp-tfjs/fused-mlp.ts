@@ -1,11 +1,15 @@
-// N independent MLP regressors fused into one tensor program: every step advances all N models in
-// the same kernels. N = 1 is one ordinary MLP, so `sequential` and `pool` run this very program
-// with one model at a time and the comparison measures fusion, not different code. Shapes suit
-// wasm's fast path; the loss is the SUM of per-model means, so no gradient is divided by N
-// (../README.md, "FusedMlp's shapes").
+// N independent MLPs fused into one tensor program: every step advances all N models in the same
+// kernels. N = 1 is one ordinary MLP, so `sequential` and `pool` run this very program with one
+// model at a time and the comparison measures fusion, not different code. Shapes suit wasm's fast
+// path; the loss is the SUM of per-model means, so no gradient is divided by N (../README.md,
+// "FusedMlp's shapes"). A regressor minimises squared error; a binary classifier the cross-entropy
+// of its logit (the stable form, as PyTorch's BCEWithLogitsLoss), a multiclass one the softmax
+// cross-entropy of its K logits (mlp/objective.ts).
 import type * as TF from '@tensorflow/tfjs-core'
+import type { Objective, WorkloadTask } from '@shared/contract'
 import type { AdamSettings } from '../mlp/adam'
 import { initialParams, paramShapes } from '../mlp/fused-layout'
+import { objectiveOf, outputUnits } from '../mlp/objective'
 
 type Tf = typeof TF
 
@@ -21,6 +25,8 @@ export interface FusedMlpOptions {
   /** per-model initialisation seeds, one per fused model */
   seeds: readonly number[]
   adam: AdamSettings
+  /** what the models learn; absent: regression */
+  task?: WorkloadTask
 }
 
 /** A forward pass's intermediate tensors, as the backward pass reads them. */
@@ -30,11 +36,11 @@ interface Forward {
   /** layers 2..L: pre-activations and inputs, [n, B, H] */
   zs: TF.Tensor[]
   as: TF.Tensor[]
-  /** activations feeding the output layer: [B, n, HL] with one hidden layer, else [n, B, HL] */
+  /** activations feeding the output layer: [B, n, HL] with one hidden layer and one output unit, else [n, B, HL] */
   last: TF.Tensor
   modelsFirst: boolean
-  /** prediction − target, [B, n] or [n, B] */
-  err: TF.Tensor
+  /** the output layer's values (predictions or logits): [B, n] or [n, B]; [n, B, K] with K output units */
+  out: TF.Tensor
 }
 
 /** Rows of the test set evaluated per chunk, bounded so N·H activations stay small. */
@@ -44,6 +50,9 @@ export class FusedMlp {
   readonly n: number
   readonly features: number
   readonly hidden: readonly number[]
+  readonly objective: Objective
+  /** units of the output layer (K for multiclass, else 1) */
+  readonly outputUnits: number
   private readonly params: Param[]
   private step = 0
   /** [1, rows] of ones: sums over the batch rows are GEMMs with it (reductions over axis 0 are slow on wasm) */
@@ -56,22 +65,16 @@ export class FusedMlp {
     this.n = options.seeds.length
     this.features = options.features
     this.hidden = [...options.hidden]
+    this.objective = objectiveOf(options.task)
+    this.outputUnits = outputUnits(options.task)
     this.params = this.initialParams().map((t) => this.param(t))
-  }
-
-  /** Floating-point operations of one training step on a batch of `rows` rows (all fused models). */
-  static stepFlops(rows: number, n: number, features: number, hidden: readonly number[]): number {
-    let flops = 4 * rows * (features + 1) * n * hidden[0] // X·W1 and X^T·dZ1 (bias row included)
-    for (let k = 1; k < hidden.length; k++) flops += 6 * rows * n * hidden[k - 1] * hidden[k] // fwd, dW, dA
-    flops += 6 * rows * n * hidden[hidden.length - 1] // output layer fwd, dw, dA
-    return flops
   }
 
   /** The shared fused layout's initial weights (fused-layout.ts) as tensors. */
   private initialParams(): TF.Tensor[] {
-    const { tf, n, features, hidden } = this
-    const shapes = paramShapes(features, hidden, n)
-    return initialParams(features, hidden, this.options.seeds).map((values, s) => tf.tensor(values, shapes[s]))
+    const { tf, n, features, hidden, outputUnits } = this
+    const shapes = paramShapes(features, hidden, n, outputUnits)
+    return initialParams(features, hidden, this.options.seeds, outputUnits).map((values, s) => tf.tensor(values, shapes[s]))
   }
 
   private param(initial: TF.Tensor): Param {
@@ -89,8 +92,9 @@ export class FusedMlp {
   }
 
   /**
-   * One Adam step on a batch. x [B,F+1] and xT [F+1,B] (last column/row all ones), y [B,1]. Returns the per-model mean squared error
-   * of this batch (shape [n], before the update); the caller owns it. `rowWeights` [B, n] (a model
+   * One Adam step on a batch. x [B,F+1] and xT [F+1,B] (last column/row all ones), y [B,1] (a
+   * classifier's: class indices). Returns the per-model mean loss of this batch (shape [n], before
+   * the update); the caller owns it. `rowWeights` [B, n] (a model
    * set's folds fused: 1/(the model's rows in the batch) for its rows, 0 for its held-out ones)
    * replaces each model's 1/B, so a model's loss is the mean over its own rows only.
    */
@@ -120,19 +124,44 @@ export class FusedMlp {
   private lossAndGradients(x: TF.Tensor2D, xT: TF.Tensor2D, y: TF.Tensor2D, rowWeights?: TF.Tensor2D): { loss: TF.Tensor1D; grads: TF.Tensor[] } {
     const { tf, n } = this
     const rows = x.shape[0]
-    const f = this.forward(x, y)
-    // each model's weights laid out as err
+    const f = this.forward(x)
+    // each model's weights laid out as the rows of its outputs
     const w = rowWeights ? (f.modelsFirst ? tf.transpose(rowWeights) : rowWeights) : null
     const sumOverRows = (t: TF.Tensor) => (f.modelsFirst ? tf.sum(t, 1) : this.sumRows(t, rows, n)) as TF.Tensor1D
-    const loss = w ? sumOverRows(tf.mul(tf.square(f.err), w)) : (tf.div(sumOverRows(tf.square(f.err)), rows) as TF.Tensor1D) // [n]
-    // d(sum of per-model means)/dpred = 2·err / B (weighted: 2·err·w)
-    const dPred = w ? tf.mul(tf.mul(f.err, w), 2) : tf.mul(f.err, 2 / rows)
-    return { loss, grads: this.backward(f, dPred, xT, rows) }
+    const meanOverRows = (perRow: TF.Tensor) => (w ? sumOverRows(tf.mul(perRow, w)) : (tf.div(sumOverRows(perRow), rows) as TF.Tensor1D)) // [n]
+    const target = f.modelsFirst ? tf.reshape(y, [1, rows]) : y // broadcasts over models
+    if (this.objective === 'regression') {
+      const err = tf.sub(f.out, target)
+      // d(sum of per-model means)/dpred = 2·err / B (weighted: 2·err·w)
+      const dOut = w ? tf.mul(tf.mul(err, w), 2) : tf.mul(err, 2 / rows)
+      return { loss: meanOverRows(tf.square(err)), grads: this.backward(f, dOut, xT, rows) }
+    }
+    if (this.objective === 'binary') {
+      const z = f.out
+      // max(z, 0) − z·y + log(1 + e^−|z|); d/dz = sigmoid(z) − y
+      const perRow = tf.add(tf.sub(tf.relu(z), tf.mul(z, target)), tf.log1p(tf.exp(tf.neg(tf.abs(z)))))
+      const residual = tf.sub(tf.sigmoid(z), target)
+      const dOut = w ? tf.mul(residual, w) : tf.mul(residual, 1 / rows)
+      return { loss: meanOverRows(perRow), grads: this.backward(f, dOut, xT, rows) }
+    }
+    // multiclass, logits [n, B, K]: log-sum-exp − the true class's logit; d/dz = softmax(z) − onehot(y)
+    const oneHot = this.oneHot(y, rows)
+    const perRow = tf.neg(tf.sum(tf.mul(tf.logSoftmax(f.out), oneHot), 2)) // [n, B]
+    const residual = tf.sub(tf.softmax(f.out), oneHot)
+    const dOut = w ? tf.mul(residual, tf.reshape(w, [n, rows, 1])) : tf.mul(residual, 1 / rows)
+    return { loss: meanOverRows(perRow), grads: this.backward(f, dOut, xT, rows) }
   }
 
-  /** The forward pass: each layer's pre-activations and inputs, and prediction − target. */
-  private forward(x: TF.Tensor2D, y: TF.Tensor2D): Forward {
-    const { tf, n, hidden } = this
+  /** Class indices y [B, 1] as one-hot rows [1, B, K] (y = k exactly: labels are small integers in float32). */
+  private oneHot(y: TF.Tensor2D, rows: number): TF.Tensor {
+    const { tf, outputUnits } = this
+    const classes = tf.reshape(tf.range(0, outputUnits, 1, 'float32'), [1, 1, outputUnits])
+    return tf.cast(tf.equal(tf.reshape(y, [1, rows, 1]), classes), 'float32')
+  }
+
+  /** The forward pass: each layer's pre-activations and inputs, and the output layer's values. */
+  private forward(x: TF.Tensor2D): Forward {
+    const { tf, n, hidden, outputUnits } = this
     const L = hidden.length
     const rows = x.shape[0]
     const vals = this.params.map((p) => p.value)
@@ -141,13 +170,13 @@ export class FusedMlp {
     const a1 = tf.relu(z1)
     const zs: TF.Tensor[] = [] // pre-activations of layers 2..L, layout [n, B, H]
     const as: TF.Tensor[] = [] // their inputs, layout [n, B, H]
-    const wo = vals[2 * L - 1] as TF.Tensor2D // [n, HL]
-    const bo = vals[2 * L] as TF.Tensor1D // [n]
+    const wo = vals[2 * L - 1] // [n, HL], or [n, HL, K]
+    const bo = vals[2 * L] // [n], or [n, K]
     const hl = hidden[L - 1]
-    if (L === 1) {
+    if (L === 1 && outputUnits === 1) {
       const last = tf.reshape(a1, [rows, n, h1])
-      const pred = tf.add(tf.sum(tf.mul(last, tf.reshape(wo, [1, n, hl])), 2), bo) // [B, n]
-      return { z1, zs, as, last, modelsFirst: false, err: tf.sub(pred, y) } // y [B,1] broadcasts over models
+      const out = tf.add(tf.sum(tf.mul(last, tf.reshape(wo, [1, n, hl])), 2), bo) // [B, n]
+      return { z1, zs, as, last, modelsFirst: false, out }
     }
     let a: TF.Tensor = tf.transpose(tf.reshape(a1, [rows, n, h1]), [1, 0, 2]) // [n, B, H1]
     for (let k = 1; k < L; k++) {
@@ -156,13 +185,17 @@ export class FusedMlp {
       zs.push(z)
       a = tf.relu(z)
     }
-    const pred = tf.add(tf.sum(tf.mul(a, tf.reshape(wo, [n, 1, hl])), 2), tf.reshape(bo, [n, 1])) // [n, B]
-    return { z1, zs, as, last: a, modelsFirst: true, err: tf.sub(pred, tf.reshape(y, [1, rows])) }
+    if (outputUnits > 1) {
+      const out = tf.add(tf.matMul(a as TF.Tensor3D, wo as TF.Tensor3D), tf.reshape(bo, [n, 1, outputUnits])) // [n, B, K]
+      return { z1, zs, as, last: a, modelsFirst: true, out }
+    }
+    const out = tf.add(tf.sum(tf.mul(a, tf.reshape(wo, [n, 1, hl])), 2), tf.reshape(bo, [n, 1])) // [n, B]
+    return { z1, zs, as, last: a, modelsFirst: true, out }
   }
 
-  /** The gradients by hand, from dL/dpred back to W1 (whose last row, the bias's, comes out of the same GEMM). */
+  /** The gradients by hand, from dL/d(outputs) back to W1 (whose last row, the bias's, comes out of the same GEMM). */
   private backward(f: Forward, dPred: TF.Tensor, xT: TF.Tensor2D, rows: number): TF.Tensor[] {
-    const { tf, n, hidden } = this
+    const { tf, n, hidden, outputUnits } = this
     const L = hidden.length
     const vals = this.params.map((p) => p.value)
     const wo = vals[2 * L - 1] as TF.Tensor2D
@@ -175,10 +208,17 @@ export class FusedMlp {
       grads[2 * L - 1] = tf.reshape(this.sumRows(tf.mul(dPred3, f.last), rows, n * hl), [n, hl]) // [n, HL]
       dLast = tf.mul(dPred3, tf.reshape(wo, [1, n, hl])) // [B, n, HL]
     } else {
-      const dPred3 = tf.reshape(dPred, [n, rows, 1])
-      grads[2 * L] = tf.sum(dPred, 1)
-      grads[2 * L - 1] = tf.sum(tf.mul(dPred3, f.last), 1) // [n, HL]
-      dLast = tf.mul(dPred3, tf.reshape(wo, [n, 1, hl])) // [n, B, HL]
+      if (outputUnits > 1) {
+        // dPred [n, B, K]
+        grads[2 * L] = tf.sum(dPred, 1) // [n, K]
+        grads[2 * L - 1] = tf.matMul(f.last as TF.Tensor3D, dPred as TF.Tensor3D, true, false) // [n, HL, K]
+        dLast = tf.matMul(dPred as TF.Tensor3D, wo as unknown as TF.Tensor3D, false, true) // [n, B, HL]
+      } else {
+        const dPred3 = tf.reshape(dPred, [n, rows, 1])
+        grads[2 * L] = tf.sum(dPred, 1)
+        grads[2 * L - 1] = tf.sum(tf.mul(dPred3, f.last), 1) // [n, HL]
+        dLast = tf.mul(dPred3, tf.reshape(wo, [n, 1, hl])) // [n, B, HL]
+      }
       // These per-model 3-D products keep transposeA: unlike the 2-D GEMM above, wasm's batched
       // kernel is no slower with it (50×512×64: 71 ms vs 81 ms with a materialised transpose).
       for (let k = L - 1; k >= 1; k--) {
@@ -214,9 +254,9 @@ export class FusedMlp {
     })
   }
 
-  /** A per-model vector shaped to broadcast against each parameter (W1 [1, n·H1], Wk and bk [n,1,1], Wo [n,1], bo [n]). */
+  /** A per-model vector shaped to broadcast against each parameter (W1 [1, n·H1], Wk and bk [n,1,1], Wo [n,1], bo [n]; K outputs: Wo [n,1,1], bo [n,1]). */
   private perModelLayouts(values: Float32Array): TF.Tensor[] {
-    const { tf, n, hidden } = this
+    const { tf, n, hidden, outputUnits } = this
     const L = hidden.length
     const h1 = hidden[0]
     const out: TF.Tensor[] = new Array(2 * L + 1)
@@ -224,8 +264,8 @@ export class FusedMlp {
     for (let i = 0; i < n; i++) w1.fill(values[i], i * h1, (i + 1) * h1)
     out[0] = tf.tensor2d(w1, [1, n * h1])
     for (let k = 1; k < L; k++) out[2 * k - 1] = out[2 * k] = tf.tensor3d(values, [n, 1, 1])
-    out[2 * L - 1] = tf.tensor2d(values, [n, 1])
-    out[2 * L] = tf.tensor1d(values)
+    out[2 * L - 1] = outputUnits > 1 ? tf.tensor3d(values, [n, 1, 1]) : tf.tensor2d(values, [n, 1])
+    out[2 * L] = outputUnits > 1 ? tf.tensor2d(values, [n, 1]) : tf.tensor1d(values)
     return out
   }
 
@@ -260,7 +300,7 @@ export class FusedMlp {
     return mse
   }
 
-  /** Predictions [rows, n] of every fused model; x [rows, F+1] with a last column of ones. */
+  /** Predictions [rows, n] of every fused model (a regressor's; a classifier's are its logits); x [rows, F+1] with a last column of ones. */
   predict(x: TF.Tensor2D): TF.Tensor2D {
     const { tf, n, hidden } = this
     return tf.tidy(() => {
@@ -269,7 +309,7 @@ export class FusedMlp {
       const vals = this.params.map((p) => p.value)
       const a1 = tf.reshape(tf.relu(tf.matMul(x, vals[0] as TF.Tensor2D)), [rows, n, hidden[0]])
       const hl = hidden[L - 1]
-      if (L === 1) {
+      if (L === 1 && this.outputUnits === 1) {
         // [rows, n, H] · wo[1, n, H] summed over H: no transpose (transposes are slow on wasm)
         return tf.add(tf.sum(tf.mul(a1, tf.reshape(vals[1], [1, n, hl])), 2), vals[2]) as TF.Tensor2D
       }
@@ -277,9 +317,30 @@ export class FusedMlp {
       for (let k = 1; k < L; k++) {
         a = tf.relu(tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * k - 1] as TF.Tensor3D), vals[2 * k]))
       }
+      if (this.outputUnits > 1) {
+        const K = this.outputUnits
+        const logits = tf.add(tf.matMul(a as TF.Tensor3D, vals[2 * L - 1] as TF.Tensor3D), tf.reshape(vals[2 * L], [n, 1, K])) // [n, rows, K]
+        return tf.reshape(tf.transpose(logits, [1, 0, 2]), [rows, n * K]) as TF.Tensor2D
+      }
       const out = tf.add(tf.sum(tf.mul(a, tf.reshape(vals[2 * L - 1], [n, 1, hl])), 2), tf.reshape(vals[2 * L], [n, 1])) // [n, rows]
       return tf.transpose(out) as TF.Tensor2D
     })
+  }
+
+  /** Every fused model's outputs (a classifier's logits) on x [rows, F+1] (ones last), rows first ([rows, n·K]), evaluated in chunks and read to the host. */
+  async outputs(x: TF.Tensor2D): Promise<Float32Array> {
+    const { tf, n, hidden } = this
+    const K = this.outputUnits
+    const rows = x.shape[0]
+    const chunk = Math.max(1, Math.min(rows, Math.floor(EVAL_ELEMENTS_PER_CHUNK / (n * Math.max(...hidden, K)))))
+    const out = new Float32Array(rows * n * K)
+    for (let start = 0; start < rows; start += chunk) {
+      const size = Math.min(chunk, rows - start)
+      const values = chunk >= rows ? this.predict(x) : tf.tidy(() => this.predict(tf.slice(x, [start, 0], [size, -1])))
+      out.set((await values.data()) as Float32Array, start * n * K)
+      values.dispose()
+    }
+    return out
   }
 
   dispose(): void {

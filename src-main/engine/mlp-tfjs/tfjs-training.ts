@@ -1,4 +1,5 @@
-// The training loop: mini-batches in the shared (data seed, epoch) order, Adam, per-model test MSE.
+// The training loop: mini-batches in the shared (data seed, epoch) order, Adam, per-model test scores
+// (MSE; a classifier's metrics from its logits, mlp/objective.ts).
 // In a model set with folds fused (options.heldOutOf), each model's fold rows stay in the shared
 // order but weigh 0 in its loss (dataset.ts heldOutRowWeights), and it is scored on them.
 // No host reads inside an epoch; one `await data()` per epoch (the loss, which also closes the
@@ -7,13 +8,14 @@ import type * as TF from '@tensorflow/tfjs-core'
 import { type HeldOutRows, modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from '../datasets/generated'
-import { heldOutMse, heldOutRowWeights, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
+import { heldOutRowWeights, heldOutScores, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
 import { ADAM_DEFAULTS, learningRates } from '../mlp/adam'
 import { FusedMlp } from './fused-mlp'
 import { userDataKey } from '../datasets/user-data'
 import { taskKey } from '../datasets/dataset'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp/artifact'
+import { classifierScores, type ModelScores, mseScores } from '../mlp/objective'
 import { trainedModels, trainInGroups } from '../mlp/results'
 
 type Tf = typeof TF
@@ -135,6 +137,7 @@ export async function warmUp(tf: Tf, data: DataTensors, workload: MlpWorkload, m
     hidden: workload.model.hidden,
     seeds: modelIndices.map((i) => modelSeed(workload.seed, i)),
     adam: { lr: workload.model.lr, ...ADAM_DEFAULTS },
+    ...(workload.task ? { task: workload.task } : {}),
   })
   const batches = epochBatches(tf, data, epochOrder(data.dataset.train, workload.seed, 0))
   try {
@@ -143,9 +146,15 @@ export async function warmUp(tf: Tf, data: DataTensors, workload: MlpWorkload, m
       const { x, xT, y } = batches.batch(0, rows)
       return model.trainStep(x, xT, y)
     })
-    const mse = model.evaluate(data.xTest, data.yTest)
-    await Promise.all([loss.data(), mse.data()])
-    tf.dispose([loss, mse])
+    if (workload.task) {
+      await loss.data()
+      await model.outputs(data.xTest)
+      loss.dispose()
+    } else {
+      const mse = model.evaluate(data.xTest, data.yTest)
+      await Promise.all([loss.data(), mse.data()])
+      tf.dispose([loss, mse])
+    }
   } finally {
     batches.dispose()
     model.dispose()
@@ -187,16 +196,19 @@ async function trainGroup(
     hidden: workload.model.hidden,
     seeds,
     adam: { lr: learningRates(workload, indices, options), ...ADAM_DEFAULTS },
+    ...(workload.task ? { task: workload.task } : {}),
   })
   try {
     const group: GroupTraining = { tf, model, data, workload, indices, heldOut, hooks, lastEpochMeanLoss: null }
     let epochLoss: Float32Array | null = null
     for (let epoch = 0; epoch < workload.model.epochs; epoch++) epochLoss = await trainEpoch(group, epoch)
     const elapsedMs = performance.now() - started
-    const mse = await evaluateOn(model, data.xTest, data.yTest)
-    const validationMse = await validationOf(group)
-    const artifacts = keep ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess) : null
-    return trainedModels({ indices, seeds, fused, elapsedMs, testMse: mse, epochLoss, validationMse, artifacts })
+    const test = await scoresOn(group, data.xTest, data.yTest, data.dataset.yTest)
+    const validation = await validationOf(group)
+    const artifacts = keep
+      ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess, workload.task)
+      : null
+    return trainedModels({ indices, seeds, fused, elapsedMs, test, epochLoss, validation, artifacts })
   } finally {
     model.dispose()
   }
@@ -256,25 +268,27 @@ async function trainEpoch(g: GroupTraining, epoch: number): Promise<Float32Array
   }
 }
 
-/** Every fused model's MSE on rows x [rows, F+1], y [rows, 1]. */
-async function evaluateOn(model: FusedMlp, x: TF.Tensor2D, y: TF.Tensor2D): Promise<ArrayLike<number>> {
+/** Every fused model's scores on rows x [rows, F+1], y [rows, 1] (labels: y's values on the host): its MSE, a classifier's metrics from its logits. */
+async function scoresOn(g: GroupTraining, x: TF.Tensor2D, y: TF.Tensor2D, labels: ArrayLike<number>): Promise<ModelScores[]> {
+  const { model, workload } = g
+  if (workload.task) return classifierScores(workload.task, await model.outputs(x), x.shape[0], model.n, labels)
   const t = model.evaluate(x, y)
   const mse = await t.data()
   t.dispose()
-  return mse
+  return mseScores(mse)
 }
 
-/** Validation MSE: a fold's own data set's validation rows, or each model's held-out rows (fused folds); null without. */
-async function validationOf(g: GroupTraining): Promise<ArrayLike<number> | null> {
-  const { tf, model, data, workload, heldOut } = g
-  if (data.xVal && data.yVal) return evaluateOn(model, data.xVal, data.yVal)
+/** Validation scores: a fold's own data set's validation rows, or each model's held-out rows (fused folds); null without. */
+async function validationOf(g: GroupTraining): Promise<(ModelScores | null)[] | null> {
+  const { tf, data, workload, heldOut } = g
+  if (data.xVal && data.yVal) return scoresOn(g, data.xVal, data.yVal, data.dataset.validation!.y)
   if (!heldOut?.some(Boolean)) return null
   const F1 = workload.features + 1
-  return heldOutMse(data.dataset, heldOut, async (xs, ys, rows) => {
+  return heldOutScores(data.dataset, heldOut, async (xs, ys, rows) => {
     const [x, y] = [tf.tensor2d(xs, [rows, F1]), tf.tensor2d(ys, [rows, 1])]
-    const mse = await evaluateOn(model, x, y)
+    const scores = await scoresOn(g, x, y, ys)
     tf.dispose([x, y])
-    return mse
+    return scores
   })
 }
 

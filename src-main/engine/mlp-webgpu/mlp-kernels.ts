@@ -1,7 +1,9 @@
 // The WGSL of the fused MLP step (wgsl-mlp.ts runs them): one tiled GEMM template behind every
-// product, an output-layer kernel per model, and Adam over the flat parameter buffer. Shapes are
-// runtime values, never constants, so N = 1 and N = 50 run the same compiled code and a model's sums
-// come out in the same order whatever it is fused with; a step's record comes by a dynamic offset.
+// product, an output-layer kernel per model (the objective's loss: squared error, binary or softmax
+// cross-entropy from the logits), and Adam over the flat parameter buffer. Shapes are runtime
+// values, never constants, so N = 1 and N = 50 run the same compiled code and a model's sums come
+// out in the same order whatever it is fused with; a step's record comes by a dynamic offset.
+import { CLASS_LIMITS } from '@shared/contract'
 
 /** How a kernel sees one buffer: binding i of group 0, in list order. */
 export interface Binding {
@@ -24,6 +26,12 @@ export const STEP_RECORD_BYTES = 16
 /** Call uniform: u32 fields, then the segments table, then the f32 Adam constants (byte offsets in wgsl-mlp.ts). */
 export const MAX_SEGMENTS = 12
 
+/** The most output units the output kernel holds a row's logits for: multiclass's most classes. */
+export const MAX_OUTPUTS = CLASS_LIMITS.max
+
+/** What the output kernel does (the call's `mode`): a training step, a regressor's Σ err², a classifier's logits (the host scores them). */
+export const OUTPUT_MODE = { train: 0, sse: 1, logits: 2 } as const
+
 const STRUCTS = /* wgsl */ `
 struct Step { start: u32, rows: u32, step: u32, twoOverRows: f32 }
 struct Call {
@@ -32,11 +40,11 @@ struct Call {
   hl: u32, mode: u32, segments: u32, total: u32,
   seg: array<vec4<u32>, ${MAX_SEGMENTS}>,
   beta1: f32, oneMinusBeta1: f32, beta2: f32, oneMinusBeta2: f32,
-  eps: f32, _p0: f32, _p1: f32, _p2: f32,
+  eps: f32, objective: u32, outputs: u32, _p2: f32,
 }
 `
 
-/** Call uniform size in bytes (12 u32 + the segments table + 8 f32). */
+/** Call uniform size in bytes (12 u32 + the segments table + 8 words: 5 f32, objective, outputs, padding). */
 export const CALL_BYTES = 48 + 16 * MAX_SEGMENTS + 32
 
 function declarations(bindings: readonly Binding[]): string {
@@ -126,7 +134,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
 // ---- the kernels of one step. Layouts (row r of the batch, model i, unit h):
 // x [rows of the set, F+1] (ones last), order: the epoch's row indices, z_k [r, n·H_k] (pre-activations),
-// dz_k [r, n·H_k], dpred [r, n], params/grads/adamM/adamV: the flat fused layout (mlp/artifact.ts).
+// dz_k [r, n·H_k], dpred [r, n, K] (K output units), params/grads/adamM/adamV: the flat fused layout
+// (mlp/fused-layout.ts: Wo [n, HL, K], bo [n, K]). call.objective: 0 regression, 1 binary, 2 multiclass.
 
 /** Z1 = X[order[start + r]]·W1 (bias row included) for all models side by side: [rows, n·H1]. */
 export const firstLayer = gemm({
@@ -156,18 +165,25 @@ export const hiddenLayer = gemm({
   store: 'zOut[m * call.n * call.hout + z * call.hout + n] = v + params[call.offB + z * call.hout + n];',
 })
 
-/** dL/dZ of the last hidden layer, from dpred (no buffer of its own): dpred·wo·step(Z_L). */
+/** dL/dZ of the last hidden layer, from dpred (no buffer of its own): (Σ_k dpred_k·wo[h, k])·step(Z_L). */
 const LAST_DZ = /* wgsl */ `
 fn lastDz(r: u32, i: u32, h: u32) -> f32 {
   let zv = zLast[r * call.n * call.hl + i * call.hl + h];
-  return select(0.0, dpred[r * call.n + i] * params[call.offWo + i * call.hl + h], zv > 0.0);
+  let K = call.outputs;
+  if (K == 1u) { return select(0.0, dpred[r * call.n + i] * params[call.offWo + i * call.hl + h], zv > 0.0); }
+  var s = 0.0;
+  for (var k = 0u; k < K; k = k + 1u) { s = s + dpred[(r * call.n + i) * K + k] * params[call.offWo + (i * call.hl + h) * K + k]; }
+  return select(0.0, s, zv > 0.0);
 }`
 
 /**
- * The output layer, one workgroup per model: predictions, errors, this batch's loss added to acc[i],
- * dpred, and the gradients of wo and bo. A model with held-out rows (folds[i] = [begin, end), a set's
- * fold) weighs its other rows 1/(their count in the batch) and those 0 (dataset.ts heldOutRowWeights);
- * else every row 2/rows in the gradient. mode 1 evaluates: acc[i] += Σ err² only.
+ * The output layer, one workgroup per model: outputs, this batch's loss added to acc[i], dpred
+ * (dL/d outputs), and the gradients of wo and bo. The loss: squared error (dpred 2·err/rows), binary
+ * cross-entropy from the logit z, max(z, 0) − z·y + log(1 + e^−|z|) (dpred (sigmoid(z) − y)/rows),
+ * or softmax cross-entropy, log-sum-exp − the true logit (dpred (softmax − onehot)/rows). A model
+ * with held-out rows (folds[i] = [begin, end), a set's fold) weighs its other rows 1/(their count in
+ * the batch) and those 0 (dataset.ts heldOutRowWeights). mode 1 evaluates a regressor: acc[i] += Σ
+ * err² only; mode 2 writes a classifier's logits to acc, [rows of the chunk, n, K].
  */
 export const outputLayer = kernel(
   'mlp.outputLayer',
@@ -193,12 +209,18 @@ fn reduce(t: u32) {
     workgroupBarrier();
   }
 }
+fn sigmoid(z: f32) -> f32 {
+  if (z >= 0.0) { return 1.0 / (1.0 + exp(-z)); }
+  let e = exp(z);
+  return e / (1.0 + e);
+}
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let i = wg.x;
   let rows = step.rows;
   let H = call.hl;
   let nH = call.n * H;
+  let K = call.outputs;
   let folded = folds[2u * i] < folds[2u * i + 1u];
   var weight = 0.0;
   if (call.mode == 0u && folded) {
@@ -214,33 +236,96 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   var dbo = 0.0;
   for (var r = t; r < rows; r = r + 256u) {
     let src = order[step.start + r];
-    var pred = 0.0;
-    for (var h = 0u; h < H; h = h + 1u) { pred = pred + max(zLast[r * nH + i * H + h], 0.0) * params[call.offWo + i * H + h]; }
-    pred = pred + params[call.offBo + i];
-    let err = pred - y[src];
-    if (call.mode == 1u) { loss = loss + err * err; continue; }
-    var dp = err * step.twoOverRows;
-    if (folded) {
-      var w = 0.0;
-      if (trains(src, i)) { w = weight; loss = loss + err * err; }
-      dp = (err * w) * 2.0;
-    } else {
-      loss = loss + err * err;
+    if (K == 1u) {
+      var pred = 0.0;
+      for (var h = 0u; h < H; h = h + 1u) { pred = pred + max(zLast[r * nH + i * H + h], 0.0) * params[call.offWo + i * H + h]; }
+      pred = pred + params[call.offBo + i];
+      if (call.objective == 0u) {
+        let err = pred - y[src];
+        if (call.mode == 1u) { loss = loss + err * err; continue; }
+        var dp = err * step.twoOverRows;
+        if (folded) {
+          var w = 0.0;
+          if (trains(src, i)) { w = weight; loss = loss + err * err; }
+          dp = (err * w) * 2.0;
+        } else {
+          loss = loss + err * err;
+        }
+        dpred[r * call.n + i] = dp;
+        dbo = dbo + dp;
+        continue;
+      }
+      // binary: pred is the logit
+      if (call.mode == 2u) { acc[r * call.n + i] = pred; continue; }
+      let p = sigmoid(pred);
+      let label = y[src];
+      let l = max(pred, 0.0) - pred * label + log(1.0 + exp(-abs(pred)));
+      var dp = (p - label) * (step.twoOverRows * 0.5);
+      if (folded) {
+        var w = 0.0;
+        if (trains(src, i)) { w = weight; loss = loss + l; }
+        dp = (p - label) * w;
+      } else {
+        loss = loss + l;
+      }
+      dpred[r * call.n + i] = dp;
+      dbo = dbo + dp;
+      continue;
     }
-    dpred[r * call.n + i] = dp;
-    dbo = dbo + dp;
+    // multiclass: K logits, their log-sum-exp from the largest
+    var logits: array<f32, ${MAX_OUTPUTS}>;
+    var top = -3.0e38;
+    for (var k = 0u; k < K; k = k + 1u) {
+      var s = 0.0;
+      for (var h = 0u; h < H; h = h + 1u) { s = s + max(zLast[r * nH + i * H + h], 0.0) * params[call.offWo + (i * H + h) * K + k]; }
+      s = s + params[call.offBo + i * K + k];
+      logits[k] = s;
+      top = max(top, s);
+    }
+    if (call.mode == 2u) {
+      for (var k = 0u; k < K; k = k + 1u) { acc[(r * call.n + i) * K + k] = logits[k]; }
+      continue;
+    }
+    var sum = 0.0;
+    for (var k = 0u; k < K; k = k + 1u) { sum = sum + exp(logits[k] - top); }
+    let label = u32(y[src]);
+    let l = top + log(sum) - logits[label];
+    var scale = step.twoOverRows * 0.5;
+    if (folded) {
+      scale = 0.0;
+      if (trains(src, i)) { scale = weight; loss = loss + l; }
+    } else {
+      loss = loss + l;
+    }
+    for (var k = 0u; k < K; k = k + 1u) {
+      dpred[(r * call.n + i) * K + k] = (exp(logits[k] - top) / sum - select(0.0, 1.0, k == label)) * scale;
+    }
   }
+  if (call.mode == 2u) { return; }
   partA[t] = loss; partB[t] = dbo;
   workgroupBarrier();
   reduce(t);
   if (t == 0u) {
     acc[i] = acc[i] + partA[0];
-    if (call.mode == 0u) { grads[call.offBo + i] = partB[0]; }
+    if (call.mode == 0u && K == 1u) { grads[call.offBo + i] = partB[0]; }
   }
   if (call.mode == 1u) { return; }
   storageBarrier();
   workgroupBarrier();
-  if (H <= 256u) {
+  if (K > 1u) {
+    // dwo[h, k] = Σ_r dpred_k·relu(z_h), dbo[k] = Σ_r dpred_k (h = H: a row of ones), rows in order
+    for (var hk = t; hk < (H + 1u) * K; hk = hk + 256u) {
+      let h = hk / K;
+      let k = hk % K;
+      var s = 0.0;
+      for (var r = 0u; r < rows; r = r + 1u) {
+        var a = 1.0;
+        if (h < H) { a = max(zLast[r * nH + i * H + h], 0.0); }
+        s = s + dpred[(r * call.n + i) * K + k] * a;
+      }
+      if (h < H) { grads[call.offWo + (i * H + h) * K + k] = s; } else { grads[call.offBo + i * K + k] = s; }
+    }
+  } else if (H <= 256u) {
     // dwo[h] = Σ_r dpred·relu(z): each h summed by ⌊256/H⌋ threads over interleaved rows, then their partial sums in order
     let slices = 256u / H;
     let h = t % H;

@@ -2,8 +2,11 @@
 // N fused MLPs on the device (FusedMlp's math, mlp-kernels.ts's WGSL): parameters, gradients and
 // Adam state in flat buffers of the shared layout, every bind group made once. A step is 4
 // dispatches (one hidden layer) or 3 + 3·(L−1); an epoch is a few submits with no host write or
-// readback in between (README.md, "An epoch").
+// readback in between (README.md, "An epoch"). A classifier's output layer has its objective's
+// units and loss; its evaluation reads its logits back, a chunk of rows at a time.
+import type { WorkloadTask } from '@shared/contract'
 import { initialParams, paramShapes } from '../mlp/fused-layout'
+import { OBJECTIVE_CODE, objectiveOf, outputUnits } from '../mlp/objective'
 import type { WgslDevice } from '../webgpu/device'
 import { USAGE } from '../webgpu/device'
 import {
@@ -18,7 +21,9 @@ import {
   hiddenLayer,
   type KernelSource,
   lastHiddenGradient,
+  MAX_OUTPUTS,
   MAX_SEGMENTS,
+  OUTPUT_MODE,
   outputLayer,
   singleLayerGradient,
   STEP_RECORD_BYTES,
@@ -41,6 +46,8 @@ export interface WgslMlpShape {
   batchRows: number
   /** training rows (order buffer, steps per epoch) */
   trainRows: number
+  /** what the models learn; absent: regression */
+  task?: WorkloadTask
 }
 
 export interface AdamConstants {
@@ -68,6 +75,8 @@ export class WgslMlp {
   readonly hidden: readonly number[]
   readonly evalRows: number
   readonly stepsPerEpoch: number
+  /** units of the output layer (K for multiclass, else 1) */
+  readonly outputs: number
   private readonly L: number
   private readonly F1: number
   /** offsets (in floats) of each fused parameter in the flat buffers, and their sizes */
@@ -91,6 +100,8 @@ export class WgslMlp {
   private evalStepsCapacity = 0
   private readonly staging: GPUBuffer
   private readonly lossStaging: GPUBuffer
+  /** a classifier's logits of one evaluation chunk [evalRows, n, K], and where they are read from; null for a regressor */
+  private readonly logitsOut: { buffer: GPUBuffer; staging: GPUBuffer } | null
   private readonly calls = new Map<string, GPUBuffer>()
   private readonly stepStride: number
   private readonly trainDispatches: Dispatch[]
@@ -105,6 +116,8 @@ export class WgslMlp {
   ) {
     const { n, features, hidden, batchRows, trainRows } = shape
     this.n = n
+    this.outputs = outputUnits(shape.task)
+    if (this.outputs > MAX_OUTPUTS) throw new RangeError(`webgpu: ${this.outputs} output units are more than the engine's ${MAX_OUTPUTS}`)
     this.hidden = [...hidden]
     this.L = hidden.length
     this.F1 = features + 1
@@ -112,7 +125,7 @@ export class WgslMlp {
     const widest = Math.max(...hidden)
     this.evalRows = Math.max(batchRows, Math.floor(EVAL_ELEMENTS_PER_CHUNK / (n * widest)))
     const rowsMax = this.evalRows
-    this.sizes = paramShapes(features, hidden, n).map((s) => s.reduce((a, b) => a * b, 1))
+    this.sizes = paramShapes(features, hidden, n, this.outputs).map((s) => s.reduce((a, b) => a * b, 1))
     this.offsets = []
     let at = 0
     for (const size of this.sizes) {
@@ -127,7 +140,7 @@ export class WgslMlp {
     this.adamV = f32(at, 'mlp.adamV')
     this.z = hidden.map((h, k) => f32(rowsMax * n * h, `mlp.z${k + 1}`))
     this.dz = hidden.slice(0, -1).map((h, k) => f32(batchRows * n * h, `mlp.dz${k + 1}`))
-    this.dpred = f32(batchRows * n, 'mlp.dpred')
+    this.dpred = f32(batchRows * n * this.outputs, 'mlp.dpred')
     this.lossSum = f32(n, 'mlp.lossSum')
     this.sse = f32(n, 'mlp.sse')
     this.folds = this.buffer(2 * n * 4, STORAGE, 'mlp.folds')
@@ -136,6 +149,10 @@ export class WgslMlp {
     this.steps = this.buffer(this.stepsPerEpoch * this.stepStride, USAGE.UNIFORM | USAGE.COPY_DST, 'mlp.steps')
     this.staging = this.buffer(at * 4, USAGE.MAP_READ | USAGE.COPY_DST, 'mlp.staging')
     this.lossStaging = this.buffer(n * 4, USAGE.MAP_READ | USAGE.COPY_DST, 'mlp.lossStaging')
+    const logitBytes = rowsMax * n * this.outputs * 4
+    this.logitsOut = shape.task
+      ? { buffer: this.buffer(logitBytes, STORAGE, 'mlp.logits'), staging: this.buffer(logitBytes, USAGE.MAP_READ | USAGE.COPY_DST, 'mlp.logitsStaging') }
+      : null
     this.writeCalls()
     this.trainDispatches = this.dispatches(this.steps, train, this.lossSum, true)
   }
@@ -151,14 +168,17 @@ export class WgslMlp {
     const { n, hidden, L, F1, offsets } = this
     const hl = hidden[L - 1]
     const base = { n, f1: F1, hl, offWo: offsets[2 * L - 1], offBo: offsets[2 * L] }
+    const K = this.outputs
     const put = (name: string, fields: Partial<Record<'hin' | 'hout' | 'offW' | 'offB' | 'mode', number>>) => {
       const data = new ArrayBuffer(CALL_BYTES)
       const u = new Uint32Array(data)
       const f = new Float32Array(data)
       u.set([base.n, base.f1, fields.hin ?? 0, fields.hout ?? 0, fields.offW ?? 0, fields.offB ?? 0, base.offWo, base.offBo, base.hl, fields.mode ?? 0])
+      // after the Adam constants: the objective and the output units (every kernel that reads the output layer)
+      u.set([OBJECTIVE_CODE[objectiveOf(this.shape.task)], K], 12 + 4 * MAX_SEGMENTS + 5)
       if (name === 'adam') {
         // segments: (start, divisor) — an element's model is ((e − start) / divisor) mod n
-        const divisors = [hidden[0], ...hidden.slice(1).flatMap((h, k) => [hidden[k] * h, h]), hl, 1]
+        const divisors = [hidden[0], ...hidden.slice(1).flatMap((h, k) => [hidden[k] * h, h]), hl * K, K]
         if (divisors.length > MAX_SEGMENTS)
           throw new RangeError(`webgpu: ${L} hidden layers are more than the engine's ${MAX_SEGMENTS} parameter segments allow`)
         u[10] = divisors.length
@@ -173,8 +193,8 @@ export class WgslMlp {
     }
     put('first', { hout: hidden[0] })
     for (let k = 1; k < L; k++) put(`layer${k + 1}`, { hin: hidden[k - 1], hout: hidden[k], offW: offsets[2 * k - 1], offB: offsets[2 * k] })
-    put('output', { mode: 0 })
-    put('evaluate', { mode: 1 })
+    put('output', { mode: OUTPUT_MODE.train })
+    put('evaluate', { mode: this.logitsOut ? OUTPUT_MODE.logits : OUTPUT_MODE.sse })
     put('adam', {})
   }
 
@@ -257,7 +277,7 @@ export class WgslMlp {
   reset(seeds: readonly number[], heldOut: readonly ({ begin: number; end: number } | null)[] | null): void {
     if (seeds.length !== this.n) throw new Error(`webgpu: ${seeds.length} seeds for ${this.n} fused models`)
     const { queue } = this.dev.device
-    const initial = initialParams(this.shape.features, this.hidden, seeds)
+    const initial = initialParams(this.shape.features, this.hidden, seeds, this.outputs)
     initial.forEach((values, s) => queue.writeBuffer(this.params, this.offsets[s] * 4, values))
     const zeros = new Float32Array(this.totalParams)
     queue.writeBuffer(this.adamM, 0, zeros)
@@ -325,9 +345,9 @@ export class WgslMlp {
     return new Float32Array(await this.dev.read(this.lossStaging, this.n * 4))
   }
 
-  /** Each model's mean squared error on a set of rows, summed on the device and read once. */
-  async evaluate(set: DeviceRows): Promise<Float64Array> {
-    const { n, evalRows } = this
+  /** The evaluation dispatches of a set (bind groups made once per set) and its chunk records written: its chunks of evalRows rows. */
+  private evaluationOf(set: DeviceRows): { dispatches: Dispatch[]; chunks: number } {
+    const { evalRows } = this
     const chunks = Math.ceil(set.rows / evalRows)
     if (chunks > this.evalStepsCapacity) {
       // a larger set than any before: the eval records' buffer (and the groups bound to it) anew
@@ -341,9 +361,17 @@ export class WgslMlp {
     this.dev.device.queue.writeBuffer(this.evalSteps!, 0, records)
     let dispatches = this.evalDispatches.get(set)
     if (!dispatches) {
-      dispatches = this.dispatches(this.evalSteps!, set, this.sse, false)
+      dispatches = this.dispatches(this.evalSteps!, set, this.logitsOut?.buffer ?? this.sse, false)
       this.evalDispatches.set(set, dispatches)
     }
+    return { dispatches, chunks }
+  }
+
+  /** A regressor: each model's mean squared error on a set of rows, summed on the device and read once. */
+  async evaluate(set: DeviceRows): Promise<Float64Array> {
+    if (this.logitsOut) throw new Error('webgpu: a classifier is evaluated by its logits')
+    const { n, evalRows } = this
+    const { dispatches, chunks } = this.evaluationOf(set)
     const encoder = this.dev.device.createCommandEncoder()
     encoder.clearBuffer(this.sse)
     const pass = encoder.beginComputePass()
@@ -353,6 +381,27 @@ export class WgslMlp {
     this.dev.submit([encoder.finish()])
     const sums = new Float32Array(await this.dev.read(this.staging, n * 4))
     return Float64Array.from(sums, (s) => s / set.rows)
+  }
+
+  /** A classifier's logits on a set of rows, rows first ([rows, n·K]): one submit and one readback per chunk of evalRows rows. */
+  async logits(set: DeviceRows): Promise<Float32Array> {
+    if (!this.logitsOut) throw new Error('webgpu: a regressor is evaluated by its MSE')
+    const { n, evalRows, outputs } = this
+    const { buffer, staging } = this.logitsOut
+    const { dispatches, chunks } = this.evaluationOf(set)
+    const out = new Float32Array(set.rows * n * outputs)
+    for (let c = 0; c < chunks; c++) {
+      const size = Math.min(evalRows, set.rows - c * evalRows)
+      const bytes = size * n * outputs * 4
+      const encoder = this.dev.device.createCommandEncoder()
+      const pass = encoder.beginComputePass()
+      this.encodeDispatches(pass, dispatches, c * this.stepStride, size)
+      pass.end()
+      encoder.copyBufferToBuffer(buffer, 0, staging, 0, bytes)
+      this.dev.submit([encoder.finish()])
+      out.set(new Float32Array(await this.dev.read(staging, bytes)), c * evalRows * n * outputs)
+    }
+    return out
   }
 
   /** Forgets the bind groups of an evaluation set that is about to be destroyed. */

@@ -1,14 +1,16 @@
 // The WGSL MLP's training loop: FusedMlp's (engine/mlp-tfjs/tfjs-training.ts) — same seeds, batch order, Adam
-// step count and per-model learning rates, a set's folds as held-out rows — with the epoch on the
+// step count and per-model learning rates, a set's folds as held-out rows, the objective's loss and
+// scores (mlp/objective.ts) — with the epoch on the
 // device. A few submits per epoch, the next queued before the host waits on the last, so the device
 // never waits for the host inside an epoch; the epoch's summed loss is its one readback.
 import { modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from '../datasets/generated'
-import { heldOutMse, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
+import { heldOutScores, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
 import { ADAM_DEFAULTS, learningRates } from '../mlp/adam'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
 import { mlpArtifacts } from '../mlp/artifact'
+import { classifierScores, type ModelScores, mseScores } from '../mlp/objective'
 import { trainedModels, trainInGroups } from '../mlp/results'
 import { USAGE, type WgslDevice } from '../webgpu/device'
 import { type DeviceRows, WgslMlp } from './wgsl-mlp'
@@ -73,14 +75,22 @@ export function disposeMlpData(dev: WgslDevice, data: WgslMlpData): void {
 /** The fused program for n models of this workload's shape, made once per worker and shape. */
 function modelFor(dev: WgslDevice, data: WgslMlpData, workload: MlpWorkload, n: number): WgslMlp {
   const batchRows = Math.min(workload.model.batchSize, data.dataset.train)
-  const key = `${n}:${workload.model.hidden.join(',')}:${batchRows}`
+  const task = workload.task ? `:${workload.task.objective} ${workload.task.classes}` : ''
+  const key = `${n}:${workload.model.hidden.join(',')}:${batchRows}${task}`
   let model = data.models.get(key)
   if (model) {
     data.models.delete(key) // re-inserted as the newest
   } else {
     model = new WgslMlp(
       dev,
-      { n, features: workload.features, hidden: workload.model.hidden, batchRows, trainRows: data.dataset.train },
+      {
+        n,
+        features: workload.features,
+        hidden: workload.model.hidden,
+        batchRows,
+        trainRows: data.dataset.train,
+        ...(workload.task ? { task: workload.task } : {}),
+      },
       data.train,
       ADAM_DEFAULTS,
     )
@@ -112,7 +122,7 @@ export async function warmUpWgsl(dev: WgslDevice, data: WgslMlpData, workload: M
   model.encodeLossCopy(encoder)
   dev.submit([encoder.finish()])
   await model.readLoss()
-  await model.evaluate(data.test)
+  await scoresOn(model, workload, data.test, data.dataset.yTest)
 }
 
 /** Trains the models: all in one program when `fused` (batched), else one after another. */
@@ -175,23 +185,29 @@ async function trainGroup(
     reportDone(steps)
   }
   const elapsedMs = performance.now() - started
-  const testMse = await model.evaluate(data.test)
-  const validationMse = data.validation
-    ? await model.evaluate(data.validation)
+  const test = await scoresOn(model, workload, data.test, data.dataset.yTest)
+  const validation = data.validation
+    ? await scoresOn(model, workload, data.validation, data.dataset.validation!.y)
     : heldOut?.some(Boolean)
-      ? await heldOutMse(data.dataset, heldOut, (x, y, rows) => evaluateRows(dev, model, x, y, rows))
+      ? await heldOutScores(data.dataset, heldOut, (x, y, rows) => scoresOfRows(dev, model, workload, x, y, rows))
       : null
   const artifacts = options.keep
-    ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess)
+    ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess, workload.task)
     : null
-  return trainedModels({ indices, seeds, fused: options.fused, elapsedMs, testMse, epochLoss, validationMse, artifacts })
+  return trainedModels({ indices, seeds, fused: options.fused, elapsedMs, test, epochLoss, validation, artifacts })
 }
 
-/** Every fused model's MSE on rows given on the host (x [rows, F+1] with its ones column, as heldOutMse passes them). */
-async function evaluateRows(dev: WgslDevice, model: WgslMlp, x: Float32Array, y: Float32Array, rows: number): Promise<Float64Array> {
+/** Every fused model's scores on a set of rows on the device (labels: its y on the host): its MSE, a classifier's metrics from its logits. */
+async function scoresOn(model: WgslMlp, workload: MlpWorkload, set: DeviceRows, labels: ArrayLike<number>): Promise<ModelScores[]> {
+  if (workload.task) return classifierScores(workload.task, await model.logits(set), set.rows, model.n, labels)
+  return mseScores(await model.evaluate(set))
+}
+
+/** Every fused model's scores on rows given on the host (x [rows, F+1] with its ones column, as heldOutScores passes them). */
+async function scoresOfRows(dev: WgslDevice, model: WgslMlp, workload: MlpWorkload, x: Float32Array, y: Float32Array, rows: number): Promise<ModelScores[]> {
   const set = uploadRows(dev, x, y, rows, 'mlp.heldOut', null)
   try {
-    return await model.evaluate(set)
+    return await scoresOn(model, workload, set, y)
   } finally {
     model.forget(set)
     destroyRows(dev, set)

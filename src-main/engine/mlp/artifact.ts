@@ -1,8 +1,10 @@
 // A trained MLP as a run keeps it (contract/model-artifact.ts), read out of the fused parameter
-// layout both MLP engines share (FusedMlp's and the ONNX training graph's):
-//   [W1[F+1, n·H1] (last row: the bias), (Wk[n, Hin, Hout], bk[n, 1, Hout])…, Wo[n, HL], bo[n]]
-// Model i's layers are its slices, as plain dense layers, with the data set's preprocessing.
-import type { ModelArtifact, Preprocess } from '@shared/contract'
+// layout every MLP engine shares (fused-layout.ts):
+//   [W1[F+1, n·H1] (last row: the bias), (Wk[n, Hin, Hout], bk[n, 1, Hout])…, Wo[n, HL(, K)], bo[n(, K)]]
+// Model i's layers are its slices, as plain dense layers, with the data set's preprocessing; a
+// classifier's says so (objective, class count) and its last layer gives its logits (K for multiclass).
+import type { ModelArtifact, Preprocess, WorkloadTask } from '@shared/contract'
+import { outputUnits } from './objective'
 
 export type MlpArtifact = Extract<ModelArtifact, { format: 'mlp' }>
 
@@ -12,9 +14,11 @@ export function mlpArtifacts(
   hidden: readonly number[],
   n: number,
   preprocess: Preprocess | undefined,
+  task?: WorkloadTask,
 ): MlpArtifact[] {
   const L = hidden.length
   const h1 = hidden[0]
+  const K = outputUnits(task)
   return Array.from({ length: n }, (_, i): MlpArtifact => {
     const layers: MlpArtifact['layers'] = []
     // first layer: model i's columns of W1; its last row is the bias
@@ -39,7 +43,13 @@ export function mlpArtifacts(
       })
     }
     const hl = hidden[L - 1]
-    layers.push({ inputs: hl, outputs: 1, w: [...params[2 * L - 1].subarray(i * hl, (i + 1) * hl)], b: [params[2 * L][i]] })
-    return { format: 'mlp', features, layers, preprocess: preprocess ?? null }
+    layers.push({
+      inputs: hl,
+      outputs: K,
+      w: [...params[2 * L - 1].subarray(i * hl * K, (i + 1) * hl * K)],
+      b: [...params[2 * L].subarray(i * K, (i + 1) * K)],
+    })
+    const classifier = task && task.objective !== 'regression' ? { objective: task.objective, classes: task.classes } : {}
+    return { format: 'mlp', features, layers, preprocess: preprocess ?? null, ...classifier }
   })
 }

@@ -1,23 +1,26 @@
 // The fused parameter layout every MLP engine shares (FusedMlp, the ONNX training graph, the WGSL
 // engine; mlp/artifact.ts reads models out of it): W1 [F+1, n·H1] with model i's columns
 // i·H1 … (i+1)·H1 and the bias as its last row, then (Wk [n, Hin, Hout], bk [n, 1, Hout]) per later
-// hidden layer, then Wo [n, HL] and bo [n].
+// hidden layer, then the output layer: Wo [n, HL] and bo [n] for one output unit (a regressor, a
+// binary classifier's logit), Wo [n, HL, K] and bo [n, K] for K (a multiclass model's logits).
+// One output unit is the layout from before classifiers, byte for byte.
 import { Rng } from '../random'
 
-/** The shapes of the fused parameters, in layout order. */
-export function paramShapes(features: number, hidden: readonly number[], n: number): number[][] {
+/** The shapes of the fused parameters, in layout order; `outputs` = the output layer's units (mlp/objective.ts outputUnits). */
+export function paramShapes(features: number, hidden: readonly number[], n: number, outputs = 1): number[][] {
   const L = hidden.length
   const shapes: number[][] = [[features + 1, n * hidden[0]]]
   for (let k = 1; k < L; k++) shapes.push([n, hidden[k - 1], hidden[k]], [n, 1, hidden[k]])
-  shapes.push([n, hidden[L - 1]], [n])
+  if (outputs === 1) shapes.push([n, hidden[L - 1]], [n])
+  else shapes.push([n, hidden[L - 1], outputs], [n, outputs])
   return shapes
 }
 
 /** The initial parameters of n fused models (model i from initialWeights(seeds[i])), biases zero. */
-export function initialParams(features: number, hidden: readonly number[], seeds: readonly number[]): Float32Array[] {
+export function initialParams(features: number, hidden: readonly number[], seeds: readonly number[], outputs = 1): Float32Array[] {
   const n = seeds.length
   const L = hidden.length
-  const perModel = seeds.map((seed) => initialWeights(features, hidden, seed))
+  const perModel = seeds.map((seed) => initialWeights(features, hidden, seed, outputs))
   const h1 = hidden[0]
   const w1 = new Float32Array((features + 1) * n * h1) // last row: the first layer's bias, zero
   for (let i = 0; i < n; i++) {
@@ -30,16 +33,19 @@ export function initialParams(features: number, hidden: readonly number[], seeds
     for (let i = 0; i < n; i++) w.set(perModel[i][k], i * hidden[k - 1] * hidden[k])
     out.push(w, new Float32Array(n * hidden[k]))
   }
-  const wo = new Float32Array(n * hidden[L - 1])
-  for (let i = 0; i < n; i++) wo.set(perModel[i][L], i * hidden[L - 1])
-  out.push(wo, new Float32Array(n))
+  const wo = new Float32Array(n * hidden[L - 1] * outputs)
+  for (let i = 0; i < n; i++) wo.set(perModel[i][L], i * hidden[L - 1] * outputs)
+  out.push(wo, new Float32Array(n * outputs))
   return out
 }
 
-/** Glorot-uniform weights of one model's layers from its own seed; biases start at zero. */
-export function initialWeights(features: number, hidden: readonly number[], seed: number): Float32Array[] {
+/**
+ * Glorot-uniform weights of one model's layers from its own seed (row-major [fanIn, fanOut], drawn
+ * layer after layer, so the hidden layers do not depend on the output units); biases start at zero.
+ */
+export function initialWeights(features: number, hidden: readonly number[], seed: number, outputs = 1): Float32Array[] {
   const rng = new Rng(seed, 6)
-  const widths = [features, ...hidden, 1]
+  const widths = [features, ...hidden, outputs]
   const layers: Float32Array[] = []
   for (let l = 0; l + 1 < widths.length; l++) {
     const fanIn = widths[l]

@@ -1,6 +1,8 @@
 // A fused MLP group's per-model results, the same words for every MLP engine: its own training time
-// when trained alone, the group's when fused; test MSE, last epoch's loss, validation and artifact.
+// when trained alone, the group's when fused; test scores (MSE, and a classifier's metrics), last
+// epoch's loss, validation scores and artifact.
 import type { MlpArtifact } from './artifact'
+import type { ModelScores } from './objective'
 import type { TrainedModel, TrainHooks } from '../families/types'
 
 export interface GroupOutcome {
@@ -8,23 +10,29 @@ export interface GroupOutcome {
   seeds: readonly number[]
   fused: boolean
   elapsedMs: number
-  testMse: ArrayLike<number>
+  test: readonly ModelScores[]
   epochLoss: ArrayLike<number> | null
-  validationMse: ArrayLike<number> | null
+  /** each model's scores on its validation rows (null: a model without them, whose validation MSE is NaN); null without validation */
+  validation: readonly (ModelScores | null)[] | null
   artifacts: readonly MlpArtifact[] | null
 }
 
 export function trainedModels(g: GroupOutcome): TrainedModel[] {
-  return g.indices.map((index, k) => ({
-    index,
-    seed: g.seeds[k],
-    trainMs: g.fused ? null : g.elapsedMs,
-    groupTrainMs: g.fused ? g.elapsedMs : null,
-    testMse: g.testMse[k],
-    finalLoss: g.epochLoss ? g.epochLoss[k] : null,
-    ...(g.validationMse ? { validationMse: g.validationMse[k] } : {}),
-    ...(g.artifacts ? { artifact: g.artifacts[k] } : {}),
-  }))
+  return g.indices.map((index, k) => {
+    const validation = g.validation ? g.validation[k] : undefined
+    return {
+      index,
+      seed: g.seeds[k],
+      trainMs: g.fused ? null : g.elapsedMs,
+      groupTrainMs: g.fused ? g.elapsedMs : null,
+      testMse: g.test[k].mse,
+      ...(g.test[k].metrics ? { metrics: g.test[k].metrics } : {}),
+      finalLoss: g.epochLoss ? g.epochLoss[k] : null,
+      ...(validation !== undefined ? { validationMse: validation?.mse ?? NaN } : {}),
+      ...(validation?.metrics ? { validationMetrics: validation.metrics } : {}),
+      ...(g.artifacts ? { artifact: g.artifacts[k] } : {}),
+    }
+  })
 }
 
 /** The job's models in one fused program (batched), else one after another; each model reported as its group ends. */
