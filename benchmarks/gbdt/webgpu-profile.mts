@@ -5,7 +5,8 @@
 // (device/host-planned rounds, histogram kernels, histogram updates), with --profile the device ms
 // per kernel (timestamp queries; one extra read-back a submit), histogram updates per second of
 // histogram-kernel time and the share of the wall the kernels ran, and with --check K the first K
-// models' tree hashes against the CPU engine.
+// models' tree hashes against the CPU engine. Dawn's timestamp quantisation (a 65 536 ns grid) is
+// asked off; `timestampQuantisation` says whether it took effect, read from the timestamps themselves.
 //
 //   npx tsx benchmarks/gbdt/webgpu-profile.mts [--rows 8000] [--models 50] [--rounds 100]
 //        [--depth 6] [--sequential] [--profile] [--check 2] [--host-planned]
@@ -27,11 +28,13 @@
 import { prepareGbdtData, trainGbdtGroup, treeHash } from '../../src-main/engine/gbdt/index.ts'
 import { syntheticRegression } from '../../src-main/engine/gbdt/synthetic.ts'
 import { disposeGbdtData, uploadGbdtData } from '../../src-main/engine/gbdt-webgpu/device-data.ts'
+import { UNQUANTISED_TIMESTAMPS } from '../../src-main/engine/webgpu/dawn.ts'
 import { openWgslDevice, type WgslDevice } from '../../src-main/engine/webgpu/device.ts'
 import type { HistogramMode } from '../../src-main/engine/gbdt-webgpu/options.ts'
 import { describeChunks } from '../../src-main/engine/gbdt-webgpu/plan.ts'
 import { chunkPlanFor, emptyStats, trainGbdtGroupWebgpu } from '../../src-main/engine/gbdt-webgpu/trainer.ts'
 import { subtractDeviceCounters } from '../../src-shared/contract/device-counters.ts'
+import { timestampGrid } from '../gpu-check/timestamp-grid.ts'
 
 const args = process.argv.slice(2)
 const opt = (name: string, dflt: number) => {
@@ -91,7 +94,7 @@ async function measure(gpu: WgslDevice, s: Shape): Promise<Record<string, unknow
     const stats = emptyStats()
     const before = gpu.work.snapshot()
     const t0 = performance.now()
-    const trained = []
+    const trained: Awaited<ReturnType<typeof trainGbdtGroupWebgpu>> = []
     if (s.sequential) for (const seed of seeds) trained.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, [seed], { ...options, stats })))
     else trained.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { ...options, stats })))
     const wallMs = performance.now() - t0
@@ -129,7 +132,21 @@ const base = {
   hostPlanned: args.includes('--host-planned'),
   histogramMode: text('histograms', 'auto') as HistogramMode,
 }
-const gpu = await openWgslDevice('trainpool-gbdt')
+const gpu = await openWgslDevice('trainpool-gbdt', [UNQUANTISED_TIMESTAMPS])
+const grid = await timestampGrid(gpu)
+/** what per-kernel times can be trusted to: 'off' (raw ticks), 'on' (the adapter kept Dawn's grid), null (no timestamps) */
+const timestampQuantisation = {
+  asked: 'off',
+  tookEffect: grid === null ? null : !grid.quantised,
+  gridNs: grid?.gridNs ?? null,
+  note:
+    grid === null
+      ? 'no timestamp-query on this device (or its readings did not move): no per-kernel times'
+      : grid.quantised
+        ? `still quantised: readings on a ${grid.gridNs} ns grid, so per-kernel times are that coarse`
+        : `off: readings on a ${grid.gridNs} ns grid (raw ticks)`,
+}
+console.error(`webgpu-profile: timestamp quantisation ${timestampQuantisation.note}`)
 const started = performance.now()
 const parts: Record<string, unknown>[] = []
 if (args.includes('--suite')) {
@@ -184,6 +201,7 @@ console.log(
     adapter: gpu.description,
     hardware: gpu.hardware,
     timestamps: gpu.timestamps,
+    timestampQuantisation,
     features: FEATURES,
     totalMs: Math.round(performance.now() - started),
     parts,

@@ -55,3 +55,11 @@ export async function probeWebgpu(): Promise<{ name: 'webgpu'; available: boolea
     return { name: 'webgpu', available: false, gpu: false, detail: err instanceof BackendUnavailableError ? err.reason : (err as Error).message }
   }
 }
+
+/**
+ * The Dawn flag (for create(); dawn.node applies it to the instance and every device made from it)
+ * that turns Dawn's timestamp quantisation off. By default Dawn rounds every timestamp query down to
+ * a 65 536 ns grid (a browser's defence against timing side channels), so a kernel of tens of µs
+ * reads as 0 or 65 µs. A profiler wants the raw ticks; whether it got them: benchmarks/gpu-check/timestamp-grid.ts.
+ */
+export const UNQUANTISED_TIMESTAMPS = 'disable-dawn-features=timestamp_quantization'
