@@ -1,6 +1,6 @@
 // AssemblyScript: the CPU trees trainer's histogram kernel, bit for bit the TypeScript loops it
 // mirrors (histograms.ts, rules.ts's forwardCandidate; kernel.test.ts compares them), the pair
-// (Σq, count) added as one f64x2. Built by scripts/build-wasm.mjs into
+// (Σq, count) — or, for a classifier, (Σq, Σqh) from each row's quantised hessian — added as one f64x2. Built by scripts/build-wasm.mjs into
 // src-main/engine/gbdt/hist-wasm.generated.ts (npm run build:wasm). Arguments are byte addresses in
 // the trainer's one memory; why and what: src-main/engine/gbdt/README.md, "The histogram kernel".
 
@@ -107,6 +107,114 @@ export function build4u16(
     add(h2, <usize>load<u16>(b2 + r), g)
     add(h3, <usize>load<u16>(b3 + r), g)
   }
+}
+
+// ---- a classifier's: each row's own quantised hessian (qh) in place of 1; the bins' width T is u8 or u16
+
+function pairH(q: usize, qh: usize, k: usize): v128 {
+  return f64x2.replace_lane(f64x2.splat(<f64>load<i32>(qh + (k << 2))), 0, <f64>load<i32>(q + (k << 2)))
+}
+
+function binOf<T>(b: usize, r: usize): usize {
+  return <usize>load<T>(b + (r << alignof<T>()))
+}
+
+function build1H<T>(b0: usize, rows: usize, q: usize, qh: usize, begin: i32, end: i32, h0: usize): void {
+  let k = <usize>begin
+  const e = <usize>end
+  for (; k + 1 < e; k += 2) {
+    const i0 = binOf<T>(b0, row(rows, k))
+    const i1 = binOf<T>(b0, row(rows, k + 1))
+    add(h0, i0, pairH(q, qh, k))
+    add(h0, i1, pairH(q, qh, k + 1))
+  }
+  if (k < e) add(h0, binOf<T>(b0, row(rows, k)), pairH(q, qh, k))
+}
+
+function build2H<T>(b0: usize, b1: usize, rows: usize, q: usize, qh: usize, begin: i32, end: i32, h0: usize, h1: usize): void {
+  for (let k = <usize>begin, e = <usize>end; k < e; k++) {
+    const r = row(rows, k)
+    const g = pairH(q, qh, k)
+    add(h0, binOf<T>(b0, r), g)
+    add(h1, binOf<T>(b1, r), g)
+  }
+}
+
+function build4H<T>(
+  b0: usize,
+  b1: usize,
+  b2: usize,
+  b3: usize,
+  rows: usize,
+  q: usize,
+  qh: usize,
+  begin: i32,
+  end: i32,
+  h0: usize,
+  h1: usize,
+  h2: usize,
+  h3: usize,
+): void {
+  for (let k = <usize>begin, e = <usize>end; k < e; k++) {
+    const r = row(rows, k)
+    const g = pairH(q, qh, k)
+    add(h0, binOf<T>(b0, r), g)
+    add(h1, binOf<T>(b1, r), g)
+    add(h2, binOf<T>(b2, r), g)
+    add(h3, binOf<T>(b3, r), g)
+  }
+}
+
+export function build1Hu8(b0: usize, rows: usize, q: usize, qh: usize, begin: i32, end: i32, h0: usize): void {
+  build1H<u8>(b0, rows, q, qh, begin, end, h0)
+}
+
+export function build1Hu16(b0: usize, rows: usize, q: usize, qh: usize, begin: i32, end: i32, h0: usize): void {
+  build1H<u16>(b0, rows, q, qh, begin, end, h0)
+}
+
+export function build2Hu8(b0: usize, b1: usize, rows: usize, q: usize, qh: usize, begin: i32, end: i32, h0: usize, h1: usize): void {
+  build2H<u8>(b0, b1, rows, q, qh, begin, end, h0, h1)
+}
+
+export function build2Hu16(b0: usize, b1: usize, rows: usize, q: usize, qh: usize, begin: i32, end: i32, h0: usize, h1: usize): void {
+  build2H<u16>(b0, b1, rows, q, qh, begin, end, h0, h1)
+}
+
+export function build4Hu8(
+  b0: usize,
+  b1: usize,
+  b2: usize,
+  b3: usize,
+  rows: usize,
+  q: usize,
+  qh: usize,
+  begin: i32,
+  end: i32,
+  h0: usize,
+  h1: usize,
+  h2: usize,
+  h3: usize,
+): void {
+  build4H<u8>(b0, b1, b2, b3, rows, q, qh, begin, end, h0, h1, h2, h3)
+}
+
+export function build4Hu16(
+  b0: usize,
+  b1: usize,
+  b2: usize,
+  b3: usize,
+  rows: usize,
+  q: usize,
+  qh: usize,
+  begin: i32,
+  end: i32,
+  h0: usize,
+  h1: usize,
+  h2: usize,
+  h3: usize,
+): void {
+  build4H<u16>(b0, b1, b2, b3, rows, q, qh, begin, end, h0, h1, h2, h3)
 }
 
 // ---- per bin: h, t, s, out, p are byte addresses of a histogram region; len its doubles (a

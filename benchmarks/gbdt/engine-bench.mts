@@ -3,9 +3,12 @@
 //
 //   npx tsx benchmarks/gbdt/engine-bench.mts [--rows 10000] [--features 100] [--models 50]
 //        [--xgb-models 5] [--rounds 100] [--depth 6] [--no-sampling] [--skip-xgb] [--repeats 3]
-//        [--json FILE]
+//        [--objective regression|binary|multiclass] [--classes K] [--json FILE]
 //
 // --rows is the data set size before the article's 80/20 split (10 000 → 8 000 training rows).
+// --objective binary|multiclass trains classifiers (XGBoost's binary:logistic / multi:softprob, K =
+// --classes, default 5) on Trainpool's generated classification set (datasets/generated.ts, like
+// make_classification) and scores test log loss; regression (the default) is unchanged.
 // Times are per model; wall and CPU time are both reported (CPU time is the fairer number on a
 // shared machine). Each repeat measures XGBoost, ours one at a time and ours batched back to back;
 // the table has medians over repeats, the ratios are medians of per-repeat ratios. Prints a
@@ -22,8 +25,11 @@ import {
   treeHash,
   type GbdtParams,
 } from '../../src-main/engine/gbdt/index.ts'
-import { splitRows, syntheticRegression } from '../../src-main/engine/gbdt/synthetic.ts'
+import { generateDataset } from '../../src-main/engine/datasets/generated.ts'
+import { type GbdtModel, type GbdtTask, predictGbdtOutputs } from '../../src-main/engine/gbdt/index.ts'
+import { splitRows, syntheticRegression, type SyntheticData } from '../../src-main/engine/gbdt/synthetic.ts'
 import { runXgboost, xgboostVersion } from '../../src-main/engine/gbdt/xgb-reference.ts'
+import { scoreOutputs } from '../../src-shared/metrics.ts'
 
 const args = process.argv.slice(2)
 const opt = (name: string, dflt: number) => {
@@ -42,6 +48,9 @@ const maxDepth = opt('depth', 6)
 const sampling = !flag('no-sampling')
 const seed = opt('seed', 1)
 const repeats = opt('repeats', 3)
+const objective = (args.includes('--objective') ? args[args.indexOf('--objective') + 1] : 'regression') as GbdtTask['objective']
+const task: GbdtTask | undefined = objective === 'regression' ? undefined : { objective, classes: objective === 'binary' ? 2 : opt('classes', 5) }
+const scoreName = task ? 'log loss' : 'MSE'
 const params: Partial<GbdtParams> = {
   rounds,
   maxDepth,
@@ -57,9 +66,22 @@ const since = (t: ReturnType<typeof clock>) => {
 }
 const log = (s: string) => process.stderr.write(s + '\n')
 
-const all = syntheticRegression({ rows, features, seed })
-const [train, test] = splitRows(all, Math.round(rows * 0.8))
-log(`data: ${rows} rows (${train.rows} train / ${test.rows} test) × ${features} features; ${cpus()[0]?.model ?? ''}`)
+/** the regression set (syntheticRegression), or the generated classification set with the task's K classes */
+function dataOf(): [SyntheticData, SyntheticData] {
+  if (!task) return splitRows(syntheticRegression({ rows, features, seed }), Math.round(rows * 0.8))
+  const d = generateDataset({ size: rows, features, seed, target: 'teacher', testSplit: 0.2, task })
+  return [
+    { rows: d.train, features, x: d.xTrain, y: d.yTrain },
+    { rows: d.test, features, x: d.xTest, y: d.yTest },
+  ]
+}
+const [train, test] = dataOf()
+/** test MSE, or a classifier's test log loss */
+const score = (out: Float32Array) => (task ? scoreOutputs(task, out, test.y).logloss! : meanSquaredError(out, test.y))
+const scoreOf = (m: GbdtModel) => score(task ? predictGbdtOutputs(m, test.x, test.rows) : predictGbdt(m, test.x, test.rows))
+log(
+  `data: ${rows} rows (${train.rows} train / ${test.rows} test) × ${features} features, ${task ? `${task.objective} (${task.classes} classes)` : 'regression'}; ${cpus()[0]?.model ?? ''}`,
+)
 
 const t = clock()
 const data = prepareGbdtData(train.x, train.y, train.rows, features, 256)
@@ -67,7 +89,7 @@ const prep = since(t)
 log(`binning: ${prep.wall.toFixed(2)} s`)
 
 // warm-up (JIT) on a few rounds, not counted
-trainGbdtGroup(data, { ...params, rounds: 3 }, seeds.slice(0, 2))
+trainGbdtGroup(data, { ...params, rounds: 3 }, seeds.slice(0, 2), { task })
 
 // Repeats run the three measurements back to back, so that the ratios compare neighbours in time
 // (on a shared machine the load drifts); medians are reported.
@@ -82,20 +104,20 @@ let single: ReturnType<typeof trainGbdt>[] = []
 let batched: ReturnType<typeof trainGbdt>[] = []
 for (let rep = 0; rep < repeats; rep++) {
   if (version) {
-    const specs = seeds.slice(0, xgbModels).map((s) => ({ ...params, seed: s }))
-    const r = runXgboost(train, test, specs, 'none')
+    const specs = seeds.slice(0, xgbModels).map((s) => ({ ...params, seed: s, ...(task ?? {}) }))
+    const r = runXgboost(train, test, specs, 'none', undefined, task !== undefined)
     const n = r.models.length
     xgbT.push({ wall: r.models.reduce((a, m) => a + m.seconds, 0) / n, cpu: r.models.reduce((a, m) => a + m.cpuSeconds, 0) / n })
-    xgbMse = r.models.reduce((a, m) => a + m.mse, 0) / n
+    xgbMse = r.models.reduce((a, m) => a + (task ? score(Float32Array.from(m.predictions!)) : m.mse), 0) / n
     log(`[${rep + 1}/${repeats}] xgboost ${version}: ${xgbT[rep].wall.toFixed(2)} s/model wall, ${xgbT[rep].cpu.toFixed(2)} s/model cpu`)
   }
   let t = clock()
-  single = seeds.map((s) => trainGbdt(data, params, s))
+  single = seeds.map((s) => trainGbdt(data, params, s, { task }))
   const st = since(t)
   seqT.push({ wall: st.wall / models, cpu: st.cpu / models })
   log(`[${rep + 1}/${repeats}] one at a time: ${seqT[rep].wall.toFixed(2)} s/model wall, ${seqT[rep].cpu.toFixed(2)} s/model cpu`)
   t = clock()
-  batched = trainGbdtGroup(data, params, seeds)
+  batched = trainGbdtGroup(data, params, seeds, { task })
   const bt = since(t)
   batT.push({ wall: bt.wall / models, cpu: bt.cpu / models })
   log(`[${rep + 1}/${repeats}] batched: ${batT[rep].wall.toFixed(2)} s/model wall, ${batT[rep].cpu.toFixed(2)} s/model cpu`)
@@ -111,26 +133,26 @@ const bat = med(batT)
 const xgb = version ? { version, ...med(xgbT), mse: xgbMse } : null
 
 const sameHashes = single.every((m, i) => treeHash(m) === treeHash(batched[i]))
-const mses = single.map((m) => meanSquaredError(predictGbdt(m, test.x, test.rows), test.y))
-const msesB = batched.map((m) => meanSquaredError(predictGbdt(m, test.x, test.rows), test.y))
+const mses = single.map(scoreOf)
+const msesB = batched.map(scoreOf)
 const sameMse = mses.every((v, i) => v === msesB[i])
 const meanMse = mses.reduce((a, b) => a + b, 0) / mses.length
 
-const mem = gbdtMemory({ rows: train.rows, features, models, params })
+const mem = gbdtMemory({ rows: train.rows, features, models, params, task })
 const mib = (b: number) => (b / 2 ** 20).toFixed(0)
 const f2 = (x: number) => x.toFixed(2)
 const lines = [
-  `GBDT engine, ${train.rows} training rows × ${features} features, depth ${maxDepth}, eta 0.1, ${rounds} rounds, ` +
+  `GBDT engine, ${task ? `${task.objective}${task.objective === 'multiclass' ? ` (K = ${task.classes})` : ''}, ` : ''}${train.rows} training rows × ${features} features, depth ${maxDepth}, eta 0.1, ${rounds} rounds, ` +
     `subsample/colsample ${sampling ? '0.8' : '1'}, 1 thread, ${models} models; medians of ${repeats} repeats`,
   '',
-  '| engine | per model, wall (s) | per model, CPU (s) | mean test MSE |',
+  `| engine | per model, wall (s) | per model, CPU (s) | mean test ${scoreName} |`,
   '|---|---|---|---|',
   ...(xgb ? [`| XGBoost ${xgb.version} hist, nthread=1 (${xgbModels} models) | ${f2(xgb.wall)} | ${f2(xgb.cpu)} | ${xgb.mse.toFixed(5)} |`] : []),
   `| Trainpool TS, one at a time | ${f2(seq.wall)} | ${f2(seq.cpu)} | ${meanMse.toFixed(5)} |`,
   `| Trainpool TS, batched (${models} together) | ${f2(bat.wall)} | ${f2(bat.cpu)} | ${meanMse.toFixed(5)} |`,
   '',
   `batched vs one at a time: ${ratio(seqT, batT, 'wall').toFixed(2)}× (wall), ${ratio(seqT, batT, 'cpu').toFixed(2)}× (CPU); ` +
-    `same trees: ${sameHashes ? 'yes' : 'NO'} (hashes), same test MSE: ${sameMse ? 'yes' : 'NO'}`,
+    `same trees: ${sameHashes ? 'yes' : 'NO'} (hashes), same test ${scoreName}: ${sameMse ? 'yes' : 'NO'}`,
   ...(xgb ? [`one at a time vs XGBoost: ${ratio(xgbT, seqT, 'wall').toFixed(2)}× (wall), ${ratio(xgbT, seqT, 'cpu').toFixed(2)}× (CPU) faster`] : []),
   `binning once: ${f2(prep.wall)} s; estimated memory for ${models} batched: ${mib(mem.totalBytes)} MiB ` +
     `(histograms ${mib(mem.histogramBytes)} MiB); peak RSS ${mib(process.resourceUsage().maxRSS * 1024)} MiB`,
@@ -140,7 +162,27 @@ if (jsonOut) {
   writeFileSync(
     jsonOut,
     JSON.stringify(
-      { rows, trainRows: train.rows, features, models, rounds, maxDepth, sampling, prep, seqT, batT, xgbT, seq, bat, xgb, sameHashes, sameMse, meanMse, mem },
+      {
+        rows,
+        trainRows: train.rows,
+        features,
+        models,
+        rounds,
+        maxDepth,
+        sampling,
+        task,
+        prep,
+        seqT,
+        batT,
+        xgbT,
+        seq,
+        bat,
+        xgb,
+        sameHashes,
+        sameMse,
+        meanMse,
+        mem,
+      },
       null,
       2,
     ),

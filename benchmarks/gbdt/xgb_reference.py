@@ -9,14 +9,20 @@ SPEC.json:
     "test":  {"x": "xtest.f32",  "y": "ytest.f32",  "rows": 2000},
     "models": [ {"rounds": 100, "maxDepth": 6, "eta": 0.1, "lambda": 1, "alpha": 0, "gamma": 0,
                  "minChildWeight": 1, "maxBin": 256, "subsample": 1, "colsampleBytree": 1,
-                 "baseScore": 0.5, "seed": 0}, ... ],
-    "trees": "first" | "all" | "none"      (default "first")
+                 "baseScore": 0.5, "seed": 0,
+                 "objective": "regression" | "binary" | "multiclass", "classes": K}, ... ],
+    "trees": "first" | "all" | "none"      (default "first"),
+    "predictions": false                   (true: each model's test outputs too)
   }
+objective: reg:squarederror (default), binary:logistic, or multi:softprob with num_class = classes
+(labels are class indices).
 x files: row-major little-endian float32 (NaN = missing); y files: float32.
 
 Output (stdout, one JSON object):
   {"xgboost": "1.7.4", "dmatrixSeconds": s,
-   "models": [{"mse": m, "seconds": s, "cpuSeconds": c, "trees": [ {node arrays} ]}]}
+   "models": [{"mse": m, "seconds": s, "cpuSeconds": c, "trees": [ {node arrays} ],
+               "predictions": [...] (with "predictions": the test outputs, row-major [rows, K])}]}
+mse: of the predictions; a classifier's: of its probabilities against the one-hot label.
 Each tree, nodes in XGBoost's order (breadth-first for depth-wise growth):
   {"left": [...], "right": [...], "feature": [...] (-1 = leaf), "threshold": [...] (split value;
    leaf value for leaves), "defaultLeft": [...]}
@@ -34,9 +40,15 @@ def load(path, shape):
     return a.reshape(shape)
 
 
+OBJECTIVES = {"regression": "reg:squarederror", "binary": "binary:logistic", "multiclass": "multi:softprob"}
+
+
 def booster_params(m):
+    objective = m.get("objective", "regression")
+    extra = {"num_class": m["classes"]} if objective == "multiclass" else {}
     return {
-        "objective": "reg:squarederror",
+        **extra,
+        "objective": OBJECTIVES[objective],
         "tree_method": "hist",
         "grow_policy": "depthwise",
         "nthread": 1,
@@ -95,16 +107,23 @@ def main():
         w0, c0 = time.perf_counter(), time.process_time()
         booster = xgb.train(params, dtrain, num_boost_round=m.get("rounds", 100))
         seconds, cpu = time.perf_counter() - w0, time.process_time() - c0
-        pred = booster.predict(dtest).astype(np.float64)
-        mse = float(np.mean((pred - yte) ** 2))
-        results.append(
-            {
-                "mse": mse,
-                "seconds": seconds,
-                "cpuSeconds": cpu,
-                "trees": trees_of(booster, spec.get("trees", "first")),
-            }
-        )
+        pred = booster.predict(dtest)
+        out = pred.astype(np.float64)
+        objective = m.get("objective", "regression")
+        if objective == "multiclass":
+            target = np.eye(m["classes"])[yte.astype(np.int64)]
+            mse = float(np.mean(np.sum((out - target) ** 2, axis=1)))
+        else:
+            mse = float(np.mean((out - yte) ** 2))
+        result = {
+            "mse": mse,
+            "seconds": seconds,
+            "cpuSeconds": cpu,
+            "trees": trees_of(booster, spec.get("trees", "first")),
+        }
+        if spec.get("predictions"):
+            result["predictions"] = [float(v) for v in pred.reshape(-1)]
+        results.append(result)
     print(json.dumps({"xgboost": xgb.__version__, "dmatrixSeconds": dm_seconds, "models": results}))
 
 

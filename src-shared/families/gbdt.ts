@@ -3,6 +3,7 @@
 // Progress in boosting rounds; work in histogram updates (a sampled row × feature added into a node
 // histogram, per level). Training: src-main/engine/families/gbdt.ts over src-main/engine/gbdt/.
 import { splitRows } from '../vocabulary/split'
+import { type Objective, outputsOf } from '../vocabulary/task'
 import type { BackendSpec } from './backend'
 import { type ModelFamily, paramsSchemaFrom, type ParamField } from './family'
 
@@ -23,7 +24,7 @@ export interface GbdtParams {
   subsample: number
   /** features sampled per tree */
   colsampleBytree: number
-  /** the initial prediction of every row (XGBoost 1.7's default 0.5, set explicitly) */
+  /** the initial prediction of every row (XGBoost 1.7's default 0.5, set explicitly); binary: a probability, its logit the initial margin */
   baseScore: number
 }
 
@@ -95,7 +96,14 @@ const FIELDS = [
     type: 'real',
     range: { min: 0, max: 1, exclusiveMin: true },
   },
-  { key: 'baseScore', label: 'Base score', flag: '--base-score', help: 'initial prediction', type: 'real', range: { min: -BIG, max: BIG } },
+  {
+    key: 'baseScore',
+    label: 'Base score',
+    flag: '--base-score',
+    help: 'initial prediction (binary: a probability in (0, 1))',
+    type: 'real',
+    range: { min: -BIG, max: BIG },
+  },
 ] as const satisfies readonly ParamField[]
 
 export const GBDT_DEFAULTS: GbdtParams = {
@@ -211,6 +219,8 @@ export interface GbdtMemoryQuery {
   histogramBudgetBytes?: number
   /** models growing their trees together (the CPU trainer's treeGroup option; default as the trainer) */
   treeGroup?: number
+  /** a classifier's task: per-row hessians; a K-class model grows K trees a round side by side (absent: regression) */
+  task?: { objective: Objective; classes: number }
 }
 
 export interface GbdtMemory {
@@ -235,17 +245,20 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
   const p = { ...GBDT_DEFAULTS, ...q.params }
   const rows = q.rows
   const F = q.features
+  // trees a round per model (multiclass: K), and whether rows carry hessians of their own (classifiers)
+  const K = q.task ? outputsOf(q.task) : 1
+  const hessians = q.task !== undefined && q.task.objective !== 'regression'
   const inputBytes = (rows + (q.testRows ?? 0)) * (F + 1) * 4
   const binnedBytes = rows * F + F * (p.maxBin + 1) * 4 + F * 16
   const nodesPerTree = 2 * 2 ** p.maxDepth - 1
-  // pred f32 + rows i32 + q i32 + sampled u8; trees: 6 typed arrays ≈ 22 B per node, plus object overhead
-  const perModelBytes = rows * 13 + F * 8 + p.rounds * (nodesPerTree * 22 + 400)
-  // partition buffers, float32 gradients, the 1/(H+λ) table; the wasm histogram kernel's copy of the binned matrix
-  const scratchBytes = rows * 20 + rows * F
+  // per class: margins f32; per tree grown: rows i32 + q i32 (+ qh i32) + sampled u8; trees: 6 typed arrays ≈ 22 B per node, plus object overhead
+  const perModelBytes = K * (rows * (13 + (hessians ? 4 : 0)) + F * 8 + p.rounds * (nodesPerTree * 22 + 400))
+  // partition buffers, float32 gradients (and hessians, a K-class model's probabilities); the wasm histogram kernel's copy of the binned matrix
+  const scratchBytes = rows * 20 + rows * F + (hessians ? rows * 8 : 0) + (K > 1 ? rows * K * 4 : 0)
   const slots = featuresPerTree(p.colsampleBytree, F) * p.maxBin
   const bufBytes = slots * CPU_SLOT_BYTES
-  // the models that grow their trees together hold histograms at the same time
-  const together = Math.min(q.models, q.treeGroup ?? defaultTreeGroup(p.maxDepth, slots))
+  // the trees that grow together (K a model) hold histograms at the same time
+  const together = K * Math.min(q.models, q.treeGroup ?? Math.max(1, Math.floor(defaultTreeGroup(p.maxDepth, slots) / K)))
   const histogramUnboundedBytes = together * peakNodeHistograms(p, rows) * bufBytes
   const budget = q.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
   const histogramBytes = Math.min(histogramUnboundedBytes, Math.max(2 * bufBytes, Math.floor(budget / bufBytes) * bufBytes))
@@ -263,7 +276,17 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
  */
 export const GBDT_BACKENDS = [
   { name: 'cpu', gpu: false, auto: true, batched: true, speed: { workPerSecond: 4e7, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false } },
-  { name: 'webgpu', gpu: true, auto: false, batched: true, speed: { workPerSecond: 4e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true } },
+  {
+    name: 'webgpu',
+    gpu: true,
+    auto: false,
+    batched: true,
+    objectives: {
+      trains: ['regression'],
+      why: "its WGSL kernels have no per-row hessians yet (classifiers: Trainpool's cpu engine or xgboost, the same XGBoost 1.7 objectives)",
+    },
+    speed: { workPerSecond: 4e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
+  },
   {
     name: 'xgboost',
     gpu: false,
@@ -292,11 +315,12 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   workCount(w, models) {
     const { train } = splitRows(w.size, w.testSplit)
     const p = w.model
-    return models * p.rounds * p.maxDepth * Math.ceil(train * Math.min(1, p.subsample)) * featuresPerTree(p.colsampleBytree, w.features)
+    const trees = w.task ? outputsOf(w.task) : 1
+    return models * p.rounds * trees * p.maxDepth * Math.ceil(train * Math.min(1, p.subsample)) * featuresPerTree(p.colsampleBytree, w.features)
   },
   workerPeakBytes: (w, n) => {
     const { train, test } = splitRows(w.size, w.testSplit)
-    return PROCESS_BASE_BYTES + gbdtMemory({ rows: train, testRows: test, features: w.features, models: n, params: w.model }).totalBytes
+    return PROCESS_BASE_BYTES + gbdtMemory({ rows: train, testRows: test, features: w.features, models: n, params: w.model, task: w.task }).totalBytes
   },
   sameWorkTolerance: 0,
   // cpu and webgpu grow the same trees; XGBoost's are the same splits within float rounding (engine/gbdt/xgboost.test.ts)

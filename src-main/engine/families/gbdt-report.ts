@@ -1,9 +1,12 @@
 // The train-and-report loop of the tree engines' worker halves (Trainpool's CPU engine here in
 // gbdt.ts, the WGSL one in ../gbdt-webgpu/webgpu-trees-runtime.ts): one group per job when fused, one per model
-// otherwise; progress per round; per model its time, its test MSE and tree hash computed on the
-// host from its trees (and the trees themselves when the job keeps its models). One loop, so both backends report the same numbers in the same way.
-import { modelSeed, type Workload } from '@shared/contract'
+// otherwise; progress per round; per model its time, its test scores and tree hash computed on the
+// host from its trees (and the trees themselves when the job keeps its models). A regressor's score
+// is its MSE; a classifier's are @shared/metrics' on its probabilities (testMse their `mse`). One
+// loop, so both backends report the same numbers in the same way.
+import { type Metrics, modelSeed, type Workload, type WorkloadTask } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
+import { scoreOutputs } from '@shared/metrics'
 import type { Dataset } from '../datasets/generated'
 import {
   GBDT_PER_MODEL_PARAMS,
@@ -12,6 +15,7 @@ import {
   type HeldOutRows,
   meanSquaredError,
   predictGbdt,
+  predictGbdtOutputs,
   treeHash,
   treesArtifact,
 } from '../gbdt'
@@ -46,6 +50,20 @@ export function heldOutRowsOf(options: TrainOptions, group: readonly number[]): 
   return heldOutOf ? group.map((i) => heldOutOf(i)) : undefined
 }
 
+/** A model's scores on rows x (row-major, F features) with labels y: a regressor's MSE; a classifier's metrics on its probabilities, its MSE theirs. */
+function scoreTrees(
+  model: GbdtModel,
+  task: WorkloadTask | undefined,
+  x: Float32Array,
+  rows: number,
+  F: number,
+  y: Float32Array,
+): { mse: number; metrics?: Metrics } {
+  if (!task || task.objective === 'regression') return { mse: meanSquaredError(predictGbdt(model, x, rows, F), y) }
+  const metrics = scoreOutputs(task, predictGbdtOutputs(model, x, rows, F), y)
+  return { mse: metrics.mse!, metrics }
+}
+
 export async function trainTreesAndReport(
   train: GroupTrainer,
   dataset: Dataset,
@@ -57,17 +75,14 @@ export async function trainTreesAndReport(
   const F = w.features
   const test = dataset.test
   const validation = dataset.validation
-  /** a fold model's MSE on its fold's rows: the fold's data set's validation rows, or its rows held out of the training set */
-  const validationOf = (model: GbdtModel, index: number): { validationMse?: number } => {
-    if (validation) return { validationMse: meanSquaredError(predictGbdt(model, validation.x, validation.rows, F), validation.y) }
+  const task = w.task
+  const asValidation = (s: { mse: number; metrics?: Metrics }) => ({ validationMse: s.mse, ...(s.metrics ? { validationMetrics: s.metrics } : {}) })
+  /** a fold model's scores on its fold's rows: the fold's data set's validation rows, or its rows held out of the training set */
+  const validationOf = (model: GbdtModel, index: number): { validationMse?: number; validationMetrics?: Metrics } => {
+    if (validation) return asValidation(scoreTrees(model, task, validation.x, validation.rows, F, validation.y))
     const h = heldOutOf?.(index)
     if (!h) return {}
-    return {
-      validationMse: meanSquaredError(
-        predictGbdt(model, dataset.xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F),
-        dataset.yTrain.subarray(h.begin, h.end),
-      ),
-    }
+    return asValidation(scoreTrees(model, task, dataset.xTrain.subarray(h.begin * F, h.end * F), h.end - h.begin, F, dataset.yTrain.subarray(h.begin, h.end)))
   }
   const groups = fused ? [indices] : indices.map((i) => [i])
   for (const group of groups) {
@@ -88,12 +103,14 @@ export async function trainTreesAndReport(
     )
     const elapsedMs = performance.now() - started
     models.forEach((model, k) => {
+      const scores = scoreTrees(model, task, dataset.xTest, test, w.features, dataset.yTest)
       hooks.onModelDone({
         index: group[k],
         seed: seeds[k],
         trainMs: fused ? null : elapsedMs,
         groupTrainMs: fused ? elapsedMs : null,
-        testMse: meanSquaredError(predictGbdt(model, dataset.xTest, test, w.features), dataset.yTest),
+        testMse: scores.mse,
+        ...(scores.metrics ? { metrics: scores.metrics } : {}),
         finalLoss: null,
         fingerprint: treeHash(model),
         ...(keep ? { artifact: treesArtifact(model) } : {}),

@@ -34,6 +34,7 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
       d.binned,
       { ...w.model, rounds: 1 },
       indices.map((i) => modelSeed(w.seed, i)),
+      { task: w.task },
     )
   },
   /** each model of one level pass reads its own depth, coefficients and samplers: all but maxBin (the bins) and baseScore differ per model */
@@ -49,6 +50,7 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
         cancelError,
         perModel: perModelParams(options, group),
         heldOut: heldOutRowsOf(options, group),
+        task: w.task,
       })
     return trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
   },

@@ -69,6 +69,8 @@ type GbdtWorkload = Workload<FamilyGbdtParams>
 
 /** The data set as the CPU engine bins it, and its bins and labels on the device (once per worker). */
 export function prepareWebgpu(rt: WebgpuGbdtRuntime, dataset: Dataset, w: GbdtWorkload): WebgpuPrepared {
+  if (w.task && w.task.objective !== 'regression')
+    throw new Error(`the webgpu trees engine trains regression only, not ${w.task.objective} (use --backend cpu or xgboost)`)
   const binned = prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin)
   return { engine: 'webgpu', dataset, binned, gpuData: uploadGbdtData(rt.gbdtGpu, binned) }
 }

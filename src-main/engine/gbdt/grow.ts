@@ -1,12 +1,13 @@
 // Growing one level of the trees of a group of models, depth-wise: plan which node histograms to
-// build and which to derive by subtraction, ONE pass over the binned matrix for all models that
+// build and which to derive by subtraction, ONE pass over the binned matrix for all trees that
 // builds them a feature region at a time and scans each region for splits while hot, then each
-// model's splits applied and its rows partitioned. Every parameter is the model's own, read once
-// per model and feature group; the rest: README.md, "Level pass, tree groups and memory".
+// tree's splits applied and its rows partitioned. A tree is one model's (a K-class model grows K
+// side by side); every parameter is its model's own, read once per tree and feature group; the
+// rest: README.md, "Level pass, tree groups and memory".
 import type { GbdtData } from './binning'
 import type { Bins, HistPool } from './histograms'
 import type { HistKernel } from './kernel'
-import { type ModelState, Node } from './model-state'
+import { Node, type TreeState, type Unit } from './model-state'
 import { applySplit, buildsSecond, isEvaluated, scanFeature, splitApplies, throwIfStopped } from './rules'
 
 /** global features per block of the level pass (16 columns: 128 KiB of bins at 8 000 rows) */
@@ -14,15 +15,21 @@ const FEATURE_BLOCK = 16
 /** models per chunk of the level pass: their built rows' indices and gradients (8 B/row) fit in this */
 const MODEL_CHUNK_BYTES = 256 * 1024
 
+/** a node's rows (its hessian sum is not: a classifier's hessians are its rows' own) */
+function rowsIn(node: Node): number {
+  return node.end - node.begin
+}
+
 /** what the level pass checks between feature blocks (GbdtTrainOptions' cancel hooks) */
 export type StopHooks = Parameters<typeof throwIfStopped>[0]
 
 export class LevelGrower {
   private readonly n: number
   private readonly F: number
-  /** partition's right-hand rows and their q, before they are copied after the left ones */
+  /** partition's right-hand rows and their q (and qh), before they are copied after the left ones */
   private readonly scratchRows: Int32Array
   private readonly scratchQ: Int32Array
+  private readonly scratchQH: Int32Array
   /** the widest feature's histogram region, in slots */
   private readonly maxWidth: number
   /** terminal mode: up to 4 built regions, and one derived region */
@@ -41,8 +48,10 @@ export class LevelGrower {
     private readonly data: GbdtData,
     readonly pool: HistPool,
     private readonly stop: StopHooks,
-    /** the histogram loops, and the memory they read (data.bins' copy, scratchA, pool buffers, rows and q) */
+    /** the histogram loops, and the memory they read (data.bins' copy, scratchA, pool buffers, rows, q and qh) */
     private readonly kernel: HistKernel,
+    /** the trees have hessians of their own (a classifier's), not 1 a row */
+    hessians = false,
   ) {
     const n = data.rows
     const F = data.features
@@ -50,6 +59,7 @@ export class LevelGrower {
     this.F = F
     this.scratchRows = new Int32Array(n)
     this.scratchQ = new Int32Array(n)
+    this.scratchQH = new Int32Array(hessians ? n : 0)
     let maxWidth = 1
     for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
     this.maxWidth = maxWidth
@@ -68,12 +78,12 @@ export class LevelGrower {
     return 2 * maxWidth
   }
 
-  private evaluable(m: ModelState, node: Node, depth: number): boolean {
-    return isEvaluated(node.h, depth, m.maxDepth, m.c)
+  private evaluable(m: TreeState, node: Node, depth: number): boolean {
+    return m.qh ? isEvaluated(node.h, depth, m.maxDepth, m.c, m.invH, rowsIn(node)) : isEvaluated(node.h, depth, m.maxDepth, m.c)
   }
 
   /** model m's last level that is evaluated: its histograms are never parents, so they are not stored */
-  private terminal(m: ModelState, depth: number): boolean {
+  private terminal(m: TreeState, depth: number): boolean {
     return depth === m.maxDepth - 1
   }
 
@@ -82,9 +92,9 @@ export class LevelGrower {
    * together as the pool's free buffers allow (one level pass for them all), a model that does not
    * fit even alone in low-memory mode.
    */
-  *growLevel(set: readonly ModelState[], depth: number): Generator<void> {
+  *growLevel(set: readonly TreeState[], depth: number): Generator<void> {
     const pool = this.pool
-    const group: ModelState[] = []
+    const group: TreeState[] = []
     for (const m of set) {
       if (m.pairs.length === 0 && !m.root) continue
       let need = this.freshNeeded(m, depth)
@@ -104,7 +114,7 @@ export class LevelGrower {
   }
 
   /** after the deepest model's last level: at a model's maxDepth nothing is evaluated, so any pairs left are leaves already recorded */
-  endTree(m: ModelState): void {
+  endTree(m: TreeState): void {
     for (const p of m.pairs) this.pool.release(p.hist)
     m.pairs = []
   }
@@ -112,7 +122,7 @@ export class LevelGrower {
   // ---- per level: plan which histograms to build or derive ------------------------------------
 
   /** fresh buffers model m's level plan needs */
-  private freshNeeded(m: ModelState, depth: number): number {
+  private freshNeeded(m: TreeState, depth: number): number {
     if (this.terminal(m, depth)) return 0
     let need = m.root ? 1 : 0
     for (const p of m.pairs) {
@@ -126,7 +136,7 @@ export class LevelGrower {
   }
 
   /** turns model m's pending root/pairs into the level's nodes (BFS order) and units */
-  private plan(m: ModelState, depth: number): void {
+  private plan(m: TreeState, depth: number): void {
     const pool = this.pool
     const term = this.terminal(m, depth)
     m.keepHists = true
@@ -149,11 +159,11 @@ export class LevelGrower {
       }
       if (p.hist && term) m.releaseAfter.push(p.hist)
       if (p.hist && eL && eR) {
-        const [small, big] = buildsSecond(L.h, R.h) ? [R, L] : [L, R]
+        const [small, big] = buildsSecond(rowsIn(L), rowsIn(R)) ? [R, L] : [L, R]
         this.addUnit(m, term, small, small, big, p.hist)
       } else if (p.hist) {
         const [x, other] = eL ? [L, R] : [R, L]
-        if (buildsSecond(x.h, other.h)) {
+        if (buildsSecond(rowsIn(x), rowsIn(other))) {
           this.addUnit(m, term, null, other, x, p.hist)
         } else {
           if (!term) pool.release(p.hist)
@@ -168,7 +178,7 @@ export class LevelGrower {
   }
 
   /** one unit of m's plan: build from rowsOf's rows (into a fresh buffer unless terminal), derive `derived` from `parent` */
-  private addUnit(m: ModelState, term: boolean, built: Node | null, rowsOf: Node, derived: Node | null, parent: Float64Array | null): void {
+  private addUnit(m: TreeState, term: boolean, built: Node | null, rowsOf: Node, derived: Node | null, parent: Float64Array | null): void {
     let buf: Float64Array | null = null
     if (!term) {
       buf = this.pool.acquire()
@@ -187,7 +197,7 @@ export class LevelGrower {
   // model's level is terminal, and its coefficients, are the model's own.
 
   /** the features groupFeats[0..k) of model m: build, derive and scan them for every unit */
-  private featureGroup(m: ModelState, k: number, term: boolean): void {
+  private featureGroup(m: TreeState, k: number, term: boolean): void {
     const data = this.data
     const n = this.n
     const c = m.c
@@ -200,7 +210,9 @@ export class LevelGrower {
     const lenOf = this.lenOf
     const rows = m.rows
     const q = m.q
+    const qh = m.qh
     const inv = m.inv
+    const invH = m.invH
     const bins = this.bins
     const kernel = this.kernel
     const filter = kernel.filter
@@ -213,7 +225,8 @@ export class LevelGrower {
     for (const u of m.units) {
       const buf = term ? scratchA : u.buf!
       for (let t = 0; t < k; t++) kernel.zero(buf, offOf[t], lenOf[t])
-      if (k === 4) kernel.build4(bins, colOf[0], colOf[1], colOf[2], colOf[3], rows, q, u.begin, u.end, buf, offOf[0], offOf[1], offOf[2], offOf[3])
+      if (qh) this.buildWithHessians(k, rows, q, qh, u, buf)
+      else if (k === 4) kernel.build4(bins, colOf[0], colOf[1], colOf[2], colOf[3], rows, q, u.begin, u.end, buf, offOf[0], offOf[1], offOf[2], offOf[3])
       else if (k >= 2) {
         kernel.build2(bins, colOf[0], colOf[1], rows, q, u.begin, u.end, buf, offOf[0], offOf[1])
         if (k === 3) kernel.build1(bins, colOf[2], rows, q, u.begin, u.end, buf, offOf[2])
@@ -224,28 +237,41 @@ export class LevelGrower {
         const miss = data.hasMissing[f] === 1
         const o = offOf[t]
         const len = lenOf[t]
-        if (u.built) scanFeature(u.built, buf, o, nb, miss, f, inv, c, filter)
+        if (u.built) scanFeature(u.built, buf, o, nb, miss, f, inv, c, filter, invH)
         if (u.derived) {
           const po = 2 * m.slotOf[f]
           if (term) {
             kernel.difference(scratchB, u.parent!, po, buf, o, len)
-            scanFeature(u.derived, scratchB, 0, nb, miss, f, inv, c, filter)
+            scanFeature(u.derived, scratchB, 0, nb, miss, f, inv, c, filter, invH)
           } else {
             kernel.subtractRange(u.parent!, buf, o, len)
-            scanFeature(u.derived, u.parent!, o, nb, miss, f, inv, c, filter)
+            scanFeature(u.derived, u.parent!, o, nb, miss, f, inv, c, filter, invH)
           }
         }
       }
     }
   }
 
+  /** featureGroup's build for a classifier's tree: each row adds its own quantised hessian */
+  private buildWithHessians(k: number, rows: Int32Array, q: Int32Array, qh: Int32Array, u: Unit, buf: Float64Array): void {
+    const kernel = this.kernel
+    const bins = this.bins
+    const colOf = this.colOf
+    const offOf = this.offOf
+    if (k === 4) kernel.build4H(bins, colOf[0], colOf[1], colOf[2], colOf[3], rows, q, qh, u.begin, u.end, buf, offOf[0], offOf[1], offOf[2], offOf[3])
+    else if (k >= 2) {
+      kernel.build2H(bins, colOf[0], colOf[1], rows, q, qh, u.begin, u.end, buf, offOf[0], offOf[1])
+      if (k === 3) kernel.build1H(bins, colOf[2], rows, q, qh, u.begin, u.end, buf, offOf[2])
+    } else kernel.build1H(bins, colOf[0], rows, q, qh, u.begin, u.end, buf, offOf[0])
+  }
+
   /** builds and scans the planned units of `group`; yields (after a stop check) once per feature block */
-  private *levelPass(group: ModelState[], depth: number): Generator<void> {
+  private *levelPass(group: TreeState[], depth: number): Generator<void> {
     const F = this.F
     const blockFeats = this.blockFeats
     const groupFeats = this.groupFeats
     for (const m of group) {
-      for (const node of m.levelNodes) node.startSearch(m.inv, m.c)
+      for (const node of m.levelNodes) node.startSearch(m.inv, m.c, m.invH)
     }
     for (let c0 = 0; c0 < group.length;) {
       let c1 = c0
@@ -253,8 +279,9 @@ export class LevelGrower {
       while (c1 < group.length) {
         let rowsBuilt = 0
         for (const u of group[c1].units) rowsBuilt += u.end - u.begin
-        if (c1 > c0 && bytes + 8 * rowsBuilt > MODEL_CHUNK_BYTES) break
-        bytes += 8 * rowsBuilt
+        const rowBytes = group[c1].qh ? 12 : 8
+        if (c1 > c0 && bytes + rowBytes * rowsBuilt > MODEL_CHUNK_BYTES) break
+        bytes += rowBytes * rowsBuilt
         c1++
       }
       for (let f0 = 0; f0 < F; f0 += FEATURE_BLOCK) {
@@ -284,7 +311,7 @@ export class LevelGrower {
 
   // ---- apply the level's best splits of one model (or make leaves), partition rows ------------------
 
-  private applyLevel(m: ModelState, nodes: Node[], depth: number): void {
+  private applyLevel(m: TreeState, nodes: Node[], depth: number): void {
     const pool = this.pool
     const c = m.c
     const t = m.tree
@@ -295,16 +322,16 @@ export class LevelGrower {
         m.leafSegs.push(node.begin, node.end, t.leafValue[node.id])
         continue
       }
-      const lid = applySplit(t, node.id, node, node.gq, node.h, m.inv, c, this.data.cuts)
+      const lid = applySplit(t, node.id, node, node.gq, node.h, m.inv, c, this.data.cuts, m.invH)
       const f = node.feature
       const b = node.bin
       const gl = node.glq
       const hl = node.hl
       const gr = node.gq - gl
       const hr = node.h - hl
-      // stable partition of the node's rows (and their q) by the split
+      // stable partition of the node's rows (and their q, qh) by the split
       const mid = this.partition(m, node.begin, node.end, f, b, node.defaultLeft)
-      if (mid - node.begin !== hl) throw new Error(`partition disagrees with the histogram (${mid - node.begin} ≠ ${hl})`)
+      if (!m.qh && mid - node.begin !== hl) throw new Error(`partition disagrees with the histogram (${mid - node.begin} ≠ ${hl})`)
       const L = new Node(lid, node.begin, mid, gl, hl)
       const R = new Node(lid + 1, mid, node.end, gr, hr)
       const eL = this.evaluable(m, L, depth + 1)
@@ -324,7 +351,8 @@ export class LevelGrower {
   // Stable partition of a node's rows (and their q) by the split: left ones stay in place, in order,
   // right ones go through the scratch arrays. Branch-free (the side of a row is unpredictable):
   // every row is written to both places and only the index of its side advances.
-  private partition(m: ModelState, begin: number, end: number, f: number, b: number, defLeft: boolean): number {
+  private partition(m: TreeState, begin: number, end: number, f: number, b: number, defLeft: boolean): number {
+    if (m.qh) return this.partitionWithHessians(m, m.qh, begin, end, f, b, defLeft)
     const data = this.data
     const scratchRows = this.scratchRows
     const scratchQ = this.scratchQ
@@ -367,8 +395,43 @@ export class LevelGrower {
     return wl
   }
 
+  /** partition for a classifier's tree: the same, its rows' quantised hessians moving with them */
+  private partitionWithHessians(m: TreeState, qh: Int32Array, begin: number, end: number, f: number, b: number, defLeft: boolean): number {
+    const data = this.data
+    const scratchRows = this.scratchRows
+    const scratchQ = this.scratchQ
+    const scratchQH = this.scratchQH
+    const rows = m.rows
+    const q = m.q
+    const bins = data.bins
+    const colBase = f * this.n
+    const missing = data.hasMissing[f] === 1 ? data.nBins[f] : -1
+    const dl = defLeft ? 1 : 0
+    let wl = begin
+    let nr = 0
+    for (let k = begin; k < end; k++) {
+      const r = rows[k]
+      const qk = q[k]
+      const hk = qh[k]
+      const bin = bins[colBase + r]
+      const left = bin === missing ? dl : ((b - bin) >> 31) + 1
+      rows[wl] = r
+      q[wl] = qk
+      qh[wl] = hk
+      scratchRows[nr] = r
+      scratchQ[nr] = qk
+      scratchQH[nr] = hk
+      wl += left
+      nr += 1 - left
+    }
+    rows.set(scratchRows.subarray(0, nr), wl)
+    q.set(scratchQ.subarray(0, nr), wl)
+    qh.set(scratchQH.subarray(0, nr), wl)
+    return wl
+  }
+
   /** process the planned level of `group` (their builds/derives fit in the pool) */
-  private *runLevel(group: ModelState[], depth: number): Generator<void> {
+  private *runLevel(group: TreeState[], depth: number): Generator<void> {
     yield* this.levelPass(group, depth)
     for (const m of group) {
       const nodes = m.levelNodes
@@ -378,7 +441,7 @@ export class LevelGrower {
   }
 
   /** a model whose level does not fit: no subtraction, nodes in slices that fit, keep nothing */
-  private *runLevelLowMemory(m: ModelState, depth: number, others: readonly ModelState[]): Generator<void> {
+  private *runLevelLowMemory(m: TreeState, depth: number, others: readonly TreeState[]): Generator<void> {
     const pool = this.pool
     for (const p of m.pairs) {
       pool.release(p.hist)

@@ -1,6 +1,7 @@
-// Trainpool's gradient-boosted-trees engine: XGBoost 1.7 `hist`, squared error, depth-wise, in
-// plain TypeScript (no tfjs, nothing else from the app but the seeded RNG and the gbdt family's
-// parameters). Its API, with an example of each call: README.md, "API".
+// Trainpool's gradient-boosted-trees engine: XGBoost 1.7 `hist`, squared error, binary:logistic and
+// multi:softprob, depth-wise, in plain TypeScript (no tfjs, nothing else from the app but the seeded
+// RNG, the gbdt family's parameters and the task's words). Its API, with an example of each call:
+// README.md, "API".
 export { prepareGbdtData, type GbdtData } from './binning'
 export { GBDT_DEFAULTS, gbdtMemory, gbdtParamProblems, resolveGbdtParams, type GbdtMemory, type GbdtMemoryQuery, type GbdtParams } from '@shared/families/gbdt'
 export { computeCuts, type GbdtCuts } from './quantile'
@@ -15,4 +16,5 @@ export {
   type GbdtTrainOptions,
   type GbdtTrainStats,
 } from './train'
-export { meanSquaredError, predictGbdt, treeHash, treesArtifact, type GbdtModel, type GbdtTree } from './tree'
+export { marginsPerRow, meanSquaredError, predictGbdt, predictGbdtOutputs, treeHash, treesArtifact, type GbdtModel, type GbdtTree } from './tree'
+export { baseScoreProblem, initialMargin, taskProblem, treesPerRound, type GbdtTask } from './objective'

@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest'
 import { compileHistWasm, GENERATED, generatedSource } from '../../../scripts/build-wasm.mjs'
 import { Rng } from '../random'
 import { prepareGbdtData } from './binning'
-import { build1, build2, build4, difference, subtractRange, zero } from './histograms'
+import { build1, build1H, build2, build2H, build4, build4H, difference, subtractRange, zero } from './histograms'
 import { arenaBytes, createHistKernel, wasmKernelAvailable } from './kernel'
 import { forwardCandidates } from './rules'
-import { syntheticRegression } from './synthetic'
+import { syntheticClassification, syntheticRegression } from './synthetic'
 import { trainGbdt, trainGbdtGroup } from './train'
 import { treeHash } from './tree'
 
@@ -60,6 +60,44 @@ describe('gbdt wasm histogram kernel', () => {
         build2(src, c(1), c(2), rows, q, begin, end, ref, o(1), o(2))
         k.build4(bins, c(3), c(4), c(0), c(2), rows, q, begin, end, hist, o(3), o(4), o(0), o(2))
         build4(src, c(3), c(4), c(0), c(2), rows, q, begin, end, ref, o(3), o(4), o(0), o(2))
+        expect(Array.from(hist)).toEqual(Array.from(ref))
+      }
+    })
+  }
+
+  for (const wide of [false, true]) {
+    it(`build1H/build2H/build4H add the same (Σq, Σqh) as the TypeScript loops, a classifier's hessians (${wide ? 'uint16' : 'uint8'} bins)`, () => {
+      const rng = new Rng(wide ? 29 : 23)
+      const n = 1031
+      const F = 5
+      const W = wide ? 700 : 256
+      const slots = F * W
+      const k = createHistKernel('wasm', arenaBytes(n * F * (wide ? 2 : 1)) + arenaBytes(4 * n, 3) + arenaBytes(16 * slots))
+      const src = wide ? new Uint16Array(n * F) : new Uint8Array(n * F)
+      for (let i = 0; i < src.length; i++) src[i] = Math.floor(rng.uniform() * W)
+      const bins = k.bins({ bins: src } as Parameters<typeof k.bins>[0])
+      const [rows, q, qh] = [k.int32(n), k.int32(n), k.int32(n)]
+      const hist = k.float64(2 * slots)
+      const ref = new Float64Array(2 * slots)
+      for (let trial = 0; trial < 12; trial++) {
+        let m = 0
+        const keep = rng.uniform()
+        for (let r = 0; r < n; r++) if (rng.uniform() < keep) rows[m++] = r
+        for (let i = 0; i < n; i++) {
+          q[i] = Math.floor((rng.uniform() - 0.5) * 2 ** 31)
+          qh[i] = Math.floor(rng.uniform() * 2 ** 30) // hessians ≥ 0, < 2^30
+        }
+        const begin = Math.floor(rng.uniform() * Math.min(m, 9))
+        const end = Math.max(begin, m - Math.floor(rng.uniform() * 4))
+        const c = (f: number) => f * n
+        const o = (f: number) => 2 * f * W
+        for (let i = 0; i < hist.length; i++) hist[i] = ref[i] = Math.floor((rng.uniform() - 0.5) * 1000)
+        k.build1H(bins, c(0), rows, q, qh, begin, end, hist, o(0))
+        build1H(src, c(0), rows, q, qh, begin, end, ref, o(0))
+        k.build2H(bins, c(1), c(2), rows, q, qh, begin, end, hist, o(1), o(2))
+        build2H(src, c(1), c(2), rows, q, qh, begin, end, ref, o(1), o(2))
+        k.build4H(bins, c(3), c(4), c(0), c(2), rows, q, qh, begin, end, hist, o(3), o(4), o(0), o(2))
+        build4H(src, c(3), c(4), c(0), c(2), rows, q, qh, begin, end, ref, o(3), o(4), o(0), o(2))
         expect(Array.from(hist)).toEqual(Array.from(ref))
       }
     })
@@ -154,6 +192,18 @@ describe('gbdt wasm histogram kernel', () => {
       expect(one('wasm')).toBe(one('ts'))
       const group = (kernel: 'ts' | 'wasm', histogramBudgetBytes?: number) =>
         trainGbdtGroup(data, p, [1, 2, 3], { kernel, histogramBudgetBytes, perModel: [{}, { maxDepth: 3 }, { lambda: 0 }] }).map(treeHash)
+      expect(group('wasm')).toEqual(group('ts'))
+      expect(group('wasm', 1)).toEqual(group('ts'))
+    }
+  })
+
+  it('trains the same classifiers as the TypeScript kernel (binary and 3 classes, uint16 bins, low memory)', () => {
+    for (const classes of [2, 3]) {
+      const d = syntheticClassification({ rows: 2000, features: 9, seed: 6, missing: 0.05, classes })
+      const data = prepareGbdtData(d.x, d.y, d.rows, d.features, 256)
+      const task = { objective: classes === 2 ? 'binary' : 'multiclass', classes } as const
+      const group = (kernel: 'ts' | 'wasm', histogramBudgetBytes?: number) =>
+        trainGbdtGroup(data, { rounds: 4, maxDepth: 4, subsample: 0.8 }, [1, 2], { kernel, histogramBudgetBytes, task }).map(treeHash)
       expect(group('wasm')).toEqual(group('ts'))
       expect(group('wasm', 1)).toEqual(group('ts'))
     }

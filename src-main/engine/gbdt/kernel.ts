@@ -5,7 +5,7 @@
 // where SIMD exists and the arena fits). Why and how: README.md, "The histogram kernel".
 import type { GbdtData } from './binning'
 import { HIST_WASM_BASE64 } from './hist-wasm.generated'
-import { type Bins, build1, build2, build4, difference, subtractRange, zero } from './histograms'
+import { type Bins, build1, build1H, build2, build2H, build4, build4H, difference, subtractRange, zero } from './histograms'
 import { type CandidateFilter, forwardCandidates } from './rules'
 
 export type KernelName = 'ts' | 'wasm'
@@ -20,6 +20,10 @@ export interface HistKernel {
   build1: typeof build1
   build2: typeof build2
   build4: typeof build4
+  /** the same with each row's quantised hessian (a classifier's) in place of 1 */
+  build1H: typeof build1H
+  build2H: typeof build2H
+  build4H: typeof build4H
   zero: typeof zero
   difference: typeof difference
   subtractRange: typeof subtractRange
@@ -35,6 +39,9 @@ const tsKernel: HistKernel = {
   build1,
   build2,
   build4,
+  build1H,
+  build2H,
+  build4H,
   zero,
   difference,
   subtractRange,
@@ -71,6 +78,26 @@ interface HistExports {
   build1u16: HistExports['build1u8']
   build2u16: HistExports['build2u8']
   build4u16: HistExports['build4u8']
+  build1Hu8(b0: number, rows: number, q: number, qh: number, begin: number, end: number, h0: number): void
+  build2Hu8(b0: number, b1: number, rows: number, q: number, qh: number, begin: number, end: number, h0: number, h1: number): void
+  build4Hu8(
+    b0: number,
+    b1: number,
+    b2: number,
+    b3: number,
+    rows: number,
+    q: number,
+    qh: number,
+    begin: number,
+    end: number,
+    h0: number,
+    h1: number,
+    h2: number,
+    h3: number,
+  ): void
+  build1Hu16: HistExports['build1Hu8']
+  build2Hu16: HistExports['build2Hu8']
+  build4Hu16: HistExports['build4Hu8']
   zero(h: number, len: number): void
   subtract(t: number, s: number, len: number): void
   difference(out: number, p: number, s: number, len: number): void
@@ -234,6 +261,62 @@ class WasmKernel implements HistKernel {
     const h = hist.byteOffset
     const f = s === 1 ? this.k.build4u8 : this.k.build4u16
     f(b + s * c0, b + s * c1, b + s * c2, b + s * c3, rows.byteOffset, q.byteOffset, begin, end, h + 8 * o0, h + 8 * o1, h + 8 * o2, h + 8 * o3)
+  }
+
+  build1H = (bins: Bins, c: number, rows: Int32Array, q: Int32Array, qh: Int32Array, begin: number, end: number, hist: Float64Array, o: number): void => {
+    this.check(bins, rows, q, hist)
+    this.check(bins, qh, qh, hist)
+    const s = bins.BYTES_PER_ELEMENT
+    const f = s === 1 ? this.k.build1Hu8 : this.k.build1Hu16
+    f(bins.byteOffset + s * c, rows.byteOffset, q.byteOffset, qh.byteOffset, begin, end, hist.byteOffset + 8 * o)
+  }
+
+  build2H = (
+    bins: Bins,
+    c0: number,
+    c1: number,
+    rows: Int32Array,
+    q: Int32Array,
+    qh: Int32Array,
+    begin: number,
+    end: number,
+    hist: Float64Array,
+    o0: number,
+    o1: number,
+  ): void => {
+    this.check(bins, rows, q, hist)
+    this.check(bins, qh, qh, hist)
+    const s = bins.BYTES_PER_ELEMENT
+    const b = bins.byteOffset
+    const h = hist.byteOffset
+    const f = s === 1 ? this.k.build2Hu8 : this.k.build2Hu16
+    f(b + s * c0, b + s * c1, rows.byteOffset, q.byteOffset, qh.byteOffset, begin, end, h + 8 * o0, h + 8 * o1)
+  }
+
+  build4H = (
+    bins: Bins,
+    c0: number,
+    c1: number,
+    c2: number,
+    c3: number,
+    rows: Int32Array,
+    q: Int32Array,
+    qh: Int32Array,
+    begin: number,
+    end: number,
+    hist: Float64Array,
+    o0: number,
+    o1: number,
+    o2: number,
+    o3: number,
+  ): void => {
+    this.check(bins, rows, q, hist)
+    this.check(bins, qh, qh, hist)
+    const s = bins.BYTES_PER_ELEMENT
+    const b = bins.byteOffset
+    const h = hist.byteOffset
+    const f = s === 1 ? this.k.build4Hu8 : this.k.build4Hu16
+    f(b + s * c0, b + s * c1, b + s * c2, b + s * c3, rows.byteOffset, q.byteOffset, qh.byteOffset, begin, end, h + 8 * o0, h + 8 * o1, h + 8 * o2, h + 8 * o3)
   }
 }
 

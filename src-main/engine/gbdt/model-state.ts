@@ -1,9 +1,12 @@
-// What the CPU trainer keeps per model of a group: its sampler, predictions, the sampled rows with
-// their quantised gradients (partitioned in place, so a node is a range), the tree under
-// construction and the level to grow; and a round's per-model steps, startRound and finishTree.
-// A model keeps its own parameters, so a group may fuse configurations (grow.ts grows the levels).
+// What the CPU trainer keeps per model of a group (ModelState: its sampler, margins, objective and
+// trees) and per tree it grows (TreeState: the sampled rows with their quantised gradients and
+// hessians, partitioned in place so a node is a range, the tree under construction and the level
+// to grow). A regressor or a binary classifier grows one tree a round, a K-class one K side by side
+// (one per class, in the same level passes), all from one joint gradient step. A model keeps its
+// own parameters, so a group may fuse configurations (grow.ts grows the levels).
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
+import { type GbdtTask, initialMargin, logisticGradients, softprobGradients, softprobOfRows, treesPerRound } from './objective'
 import { quantExponent } from './quantise'
 import { type HeldOutRows, isEvaluated, leafValue, ModelSampler, type SplitCoefs, SplitSearch } from './rules'
 import { type GbdtTree, TreeBuilder } from './tree'
@@ -18,6 +21,7 @@ export class Node extends SplitSearch {
     readonly id: number,
     readonly begin: number,
     readonly end: number,
+    /** Σq and Σqh (squared error: the row count) */
     gq: number,
     h: number,
   ) {
@@ -51,18 +55,33 @@ export interface Unit {
   parent: Float64Array | null
 }
 
-export class ModelState {
-  readonly sampler: ModelSampler
-  readonly pred: Float32Array
+/** Scratch a group's gradient steps share (one model at a time): float32 gradients and hessians of the sampled rows, a multiclass model's probabilities. */
+export class GradientScratch {
+  readonly g: Float32Array
+  readonly h: Float32Array
+  readonly p: Float32Array
+  constructor(n: number, task?: GbdtTask) {
+    const objective = task?.objective ?? 'regression'
+    this.g = new Float32Array(n)
+    this.h = new Float32Array(objective === 'regression' ? 0 : n)
+    this.p = new Float32Array(objective === 'multiclass' ? n * task!.classes : 0)
+  }
+}
+
+/** One tree being grown: its rows and their quantised gradient pairs, its columns, the tree and the level (grow.ts). */
+export class TreeState {
   readonly rows: Int32Array
   readonly q: Int32Array
+  /** quantised hessians of `rows`; null for squared error (every hessian 1, scale 1: Σqh is the row count) */
+  readonly qh: Int32Array | null
   readonly sampled: Uint8Array
   readonly feats: Int32Array
   /** histogram slot offset of feature f this round, −1 if not sampled */
   readonly slotOf: Int32Array
   nSampled = 0
+  /** 2^−k of the gradients' and the hessians' quantisation (invH = 1 for squared error) */
   inv = 1
-  readonly trees: GbdtTree[] = []
+  invH = 1
   tree = new TreeBuilder()
   /** the current level: nodes to evaluate (BFS order), and pairs of children awaiting it */
   pairs: Pair[] = []
@@ -76,77 +95,53 @@ export class ModelState {
   keepHists = true
   /** the root, while it waits for its histogram (depth 0) */
   root: Node | null = null
-  /** this model's boosting rounds (in a group fused across rounds it sits out the rest) */
-  readonly rounds: number
-  /** this model's tree depth: its nodes at maxDepth are leaves, whatever the group's deepest model does */
-  readonly maxDepth: number
 
   constructor(
-    readonly seed: number,
     n: number,
     features: number,
-    /** this model's own parameters (its configuration's, in a model set) */
-    params: GbdtParams,
-    /** this model's split coefficients (float32 lambda, alpha, mcw, gamma, eta), shared by the group's models that agree on them */
+    /** the model's tree depth: its nodes at maxDepth are leaves, whatever the group's deepest model does */
+    readonly maxDepth: number,
+    /** the model's split coefficients (float32 lambda, alpha, mcw, gamma, eta), shared by the group's models that agree on them */
     readonly c: SplitCoefs,
-    /** where rows and q live (the histogram kernel reads them) */
-    int32: (length: number) => Int32Array = (length) => new Int32Array(length),
-    /** rows this model never trains on (its fold's, in a model set with folds) */
-    heldOut: HeldOutRows | null = null,
+    int32: (length: number) => Int32Array,
+    hessians: boolean,
   ) {
-    this.rounds = params.rounds
-    this.maxDepth = params.maxDepth
-    this.sampler = new ModelSampler(seed, features, params, heldOut)
-    this.pred = new Float32Array(n).fill(f32(params.baseScore))
     this.rows = int32(n)
     this.q = int32(n)
+    this.qh = hessians ? int32(n) : null
     this.sampled = new Uint8Array(n)
     this.feats = new Int32Array(features)
     this.slotOf = new Int32Array(features)
   }
 
-  /**
-   * A new tree: sample its columns and rows (columns first: the sampler's RNG streams are used in
-   * this order), quantise the sampled rows' gradients, and make the root — pending in `root` if it
-   * is evaluated, else a leaf already. `gbuf` is scratch of ≥ n floats, shared by the group.
-   */
-  startRound(data: GbdtData, gbuf: Float32Array): void {
-    const c = this.c
-    this.sampleColumns(data.width, this.sampler.perTree)
-    const gq = this.quantisedGradients(data, gbuf)
-    const ns = this.nSampled
-    this.tree = new TreeBuilder()
-    this.leafSegs.length = 0
-    const root = new Node(0, 0, ns, gq, ns)
-    this.tree.add(leafValue(gq * this.inv, ns, c))
-    this.pairs = []
-    this.levelNodes = []
-    this.root = null
-    if (isEvaluated(root.h, 0, this.maxDepth, c)) this.root = root
-    else this.leafSegs.push(0, ns, this.tree.leafValue[0])
-  }
-
   /** this tree's features and their histogram slots (sampled features side by side, ascending) */
-  private sampleColumns(width: Int32Array, perTree: number): void {
+  sampleColumns(sampler: ModelSampler, width: Int32Array): void {
     const feats = this.feats
-    this.sampler.columns(feats)
+    sampler.columns(feats)
     this.slotOf.fill(-1)
     let slot = 0
-    for (let j = 0; j < perTree; j++) {
+    for (let j = 0; j < sampler.perTree; j++) {
       this.slotOf[feats[j]] = slot
       slot += width[feats[j]]
     }
   }
 
+  /** this tree's rows, in `rows[0, nSampled)` ascending */
+  sampleRows(sampler: ModelSampler): void {
+    sampler.rows(this.sampled)
+    const n = this.sampled.length
+    let ns = 0
+    for (let r = 0; r < n; r++) if (this.sampled[r] === 1) this.rows[ns++] = r
+    this.nSampled = ns
+  }
+
   /**
-   * Samples the rows, writes them to `rows` and their gradients, quantised with one power-of-two
-   * scale for the tree (see quantise.ts), to `q`; returns the root's Σq.
+   * Squared error: samples the rows, writes them to `rows` and their gradients f32(pred − y),
+   * quantised with one power-of-two scale for the tree (see quantise.ts), to `q`; returns Σq.
    */
-  private quantisedGradients(data: GbdtData, gbuf: Float32Array): number {
-    const n = data.rows
-    this.sampler.rows(this.sampled)
-    const y = data.y
-    const pred = this.pred
+  squaredErrorGradients(sampler: ModelSampler, pred: Float32Array, y: Float32Array, gbuf: Float32Array): number {
+    const n = pred.length
+    sampler.rows(this.sampled)
     const sampled = this.sampled
     let ns = 0
     let maxAbs = 0
@@ -159,34 +154,77 @@ export class ModelState {
       if (a > maxAbs) maxAbs = a
     }
     this.nSampled = ns
+    return this.quantiseGradients(gbuf, maxAbs)
+  }
+
+  /** q = the gradients g[0, nSampled) quantised (one power-of-two scale from maxAbs); returns Σq */
+  private quantiseGradients(g: Float32Array, maxAbs: number): number {
     const k = quantExponent(maxAbs)
     const scale = 2 ** k
     this.inv = 2 ** -k
     let gq = 0
-    for (let i = 0; i < ns; i++) {
-      const qi = (gbuf[i] * scale) | 0
+    for (let i = 0; i < this.nSampled; i++) {
+      const qi = (g[i] * scale) | 0
       this.q[i] = qi
       gq += qi
     }
     return gq
   }
 
+  /** A classifier's gradient pairs g, h [0, nSampled) quantised, each with its own power-of-two scale (quantise.ts); returns [Σq, Σqh]. */
+  quantisePairs(g: Float32Array, h: Float32Array): [number, number] {
+    const ns = this.nSampled
+    let maxG = 0
+    let maxH = 0
+    for (let i = 0; i < ns; i++) {
+      const a = g[i] < 0 ? -g[i] : g[i]
+      if (a > maxG) maxG = a
+      if (h[i] > maxH) maxH = h[i]
+    }
+    const gq = this.quantiseGradients(g, maxG)
+    const k = quantExponent(maxH)
+    const scale = 2 ** k
+    this.invH = 2 ** -k
+    const qh = this.qh!
+    let hq = 0
+    for (let i = 0; i < ns; i++) {
+      const qi = (h[i] * scale) | 0
+      qh[i] = qi
+      hq += qi
+    }
+    return [gq, hq]
+  }
+
+  /** A new tree on the quantised pairs: the root, pending in `root` if it is evaluated, else a leaf already. */
+  startTree(gq: number, hq: number): void {
+    const c = this.c
+    const ns = this.nSampled
+    this.tree = new TreeBuilder()
+    this.leafSegs.length = 0
+    const root = new Node(0, 0, ns, gq, hq)
+    this.tree.add(leafValue(gq * this.inv, hq * this.invH, c))
+    this.pairs = []
+    this.levelNodes = []
+    this.root = null
+    const evaluated = this.qh ? isEvaluated(hq, 0, this.maxDepth, c, this.invH, ns) : isEvaluated(hq, 0, this.maxDepth, c)
+    if (evaluated) this.root = root
+    else this.leafSegs.push(0, ns, this.tree.leafValue[0])
+  }
+
   /**
-   * The tree is grown: keep it and add its leaf values to every training row's prediction — the
-   * sampled rows by their leaf segments, the others by walking the tree.
+   * The tree is grown: returns it, its leaf values added to every training row's margin `pred` —
+   * the sampled rows by their leaf segments, the others by walking the tree.
    */
-  finishTree(data: GbdtData): void {
+  finishTree(data: GbdtData, pred: Float32Array): GbdtTree {
     const n = data.rows
     const tree = this.tree.finish()
-    this.trees.push(tree)
-    const pred = this.pred
     const rows = this.rows
     const segs = this.leafSegs
     for (let s = 0; s < segs.length; s += 3) {
       const v = segs[s + 2]
       for (let k = segs[s]; k < segs[s + 1]; k++) pred[rows[k]] += v
     }
-    if (this.nSampled === n) return
+    if (this.nSampled === n) return tree
     const { feature, splitBin, defaultLeft, left, leafValue } = tree
     const bins = data.bins
     const nBins = data.nBins
@@ -202,5 +240,84 @@ export class ModelState {
       }
       pred[r] += leafValue[node]
     }
+    return tree
+  }
+}
+
+/**
+ * One model of a group: its sampler, its margins (one array per class: K for multiclass), the trees
+ * it grows this round (`growing`, one per class) and the ones it has, in XGBoost's order (round-major:
+ * tree t is class t mod K).
+ */
+export class ModelState {
+  readonly sampler: ModelSampler
+  /** training rows' margins, per class */
+  readonly margins: Float32Array[]
+  readonly growing: TreeState[]
+  readonly trees: GbdtTree[] = []
+  /** this model's boosting rounds (in a group fused across rounds it sits out the rest) */
+  readonly rounds: number
+  /** this model's tree depth */
+  readonly maxDepth: number
+  private readonly objective: GbdtTask['objective']
+
+  constructor(
+    readonly seed: number,
+    n: number,
+    features: number,
+    /** this model's own parameters (its configuration's, in a model set) */
+    params: GbdtParams,
+    /** this model's split coefficients, shared by the group's models that agree on them */
+    c: SplitCoefs,
+    /** where rows, q and qh live (the histogram kernel reads them) */
+    int32: (length: number) => Int32Array = (length) => new Int32Array(length),
+    /** rows this model never trains on (its fold's, in a model set with folds) */
+    heldOut: HeldOutRows | null = null,
+    /** what it learns; absent: regression */
+    task?: GbdtTask,
+  ) {
+    this.rounds = params.rounds
+    this.maxDepth = params.maxDepth
+    this.objective = task?.objective ?? 'regression'
+    this.sampler = new ModelSampler(seed, features, params, heldOut)
+    const K = treesPerRound(task)
+    const start = initialMargin(this.objective, params.baseScore)
+    const hessians = this.objective !== 'regression'
+    this.margins = Array.from({ length: K }, () => new Float32Array(n).fill(start))
+    this.growing = Array.from({ length: K }, () => new TreeState(n, features, params.maxDepth, c, int32, hessians))
+  }
+
+  /**
+   * A new round: the trees' gradient step, done once for the model (a K-class model's softmax over
+   * its K margins a row), then each tree in class order samples its columns and rows (columns first:
+   * the sampler's RNG streams give tree t its t-th draws), quantises its rows' gradient pairs and
+   * makes its root. Returns the trees to grow.
+   */
+  startRound(data: GbdtData, scratch: GradientScratch): readonly TreeState[] {
+    const sampler = this.sampler
+    const width = data.width
+    if (this.objective === 'regression') {
+      const t = this.growing[0]
+      t.sampleColumns(sampler, width)
+      t.startTree(t.squaredErrorGradients(sampler, this.margins[0], data.y, scratch.g), t.nSampled)
+      return this.growing
+    }
+    const K = this.growing.length
+    if (this.objective === 'multiclass') softprobOfRows(this.margins, data.rows, scratch.p)
+    for (let k = 0; k < K; k++) {
+      const t = this.growing[k]
+      t.sampleColumns(sampler, width)
+      t.sampleRows(sampler)
+      if (this.objective === 'binary') logisticGradients(this.margins[0], data.y, t.rows, t.nSampled, scratch.g, scratch.h)
+      else softprobGradients(scratch.p, K, k, data.y, t.rows, t.nSampled, scratch.g, scratch.h)
+      const [gq, hq] = t.quantisePairs(scratch.g, scratch.h)
+      t.startTree(gq, hq)
+    }
+    return this.growing
+  }
+
+  /** The round's trees are grown: keep them in class order and add each to its class's margins. */
+  finishRound(data: GbdtData): void {
+    for (let k = 0; k < this.growing.length; k++) this.trees.push(this.growing[k].finishTree(data, this.margins[k]))
   }
 }

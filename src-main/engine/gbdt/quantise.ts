@@ -1,7 +1,9 @@
 // Gradient quantisation: the one rule the CPU engine and the WGSL engine share, so their histogram
 // sums, and hence their trees, are bit-identical. Per model and round, g = fround(pred − y), scaled
 // by 2^k (k = 30 − the exponent of max |g|) and truncated to an i32; histogram sums are integer
-// sums below 2^53, exact in any order. The rule step by step: README.md, "Gradient quantisation".
+// sums below 2^53, exact in any order. A classifier's hessians are quantised by the same rule with
+// their own k (squared error's are 1 a row, scale 1). The rule step by step: README.md, "Gradient
+// quantisation".
 
 /** Most training rows for which every sum of quantised gradients is an exact double. */
 export const QUANT_MAX_ROWS = 2 ** 23

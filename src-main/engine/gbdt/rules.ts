@@ -38,9 +38,15 @@ export function splitCoefs(p: GbdtParams): SplitCoefs {
   return { lambda: f32(p.lambda), alpha: f32(p.alpha), mcw, gamma: f32(p.gamma), eta: f32(p.eta), minSplitH: minSplitRows(mcw) }
 }
 
-/** A node at `depth` with `h` rows is searched for a split iff it is above maxDepth and has enough rows. */
-export function isEvaluated(h: number, depth: number, maxDepth: number, c: SplitCoefs): boolean {
-  return depth < maxDepth && h >= c.minSplitH
+/**
+ * A node at `depth` whose quantised hessian sum is `h` (squared error: its rows) is searched for a
+ * split iff it is above maxDepth and each child could get min_child_weight and a non-zero share.
+ * Squared error: h ≥ minSplitH = max(2, 2·mcw). A classifier (`invH` its hessian scale 2^−k, `rows`
+ * the node's rows): two rows or more, h ≥ 2 and H = h·invH ≥ 2·mcw.
+ */
+export function isEvaluated(h: number, depth: number, maxDepth: number, c: SplitCoefs, invH?: number, rows?: number): boolean {
+  if (invH === undefined) return depth < maxDepth && h >= c.minSplitH
+  return depth < maxDepth && rows! >= 2 && h >= 2 && h * invH >= 2 * c.mcw
 }
 
 /** T(G): the L1 soft threshold. */
@@ -111,18 +117,18 @@ export class SplitSearch {
   /** non-missing rows with bin ≤ bin go left */
   bin = -1
   defaultLeft = false
-  /** integer (quantised) gradient sum and row count of the left child */
+  /** integer (quantised) gradient and hessian sums of the left child (squared error: its row count) */
   glq = 0
   hl = 0
   constructor(
-    /** Σq (integer) and row count of the node */
+    /** Σq (integer) and quantised hessian sum of the node (squared error: its row count) */
     readonly gq: number,
     readonly h: number,
   ) {}
 
-  /** Before the node's first feature is scanned (Σq dequantised by inv). */
-  startSearch(inv: number, c: SplitCoefs): void {
-    this.rootGain = sideGain(this.gq * inv, this.h, c.lambda, c.alpha)
+  /** Before the node's first feature is scanned (Σq dequantised by inv, the hessian sum by invH). */
+  startSearch(inv: number, c: SplitCoefs, invH = 1): void {
+    this.rootGain = sideGain(this.gq * inv, this.h * invH, c.lambda, c.alpha)
     this.best = 0
     this.sBest = this.rootGain
     this.found = false
@@ -193,8 +199,10 @@ export const forwardCandidates: CandidateFilter = {
 }
 
 /**
- * Scans one feature of a node's histogram (interleaved [Σq, count] per slot, the feature's slots
- * from `o`) and updates the node's best split.
+ * Scans one feature of a node's histogram (interleaved [Σq, Σqh] per slot, the feature's slots
+ * from `o`; squared error's Σqh is the row count, invH = 1) and updates the node's best split.
+ * Hessian sums are dequantised by invH = 2^−kh exactly, so a comparison in quantised units (hl < mcw/invH)
+ * is the same comparison (powers of two scale without rounding).
  *
  * Empty bins are not tested for: such a bin's candidate equals the previous one, which it cannot
  * strictly beat (a branch on it was mispredicted half the time on small nodes). One shortcut, which
@@ -217,26 +225,31 @@ export function scanFeature(
   inv: number,
   c: SplitCoefs,
   filter: CandidateFilter = forwardCandidates,
+  invH = 1,
 ): void {
   const missH = hasMissing ? hist[o + 2 * nb + 1] : 0
   if (nb <= 1 && missH === 0) return
   const { alpha, mcw, lambda } = c
   const gq = node.gq
   const h = node.h
+  const hd = h * invH
   // skip a candidate whose estimate S < thr: it cannot beat the best so far
   let thr = estimateThreshold(node.sBest)
   // forward: left = bins ≤ b, missing right
   if (alpha === 0) {
     // the estimate in quantised units: (Σq·2^−k)² = (Σq)²·2^−2k exactly (a power of two), so
     // comparing Σq-squares with thr·2^2k is the same comparison, bit for bit, with fewer products
-    const s2 = 1 / (inv * inv)
+    // and the hessians in theirs: H = Σqh·invH, so (H + λ) = invH·(Σqh + λ/invH), mcw likewise
+    const s2 = invH / (inv * inv)
+    const mcwQ = mcw / invH
+    const lambdaQ = lambda / invH
     const state = filter.state
     state[0] = 0
     state[1] = 0
-    for (let b = filter.next(hist, o, 0, nb, gq, h, mcw, thr * s2, lambda); b >= 0; b = filter.next(hist, o, b + 1, nb, gq, h, mcw, thr * s2, lambda)) {
+    for (let b = filter.next(hist, o, 0, nb, gq, h, mcwQ, thr * s2, lambdaQ); b >= 0; b = filter.next(hist, o, b + 1, nb, gq, h, mcwQ, thr * s2, lambdaQ)) {
       const glq = state[0]
       const hl = state[1]
-      if (node.offer(childrenGain(glq * inv, hl, (gq - glq) * inv, h - hl, c), f, b, false, glq, hl)) thr = estimateThreshold(node.sBest)
+      if (node.offer(childrenGain(glq * inv, hl * invH, (gq - glq) * inv, (h - hl) * invH, c), f, b, false, glq, hl)) thr = estimateThreshold(node.sBest)
     }
   } else {
     let glq = 0
@@ -244,15 +257,16 @@ export function scanFeature(
     for (let b = 0; b < nb; b++) {
       glq += hist[o + 2 * b]
       hl += hist[o + 2 * b + 1]
-      const hr = h - hl
-      if (hr < mcw || hr <= 0) break
-      if (hl < mcw) continue
+      const hld = hl * invH
+      const hrd = hd - hld
+      if (hrd < mcw || hrd <= 0) break
+      if (hld < mcw) continue
       const tl = thresholdL1(glq * inv, alpha)
       const tr = thresholdL1((gq - glq) * inv, alpha)
       const tl2 = tl * tl
       const tr2 = tr * tr
-      if (tl2 / (hl + lambda) + tr2 / (hr + lambda) < thr) continue
-      if (node.offer(childrenGain(glq * inv, hl, (gq - glq) * inv, hr, c), f, b, false, glq, hl)) thr = estimateThreshold(node.sBest)
+      if (tl2 / (hld + lambda) + tr2 / (hrd + lambda) < thr) continue
+      if (node.offer(childrenGain(glq * inv, hld, (gq - glq) * inv, hrd, c), f, b, false, glq, hl)) thr = estimateThreshold(node.sBest)
     }
   }
   if (missH !== 0) {
@@ -262,20 +276,21 @@ export function scanFeature(
     for (let b = nb - 1; b >= 0; b--) {
       grq += hist[o + 2 * b]
       hr += hist[o + 2 * b + 1]
-      const hl2 = h - hr
-      if (hl2 < mcw || hl2 <= 0) break
-      if (hr < mcw) continue
+      const hrd = hr * invH
+      const hld = hd - hrd
+      if (hld < mcw || hld <= 0) break
+      if (hrd < mcw) continue
       const tl = thresholdL1((gq - grq) * inv, alpha)
       const tr = thresholdL1(grq * inv, alpha)
       const tl2 = tl * tl
       const tr2 = tr * tr
-      if (tl2 / (hl2 + lambda) + tr2 / (hr + lambda) < thr) continue
-      if (node.offer(childrenGain((gq - grq) * inv, hl2, grq * inv, hr, c), f, b - 1, true, gq - grq, hl2)) thr = estimateThreshold(node.sBest)
+      if (tl2 / (hld + lambda) + tr2 / (hrd + lambda) < thr) continue
+      if (node.offer(childrenGain((gq - grq) * inv, hld, grq * inv, hrd, c), f, b - 1, true, gq - grq, h - hr)) thr = estimateThreshold(node.sBest)
     }
   }
 }
 
-/** The split of a node, in quantised units: feature, split bin, default direction, the left child's Σq and rows. */
+/** The split of a node, in quantised units: feature, split bin, default direction, the left child's Σq and Σqh (squared error: rows). */
 export interface AppliedSplit {
   feature: number
   /** non-missing rows with bin ≤ bin go left (−1: none do) */
@@ -286,13 +301,23 @@ export interface AppliedSplit {
 }
 
 /**
- * Turns leaf `nodeId` (Σq = gq over h rows) into a split node: its two children are added in
- * breadth-first order with their leaf values, the threshold is the float32 cut. Returns the left
- * child's id (the right one's is that + 1).
+ * Turns leaf `nodeId` (Σq = gq, Σqh = h: squared error's rows) into a split node: its two children
+ * are added in breadth-first order with their leaf values, the threshold is the float32 cut. Returns
+ * the left child's id (the right one's is that + 1).
  */
-export function applySplit(tree: TreeBuilder, nodeId: number, s: AppliedSplit, gq: number, h: number, inv: number, c: SplitCoefs, cuts: GbdtCuts): number {
-  const lid = tree.add(leafValue(s.glq * inv, s.hl, c))
-  tree.add(leafValue((gq - s.glq) * inv, h - s.hl, c))
+export function applySplit(
+  tree: TreeBuilder,
+  nodeId: number,
+  s: AppliedSplit,
+  gq: number,
+  h: number,
+  inv: number,
+  c: SplitCoefs,
+  cuts: GbdtCuts,
+  invH = 1,
+): number {
+  const lid = tree.add(leafValue(s.glq * inv, s.hl * invH, c))
+  tree.add(leafValue((gq - s.glq) * inv, (h - s.hl) * invH, c))
   tree.feature[nodeId] = s.feature
   tree.splitBin[nodeId] = s.bin
   tree.threshold[nodeId] = s.bin >= 0 ? cuts.values[cuts.ptrs[s.feature] + s.bin] : cuts.minValues[s.feature]

@@ -58,3 +58,15 @@ export function splitRows(d: SyntheticData, train: number): [SyntheticData, Synt
     { rows: d.rows - train, features: F, x: d.x.slice(train * F), y: d.y.slice(train) },
   ]
 }
+
+/**
+ * The same features with class labels 0 … K−1: syntheticRegression's target (noise included, so no
+ * class is perfectly separable) cut at its K-quantiles, so the classes are of equal size.
+ */
+export function syntheticClassification(spec: SyntheticSpec & { classes: number }): SyntheticData {
+  const d = syntheticRegression(spec)
+  const order = Array.from({ length: d.rows }, (_, r) => r).sort((a, b) => d.y[a] - d.y[b])
+  const y = new Float32Array(d.rows)
+  order.forEach((r, i) => (y[r] = Math.floor((i * spec.classes) / d.rows)))
+  return { ...d, y }
+}

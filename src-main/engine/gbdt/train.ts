@@ -1,14 +1,16 @@
-// The trainer: XGBoost 1.7 `hist`, squared error, depth-wise growth, for a GROUP of models that
-// share one binned matrix. A group of one is the single-model trainer: `sequential` and `pool` run
-// this very code with one seed, `batched` with many, so model i's trees are the same either way.
-// Here: the public API and the round loop; model-state.ts, grow.ts and histograms.ts do the rest.
-// A round, per-model parameters: README.md, "Level pass, tree groups and memory".
+// The trainer: XGBoost 1.7 `hist`, depth-wise growth, squared error or a classifier's objective
+// (objective.ts), for a GROUP of models that share one binned matrix. A group of one is the
+// single-model trainer: `sequential` and `pool` run this very code with one seed, `batched` with
+// many, so model i's trees are the same either way. Here: the public API and the round loop;
+// model-state.ts, grow.ts and histograms.ts do the rest. A round, per-model parameters: README.md,
+// "Level pass, tree groups and memory".
 import { CPU_SLOT_BYTES, defaultTreeGroup, featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
 import { LevelGrower } from './grow'
 import { HistPool } from './histograms'
 import { arenaBytes, createHistKernel, kernelName, type KernelName } from './kernel'
-import { ModelState } from './model-state'
+import { GradientScratch, ModelState } from './model-state'
+import { baseScoreProblem, type GbdtTask, taskProblem, treesPerRound } from './objective'
 import { type HeldOutRows, heldOutProblem, histogramSlots, type SplitCoefs, splitCoefs, throwIfStopped, trainingParams } from './rules'
 import type { GbdtModel } from './tree'
 
@@ -60,6 +62,11 @@ export interface GbdtTrainOptions {
   heldOut?: readonly (HeldOutRows | null)[]
   /** the histogram kernel (kernel.ts; default: TRAINPOOL_GBDT_KERNEL, else wasm where WebAssembly SIMD is available); the trees are the same */
   kernel?: KernelName
+  /**
+   * What the models learn (the workload's task; labels are class indices 0 … K−1): binary:logistic
+   * or multi:softprob, K trees a round; absent or regression: squared error.
+   */
+  task?: GbdtTask
 }
 
 export interface GbdtTrainStats {
@@ -75,32 +82,33 @@ export interface GbdtTrainStats {
 function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: readonly number[], options: GbdtTrainOptions): Generator<void, GbdtModel[]> {
   const { own, baseScore, models, grower, pool, treeGroup } = prepareGroup(data, paramsIn, seeds, options)
   const rounds = Math.max(...own.map((p) => p.rounds))
-  /** the sampled rows' float32 gradients, before quantisation (one model at a time) */
-  const gbuf = new Float32Array(data.rows)
-  // Each round, the group's trees grow `treeGroup` models at a time: per level, one pass over the
-  // binned matrix serves every model of that set. On a CPU the set is kept small enough for its
-  // histograms to stay in cache (see defaultTreeGroup); the trees do not depend on it.
+  /** the sampled rows' float32 gradients (and hessians, probabilities) before quantisation, one model at a time */
+  const scratch = new GradientScratch(data.rows, options.task)
+  // Each round, the group's trees grow `treeGroup` models at a time (a K-class model's K trees side
+  // by side): per level, one pass over the binned matrix serves every tree of that set. On a CPU the
+  // set is kept small enough for its histograms to stay in cache (see defaultTreeGroup); the trees
+  // do not depend on it.
   for (let round = 0; round < rounds; round++) {
     throwIfStopped(options)
     // a model with fewer rounds than the group's most has all its trees: it sits the rest out
     const growing = models.filter((m) => round < m.rounds)
     for (let t0 = 0; t0 < growing.length; t0 += treeGroup) {
       const set = growing.slice(t0, t0 + treeGroup)
-      for (const m of set) m.startRound(data, gbuf)
+      const trees = set.flatMap((m) => m.startRound(data, scratch))
       // to the set's deepest model: a shallower one has nothing left to evaluate past its own depth
       const depth1 = Math.max(...set.map((m) => m.maxDepth))
-      for (let depth = 0; depth < depth1; depth++) yield* grower.growLevel(set, depth)
-      for (const m of set) {
-        grower.endTree(m)
-        m.finishTree(data)
-      }
+      for (let depth = 0; depth < depth1; depth++) yield* grower.growLevel(trees, depth)
+      for (const t of trees) grower.endTree(t)
+      for (const m of set) m.finishRound(data)
     }
     options.onRound?.(round + 1, rounds)
     yield
   }
 
   if (options.stats) options.stats.peakNodeHistograms = pool.peak
-  const out = models.map<GbdtModel>((m, i) => ({ params: own[i], seed: m.seed, features: data.features, baseScore, trees: m.trees }))
+  const task = options.task
+  const classifier = task && task.objective !== 'regression' ? { objective: task.objective, classes: task.classes } : {}
+  const out = models.map<GbdtModel>((m, i) => ({ params: own[i], seed: m.seed, features: data.features, baseScore, trees: m.trees, ...classifier }))
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
   return out
 }
@@ -111,6 +119,10 @@ function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: rea
  */
 function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: readonly number[], options: GbdtTrainOptions) {
   const params = trainingParams(paramsIn, data.rows, data.cuts.maxBin, seeds)
+  const task = options.task
+  checkTask(task, params.baseScore, data.y)
+  const K = treesPerRound(task)
+  const hessians = task !== undefined && task.objective !== 'regression'
   const n = data.rows
   const F = data.features
   const own = modelTrainingParams(params, seeds, options.perModel, n, data.cuts.maxBin)
@@ -138,14 +150,31 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
     arenaBytes(data.bins.byteLength) +
       arenaBytes(8 * LevelGrower.scratchALength(maxWidth)) +
       arenaBytes(8 * LevelGrower.scratchBLength(maxWidth)) +
-      arenaBytes(4 * n, 2 * seeds.length) +
+      arenaBytes(4 * n, (hessians ? 3 : 2) * K * seeds.length) +
       arenaBytes(16 * slots, capacity),
   )
   const pool = new HistPool(2 * slots, capacity, (length) => kernel.float64(length))
-  const grower = new LevelGrower(data, pool, options, kernel)
-  const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length), heldOut[i]))
-  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? defaultTreeGroup(maxDepth, slots)))
+  const grower = new LevelGrower(data, pool, options, kernel, hessians)
+  const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length), heldOut[i], task))
+  // a K-class model's K trees hold histograms at the same time: K models' worth
+  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? Math.floor(defaultTreeGroup(maxDepth, slots) / K)))
   return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup }
+}
+
+/**
+ * Refuses a task the engine cannot train (its class count, a binary baseScore outside (0, 1)) and
+ * labels that are not its class indices (0/1 for binary, 0 … K−1 for multiclass).
+ */
+function checkTask(task: GbdtTask | undefined, baseScore: number, y: Float32Array): void {
+  if (!task || task.objective === 'regression') return
+  const problem = taskProblem(task) ?? baseScoreProblem(task.objective, baseScore)
+  if (problem) throw new RangeError(problem)
+  const K = task.classes
+  for (let r = 0; r < y.length; r++) {
+    const label = y[r]
+    if (!(Number.isInteger(label) && label >= 0 && label < K))
+      throw new RangeError(`a ${task.objective} label must be a class index 0 … ${K - 1}, row ${r} has ${label}`)
+  }
 }
 
 /**

@@ -1,9 +1,11 @@
-// Trained trees, prediction on raw features, test MSE and the per-model tree hash.
+// Trained trees, prediction on raw features (margins, and a classifier's probabilities), test MSE
+// and the per-model tree hash.
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { ModelArtifact } from '@shared/contract/model-artifact'
+import { initialMargin, sigmoidF32, softmaxF32 } from './objective'
 
 /**
- * One regression tree, nodes in breadth-first order of expansion (node 0 = root; the children of a
+ * One tree, nodes in breadth-first order of expansion (node 0 = root; the children of a
  * node are `left` and `left + 1`). A row goes left iff its value is < threshold (XGBoost's rule),
  * or, when it is missing (NaN), iff defaultLeft.
  */
@@ -26,18 +28,34 @@ export interface GbdtModel {
   /** the seed this model's row and column samples were drawn from */
   seed: number
   features: number
-  /** fround(params.baseScore): every prediction starts here */
+  /** fround(params.baseScore), XGBoost's base_score: a regressor's every prediction starts here (a classifier's margin: objective.ts initialMargin) */
   baseScore: number
+  /** a classifier's trees are round-major: a K-class model's tree t is class t mod K */
   trees: GbdtTree[]
+  /** a classifier's objective (binary:logistic, multi:softprob); absent: a regressor */
+  objective?: 'binary' | 'multiclass'
+  /** a classifier's class count K (2 for binary) */
+  classes?: number
 }
 
-/** Predictions for row-major float32 x[rows × features]: base_score plus the trees' leaves, summed in float32 in tree order (XGBoost's order). */
+/** Margins per row: 1 (a regressor's prediction, a binary classifier's logit), K for multiclass. */
+export function marginsPerRow(model: Pick<GbdtModel, 'objective' | 'classes'>): number {
+  return model.objective === 'multiclass' ? model.classes! : 1
+}
+
+/**
+ * Margins for row-major float32 x[rows × features] (a regressor's predictions): the initial margin
+ * plus the trees' leaves, summed in float32 in tree order (XGBoost's order); multiclass: [rows, K]
+ * row-major, tree t adding to class t mod K.
+ */
 export function predictGbdt(model: GbdtModel, x: Float32Array, rows: number, features = model.features): Float32Array {
   if (features !== model.features) throw new RangeError(`model has ${model.features} features, data has ${features}`)
   if (x.length !== rows * features) throw new RangeError(`x has ${x.length} values, expected ${rows}×${features}`)
-  const out = new Float32Array(rows).fill(model.baseScore)
-  for (const t of model.trees) {
+  const K = marginsPerRow(model)
+  const out = new Float32Array(rows * K).fill(initialMargin(model.objective, model.baseScore))
+  model.trees.forEach((t, i) => {
     const { feature, threshold, defaultLeft, left, leafValue } = t
+    const k = i % K
     for (let r = 0; r < rows; r++) {
       let node = 0
       const base = r * features
@@ -48,9 +66,21 @@ export function predictGbdt(model: GbdtModel, x: Float32Array, rows: number, fea
         node = goLeft ? left[node] : left[node] + 1
         f = feature[node]
       }
-      out[r] += leafValue[node]
+      out[r * K + k] += leafValue[node]
     }
-  }
+  })
+  return out
+}
+
+/**
+ * What the model outputs for rows of x, as XGBoost 1.7 predicts them in float32 (and as
+ * @shared/metrics scoreOutputs takes them): a regressor's predictions; binary: p(class 1) =
+ * sigmoid(margin); multiclass: softmax of the K margins, [rows, K] row-major.
+ */
+export function predictGbdtOutputs(model: GbdtModel, x: Float32Array, rows: number, features = model.features): Float32Array {
+  const out = predictGbdt(model, x, rows, features)
+  if (model.objective === 'binary') for (let r = 0; r < rows; r++) out[r] = sigmoidF32(out[r])
+  else if (model.objective === 'multiclass') for (let r = 0, K = model.classes!; r < rows; r++) softmaxF32(out, r * K, K)
   return out
 }
 
@@ -68,18 +98,20 @@ export function meanSquaredError(pred: ArrayLike<number>, y: ArrayLike<number>):
 const TREE_HASH_TAG = 'trainpool-gbdt-trees-v1'
 
 /**
- * FNV-1a 64-bit over a canonical little-endian encoding: the tag, the float32 bits of baseScore, the
- * tree count, then per tree its node count and per node (BFS order) either
- * [0, leafValue f32 bits] or [1, feature u32, splitBin i32, threshold f32 bits, defaultLeft u8,
- * left u32]. Equal hashes ⇔ (up to 2^-64) the same trees, bit for bit. 16 hex digits.
+ * FNV-1a 64-bit over a canonical little-endian encoding: the tag (a classifier's followed by
+ * ":binary:2" or ":multiclass:K"), the float32 bits of baseScore, the tree count, then per tree its
+ * node count and per node (BFS order) either [0, leafValue f32 bits] or [1, feature u32, splitBin
+ * i32, threshold f32 bits, defaultLeft u8, left u32]. Equal hashes ⇔ (up to 2^-64) the same trees,
+ * bit for bit, of the same objective. 16 hex digits.
  */
 export function treeHash(model: GbdtModel): string {
   let nodes = 0
   for (const t of model.trees) nodes += t.feature.length
-  const buf = new ArrayBuffer(TREE_HASH_TAG.length + 8 + model.trees.length * 4 + nodes * 18)
+  const tag = model.objective ? `${TREE_HASH_TAG}:${model.objective}:${model.classes}` : TREE_HASH_TAG
+  const buf = new ArrayBuffer(tag.length + 8 + model.trees.length * 4 + nodes * 18)
   const dv = new DataView(buf)
   let o = 0
-  for (let i = 0; i < TREE_HASH_TAG.length; i++) dv.setUint8(o++, TREE_HASH_TAG.charCodeAt(i))
+  for (let i = 0; i < tag.length; i++) dv.setUint8(o++, tag.charCodeAt(i))
   dv.setFloat32(o, model.baseScore, true)
   o += 4
   dv.setUint32(o, model.trees.length, true)
@@ -153,12 +185,13 @@ export class TreeBuilder {
   }
 }
 
-/** A trained model as a run keeps it (contract/model-artifact.ts): its trees in plain arrays. */
+/** A trained model as a run keeps it (contract/model-artifact.ts): its trees in plain arrays, a classifier's objective and K with them. */
 export function treesArtifact(model: GbdtModel): Extract<ModelArtifact, { format: 'gbdt-trees' }> {
   return {
     format: 'gbdt-trees',
     features: model.features,
     baseScore: model.baseScore,
+    ...(model.objective ? { objective: model.objective, classes: model.classes } : {}),
     trees: model.trees.map((t) => ({
       feature: [...t.feature],
       threshold: [...t.threshold],

@@ -19,10 +19,13 @@ export interface XgbTree {
 }
 
 export interface XgbModelResult {
+  /** of the predictions; a classifier's: of its probabilities against the one-hot label */
   mse: number
   seconds: number
   cpuSeconds: number
   trees: XgbTree[]
+  /** the test rows' outputs (predictions: true), row-major [rows, K] for multiclass */
+  predictions?: number[]
 }
 
 export interface XgbResult {
@@ -44,6 +47,9 @@ export interface XgbModelSpec {
   colsampleBytree?: number
   baseScore?: number
   seed?: number
+  /** reg:squarederror (default), binary:logistic or multi:softprob with num_class = classes */
+  objective?: 'regression' | 'binary' | 'multiclass'
+  classes?: number
 }
 
 /** The interpreter: $TRAINPOOL_PYTHON, else /usr/bin/python3 (Debian's python3-xgboost), else python3. */
@@ -73,6 +79,7 @@ export function runXgboost(
   models: XgbModelSpec[],
   trees: 'first' | 'all' | 'none' = 'first',
   python = pythonForXgboost(),
+  predictions = false,
 ): XgbResult {
   const dir = mkdtempSync(join(tmpdir(), 'trainpool-xgb-'))
   try {
@@ -85,6 +92,7 @@ export function runXgboost(
       test: { x: join(dir, 'xte.f32'), y: join(dir, 'yte.f32'), rows: test.rows },
       models,
       trees,
+      predictions,
     }
     writeFileSync(join(dir, 'spec.json'), JSON.stringify(spec))
     const r = spawnSync(python, [XGB_REFERENCE_SCRIPT, join(dir, 'spec.json')], {

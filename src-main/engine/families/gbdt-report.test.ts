@@ -1,0 +1,74 @@
+// What the trees' worker half reports per model, through the family as a worker runs it (the cpu
+// backend): a classifier's metrics on its probabilities (@shared/metrics) with testMse their `mse`,
+// validation metrics on a fold's held-out rows, the same numbers and trees fused or one at a time;
+// a regressor's MSE alone, as before. The WGSL backend refuses a classifier, naming it.
+import { describe, expect, it } from 'vitest'
+import type { Workload, WorkloadTask } from '@shared/contract'
+import { GBDT_DEFAULTS, type GbdtParams } from '@shared/families/gbdt'
+import { scoreOutputs } from '@shared/metrics'
+import { generateDataset } from '../datasets/generated'
+import { meanSquaredError, predictGbdt, predictGbdtOutputs, prepareGbdtData, trainGbdt } from '../gbdt'
+import { prepareWebgpu } from '../gbdt-webgpu/webgpu-trees-runtime'
+import { gbdtWorkerFamily } from './gbdt'
+import type { TrainedModel, TrainOptions } from './types'
+
+const model: GbdtParams = { ...GBDT_DEFAULTS, rounds: 6, maxDepth: 4 }
+const workloadOf = (task?: WorkloadTask): Workload<GbdtParams> => ({
+  size: 600,
+  features: 6,
+  seed: 3,
+  target: 'teacher',
+  testSplit: 0.25,
+  model,
+  ...(task ? { task } : {}),
+})
+
+async function report(w: Workload<GbdtParams>, options: TrainOptions): Promise<TrainedModel[]> {
+  const started = await gbdtWorkerFamily.init('cpu')
+  const data = gbdtWorkerFamily.prepare(started, w)
+  const out: TrainedModel[] = []
+  await gbdtWorkerFamily.train(started, data, w, [0, 1, 2], options, { onProgress: () => {}, onModelDone: (m) => out.push(m), shouldStop: () => false })
+  gbdtWorkerFamily.disposeData(started, data)
+  return out.sort((a, b) => a.index - b.index)
+}
+
+describe("the trees' per-model report", () => {
+  for (const task of [
+    { objective: 'binary', classes: 2 },
+    { objective: 'multiclass', classes: 4 },
+  ] as WorkloadTask[]) {
+    it(`${task.objective}: metrics on the probabilities, testMse their mse, validation metrics on a fold; fused = one at a time`, async () => {
+      const w = workloadOf(task)
+      const heldOutOf = (i: number) => (i === 1 ? { begin: 0, end: 150 } : null)
+      const alone = await report(w, { fused: false, heldOutOf })
+      const fused = await report(w, { fused: true, heldOutOf })
+      expect(fused.map((m) => [m.fingerprint, m.metrics, m.validationMetrics])).toEqual(alone.map((m) => [m.fingerprint, m.metrics, m.validationMetrics]))
+      // model 0 again, by hand: the data set the family builds, the engine, @shared/metrics
+      const d = generateDataset(w)
+      const trained = trainGbdt(prepareGbdtData(d.xTrain, d.yTrain, d.train, w.features, model.maxBin), model, alone[0].seed, { task })
+      const metrics = scoreOutputs(task, predictGbdtOutputs(trained, d.xTest, d.test), d.yTest)
+      expect(alone[0].metrics).toEqual(metrics)
+      expect(alone[0].testMse).toBe(metrics.mse)
+      expect(Object.keys(metrics).sort()).toEqual(task.objective === 'binary' ? ['accuracy', 'auc', 'logloss', 'mse'] : ['accuracy', 'logloss', 'mse'])
+      expect(metrics.logloss!).toBeLessThan(Math.log(task.classes))
+      // only the fold model has validation scores
+      expect(alone[1].validationMetrics?.logloss).toBeGreaterThan(0)
+      expect(alone[1].validationMse).toBe(alone[1].validationMetrics!.mse)
+      expect(alone[0].validationMetrics).toBeUndefined()
+    })
+  }
+
+  it('regression: the MSE of the predictions alone, as before (no metrics)', async () => {
+    const w = workloadOf()
+    const [m0] = await report(w, { fused: false })
+    const d = generateDataset(w)
+    const trained = trainGbdt(prepareGbdtData(d.xTrain, d.yTrain, d.train, w.features, model.maxBin), model, m0.seed)
+    expect(m0.testMse).toBe(meanSquaredError(predictGbdt(trained, d.xTest, d.test), d.yTest))
+    expect(m0.metrics).toBeUndefined()
+  })
+
+  it('the webgpu backend refuses a classifier before touching the device', () => {
+    const w = workloadOf({ objective: 'binary', classes: 2 })
+    expect(() => prepareWebgpu(null as never, generateDataset(w), w)).toThrow('the webgpu trees engine trains regression only, not binary')
+  })
+})
