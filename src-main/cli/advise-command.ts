@@ -1,8 +1,8 @@
-// `trainpool advise RUN_ID|FILE.json --models N --size ROWS [--verify] [--store DIR] [--json FILE]`:
+// `trainpool advise RUN_ID|FILE.json --models N --size ROWS [--verify] [--store DIR] [--json FILE|-]`:
 // the advice drawn from a finished run (src-shared/advice: fits, pick, interval, or the refusal);
 // with --verify the recommended and runner-up options run at the target through the service, then
 // predicted against measured. The words are built here; the numbers are the shared advice code's.
-import { writeFileSync } from 'node:fs'
+// --json is written as output-files.ts writes (`-`: the JSON on stdout, the words on stderr).
 import { adviseFrom, describeWorkerFit, formatRange, optionLabel, predictionError } from '@shared/advice'
 import {
   ADVICE_LIMITS,
@@ -21,6 +21,7 @@ import { openService } from '../service/open-service'
 import { defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
 import { flagMessage } from './options'
+import { checkOutputFile, OutputError, STDOUT_PATH, writeOutputFile } from './output-files'
 import { loadRun } from './report-command'
 
 export interface AdviseFlags {
@@ -40,8 +41,11 @@ export function targetFromFlags(flags: AdviseFlags): AdviceTarget | string {
   const raw = { models: number(flags.models), size: number(flags.size) }
   const parsed = AdviceTargetSchema.safeParse(raw)
   if (parsed.success) return parsed.data
-  // the issues quote the text as given ("lots"), not the number it parsed to
-  return fieldIssues(parsed.error, { models: flags.models, size: flags.size })
+  // the issues quote the text as given ("lots"), not the number it parsed to; one per flag (a
+  // number past 2^53 breaks two rules, and both read the same once the flag's range is said)
+  const issues = fieldIssues(parsed.error, { models: flags.models, size: flags.size })
+  return issues
+    .filter((issue, at) => issues.findIndex((other) => other.field === issue.field) === at)
     .map((i) => {
       const field = i.field as keyof typeof FLAG
       const flag = FLAG[field] ?? i.field
@@ -56,11 +60,32 @@ export function targetFromFlags(flags: AdviseFlags): AdviceTarget | string {
 }
 
 export async function adviseCommand(target: string, flags: AdviseFlags, version: string): Promise<number> {
-  const say = (s: string) => process.stderr.write(`trainpool advise: ${s}\n`)
+  const say = (s: string) => process.stderr.write(s.replace(/^/gm, 'trainpool advise: ') + '\n')
   const adviceTarget = targetFromFlags(flags)
   if (typeof adviceTarget === 'string') {
     say(adviceTarget)
     return EXIT.usage
+  }
+  // --json takes `-`: the JSON alone on standard output, the words on stderr
+  const stdoutToo = { dashIsStdout: true }
+  const report = flags.json === STDOUT_PATH ? process.stderr : process.stdout
+  try {
+    if (flags.json) await checkOutputFile('--json', flags.json, stdoutToo)
+  } catch (err) {
+    if (!(err instanceof OutputError)) throw err
+    say(err.message)
+    return EXIT[err.exit]
+  }
+  const writeJson = async (value: unknown): Promise<number> => {
+    if (!flags.json) return EXIT.ok
+    try {
+      await writeOutputFile('--json', flags.json, JSON.stringify(value, null, 2) + '\n', stdoutToo)
+      return EXIT.ok
+    } catch (err) {
+      if (!(err instanceof OutputError)) throw err
+      say(err.message)
+      return EXIT[err.exit]
+    }
   }
   let run: RunResult
   try {
@@ -77,20 +102,24 @@ export async function adviseCommand(target: string, flags: AdviseFlags, version:
     return EXIT.usage
   }
   const advice = adviseFrom(run, adviceTarget)
-  process.stdout.write(adviceReport(advice))
-  if (!flags.verify) {
-    if (flags.json) writeFileSync(flags.json, JSON.stringify(advice, null, 2) + '\n')
-    return EXIT.ok
-  }
+  report.write(adviceReport(advice))
+  if (!flags.verify) return writeJson(advice)
   if (advice.refusal !== null) {
     say('nothing to verify: the advice was refused (see above)')
-    if (flags.json) writeFileSync(flags.json, JSON.stringify(advice, null, 2) + '\n')
+    await writeJson(advice)
     return EXIT.failed
   }
-  return verify(run.runId, adviceTarget, flags, version)
+  return verify(run.runId, adviceTarget, flags, version, report, writeJson)
 }
 
-async function verify(runId: string, target: AdviceTarget, flags: AdviseFlags, version: string): Promise<number> {
+async function verify(
+  runId: string,
+  target: AdviceTarget,
+  flags: AdviseFlags,
+  version: string,
+  report: NodeJS.WritableStream,
+  writeJson: (value: unknown) => Promise<number>,
+): Promise<number> {
   const { service, store } = await openService({ storeDir: flags.store ?? defaultStoreDir(), shell: 'cli', appVersion: version })
   let verifyRunId: string
   try {
@@ -123,9 +152,10 @@ async function verify(runId: string, target: AdviceTarget, flags: AdviseFlags, v
     process.off('SIGTERM', onSignal)
   }
   const verifyRun = await service.getRun({ runId: verifyRunId })
-  process.stdout.write(checkReport(check))
-  if (flags.json) writeFileSync(flags.json, JSON.stringify(check, null, 2) + '\n')
+  report.write(checkReport(check))
+  const written = await writeJson(check)
   process.stderr.write(`saved run ${verifyRunId} and the check with run ${runId} in ${store?.dir ?? flags.store ?? defaultStoreDir()}\n`)
+  if (written !== EXIT.ok) return written
   return verifyRun.status === 'ok' ? EXIT.ok : EXIT.failed
 }
 

@@ -17,6 +17,8 @@ export interface HttpRoutesOptions {
   token: string
   rendererDir: string
   uploads: UploadOptions | undefined
+  /** a request proved the token: its connection is no stranger's (net/http-connections.ts) */
+  tokenProven: (req: IncomingMessage) => void
 }
 
 /** The server's request listener: never throws (a failure is a 500, or a dropped socket once the answer began). */
@@ -34,6 +36,7 @@ export function httpRoutes(options: HttpRoutesOptions): (req: IncomingMessage, r
       res.setHeader('WWW-Authenticate', 'Bearer realm="trainpool"')
       return send(res, 401, 'unauthorized: open the URL `trainpool serve` printed (it carries ?token=…)')
     }
+    options.tokenProven(req)
     if (url.pathname === UPLOAD_PATH) return handleUpload(req, res, url, options.uploads)
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD')

@@ -3,9 +3,10 @@
 // POST /api/upload (upload.ts). Token-locked (URL ?token=, Authorization: Bearer, or the cookie the
 // first authorized load sets), Host/Origin-checked, bound to 127.0.0.1 unless told otherwise. This
 // file binds, composes the two and closes them in order.
-import { type Server, createServer } from 'node:http'
+import { type IncomingMessage, type Server, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WS_PATH } from '@shared/contract/websocket'
+import { guardConnections, STRANGER_CONNECTIONS } from '../net/http-connections'
 import type { BenchServiceApi } from '../service/types'
 import { httpRoutes } from './http-routes'
 import { isLoopbackHost, isWildcardHost, listenHost, newToken, urlHost } from './security'
@@ -28,8 +29,10 @@ export interface ServeOptions {
   shutdownService?: boolean
   /** data-file uploads (POST /api/upload): where they arrive, the cap, the loader; absent: refused (503) */
   uploads?: UploadOptions
-  /** ms a request's headers may take to arrive before the connection is closed (default Node's 60 s) */
+  /** ms a request's headers may take to arrive before the connection is closed (default DEFAULT_HEADERS_TIMEOUT_MS) */
   headersTimeoutMs?: number
+  /** connections without a proven token held at once, per remote address and in all (default STRANGER_CONNECTIONS) */
+  strangerConnections?: { perPeer: number; total: number }
 }
 
 export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000
@@ -59,16 +62,16 @@ export async function startServer(options: ServeOptions): Promise<TrainpoolServe
   let port = options.port ?? DEFAULT_PORT
 
   const portNow = () => port
-  // no limit on a whole request: an upload is bounded by its idle timeout (upload.ts) instead of
-  // Node's 5 minutes in total. Headers keep theirs, given explicitly: requestTimeout 0 turns Node's
-  // default off too. Node checks them every connectionsCheckingInterval, so that is kept below it.
+  // Node's own timeouts are off: an upload is bounded by its idle timeout (upload.ts), not by Node's
+  // 5 minutes in total, and a request's headers by guardConnections, per connection and on time
+  // whatever the peer sends (Node's header check is a sweep every connectionsCheckingInterval, 30 s
+  // by default, so a connection silent mid-headers stayed open up to that much past the timeout).
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS
-  if (!Number.isInteger(headersTimeout) || headersTimeout < 1)
-    throw new Error(`headersTimeoutMs ${headersTimeout} is not valid: a whole number of ms, at least 1`)
-  const connectionsCheckingInterval = Math.max(10, Math.min(30_000, Math.floor(headersTimeout / 10)))
-  const routes = httpRoutes({ host, port: portNow, token, rendererDir, uploads: options.uploads })
-  const http: Server = createServer({ requestTimeout: 0, headersTimeout, connectionsCheckingInterval }, routes)
-  const gateway = new WsGateway({ service, host, port: portNow, token })
+  const http: Server = createServer({ requestTimeout: 0, headersTimeout: 0 })
+  const guard = guardConnections(http, { headersTimeoutMs: headersTimeout, strangers: options.strangerConnections ?? STRANGER_CONNECTIONS })
+  const tokenProven = (req: IncomingMessage) => guard.trust(req.socket)
+  http.on('request', httpRoutes({ host, port: portNow, token, rendererDir, uploads: options.uploads, tokenProven }))
+  const gateway = new WsGateway({ service, host, port: portNow, token, tokenProven })
   http.on('upgrade', (req, socket, head) => gateway.upgrade(req, socket, head))
 
   await new Promise<void>((resolve, reject) => {

@@ -24,6 +24,8 @@ export interface WsGatewayOptions {
   host: string
   port: () => number
   token: string
+  /** an upgrade proved the token: its connection is no stranger's (net/http-connections.ts) */
+  tokenProven: (req: IncomingMessage) => void
 }
 
 export class WsGateway {
@@ -67,6 +69,7 @@ export class WsGateway {
       })
       return
     }
+    this.options.tokenProven(req)
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req))
   }
 

@@ -33,22 +33,26 @@ export async function describeLink(path: string): Promise<string> {
 
 /**
  * Reads a regular file of at most maxBytes as UTF-8. A missing file is `missing`; anything else that
- * is not such a file is `unusable` with the reason; other read errors (permissions) too.
+ * is not such a file is `unusable` with the reason; other read errors (permissions) too. A path the
+ * user named (`report F.json`) may be a link to their file: `followLinks` reads through it, and
+ * what it leads to is judged the same way.
  */
-export async function readRegularFile(path: string, maxBytes: number): Promise<RegularFileRead> {
+export async function readRegularFile(path: string, maxBytes: number, options: { followLinks?: boolean } = {}): Promise<RegularFileRead> {
+  const followLinks = options.followLinks === true
+  const onlyOurs = followLinks ? '' : '; Trainpool reads only regular files it wrote'
   let handle: fs.FileHandle
   try {
-    handle = await fs.open(path, OPEN_FLAGS)
+    handle = await fs.open(path, followLinks ? OPEN_FLAGS & ~(constants.O_NOFOLLOW ?? 0) : OPEN_FLAGS)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' }
-    if (code === 'ELOOP') return { kind: 'unusable', why: `is ${await describeLink(path)}; Trainpool reads only regular files it wrote` }
+    if (code === 'ELOOP') return { kind: 'unusable', why: `is ${await describeLink(path)}${onlyOurs}` }
     if (code === 'EISDIR') return { kind: 'unusable', why: 'is a folder, not a file' }
     return { kind: 'unusable', why: `cannot be read (${code ?? (err as Error).message})` }
   }
   try {
     const stats = await handle.stat()
-    if (!stats.isFile()) return { kind: 'unusable', why: `is ${describeFileType(stats)}, not a file; Trainpool reads only regular files it wrote` }
+    if (!stats.isFile()) return { kind: 'unusable', why: `is ${describeFileType(stats)}, not a file${onlyOurs}` }
     if (stats.size > maxBytes) return { kind: 'unusable', why: tooLarge(stats.size, maxBytes) }
     // one byte more than the cap tells a file that grew since fstat from one that fits
     const buffer = Buffer.alloc(stats.size + 1)

@@ -12,6 +12,8 @@ import { createInterface, type Interface } from 'node:readline'
 import { buildSync } from 'esbuild'
 
 export interface SocketServerChild {
+  /** the child's process id (a test may lower its limits: prlimit --pid) */
+  pid: number
   port: number
   token: string
   /** the child's resident memory now and at its peak, in bytes */
@@ -50,6 +52,7 @@ export async function startSocketServerChild(kind: 'serve' | 'worker-gateway'): 
     })
   const { port, token } = JSON.parse(await nextLine()) as { port: number; token: string }
   return {
+    pid: child.pid!,
     port,
     token,
     async memory() {

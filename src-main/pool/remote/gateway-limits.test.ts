@@ -1,7 +1,8 @@
 // What a stranger at the worker socket can cost: a frame over PRE_AUTH_MAX_FRAME_BYTES before the
 // hello is closed with 1009 and logged, without its bytes being kept — the gateway, in a process of
 // its own, stays under 200 MB with 60 hellos of 15 MiB in flight; a welcomed worker's frames go up
-// to the contract's limit again; at most PRE_AUTH_MAX_CONNECTIONS sockets wait for their hello.
+// to the contract's limit again; at most PRE_AUTH_MAX_CONNECTIONS sockets wait for their hello; a
+// refused one that never answers its close frame is dropped within seconds (ws alone waits 30 s).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { WORKER_SOCKET } from '@shared/contract'
@@ -59,6 +60,18 @@ describe('the worker socket before the hello', () => {
     expect((await connected).hello.worker).toBe(22)
     socket.close()
     for (const s of silent) s.socket.destroy()
+  })
+
+  it("a refused hello whose peer never answers the close frame is dropped within 5 s, not ws's 30 s", async () => {
+    const peer = await rawUpgrade(Number(new URL(gateway.url).port), WORKER_SOCKET.path)
+    expect(peer.status).toBe(101)
+    const sentAt = Date.now()
+    // a raw socket: it reads the close frame and never answers it
+    await sendFrame(peer.socket, Buffer.from('{"type":"hello"}'))
+    expect(await peer.ended).toBe(WORKER_SOCKET.refusedCode)
+    // the grace is 1 s; 5 s is room for a loaded machine
+    expect(Date.now() - sentAt).toBeLessThan(5000)
+    expect(log.at(-1)).toMatch(/refused a worker connection from .*: the first frame is not a valid hello/)
   })
 
   it('60 hellos of 15 MiB in flight: each refused at its header, the gateway stays under 200 MB', async () => {
