@@ -88,7 +88,13 @@ export function dataSetRows(d: DataSetRecord): [string, string][] {
     ['File', d.name],
     ['sha256', d.sha256.slice(0, 12)],
     ['Rows × columns', `${formatNumber(d.rows)} × ${formatNumber(d.columns)}`],
-    ['Target', `${d.target}: mean ${formatStat(t.mean)}, std ${formatStat(t.std)}, range ${formatStat(t.min)} … ${formatStat(t.max)}`],
+    // a text target's statistics would be of its class codes: its classes say what it holds
+    [
+      'Target',
+      d.targetLevels
+        ? `${d.target}: text, ${d.targetLevels.length} classes (${d.targetLevels.join(', ')})`
+        : `${d.target}: mean ${formatStat(t.mean)}, std ${formatStat(t.std)}, range ${formatStat(t.min)} … ${formatStat(t.max)}`,
+    ],
     [`Features (${d.features.length})`, d.features.join(', ')],
     ['Preparation', prep.join('; ')],
     ['Row samples', `seed ${d.sampleSeed} (the same rows for every strategy and model)`],

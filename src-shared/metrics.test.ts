@@ -61,3 +61,22 @@ it('softmaxInPlace sums to one and keeps the order', () => {
   expect(m[2]).toBeGreaterThan(m[1])
   expect(m[3]).toBeCloseTo(0.5, 12)
 })
+
+it('rocAuc is the pairwise definition (positives × negatives, ties half) on random scores with ties', () => {
+  const rng = (seed: number) => () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32
+  const next = rng(7)
+  for (let t = 0; t < 100; t++) {
+    const n = 2 + Math.floor(next() * 30)
+    const s = Array.from({ length: n }, () => Math.floor(next() * 5) / 4)
+    const y = Array.from({ length: n }, (_, i) => (i < 2 ? i : next() < 0.4 ? 1 : 0))
+    let wins = 0
+    let pairs = 0
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < n; j++) {
+        if (y[i] !== 1 || y[j] !== 0) continue
+        pairs++
+        wins += s[i] > s[j] ? 1 : s[i] === s[j] ? 0.5 : 0
+      }
+    expect(rocAuc(s, y)).toBeCloseTo(wins / pairs, 12)
+  }
+})

@@ -3,7 +3,17 @@
 // training is exact, its fingerprint) agrees across strategies within the family's tolerance.
 // Backends side by side: the same within each backend, and across backends as the family says
 // (family.crossBackend). A disagreement fails the run, loudly, naming what disagreed.
-import { type BenchConfig, type ConcreteBackend, type Measurement, type MeasurementKey, METRIC_SPECS, type PerModel, REGRESSION_TASK, type Task, type Verification } from '@shared/contract'
+import {
+  type BenchConfig,
+  type ConcreteBackend,
+  type Measurement,
+  type MeasurementKey,
+  METRIC_SPECS,
+  type PerModel,
+  REGRESSION_TASK,
+  type Task,
+  type Verification,
+} from '@shared/contract'
 import { metricValue } from '@shared/metrics'
 import { familyOf, type ModelFamily } from '@shared/families'
 import { expandPlan } from '@shared/plan'

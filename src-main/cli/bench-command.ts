@@ -23,6 +23,7 @@ import {
   type Task,
 } from '@shared/contract'
 import { metricValue } from '@shared/metrics'
+import { workloadTaskOf } from '@shared/contract/task'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { formatDataSet, formatDuration } from '@shared/format'
@@ -317,12 +318,12 @@ export function summaryTable(run: RunResult): string {
   const env = run.environment
   const out: string[] = []
   const family = familyOf(run.config.model)
+  const task = run.task ?? REGRESSION_TASK
   out.push(
-    `Trainpool ${run.runId} · ${env ? (env.backends ? backendLine(run) : `${env.backend} on ${env.device}`) : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features)}${run.config.set ? ` · set: ${describeSet(family, run.config.set)}` : ''}`,
+    `Trainpool ${run.runId} · ${env ? (env.backends ? backendLine(run) : `${env.backend} on ${env.device}`) : 'no backend started'} · status ${run.status.toUpperCase()} · ${family.shortLabel} ${family.describe(run.config.model, run.config.features, workloadTaskOf(task))}${run.config.set ? ` · set: ${describeSet(family, run.config.set)}` : ''}`,
   )
   if (env?.auto) out.push(env.auto.reason)
   if (run.dataset) out.push(`data: ${formatDataSet(run.dataset)}`)
-  const task = run.task ?? REGRESSION_TASK
   if (run.task && task.objective !== 'regression') out.push(taskLine(run, task))
   // side by side, a backend column first
   const side = run.summary.some((s) => s.backend)

@@ -55,7 +55,13 @@ export const ModelArtifactShape = z.discriminatedUnion('format', [
     ...ClassifierFields,
   }),
   /** baseScore: a regressor's initial prediction; a classifier's as XGBoost 1.7 takes it (binary: a probability, its logit the initial margin; multiclass: added to every class's margin) */
-  z.object({ format: z.literal('gbdt-trees'), features: z.number().int().min(1), baseScore: z.number(), trees: z.array(TreeArtifactSchema), ...ClassifierFields }),
+  z.object({
+    format: z.literal('gbdt-trees'),
+    features: z.number().int().min(1),
+    baseScore: z.number(),
+    trees: z.array(TreeArtifactSchema),
+    ...ClassifierFields,
+  }),
   /** the xgboost backend's booster, as XGBoost saved it */
   z.object({ format: z.literal('xgboost-json'), json: z.string() }),
 ])

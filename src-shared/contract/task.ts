@@ -3,8 +3,14 @@
 // what is accepted. The service resolves it once; the workers get its objective and class count in the
 // workload, the result records it whole (vocabulary/task.ts Task).
 import { TrainpoolError } from '../vocabulary/errors'
+import type { WorkloadTask } from '../vocabulary/workload-shape'
 import { CLASS_LIMITS, defaultMetric, metricProblem, type Objective, type Task } from '../vocabulary/task'
 import { type BenchConfig, DEFAULT_GENERATED_CLASSES, generatedObjective } from './config'
+
+/** What a worker is told of a task (its objective and class count); undefined for regression, which a workload leaves out. */
+export function workloadTaskOf(task: Pick<Task, 'objective' | 'classes'>): WorkloadTask | undefined {
+  return task.objective === 'regression' ? undefined : { objective: task.objective, classes: task.classes.length }
+}
 
 /** What the service read of the user's target column: its type and its distinct present values (null when there are more than `CLASS_LIMITS.max`). */
 export interface TargetValues {

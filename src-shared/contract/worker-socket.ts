@@ -52,7 +52,10 @@ const WorkloadSchema = z
     model: ModelSchema,
     data: WorkloadDataSchema.optional(),
     set: ModelSetSchema.optional(),
-    task: z.object({ objective: z.enum(OBJECTIVES), classes: z.number().int().min(0).max(CLASS_LIMITS.max) }).strict().optional(),
+    task: z
+      .object({ objective: z.enum(OBJECTIVES), classes: z.number().int().min(0).max(CLASS_LIMITS.max) })
+      .strict()
+      .optional(),
   })
   .strict()
 

@@ -6,6 +6,7 @@ import type { ModelParams } from '../families'
 import type { BenchConfig } from './config'
 import type { WorkloadData, WorkloadOf } from '../vocabulary/workload-shape'
 import type { Task } from '../vocabulary/task'
+import { workloadTaskOf } from './task'
 
 export type { WorkloadData }
 export type { WorkloadTask } from '../vocabulary/workload-shape'
@@ -24,7 +25,7 @@ export function workloadFor(config: BenchConfig, size: number, data?: WorkloadDa
     model: structuredClone(config.model),
     ...(data ? { data: structuredClone(data) } : {}),
     ...(config.set ? { set: structuredClone(config.set) } : {}),
-    ...(task && task.objective !== 'regression' ? { task: { objective: task.objective, classes: task.classes.length } } : {}),
+    ...(task && workloadTaskOf(task) ? { task: workloadTaskOf(task) } : {}),
   }
 }
 

@@ -7,7 +7,7 @@ import { z } from 'zod'
 import { intField, intListField, type Range, realField } from '../vocabulary/fields'
 import type { PresetName } from '../vocabulary/names'
 import type { Progress } from '../vocabulary/progress'
-import type { WorkloadOf } from '../vocabulary/workload-shape'
+import type { WorkloadOf, WorkloadTask } from '../vocabulary/workload-shape'
 import type { ModelSet } from '../vocabulary/model-set-shape'
 import type { BackendSpec } from './backend'
 
@@ -75,7 +75,7 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase, N exte
   /** what a user should know about these settings before running them (shown by the config panel) */
   notes(params: P): string[]
   /** one line: "100→64→1, Adam lr 0.01, batch 512, 3 epochs" */
-  describe(params: P, features: number): string
+  describe(params: P, features: number, task?: WorkloadTask): string
 }
 
 /** The zod schema of a family's parameters, derived from its field specs. */

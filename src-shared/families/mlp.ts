@@ -146,5 +146,6 @@ export const mlpFamily: ModelFamily<MlpParams, MlpBackendName> = {
     quick: { params: { epochs: 2 }, note: '2 epochs' },
     article: { params: {}, note: '3 epochs' },
   },
-  describe: (p, features) => `${[features, ...p.hidden, 1].join('→')}, Adam lr ${p.lr}, batch ${p.batchSize}, ${p.epochs} epoch${p.epochs === 1 ? '' : 's'}`,
+  describe: (p, features, task) =>
+    `${[features, ...p.hidden, task ? outputsOf(task) : 1].join('→')}${task?.objective === 'binary' ? ' (sigmoid)' : task?.objective === 'multiclass' ? ' (softmax)' : ''}, Adam lr ${p.lr}, batch ${p.batchSize}, ${p.epochs} epoch${p.epochs === 1 ? '' : 's'}`,
 }

@@ -30,7 +30,11 @@ describe('generated classification data (make_classification-like)', () => {
     const meanOf = (f: number, k: number) => {
       let s = 0
       let n = 0
-      for (let r = 0; r < d.train; r++) if (d.yTrain[r] === k) ((s += d.xTrain[r * 30 + f]), n++)
+      for (let r = 0; r < d.train; r++) {
+        if (d.yTrain[r] !== k) continue
+        s += d.xTrain[r * 30 + f]
+        n++
+      }
       return s / n
     }
     const spread = (f: number) => Math.max(...[0, 1, 2, 3, 4].map((k) => meanOf(f, k))) - Math.min(...[0, 1, 2, 3, 4].map((k) => meanOf(f, k)))
