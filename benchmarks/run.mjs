@@ -36,7 +36,10 @@
 // BENCH_SET_PAIRS (3: alternating grid / one-learning-rate pairs whose median ratio is reported),
 // BENCH_SET_ROUNDS (100: the trees' rounds), BENCH_TREES_PEERS_ROWS (BENCH_GBDT_SIZE, e.g. 10000,50000,200000;
 // 0 skips the trees' peers: Trainpool's cpu engine vs XGBoost hist and scikit-learn HGB, benchmarks/gbdt/peers.mts),
-// BENCH_TREES_PEERS_REPEATS (3).
+// BENCH_TREES_PEERS_REPEATS (3), BENCH_TREES_BINARY_ROWS (BENCH_TREES_PEERS_ROWS; 0 skips: the same peers as
+// classifiers, binary:logistic vs HistGradientBoostingClassifier, scored by test log loss),
+// BENCH_TREES_MULTICLASS_ROWS (10000; 0 skips: K = 5 multi:softprob), BENCH_ORT_BINARY (1; 0 skips the MLP
+// classifier pass: 50 binary MLPs batched on onnxruntime vs the same run as regression and vs PyTorch).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -58,8 +61,8 @@ const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`
 const ratio = (a, b) => (a && b ? `${(a.medianMs / b.medianMs).toFixed(2)}×` : 'n/a')
 const secs = (ms) => `${(ms / 1000).toFixed(2)}s`
 /** The article's MLP runs (100→64→1, Adam, batch 512, 3 epochs, 100 features) at these sizes, every W. */
-const articleMlp = (sizeList) => [
-  ...['--sizes', sizeList, '--models', models, '--workers', workerCounts, '--repeats', repeats],
+const articleMlp = (sizeList, workers = workerCounts) => [
+  ...['--sizes', sizeList, '--models', models, '--workers', workers, '--repeats', repeats],
   ...['--epochs', '3', '--hidden', '64', '--batch-size', '512', '--features', '100'],
 ]
 
@@ -170,6 +173,7 @@ if (env('BENCH_MLP', '1') !== '0') {
     }
   }
   if (env('BENCH_ORT', '1') !== '0') text += '\n' + nativeCpuPass(mlpReport, backend === 'wasm' ? main : null)
+  if (env('BENCH_ORT_BINARY', '1') !== '0') text += '\n' + mlpClassifierPass()
   const rssSize = Number(env('BENCH_RSS_SIZE', 200000))
   if (rssSize > 0) {
     // peak RSS per worker at a large size (target ≤ 400 MB): one epoch, one repeat is enough
@@ -256,13 +260,74 @@ function nativeCpuPass(mlpReport, wasmMain) {
   return lines.join('\n')
 }
 
+/**
+ * The MLP as a classifier (issue 38): the article's 50 MLPs batched on onnxruntime trained as binary
+ * classifiers (generated binary target) and as regressors (the teacher target) in the same run, and
+ * PyTorch's binary reference (BCEWithLogitsLoss); targets: binary ≤ 1.2× regression, ≤ 0.6× PyTorch's best.
+ */
+function mlpClassifierPass() {
+  const size = Number(env('BENCH_ORT_SIZE', 10000))
+  const shape = articleMlp(String(size), '1,2')
+  const only = ['--strategies', 'batched']
+  let regression, binary
+  try {
+    regression = bench('bench-onnxruntime-regression', ['--backend', 'onnxruntime', ...shape, ...only])
+    binary = bench('bench-onnxruntime-binary', ['--backend', 'onnxruntime', ...shape, ...only, '--target', 'binary'])
+  } catch (err) {
+    return `MLP classifier pass skipped: ${err.message.split('\n')[0]}`
+  }
+  const torch = pytorch(size, 'binary')
+  const best = (run) => run.summary.filter((s) => s.size === size).reduce((a, b) => (a && a.medianMs <= b.medianMs ? a : b), null)
+  const [r, b] = [best(regression), best(binary)]
+  const meanOf = (run, metric) => {
+    const m = run.measurements.find((x) => x.size === size && x.status === 'ok')
+    const values = (m?.perModel ?? []).map((p) => p.metrics?.[metric]).filter(Number.isFinite)
+    return values.length ? values.reduce((s, v) => s + v, 0) / values.length : NaN
+  }
+  const lines = [
+    `\nMLP classifiers — ${size} rows × ${models} models, 100→64→1, batched on onnxruntime, medians of ${repeats}, one run:`,
+    `binary (sigmoid, BCE) best ${b.strategy} W=${b.workers} ${secs(b.medianMs)} vs regression (MSE) best ${r.strategy} W=${r.workers} ${secs(r.medianMs)}: ${(b.medianMs / r.medianMs).toFixed(2)}× (target ≤ 1.20×); binary test log loss ${meanOf(binary, 'logloss').toFixed(4)}, accuracy ${meanOf(binary, 'accuracy').toFixed(3)}, ROC AUC ${meanOf(binary, 'auc').toFixed(3)} (mean over the models)`,
+  ]
+  if (torch.error) lines.push(`PyTorch (binary): ${torch.error}`)
+  else {
+    const torchBest = Math.min(torch.loop.medianMs, torch.stacked.medianMs)
+    lines.push(
+      `PyTorch ${torch.torch} binary, 1 thread: loop ${secs(torch.loop.medianMs)}, stacked ${secs(torch.stacked.medianMs)}; Trainpool's binary best ${secs(b.medianMs)} = ${(b.medianMs / torchBest).toFixed(2)}× PyTorch's best (target ≤ 0.60×)`,
+    )
+  }
+  out.mlpClassifier = { regression: regression.summary, binary: binary.summary, verification: binary.verification, pytorch: torch }
+  return lines.join('\n')
+}
+
+/** benchmarks/gbdt/peers.mts at these rows for an objective: its table's lines and its JSON (null when it failed). */
+function treesPeers(rows, rounds, objective, classes) {
+  const json = join(outDir, `bench-trees-peers${objective === 'regression' ? '' : `-${objective}`}.json`)
+  process.stderr.write(`\n== trees peers (${objective}): ${rows} rows, Trainpool cpu engine vs XGBoost and scikit-learn, 1 thread\n`)
+  const args = [
+    '--import',
+    'tsx',
+    join(root, 'benchmarks/gbdt/peers.mts'),
+    '--rows',
+    rows,
+    '--repeats',
+    env('BENCH_TREES_PEERS_REPEATS', '3'),
+    '--rounds',
+    rounds,
+  ]
+  if (objective !== 'regression') args.push('--objective', objective, ...(classes ? ['--classes', classes] : []))
+  const r = spawnSync(process.execPath, [...args, '--json', json], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  if (r.status !== 0) return { lines: [`trees peers (${objective}, benchmarks/gbdt/peers.mts): exit ${r.status}`], json: null }
+  return { lines: r.stdout.trim().split('\n'), json: JSON.parse(readFileSync(json, 'utf8')) }
+}
+
 /** PyTorch CPU on the same shape (benchmarks/pytorch/mlp.py), when /usr/bin/python3 has torch. */
-function pytorch(size) {
+function pytorch(size, objective = 'regression') {
   const python = '/usr/bin/python3'
   const probe = spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' })
   if (probe.status !== 0) return { error: `not available (${python} has no torch: apt-get install -y python3-torch)` }
-  process.stderr.write(`\n== PyTorch reference: ${size} rows × ${models} models, 1 thread, loop and stacked\n`)
-  const r = spawnSync(python, [join(root, 'benchmarks/pytorch/mlp.py'), '--rows', String(size), '--models', models, '--repeats', repeats, '--threads', '1'], {
+  process.stderr.write(`\n== PyTorch reference (${objective}): ${size} rows × ${models} models, 1 thread, loop and stacked\n`)
+  const args = ['--rows', String(size), '--models', models, '--repeats', repeats, '--threads', '1', '--objective', objective]
+  const r = spawnSync(python, [join(root, 'benchmarks/pytorch/mlp.py'), ...args], {
     cwd: root,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -393,33 +458,22 @@ if (gbdtSize > 0) {
   if (peersRows !== '0') {
     // issue 25: the peers — Trainpool's CPU engine vs XGBoost (hist) and scikit-learn's HistGradientBoostingRegressor,
     // 1 thread, no sampling, same data, per model, alternating per repeat (benchmarks/gbdt/peers.mts + peers.py)
-    const json = join(outDir, 'bench-trees-peers.json')
-    process.stderr.write(`\n== trees peers: ${peersRows} rows, Trainpool cpu engine vs XGBoost and scikit-learn, 1 thread\n`)
-    const r = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(root, 'benchmarks/gbdt/peers.mts'),
-        '--rows',
-        peersRows,
-        '--repeats',
-        env('BENCH_TREES_PEERS_REPEATS', '3'),
-        '--rounds',
-        rounds,
-        '--json',
-        json,
-      ],
-      {
-        cwd: root,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    )
-    if (r.status === 0) {
-      lines.push('', ...r.stdout.trim().split('\n'))
-      out.treesPeers = JSON.parse(readFileSync(json, 'utf8'))
-    } else lines.push(`\ntrees peers (benchmarks/gbdt/peers.mts): exit ${r.status}`)
+    const peers = treesPeers(peersRows, rounds, 'regression')
+    lines.push('', ...peers.lines)
+    if (peers.json) out.treesPeers = peers.json
+    // issue 38: the same for classifiers — binary:logistic / HistGradientBoostingClassifier at the same sizes, and K = 5 multiclass
+    const binaryRows = env('BENCH_TREES_BINARY_ROWS', peersRows)
+    if (binaryRows !== '0') {
+      const binary = treesPeers(binaryRows, rounds, 'binary')
+      lines.push('', ...binary.lines)
+      if (binary.json) out.treesPeersBinary = binary.json
+    }
+    const multiRows = env('BENCH_TREES_MULTICLASS_ROWS', '10000')
+    if (multiRows !== '0') {
+      const multi = treesPeers(multiRows, rounds, 'multiclass', '5')
+      lines.push('', ...multi.lines)
+      if (multi.json) out.treesPeersMulticlass = multi.json
+    }
   }
   for (const w of trees.warnings) lines.push(`warning: ${w}`)
   out.gbdt = { summary: trees.summary, verification: trees.verification, environment: trees.environment, xgboost: xgb }

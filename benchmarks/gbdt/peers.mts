@@ -2,8 +2,13 @@
 // scikit-learn's HistGradientBoostingRegressor, one thread each, same data, same shape, per model.
 //
 //   npx tsx benchmarks/gbdt/peers.mts [--rows 10000,50000,200000] [--repeats 3] [--rounds 100]
-//        [--depth 6] [--features 100] [--target teacher|noise] [--json FILE]
+//        [--depth 6] [--features 100] [--target teacher|noise] [--objective regression|binary|multiclass]
+//        [--classes 5] [--json FILE]
 //
+// --objective binary|multiclass: classifiers on Trainpool's generated classification set (its
+// binary / K-class make_classification-like target): XGBoost 1.7 binary:logistic / multi:softprob
+// (num_class K), scikit-learn's HistGradientBoostingClassifier (log loss, early stopping off), and the
+// engine's same objectives; the score column is then the test log loss (scikit-learn's log_loss).
 // Data: generated the Trainpool way (src-main/engine/datasets/generated.ts generateDataset, seed 42, the bench's
 // default target and 80/20 split), so `--rows N` is `trainpool bench --sizes N`: all three train on
 // the same 0.8·N rows. It is written once per size as float32 files that the Python helper
@@ -27,7 +32,8 @@ import { fileURLToPath } from 'node:url'
 import { DEFAULT_CONFIG } from '../../src-shared/contract/config.ts'
 import { GBDT_DEFAULTS, type GbdtParams } from '../../src-shared/families/gbdt.ts'
 import { generateDataset } from '../../src-main/engine/datasets/generated.ts'
-import { meanSquaredError, predictGbdt, prepareGbdtData, trainGbdt } from '../../src-main/engine/gbdt/index.ts'
+import { meanSquaredError, predictGbdt, predictGbdtOutputs, prepareGbdtData, trainGbdt } from '../../src-main/engine/gbdt/index.ts'
+import { scoreOutputs } from '../../src-shared/metrics.ts'
 
 const args = process.argv.slice(2)
 const arg = (name: string, dflt: string) => {
@@ -40,7 +46,11 @@ const sizes = arg('rows', '10000')
   .filter((n) => n > 0)
 const repeats = Math.max(1, Number(arg('repeats', '3')))
 const features = Number(arg('features', String(DEFAULT_CONFIG.features)))
-const target = arg('target', DEFAULT_CONFIG.target) as 'teacher' | 'noise'
+const objective = arg('objective', 'regression') as 'regression' | 'binary' | 'multiclass'
+const task = objective === 'regression' ? undefined : { objective, classes: objective === 'binary' ? 2 : Number(arg('classes', '5')) }
+const target = (task ? objective : arg('target', DEFAULT_CONFIG.target)) as 'teacher' | 'noise' | 'binary' | 'multiclass'
+/** what the score column is: the test MSE of a regressor, the test log loss of a classifier */
+const scoreName = task ? 'test log loss' : 'test MSE'
 const jsonOut = arg('json', '')
 const params: GbdtParams = { ...GBDT_DEFAULTS, rounds: Number(arg('rounds', '100')), maxDepth: Number(arg('depth', '6')), subsample: 1, colsampleBytree: 1 }
 const seed = DEFAULT_CONFIG.seed
@@ -48,7 +58,9 @@ const modelSeed = seed + 1
 const log = (s: string) => process.stderr.write(s + '\n')
 
 type Engine = 'trainpool' | 'xgboost' | 'sklearn'
-type Fit = { seconds: number; cpuSeconds: number; mse: number; binSeconds?: number }
+type Fit = { seconds: number; cpuSeconds: number; mse: number; binSeconds?: number; logloss?: number }
+/** a fit's score: test MSE, or a classifier's test log loss */
+const scoreOf = (f: Fit) => (task ? (f.logloss ?? NaN) : f.mse)
 
 // ---- the Python side: one long-lived helper, JSON lines both ways
 const python = process.env.TRAINPOOL_PYTHON ?? '/usr/bin/python3'
@@ -110,6 +122,7 @@ const peerParams = {
   maxBin: params.maxBin,
   baseScore: params.baseScore,
   seed: modelSeed,
+  ...(task ? { objective: task.objective, classes: task.classes } : {}),
 }
 
 const median = (a: number[]) => {
@@ -123,7 +136,7 @@ const results: SizeResult[] = []
 const dir = mkdtempSync(join(tmpdir(), 'trainpool-peers-'))
 try {
   for (const rows of sizes) {
-    const data = generateDataset({ size: rows, features, seed, target, testSplit: DEFAULT_CONFIG.testSplit })
+    const data = generateDataset({ size: rows, features, seed, target, testSplit: DEFAULT_CONFIG.testSplit, ...(task ? { task } : {}) })
     const all = new Float32Array(data.xTrain.buffer, data.xTrain.byteOffset, rows * features)
     const ys = new Float32Array(data.yTrain.buffer, data.yTrain.byteOffset, rows)
     log(
@@ -139,7 +152,7 @@ try {
       }
     }
     // warm-up (JIT), not timed
-    trainGbdt(prepareGbdtData(data.xTrain, data.yTrain, data.train, features, params.maxBin), { ...params, rounds: 3 }, modelSeed)
+    trainGbdt(prepareGbdtData(data.xTrain, data.yTrain, data.train, features, params.maxBin), { ...params, rounds: 3 }, modelSeed, { task })
     const fits: Record<Engine, Fit[]> = { trainpool: [], xgboost: [], sklearn: [] }
     const order: Engine[][] = []
     for (let rep = 0; rep < repeats; rep++) {
@@ -152,10 +165,17 @@ try {
           const c0 = process.cpuUsage()
           const binned = prepareGbdtData(data.xTrain, data.yTrain, data.train, features, params.maxBin)
           const binSeconds = (performance.now() - w0) / 1000
-          const model = trainGbdt(binned, params, modelSeed)
+          const model = trainGbdt(binned, params, modelSeed, { task })
           const seconds = (performance.now() - w0) / 1000
           const c = process.cpuUsage(c0)
-          fit = { seconds, cpuSeconds: (c.user + c.system) / 1e6, binSeconds, mse: meanSquaredError(predictGbdt(model, data.xTest, data.test), data.yTest) }
+          const scores = task ? scoreOutputs(task, predictGbdtOutputs(model, data.xTest, data.test), data.yTest) : null
+          fit = {
+            seconds,
+            cpuSeconds: (c.user + c.system) / 1e6,
+            binSeconds,
+            mse: scores ? scores.mse! : meanSquaredError(predictGbdt(model, data.xTest, data.test), data.yTest),
+            ...(scores ? { logloss: scores.logloss } : {}),
+          }
         } else if (!engines.includes(engine)) continue
         else {
           try {
@@ -167,7 +187,7 @@ try {
         }
         fits[engine].push(fit)
         log(
-          `[${rows} rows, ${rep + 1}/${repeats}] ${engine}: ${fit.seconds.toFixed(2)} s wall, ${fit.cpuSeconds.toFixed(2)} s CPU${fit.binSeconds !== undefined ? ` (binning ${fit.binSeconds.toFixed(2)} s)` : ''}, test MSE ${fit.mse.toFixed(4)}`,
+          `[${rows} rows, ${rep + 1}/${repeats}] ${engine}: ${fit.seconds.toFixed(2)} s wall, ${fit.cpuSeconds.toFixed(2)} s CPU${fit.binSeconds !== undefined ? ` (binning ${fit.binSeconds.toFixed(2)} s)` : ''}, ${scoreName} ${scoreOf(fit).toFixed(4)}`,
         )
       }
     }
@@ -183,13 +203,17 @@ const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a')
 const med = (fits: Fit[], k: keyof Fit = 'seconds') => median(fits.map((f) => f[k] as number))
 const ratioOf = (r: SizeResult, peer: Engine, k: 'seconds' | 'cpuSeconds' = 'seconds') =>
   r.fits[peer].length ? median(r.fits[peer].map((p, i) => r.fits.trainpool[i][k] / p[k])) : NaN
-const xgbName = versions.xgboost ? `XGBoost ${versions.xgboost} (hist)` : 'XGBoost (hist)'
-const sklName = versions.sklearn ? `scikit-learn ${versions.sklearn.split('.').slice(0, 2).join('.')} HGB` : 'scikit-learn HGB'
+const xgbObjective = task ? (task.objective === 'binary' ? 'binary:logistic' : `multi:softprob, ${task.classes} classes`) : 'hist'
+const xgbName = versions.xgboost ? `XGBoost ${versions.xgboost} (${xgbObjective})` : `XGBoost (${xgbObjective})`
+const sklKind = task ? 'HGB classifier' : 'HGB'
+const sklName = versions.sklearn ? `scikit-learn ${versions.sklearn.split('.').slice(0, 2).join('.')} ${sklKind}` : `scikit-learn ${sklKind}`
 const cell = (r: SizeResult, e: Engine) => (r.fits[e].length ? `${f2(med(r.fits[e]))} s` : 'not available')
 const ratioCell = (r: SizeResult, e: Engine) => (r.fits[e].length ? `${f2(ratioOf(r, e))}×` : 'n/a')
+const medScore = (r: SizeResult, e: Engine) => median(r.fits[e].map(scoreOf))
+const scoreText = (r: SizeResult, e: Engine) => (r.fits[e].length ? medScore(r, e).toFixed(4) : 'n/a')
 const load = loadavg()
 const lines = [
-  `Trees peers: per model, 1 thread, ${params.rounds} rounds, depth ${params.maxDepth}, eta ${params.eta}, no sampling, ${features} features, max_bin ${params.maxBin} (sklearn 255 + missing), lambda ${params.lambda}; same data for all three (Trainpool's generated set, seed ${seed}, ${target} target, rows = data set size, trained on the 80 % split); medians of ${repeats} repeat${repeats === 1 ? '' : 's'}, engines alternating`,
+  `Trees peers: per model, 1 thread, ${params.rounds} rounds, depth ${params.maxDepth}, eta ${params.eta}, no sampling, ${features} features, max_bin ${params.maxBin} (sklearn 255 + missing), lambda ${params.lambda}; same data for all three (Trainpool's generated set, seed ${seed}, ${task ? `${objective}${task.objective === 'multiclass' ? ` (K = ${task.classes})` : ''}` : target} target, rows = data set size, trained on the 80 % split); medians of ${repeats} repeat${repeats === 1 ? '' : 's'}, engines alternating`,
   '',
   `| rows | Trainpool cpu engine | ${xgbName} | ${sklName} | Trainpool ÷ XGBoost | Trainpool ÷ sklearn | Trainpool binning |`,
   '|---|---|---|---|---|---|---|',
@@ -201,7 +225,7 @@ const lines = [
   "time per model = binning + all rounds from float features in memory, for all three (Trainpool: prepareGbdtData + trainGbdt; XGBoost: xgb.train, which bins, on a fresh DMatrix built untimed; sklearn: fit, which bins); data generation, loading and test prediction untimed. Ratio = Trainpool's time ÷ the peer's (above 1: Trainpool slower), median of per-repeat ratios.",
   ...results.map(
     (r) =>
-      `${r.rows} rows: CPU-time ratios Trainpool ÷ XGBoost ${r.fits.xgboost.length ? f2(ratioOf(r, 'xgboost', 'cpuSeconds')) + '×' : 'n/a'}, ÷ sklearn ${r.fits.sklearn.length ? f2(ratioOf(r, 'sklearn', 'cpuSeconds')) + '×' : 'n/a'}; test MSE Trainpool ${med(r.fits.trainpool, 'mse').toFixed(4)}, XGBoost ${r.fits.xgboost.length ? med(r.fits.xgboost, 'mse').toFixed(4) : 'n/a'}, sklearn ${r.fits.sklearn.length ? med(r.fits.sklearn, 'mse').toFixed(4) : 'n/a'}`,
+      `${r.rows} rows: CPU-time ratios Trainpool ÷ XGBoost ${r.fits.xgboost.length ? f2(ratioOf(r, 'xgboost', 'cpuSeconds')) + '×' : 'n/a'}, ÷ sklearn ${r.fits.sklearn.length ? f2(ratioOf(r, 'sklearn', 'cpuSeconds')) + '×' : 'n/a'}; ${scoreName} Trainpool ${scoreText(r, 'trainpool')}, XGBoost ${scoreText(r, 'xgboost')}, sklearn ${scoreText(r, 'sklearn')}${task && r.fits.xgboost.length ? ` (Trainpool ÷ XGBoost ${(medScore(r, 'trainpool') / medScore(r, 'xgboost')).toFixed(4)})` : ''}`,
   ),
   ...notes,
   `load average ${load.map((l) => l.toFixed(2)).join(', ')} on ${cpus().length} cores (${cpus()[0]?.model ?? ''})`,
@@ -215,6 +239,8 @@ if (jsonOut) {
         params,
         features,
         target,
+        objective,
+        ...(task ? { classes: task.classes } : {}),
         seed,
         repeats,
         versions,
@@ -224,6 +250,7 @@ if (jsonOut) {
           ...r,
           median: Object.fromEntries(engines.map((e) => [e, med(r.fits[e])])),
           ratio: { xgboost: ratioOf(r, 'xgboost'), sklearn: ratioOf(r, 'sklearn') },
+          score: Object.fromEntries(engines.map((e) => [e, medScore(r, e)])),
         })),
       },
       null,

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The Python peers of Trainpool's trees engine: XGBoost (hist) and scikit-learn's
-HistGradientBoostingRegressor, one thread, driven line by line by benchmarks/gbdt/peers.mts.
+HistGradientBoostingRegressor / HistGradientBoostingClassifier, one thread, driven line by line by
+benchmarks/gbdt/peers.mts.
 
 Protocol: JSON lines. On start this prints {"xgboost": version | null, "sklearn": version | null,
 "errors": {...}} (a peer that cannot be imported is null, never fatal). Then, one request per line
@@ -9,8 +10,10 @@ on stdin, one JSON reply per line on stdout:
       x: row-major little-endian float32 [N × F], y: float32 [N]; the first T rows train, the rest test.
       Reply {"loadSeconds": s}. A small warm-up fit of each peer runs here (not timed).
   {"cmd": "fit", "engine": "xgboost" | "sklearn", "params": {rounds, maxDepth, eta, lambda, alpha,
-      gamma, minChildWeight, maxBin, baseScore, seed}}
-      Reply {"seconds": wall, "cpuSeconds": cpu, "mse": test MSE}.
+      gamma, minChildWeight, maxBin, baseScore, seed, objective?: "regression" | "binary" | "multiclass",
+      classes?: K}}
+      Reply {"seconds": wall, "cpuSeconds": cpu, "mse": test MSE} — a classifier's: {"seconds", "cpuSeconds",
+      "logloss", "accuracy"} (scikit-learn's log_loss on the predicted probabilities; labels are 0 … K−1).
   {"cmd": "quit"}
 What is timed (the same definition as the Trainpool column: binning + all rounds, from float
 features already in memory): XGBoost — xgb.train on a DMatrix built outside the timer, fresh for
@@ -35,7 +38,8 @@ except Exception as e:  # noqa: BLE001
     errors["xgboost"] = str(e)
 try:
     import sklearn
-    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from sklearn.metrics import log_loss
 except Exception as e:  # noqa: BLE001
     sklearn = None
     errors["sklearn"] = str(e)
@@ -46,9 +50,22 @@ def reply(obj):
     sys.stdout.flush()
 
 
+def objective_of(p):
+    return p.get("objective", "regression")
+
+
+def xgb_objective(p):
+    o = objective_of(p)
+    if o == "binary":
+        return {"objective": "binary:logistic"}
+    if o == "multiclass":
+        return {"objective": "multi:softprob", "num_class": p["classes"]}
+    return {"objective": "reg:squarederror"}
+
+
 def xgb_params(p):
     return {
-        "objective": "reg:squarederror",
+        **xgb_objective(p),
         "tree_method": "hist",
         "grow_policy": "depthwise",
         "nthread": 1,
@@ -68,9 +85,12 @@ def xgb_params(p):
 
 
 def sklearn_model(p):
-    # the issue's settings: sklearn's max_bins is at most 255 (one more bin is kept for missing values)
-    return HistGradientBoostingRegressor(
-        loss="squared_error",
+    # the issue's settings: sklearn's max_bins is at most 255 (one more bin is kept for missing values);
+    # its classifier's loss is log loss (binary or multinomial, read from the labels)
+    classifier = objective_of(p) != "regression"
+    kind = HistGradientBoostingClassifier if classifier else HistGradientBoostingRegressor
+    return kind(
+        loss="log_loss" if classifier else "squared_error",
         max_iter=p["rounds"],
         max_depth=p["maxDepth"],
         max_leaf_nodes=None,
@@ -107,9 +127,26 @@ def fit(data, engine, p):
         w0, c0 = time.perf_counter(), time.process_time()
         model.fit(data.xtr64, data.ytr64)
         seconds, cpu = time.perf_counter() - w0, time.process_time() - c0
-        pred = model.predict(data.xte64) if len(data.yte) else None
+        if objective_of(p) == "regression":
+            pred = model.predict(data.xte64) if len(data.yte) else None
+        else:
+            proba = model.predict_proba(data.xte64) if len(data.yte) else None
+            pred = None if proba is None else proba[:, 1] if objective_of(p) == "binary" else proba
+    if objective_of(p) != "regression":
+        return {"seconds": seconds, "cpuSeconds": cpu, **class_scores(p, pred, data.yte)}
     mse = float(np.mean((pred.astype(np.float64) - data.yte) ** 2)) if pred is not None else None
     return {"seconds": seconds, "cpuSeconds": cpu, "mse": mse}
+
+
+def class_scores(p, pred, y):
+    """Log loss and accuracy of a classifier's probabilities (binary: p(class 1); multiclass: [rows, K])."""
+    if pred is None:
+        return {"logloss": None, "accuracy": None}
+    labels = y.astype(np.int64)
+    if objective_of(p) == "binary":
+        return {"logloss": float(log_loss(labels, pred, labels=[0, 1])), "accuracy": float(np.mean((pred > 0.5) == labels))}
+    k = p["classes"]
+    return {"logloss": float(log_loss(labels, pred, labels=list(range(k)))), "accuracy": float(np.mean(pred.argmax(1) == labels))}
 
 
 def warm_up(data, p):

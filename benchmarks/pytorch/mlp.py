@@ -11,6 +11,8 @@
 # learning rates × seeds): the loop gives each model its own torch.optim.Adam; the stacked program
 # steps Adam by hand with a per-model learning-rate vector laid over the stacked parameters (what
 # users of torch.func are told to write: functorch #782, #996).
+# With --objective binary the models are classifiers: a 0/1 target (the regression target above its
+# median), one logit a model, BCEWithLogitsLoss (the stacked program: the same loss per model, summed).
 # Same data sizes, epochs and hyperparameters as Trainpool's run; not the same numbers (PyTorch's own
 # init and random data): this is a speed reference. Prints one JSON line.
 # Usage: python3 benchmarks/pytorch/mlp.py --rows 10000 --models 50 --hidden 64 --epochs 3 --batch-size 512 --repeats 3
@@ -32,6 +34,7 @@ p.add_argument('--lrs', type=str, default='', help='comma-separated learning rat
 p.add_argument('--test-split', type=float, default=0.2)
 p.add_argument('--repeats', type=int, default=3)
 p.add_argument('--threads', type=int, default=1)
+p.add_argument('--objective', choices=['regression', 'binary'], default='regression')
 a = p.parse_args()
 torch.set_num_threads(a.threads)
 torch.manual_seed(0)
@@ -42,7 +45,16 @@ F, H, N, B = a.features, a.hidden, a.models, a.batch_size
 X = torch.rand(a.rows, F)
 teacher = torch.randn(F, 1) / F ** 0.5
 Y = torch.tanh(X @ teacher * 3) + 0.1 * torch.randn(a.rows, 1)
+if a.objective == 'binary':
+    Y = (Y > Y.median()).float()
 Xtr, Ytr, Xte, Yte = X[:train], Y[:train], X[train:], Y[train:]
+
+
+def model_loss(out, y):
+    """each model's mean loss over the rows: out, y [rows, models] (or [rows, 1])"""
+    if a.objective == 'binary':
+        return torch.nn.functional.binary_cross_entropy_with_logits(out, y.expand_as(out), reduction='none').mean(0)
+    return ((out - y) ** 2).mean(0)
 orders = [torch.randperm(train) for _ in range(a.epochs)]
 # foreach=False: PyTorch 1.13's per-tensor Adam, faster here than its default multi-tensor path for
 # these few small tensors (measured 0.53 vs 1.03 ms per one-model step): PyTorch at its best
@@ -62,11 +74,11 @@ def loop():
             for s in range(0, train, B):
                 idx = order[s:s + B]
                 opt.zero_grad(set_to_none=True)
-                loss = ((model(Xtr[idx]) - Ytr[idx]) ** 2).mean()
+                loss = model_loss(model(Xtr[idx]), Ytr[idx]).sum()
                 loss.backward()
                 opt.step()
         with torch.no_grad():
-            mses.append(((model(Xte) - Yte) ** 2).mean().item())
+            mses.append(model_loss(model(Xte), Yte).item())
     return mses
 
 
@@ -105,11 +117,11 @@ def stacked():
             idx = order[s:s + B]
             if opt:
                 opt.zero_grad(set_to_none=True)
-            loss = ((predict(Xtr[idx]) - Ytr[idx]) ** 2).mean(0).sum()
+            loss = model_loss(predict(Xtr[idx]), Ytr[idx]).sum()
             loss.backward()
             opt.step() if opt else adam_per_model()
     with torch.no_grad():
-        return ((predict(Xte) - Yte) ** 2).mean(0).tolist()
+        return model_loss(predict(Xte), Yte).tolist()
 
 
 def timed(fn):
@@ -123,5 +135,5 @@ def timed(fn):
     return {'medianMs': times[len(times) // 2] * 1000, 'minMs': times[0] * 1000, 'maxMs': times[-1] * 1000}
 
 
-print(json.dumps({'torch': torch.__version__, 'threads': torch.get_num_threads(), 'rows': a.rows, 'train': train, 'models': N, 'lrs': LRS,
+print(json.dumps({'torch': torch.__version__, 'threads': torch.get_num_threads(), 'rows': a.rows, 'train': train, 'models': N, 'lrs': LRS, 'objective': a.objective,
                   'loop': timed(loop), 'stacked': timed(stacked)}))
