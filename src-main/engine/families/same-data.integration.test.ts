@@ -41,9 +41,24 @@ function userCsv(): string {
   return lines.join('\n')
 }
 
+/** The same features with a yes/no label they explain (a classifier's data: the label is text). */
+function labelledCsv(): string {
+  const rng = new Rng(2026, 4)
+  const lines = ['a,b,c,d,churned']
+  for (let r = 0; r < ROWS; r++) {
+    const x = [0, 1, 2, 3].map(() => Math.floor(rng.uniform() * 51))
+    const score = 0.08 * x[0] - 0.06 * x[1] + (x[2] > 25 ? 1.5 : -1.5) + (rng.uniform() - 0.5) * 2
+    lines.push(`${x.join(',')},${score > 0 ? 'yes' : 'no'}`)
+  }
+  return lines.join('\n')
+}
+let labelled: DataSetInfo
+
 beforeAll(async () => {
   writeFileSync(join(dir, 'rows.csv'), userCsv())
+  writeFileSync(join(dir, 'churn.csv'), labelledCsv())
   info = await loadDataFile(join(dir, 'rows.csv'), join(dir, 'store'))
+  labelled = await loadDataFile(join(dir, 'churn.csv'), join(dir, 'store'))
   caps = await probeInWorker(launcher)
   service = new BenchService({ launcher, store: new RunStore(join(dir, 'store')), shell: 'cli', telemetry: false, probe: async () => caps })
 }, 120_000)
@@ -124,4 +139,61 @@ describe('own data is not generated data', () => {
     expect(perModel(file)[0].testMse).not.toBe(perModel(generated)[0].testMse)
     expect(perModel(file)[0].fingerprint).not.toBe(perModel(generated)[0].fingerprint)
   }, 60_000)
+})
+
+describe('a classifier on every backend: the result says what was trained', () => {
+  async function classify(kind: keyof typeof MODELS, backend: ConcreteBackend): Promise<RunResult> {
+    const config: BenchConfig = presetConfig('smoke', {
+      sizes: [ROWS],
+      models: [3],
+      workers: [1],
+      strategies: ['sequential'],
+      repeats: 1,
+      backend,
+      model: MODELS[kind] as never,
+      data: { sha256: labelled.sha256, name: labelled.name, target: 'churned', features: null, exclude: [], impute: 'none' as const },
+    })
+    const { runId } = await service.start({ config })
+    const run = await service.waitForRun(runId)
+    expect(run.status, `${kind} on ${backend}: ${run.error ?? ''}`).toBe('ok')
+    expect(run.environment?.backend).toBe(backend)
+    // the task read from the yes/no column, its classes in output order, and every model scored in its metrics
+    expect(run.task).toEqual({ objective: 'binary', classes: ['no', 'yes'], metric: 'logloss', auto: true })
+    expect(run.dataset).toMatchObject({ sha256: labelled.sha256, target: 'churned', targetLevels: ['no', 'yes'] })
+    for (const p of perModel(run)) {
+      expect(p.metrics, `${kind} on ${backend}`).toMatchObject({ logloss: expect.any(Number), accuracy: expect.any(Number), auc: expect.any(Number) })
+      expect(p.metrics!.accuracy, `${kind} on ${backend} learned (chance is about 0.5)`).toBeGreaterThan(0.6)
+    }
+    return run
+  }
+  const logloss = (run: RunResult) => perModel(run).map((p) => p.metrics!.logloss!)
+
+  it('MLP: wasm, cpu, onnxruntime and webgpu train the same binary classifiers (log loss within the cross-backend tolerance)', async () => {
+    const runs = new Map<ConcreteBackend, RunResult>()
+    for (const backend of available(['wasm', 'cpu', 'onnxruntime', 'webgpu'])) runs.set(backend, await classify('mlp', backend))
+    const reference = logloss(runs.get('wasm')!)
+    for (const [backend, run] of runs)
+      logloss(run).forEach((l, i) => expect(Math.abs(l - reference[i]) / reference[i], `model ${i} on ${backend}`).toBeLessThan(MLP_TOLERANCE))
+  }, 180_000)
+
+  it("trees: cpu and xgboost train binary:logistic within XGBoost's parity; webgpu, regression-only, is refused before anything starts", async () => {
+    const runs = new Map<ConcreteBackend, RunResult>()
+    for (const backend of available(['cpu', 'xgboost'])) runs.set(backend, await classify('gbdt', backend))
+    const reference = logloss(runs.get('cpu')!)
+    const xgboost = runs.get('xgboost')
+    if (xgboost) logloss(xgboost).forEach((l, i) => expect(Math.abs(l - reference[i]) / reference[i], `xgboost model ${i}`).toBeLessThan(XGBOOST_PARITY))
+    if (available(['webgpu']).length === 0) return
+    const config = presetConfig('smoke', {
+      sizes: [ROWS],
+      models: [1],
+      workers: [1],
+      backend: 'webgpu',
+      model: MODELS.gbdt as never,
+      data: { sha256: labelled.sha256, name: labelled.name, target: 'churned', features: null, exclude: [], impute: 'none' as const },
+    })
+    await expect(service.start({ config })).rejects.toMatchObject({
+      code: 'invalid-input',
+      issues: [{ field: 'backend', message: expect.stringMatching(/backend webgpu cannot train a binary .* yet: .*accepted: cpu, xgboost/) }],
+    })
+  }, 180_000)
 })
