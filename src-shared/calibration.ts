@@ -162,6 +162,31 @@ export function familyCalibration(
   return { kind: family.kind, calibratedAt, workload: record, backends, auto: best.backend, reason }
 }
 
+/**
+ * Why a kept calibration of a family cannot be used on this machine, or null. The cache is a file
+ * anyone with the store may have edited: it is used only when it is what a calibration here would
+ * have written — the family's own table of backends, timings only of backends the probe found
+ * available (`available`), the workload this family is calibrated on with this machine's cores, a
+ * pick `auto` may make here, and the pick and its words those its own timings give.
+ */
+export function whyCalibrationUnusable(family: ModelFamily, calibration: FamilyCalibration, available: readonly string[], cores: number): string | null {
+  if (calibration.kind !== family.kind) return `is of the family ${JSON.stringify(calibration.kind)}, not ${family.kind}`
+  const names = calibration.backends.map((t) => t.backend)
+  const table = family.backends.map((b) => b.name)
+  if (names.join() !== table.join()) return `lists the backends ${names.join(', ')}, not those of the ${family.label} (${table.join(', ')})`
+  const choices = family.backends.filter((b) => b.auto && available.includes(b.name)).map((b) => b.name)
+  if (calibration.auto !== null && !choices.includes(calibration.auto))
+    return `picks ${JSON.stringify(calibration.auto)}, not a backend auto may pick here (${choices.join(', ') || 'none available'})`
+  const timedElsewhere = calibration.backends.find((t) => t.oneModelStepMs !== null && !available.includes(t.backend))
+  if (timedElsewhere) return `has timings of ${timedElsewhere.backend}, which is not available here`
+  if (JSON.stringify(calibration.workload) !== JSON.stringify(calibrationWorkload(family, cores).record))
+    return `was timed on another workload than the ${family.label}'s calibration here`
+  const derived = familyCalibration(family, calibration.backends, calibration.workload, calibration.calibratedAt)
+  if (derived.auto !== calibration.auto || derived.reason !== calibration.reason)
+    return `says auto → ${calibration.auto} where its own timings give ${derived.auto}`
+  return null
+}
+
 /** What a run with `auto` records from a calibration: null when it has no pick. */
 export function autoChoiceOf(calibration: FamilyCalibration | undefined): AutoChoice | null {
   return calibration?.auto ? { backend: calibration.auto as AutoChoice['backend'], reason: calibration.reason, calibratedAt: calibration.calibratedAt } : null

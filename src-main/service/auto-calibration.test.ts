@@ -4,12 +4,17 @@
 // runs on the faster toy with the reason recorded; the next run reuses the store's cache; `calibrate`
 // redoes it (a toy made slower since loses); a damaged cache is ignored and rewritten; a fused run
 // that outlasts what could still win is cut off; with nothing to pick, a run fails naming why.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+// A calibration runs alone: a second one at the same time, or one while another process writes a
+// live run, is refused naming the other; one a run started during is said and not kept; a run
+// started during another process's calibration says so. The cache is trusted only as far as it is
+// what a calibration here would have written (a pick of another family, one not available, one its
+// timings do not give is ignored and redone), and the run says the backend its workers ran.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type BackendCapability, CalibrationFileSchema, modelSeed, type RunEvent, splitRows } from '@shared/contract'
-import { type BackendSpec, registerBackend } from '@shared/families'
+import { type BackendSpec, findFamily, registerBackend } from '@shared/families'
 import type { MlpParams } from '@shared/families/mlp'
 import { configFromFlags } from '../cli/options'
 import type { Dataset } from '../engine/datasets/generated'
@@ -17,15 +22,19 @@ import { builtInWorkerFamilies } from '../engine/families'
 import { mlpWorkerFamily } from '../engine/families/mlp'
 import { defineBackend } from '../engine/families/define-backend'
 import { withBackends } from '../engine/families/seam'
-import { CancelledError, type WorkerBackend } from '../engine/families/types'
+import { CancelledError, type WorkerBackend } from '../engine/backend/types'
 import { CALIBRATION_DIR } from '../store/calibration-cache'
 import { RunStore } from '../store/run-store'
+import { LOCK_FILE, writeLock } from '../store/writer-lock'
 import { InProcessLauncher } from '../testing/in-process-launcher'
+import { fakeRun } from '../testing/run-fixtures'
+import { AutoCalibration } from './auto-calibration'
+import type { BackendProbe } from './backend-probe'
 import { BenchService } from './bench-service'
 
 /** ms each toy sleeps per training step (a test changes them to make the other one faster); toy-lumpy: only when fused */
 const stepDelayMs: Record<string, number> = {}
-const DELAYS = { 'toy-fast': 0, 'toy-slow': 10, 'toy-lumpy': 500 }
+const DELAYS = { 'toy-fast': 0, 'toy-slow': 10, 'toy-lumpy': 500, 'toy-liar': 0 }
 
 const speed = { workPerSecond: 2e8, stepMs: 0.2, jobMs: 1, poolStartMs: 50, sharedDevice: false }
 const specs: BackendSpec[] = [
@@ -76,7 +85,12 @@ function toyBackend(name: string): WorkerBackend<MlpParams, never, Dataset> {
   }
 }
 
-const toys = ['toy-fast', 'toy-slow', 'toy-lumpy'].map((name) => defineBackend(toyBackend(name)))
+/** toy-liar: reports itself as toy-slow once started (what its workers say it ran) */
+const liar = toyBackend('toy-liar')
+const toys = [
+  ...['toy-fast', 'toy-slow', 'toy-lumpy'].map((name) => defineBackend(toyBackend(name))),
+  defineBackend({ ...liar, start: async (...args) => ({ ...((await liar.start(...args)) as object), backend: 'toy-slow' }) as never }),
+]
 const families = (kind: string) => (kind === 'mlp' ? withBackends(mlpWorkerFamily, toys) : builtInWorkerFamilies(kind))
 
 /** The built-in backends unavailable (nothing real is timed), the toys available. */
@@ -222,3 +236,173 @@ describe('auto by calibration', () => {
     expect(launcher.launched).toBe(0)
   })
 })
+
+/** A run in the store written by another live process right now: its writer lock names this test's parent (alive, not this process). */
+async function liveRunOfAnotherProcess(runId: string): Promise<number> {
+  const store = new RunStore(dir)
+  await store.save({ ...fakeRun({}, runId), status: 'running' })
+  const now = Date.now()
+  await writeLock(store.runDir(runId), { pid: process.ppid, host: os.hostname(), startedAt: now, heartbeatAt: now })
+  return process.ppid
+}
+
+/** Resolves once the calibration has started timing its first backend. */
+function firstBackendTimed(): { hooks: { onBackend(): void }; started: Promise<void> } {
+  let started!: () => void
+  return { hooks: { onBackend: () => started() }, started: new Promise<void>((resolve) => (started = resolve)) }
+}
+
+describe('a calibration runs alone', () => {
+  it('two calibrations at once on the same store: the second is refused naming the first; the lock goes with the first', async () => {
+    stepDelayMs['toy-slow'] = 30
+    const first = makeService()
+    const { hooks, started } = firstBackendTimed()
+    const calibrating = first.service.calibrateFamilies('mlp', hooks)
+    await started
+    await expect(makeService().service.calibrate({ family: 'mlp' })).rejects.toMatchObject({
+      code: 'busy',
+      message: expect.stringMatching(
+        new RegExp(`^another calibration of auto is timing the backends on .*: pid ${process.pid}, started .*; wait for it to finish`),
+      ),
+    })
+    expect((await calibrating).notKept).toBeNull()
+    expect(existsSync(join(dir, CALIBRATION_DIR, LOCK_FILE))).toBe(false)
+    const [again] = await makeService().service.calibrate({ family: 'mlp' })
+    expect(again.auto).toBe('toy-fast')
+  })
+
+  it('a calibration while another process writes a live run in the store is refused naming the run and its pid', async () => {
+    const pid = await liveRunOfAnotherProcess('20250101-120000-aaaaaa')
+    const { service, launcher } = makeService()
+    await expect(service.calibrate({ family: 'mlp' })).rejects.toMatchObject({
+      code: 'busy',
+      message: expect.stringMatching(
+        new RegExp(`^run 20250101-120000-aaaaaa \\(pid ${pid}, in .*\\) is training on this machine: a calibration now would time it too`),
+      ),
+    })
+    expect(launcher.launched).toBe(0)
+    expect(existsSync(join(dir, CALIBRATION_DIR, LOCK_FILE))).toBe(false)
+  })
+
+  it('a run that starts (and ends) while a calibration times is seen: what was measured is returned and said, not kept', async () => {
+    stepDelayMs['toy-slow'] = 30
+    const calibration = new AutoCalibration({
+      launcher: new InProcessLauncher(families),
+      storeDir: dir,
+      appVersion: 'test',
+      probe: { backends: probe } as unknown as BackendProbe,
+      rule: 'calibrated',
+      lock: { watchMs: 20 },
+    })
+    let competitor: Promise<void> | null = null
+    const outcome = await calibration.calibrate([findMlp()], {
+      onBackend: (_backend, i) => {
+        // a run of another process: live for 200 ms during the first backend's timing, gone before the end
+        if (i === 0)
+          competitor = liveRunOfAnotherProcess('20250101-120000-bbbbbb').then(async () => {
+            await new Promise((resolve) => setTimeout(resolve, 200))
+            rmSync(join(dir, '20250101-120000-bbbbbb'), { recursive: true })
+          })
+      },
+    })
+    await competitor
+    expect(outcome.families[0].auto).toBe('toy-fast')
+    expect(outcome.notKept).toMatch(
+      new RegExp(
+        `^run 20250101-120000-bbbbbb \\(pid ${process.ppid}, in .*\\) trained on this machine during the calibration: its timings are not this machine's alone$`,
+      ),
+    )
+    expect(cacheFiles()).toEqual([])
+    expect((await calibration.state()).families).toEqual({})
+  })
+
+  it("a run started during another process's calibration says so in its warnings", async () => {
+    const now = Date.now()
+    const calibrationDir = join(dir, CALIBRATION_DIR)
+    mkdirSync(calibrationDir, { mode: 0o700 })
+    await writeLock(calibrationDir, { pid: process.ppid, host: os.hostname(), startedAt: now, heartbeatAt: now })
+    const { service } = makeService()
+    const { runId } = await service.start({ config: { ...smallRun(), backend: 'toy-fast' as never } })
+    const run = await service.waitForRun(runId)
+    expect(run.status, run.error ?? '').toBe('ok')
+    expect(run.warnings).toContain(`a calibration of auto, pid ${process.ppid}, is timing the backends on this machine: these timings compete (in ${dir})`)
+  })
+})
+
+describe('the cache is what a calibration here would have written, or it is redone', () => {
+  const editCache = (edit: (file: ReturnType<typeof CalibrationFileSchema.parse>) => void) => {
+    const path = join(dir, CALIBRATION_DIR, cacheFiles()[0])
+    const file = CalibrationFileSchema.parse(JSON.parse(readFileSync(path, 'utf8')))
+    edit(file)
+    writeFileSync(path, JSON.stringify(file))
+  }
+
+  it.each([
+    ['xgboost', /picks "xgboost", not a backend auto may pick here \(toy-fast, toy-slow\)/],
+    ['tensorflow', /picks "tensorflow", not a backend auto may pick here/],
+    ['../../bin/sh', /picks "..\/..\/bin\/sh", not a backend auto may pick here/],
+    // a backend it may pick, but not the one its own timings give (the words still say toy-fast)
+    ['toy-slow', /says auto → toy-slow where its own timings give toy-fast/],
+  ])('a cache whose MLP auto is %j is ignored, said, and redone by the next run with auto, which runs on the real pick', async (auto, why) => {
+    await makeService().service.calibrate({ family: 'mlp' })
+    editCache((file) => void (file.families.mlp.auto = auto))
+    const fresh = makeService()
+    expect((await fresh.service.capabilities()).calibration.families).toEqual({})
+    const run = await runAuto(fresh.service)
+    expect(run.status, run.error ?? '').toBe('ok')
+    expect(run.environment?.backend).toBe('toy-fast')
+    expect(run.environment?.auto?.reason).toMatch(/^auto → toy-fast: /)
+    const said = calibratingSaid(fresh.events).join('\n')
+    expect(said).toMatch(/the calibration cache .*: its "mlp" entry /)
+    expect(said).toMatch(why)
+    expect(said).toMatch(/timing toy-fast/)
+  })
+
+  it("an entry of another family's table, of timings of a backend not available here, or of no family is ignored", async () => {
+    await makeService().service.calibrate({ family: 'mlp' })
+    editCache((file) => {
+      file.families.gbdt = { ...file.families.mlp, kind: 'gbdt' }
+      file.families.boosted = file.families.mlp
+    })
+    const said: string[] = []
+    const kept = await new AutoCalibration({
+      launcher: new InProcessLauncher(families),
+      storeDir: dir,
+      appVersion: 'test',
+      probe: { backends: probe } as unknown as BackendProbe,
+      rule: 'calibrated',
+    }).cached((line) => said.push(line))
+    expect(Object.keys(kept!.families)).toEqual(['mlp'])
+    expect(said.join('\n')).toMatch(/its "gbdt" entry lists the backends tensorflow, .*, not those of the gradient-boosted trees \(cpu, webgpu, xgboost\)/)
+    expect(said.join('\n')).toMatch(/its "boosted" entry is of no model family Trainpool has/)
+
+    editCache((file) => {
+      delete file.families.gbdt
+      delete file.families.boosted
+      file.families.mlp.backends.find((b) => b.backend === 'wasm')!.oneModelStepMs = 0.001
+    })
+    const fresh = makeService()
+    expect((await fresh.service.capabilities()).calibration.families).toEqual({})
+  })
+
+  it('the run says the backend its workers ran, even where it is not the one auto picked', async () => {
+    const undoLiar = registerBackend('mlp', { name: 'toy-liar', gpu: false, auto: true, batched: true, speed: { ...speed, stepMs: 0.1 } })
+    try {
+      stepDelayMs['toy-fast'] = 10
+      const { service } = makeService(async () => [...(await probe()), { name: 'toy-liar' as never, available: true, gpu: false, detail: 'toy-liar' }])
+      const [calibration] = await service.calibrate({ family: 'mlp' })
+      expect(calibration.auto).toBe('toy-liar')
+      const run = await runAuto(service)
+      expect(run.status, run.error ?? '').toBe('ok')
+      expect(run.environment?.backend).toBe('toy-slow')
+      expect(run.environment?.auto?.backend).toBe('toy-slow')
+      expect(run.environment?.auto?.reason).toMatch(/^auto → toy-slow: the workers ran toy-slow, not toy-liar that auto picked \(auto → toy-liar: /)
+    } finally {
+      undoLiar()
+    }
+  })
+})
+
+function findMlp() {
+  return findFamily('mlp')!
+}

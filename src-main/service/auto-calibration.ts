@@ -2,8 +2,18 @@
 // cache (or kept in memory without a store), redone on request (the API's calibrate, `trainpool
 // calibrate`), and done on first use by a run with `auto`, which then runs on the pick — every worker
 // the same backend. TRAINPOOL_AUTO=order keeps the old rule: the workers take the table's order.
+//
+// A calibration must run alone: one timed beside another calibration or a run keeps the other's
+// noise (a fused round measured at 3.3× its quiet time). Of the two ways to know, the store's locks
+// are used, not the machine's load: os.loadavg() counts every process on the machine, trails by a
+// minute and cannot name what competed, so it would refuse every calibration on a busy shared
+// machine and still miss a run that started a second ago. So a calibration holds the store's
+// calibration lock (store/calibration-lock.ts: a second calibration is refused, naming the first's
+// pid), is refused while another process writes a live run in the store (its writer lock), and
+// watches for one starting while it times: what it measured then is returned and said, not kept.
+// A run that starts during a calibration says so in its warnings (live-run.ts).
 import os from 'node:os'
-import { autoChoiceOf, ORDER_RULE_TEXT } from '@shared/calibration'
+import { autoChoiceOf, ORDER_RULE_TEXT, whyCalibrationUnusable } from '@shared/calibration'
 import {
   AUTO_RULES,
   type AutoChoice,
@@ -19,7 +29,10 @@ import {
 import { BackendUnavailableError, findFamily, isGpuBackend, type ModelFamily } from '@shared/families'
 import { calibrateFamily, type CalibrationHooks } from '../bench/calibrate'
 import type { WorkerLauncher } from '../pool/launcher'
-import { readCalibration, writeCalibration } from '../store/calibration-cache'
+import { type CalibrationLockOptions, holdCalibrationLock } from '../store/calibration-lock'
+import { calibrationPath, privateCalibrationDir, readCalibration, writeCalibration } from '../store/calibration-cache'
+import { HEARTBEAT_MS, type WriterLock } from '../store/writer-lock'
+import { type LiveWriter, RunStore } from '../store/run-store'
 import type { BackendProbe } from './backend-probe'
 
 /** The rule TRAINPOOL_AUTO names (unset: calibrated); anything else is refused with the accepted values. */
@@ -45,6 +58,20 @@ export interface AutoCalibrationOptions {
   appVersion: string
   probe: BackendProbe
   rule: AutoRule
+  /** the calibration lock's heartbeat and staleness, and how often a calibration looks for a run started meanwhile (ms; tests shorten them) */
+  lock?: CalibrationLockOptions & { watchMs?: number }
+}
+
+/** A calibration's hold on its store: what competed with it meanwhile (null: nothing), and the lock given back. */
+interface AloneOnStore {
+  competed(): Promise<string | null>
+  release(): Promise<void>
+}
+
+/** A calibration done: each family's, and why it was not kept in the store (null: kept — in the store, or in memory without one). */
+export interface CalibrationOutcome {
+  families: FamilyCalibration[]
+  notKept: string | null
 }
 
 export class AutoCalibration {
@@ -84,11 +111,22 @@ export class AutoCalibration {
     const storeDir = this.options.storeDir
     if (storeDir !== null) {
       const read = await readCalibration(storeDir, machine, this.options.appVersion)
-      if (read.kind === 'found') return read.file
+      if (read.kind === 'found') return this.usable(read.file, read.path, said)
       if (read.kind === 'damaged') said?.(`the calibration cache ${read.path} ${read.why}: ignored (a calibration rewrites it)`)
     }
     // no store, or one that could not be written: this process's own, while the machine is the same
     return this.inMemory && JSON.stringify(this.inMemory.machine) === JSON.stringify(machine) ? this.inMemory : null
+  }
+
+  /** The file with only the families a calibration here would have written (whyCalibrationUnusable); the others are said and redone when needed. */
+  private usable(file: CalibrationFile, path: string, said?: (line: string) => void): CalibrationFile {
+    const families = Object.entries(file.families).filter(([kind, calibration]) => {
+      const family = findFamily(kind)
+      const why = family ? whyCalibrationUnusable(family, calibration, file.machine.backends, file.machine.cpuCount) : 'is of no model family Trainpool has'
+      if (why) said?.(`the calibration cache ${path}: its ${JSON.stringify(kind)} entry ${why}: ignored (a calibration redoes it)`)
+      return why === null
+    })
+    return { ...file, families: Object.fromEntries(families) }
   }
 
   /** What the shells are told: the rule and each family's calibration here. */
@@ -104,11 +142,17 @@ export class AutoCalibration {
     return { ...caps, autoBackends: { ...caps.autoBackends, ...picked }, calibration }
   }
 
-  /** Measures the families now and keeps the result (merged with the other families' kept calibration). */
-  async calibrate(families: readonly ModelFamily[], hooks: AutoHooks = {}): Promise<FamilyCalibration[]> {
+  /**
+   * Measures the families now and keeps the result (merged with the other families' kept
+   * calibration) when it ran alone and could be written; refused (`busy`) while another calibration
+   * or another process's run uses the store (see the header).
+   */
+  async calibrate(families: readonly ModelFamily[], hooks: AutoHooks = {}): Promise<CalibrationOutcome> {
     if (this.running) throw new TrainpoolError('busy', 'a calibration of auto is already running: wait for it to finish')
     this.running = true
+    let alone: AloneOnStore | null = null
     try {
+      if (this.options.storeDir !== null) alone = await this.aloneOnStore(this.options.storeDir)
       const probed = await this.options.probe.backends()
       const measured: FamilyCalibration[] = []
       for (const family of families) {
@@ -118,10 +162,63 @@ export class AutoCalibration {
         }
         measured.push(await calibrateFamily(this.options.launcher, family, probed, { ...hooks, onBackend }))
       }
-      await this.keep(measured, hooks.say)
-      return measured
+      const competed = await alone?.competed()
+      if (competed) return { families: measured, notKept: `${competed}: its timings are not this machine's alone` }
+      return { families: measured, notKept: await this.keep(measured, hooks.say) }
     } finally {
+      await alone?.release()
       this.running = false
+    }
+  }
+
+  /**
+   * The store to this calibration alone: its lock taken and no other process's run live, else
+   * refused naming the other; then watched until released. `competed` names what took the lock
+   * over or ran meanwhile.
+   */
+  private async aloneOnStore(storeDir: string): Promise<AloneOnStore> {
+    const dir = await privateCalibrationDir(storeDir).catch(() => null)
+    // a store that cannot hold the lock cannot keep the calibration either: it is measured, and said not kept
+    const taken = dir === null ? null : await holdCalibrationLock(dir, this.options.lock).catch(() => null)
+    if (taken && 'busy' in taken) {
+      throw new TrainpoolError(
+        'busy',
+        `another calibration of auto is timing the backends on ${storeDir}: ${holderText(taken.busy)}; wait for it to finish, then calibrate again`,
+      )
+    }
+    const runs = new RunStore(storeDir)
+    // runs of this process are this service's own: the run whose first use of auto calibrates
+    const otherRuns = async () => (await runs.otherLiveWriters('').catch(() => [] as LiveWriter[])).filter((w) => w.pid !== process.pid)
+    const running = await otherRuns()
+    if (running.length) {
+      await taken?.held.release()
+      throw new TrainpoolError(
+        'busy',
+        `${runText(running[0], storeDir)} is training on this machine: a calibration now would time it too; wait for it to finish`,
+      )
+    }
+    let seen: LiveWriter | null = null
+    let watching: Promise<void> | null = null
+    const timer = setInterval(() => {
+      if (seen || watching) return
+      watching = otherRuns()
+        .then((found) => void (seen ??= found[0] ?? null))
+        .finally(() => (watching = null))
+    }, this.options.lock?.watchMs ?? HEARTBEAT_MS)
+    timer.unref()
+    return {
+      competed: async () => {
+        await watching
+        seen ??= (await otherRuns())[0] ?? null
+        if (seen) return `${runText(seen, storeDir)} trained on this machine during the calibration`
+        if (taken && !(await taken.held.stillOurs())) return 'another calibration took over the calibration lock during this one'
+        return null
+      },
+      release: async () => {
+        clearInterval(timer)
+        await watching
+        await taken?.held.release()
+      },
     }
   }
 
@@ -136,10 +233,13 @@ export class AutoCalibration {
     const family = findFamily(kind)
     if (!family) throw new Error(`no model family ${kind}`)
     hooks.say?.(`calibrating auto for the ${family.label}: the first run with auto on this machine times each backend it may pick (a few seconds each)`)
-    const [calibration] = await this.calibrate([family], hooks)
+    const {
+      families: [calibration],
+      notKept,
+    } = await this.calibrate([family], hooks)
     const choice = autoChoiceOf(calibration)
     if (!choice) throw new BackendUnavailableError('auto', calibration.reason)
-    return choice
+    return notKept ? { ...choice, reason: `${choice.reason}; not kept: ${notKept}` } : choice
   }
 
   /** How a run with `auto` on this machine gets its backend. */
@@ -148,7 +248,8 @@ export class AutoCalibration {
     return { resolve: (hooks) => this.resolve(kind, hooks) }
   }
 
-  private async keep(measured: readonly FamilyCalibration[], say?: (line: string) => void): Promise<void> {
+  /** Keeps the calibration (in memory too); null when the store has it (or there is none), else why it could not be written. */
+  private async keep(measured: readonly FamilyCalibration[], say?: (line: string) => void): Promise<string | null> {
     const machine = await this.machine()
     const before = await this.cached(say)
     const file: CalibrationFile = {
@@ -159,11 +260,24 @@ export class AutoCalibration {
     }
     this.inMemory = file
     const storeDir = this.options.storeDir
-    if (storeDir === null) return
+    if (storeDir === null) return null
     try {
       await writeCalibration(storeDir, file)
+      return null
     } catch (err) {
+      const why = `it could not be written to ${calibrationPath(storeDir, machine, this.options.appVersion)} (${(err as Error).message.split(', ')[0]})`
       say?.(`could not keep the calibration in ${storeDir}: ${(err as Error).message} (kept until this process ends)`)
+      return why
     }
   }
+}
+
+/** "pid 123", "pid 123 on host-b", with when it began */
+function holderText(lock: WriterLock): string {
+  const where = lock.host === os.hostname() ? `pid ${lock.pid}` : `pid ${lock.pid} on ${lock.host}`
+  return `${where}, started ${new Date(lock.startedAt).toLocaleTimeString()}`
+}
+
+function runText(writer: LiveWriter, storeDir: string): string {
+  return `run ${writer.runId} (pid ${writer.pid}, in ${storeDir})`
 }

@@ -5,7 +5,7 @@ import '@tensorflow/tfjs-backend-cpu'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families'
-import type { TrainedModel, TrainOptions } from '../families/types'
+import type { TrainedModel, TrainOptions } from '../backend/types'
 import { datasetFor } from '../datasets/generated'
 import { type DataTensors, disposeData, trainModels as trainWithHooks, uploadData, warmUp } from './tfjs-training'
 
