@@ -1,12 +1,46 @@
 import tseslint from 'typescript-eslint'
 import vue from 'eslint-plugin-vue'
 import prettier from 'eslint-config-prettier'
+import { dirname, resolve, sep } from 'node:path'
 
 /** What no shared module imports (a later block for src-shared/ files repeats these: a block's rule options replace an earlier one's). */
 const SHARED_ONLY = [
   { group: ['**/src-main/**', '**/src-renderer/**', '**/src-preload/**'], message: 'shared code imports only shared code' },
   { group: ['node:*'], message: 'shared code runs in the renderer too: no Node built-ins' },
 ]
+
+/**
+ * A scheduler's folder is its own (docs/ARCHITECTURE.md, the launcher seam): everything else reaches
+ * a scheduler through the registry (src-main/pool/schedulers.ts: schedulerFor, allSchedulers) and its
+ * launcher spec (src-shared/contract/launcher.ts), so a second one never means editing the service,
+ * the CLI or the UI. Relative imports are resolved against the importing file, so `../slurm/x` and
+ * `../../pool/slurm/x` are both caught. A new scheduler's folder is one more entry here.
+ */
+const SCHEDULER_FOLDERS = ['src-main/pool/slurm'].map((folder) => resolve(import.meta.dirname, folder))
+const schedulerSeam = {
+  rules: {
+    'scheduler-folder-is-its-own': {
+      meta: {
+        type: 'problem',
+        schema: [],
+        messages: {
+          inside:
+            "{{folder}} is its scheduler's own: import the registry (src-main/pool/schedulers.ts) or the launcher spec (@shared/contract/launcher) instead",
+        },
+      },
+      create(context) {
+        const check = (node) => {
+          const spec = node.source?.value
+          if (typeof spec !== 'string' || !spec.startsWith('.')) return
+          const target = resolve(dirname(context.filename), spec)
+          const folder = SCHEDULER_FOLDERS.find((f) => target === f || target.startsWith(f + sep))
+          if (folder) context.report({ node: node.source, messageId: 'inside', data: { folder: folder.slice(import.meta.dirname.length + 1) } })
+        }
+        return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check }
+      },
+    },
+  },
+}
 
 export default tseslint.config(
   { ignores: ['out/**', 'node_modules/**', 'scratch/**', 'test-artifacts/**', 'bin/**'] },
@@ -86,6 +120,12 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['**/*.{ts,mts,vue}'],
+    ignores: ['src-main/pool/slurm/**', 'src-main/pool/schedulers.ts'],
+    plugins: { 'scheduler-seam': schedulerSeam },
+    rules: { 'scheduler-seam/scheduler-folder-is-its-own': 'error' },
   },
   {
     files: ['src-preload/**/*.ts'],

@@ -104,6 +104,12 @@ class Verifier {
     if (ref.fingerprint !== undefined && p.fingerprint !== ref.fingerprint) {
       this.problems.push(`${where}: model ${p.index} differs from ${refStrategy}'s (fingerprint ${p.fingerprint ?? 'missing'} vs ${ref.fingerprint})`)
     }
+    // early stopping: every strategy stops model i at the same round and keeps the same one
+    if (p.roundsTrained !== ref.roundsTrained || p.bestRound !== ref.bestRound) {
+      this.problems.push(
+        `${where}: model ${p.index} stopped after ${p.roundsTrained ?? 'all'} rounds keeping round ${p.bestRound ?? 'last'}, ${refStrategy}'s after ${ref.roundsTrained ?? 'all'} keeping ${ref.bestRound ?? 'last'}`,
+      )
+    }
     const rel = relDiff(this.value(p), this.value(ref))
     if (rel > this.maxRel) this.maxRel = rel
     if (rel > this.tolerance) {

@@ -21,11 +21,13 @@ import {
   metricsOf,
   REGRESSION_TASK,
   type Task,
+  allLaunchers,
 } from '@shared/contract'
 import { metricValue } from '@shared/metrics'
 import { workloadTaskOf } from '@shared/contract/task'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
+import { roundsTrainedShare } from '@shared/contract/early-stopping'
 import { formatDataSet, formatDuration } from '@shared/format'
 import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard'
 import { backendSentences } from '@shared/verdict'
@@ -37,7 +39,10 @@ import { RunStore, defaultStoreDir } from '../store/run-store'
 import { datasetsDir, loadIntoCache, removeFromCache } from '../data'
 import { type BenchFlags, UsageError, configFromFlags, dataSourceFromFlags, flagForField, flagMessage } from './options'
 import { type ListenAddress, parseListenAddress, workerSocketOption } from '../pool/remote/gateway'
-import { OutputError, checkOutputFile, writeOutputFile } from './output-files'
+import { OutputError, STDOUT_PATH, checkOutputFile, writeOutputFile } from './output-files'
+
+/** `-` on --json / --csv is standard output, as report and advise take it */
+const STDOUT_TOO = { dashIsStdout: true }
 
 export interface BenchCommandFlags extends BenchFlags {
   /** the user's CSV or Parquet file */
@@ -107,8 +112,10 @@ function configOf(flags: BenchCommandFlags): BenchConfig {
 /** A result file that could not be written is said before the run, not after it. */
 async function checkOutputs(flags: BenchCommandFlags): Promise<void> {
   try {
-    if (flags.json) await checkOutputFile('--json', flags.json)
-    if (flags.csv) await checkOutputFile('--csv', flags.csv)
+    if (flags.json === STDOUT_PATH && flags.csv === STDOUT_PATH)
+      throw new BenchExit(EXIT.usage, '--json - and --csv - both ask for standard output: give one of them a file')
+    if (flags.json) await checkOutputFile('--json', flags.json, STDOUT_TOO)
+    if (flags.csv) await checkOutputFile('--csv', flags.csv, STDOUT_TOO)
   } catch (err) {
     if (err instanceof OutputError) throw new BenchExit(EXIT[err.exit], err.message)
     throw err
@@ -122,7 +129,9 @@ function listenOf(flags: BenchCommandFlags, config: BenchConfig): ListenAddress 
   } catch (err) {
     throw new BenchExit(EXIT.usage, (err as Error).message)
   }
-  if (listen && !config.launcher) throw new BenchExit(EXIT.usage, '--listen applies to remote workers only: add --launcher slurm')
+  if (listen && !config.launcher) {
+    throw new BenchExit(EXIT.usage, `--listen applies to remote workers only: add --launcher ${allLaunchers().map((l) => l.engine).join('|')}`)
+  }
   return listen
 }
 
@@ -212,11 +221,13 @@ async function runWithSignals(service: BenchService, runId: string): Promise<Run
 
 /** The summary on stdout, the result files, and whether the store kept the run whole (a run it could not keep is a failed command). */
 async function reportRun(result: RunResult, flags: BenchCommandFlags, store: { dir: string } | null): Promise<number> {
-  process.stdout.write(summaryTable(result))
+  // a file on standard output (--json - / --csv -) keeps it for that file: the summary goes to stderr
+  const stdoutTaken = flags.json === STDOUT_PATH || flags.csv === STDOUT_PATH
+  ;(stdoutTaken ? process.stderr : process.stdout).write(summaryTable(result))
   let exit: number = result.status === 'ok' ? EXIT.ok : EXIT.failed
   try {
-    if (flags.json) await writeOutputFile('--json', flags.json, JSON.stringify(result, null, 2))
-    if (flags.csv) await writeOutputFile('--csv', flags.csv, toCsv(result))
+    if (flags.json) await writeOutputFile('--json', flags.json, JSON.stringify(result, null, 2), STDOUT_TOO)
+    if (flags.csv) await writeOutputFile('--csv', flags.csv, toCsv(result), STDOUT_TOO)
   } catch (err) {
     if (!(err instanceof OutputError)) throw err
     process.stderr.write(`trainpool bench: ${err.message}\n`)
@@ -325,6 +336,8 @@ export function summaryTable(run: RunResult): string {
   if (env?.auto) out.push(env.auto.reason)
   if (run.dataset) out.push(`data: ${formatDataSet(run.dataset)}`)
   if (run.task && task.objective !== 'regression') out.push(taskLine(run, task))
+  const stopping = earlyStoppingLine(run, task)
+  if (stopping) out.push(stopping)
   // side by side, a backend column first
   const side = run.summary.some((s) => s.backend)
   const header = [...(side ? ['backend'] : []), 'rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
@@ -375,6 +388,23 @@ export function summaryTable(run: RunResult): string {
   for (const w of run.warnings) out.push(`warning: ${w}`)
   if (run.error) out.push(`error: ${run.error}`)
   return out.join('\n') + '\n'
+}
+
+/**
+ * Early stopping's line: "early stopping: patience 10 rounds on the validation log loss (3 folds) ·
+ * trained 37 % of the grid's rounds (1110 of 3000, first measurement at 10000 rows)"; null when off.
+ */
+function earlyStoppingLine(run: RunResult, task: Task): string | null {
+  const patience = run.config.earlyStopping
+  if (patience === undefined) return null
+  const held = run.config.set?.folds ? `${run.config.set.folds} folds` : `the last ${((run.config.validation ?? 0) * 100).toFixed(0)} % of the training rows`
+  const largest = Math.max(...run.config.sizes)
+  const m = run.measurements.find((x) => x.size === largest && x.status === 'ok' && x.perModel.length > 0)
+  const share = m ? roundsTrainedShare(familyOf(run.config.model), run.config, m.perModel) : null
+  const trained = share
+    ? ` · trained ${((100 * share.trained) / share.grid).toFixed(0)} % of the grid's rounds (${share.trained} of ${share.grid}, ${m!.strategy} at ${largest} rows)`
+    : ''
+  return `early stopping: patience ${patience} rounds on the validation ${METRIC_SPECS[task.metric].label} (${held})${trained}`
 }
 
 /**

@@ -34,3 +34,40 @@ it('bench --model gbdt --preset smoke exits 0, every strategy trained the same t
   const mses = run.measurements.map((m) => m.perModel.map((p) => p.testMse))
   for (const m of mses) expect(m).toEqual(mses[0])
 })
+
+it('bench --target binary --json -: the result JSON alone on stdout (the summary on stderr), a binary classifier scored by log loss', async () => {
+  const cli = spawnCli('bench', [
+    '--model',
+    'gbdt',
+    '--preset',
+    'smoke',
+    '--backend',
+    'cpu',
+    '--target',
+    'binary',
+    '--strategies',
+    'sequential,batched',
+    '--no-save',
+    '--json',
+    '-',
+  ])
+  const { code } = await cli.exited
+  expect(code).toBe(0)
+  const run = parseRunResult(JSON.parse(cli.out.stdout))
+  expect(run.task).toEqual({ objective: 'binary', classes: ['0', '1'], metric: 'logloss', auto: true })
+  for (const p of run.measurements.flatMap((m) => m.perModel))
+    expect(p.metrics).toMatchObject({ logloss: expect.any(Number), accuracy: expect.any(Number), auc: expect.any(Number) })
+  expect(cli.out.stderr).toMatch(
+    /objective: binary \(2 classes: 0, 1\), read from the target · ranked by log loss · test, mean over 4 models at 2000 rows: log loss \d/,
+  )
+  expect(cli.out.stderr).toMatch(/per-model test log loss agree \(max rel\. Δ 0\.0e\+0, tolerance 0\)/)
+})
+
+it('an objective the generated target contradicts is exit 2 naming --objective, nothing started', async () => {
+  const cli = spawnCli('bench', ['--model', 'gbdt', '--preset', 'smoke', '--objective', 'multiclass', '--no-save'])
+  const { code } = await cli.exited
+  expect(code).toBe(2)
+  expect(cli.out.stderr).toMatch(
+    /--objective multiclass does not fit generated target teacher, a regression target; accepted: auto, regression \(or --target multiclass\)/,
+  )
+})

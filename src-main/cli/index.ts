@@ -5,7 +5,7 @@ import { acceptedText, allFamilies, familyKinds } from '@shared/families'
 import { adviseCommand } from './advise-command'
 import { EXIT, benchCommand } from './bench-command'
 import { calibrateCommand } from './calibrate-command'
-import { FLAG_HELP } from './options'
+import { FLAG_HELP, launcherOptions } from './options'
 import { exportModelsCommand } from './export-models-command'
 import { reportCommand } from './report-command'
 import { serveCommand } from './serve-command'
@@ -38,20 +38,11 @@ function addBench(program: Command): void {
       'all | none | GPU indices (0,2): each worker pinned to one of them by its own CUDA_VISIBLE_DEVICES, round-robin (nvidia-smi lists them)',
     )
     .option('--workers-per-gpu <k>', 'with --gpus: at most K workers on each GPU')
-    .option(
-      '--launcher <where>',
-      'local (worker processes on this machine; the default) | slurm (each pool one Slurm job array whose tasks dial back to --listen)',
-    )
+    .option('--launcher <where>', launcherOptions().launcherHelp)
     .option(
       '--listen <host:port>',
-      'with --launcher slurm: where the worker socket listens, an address the compute nodes reach (default 127.0.0.1:0: this machine only; 0.0.0.0 warns)',
+      'with --launcher other than local: where the worker socket listens, an address the workers reach (default 127.0.0.1:0: this machine only; 0.0.0.0 warns)',
     )
-    .option('--partition <name>', 'with --launcher slurm: sbatch --partition')
-    .option('--gres <spec>', "with --launcher slurm: each task's generic resources (default gpu:1; none for a CPU partition)")
-    .option('--time <limit>', "with --launcher slurm: each task's time limit (sbatch --time: 30, 1:00:00, 1-12)")
-    .option('--account <name>', 'with --launcher slurm: sbatch --account')
-    .option('--sbatch-args <options>', 'with --launcher slurm: other sbatch options, space-separated (e.g. "--qos=short --constraint=a100")')
-    .option('--queue-timeout <seconds>', "with --launcher slurm: a task still pending after this long fails the run with Slurm's reason (default 600)")
     .option(
       '--seeds <n>',
       'a model set: models per configuration, each from its own seed (1 to 100); with several values of a field (--eta 0.1,0.3; --hidden 32/64) a grid',
@@ -71,15 +62,19 @@ function addBench(program: Command): void {
     .option('--objective <name>', FLAG_HELP.objective)
     .option('--metric <name>', FLAG_HELP.metric)
     .option('--classes <k>', FLAG_HELP.classes)
+    .option('--early-stopping <rounds>', FLAG_HELP.earlyStopping)
+    .option('--validation <fraction>', FLAG_HELP.validation)
     .option('--exclude <list>', 'with --data: columns that are not features, comma-separated')
     .option('--impute <mode>', FLAG_HELP.impute)
     .option('--test-split <x>', 'fraction of rows held out to score the models on')
     .option('--on-failure <policy>', 'stop | continue when a worker dies')
-    .option('--json <file>', 'write the full result JSON')
-    .option('--csv <file>', 'write one CSV row per measurement')
+    .option('--json <file>', 'write the full result JSON; - for standard output (the summary then goes to stderr)')
+    .option('--csv <file>', 'write one CSV row per measurement; - for standard output (the summary then goes to stderr)')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .option('--no-save', 'do not keep this run in the history')
     .option('--model <kind>', `model family: ${familyKinds().join(' | ')}`)
+  // each launcher's own flags, from its field specs (contract/launcher.ts)
+  for (const { option, help } of launcherOptions().flags) bench.option(option, help)
   // each model family's hyperparameters, from its field specs
   const seen = new Set<string>()
   for (const family of allFamilies()) {
@@ -104,7 +99,7 @@ function addServe(program: Command): void {
     .option('--host <addr>', 'address to bind; 0.0.0.0 exposes it to other machines (a warning is printed)', '127.0.0.1')
     .option(
       '--listen <host:port>',
-      'runs on Slurm: where the worker socket listens, an address the compute nodes reach (default 127.0.0.1:0: this machine only)',
+      'runs with a launcher (Slurm, …): where the worker socket listens, an address the workers reach (default 127.0.0.1:0: this machine only)',
     )
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .option('--max-upload <bytes>', 'largest data file the page may upload (bytes, or 500MiB, 2GiB; default 2GiB)')
@@ -138,7 +133,7 @@ function addAdvise(program: Command): void {
     .option('--size <rows>', `the target data size in rows (a size the run measured; ${ADVICE_LIMITS.size.min} to ${ADVICE_LIMITS.size.max})`)
     .option('--verify', 'run the recommended and runner-up options at the target and print predicted vs measured (stored with the run)')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
-    .option('--json <file>', 'write the advice (with --verify: the check) as JSON')
+    .option('--json <file>', 'write the advice (with --verify: the check) as JSON; - for standard output')
     .action(async (target: string, flags) => {
       process.exitCode = await adviseCommand(target, flags, version)
     })
@@ -150,11 +145,11 @@ function addReport(program: Command): void {
     .command('report')
     .description('a stored run (RUN_ID) or a result file (FILE.json) as a PDF report, a Markdown table, JSON or CSV')
     .argument('<run>', 'run id in the store, or a result JSON file')
-    .option('--pdf <file>', 'write the PDF report (renders in headless Chromium; TRAINPOOL_CHROMIUM picks the browser)')
+    .option('--pdf <file>', 'write the PDF report (renders in headless Chromium; TRAINPOOL_CHROMIUM picks the browser); - for standard output')
     .option('--md', 'print the Markdown summary table (hyperfine-style, with a relative column)')
-    .option('--json <file>', 'write the full result JSON')
-    .option('--csv <file>', 'write one CSV row per measurement')
-    .option('--leaderboard <file>', 'a model set: write its leaderboard as CSV (one row per configuration, best first)')
+    .option('--json <file>', 'write the full result JSON; - for standard output')
+    .option('--csv <file>', 'write one CSV row per measurement; - for standard output')
+    .option('--leaderboard <file>', 'a model set: write its leaderboard as CSV (one row per configuration, best first); - for standard output')
     .option('--store <dir>', 'run history folder (default ~/.trainpool/runs)')
     .action(async (target: string, flags) => {
       process.exitCode = await reportCommand(target, flags)
@@ -183,7 +178,7 @@ function addCalibrate(program: Command): void {
     .description('time a small fixed workload on every backend auto may pick here (seconds each) and keep it in the store: auto is then the fastest')
     .option('--family <kind>', `model family: ${familyKinds().join(' | ')} (default: every family)`)
     .option('--store <dir>', 'run history folder, where the calibration is kept (default ~/.trainpool/runs)')
-    .option('--json <file>', "write each family's calibration as JSON (what was measured, what auto picks and why)")
+    .option('--json <file>', "write each family's calibration as JSON (what was measured, what auto picks and why); - for standard output")
     .action(async (flags) => {
       process.exitCode = await calibrateCommand(flags, version)
     })

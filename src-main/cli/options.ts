@@ -31,6 +31,11 @@ import {
   DEFAULT_GENERATED_CLASSES,
   METRIC_CHOICES,
   OBJECTIVE_CHOICES,
+  EARLY_STOPPING_LIMITS,
+  allLaunchers,
+  findLauncher,
+  launcherFlags,
+  LOCAL_LAUNCHER,
 } from '@shared/contract'
 import { acceptedText, allFamilies, autoOrder, familyKinds, findFamily, type ModelFamily, type ParamField, whyNoBatched } from '@shared/families'
 import { modelSweep } from '@shared/plan'
@@ -58,6 +63,8 @@ export const FLAG_FOR_FIELD: Record<string, string> = {
   preset: '--preset',
   features: '--features',
   testSplit: '--test-split',
+  earlyStopping: '--early-stopping',
+  validation: '--validation',
   failurePolicy: '--on-failure',
   model: '--model',
   set: '--seeds/--folds',
@@ -66,14 +73,21 @@ export const FLAG_FOR_FIELD: Record<string, string> = {
   launcher: '--launcher',
 }
 
-/** config.launcher's fields → their flags (with --launcher slurm) */
-export const FLAG_FOR_LAUNCHER_FIELD: Record<string, string> = {
-  'launcher.partition': '--partition',
-  'launcher.gres': '--gres',
-  'launcher.time': '--time',
-  'launcher.account': '--account',
-  'launcher.sbatchArgs': '--sbatch-args',
-  'launcher.queueTimeoutS': '--queue-timeout',
+/** config.launcher's field ("launcher.partition") → its flag, from the launchers' field specs (contract/launcher.ts); undefined when none has it. */
+export function flagForLauncherField(field: string): string | undefined {
+  const key = field.split('.')[1]
+  return launcherFlags().find(({ field: f }) => f.key === key)?.field.flag
+}
+
+/** --launcher's choices, and every launcher's own flags with the launchers they apply to (the CLI's options are made from these). */
+export function launcherOptions(): { launcherHelp: string; flags: { option: string; help: string }[] } {
+  return {
+    launcherHelp: [LOCAL_LAUNCHER, ...allLaunchers()].map((l) => `${l.engine} (${l.help})`).join(' | '),
+    flags: launcherFlags().map(({ field, launchers }) => ({
+      option: `${field.flag} <${field.valueName}>`,
+      help: `with ${launchers.map((l) => `--launcher ${l.engine}`).join(' or ')}: ${field.help}`,
+    })),
+  }
 }
 
 /** What makes a model set on the command line. */
@@ -96,7 +110,7 @@ export type BenchFlags = Record<string, string | boolean | undefined>
 export function flagForField(field: string): string {
   const parts = field.split('.')
   const two = parts.slice(0, 2).join('.')
-  return FLAG_FOR_DATA_FIELD[two] ?? FLAG_FOR_LAUNCHER_FIELD[two] ?? FLAG_FOR_FIELD[parts[0]] ?? ''
+  return FLAG_FOR_DATA_FIELD[two] ?? (parts[0] === 'launcher' ? flagForLauncherField(two) : undefined) ?? FLAG_FOR_FIELD[parts[0]] ?? ''
 }
 
 /**
@@ -241,6 +255,13 @@ class ConfigDraft {
     if (given('testSplit') !== undefined) {
       this.explicit('testSplit', numberValue('--test-split', given('testSplit')!, 'real', `a number from ${LIMITS.testSplit.min} to ${LIMITS.testSplit.max}`))
     }
+    // with no held-out rows, with folds, or on a backend that cannot: refused by the schema (config.ts earlyStoppingProblems)
+    if (given('earlyStopping') !== undefined)
+      this.explicit('earlyStopping', integerValue('--early-stopping', given('earlyStopping')!, EARLY_STOPPING_LIMITS.rounds))
+    if (given('validation') !== undefined) {
+      const { min, max } = EARLY_STOPPING_LIMITS.validation
+      this.explicit('validation', numberValue('--validation', given('validation')!, 'real', `a fraction from ${min} to ${max}`))
+    }
   }
 
   private backendFlag(): void {
@@ -372,7 +393,7 @@ class ConfigDraft {
     const key = top === 'model' ? sub : top === 'set' && sub === 'grid' ? parts[2] : undefined
     const field = key ? this.family.fields.find((f) => f.key === key) : undefined
     const setFlag = top === 'set' && (sub === 'seeds' || sub === 'folds') ? `--${sub}` : undefined
-    const launcherFlag = top === 'launcher' ? FLAG_FOR_LAUNCHER_FIELD[`${top}.${sub}`] : undefined
+    const launcherFlag = top === 'launcher' ? flagForLauncherField(`${top}.${sub}`) : undefined
     if (launcherFlag) return flagMessage(launcherFlag, sub, issue.message)
     return flagMessage(field?.flag ?? setFlag ?? FLAG_FOR_FIELD[top] ?? top, field ? key! : setFlag ? sub : top, issue.message)
   }
@@ -385,25 +406,30 @@ function columnList(flag: string, text: string): string[] {
 }
 
 /** The data source of `--data FILE` once the file is loaded: --target, --features, --exclude, --impute. Throws UsageError. */
-/** --launcher slurm and its sbatch flags → config.launcher (values checked by the contract); a Slurm flag without it is a mistake worth naming. */
+/**
+ * --launcher ENGINE and its flags → config.launcher, each flag read by its field spec (values checked
+ * by the contract; a number by the shared rule here, so its flag is named); a launcher's flag without
+ * that launcher is a mistake worth naming.
+ */
 function launcherFromFlags(given: (key: string) => string | undefined): Record<string, unknown> | undefined {
   const engine = given('launcher')
-  const slurmOnly = Object.entries(FLAG_FOR_LAUNCHER_FIELD).filter(([field]) => given(optionKey(FLAG_FOR_LAUNCHER_FIELD[field])) !== undefined)
-  if (engine === undefined || engine === 'local') {
-    if (slurmOnly.length) throw new UsageError(`${slurmOnly[0][1]} applies to Slurm workers only: add --launcher slurm`)
-    return undefined
+  const spec = engine === undefined ? undefined : findLauncher(engine)
+  if (engine !== undefined && engine !== LOCAL_LAUNCHER.engine && !spec) {
+    const accepted = [`${LOCAL_LAUNCHER.engine} (worker processes on this machine)`, ...allLaunchers().map((l) => l.engine)].join(', ')
+    throw new UsageError(`--launcher ${JSON.stringify(engine)} is not a launcher; accepted: ${accepted}`)
   }
-  if (engine !== 'slurm')
-    throw new UsageError(`--launcher ${JSON.stringify(engine)} is not a launcher; accepted: local (worker processes on this machine), slurm`)
-  const launcher: Record<string, unknown> = { engine }
-  for (const [field, flag] of Object.entries(FLAG_FOR_LAUNCHER_FIELD)) {
-    const value = given(optionKey(flag))
+  for (const { field, launchers } of launcherFlags()) {
+    if (given(optionKey(field.flag)) === undefined || spec?.fields.some((f) => f.flag === field.flag)) continue
+    const names = launchers.map((l) => l.name).join(' or ')
+    throw new UsageError(`${field.flag} applies to ${names} workers only: add ${launchers.map((l) => `--launcher ${l.engine}`).join(' or ')}`)
+  }
+  if (!spec) return undefined
+  const launcher: Record<string, unknown> = { engine: spec.engine }
+  for (const field of spec.fields) {
+    const value = given(optionKey(field.flag))
     if (value === undefined) continue
-    const key = field.split('.')[1]
-    if (key === 'gres') launcher.gres = value === 'none' ? null : value
-    else if (key === 'sbatchArgs') launcher.sbatchArgs = value.split(/\s+/).filter(Boolean)
-    else if (key === 'queueTimeoutS') launcher.queueTimeoutS = integerValue(flag, value, { min: 5, max: 7 * 24 * 3600 })
-    else launcher[key] = value
+    const read = field.number ? numberValue(field.flag, value, field.number.kind, field.number.accepted) : field.read(value)
+    if (read !== undefined) launcher[field.key] = read
   }
   return launcher
 }
@@ -437,6 +463,8 @@ export const FLAG_HELP = {
   objective: `${OBJECTIVE_CHOICES.join(' | ')} (default auto: read from the target — two values → binary, text or small integers → multiclass up to ${CLASS_LIMITS.max} classes, other numbers → regression)`,
   metric: `the primary metric: ${METRIC_CHOICES.join(' | ')} (default auto: mse for regression, logloss for classifiers; auc for binary only) — compared across strategies, ranked by, charted`,
   classes: `generated --target multiclass: the number of classes (${CLASS_LIMITS.min} to ${CLASS_LIMITS.max}, default ${DEFAULT_GENERATED_CLASSES})`,
+  earlyStopping: `stop each model once its validation value of the primary metric has not improved for R rounds (trees; ${EARLY_STOPPING_LIMITS.rounds.min} to ${EARLY_STOPPING_LIMITS.rounds.max}), keeping its best round's model (XGBoost's early_stopping_rounds); needs --folds or --validation; default off`,
+  validation: `without --folds: hold out the last fraction of the training rows (${EARLY_STOPPING_LIMITS.validation.min} to ${EARLY_STOPPING_LIMITS.validation.max}; stratified by class for a classifier) as every model's validation rows`,
   features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
   impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,
 }

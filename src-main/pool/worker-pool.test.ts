@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { FromWorker, ToWorker, Workload } from '@shared/contract'
 import type { WorkerFamilyLookup } from '../engine/families'
-import { CancelledError, type TrainHooks } from '../engine/families/types'
+import { CancelledError, type TrainHooks } from '../engine/backend/types'
 import { waitUntil } from '../testing/capability'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'

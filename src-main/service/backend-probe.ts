@@ -11,18 +11,32 @@ export class BackendProbe {
 
   private listed: Promise<GpuInfo[]> | null = null
 
-  private slurmChecked: Promise<LauncherCapability> | null = null
+  private readonly launcherChecked = new Map<string, Promise<LauncherCapability>>()
 
   constructor(
     private readonly run: () => Promise<BackendCapability[]>,
     private readonly listGpus: () => Promise<GpuInfo[]> = async () => [],
-    private readonly checkSlurm: () => Promise<LauncherCapability> = async () => ({ available: false, detail: 'not checked' }),
+    /** each launcher's check by its engine (the registered schedulers'), read when first asked */
+    private readonly launcherChecks: () => Record<string, () => Promise<LauncherCapability>> = () => ({}),
   ) {}
 
-  /** Whether sbatch can submit from here (config.launcher slurm), checked once. */
-  slurm(): Promise<LauncherCapability> {
-    this.slurmChecked ??= this.checkSlurm().catch((e: unknown) => ({ available: false, detail: e instanceof Error ? e.message : String(e) }))
-    return this.slurmChecked
+  /** Whether a launcher can submit from here (config.launcher), checked once; a check that throws says why it is unavailable. */
+  launcher(engine: string): Promise<LauncherCapability> {
+    let checked = this.launcherChecked.get(engine)
+    if (!checked) {
+      const check = this.launcherChecks()[engine]
+      checked = check
+        ? check().catch((e: unknown) => ({ available: false, detail: e instanceof Error ? e.message : String(e) }))
+        : Promise.resolve({ available: false, detail: `no launcher ${JSON.stringify(engine)} in this build` })
+      this.launcherChecked.set(engine, checked)
+    }
+    return checked
+  }
+
+  /** Every launcher's answer, by engine (Capabilities.launchers). */
+  async launchers(): Promise<Record<string, LauncherCapability>> {
+    const engines = Object.keys(this.launcherChecks())
+    return Object.fromEntries(await Promise.all(engines.map(async (engine) => [engine, await this.launcher(engine)] as const)))
   }
 
   /** The machine's NVIDIA GPUs (nvidia-smi), listed once. */
@@ -57,7 +71,7 @@ export class BackendProbe {
       versions: { trainpool: appVersion, node: process.versions.node, ...(process.versions.electron ? { electron: process.versions.electron } : {}) },
       shell,
       gpus: await this.gpus(),
-      launchers: { slurm: await this.slurm() },
+      launchers: await this.launchers(),
     }
   }
 }

@@ -44,12 +44,11 @@ import type { WorkerLauncher } from '../pool/launcher'
 import { type ListenAddress, WorkerGateway, workerSocketOption } from '../pool/remote/gateway'
 import { RemoteLauncher } from '../pool/remote/remote-launcher'
 import { newRunSecret } from '../pool/remote/token'
-import { schedulerFor } from '../pool/schedulers'
+import { allSchedulers, schedulerFor } from '../pool/schedulers'
 import type { Scheduler } from '../pool/remote/scheduler'
-import { sbatchAvailable } from '../pool/slurm/slurm-cli'
 import type { RunStore } from '../store/run-store'
 import type { TelemetrySessionOptions } from '../telemetry/session'
-import { type AutoHooks, AutoCalibration, autoRuleFromEnv } from './auto-calibration'
+import { type AutoHooks, AutoCalibration, autoRuleFromEnv, type CalibrationOutcome } from './auto-calibration'
 import { BackendProbe, probeInWorker } from './backend-probe'
 import { DataSets } from './data-sets'
 import { resolveDataSource, type ResolvedData } from '../data'
@@ -90,8 +89,8 @@ export interface BenchServiceOptions {
   dataDir?: string
   /** lists the machine's NVIDIA GPUs for config.gpus (default: nvidia-smi, gpus/discover.ts) */
   discoverGpus?: () => Promise<GpuInfo[]>
-  /** whether sbatch can submit from here, for config.launcher slurm (default: `sbatch --version`, pool/slurm/slurm-cli.ts) */
-  checkSlurm?: () => Promise<LauncherCapability>
+  /** whether a launcher can submit from here, by its engine (default: each registered scheduler's own check, pool/schedulers.ts) */
+  checkLaunchers?: Record<string, () => Promise<LauncherCapability>>
   /**
    * Where remote workers (config.launcher) dial back: the worker socket's address (--listen;
    * default 127.0.0.1 on a free port, which only tasks on this machine can reach) and where its
@@ -113,11 +112,9 @@ export class BenchService implements BenchServiceApi {
   private readonly auto: AutoCalibration
 
   constructor(private readonly options: BenchServiceOptions) {
-    this.probe = new BackendProbe(
-      options.probe ?? (() => probeInWorker(options.launcher)),
-      options.discoverGpus ?? (() => discoverGpus()),
-      options.checkSlurm ?? (() => sbatchAvailable()),
-    )
+    // each registered scheduler's own check (pool/schedulers.ts), unless the caller answers for it
+    const launcherChecks = () => ({ ...Object.fromEntries(allSchedulers().map((s) => [s.spec.engine, s.check])), ...options.checkLaunchers })
+    this.probe = new BackendProbe(options.probe ?? (() => probeInWorker(options.launcher)), options.discoverGpus ?? (() => discoverGpus()), launcherChecks)
     this.history = new RunHistory(options.store, () => this.live, options.renderPdf)
     this.data = new DataSets({ storeDir: options.store?.dir ?? null, shell: options.shell, pickFile: options.pickDataFile })
     // the cache lives where the data cache does: the store's folder, also under the CLI's --no-save
@@ -161,7 +158,7 @@ export class BenchService implements BenchServiceApi {
     let config = parsed.data
     if (config.backend !== 'auto') refuseUnavailableBackend(config.backend, await this.probe.backends())
     const gpus = config.gpus === undefined ? undefined : await this.placeOnGpus(config)
-    if (config.launcher) refuseUnavailableLauncher(config.launcher, await this.probe.slurm())
+    if (config.launcher) refuseUnavailableLauncher(config.launcher, { [config.launcher.engine]: await this.probe.launcher(config.launcher.engine) })
     const data = config.data ? await resolveDataSource(this.options.dataDir ?? this.options.store?.dir ?? null, { ...config, data: config.data }) : null
     if (data) config = data.config
     // the user's data resolved its task with the target it read; generated data's comes from its target
@@ -169,7 +166,7 @@ export class BenchService implements BenchServiceApi {
     refuseBackendsWithoutObjective(config, task)
     const need = estimateRunPeakBytes(config)
     const free = os.freemem()
-    // Slurm's workers run on its nodes (their memory is Slurm's to grant): this machine's free memory says nothing
+    // a scheduler's workers run on its nodes (their memory is its to grant): this machine's free memory says nothing
     if (!config.launcher && need > free) {
       const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`
       throw new TrainpoolError(
@@ -392,12 +389,12 @@ export class BenchService implements BenchServiceApi {
     return stored
   }
 
-  calibrate({ family }: ParsedRequest<'calibrate'>): Promise<FamilyCalibration[]> {
-    return this.calibrateFamilies(family)
+  async calibrate({ family }: ParsedRequest<'calibrate'>): Promise<FamilyCalibration[]> {
+    return (await this.calibrateFamilies(family)).families
   }
 
   /** The calibration (see API.calibrate), its progress said to `hooks` (the CLI prints it). Not while a run is live: both would time each other. */
-  async calibrateFamilies(kind?: string, hooks: AutoHooks = {}): Promise<FamilyCalibration[]> {
+  async calibrateFamilies(kind?: string, hooks: AutoHooks = {}): Promise<CalibrationOutcome> {
     const families = familiesToCalibrate(kind)
     this.refuseIfBusy()
     return this.auto.calibrate(families, hooks)

@@ -3,7 +3,7 @@
 // reason alone and the pool says the sentence, never one in front of the other.
 import { describe, expect, it } from 'vitest'
 import { type FromWorker, type ToWorker, presetConfig } from '@shared/contract'
-import { BackendUnavailableError } from '../engine/families/types'
+import { BackendUnavailableError } from '../engine/backend/types'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from '../pool/launcher'
 import { BackendInitError } from '../pool/worker-pool'
 import { BenchService } from './bench-service'

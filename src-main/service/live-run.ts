@@ -25,6 +25,8 @@ import { summarize } from '../bench/stats'
 import { verify } from '../bench/verify'
 import type { WorkerLauncher } from '../pool/launcher'
 import type { Scheduler } from '../pool/remote/scheduler'
+import { calibrationDir } from '../store/calibration-cache'
+import { liveCalibrationLock } from '../store/calibration-lock'
 import { newRunId, type RunStore } from '../store/run-store'
 import { type TelemetryContext, TelemetrySession, type TelemetrySessionOptions } from '../telemetry/session'
 import type { AutoResolution } from './auto-calibration'
@@ -147,13 +149,21 @@ export class LiveRun implements LiveRunAccess {
     return this.runner
   }
 
-  /** The environment with how `auto` became its backend (a run with `auto` only). */
+  /**
+   * The environment with how `auto` became its backend (a run with `auto` only). What ran is what is
+   * said: the backend the workers reported, even where it is not the one `auto` picked.
+   */
   private withAuto(environment: Environment | null): Environment | null {
     const auto = this.deps.auto
     if (!environment || !auto) return environment
-    const choice =
-      this.autoChoice ??
-      ('byWorkers' in auto ? { backend: environment.backend, reason: `auto → ${environment.backend}: ${auto.byWorkers}`, calibratedAt: null } : null)
+    const ran = environment.backend
+    const picked = this.autoChoice
+    if (picked && picked.backend !== ran)
+      return {
+        ...environment,
+        auto: { ...picked, backend: ran, reason: `auto → ${ran}: the workers ran ${ran}, not ${picked.backend} that auto picked (${picked.reason})` },
+      }
+    const choice = picked ?? ('byWorkers' in auto ? { backend: ran, reason: `auto → ${ran}: ${auto.byWorkers}`, calibratedAt: null } : null)
     return choice ? { ...environment, auto: choice } : environment
   }
 
@@ -180,15 +190,17 @@ export class LiveRun implements LiveRunAccess {
 
   /**
    * Another run written by a live process on this machine (its writer lock: `trainpool bench`, the
-   * app, `serve` on the same store) trains on the same cores and GPU while this one is measured:
-   * said in the warnings, checked at every save (the start and after each measurement).
+   * app, `serve` on the same store), or another process's calibration of `auto` (its lock), uses the
+   * same cores and GPU while this one is measured: said in the warnings, checked at every save (the
+   * start and after each measurement).
    */
   private async noteCompetingRuns(store: RunStore): Promise<void> {
     const writers = await store.otherLiveWriters(this.runId).catch(() => [])
-    for (const writer of writers) {
-      const warning = `another run, pid ${writer.pid}, is training on this machine: these timings compete (run ${writer.runId} in ${store.dir})`
-      if (!this.result.warnings.includes(warning)) this.result.warnings.push(warning)
-    }
+    const warnings = writers.map((w) => `another run, pid ${w.pid}, is training on this machine: these timings compete (run ${w.runId} in ${store.dir})`)
+    const calibrating = await liveCalibrationLock(calibrationDir(store.dir)).catch(() => null)
+    if (calibrating)
+      warnings.push(`a calibration of auto, pid ${calibrating.pid}, is timing the backends on this machine: these timings compete (in ${store.dir})`)
+    for (const warning of warnings) if (!this.result.warnings.includes(warning)) this.result.warnings.push(warning)
   }
 
   private emit(event: RunEvent): void {

@@ -36,7 +36,7 @@ beforeEach(async () => {
     store,
     shell: 'cli',
     probe: FIXED_PROBE,
-    checkSlurm: async () => CAPABILITIES.launchers.slurm,
+    checkLaunchers: { slurm: async () => CAPABILITIES.launchers.slurm },
     telemetry: false,
     renderPdf: async () => Buffer.from('%PDF-1.7'),
   })

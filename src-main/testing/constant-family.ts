@@ -8,7 +8,7 @@ import { type ModelFamily, paramsSchemaFrom, type ParamField } from '@shared/fam
 import type { Dataset } from '../engine/datasets/generated'
 import { defineBackend } from '../engine/families/define-backend'
 import { workerFamily } from '../engine/families/seam'
-import { CancelledError, type WorkerBackend, type WorkerRuntime } from '../engine/families/types'
+import { CancelledError, type WorkerBackend, type WorkerRuntime } from '../engine/backend/types'
 import { Rng } from '../engine/random'
 
 export interface ConstantParams {

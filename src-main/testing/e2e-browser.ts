@@ -56,7 +56,7 @@ export async function startE2eServer(
     shell: 'browser',
     appVersion: 'e2e',
     ...(options.discoverGpus ? { discoverGpus: options.discoverGpus } : {}),
-    ...(options.checkSlurm ? { checkSlurm: options.checkSlurm } : {}),
+    ...(options.checkSlurm ? { checkLaunchers: { slurm: options.checkSlurm } } : {}),
   })
   const server = await startServer({
     service,

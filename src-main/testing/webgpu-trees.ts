@@ -3,7 +3,7 @@
 import { prepareGbdtData, trainGbdtGroup, treeHash, type GbdtData, type GbdtParams } from '../engine/gbdt'
 import { Rng } from '../engine/random'
 import { skipWithout } from './capability'
-import { BackendUnavailableError } from '../engine/families/types'
+import { BackendUnavailableError } from '../engine/backend/types'
 import { openWgslDevice, type WgslDevice } from '../engine/webgpu/device'
 
 export interface DeviceHolder {

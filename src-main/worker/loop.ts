@@ -4,7 +4,7 @@
 // handler per kind; a job sent ahead starts only if the one before it ended done, never once cancelled.
 import { type ConcreteBackend, type FromWorker, PROGRESS_MIN_INTERVAL_MS, subtractDeviceCounters, type ToWorker, type Workload } from '@shared/contract'
 import type { AnyWorkerFamily, WorkerFamilyLookup } from '../engine/families'
-import { BackendUnavailableError, CancelledError, type StartedRuntime } from '../engine/families/types'
+import { BackendUnavailableError, CancelledError, type StartedRuntime } from '../engine/backend/types'
 
 export interface WorkerChannel {
   post(message: FromWorker): void

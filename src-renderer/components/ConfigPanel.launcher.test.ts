@@ -1,12 +1,15 @@
-// The config panel's "Where to run" (shown when the capabilities say sbatch can submit): this machine
-// or a Slurm cluster; the boxes make config.launcher, the contract's errors land on their boxes, the
-// GPU picker steps aside on Slurm, and the choice is remembered with the draft.
+// The config panel's "Where to run" (shown when the capabilities say a launcher can submit): this
+// machine or a launcher; the boxes (its field specs) make config.launcher, the contract's errors land
+// on their boxes, the GPU picker steps aside, and the choice is remembered with the draft. A launcher
+// registered in one line (the toy, @shared/testing/toy-launcher.ts) appears with no other edit.
 import { flushPromises, mount, type VueWrapper } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract/config'
 import { fakeBridge, FakeService } from '@shared/testing/fake-service'
 import { CAPABILITIES } from '@shared/testing/fixtures'
+import { toyLauncher } from '@shared/testing/toy-launcher'
+import { registerLauncher } from '@shared/contract/launcher'
 import { setBridge } from '../bridge'
 import { useCapabilitiesStore } from '../stores/capabilities'
 import { useConfigStore } from '../stores/config'
@@ -25,7 +28,7 @@ async function panel(capabilities: Partial<typeof CAPABILITIES> = { launchers: S
   await flushPromises()
   return w
 }
-const errorsOf = (w: VueWrapper, field: string) => w.findAll(`#err-slurm-${field} li`).map((e) => e.text())
+const errorsOf = (w: VueWrapper, field: string, engine = 'slurm') => w.findAll(`#err-${engine}-${field} li`).map((e) => e.text())
 
 beforeEach(() => {
   localStorage.clear()
@@ -161,5 +164,35 @@ describe('ConfigPanel: where to run', () => {
     await w.get('[data-test=reset]').trigger('click')
     expect(cfg.draft.launcher).toBeUndefined()
     expect(w.get<HTMLInputElement>('[data-test=place-local]').element.checked).toBe(true)
+  })
+
+  it('a launcher registered in one line (the toy) appears with its own radio, boxes and words; its errors land on its box', async () => {
+    const unregister = registerLauncher(toyLauncher)
+    try {
+      const w = await panel({ launchers: { ...SLURM_ON, toy: { available: true, detail: 'toy 1.0' } } })
+      expect(w.get('[data-test=toy-detail]').text()).toBe('toy 1.0')
+      await w.get('[data-test=place-toy]').setValue(true)
+      expect(
+        w
+          .get('[data-test=toy-fields]')
+          .findAll('label')
+          .map((l) => l.text()),
+      ).toEqual(['Toy lane', 'Queue timeout (s)'])
+      expect(w.get('[data-test=toy-summary]').text()).toBe('Each worker is a toy task that dials back to this app.')
+      expect(w.get('[data-test=estimate-toy]').text()).toBe('on Toy: toy tasks, their queue wait not counted')
+      await w.get('[data-test=toy-lane]').setValue('Blue')
+      expect(errorsOf(w, 'lane', 'toy')).toEqual(['Toy lane accepts a lane name in lowercase letters, such as blue (you typed "Blue")'])
+      await w.get('[data-test=toy-lane]').setValue('blue')
+      await w.get('[data-test=run]').trigger('submit')
+      await flushPromises()
+      expect(service.callsTo('start')[0].config.launcher).toEqual({ engine: 'toy', lane: 'blue', queueTimeoutS: 600 })
+      // where it cannot submit it is not offered
+      setActivePinia(createPinia())
+      localStorage.clear()
+      const elsewhere = await panel({ launchers: { ...SLURM_ON, toy: { available: false, detail: 'no toy here' } } })
+      expect(elsewhere.find('[data-test=place-toy]').exists()).toBe(false)
+    } finally {
+      unregister()
+    }
   })
 })

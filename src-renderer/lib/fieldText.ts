@@ -7,6 +7,7 @@ import type { FieldIssue } from '@shared/vocabulary/errors'
 import { CLASS_LIMITS } from '@shared/vocabulary/task'
 import { itemProblem, type NumberKind, readNumber } from '@shared/vocabulary/fields'
 import { acceptedText, type ParamField } from '@shared/families'
+import type { LauncherField } from '@shared/contract/launcher-spec'
 import { formatNumber } from '@shared/format'
 
 const SIZE_ACCEPTED = `a whole number of rows from ${formatNumber(LIMITS.size.min)} to ${formatNumber(LIMITS.size.max)}`
@@ -35,16 +36,6 @@ export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string; k
   set: { label: 'Model set' },
   gpus: { label: 'GPUs' },
   launcher: { label: 'Where to run' },
-}
-
-/** The "Where to run" section's Slurm boxes (config.launcher.*). */
-export const LAUNCHER_FIELDS: Record<string, { label: string; accepted?: string; kind?: NumberKind }> = {
-  partition: { label: 'Partition' },
-  gres: { label: 'GRES' },
-  time: { label: 'Time limit' },
-  account: { label: 'Account' },
-  sbatchArgs: { label: 'Other sbatch options' },
-  queueTimeoutS: { label: 'Queue timeout (s)', accepted: 'whole seconds from 5 to 604800 (a week)', kind: 'integer' },
 }
 
 /** The model set's own boxes (config.set.*; a grid's values are said with their field's label). */
@@ -107,7 +98,12 @@ export function fieldKind(field: ParamField): NumberKind {
  * Where an issue's field is: its label, the text typed and what it accepts. `texts` holds what each
  * box shows: "sizes.0", "models", "workers", "repeats", …, and "model.<key>" for a family field.
  */
-export function fieldWords(field: string, texts: Readonly<Record<string, string>>, familyFields: readonly ParamField[]): FieldWords {
+export function fieldWords(
+  field: string,
+  texts: Readonly<Record<string, string>>,
+  familyFields: readonly ParamField[],
+  launcherFields: readonly LauncherField[] = [],
+): FieldWords {
   const path = field.split('.')
   if (path[0] === 'model' && path.length >= 2 && path[1] !== 'kind') {
     const f = familyFields.find((x) => x.key === path[1])
@@ -126,11 +122,13 @@ export function fieldWords(field: string, texts: Readonly<Record<string, string>
   }
   if (path[0] === 'set' && SET_FIELDS[path[1] ?? '']) return { ...SET_FIELDS[path[1]], typed: texts[`set.${path[1]}`] }
   if (path[0] === 'data') return { label: DATA_FIELDS[path[1] ?? ''] ?? DATA_FIELDS[''] }
-  if (path[0] === 'launcher' && LAUNCHER_FIELDS[path[1] ?? '']) {
-    // the other sbatch options are split at spaces (an option may hold commas: --mail-type=END,FAIL)
-    const typed = texts[`launcher.${path[1]}`]
+  const launcherField = path[0] === 'launcher' ? launcherFields.find((f) => f.key === path[1]) : undefined
+  if (launcherField) {
+    // a launcher's list box is split at spaces (an option may hold commas: --mail-type=END,FAIL)
+    const typed = texts[`launcher.${launcherField.key}`]
     const index = path[2] != null ? Number(path[2]) : NaN
-    return { ...LAUNCHER_FIELDS[path[1]], typed, ...itemAt(typed == null ? undefined : typed.trim().split(/\s+/), index) }
+    const { label, number } = launcherField
+    return { label, accepted: number?.accepted, kind: number?.kind, typed, ...itemAt(typed == null ? undefined : typed.trim().split(/\s+/), index) }
   }
   const base = CONFIG_FIELDS[path[0]]
   if (!base) return { label: field || 'Configuration' }

@@ -68,7 +68,7 @@ describe('report: Advice section', () => {
     expect(table.get('caption').text()).toBe(
       'Verified: 100 models at 2,000 rows, run verify-9 — predicted against measured (error = (predicted − measured) / measured)',
     )
-    const rows = table.findAll('tbody tr').map((tr) => tr.findAll('td').map((td) => td.text()))
+    const rows = table.findAll('tbody tr').map((tr) => tr.findAll('th,td').map((cell) => cell.text()))
     expect(rows[0][0]).toMatch(/\(recommended\)$/)
     expect(rows[0][3]).toBe(formatDuration(a.predictedMs * 1.1))
     expect(rows[0][4]).toBe('−9 %')

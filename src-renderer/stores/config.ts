@@ -45,7 +45,7 @@ export const useConfigStore = defineStore('config', () => {
   const { syncText: syncBoxes, texts: boxTexts, showNumber, setOnlySize, ...boxes } = useTextBoxes(draft, family, touched)
   syncBoxes()
   const { dataIssues, dataCheck, ...data } = useDataChoice({ draft, source, family, dataSets, showNumber, setOnlySize, touched })
-  const { syncText: syncWhere, texts: whereTexts, launcherIssues, offered: slurmOffered, ...where } = useLauncherChoice({ draft, caps, touched })
+  const { syncText: syncWhere, texts: whereTexts, launcherIssues, offered: launcherOffered, ...where } = useLauncherChoice({ draft, caps, touched })
   syncWhere()
   const { syncText: syncTask, ...learn } = useTaskChoice({ draft, source, dataCheck, touched })
   syncTask()
@@ -89,7 +89,7 @@ export const useConfigStore = defineStore('config', () => {
     serverIssues,
     touched,
     replace,
-    slurmOffered,
+    launcherOffered,
     ...boxes,
     ...data,
     ...learn,

@@ -14,9 +14,11 @@ import {
   type ModelFamily,
   type ModelParams,
   whyNoBatched,
+  whyNoEarlyStopping,
 } from '../families'
+import { EARLY_STOPPING_LIMITS, validationRowCount } from './early-stopping'
 import { GpuChoiceSchema } from './gpus'
-import { LauncherSchema, reservedSbatchArg } from './launcher'
+import { findLauncher, LauncherSchema } from './launcher'
 import { checkedSetSize, configurationCount, modelSetIssues, ModelSetSchema, type PathIssue as Problem } from './model-set'
 import { splitRows } from '../vocabulary/split'
 import { enumListField, intField, intListField, realField } from '../vocabulary/fields'
@@ -150,6 +152,14 @@ const BenchConfigFields = z
     workersPerGpu: intField('workersPerGpu', { min: 1, max: 64 }).optional(),
     /** where the workers run (contract/launcher.ts); absent: processes on this machine */
     launcher: LauncherSchema.optional(),
+    /**
+     * Early stopping (contract/early-stopping.ts): each model stops once its validation value of the
+     * primary metric has not improved for this many rounds (trees) or epochs (MLP), and keeps its best
+     * round's model. Needs held-out rows: folds, or `validation`. Absent: off.
+     */
+    earlyStopping: intField('earlyStopping', EARLY_STOPPING_LIMITS.rounds).optional(),
+    /** without folds: the fraction of each size's training rows (the last ⌈fraction · train⌉) every model holds out as its validation rows */
+    validation: realField('validation', EARLY_STOPPING_LIMITS.validation).optional(),
   })
   .strict()
 
@@ -168,6 +178,7 @@ export const BenchConfigSchema = BenchConfigFields.superRefine((c, ctx) => {
     ...launcherProblems(c),
     ...workerAndSizeProblems(c),
     ...objectiveProblems(c),
+    ...earlyStoppingProblems(c, family),
   ]
   for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path, message })
 })
@@ -218,26 +229,11 @@ function setProblems(c: Fields, family: ModelFamily, set: NonNullable<Fields['se
   return problems
 }
 
-/** What a scheduler decides itself is not asked of the config: GPUs and the sbatch options it sets. */
+/** What a scheduler decides itself is not asked of the config: which GPU each task gets (its own fields' checks are its spec's). */
 function launcherProblems(c: Fields): Problem[] {
-  if (!c.launcher) return []
-  const problems: Problem[] = []
-  if (c.gpus !== undefined) {
-    problems.push({
-      path: ['gpus'],
-      message: "gpus picks this machine's GPUs; with launcher slurm, Slurm assigns each task its GPU (launcher.gres, default gpu:1): leave gpus out",
-    })
-  }
-  for (const [i, arg] of c.launcher.sbatchArgs.entries()) {
-    const name = reservedSbatchArg(arg)
-    if (name) {
-      problems.push({
-        path: ['launcher', 'sbatchArgs', i],
-        message: `launcher.sbatchArgs: ${name} is set by Trainpool itself (its own field or the job array); accepted: other sbatch options such as --qos=short`,
-      })
-    }
-  }
-  return problems
+  const spec = c.launcher && findLauncher(c.launcher.engine)
+  if (!spec || c.gpus === undefined) return []
+  return [{ path: ['gpus'], message: `gpus picks this machine's GPUs; with launcher ${spec.engine}, ${spec.assignsGpus}: leave gpus out` }]
 }
 
 /** Generated data fixes the objective (its target's): an objective or a metric that contradicts it is refused before anything starts. */
@@ -256,6 +252,57 @@ function objectiveProblems(c: Fields): Problem[] {
   const objective = c.objective && c.objective !== 'auto' ? c.objective : generated
   const why = objective && c.metric ? metricProblem(c.metric, objective) : null
   if (why) problems.push({ path: ['metric'], message: why })
+  return problems
+}
+
+/**
+ * Early stopping watches held-out rows: folds', or a validation fraction's (never both), which must
+ * leave every size training rows; and a backend that stops models early.
+ */
+function earlyStoppingProblems(c: Fields, family: ModelFamily | undefined): Problem[] {
+  const problems: Problem[] = []
+  const folds = c.set?.folds ?? null
+  const { min, max } = EARLY_STOPPING_LIMITS.validation
+  if (c.validation !== undefined && folds !== null) {
+    problems.push({
+      path: ['validation'],
+      message: `validation ${c.validation} holds rows out only without folds: with ${folds} folds, each fold's held-out rows are its models' validation rows; accepted: folds or validation, not both`,
+    })
+  }
+  if (c.earlyStopping !== undefined && folds === null && c.validation === undefined) {
+    problems.push({
+      path: ['earlyStopping'],
+      message: `earlyStopping ${c.earlyStopping} watches each model's validation metric on held-out rows, and this run holds none out; accepted: with folds (2 to 10) or a validation fraction (${min} to ${max})`,
+    })
+  }
+  if (c.validation !== undefined && folds === null) {
+    for (const size of c.sizes) {
+      const { train } = splitRows(size, c.testSplit)
+      const held = validationRowCount(train, c.validation)
+      if (train - held < 1) {
+        problems.push({
+          path: ['validation'],
+          message: `validation ${c.validation} holds out ${held} of the ${train} training rows of size ${size}, leaving none to train on; accepted: a smaller fraction (from ${min}) or a larger size`,
+        })
+      }
+    }
+  }
+  if (c.earlyStopping !== undefined && family) {
+    const side = Array.isArray(c.backend)
+    const named = side ? (c.backend as string[]) : [c.backend as string]
+    for (const backend of named) {
+      // auto picks among the family's auto backends: refused only when none of them stops early
+      const why =
+        backend === 'auto'
+          ? family.backends.some((b) => b.auto && b.earlyStopping === true)
+            ? null
+            : `no backend auto may pick for a ${family.label} stops models early yet; accepted: no --early-stopping`
+          : backendKnown(backend)
+            ? whyNoEarlyStopping(family, backend)
+            : null
+      if (why) problems.push({ path: ['earlyStopping'], message: `earlyStopping: ${why}` })
+    }
+  }
   return problems
 }
 

@@ -2,6 +2,7 @@
 // progress bar). Progress is coalesced to at most 20 per second per run before it leaves the service.
 import type { CalibrationState } from './calibration'
 import type { GpuInfo } from './gpus'
+import type { LauncherCapability } from './launcher-spec'
 import type { BenchConfig } from './config'
 import type { Progress } from '../vocabulary/progress'
 import type { Measurement, MeasurementKey, RunResult } from './result'
@@ -75,12 +76,6 @@ export interface Capabilities {
   shell: 'electron' | 'browser' | 'cli'
   /** the NVIDIA GPUs nvidia-smi lists here (what config.gpus chooses from); [] without */
   gpus: GpuInfo[]
-  /** where else the workers can run (config.launcher): Slurm when sbatch works here (its version), else why not */
-  launchers: { slurm: LauncherCapability }
-}
-
-export interface LauncherCapability {
-  available: boolean
-  /** the launcher's version when available ("slurm 22.05.8"), otherwise why not */
-  detail: string
+  /** where else the workers can run (config.launcher), by each registered launcher's engine: whether it can submit from here (its version), else why not */
+  launchers: Record<string, LauncherCapability>
 }

@@ -1,80 +1,85 @@
-// Where a run's workers run (`launcher`): absent, processes on this machine (today's pool); `slurm`,
-// one Slurm job array per pool whose tasks dial back to the coordinator (the W workers of a pool are
-// one array, each task one worker that trains many models: Slurm's own advice for many short jobs).
-// Its fields are sbatch's own options; nothing here reaches a shell (sbatch is run without one), and
-// each value is checked so a typo is refused by name before anything is submitted.
+// Where a run's workers run (`launcher`): absent, processes on this machine (today's pool); else a
+// launcher by its engine (launcher-spec.ts says what one is). The registry: the one place that lists
+// them (Slurm, slurm-launcher.ts), config.launcher's schema looked up in it when a config is checked
+// (so a launcher a test registers is accepted too), and the one refusal of a launcher this machine
+// cannot use. The CLI's flags, the capabilities and the panel's "Where to run" read the same list.
 import { z } from 'zod'
 import { TrainpoolError } from '../vocabulary/errors'
-import { intField } from '../vocabulary/fields'
+import type { LauncherCapability, LauncherChoice, LauncherField, LauncherSpec } from './launcher-spec'
+import { slurmLauncher } from './slurm-launcher'
 
-/** A Slurm name or list (partition, account, gres): letters, digits and the punctuation Slurm uses in them. */
-const slurmWord = (field: string, example: string) =>
-  z
-    .string({ error: `launcher.${field} accepts a Slurm value such as ${example}` })
-    .regex(/^[A-Za-z0-9_.:,=+@%\-/]{1,200}$/, `launcher.${field} accepts a Slurm value such as ${example} (letters, digits and _ . : , = + @ % - /)`)
+export * from './launcher-spec'
+export { reservedSbatchArg, SBATCH_RESERVED, type SlurmChoice, SLURM_DEFAULTS, slurmLauncher } from './slurm-launcher'
 
-export const SLURM_DEFAULTS = { gres: 'gpu:1', queueTimeoutS: 600 } as const
+/** What --launcher and the panel call workers on this machine (no config.launcher). */
+export const LOCAL_LAUNCHER = { engine: 'local', label: 'This machine', help: 'worker processes on this machine; the default' } as const
 
-export const LauncherSchema = z.discriminatedUnion('engine', [
-  z
-    .object({
-      engine: z.literal('slurm'),
-      partition: slurmWord('partition', 'gpu').optional(),
-      /** each task's generic resources; null: none (a CPU-only partition). Default gpu:1 */
-      gres: slurmWord('gres', 'gpu:1').nullable().default(SLURM_DEFAULTS.gres),
-      /** sbatch --time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS */
-      time: z
-        .string({ error: 'launcher.time accepts a Slurm time limit such as 30, 1:00:00 or 1-12' })
-        .regex(/^(\d{1,4}-)?\d{1,5}(:\d{1,2}){0,2}$/, 'launcher.time accepts a Slurm time limit such as 30, 1:00:00 or 1-12')
-        .optional(),
-      account: slurmWord('account', 'mylab').optional(),
-      /** other sbatch options passed through as given, e.g. --qos=short (each one an --option or --option=value) */
-      sbatchArgs: z
-        .array(
-          z.string().regex(/^--[a-z][a-z-]*(=[^\s]{1,200})?$/, 'launcher.sbatchArgs accepts sbatch options as --option or --option=value, e.g. --qos=short'),
-        )
-        .max(16)
-        .default([]),
-      /** a task still pending after this long fails the run with Slurm's pending reason */
-      queueTimeoutS: intField('launcher.queueTimeoutS', { min: 5, max: 7 * 24 * 3600 }).default(SLURM_DEFAULTS.queueTimeoutS),
-    })
-    .strict(),
-])
-export type LauncherChoice = z.infer<typeof LauncherSchema>
+const registry = new Map<string, LauncherSpec>([[slurmLauncher.engine, slurmLauncher]])
 
-/** sbatch options that Trainpool sets itself: passing them again would contradict the run (or the token scheme). */
-export const SBATCH_RESERVED = [
-  '--array',
-  '-a',
-  '--parsable',
-  '--output',
-  '--error',
-  '--export',
-  '--wrap',
-  '--job-name',
-  '--gres',
-  '--partition',
-  '--time',
-  '--account',
-  '--chdir',
-]
-
-/** The reserved option an sbatch argument names (`--array=0-3`, `-a3`), or null. */
-export function reservedSbatchArg(arg: string): string | null {
-  if (/^-a./.test(arg)) return '-a'
-  const name = arg.split('=')[0]
-  return SBATCH_RESERVED.includes(name) ? name : null
+export function allLaunchers(): LauncherSpec[] {
+  return [...registry.values()]
 }
 
+export function findLauncher(engine: string): LauncherSpec | undefined {
+  return registry.get(engine)
+}
+
+/** Adds a launcher (a test's toy one; built-ins are listed above); returns the undo. Registering the same spec again is harmless. */
+export function registerLauncher(spec: LauncherSpec): () => void {
+  const before = registry.get(spec.engine)
+  registry.set(spec.engine, spec)
+  return () => (before ? registry.set(spec.engine, before) : registry.delete(spec.engine))
+}
+
+/** Every launcher's fields, each flag once (two launchers may share one: the queue timeout), with the launchers that have it. */
+export function launcherFlags(): { field: LauncherField; launchers: LauncherSpec[] }[] {
+  const byFlag = new Map<string, { field: LauncherField; launchers: LauncherSpec[] }>()
+  for (const spec of allLaunchers()) {
+    for (const field of spec.fields) {
+      const entry = byFlag.get(field.flag) ?? { field, launchers: [] }
+      entry.launchers.push(spec)
+      byFlag.set(field.flag, entry)
+    }
+  }
+  return [...byFlag.values()]
+}
+
+/** config.launcher: the launcher its `engine` names validates the rest, looked up when checked. */
+export const LauncherSchema = z.unknown().transform((value, ctx): LauncherChoice => {
+  const engine = (value as { engine?: unknown } | null)?.engine
+  const spec = typeof engine === 'string' ? findLauncher(engine) : undefined
+  if (!spec) {
+    ctx.issues.push({
+      code: 'custom',
+      input: value,
+      path: ['engine'],
+      message: `launcher.engine accepts ${allLaunchers()
+        .map((l) => l.engine)
+        .join(', ')}`,
+    })
+    return z.NEVER
+  }
+  const parsed = spec.schema.safeParse(value)
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.issues.push({ ...issue, input: value } as never)
+    return z.NEVER
+  }
+  for (const problem of spec.problems(parsed.data)) ctx.issues.push({ code: 'custom', input: value, path: problem.path, message: problem.message })
+  return parsed.data
+})
+export type { LauncherChoice }
+
 /**
- * A launcher the machine cannot use is refused on field `launcher` (the service from its probe of
- * sbatch, the test fake from its capabilities): in the same words on both.
+ * A launcher the machine cannot use is refused on field `launcher` (the service from its check, the
+ * test fake from its capabilities), in the launcher's own words on both.
  */
-export function refuseUnavailableLauncher(launcher: LauncherChoice | undefined, slurm: { available: boolean; detail: string }): void {
-  if (!launcher || slurm.available) return
-  throw new TrainpoolError(
-    'invalid-input',
-    `launcher slurm: sbatch cannot submit from here (${slurm.detail}); run Trainpool where sbatch works (a login node), or leave launcher out`,
-    [{ field: 'launcher', message: `sbatch cannot submit from here: ${slurm.detail}` }],
-  )
+export function refuseUnavailableLauncher(launcher: LauncherChoice | undefined, available: Partial<Record<string, LauncherCapability>>): void {
+  if (!launcher) return
+  const spec = findLauncher(launcher.engine)
+  const capability = available[launcher.engine] ?? { available: false, detail: 'not checked on this machine' }
+  if (!spec || capability.available) return
+  const { why, instead } = spec.unavailable
+  throw new TrainpoolError('invalid-input', `launcher ${spec.engine}: ${why} (${capability.detail}); ${instead}, or leave launcher out`, [
+    { field: 'launcher', message: `${why}: ${capability.detail}` },
+  ])
 }

@@ -52,6 +52,9 @@ export const PerModelSchema = z.object({
   validationMetrics: MetricsSchema.optional(),
   /** in a model set's batched measurement: the first model index of the fused program it was trained in */
   fusedGroup: z.number().int().min(0).optional(),
+  /** with early stopping (contract/early-stopping.ts): the rounds (trees) or epochs it trained, and the 1-based round whose model it kept */
+  roundsTrained: z.number().int().min(1).optional(),
+  bestRound: z.number().int().min(1).optional(),
 })
 export type PerModel = z.infer<typeof PerModelSchema>
 

@@ -5,17 +5,26 @@
 import type { ModelParams } from '../families'
 import type { BenchConfig } from './config'
 import type { WorkloadData, WorkloadOf } from '../vocabulary/workload-shape'
-import type { Task } from '../vocabulary/task'
+import { defaultMetric, type Task } from '../vocabulary/task'
 import { workloadTaskOf } from './task'
 
 export type { WorkloadData }
-export type { WorkloadTask } from '../vocabulary/workload-shape'
+export type { WorkloadEarlyStopping, WorkloadTask } from '../vocabulary/workload-shape'
 
 /** What a worker trains on, for the parameters of one family (the built-in families' by default). */
 export type Workload<P extends { kind: string } = ModelParams> = WorkloadOf<P>
 
-/** The workload of one size; `task` the run's resolved task (contract/task.ts), absent for regression. */
-export function workloadFor(config: BenchConfig, size: number, data?: WorkloadData, task?: Pick<Task, 'objective' | 'classes'>): Workload {
+/**
+ * The workload of one size; `task` the run's resolved task (contract/task.ts), absent for regression.
+ * Early stopping watches the task's primary metric (its objective's default when the task does not say).
+ */
+export function workloadFor(
+  config: BenchConfig,
+  size: number,
+  data?: WorkloadData,
+  task?: Pick<Task, 'objective' | 'classes'> & Partial<Pick<Task, 'metric'>>,
+): Workload {
+  const metric = task?.metric ?? defaultMetric(task?.objective ?? 'regression')
   return {
     size,
     features: data ? data.featureColumns.length : config.features,
@@ -26,6 +35,8 @@ export function workloadFor(config: BenchConfig, size: number, data?: WorkloadDa
     ...(data ? { data: structuredClone(data) } : {}),
     ...(config.set ? { set: structuredClone(config.set) } : {}),
     ...(task && workloadTaskOf(task) ? { task: workloadTaskOf(task) } : {}),
+    ...(config.earlyStopping !== undefined ? { earlyStopping: { rounds: config.earlyStopping, metric } } : {}),
+    ...(config.validation !== undefined ? { validation: config.validation } : {}),
   }
 }
 

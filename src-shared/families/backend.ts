@@ -35,6 +35,17 @@ export interface BackendSpec<Name extends string = string> {
   speed: BackendSpeed
   /** the objectives it trains (vocabulary/task.ts), and why not the others; absent: every objective */
   objectives?: { trains: readonly Objective[]; why: string }
+  /** `true`: it stops models early (contract/early-stopping.ts); else why not; absent: not yet (every MLP engine, a toy backend) */
+  earlyStopping?: true | { why: string }
+}
+
+/** Why a family's backend cannot stop models early ("backend webgpu cannot stop a … early: …; accepted: cpu, xgboost"), or null. */
+export function whyNoEarlyStopping(family: { label: string; backends: readonly BackendSpec[] }, backend: string): string | null {
+  const spec = family.backends.find((b) => b.name === backend)
+  if (!spec || spec.earlyStopping === true) return null
+  const why = spec.earlyStopping?.why ?? 'its engine does not stop models early yet'
+  const others = family.backends.filter((b) => b.earlyStopping === true).map((b) => b.name)
+  return `backend ${backend} cannot stop a ${family.label} early: ${why}; accepted: ${others.length ? `${others.join(', ')}, or ` : ''}no --early-stopping`
 }
 
 /** Why a family's backend cannot train an objective ("backend webgpu trains regression only: …; accepted: cpu, xgboost"), or null. */

@@ -43,6 +43,8 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase, N exte
   backends: readonly BackendSpec<N>[]
   /** steps one job reports as progress (a job trains one model, or a fused group in the same steps) */
   progressTotal(w: Workload<P>): number
+  /** the rounds (trees) or epochs a model trains at most, what early stopping counts (contract/early-stopping.ts); absent: the family does not stop early */
+  maxRounds?(model: P): number
   /** a lane's words for a progress report: "epoch 2/3 · batch 5/16", "tree 37/100" */
   describeProgress(p: Progress, w: Workload<P>): string
   /** the unit work is counted in, and how its rate is shown */

@@ -275,7 +275,14 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
  * depth 6, sampling 0.8, nthread 1 (3.1e8 updates).
  */
 export const GBDT_BACKENDS = [
-  { name: 'cpu', gpu: false, auto: true, batched: true, speed: { workPerSecond: 4e7, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false } },
+  {
+    name: 'cpu',
+    gpu: false,
+    auto: true,
+    batched: true,
+    earlyStopping: true,
+    speed: { workPerSecond: 4e7, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
+  },
   {
     name: 'webgpu',
     gpu: true,
@@ -285,6 +292,7 @@ export const GBDT_BACKENDS = [
       trains: ['regression'],
       why: "its WGSL kernels have no per-row hessians yet (classifiers: Trainpool's cpu engine or xgboost, the same XGBoost 1.7 objectives)",
     },
+    earlyStopping: { why: 'its WGSL trainer does not score the held-out rows after each round yet' },
     speed: { workPerSecond: 4e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
   },
   {
@@ -294,6 +302,7 @@ export const GBDT_BACKENDS = [
     batched: {
       why: "XGBoost trains one booster at a time (its training is not thread-safe: parallel XGBoost models are the pool's processes); for batched trees use Trainpool's own engine (--backend cpu)",
     },
+    earlyStopping: true,
     speed: { workPerSecond: 1.3e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
   },
 ] as const satisfies readonly BackendSpec[]
@@ -310,6 +319,7 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   defaults: GBDT_DEFAULTS,
   backends: GBDT_BACKENDS,
   progressTotal: (w) => w.model.rounds,
+  maxRounds: (model) => model.rounds,
   describeProgress: (p) => (p.done <= 0 ? 'starting' : `tree ${p.done}/${p.total}`),
   work: { unit: 'histogram update', rateLabel: 'M hist. updates/s', rateScale: 1e6 },
   workCount(w, models) {

@@ -163,7 +163,7 @@ export class FakeService implements ServiceMethods {
       const parsed = BenchConfigSchema.safeParse(config)
       if (!parsed.success) throw invalidInput(parsed.error, config, 'config')
       refuseUnavailableBackend(parsed.data.backend, this.capabilitiesValue.backends)
-      refuseUnavailableLauncher(parsed.data.launcher, this.capabilitiesValue.launchers.slurm)
+      refuseUnavailableLauncher(parsed.data.launcher, this.capabilitiesValue.launchers)
       this.startedTask = this.taskOf(parsed.data)
       const runId = this.nextRunId
       this.current = { runId, events: [] }

@@ -3,13 +3,22 @@
 // shape imports neither.
 import type { ModelSet } from './model-set-shape'
 import type { Target } from './names'
-import type { Objective } from './task'
+import type { MetricName, Objective } from './task'
 
 /** What a worker's models learn: the objective and (classifiers) the class count; absent in a workload: regression. */
 export interface WorkloadTask {
   objective: Objective
   /** K: 2 for binary, 3 … CLASS_LIMITS.max for multiclass, 0 for regression */
   classes: number
+}
+
+/**
+ * Early stopping as a worker applies it (contract/early-stopping.ts): a model stops once its held-out
+ * value of `metric` (the run's primary metric) has not improved for `rounds` rounds (trees) or epochs (MLP).
+ */
+export interface WorkloadEarlyStopping {
+  rounds: number
+  metric: MetricName
 }
 
 /** MLP only: what to do with missing values (trees handle them natively, the default direction learned). */
@@ -47,4 +56,8 @@ export interface WorkloadOf<P extends { kind: string }> {
   task?: WorkloadTask
   /** a model set: model i's parameters and fold come from it and `model` (contract/model-set.ts); absent: every model is `model` */
   set?: ModelSet
+  /** stop each model when its validation metric stops improving; absent: every model trains every round */
+  earlyStopping?: WorkloadEarlyStopping
+  /** without folds: every model holds out the last ⌈validation · train⌉ training rows as its validation rows; absent: none */
+  validation?: number
 }

@@ -23,7 +23,7 @@ export interface Dataset {
   yTest: Float32Array
   /** what was done to the raw features (the user's data): kept with an exported model so it takes raw rows */
   preprocess?: Preprocess
-  /** a fold's held-out training rows (model sets with folds): scored as validation, never trained on */
+  /** a fold's held-out training rows (model sets with folds), or a validation fraction's: scored as validation, never trained on */
   validation?: { rows: number; x: Float32Array; y: Float32Array }
 }
 
@@ -32,7 +32,15 @@ export interface Dataset {
  * rows are the validation rows; the test rows stay. Copies, in the training rows' order.
  */
 export function foldDataset(dataset: Dataset, folds: number, f: number): Dataset {
-  const { begin, end } = foldRows(dataset.train, folds, f)
+  return heldOutDataset(dataset, foldRows(dataset.train, folds, f))
+}
+
+/**
+ * The training rows [begin, end) held out as the validation rows (a fold's, or a validation
+ * fraction's tail: contract/early-stopping.ts), the others train; the test rows stay. Copies, in the
+ * training rows' order.
+ */
+export function heldOutDataset(dataset: Dataset, { begin, end }: HeldOutRows): Dataset {
   const width = dataset.spec.features
   const train = dataset.train - (end - begin)
   const xTrain = new Float32Array(train * width)

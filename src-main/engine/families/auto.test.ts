@@ -10,8 +10,9 @@ import { NodeLauncher } from '../../pool/node-launcher'
 import { WorkerPool } from '../../pool/worker-pool'
 import { probeInWorker } from '../../service/bench-service'
 import { defineBackend } from './define-backend'
-import { capabilityOf, probeFamilies, workerFamily } from './seam'
-import { BackendUnavailableError, type WorkerBackend, type WorkerRuntime } from './types'
+import { capabilityOf } from '../backend/capability'
+import { probeFamilies, workerFamily } from './seam'
+import { BackendUnavailableError, type WorkerBackend, type WorkerRuntime } from '../backend/types'
 
 const cap = (name: ConcreteBackend, available: boolean, gpu: boolean, detail = 'test'): BackendCapability => ({ name, available, gpu, detail })
 const mlpAuto = (caps: BackendCapability[]) => autoBackendFor(mlpFamily.backends, caps)

@@ -1,7 +1,7 @@
 // The runtime of a family that trains in plain TypeScript on the CPU: no tfjs backend to start,
 // nothing native to free. The device is the CPU model, as for the other backends.
 import { cpuModel } from '../machine'
-import type { WorkerRuntime } from './types'
+import type { WorkerRuntime } from '../backend/types'
 
 export function plainCpuRuntime(versions: Record<string, string> = {}): WorkerRuntime {
   return {

@@ -1,11 +1,11 @@
 // A backend as a family's worker table holds it: defineBackend(entry) seals a WorkerBackend entry
-// (types.ts) with its own runtime type and data type (tfjs tensors, a WGSL device's buffers, an ONNX
+// (../backend/types.ts) with its own runtime type and data type (tfjs tensors, a WGSL device's buffers, an ONNX
 // session, an XGBoost booster) inside closures instead of erasing them, so an entry is only ever
 // handed its own runtime and its own data, and the compiler checks every entry against its types.
 import type { BackendCapability, Workload } from '@shared/contract'
 import type { ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../datasets/dataset'
-import type { StartedRuntime, TrainHooks, TrainOptions, WorkerBackend, WorkerRuntime } from './types'
+import type { StartedRuntime, TrainHooks, TrainOptions, WorkerBackend, WorkerRuntime } from '../backend/types'
 
 /** One backend of a family, its runtime and data types sealed in (defineBackend): what a family's worker table holds. */
 export interface Backend<P extends ModelParamsBase> {
@@ -15,6 +15,8 @@ export interface Backend<P extends ModelParamsBase> {
   readonly perModel: readonly string[] | undefined
   /** the entry's `foldsHeldOut` (WorkerBackend): a set's folds held out of one data set */
   readonly foldsHeldOut: boolean | undefined
+  /** the entry's `earlyStopping` (WorkerBackend): it stops models early */
+  readonly earlyStopping: true | undefined
   /** What this machine offers, checked without training. */
   probe(): Promise<BackendCapability>
   /** Starts it in this process; throws BackendUnavailableError with the reason when it cannot. */
@@ -41,6 +43,7 @@ export function defineBackend<P extends ModelParamsBase, R extends WorkerRuntime
     name: entry.name,
     perModel: entry.perModel,
     foldsHeldOut: entry.foldsHeldOut,
+    earlyStopping: entry.earlyStopping,
     probe: () => entry.probe(),
     async start() {
       const runtime = await entry.start()

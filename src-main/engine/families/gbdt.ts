@@ -12,10 +12,10 @@ import { userDataKey } from '../datasets/user-data'
 import { taskKey } from '../datasets/dataset'
 import { xgboostBackend } from '../xgboost/xgboost-backend'
 import { plainCpuRuntime } from './cpu-runtime'
-import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from './gbdt-report'
+import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from '../trees/gbdt-report'
 import { defineBackend } from './define-backend'
 import { workerFamily } from './seam'
-import type { WorkerBackend, WorkerRuntime } from './types'
+import type { WorkerBackend, WorkerRuntime } from '../backend/types'
 
 interface CpuTrees {
   dataset: Dataset
@@ -41,16 +41,18 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   perModel: GBDT_PER_MODEL_PARAMS,
   /** a fold is its rows held out of the one binned training set: a set's folds fuse */
   foldsHeldOut: true,
+  /** each model watches its held-out rows after every round; a stopped one leaves the fused group (train.ts) */
+  earlyStopping: true,
   async train(_rt, d, w, indices, options, hooks) {
-    const everyModel = (seeds: readonly number[]) => seeds.map((_, k) => k)
     const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
       trainGbdtGroupAsync(d.binned, w.model, seeds, {
-        onRound: (round, rounds) => onRound(everyModel(seeds), round, rounds),
+        onRound: (round, rounds, positions) => onRound(positions, round, rounds),
         shouldStop,
         cancelError,
         perModel: perModelParams(options, group),
         heldOut: heldOutRowsOf(options, group),
         task: w.task,
+        ...(w.earlyStopping ? { earlyStopping: w.earlyStopping } : {}),
       })
     return trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
   },

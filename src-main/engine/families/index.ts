@@ -5,7 +5,7 @@ import type { ModelParamsBase } from '@shared/families'
 import { gbdtWorkerFamily } from './gbdt'
 import { mlpWorkerFamily } from './mlp'
 import { probeFamilies } from './seam'
-import type { StartedRuntime, WorkerFamily } from './types'
+import type { StartedRuntime, WorkerFamily } from '../backend/types'
 
 /** Any family, as the worker loop sees it: parameters, started backend and data are the family's business. */
 export type AnyWorkerFamily = WorkerFamily<ModelParamsBase, StartedRuntime, unknown>

@@ -7,7 +7,7 @@ import { mlpFamily } from '@shared/families/mlp'
 import { wgslMlpBackend } from '../mlp-webgpu/webgpu-backend'
 import { onnxRuntimeBackend } from '../mlp-onnx/onnx-backend'
 import { tfjsBackend } from '../mlp-tfjs/tfjs-backends'
-import { dataKey } from '../mlp-tfjs/tfjs-training'
+import { dataKey } from '../mlp/data-key'
 import { defineBackend } from './define-backend'
 import { workerFamily } from './seam'
 

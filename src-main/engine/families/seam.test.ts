@@ -9,7 +9,7 @@ import type { Dataset } from '../datasets/dataset'
 import { type ConstantParams, constantFamily } from '../../testing/constant-family'
 import { defineBackend } from './define-backend'
 import { workerFamily } from './seam'
-import type { WorkerBackend, WorkerRuntime } from './types'
+import type { WorkerBackend, WorkerRuntime } from '../backend/types'
 
 const spec = <N extends string>(name: N): BackendSpec<N> => ({
   name,

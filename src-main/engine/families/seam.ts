@@ -3,12 +3,23 @@
 // compile. Decided here once for every family: which backend starts (by name or `auto`), the data
 // set (built once, handed to the backend), the probe, and a model set's groups (by fold and by what
 // the backend takes per model). Why, and the details: ../README.md, "A family's worker half".
-import { type BackendCapability, type BackendName, configurationParams, foldRows, setMember, setSize, type Workload } from '@shared/contract'
-import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelFamily, type ModelParamsBase } from '@shared/families'
+import {
+  type BackendCapability,
+  type BackendName,
+  classesMissingFrom,
+  configurationParams,
+  type HeldOutRows,
+  heldOutRowsFor,
+  setMember,
+  setSize,
+  type Workload,
+} from '@shared/contract'
+import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelFamily, type ModelParamsBase, whyNoEarlyStopping } from '@shared/families'
+import { capabilityOf } from '../backend/capability'
 import { datasetFor } from '../datasets/generated'
-import { type Dataset, foldDataset } from '../datasets/dataset'
+import { type Dataset, heldOutDataset } from '../datasets/dataset'
 import type { Backend, PreparedData, StartedBackend } from './define-backend'
-import { BackendUnavailableError, type TrainHooks, type TrainOptions, type WorkerFamily, type WorkerRuntime } from './types'
+import { BackendUnavailableError, type TrainHooks, type TrainOptions, type WorkerFamily } from '../backend/types'
 
 /** A family's worker table: one sealed backend (defineBackend) per name N of its shared table, none missing, none extra. */
 export type BackendTable<P extends ModelParamsBase, N extends string> = { readonly [K in N]: Backend<P> }
@@ -23,11 +34,6 @@ export interface FamilyBackends<P extends ModelParamsBase, N extends string> {
 /** A built worker family keeps its table in the shared table's order (the probe and tests read it). */
 export type TableWorkerFamily<P extends ModelParamsBase = ModelParamsBase> = WorkerFamily<P, StartedBackend<P>, SeamData<P>> & {
   backends: readonly Backend<P>[]
-}
-
-/** The capability of a started backend: what `auto` judges (structured fields, never the detail text). */
-export function capabilityOf(runtime: WorkerRuntime): BackendCapability {
-  return { name: runtime.backend as BackendCapability['name'], available: true, gpu: runtime.hardware, detail: runtime.device }
 }
 
 function reasonOf(err: unknown): string {
@@ -64,43 +70,49 @@ export interface SeamData<P extends ModelParamsBase = ModelParamsBase> {
   prepared: Map<string, PreparedData<P>>
 }
 
-/** A job's models as the backend trains them: a plain workload (its first model's configuration), each model's own parameters, and, in a set with folds, a fold. */
+/**
+ * A job's models as the backend trains them: a plain workload (its first model's configuration), each
+ * model's own parameters, and the training rows its data set holds out as validation rows (a fold's,
+ * or a validation fraction's tail: heldOutRowsFor).
+ */
 interface ModelGroup<P extends ModelParamsBase> {
   workload: Workload<P>
   /** each model's parameters by index (they differ only in the backend's perModel fields) */
   params: Map<number, P>
-  fold: number | null
-  /** K of the set's folds; null without folds */
-  folds: number | null
+  /** the rows cut out of the training set as the validation rows; null: none, or held out by the backend itself (foldsHeldOut) */
+  cut: HeldOutRows | null
   indices: number[]
 }
 
 /**
- * The job's models in groups of one fold whose configurations agree on every parameter but the
- * backend's `perModel` ones (index order kept); without a set, one group. With `foldsHeldOut`,
- * folds do not split groups (group.fold null: the whole training set).
+ * The job's models in groups of one held-out block (a fold, the validation rows) whose
+ * configurations agree on every parameter but the backend's `perModel` ones (index order kept);
+ * without a set, one group. With `foldsHeldOut`, held-out rows do not split groups (group.cut null:
+ * the whole training set of `trainRows` rows).
  */
 function modelGroups<P extends ModelParamsBase>(
   workload: Workload<P>,
   indices: readonly number[],
+  trainRows: number,
   perModel: readonly string[] = [],
   foldsHeldOut = false,
 ): ModelGroup<P>[] {
   const set = workload.set
-  if (!set) return [{ workload, params: new Map(), fold: null, folds: null, indices: [...indices] }]
+  const cutOf = (index: number) => (foldsHeldOut ? null : heldOutRowsFor(workload, trainRows, index))
+  if (!set) return [{ workload, params: new Map(), cut: cutOf(0), indices: [...indices] }]
   const family = findFamily(workload.model.kind)
   if (!family) throw new Error(`no model family ${workload.model.kind}`)
   const groups = new Map<string, ModelGroup<P>>()
   for (const index of indices) {
     const member = setMember(set, index)
-    const fold = foldsHeldOut ? null : member.fold
+    const cut = cutOf(index)
     const params = configurationParams(family, workload.model, set, member.configuration)
     const shared = Object.fromEntries(Object.entries(params).filter(([k]) => !perModel.includes(k)))
-    const key = `${JSON.stringify(shared)}/${fold}`
+    const key = `${JSON.stringify(shared)}/${cut ? `${cut.begin}:${cut.end}` : ''}`
     let group = groups.get(key)
     if (!group) {
       const { set: _set, ...plain } = workload
-      group = { workload: { ...plain, model: params }, params: new Map(), fold, folds: set.folds, indices: [] }
+      group = { workload: { ...plain, model: params }, params: new Map(), cut, indices: [] }
       groups.set(key, group)
     }
     group.params.set(index, params)
@@ -140,12 +152,13 @@ function tableFamily<P extends ModelParamsBase>(
   dataKey: (workload: Workload<P>) => string,
   backends: readonly Backend<P>[],
 ): TableWorkerFamily<P> {
-  /** What the backend trains a group on: prepared once per worker from the group's data set (its fold's, in a set with folds). */
+  /** What the backend trains a group on: prepared once per worker from the group's data set (less its held-out rows, when it has them cut out). */
   const preparedFor = (started: StartedBackend<P>, data: SeamData<P>, group: ModelGroup<P>): PreparedData<P> => {
-    const key = `${dataKey(group.workload)}|fold ${group.fold}`
+    const cut = group.cut
+    const key = `${dataKey(group.workload)}|held out ${cut ? `${cut.begin}:${cut.end}` : 'none'}`
     let prepared = data.prepared.get(key)
     if (!prepared) {
-      const dataset = group.fold === null || group.folds === null ? data.dataset : foldDataset(data.dataset, group.folds, group.fold)
+      const dataset = cut ? heldOutDataset(data.dataset, cut) : data.dataset
       prepared = started.prepare(dataset, group.workload)
       data.prepared.set(key, prepared)
     }
@@ -172,15 +185,18 @@ function tableFamily<P extends ModelParamsBase>(
     },
     async warmUp(started, data, workload, indices) {
       const { perModel, foldsHeldOut } = started.backend
+      const train = data.dataset.train
       // every data set the set's jobs may need is prepared before the clock (a pool worker warms up
       // on one model but may be handed any); the warm-up step itself runs on the given models
       if (workload.set)
-        for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], perModel, foldsHeldOut)) preparedFor(started, data, group)
-      for (const group of modelGroups(workload, indices, perModel, foldsHeldOut)) await preparedFor(started, data, group).warmUp(group.workload, group.indices)
+        for (const group of modelGroups(workload, [...Array(setSize(workload.set)).keys()], train, perModel, foldsHeldOut)) preparedFor(started, data, group)
+      for (const group of modelGroups(workload, indices, train, perModel, foldsHeldOut))
+        await preparedFor(started, data, group).warmUp(group.workload, group.indices)
     },
     async train(started, data, workload, indices, options, hooks) {
       const { perModel, foldsHeldOut } = started.backend
-      for (const group of modelGroups(workload, indices, perModel, foldsHeldOut)) {
+      refuseEarlyStopping(workload, started.backend, data.dataset)
+      for (const group of modelGroups(workload, indices, data.dataset.train, perModel, foldsHeldOut)) {
         await preparedFor(started, data, group).train(
           group.workload,
           group.indices,
@@ -192,7 +208,10 @@ function tableFamily<P extends ModelParamsBase>(
   }
 }
 
-/** What a backend is told of a group of a set: each model's parameters, and its fold's rows where folds are held out. */
+/**
+ * What a backend is told of a group: in a set, each model's parameters; where the backend holds rows
+ * out itself (foldsHeldOut), each model's held-out rows (its fold's, or the validation rows), as heldOutDataset would cut them.
+ */
 function groupOptions<P extends ModelParamsBase>(
   workload: Workload<P>,
   group: ModelGroup<P>,
@@ -201,18 +220,34 @@ function groupOptions<P extends ModelParamsBase>(
   trainRows: number,
 ): TrainOptions {
   const set = workload.set
-  if (!set) return options
+  const holdsOut = foldsHeldOut && ((set?.folds ?? null) !== null || workload.validation !== undefined)
+  const heldOut = holdsOut ? { heldOutOf: (index: number) => heldOutRowsFor(workload, trainRows, index) } : {}
+  if (!set) return { ...options, ...heldOut }
   const paramsOf = (index: number) => group.params.get(index) ?? group.workload.model
-  // folds held out of the whole training set: the fold's rows, as foldDataset cuts them
-  const folds = set.folds
-  const heldOutOf =
-    folds !== null && foldsHeldOut
-      ? (index: number) => {
-          const { fold } = setMember(set, index)
-          return fold === null ? null : foldRows(trainRows, folds, fold)
-        }
-      : undefined
-  return { ...options, paramsOf, ...(heldOutOf ? { heldOutOf } : {}) }
+  return { ...options, paramsOf, ...heldOut }
+}
+
+/**
+ * Before any training: early stopping on a backend that cannot (its shared entry's reason), and a
+ * classifier's validation fraction whose rows leave out a class of the training rows (the run's
+ * models could not be validated on it) are refused, naming the field.
+ */
+function refuseEarlyStopping<P extends ModelParamsBase>(workload: Workload<P>, backend: Backend<P>, dataset: Dataset): void {
+  if (workload.earlyStopping && !backend.earlyStopping) {
+    const family = findFamily(workload.model.kind)
+    const why = family ? whyNoEarlyStopping(family, backend.name) : null
+    throw new Error(`earlyStopping: ${why ?? `backend ${backend.name} cannot stop models early`}`)
+  }
+  const task = workload.task
+  const fraction = workload.validation
+  if (fraction === undefined || !task || task.objective === 'regression' || (workload.set?.folds ?? null) !== null) return
+  const rows = heldOutRowsFor(workload, dataset.train, 0)!
+  const missing = classesMissingFrom(dataset.yTrain.subarray(0, dataset.train), rows, task.classes)
+  if (missing.length > 0) {
+    throw new Error(
+      `validation ${fraction} holds out the last ${rows.end - rows.begin} of the ${dataset.train} training rows, which hold no row of class${missing.length === 1 ? '' : 'es'} ${missing.join(', ')} (by class index): the models could not be validated on ${missing.length === 1 ? 'it' : 'them'}; accepted: a larger validation fraction (up to 0.5), a larger size, or folds`,
+    )
+  }
 }
 
 /** In a set, each trained model is reported with its configuration, its fold and, batched, its fused program (named by its first model). */

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Workload } from '@shared/contract'
 import { GBDT_DEFAULTS, type GbdtParams } from '@shared/families/gbdt'
-import { CancelledError, type TrainedModel, type TrainHooks } from '../families/types'
+import { CancelledError, type TrainedModel, type TrainHooks } from '../backend/types'
 import { skipWithout } from '../../testing/capability'
 import { datasetFor } from '../datasets/generated'
 import { disposeWebgpu, prepareWebgpu, startWebgpuGbdtRuntime, trainWebgpu, type WebgpuGbdtRuntime } from './webgpu-trees-runtime'

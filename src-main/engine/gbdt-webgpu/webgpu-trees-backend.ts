@@ -3,7 +3,7 @@
 // src-shared/families/gbdt.ts.
 import type { GbdtParams } from '@shared/families/gbdt'
 import { GBDT_PER_MODEL_PARAMS } from '../gbdt'
-import type { WorkerBackend } from '../families/types'
+import type { WorkerBackend } from '../backend/types'
 import { probeWebgpu } from '../webgpu/dawn'
 import {
   disposeWebgpu,

@@ -6,6 +6,7 @@
 // "Level pass, tree groups and memory".
 import { CPU_SLOT_BYTES, defaultTreeGroup, featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
+import { bestRoundModel, type GbdtEarlyStopping, HeldOutWatch } from './early-stopping'
 import { LevelGrower } from './grow'
 import { HistPool } from './histograms'
 import { arenaBytes, createHistKernel, kernelName, type KernelName } from './kernel'
@@ -36,8 +37,8 @@ export const GBDT_PER_MODEL_PARAMS = [
 export type GbdtPerModelParams = Partial<Pick<GbdtParams, (typeof GBDT_PER_MODEL_PARAMS)[number]>>
 
 export interface GbdtTrainOptions {
-  /** after every round (1-based), for the whole group */
-  onRound?: (round: number, rounds: number) => void
+  /** after every round (1-based): `positions` the models (by position in `seeds`) that grew trees in it */
+  onRound?: (round: number, rounds: number, positions: readonly number[]) => void
   /** checked before every round and between steps of a round; true → throw cancelError() (default: a GbdtCancelledError) */
   shouldStop?: () => boolean
   cancelError?: () => Error
@@ -67,11 +68,20 @@ export interface GbdtTrainOptions {
    * or multi:softprob, K trees a round; absent or regression: squared error.
    */
   task?: GbdtTask
+  /**
+   * Early stopping (early-stopping.ts): after each round, each model's value of `metric` on its
+   * held-out rows (`heldOut`, which every model then needs); a model stops once it has not improved
+   * for `rounds` rounds and leaves the group (no more gradients, partitions or histograms), and keeps
+   * its best round's trees (GbdtModel.stoppedRounds records both rounds).
+   */
+  earlyStopping?: GbdtEarlyStopping
 }
 
 export interface GbdtTrainStats {
   /** the most node histogram buffers alive at once, all models of the group together */
   peakNodeHistograms: number
+  /** rounds grown, all models of the group together (a model that stopped early grows no more) */
+  modelRounds?: number
 }
 
 /**
@@ -80,8 +90,10 @@ export interface GbdtTrainStats {
  * trainGbdtGroup runs it to the end; trainGbdtGroupAsync gives the event loop a turn now and then.
  */
 function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: readonly number[], options: GbdtTrainOptions): Generator<void, GbdtModel[]> {
-  const { own, baseScore, models, grower, pool, treeGroup } = prepareGroup(data, paramsIn, seeds, options)
+  const { own, baseScore, models, grower, pool, treeGroup, heldOut } = prepareGroup(data, paramsIn, seeds, options)
   const rounds = Math.max(...own.map((p) => p.rounds))
+  const watches = earlyStoppingWatches(options, heldOut, data.y)
+  let modelRounds = 0
   /** the sampled rows' float32 gradients (and hessians, probabilities) before quantisation, one model at a time */
   const scratch = new GradientScratch(data.rows, options.task)
   // Each round, the group's trees grow `treeGroup` models at a time (a K-class model's K trees side
@@ -90,10 +102,12 @@ function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: rea
   // do not depend on it.
   for (let round = 0; round < rounds; round++) {
     throwIfStopped(options)
-    // a model with fewer rounds than the group's most has all its trees: it sits the rest out
-    const growing = models.filter((m) => round < m.rounds)
+    // a model with fewer rounds than the group's most has all its trees, one stopped early keeps
+    // what it has: either sits the rest out
+    const growing = models.flatMap((m, i) => (round < m.rounds && !watches?.[i].rule.stopped ? [i] : []))
+    if (growing.length === 0) break
     for (let t0 = 0; t0 < growing.length; t0 += treeGroup) {
-      const set = growing.slice(t0, t0 + treeGroup)
+      const set = growing.slice(t0, t0 + treeGroup).map((i) => models[i])
       const trees = set.flatMap((m) => m.startRound(data, scratch))
       // to the set's deepest model: a shallower one has nothing left to evaluate past its own depth
       const depth1 = Math.max(...set.map((m) => m.maxDepth))
@@ -101,14 +115,22 @@ function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: rea
       for (const t of trees) grower.endTree(t)
       for (const m of set) m.finishRound(data)
     }
-    options.onRound?.(round + 1, rounds)
+    if (watches) for (const i of growing) watches[i].afterRound(models[i].margins)
+    modelRounds += growing.length
+    options.onRound?.(round + 1, rounds, growing)
     yield
   }
 
-  if (options.stats) options.stats.peakNodeHistograms = pool.peak
+  if (options.stats) {
+    options.stats.peakNodeHistograms = pool.peak
+    options.stats.modelRounds = modelRounds
+  }
   const task = options.task
   const classifier = task && task.objective !== 'regression' ? { objective: task.objective, classes: task.classes } : {}
-  const out = models.map<GbdtModel>((m, i) => ({ params: own[i], seed: m.seed, features: data.features, baseScore, trees: m.trees, ...classifier }))
+  const out = models.map<GbdtModel>((m, i) => {
+    const model: GbdtModel = { params: own[i], seed: m.seed, features: data.features, baseScore, trees: m.trees, ...classifier }
+    return watches ? bestRoundModel(model, watches[i].rule.outcome) : model
+  })
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
   return out
 }
@@ -158,7 +180,17 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
   const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length), heldOut[i], task))
   // a K-class model's K trees hold histograms at the same time: K models' worth
   const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? Math.floor(defaultTreeGroup(maxDepth, slots) / K)))
-  return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup }
+  return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup, heldOut }
+}
+
+/** Each model's early-stopping watch over its held-out rows (every model needs some), or null when early stopping is off. */
+function earlyStoppingWatches(options: GbdtTrainOptions, heldOut: readonly (HeldOutRows | null)[], y: Float32Array): HeldOutWatch[] | null {
+  const stopping = options.earlyStopping
+  if (!stopping) return null
+  return heldOut.map((h, i) => {
+    if (!h) throw new RangeError(`earlyStopping needs every model's held-out rows (heldOut); model ${i} has none`)
+    return new HeldOutWatch(stopping, h, y, options.task)
+  })
 }
 
 /**

@@ -1,6 +1,7 @@
 // Trained trees, prediction on raw features (margins, and a classifier's probabilities), test MSE
 // and the per-model tree hash.
 import type { GbdtParams } from '@shared/families/gbdt'
+import type { StoppedRounds } from '@shared/contract/early-stopping'
 import type { ModelArtifact } from '@shared/contract/model-artifact'
 import { initialMargin, sigmoidF32, softmaxF32 } from './objective'
 
@@ -36,6 +37,8 @@ export interface GbdtModel {
   objective?: 'binary' | 'multiclass'
   /** a classifier's class count K (2 for binary) */
   classes?: number
+  /** with early stopping (early-stopping.ts): the rounds it trained and the round kept (`trees` holds the first bestRound rounds) */
+  stoppedRounds?: StoppedRounds
 }
 
 /** Margins per row: 1 (a regressor's prediction, a binary classifier's logit), K for multiclass. */

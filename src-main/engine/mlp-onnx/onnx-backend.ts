@@ -2,8 +2,8 @@
 // on ONNX Runtime's CPU provider (ort-runtime.ts, onnx-training.ts). Its shared entry (gpu, batched, speed) is
 // in src-shared/families/mlp.ts.
 import type { MlpParams } from '@shared/families/mlp'
-import type { WorkerBackend } from '../families/types'
-import { dataKey } from '../mlp-tfjs/tfjs-training'
+import type { WorkerBackend } from '../backend/types'
+import { dataKey } from '../mlp/data-key'
 import { type OnnxRuntime, probeOnnxRuntime, startOnnxRuntime } from './ort-runtime'
 import { type OrtData, prepareOrtData, trainOrt, warmUpOrt } from './onnx-training'
 

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import type * as Ort from 'onnxruntime-node'
 import { onnx } from 'onnx-proto'
 import type { BackendCapability } from '@shared/contract'
-import { BackendUnavailableError, type WorkerRuntime } from '../families/types'
+import { BackendUnavailableError, type WorkerRuntime } from '../backend/types'
 import { cpuModel, packageVersion } from '../machine'
 
 const require = createRequire(__filename)

@@ -11,9 +11,8 @@ import { epochOrder, type Dataset } from '../datasets/generated'
 import { heldOutRowWeights, heldOutScores, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
 import { ADAM_DEFAULTS, learningRates } from '../mlp/adam'
 import { FusedMlp } from './fused-mlp'
-import { userDataKey } from '../datasets/user-data'
-import { taskKey } from '../datasets/dataset'
-import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../families/types'
+import { dataKey } from '../mlp/data-key'
+import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../backend/types'
 import { mlpArtifacts } from '../mlp/artifact'
 import { classifierScores, type ModelScores, mseScores } from '../mlp/objective'
 import { trainedModels, trainInGroups } from '../mlp/results'
@@ -43,10 +42,6 @@ export interface DataTensors {
 }
 
 type MlpWorkload = Workload<MlpParams>
-
-export function dataKey(w: MlpWorkload): string {
-  return `${w.size}:${w.features}:${w.seed}:${w.target}:${w.testSplit}${taskKey(w)}${userDataKey(w)}`
-}
 
 /** Places the family's data set once (a worker keeps it across jobs). */
 export function uploadData(tf: Tf, dataset: Dataset, workload: MlpWorkload, placement: Placement): DataTensors {

@@ -2,9 +2,9 @@
 // private Dawn device — the fused step as a few kernels over all models, the epoch on the device.
 // Its shared entry (gpu, batched, assumed speed) is in src-shared/families/mlp.ts.
 import type { MlpParams } from '@shared/families/mlp'
-import type { WorkerBackend, WorkerRuntime } from '../families/types'
+import type { WorkerBackend, WorkerRuntime } from '../backend/types'
 import { packageVersion } from '../machine'
-import { dataKey } from '../mlp-tfjs/tfjs-training'
+import { dataKey } from '../mlp/data-key'
 import { probeWebgpu } from '../webgpu/dawn'
 import { openWgslDevice, type WgslDevice } from '../webgpu/device'
 import { disposeMlpData, trainWgsl, uploadMlpData, warmUpWgsl, type WgslMlpData } from './wgsl-training'

@@ -3,7 +3,7 @@
 // epoch's loss, validation scores and artifact.
 import type { MlpArtifact } from './artifact'
 import type { ModelScores } from './objective'
-import type { TrainedModel, TrainHooks } from '../families/types'
+import type { TrainedModel, TrainHooks } from '../backend/types'
 
 export interface GroupOutcome {
   indices: readonly number[]

@@ -3,7 +3,7 @@
 // high-performance adapter, and the adapter described the same way for every use — the MLP's tfjs
 // webgpu backend (which wants navigator.gpu), the trees' WGSL engine (its own instance) and the
 // probe. Why a backend cannot start is one BackendUnavailableError('webgpu', reason).
-import { BackendUnavailableError } from '../families/types'
+import { BackendUnavailableError } from '../backend/types'
 
 interface DawnModule {
   create(flags: string[]): GPU

@@ -51,6 +51,8 @@ export interface XgbApi {
   updateOneIter(booster: Handle, iteration: number, dtrain: Handle): void
   /** the objective's predictions of every row (a classifier's probabilities: `outputs` a row, row-major), copied out of XGBoost's buffer */
   predict(booster: Handle, dmatrix: Handle, rows: number, outputs?: number): Float32Array
+  /** a new booster of the first `rounds` rounds of `booster` (XGBoosterSlice: every tree of those rounds, the same objective and base score) */
+  slice(booster: Handle, rounds: number): Handle
   /** the model as JSON bytes (copied) */
   saveModelJson(booster: Handle): Buffer
   freeBooster(booster: Handle): void
@@ -133,6 +135,7 @@ class BoundXgb implements XgbApi {
   private readonly XGBoosterUpdateOneIter: NativeCall
   private readonly XGBoosterPredictFromDMatrix: NativeCall
   private readonly XGBoosterSaveModelToBuffer: NativeCall
+  private readonly XGBoosterSlice: NativeCall
   private readonly XGBoosterFree: NativeCall
 
   constructor(
@@ -159,6 +162,7 @@ class BoundXgb implements XgbApi {
       'int XGBoosterPredictFromDMatrix(void *handle, void *dmat, const char *config, _Out_ uint64_t **out_shape, _Out_ uint64_t *out_dim, _Out_ void **out_result)',
     )
     this.XGBoosterSaveModelToBuffer = fn('int XGBoosterSaveModelToBuffer(void *handle, const char *config, _Out_ uint64_t *out_len, _Out_ void **out_dptr)')
+    this.XGBoosterSlice = fn('int XGBoosterSlice(void *handle, int begin_layer, int end_layer, int step, _Out_ void **out)')
     this.XGBoosterFree = fn('int XGBoosterFree(void *handle)')
   }
 
@@ -221,6 +225,12 @@ class BoundXgb implements XgbApi {
       throw new XGBoostError('XGBoosterPredictFromDMatrix', `returned ${n} predictions for ${rows} rows${outputs > 1 ? ` × ${outputs} classes` : ''}`)
     // the booster owns the buffer until its next call: copy it out now
     return new Float32Array(this.koffi.view(result[0], n * 4).slice(0))
+  }
+
+  slice(booster: Handle, rounds: number): Handle {
+    const h = out<Handle>()
+    this.check('XGBoosterSlice', this.XGBoosterSlice(booster, 0, rounds, 1, h))
+    return h[0]
   }
 
   saveModelJson(booster: Handle): Buffer {

@@ -5,7 +5,7 @@
 import { modelSeed, type Workload } from '@shared/contract'
 import { whyNoBatched } from '@shared/families'
 import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
-import { CancelledError, type WorkerBackend } from '../families/types'
+import { CancelledError, type WorkerBackend } from '../backend/types'
 import { probeXgboost, startXgboostRuntime, type XgboostRuntime } from './xgboost-runtime'
 import { createXgbData, freeXgbData, trainXgbModel, type XgbData, xgbParams } from './xgboost-train'
 
@@ -25,6 +25,8 @@ export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> 
   async warmUp(rt, data, w, indices) {
     await trainXgbModel(rt.xgb.lib.api, data, boosterParams(rt, w, indices[0] ?? 0), 1)
   },
+  /** XGBoost's own early stopping on the data set's validation rows (xgboost-train.ts), the model kept the best round's */
+  earlyStopping: true,
   /** One booster per model, one after another (XGBoost's training is not thread-safe; the pool's processes are the parallelism). */
   async train(rt, data, w, indices, { fused, keep }, hooks) {
     // the contract refuses batched here before a run starts (the shared entry's reason); a guard, in its words
@@ -35,8 +37,9 @@ export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> 
         shouldStop: hooks.shouldStop,
         cancelError: () => new CancelledError(),
         keep,
+        ...(w.earlyStopping ? { earlyStopping: w.earlyStopping } : {}),
       })
-      const { trainMs, testMse, metrics, fingerprint, validationMse, validationMetrics, json } = trained
+      const { trainMs, testMse, metrics, fingerprint, validationMse, validationMetrics, json, stoppedRounds } = trained
       hooks.onModelDone({
         index,
         seed: modelSeed(w.seed, index),
@@ -49,6 +52,7 @@ export const xgboostBackend: WorkerBackend<GbdtParams, XgboostRuntime, XgbData> 
         ...(validationMse !== undefined ? { validationMse } : {}),
         ...(validationMetrics ? { validationMetrics } : {}),
         ...(json !== undefined ? { artifact: { format: 'xgboost-json' as const, json } } : {}),
+        ...(stoppedRounds ?? {}),
       })
     }
   },

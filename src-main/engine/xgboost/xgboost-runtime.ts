@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import type { BackendCapability } from '@shared/contract'
-import { BackendUnavailableError, type WorkerRuntime } from '../families/types'
+import { BackendUnavailableError, type WorkerRuntime } from '../backend/types'
 import { koffiVersion, loadXgboost, type XgbLibrary, XGBoostNotFoundError } from './library'
 
 export type XgbDevice = { kind: 'cpu' } | { kind: 'cuda'; ordinal: number | null }

@@ -5,7 +5,7 @@
 // classifier is XGBoost's own binary:logistic or multi:softprob, scored on the probabilities XGBoost
 // predicts with @shared/metrics like every other engine's.
 import { createHash } from 'node:crypto'
-import { type Metrics, outputsOf, type WorkloadTask } from '@shared/contract'
+import { EarlyStopping, type Metrics, outputsOf, type StoppedRounds, type WorkloadEarlyStopping, type WorkloadTask } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import { scoreOutputs } from '@shared/metrics'
 import { meanSquaredError } from '../gbdt'
@@ -123,6 +123,13 @@ export interface XgbTrainHooks {
   cancelError?(): Error
   /** return the booster's JSON too (the run keeps the model) */
   keep?: boolean
+  /**
+   * XGBoost's early stopping (early_stopping_rounds): after each round the validation rows' metric,
+   * computed here from XGBoosterPredict's outputs with @shared/metrics (the very numbers Trainpool's
+   * engines score), then the model kept is the best round's (XGBoosterSlice), as XGBoost's
+   * best_iteration with iteration_range would predict. Needs the data's validation rows.
+   */
+  earlyStopping?: WorkloadEarlyStopping
 }
 
 export interface XgbTrained {
@@ -139,6 +146,8 @@ export interface XgbTrained {
   json?: string
   /** the first 16 hex digits of SHA-256 over the model's JSON: equal models, equal fingerprints */
   fingerprint: string
+  /** with early stopping: the rounds trained and the round kept (the model is its first bestRound rounds) */
+  stoppedRounds?: StoppedRounds
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -166,20 +175,28 @@ export async function trainXgbModel(
   hooks: XgbTrainHooks = {},
 ): Promise<XgbTrained> {
   const started = performance.now()
-  const booster = api.createBooster([data.dtrain])
+  const v = data.validation
+  const watch = hooks.earlyStopping ? new EarlyStopping(hooks.earlyStopping.rounds, hooks.earlyStopping.metric) : null
+  if (watch && !v) throw new RangeError("earlyStopping needs the data set's validation rows (a fold's, or a validation fraction's)")
+  // the validation rows in the booster's prediction cache: each round's prediction adds only the new trees
+  const booster = api.createBooster(watch ? [data.dtrain, v!.dmatrix] : [data.dtrain])
+  let kept: Handle | null = null
   try {
     for (const [name, value] of params) api.setParam(booster, name, value)
     for (let round = 0; round < rounds; round++) {
       if (hooks.shouldStop?.()) throw hooks.cancelError?.() ?? new Error('cancelled')
       api.updateOneIter(booster, round, data.dtrain)
       hooks.onRound?.(round + 1, rounds)
+      if (watch && watch.record(validationValue(api, booster, v!, data.task, watch))) break
       if (round + 1 < rounds) await yieldToEventLoop()
     }
+    // the best round's model: its first bestRound rounds
+    if (watch && watch.bestRound < watch.roundsTrained) kept = api.slice(booster, watch.bestRound)
+    const model = kept ?? booster
     const trainMs = performance.now() - started
-    const test = scoreBooster(api, booster, data.dtest, data.testRows, data.yTest, data.task)
-    const v = data.validation
-    const validation = v ? scoreBooster(api, booster, v.dmatrix, v.rows, v.y, data.task) : undefined
-    const json = api.saveModelJson(booster)
+    const test = scoreBooster(api, model, data.dtest, data.testRows, data.yTest, data.task)
+    const validation = v ? scoreBooster(api, model, v.dmatrix, v.rows, v.y, data.task) : undefined
+    const json = api.saveModelJson(model)
     const fingerprint = createHash('sha256').update(json).digest('hex').slice(0, 16)
     return {
       trainMs,
@@ -189,8 +206,16 @@ export async function trainXgbModel(
       ...(validation ? { validationMse: validation.mse } : {}),
       ...(validation?.metrics ? { validationMetrics: validation.metrics } : {}),
       ...(hooks.keep ? { json: json.toString('utf8') } : {}),
+      ...(watch ? { stoppedRounds: watch.outcome } : {}),
     }
   } finally {
+    if (kept) api.freeBooster(kept)
     api.freeBooster(booster)
   }
+}
+
+/** The validation rows' value of the watched metric after this round, from XGBoost's predictions, scored as every engine scores. */
+function validationValue(api: XgbApi, booster: Handle, v: NonNullable<XgbData['validation']>, task: WorkloadTask | undefined, watch: EarlyStopping): number {
+  const outputs = api.predict(booster, v.dmatrix, v.rows, task ? outputsOf(task) : 1)
+  return scoreOutputs(task ?? { objective: 'regression', classes: 0 }, outputs, v.y)[watch.metric] ?? NaN
 }

@@ -1,8 +1,10 @@
 // A scheduler starts Trainpool's remote workers (Slurm today; Ray Jobs would be a second): it
 // submits tasks that each run `trainpool worker --connect URL`, says each task's state, cancels.
-// Each one is a SchedulerEntry in one file plus one line in the registry below; the service asks
-// schedulerFor(config.launcher), and a restart asks the run's own scheduler to cancel its jobs.
-import type { LauncherChoice, RunResult } from '@shared/contract'
+// Each one is a SchedulerEntry in one file plus one line in the registry (../schedulers.ts): its
+// launcher spec (the shared half: fields, flags, words; src-shared/contract/launcher-spec.ts) and
+// its check of whether it can submit from here. The service asks schedulerFor(config.launcher) and
+// checks every registered one for the capabilities; a restart asks the run's own scheduler to cancel its jobs.
+import { type LauncherCapability, type LauncherChoice, type LauncherSpec, registerLauncher, type RunResult } from '@shared/contract'
 import type { WorkerExit } from '../launcher'
 
 /** One worker as a scheduler runs it: its index in the pool, and the submission that started it (a gateway numbers them; a replacement worker comes in a new one). */
@@ -35,10 +37,12 @@ export interface Scheduler {
   logTail?(task: SchedulerTask): Promise<string>
 }
 
-/** A kind of scheduler: what config.launcher names, how to make one for a run, and how to cancel a dead run's jobs. */
+/** A kind of scheduler: the launcher it is, whether it can submit from here, how to make one for a run, and how to cancel a dead run's jobs. */
 export interface SchedulerEntry {
-  /** config.launcher.engine and the run record's scheduler.engine */
-  kind: string
+  /** its shared half: config.launcher.engine (and the run record's scheduler.engine), its fields, flags and words */
+  spec: LauncherSpec
+  /** whether it can submit from here (the capabilities' launchers.<engine>); asked once per service */
+  check(): Promise<LauncherCapability>
   create(choice: LauncherChoice, where: { logDir: string; cwd: string }): Scheduler
   /** cancels jobs a run recorded (its coordinator is gone: its workers must go too) */
   cancelRecorded(jobIds: readonly string[]): Promise<void>
@@ -46,9 +50,15 @@ export interface SchedulerEntry {
 
 const registry = new Map<string, SchedulerEntry>()
 
-/** Adds a kind of scheduler (built-in ones in ../schedulers.ts; a test's toy one). */
+/** Adds a kind of scheduler (built-in ones in ../schedulers.ts; a test's toy one), and its launcher to the contract's registry. */
 export function registerScheduler(entry: SchedulerEntry): void {
-  registry.set(entry.kind, entry)
+  registry.set(entry.spec.engine, entry)
+  registerLauncher(entry.spec)
+}
+
+/** Every registered scheduler (the capabilities check each). */
+export function allSchedulers(): SchedulerEntry[] {
+  return [...registry.values()]
 }
 
 export function schedulerFor(choice: { engine: string }): SchedulerEntry {

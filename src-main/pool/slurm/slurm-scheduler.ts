@@ -6,10 +6,10 @@ import { constants } from 'node:os'
 import { readFile } from 'node:fs/promises'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { LauncherChoice } from '@shared/contract'
+import { type SlurmChoice, slurmLauncher } from '@shared/contract'
 import type { WorkerExit } from '../launcher'
 import type { Scheduler, SchedulerEntry, SchedulerTask, TaskState } from '../remote/scheduler'
-import { type ArrayTaskStatus, cancel, isFinished, queryArray, submitArray } from './slurm-cli'
+import { type ArrayTaskStatus, cancel, isFinished, queryArray, sbatchAvailable, submitArray } from './slurm-cli'
 
 const LOG_TAIL_CHARS = 2000
 /** the W handles of a pool ask about the same array: one query answers them for this long */
@@ -17,7 +17,7 @@ const QUERY_REUSE_MS = 300
 const WAITING_STATES = new Set(['PENDING', 'CONFIGURING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESV_DEL_HOLD', 'SUSPENDED', 'STOPPED'])
 
 export interface SlurmSchedulerOptions {
-  choice: LauncherChoice
+  choice: SlurmChoice
   /** where each task writes its output (trainpool-<job>_<task>.out): a folder the nodes can write and this machine read */
   logDir: string
   /** the tasks' working directory */
@@ -119,8 +119,10 @@ async function cancelRecordedJobs(jobIds: readonly string[]): Promise<void> {
 
 /** Slurm in the scheduler registry (../schedulers.ts). */
 export const slurmScheduler: SchedulerEntry = {
-  kind: 'slurm',
-  create: (choice, where) => new SlurmScheduler({ choice, ...where }),
+  spec: slurmLauncher,
+  check: () => sbatchAvailable(),
+  // config.launcher was checked against slurmLauncher's schema (the registry picks it by engine)
+  create: (choice, where) => new SlurmScheduler({ choice: choice as SlurmChoice, ...where }),
   // a stored run is read back from disk: only what is a Slurm job id reaches scancel
   cancelRecorded: (jobIds) => cancelRecordedJobs(jobIds.filter((id) => /^\d+$/.test(id))),
 }

@@ -1,47 +1,18 @@
-// Where the run's workers run: this machine (no config.launcher) or a Slurm cluster (config.launcher,
-// contract/launcher.ts). Each Slurm box keeps its text as typed, the draft what it means (an empty
-// partition, time or account left out, an empty GRES none, sbatch options split at spaces, the queue
-// timeout a number or NaN), so the contract's messages name the box. Choosing Slurm sets the GPU
-// choice aside (Slurm gives each task its GPU); choosing this machine again brings it back.
+// Where the run's workers run: this machine (no config.launcher) or a launcher the contract knows
+// (config.launcher; its fields, labels and words are its spec's, contract/launcher.ts). Each box keeps
+// its text as typed, per launcher, and the draft what it means (read by the field's own `read`, as the
+// CLI reads its flag), so the contract's messages name the box. Choosing a launcher sets the GPU
+// choice aside (its scheduler gives each task its GPU); choosing this machine again brings it back.
 import { computed, reactive, ref } from 'vue'
 import type { BenchConfig } from '@shared/contract/config'
 import type { Capabilities } from '@shared/contract/events'
 import type { FieldIssue } from '@shared/vocabulary/errors'
-import { type LauncherChoice, SLURM_DEFAULTS } from '@shared/contract/launcher'
-import { numberOf } from '@shared/vocabulary/fields'
+import { allLaunchers, findLauncher, type LauncherChoice, type LauncherSpec, LOCAL_LAUNCHER } from '@shared/contract/launcher'
 
-export type RunPlace = 'local' | 'slurm'
+/** 'local' (this machine) or a launcher's engine */
+export type RunPlace = string
 
-/** The Slurm boxes, by their field in config.launcher. */
-export type SlurmField = 'partition' | 'gres' | 'time' | 'account' | 'sbatchArgs' | 'queueTimeoutS'
-export const SLURM_FIELDS: readonly SlurmField[] = ['partition', 'gres', 'time', 'account', 'sbatchArgs', 'queueTimeoutS']
-
-type SlurmLauncher = Extract<LauncherChoice, { engine: 'slurm' }>
-
-/** A box's text → the launcher's value for it. */
-function slurmValue(field: SlurmField, text: string): unknown {
-  const t = text.trim()
-  switch (field) {
-    case 'gres':
-      return t === '' ? null : t
-    case 'sbatchArgs':
-      return t === '' ? [] : t.split(/\s+/)
-    case 'queueTimeoutS':
-      return numberOf(t, 'integer')
-    default:
-      return t === '' ? undefined : t
-  }
-}
-
-/** What a box shows for a launcher's value. */
-function textOf(launcher: SlurmLauncher | undefined, field: SlurmField): string {
-  if (!launcher) return field === 'gres' ? SLURM_DEFAULTS.gres : field === 'queueTimeoutS' ? String(SLURM_DEFAULTS.queueTimeoutS) : ''
-  const v = launcher[field]
-  if (v == null) return ''
-  return Array.isArray(v) ? v.join(' ') : String(v)
-}
-
-/** The GPU choice set aside while Slurm is chosen (the contract refuses both), and brought back with this machine. */
+/** The GPU choice set aside while a launcher is chosen (the contract refuses both), and brought back with this machine. */
 function gpuChoiceAside(draft: BenchConfig) {
   const kept = ref<Pick<BenchConfig, 'gpus' | 'workersPerGpu'> | null>(null)
   function putAside() {
@@ -59,37 +30,52 @@ function gpuChoiceAside(draft: BenchConfig) {
   return { putAside, bringBack, forget: () => (kept.value = null) }
 }
 
+/** What a launcher's boxes show for a choice (a new one: its schema's defaults). */
+function textsOf(spec: LauncherSpec, choice: LauncherChoice | undefined): Record<string, string> {
+  const shown = choice?.engine === spec.engine ? choice : spec.schema.safeParse({ engine: spec.engine }).data
+  return Object.fromEntries(spec.fields.map((f) => [f.key, f.text(shown?.[f.key])]))
+}
+
 export function useLauncherChoice(deps: { draft: BenchConfig; caps: { caps: Capabilities | null }; touched: () => void }) {
   const { draft, caps, touched } = deps
-  const slurmText = reactive<Record<SlurmField, string>>({ partition: '', gres: '', time: '', account: '', sbatchArgs: '', queueTimeoutS: '' })
+  /** each launcher's boxes as typed, by engine then field */
+  const launcherText = reactive<Record<string, Record<string, string>>>({})
   const gpuChoice = gpuChoiceAside(draft)
 
-  const place = computed<RunPlace>(() => (draft.launcher ? 'slurm' : 'local'))
-  const slurm = computed(() => caps.caps?.launchers?.slurm ?? null)
-  /** the section shows where Slurm can submit, and on a draft that chose it (so it can be undone) */
-  const offered = computed(() => slurm.value?.available === true || draft.launcher !== undefined)
+  const place = computed<RunPlace>(() => draft.launcher?.engine ?? LOCAL_LAUNCHER.engine)
+  /** the chosen launcher's spec (null on this machine) */
+  const launcher = computed(() => (draft.launcher ? (findLauncher(draft.launcher.engine) ?? null) : null))
+  /** the launchers shown: those that can submit from here, and the one a draft chose (so it can be undone) */
+  const launchersOffered = computed(() => allLaunchers().filter((l) => caps.caps?.launchers?.[l.engine]?.available === true || l.engine === place.value))
+  const offered = computed(() => launchersOffered.value.length > 0)
+
+  function textsFor(spec: LauncherSpec): Record<string, string> {
+    return (launcherText[spec.engine] ??= textsOf(spec, undefined))
+  }
 
   /** Every box from the draft (a new draft: restored, a preset, a run again). */
   function syncText() {
-    for (const f of SLURM_FIELDS) slurmText[f] = textOf(draft.launcher, f)
+    for (const spec of allLaunchers()) launcherText[spec.engine] = textsOf(spec, draft.launcher)
     gpuChoice.forget()
   }
 
-  /** The draft's launcher from the boxes as typed. */
-  function launcherFromText(): SlurmLauncher {
-    const l: Record<string, unknown> = { engine: 'slurm' }
-    for (const f of SLURM_FIELDS) {
-      const v = slurmValue(f, slurmText[f])
-      if (v !== undefined) l[f] = v
+  /** The draft's launcher from its boxes as typed. */
+  function launcherFromText(spec: LauncherSpec): LauncherChoice {
+    const texts = textsFor(spec)
+    const choice: Record<string, unknown> = { engine: spec.engine }
+    for (const f of spec.fields) {
+      const value = f.read(texts[f.key] ?? '')
+      if (value !== undefined) choice[f.key] = value
     }
-    return l as SlurmLauncher
+    return choice as LauncherChoice
   }
 
   function setPlace(next: RunPlace) {
     if (next === place.value) return
-    if (next === 'slurm') {
-      gpuChoice.putAside()
-      draft.launcher = launcherFromText()
+    const spec = findLauncher(next)
+    if (spec) {
+      if (!draft.launcher) gpuChoice.putAside()
+      draft.launcher = launcherFromText(spec)
     } else {
       delete draft.launcher
       gpuChoice.bringBack()
@@ -97,21 +83,27 @@ export function useLauncherChoice(deps: { draft: BenchConfig; caps: { caps: Capa
     touched()
   }
 
-  /** A Slurm box typed into. */
-  function setSlurmText(field: SlurmField, text: string) {
-    slurmText[field] = text
-    if (draft.launcher) draft.launcher = launcherFromText()
+  /** A box of the chosen launcher typed into. */
+  function setLauncherText(field: string, text: string) {
+    const spec = launcher.value
+    if (!spec) return
+    textsFor(spec)[field] = text
+    draft.launcher = launcherFromText(spec)
     touched()
   }
 
-  /** The draft chose Slurm where it cannot submit (a restored draft, another machine): said on the section. */
+  /** The draft chose a launcher that cannot submit here (a restored draft, another machine): said on the section. */
   const launcherIssues = computed<FieldIssue[]>(() => {
-    const s = slurm.value
-    return draft.launcher && s && !s.available ? [{ field: 'launcher', message: `Slurm is not available here: ${s.detail}` }] : []
+    const spec = launcher.value
+    const capability = spec ? caps.caps?.launchers?.[spec.engine] : undefined
+    return spec && capability && !capability.available ? [{ field: 'launcher', message: `${spec.name} is not available here: ${capability.detail}` }] : []
   })
 
-  /** What each box shows, by issue field ("launcher.partition", "launcher.sbatchArgs", …). */
-  const texts = computed<Record<string, string>>(() => Object.fromEntries(SLURM_FIELDS.map((f) => [`launcher.${f}`, slurmText[f]])))
+  /** What each box of the chosen launcher shows, by issue field ("launcher.partition", …). */
+  const texts = computed<Record<string, string>>(() => {
+    const spec = launcher.value
+    return spec ? Object.fromEntries(spec.fields.map((f) => [`launcher.${f.key}`, textsFor(spec)[f.key] ?? ''])) : {}
+  })
 
-  return { slurmText, place, slurm, offered, syncText, setPlace, setSlurmText, launcherIssues, texts }
+  return { launcherText, place, launcher, launchersOffered, offered, syncText, setPlace, setLauncherText, launcherIssues, texts }
 }

@@ -3,6 +3,7 @@
 // labels and the text as typed (lib/fieldText.ts).
 import { computed, type ComputedRef } from 'vue'
 import { backendsOf, type BenchConfig, BenchConfigSchema } from '@shared/contract/config'
+import { findLauncher } from '@shared/contract/launcher'
 import { type FieldIssue, fieldIssues } from '@shared/vocabulary/errors'
 import type { ModelFamily } from '@shared/families'
 import { fieldWords, sayIssue } from '../../lib/fieldText'
@@ -35,8 +36,9 @@ export function useDraftValidation({ draft, family, caps, texts, moreIssues }: D
         list.push({ field: side ? `backend.${i}` : 'backend', message: `Backend ${backend} is not available here: ${opt.detail}` })
     }
     const fields = family.value.fields
+    const launcherFields = (draft.launcher && findLauncher(draft.launcher.engine)?.fields) || []
     const shown = texts()
-    return [...list, ...moreIssues()].map((i) => ({ ...i, message: sayIssue(i, fieldWords(i.field, shown, fields), fields) }))
+    return [...list, ...moreIssues()].map((i) => ({ ...i, message: sayIssue(i, fieldWords(i.field, shown, fields, launcherFields), fields) }))
   })
 
   /** Messages for a field, including its list items ("sizes" covers "sizes.2", "model.hidden" "model.hidden.0"). */

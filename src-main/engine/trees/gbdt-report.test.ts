@@ -9,8 +9,8 @@ import { scoreOutputs } from '@shared/metrics'
 import { generateDataset } from '../datasets/generated'
 import { meanSquaredError, predictGbdt, predictGbdtOutputs, prepareGbdtData, trainGbdt } from '../gbdt'
 import { prepareWebgpu } from '../gbdt-webgpu/webgpu-trees-runtime'
-import { gbdtWorkerFamily } from './gbdt'
-import type { TrainedModel, TrainOptions } from './types'
+import { gbdtWorkerFamily } from '../families/gbdt'
+import type { TrainedModel, TrainOptions } from '../backend/types'
 
 const model: GbdtParams = { ...GBDT_DEFAULTS, rounds: 6, maxDepth: 4 }
 const workloadOf = (task?: WorkloadTask): Workload<GbdtParams> => ({

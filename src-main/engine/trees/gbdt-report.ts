@@ -1,7 +1,8 @@
-// The train-and-report loop of the tree engines' worker halves (Trainpool's CPU engine here in
-// gbdt.ts, the WGSL one in ../gbdt-webgpu/webgpu-trees-runtime.ts): one group per job when fused, one per model
+// The train-and-report loop of the tree engines' worker halves (Trainpool's CPU engine in
+// ../families/gbdt.ts, the WGSL one in ../gbdt-webgpu/webgpu-trees-runtime.ts): one group per job when fused, one per model
 // otherwise; progress per round; per model its time, its test scores and tree hash computed on the
-// host from its trees (and the trees themselves when the job keeps its models). A regressor's score
+// host from its trees (and the trees themselves when the job keeps its models); with early stopping,
+// the trees are the best round's (the engine kept them) and the rounds trained and kept are recorded. A regressor's score
 // is its MSE; a classifier's are @shared/metrics' on its probabilities (testMse their `mse`). One
 // loop, so both backends report the same numbers in the same way.
 import { type Metrics, modelSeed, type Workload, type WorkloadTask } from '@shared/contract'
@@ -19,7 +20,7 @@ import {
   treeHash,
   treesArtifact,
 } from '../gbdt'
-import { CancelledError, type TrainHooks, type TrainOptions } from './types'
+import { CancelledError, type TrainHooks, type TrainOptions } from '../backend/types'
 
 export interface GroupTrainHooks {
   /** after a round of the models at these positions of `seeds` */
@@ -115,6 +116,7 @@ export async function trainTreesAndReport(
         fingerprint: treeHash(model),
         ...(keep ? { artifact: treesArtifact(model) } : {}),
         ...validationOf(model, group[k]),
+        ...(model.stoppedRounds ?? {}),
       })
     })
   }

@@ -1,8 +1,9 @@
-// The worker half of a model family: what a worker process needs to train it. The worker's message
-// loop (worker/loop.ts) looks the family up by `workload.model.kind` and calls only WorkerFamily; it
-// never reads a family's parameters. A family is its table of backends (WorkerBackend: one entry
-// owns everything about one backend, sealed by define-backend.ts), assembled by workerFamily()
-// (seam.ts), which starts a backend, builds the data set once and hands it to it.
+// The contract between a family's worker half and its backends, below both: what a backend
+// implements (WorkerBackend, WorkerRuntime), what training reports (TrainedModel, TrainHooks), the
+// errors a backend throws, and the WorkerFamily the worker's message loop (worker/loop.ts) calls — it
+// looks a family up by `workload.model.kind` and never reads a family's parameters. Every engine
+// folder imports this; the families' registry (../families/: define-backend.ts seals an entry, seam.ts
+// assembles a table, mlp.ts and gbdt.ts list the backends) imports the engines, never the reverse.
 import type { BackendCapability, BackendName, DeviceCounters, HeldOutRows, Metrics, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../datasets/dataset'
@@ -52,6 +53,9 @@ export interface TrainedModel {
   artifact?: ModelArtifact
   /** set by the family seam in a model set's fused job: the first model index of its fused program */
   fusedGroup?: number
+  /** with early stopping (workload.earlyStopping): the rounds (epochs) it trained and the 1-based round it kept (@shared/contract StoppedRounds) */
+  roundsTrained?: number
+  bestRound?: number
 }
 
 /** How a job trains: `fused` = all its models in one program (batched); `keep` = each model's artifact is sent back. */
@@ -117,6 +121,12 @@ export interface WorkerBackend<P extends ModelParamsBase = ModelParamsBase, R ex
    * gets its own data set (the training rows outside it) and its own group.
    */
   foldsHeldOut?: boolean
+  /**
+   * It stops each model early when the workload asks (workload.earlyStopping, on the rows
+   * options.heldOutOf or the data set's validation rows give), recording roundsTrained and bestRound
+   * and keeping the best round's model. Absent: the seam refuses such a workload. Its shared entry says the same.
+   */
+  earlyStopping?: true
   /** Trains the models: `fused` = all in one program (batched; only where the shared entry says it batches), else one after another. */
   train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
 }
