@@ -130,7 +130,12 @@ function listenOf(flags: BenchCommandFlags, config: BenchConfig): ListenAddress 
     throw new BenchExit(EXIT.usage, (err as Error).message)
   }
   if (listen && !config.launcher) {
-    throw new BenchExit(EXIT.usage, `--listen applies to remote workers only: add --launcher ${allLaunchers().map((l) => l.engine).join('|')}`)
+    throw new BenchExit(
+      EXIT.usage,
+      `--listen applies to remote workers only: add --launcher ${allLaunchers()
+        .map((l) => l.engine)
+        .join('|')}`,
+    )
   }
   return listen
 }
