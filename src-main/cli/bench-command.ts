@@ -22,7 +22,10 @@ import {
   REGRESSION_TASK,
   type Task,
   allLaunchers,
+  type DataSource,
+  LIMITS,
 } from '@shared/contract'
+import { checkDataChoice } from '@shared/data-check'
 import { metricValue } from '@shared/metrics'
 import { workloadTaskOf } from '@shared/contract/task'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
@@ -145,7 +148,8 @@ async function withUserData(flags: BenchCommandFlags, config: BenchConfig, store
   try {
     const { info, added: isNew } = await loadIntoCache(flags.data!, storeDir)
     if (isNew) added.sha256 = info.sha256
-    const withData = { ...config, data: dataSourceFromFlags(flags, info) }
+    const data = dataSourceFromFlags(flags, info)
+    const withData = { ...config, data, sizes: sizesForData(flags, config, usableRowsOf(info, data, config)) }
     process.stderr.write(`${describeLoad(info, withData)}\n`)
     return withData
   } catch (err) {
@@ -163,6 +167,23 @@ async function withUserData(flags: BenchCommandFlags, config: BenchConfig, store
       )
     throw err
   }
+}
+
+/** Rows of the file with a target value under the flags' column choice; null when the choice is refused (the service then says why). */
+function usableRowsOf(info: DataSetInfo, data: DataSource, config: BenchConfig): number | null {
+  return checkDataChoice({ info, data, family: familyOf(config.model), sizes: [], objective: config.objective, metric: config.metric }).usableRows
+}
+
+/**
+ * --data without --sizes: the sizes the user never gave follow the file, not generated data's default.
+ * No --preset: every row with a target (up to the size limit). A preset: its sizes, each at most the
+ * file's rows. --sizes given: as typed (a size past the file is refused naming --sizes).
+ */
+export function sizesForData(flags: BenchFlags, config: Pick<BenchConfig, 'sizes'>, usableRows: number | null): number[] {
+  if (flags.sizes !== undefined || usableRows === null || usableRows < 1) return config.sizes
+  const most = Math.min(usableRows, LIMITS.size.max)
+  if (flags.preset === undefined) return [most]
+  return [...new Set(config.sizes.map((size) => Math.min(size, most)))]
 }
 
 /** --backend all: every backend of the family available here; the rest said, not tried. */

@@ -2,13 +2,14 @@
 // and the MLP on the example CSV (the file loaded into the store's data cache first, the second
 // time from the cache: the MLP test loads it first itself, so it runs alone too), verifies the same work, and records the data set; bad data choices exit 2
 // naming the flag, before anything starts.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseRunResult } from '@shared/contract'
 import { loadDataFile } from '../data'
 import { killAll, spawnCli } from '../testing/cli-process'
+import { sizesForData } from './bench-command'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'trainpool-data-cli-'))
 const store = join(dir, 'store')
@@ -76,6 +77,28 @@ describe('trainpool bench --data', () => {
     const { code, stderr } = await bench(args)
     expect(stderr).toMatch(message)
     expect(code).toBe(2)
+  })
+
+  it("without --sizes the file sets the size: every row with a target, not generated data's 10000", async () => {
+    const small = join(dir, 'small.csv')
+    const rows = Array.from({ length: 40 }, (_, i) => `${i},${(i * 7) % 13},${i % 5 === 0 ? '' : 2 * i + 1}`)
+    writeFileSync(small, ['x1,x2,y', ...rows].join('\n'))
+    const json = join(dir, 'small.json')
+    const quick = ['--model', 'gbdt', '--models', '1', '--workers', '1', '--strategies', 'sequential', '--repeats', '1', '--json', json]
+    const cli = spawnCli('bench', ['--data', small, '--target', 'y', '--store', store, '--backend', 'cpu', ...quick])
+    const { code } = await cli.exited
+    expect(cli.out.stderr).not.toMatch(/--sizes/)
+    expect(code).toBe(0)
+    // 8 of the 40 rows have no target
+    expect(parseRunResult(JSON.parse(readFileSync(json, 'utf8'))).config.sizes).toEqual([32])
+  })
+
+  it("sizes the user never gave follow the file: all its rows, or a preset's sizes cut to them; --sizes as typed", () => {
+    expect(sizesForData({}, { sizes: [10000] }, 32)).toEqual([32])
+    expect(sizesForData({ preset: 'quick' }, { sizes: [10, 1000, 5000] }, 800)).toEqual([10, 800])
+    expect(sizesForData({ sizes: '3000' }, { sizes: [3000] }, 800)).toEqual([3000])
+    expect(sizesForData({}, { sizes: [10000] }, 5_000_000)).toEqual([2_000_000])
+    expect(sizesForData({}, { sizes: [10000] }, null)).toEqual([10000])
   })
 
   it('a file that is not there exits 2', async () => {

@@ -2,13 +2,16 @@
 // stored run kept, written in standard formats (export/models.ts: trees as XGBoost 1.7 JSON, which
 // xgboost.Booster().load_model reads; MLPs as ONNX, which ONNX Runtime runs). Exit 2 with the reason
 // for a run that kept none or whose models.json is unsound, or an --out that is not a folder (a link
-// is refused); files are written as output-files.ts writes them, all or none; 1 when the disk fails.
-import { promises as fs } from 'node:fs'
+// is refused, also one swapped in while the files are written: writeModelSet); all files or none,
+// nothing left behind; 1 when the disk fails.
+import { constants, promises as fs, type Stats } from 'node:fs'
+import { basename, join } from 'node:path'
 import { type Task, TrainpoolError } from '@shared/contract'
-import { modelFiles } from '../export/models'
+import { eachModelFile, type ModelFile } from '../export/models'
+import { describeFileType } from '../store/regular-file'
 import { RunStore, defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
-import { OutputError, outputFolder, removeFolders, writeInFolder } from './output-files'
+import { failure, OutputError, outputFolder, removeFolders } from './output-files'
 
 export interface ExportModelsFlags {
   best?: boolean
@@ -27,25 +30,20 @@ export async function exportModelsCommand(runId: string, flags: ExportModelsFlag
   const store = new RunStore(flags.store ?? defaultStoreDir())
   try {
     const run = await store.get(runId)
-    const files = modelFiles(run, await store.getModels(runId), flags.all ? 'all' : 'best')
+    const files = eachModelFile(run, await store.getModels(runId), flags.all ? 'all' : 'best')
     const { dir, made } = await outputFolder('--out', flags.out)
-    const written: string[] = []
+    let written: { paths: string[]; mimeType: string | undefined }
     try {
-      for (const f of files) written.push(await writeInFolder('--out', dir, f.fileName, f.content))
+      written = await writeModelSet(dir, files)
     } catch (err) {
-      // all or none: a half-exported set is not left behind
-      for (const path of written) await fs.rm(path, { force: true })
       await removeFolders(made)
       throw err
     }
-    for (const path of written) process.stdout.write(`${path}\n`)
+    for (const path of written.paths) process.stdout.write(`${path}\n`)
+    const { paths, mimeType } = written
     const how =
-      files[0]?.mimeType === 'application/onnx'
-        ? 'ONNX: onnxruntime.InferenceSession(path), input "features"'
-        : 'XGBoost JSON: xgboost.Booster().load_model(path)'
-    process.stderr.write(
-      `wrote ${files.length} model${files.length === 1 ? '' : 's'} of run ${runId} (${how}${classifierWords(run.task, files[0]?.mimeType)})\n`,
-    )
+      mimeType === 'application/onnx' ? 'ONNX: onnxruntime.InferenceSession(path), input "features"' : 'XGBoost JSON: xgboost.Booster().load_model(path)'
+    process.stderr.write(`wrote ${paths.length} model${paths.length === 1 ? '' : 's'} of run ${runId} (${how}${classifierWords(run.task, mimeType)})\n`)
     return EXIT.ok
   } catch (err) {
     if (err instanceof TrainpoolError) return fail(err.message)
@@ -54,6 +52,95 @@ export async function exportModelsCommand(runId: string, flags: ExportModelsFlag
       return EXIT[err.exit]
     }
     throw err
+  }
+}
+
+const sameFile = (a: Stats, b: Stats): boolean => a.dev === b.dev && a.ino === b.ino
+
+/**
+ * Writes the model files into the folder `dir` named when it was checked, all or none, nothing left
+ * behind. The folder is opened (no link followed) and reached through that descriptor
+ * (/proc/self/fd/N, Linux: Node has no openat), so a path swapped for a link meanwhile leads nowhere
+ * new; each file is built in a private temporary folder inside it, then renamed into place, and the
+ * set is taken back if `dir` no longer names the opened folder (the printed paths would lie). Where
+ * there is no /proc, `dir` is checked against the opened folder before every rename and at the end.
+ */
+async function writeModelSet(dir: string, files: Iterable<ModelFile>): Promise<{ paths: string[]; mimeType: string | undefined }> {
+  let handle: fs.FileHandle
+  try {
+    handle = await fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY | (constants.O_NOFOLLOW ?? 0))
+  } catch (err) {
+    throw failure('--out', dir, 'open the folder', err)
+  }
+  try {
+    const opened = await handle.stat()
+    const viaDescriptor = `/proc/self/fd/${handle.fd}`
+    const base = (await fs.stat(viaDescriptor).then(
+      (s) => sameFile(s, opened),
+      () => false,
+    ))
+      ? viaDescriptor
+      : dir
+    const stillTheFolder = async (): Promise<void> => {
+      const now = await fs.lstat(dir).catch(() => null)
+      if (now && now.isDirectory() && sameFile(now, opened)) return
+      const what = now ? describeFileType(now) : 'gone'
+      throw new OutputError(`--out ${dir} was replaced while the models were written (it is now ${what}): nothing was exported`, 'usage')
+    }
+    let temp: string
+    try {
+      temp = await fs.mkdtemp(join(base, '.trainpool-export-'))
+    } catch (err) {
+      throw failure('--out', dir, 'write the file', err)
+    }
+    const names: string[] = []
+    const placed: string[] = []
+    let mimeType: string | undefined
+    try {
+      for (const file of files) {
+        const name = file.fileName
+        if (name !== basename(name) || name === '.' || name === '..' || names.includes(name)) throw new Error(`${name} is not a plain, unique file name`)
+        try {
+          const created = await fs.open(join(temp, name), 'wx')
+          try {
+            await created.writeFile(file.content)
+            await created.sync()
+          } finally {
+            await created.close()
+          }
+        } catch (err) {
+          throw failure('--out', join(dir, name), 'write the file', err)
+        }
+        names.push(name)
+        mimeType ??= file.mimeType
+      }
+      for (const name of names) {
+        if (base === dir) await stillTheFolder()
+        try {
+          // a folder of that name is not replaced (EISDIR); a file or a link is, never written through
+          await fs.rename(join(temp, name), join(base, name))
+        } catch (err) {
+          throw failure('--out', join(dir, name), 'write the file', err)
+        }
+        placed.push(name)
+      }
+      await stillTheFolder()
+      return { paths: names.map((name) => join(dir, name)), mimeType }
+    } catch (err) {
+      // all or none; through a bare path only while it still names the folder (else it could remove another folder's files)
+      const reachable =
+        base !== dir ||
+        (await stillTheFolder().then(
+          () => true,
+          () => false,
+        ))
+      if (reachable) for (const name of placed) await fs.rm(join(base, name), { force: true }).catch(() => undefined)
+      throw err
+    } finally {
+      await fs.rm(temp, { recursive: true, force: true }).catch(() => undefined)
+    }
+  } finally {
+    await handle.close()
   }
 }
 

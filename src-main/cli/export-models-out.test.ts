@@ -3,7 +3,7 @@
 // --out that cannot be a folder (a file, under a file, a dangling link, not writable, /proc/self/x)
 // is one line naming --out with exit 2, at once; a disk that fills mid-export exits 1 leaving nothing.
 import { spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, promises, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { modelFileName } from '@shared/contract'
@@ -78,6 +78,51 @@ describe('export-models never writes through a link', () => {
     symlinkSync(elsewhere, join(dir, 'out-link'))
     expectRefused(await exportAll(join(dir, 'out-link')), 2, /is a symbolic link to .*elsewhere: a real folder is accepted/)
     expect(readdirSync(elsewhere)).toEqual([])
+  })
+})
+
+describe('an --out swapped for a link while the files are written', () => {
+  // the race a probe won 1 try in 4: 395 of 400 models written into the link's target, exit 0
+  for (const step of ['open', 'rename'] as const) {
+    it(`swapped after the third ${step}: exit 2, nothing in the link's target, nothing left anywhere`, async () => {
+      const six = fakeTreesRun(6, 1)
+      await store.save(six.run)
+      await store.saveModels(six.run.runId, six.kept)
+      const out = join(dir, 'out')
+      const moved = join(dir, 'out-moved')
+      const victim = join(dir, 'victim')
+      mkdirSync(out)
+      mkdirSync(victim)
+      const real = promises[step].bind(promises) as (...args: unknown[]) => Promise<unknown>
+      let calls = 0
+      // the swap, between two of the export's own file operations: --out moved away, a link to the victim in its place
+      const swapThenCall = async (...args: unknown[]) => {
+        if (String(args[0]).includes('-model-') && ++calls === 3) {
+          renameSync(out, moved)
+          symlinkSync(victim, out)
+        }
+        return real(...args)
+      }
+      vi.spyOn(promises, step).mockImplementation(swapThenCall as never)
+      const result = await exportAll(out)
+      expect(calls, 'the export reached the swap').toBeGreaterThanOrEqual(3)
+      expect(result.code, result.stderr).toBe(2)
+      expect(result.stderr).toMatch(
+        /^trainpool export-models: --out \S+ was replaced while the models were written \(it is now a symbolic link.*\): nothing was exported\n$/,
+      )
+      expect(readdirSync(victim)).toEqual([])
+      expect(readdirSync(moved)).toEqual([])
+      expect(readdirSync(dir).sort()).toEqual(['out', 'out-moved', 'runs', 'victim'])
+    })
+  }
+
+  it('left alone, every file is written and nothing else', async () => {
+    const six = fakeTreesRun(6, 1)
+    await store.save(six.run)
+    await store.saveModels(six.run.runId, six.kept)
+    const out = join(dir, 'out')
+    expect(await exportAll(out)).toEqual({ code: 0, stderr: expect.stringMatching(/^wrote 6 models/) })
+    expect(readdirSync(out).sort()).toEqual(six.kept.models.map((m) => modelFileName(six.run, m.index, 'json')).sort())
   })
 })
 

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { configFromFlags, UsageError } from './options'
+import { configFromFlags, FLAG_HELP, UsageError } from './options'
 
 function usage(flags: Parameters<typeof configFromFlags>[0]): string {
   try {
@@ -35,6 +35,7 @@ describe('bench flags', () => {
     [{ backend: 'cuda' }, /--backend.*auto, tensorflow, webgpu, onnxruntime, wasm, cpu/],
     [{ epochs: '0' }, /--epochs.*1 to 1000/],
     [{ epochs: '2.5' }, /--epochs "2.5" is not an integer/],
+    [{ epochs: '9007199254740993' }, /^--epochs "9007199254740993" is too large to be exact/],
     [{ batchSize: '0' }, /--batch-size.*1 to 65536/],
     [{ hidden: '64,0' }, /--hidden.*1 to 4096/],
     [{ lr: 'NaN' }, /--lr "NaN" is not a number/],
@@ -46,6 +47,15 @@ describe('bench flags', () => {
     [{ preset: 'huge' }, /--preset "huge".*smoke, quick, article/],
   ])('refuses %j with a message naming the flag and the accepted range', (flags, pattern) => {
     expect(usage(flags)).toMatch(pattern)
+  })
+})
+
+describe('bench --help on --backend', () => {
+  it('says auto is picked by calibration, the table order being only TRAINPOOL_AUTO=order', () => {
+    expect(FLAG_HELP.backend).toMatch(/auto: the backend a short calibration found fastest on this machine for the model family, among mlp [a-z]+, /)
+    expect(FLAG_HELP.backend).toMatch(/gbdt cpu/)
+    expect(FLAG_HELP.backend).toMatch(/TRAINPOOL_AUTO=order takes the first available in that order/)
+    expect(FLAG_HELP.backend).not.toMatch(/auto, per model family/)
   })
 })
 

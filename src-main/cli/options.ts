@@ -454,11 +454,12 @@ export function dataSourceFromFlags(flags: BenchFlags, loaded: Pick<DataSetInfo,
 
 export const FLAG_HELP = {
   strategies: `comma-separated: ${STRATEGIES.join(', ')}`,
-  backend: `${backendChoices().join(' | ')} (auto, per model family: ${allFamilies()
-    .map((f) => `${f.kind} ${autoOrder(f.backends).join(' → ')}`)
+  // auto's rule is calibration (service/auto-calibration.ts, docs/guide-backends.md); the table order is only TRAINPOOL_AUTO=order's
+  backend: `${backendChoices().join(' | ')} (auto: the backend a short calibration found fastest on this machine for the model family, among ${allFamilies()
+    .map((f) => `${f.kind} ${autoOrder(f.backends).join(', ')}`)
     .join(
       '; ',
-    )}; a backend not in that order runs only when asked for by name); several, comma-separated, or all (every one available here) measure them side by side`,
+    )} — calibrated on the first run with auto and kept in the store, redone by trainpool calibrate; TRAINPOOL_AUTO=order takes the first available in that order instead; any other backend runs only when asked for by name); several, comma-separated, or all (every one available here) measure them side by side`,
   target: `generated data: ${TARGETS.join(' | ')}; with --data: the column to predict`,
   objective: `${OBJECTIVE_CHOICES.join(' | ')} (default auto: read from the target — two values → binary, text or small integers → multiclass up to ${CLASS_LIMITS.max} classes, other numbers → regression)`,
   metric: `the primary metric: ${METRIC_CHOICES.join(' | ')} (default auto: mse for regression, logloss for classifiers; auc for binary only) — compared across strategies, ranked by, charted`,

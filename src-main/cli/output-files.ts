@@ -31,7 +31,7 @@ function reason(err: unknown): string {
   return message.split(', ')[0]
 }
 
-function failure(flag: string, path: string, what: string, err: unknown): OutputError {
+export function failure(flag: string, path: string, what: string, err: unknown): OutputError {
   const code = (err as NodeJS.ErrnoException).code
   return new OutputError(`${flag} ${path}: cannot ${what} (${reason(err)})`, code !== undefined && PATH_ERRORS.has(code) ? 'usage' : 'failed')
 }
@@ -207,11 +207,3 @@ async function replaceFile(flag: string, path: string, content: string | Uint8Ar
   return file
 }
 
-/** Writes `name` (a plain file name: nothing outside `dir`) in the folder outputFolder gave, always as a new file. */
-export async function writeInFolder(flag: string, dir: string, name: string, content: string | Uint8Array): Promise<string> {
-  if (name !== basename(name) || name === '.' || name === '..') throw new Error(`${name} is not a plain file name`)
-  const path = join(dir, name)
-  await checkFolderOf(flag, path)
-  if ((await lstatOrNull(path).catch(() => null))?.isDirectory()) throw new OutputError(`${flag} ${path} is a folder: a file name is accepted`, 'usage')
-  return replaceFile(flag, path, content)
-}

@@ -84,7 +84,7 @@ describe('trainpool serve', () => {
   it('refuses bad flags with exit 2 and a message naming the flag', async () => {
     const bad = serve(['--port', '99999'])
     expect((await bad.exited).code).toBe(2)
-    expect(bad.out.stderr).toMatch(/--port: "99999" is not a port/)
+    expect(bad.out.stderr).toMatch(/--port: "99999" is out of range; use an integer from 0 to 65535/)
     const upload = serve(['--max-upload', 'lots'])
     expect((await upload.exited).code).toBe(2)
     expect(upload.out.stderr).toMatch(/--max-upload: "lots" is not a size/)
@@ -93,12 +93,24 @@ describe('trainpool serve', () => {
     expect(parseServeFlags({})).toMatchObject({ port: 7878, host: '127.0.0.1' })
   })
 
+  it('reads --port and --upload-idle-timeout by the one rule for typed numbers (as --lr 1_000 is), quoting the text typed', () => {
+    expect(parseServeFlags({ port: '8_080' })).toMatchObject({ port: 8080 })
+    expect(parseServeFlags({ port: ' 0 ' })).toMatchObject({ port: 0 })
+    expect(parseServeFlags({ uploadIdleTimeout: '1_200' })).toMatchObject({ uploadIdleSeconds: 1200 })
+    expect(parseServeFlags({ port: '0x1F90' })).toBe('--port: "0x1F90" is not a decimal number; use an integer from 0 to 65535 (0 picks a free port)')
+    expect(parseServeFlags({ port: '80.5' })).toMatch(/^--port: "80\.5" is not an integer; /)
+    expect(parseServeFlags({ port: '9007199254740993' })).toMatch(/^--port: "9007199254740993" is too large to be exact/)
+    expect(parseServeFlags({ uploadIdleTimeout: '0' })).toBe('--upload-idle-timeout: "0" is out of range; use an integer from 1 to 86400 (seconds)')
+    expect(parseServeFlags({ maxUpload: '1_048_576' })).toMatchObject({ maxUpload: 2 ** 20 })
+    expect(parseServeFlags({ maxUpload: '1.5KiB' })).toMatchObject({ maxUpload: 1536 })
+  })
+
   it('--max-upload takes bytes or a binary unit; default 2 GiB; anything else names the flag', () => {
     expect(parseServeFlags({})).toMatchObject({ maxUpload: 2 * 2 ** 30 })
     expect(parseServeFlags({ maxUpload: '1048576' })).toMatchObject({ maxUpload: 2 ** 20 })
     expect(parseServeFlags({ maxUpload: '500MiB' })).toMatchObject({ maxUpload: 500 * 2 ** 20 })
     expect(parseServeFlags({ maxUpload: '2G' })).toMatchObject({ maxUpload: 2 * 2 ** 30 })
-    for (const bad of ['', '0', '-5', 'lots', '2 TB', '1.5.2']) {
+    for (const bad of ['', '0', '-5', 'lots', '2 TB', '1.5.2', '0x100', 'Infinity', 'G']) {
       expect(parseServeFlags({ maxUpload: bad }), bad).toMatch(/^--max-upload: .* is not a size: use a whole number of bytes/)
     }
   })

@@ -10,6 +10,7 @@ import { defaultStoreDir } from '../store/run-store'
 import { EXIT } from './bench-command'
 import { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_UPLOAD_IDLE_SECONDS } from '@shared/contract/upload'
 import { formatBytes } from '@shared/format'
+import { numberOf, readNumber } from '@shared/vocabulary/fields'
 import { type ListenAddress, parseListenAddress, workerSocketOption } from '../pool/remote/gateway'
 
 export interface ServeFlags {
@@ -35,20 +36,28 @@ export interface ParsedServeFlags {
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 2 ** 10, kib: 2 ** 10, m: 2 ** 20, mib: 2 ** 20, g: 2 ** 30, gib: 2 ** 30 }
 
-/** "2147483648", "500MiB", "2G" → bytes (binary units); null when it is not one of those. */
+/** "2147483648", "500MiB", "2G", "1_000_000" → bytes (binary units); null when it is not one of those. */
 export function parseByteSize(text: string): number | null {
-  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim())
-  const unit = m ? UNITS[m[2].toLowerCase()] : undefined
-  if (!m || unit === undefined) return null
-  const bytes = Math.floor(Number(m[1]) * unit)
+  // the number before the unit follows the one rule for typed numbers (readNumber), as every other flag does
+  const m = /^(.+?)\s*(b|k|kib|m|mib|g|gib)?$/i.exec(text.trim())
+  const unit = m ? UNITS[(m[2] ?? '').toLowerCase()] : undefined
+  const value = m ? numberOf(m[1], 'real') : NaN
+  if (unit === undefined || !Number.isFinite(value)) return null
+  const bytes = Math.floor(value * unit)
   return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : null
 }
 
+/** An integer flag by the shared rule (readNumber), in range; the message quotes what was typed. */
+function integerFlag(flag: string, text: string, min: number, max: number, what: string): number | string {
+  const read = readNumber(text, 'integer')
+  if (read.problem !== undefined) return `${flag}: ${JSON.stringify(text)} ${read.problem}; ${what}`
+  if (read.value < min || read.value > max) return `${flag}: ${JSON.stringify(text)} is out of range; ${what}`
+  return read.value
+}
+
 export function parseServeFlags(flags: ServeFlags): ParsedServeFlags | string {
-  const portText = flags.port ?? String(DEFAULT_PORT)
-  if (!/^\d+$/.test(portText.trim()) || Number(portText) > 65535) {
-    return `--port: ${JSON.stringify(portText)} is not a port: use an integer from 0 to 65535 (0 picks a free port)`
-  }
+  const port = integerFlag('--port', flags.port ?? String(DEFAULT_PORT), 0, 65535, 'use an integer from 0 to 65535 (0 picks a free port)')
+  if (typeof port === 'string') return port
   const host = (flags.host ?? DEFAULT_HOST).trim()
   if (!host || !(isIP(host) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(host))) {
     return `--host: ${JSON.stringify(flags.host)} is not an IP address or host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)`
@@ -57,11 +66,14 @@ export function parseServeFlags(flags: ServeFlags): ParsedServeFlags | string {
   if (maxUpload === null) {
     return `--max-upload: ${JSON.stringify(flags.maxUpload)} is not a size: use a whole number of bytes (e.g. 2147483648) or one with a unit (500MiB, 2GiB; K, M, G are binary too)`
   }
-  const idleText = flags.uploadIdleTimeout ?? String(DEFAULT_UPLOAD_IDLE_SECONDS)
-  const uploadIdleSeconds = Number(idleText.trim())
-  if (!/^\d+$/.test(idleText.trim()) || uploadIdleSeconds < 1 || uploadIdleSeconds > 86_400) {
-    return `--upload-idle-timeout: ${JSON.stringify(flags.uploadIdleTimeout)} is not a number of seconds: use an integer from 1 to 86400`
-  }
+  const uploadIdleSeconds = integerFlag(
+    '--upload-idle-timeout',
+    flags.uploadIdleTimeout ?? String(DEFAULT_UPLOAD_IDLE_SECONDS),
+    1,
+    86_400,
+    'use an integer from 1 to 86400 (seconds)',
+  )
+  if (typeof uploadIdleSeconds === 'string') return uploadIdleSeconds
   let listen: ListenAddress | undefined
   if (flags.listen !== undefined) {
     try {
@@ -70,7 +82,7 @@ export function parseServeFlags(flags: ServeFlags): ParsedServeFlags | string {
       return (err as Error).message
     }
   }
-  return { port: Number(portText), host, store: flags.store ?? defaultStoreDir(), maxUpload, uploadIdleSeconds, listen }
+  return { port, host, store: flags.store ?? defaultStoreDir(), maxUpload, uploadIdleSeconds, listen }
 }
 
 export async function serveCommand(flags: ServeFlags, version: string): Promise<number> {

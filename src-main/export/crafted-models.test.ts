@@ -4,7 +4,7 @@
 // refused when the store reads it: export-models exits 2 with one line, bestModel rejects at once.
 // And every artifact the check lets through, however mutated, is one real XGBoost loads and predicts.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type ModelArtifact, ModelArtifactSchema, type TreeArtifact } from '@shared/contract'
@@ -12,6 +12,7 @@ import { exportModelsCommand } from '../cli/export-models-command'
 import { pythonForXgboost, xgboostVersion } from '../engine/gbdt/xgb-reference'
 import { MODELS_FILE, RunStore } from '../store/run-store'
 import { skipWithout } from '../testing/capability'
+import { killAll, spawnCli } from '../testing/cli-process'
 import { fakeTreesRun, stumpTree } from '../testing/run-fixtures'
 import { makeService, tempDir } from '../testing/service-harness'
 import { xgboostJson } from './xgboost-json'
@@ -24,7 +25,10 @@ beforeEach(async () => {
   store = new RunStore(join(dir, 'runs'))
   await store.save(run)
 })
-afterEach(() => vi.restoreAllMocks())
+afterEach(() => {
+  killAll()
+  vi.restoreAllMocks()
+})
 
 const withTree = (patch: Partial<TreeArtifact>): ModelArtifact => ({
   format: 'gbdt-trees',
@@ -50,12 +54,26 @@ const mlpLayers = (hiddenInputs: number): ModelArtifact => ({
   preprocess: null,
 })
 
+/** a chain of `levels` splits, each with a leaf on the left: 2·levels + 1 nodes, within the node count of a depth-16 tree when levels ≤ 65 535 */
+function chainTree(levels: number): TreeArtifact {
+  const n = 2 * levels + 1
+  const split = (i: number) => i % 2 === 0 && i < n - 1
+  return {
+    feature: Array.from({ length: n }, (_, i) => (split(i) ? 0 : -1)),
+    threshold: Array.from({ length: n }, (_, i) => (split(i) ? 0.5 : 0)),
+    defaultLeft: new Array<0 | 1>(n).fill(0),
+    left: Array.from({ length: n }, (_, i) => (split(i) ? i + 1 : -1)),
+    leafValue: Array.from({ length: n }, (_, i) => (split(i) ? 0 : 1)),
+  }
+}
+
 /** each kind of crafted artifact (kept as model 1, model 0 sound) and the reason it is refused */
 const CRAFTED: [string, ModelArtifact, RegExp][] = [
   ['a child index of 4294967290', withTree({ left: [4294967290, -1, -1] }), /tree 0, node 0: children 4294967290 and 4294967291 are not nodes after it/],
   ['a cycle', withTree(cycle), /node 1: children 0 and 1 are not nodes after it/],
   ['arrays of different lengths', withTree({ leafValue: [0, 1] }), /tree 0, leafValue has 2 entries but feature has 3/],
   ['a split feature beyond the features', withTree({ feature: [9, -1, -1] }), /node 0: split feature 9 is outside 0 to 1/],
+  ['a tree 65 535 levels deep', withTree(chainTree(65_535)), /tree 0, node 33 is at depth 17: a tree is at most 16 levels deep/],
   ['MLP layers that do not chain', mlpLayers(5), /layer 1 takes 5 inputs but the layer before gives 3/],
 ]
 
@@ -103,6 +121,55 @@ describe('a crafted models.json is refused with its reason, never exported', () 
     await store.saveModels(run.runId, kept)
     expect((await exportAll(join(dir, 'out'))).code).toBe(0)
   })
+})
+
+/** models.json whose tree 0 of model 0 has a threshold list of `numbers` entries ("0.5,0.5,…"), written without building it as a string */
+function writeHugeThresholds(numbers: number): void {
+  const fd = openSync(join(store.runDir(run.runId), MODELS_FILE), 'w')
+  try {
+    writeSync(
+      fd,
+      `{"size":300,"strategy":"fused","workers":1,"models":[{"index":0,"artifact":{"format":"gbdt-trees","features":2,"baseScore":0.5,"trees":[{"threshold":[`,
+    )
+    const block = Buffer.alloc(4 * 2 ** 20, '0.5,')
+    for (let left = numbers * 4; left > 0; left -= block.length) writeSync(fd, block, 0, Math.min(block.length, left))
+    writeSync(fd, '0.5]}]}}]}')
+  } finally {
+    closeSync(fd)
+  }
+}
+
+describe('a models.json with a list longer than any run makes', () => {
+  // one list of 150 M numbers (287 MB, under the file cap) killed export-models and `serve` in JSON.parse;
+  // here 20 M (80 MB), in a CLI whose heap (128 MB) parsing it whole overflows
+  it('export-models refuses it naming the list and its bound, exit 2, in a small heap', async () => {
+    writeHugeThresholds(20_000_000)
+    const out = join(dir, 'out')
+    const cli = spawnCli('export-models', [run.runId, '--all', '--out', out, '--store', store.dir], [], { NODE_OPTIONS: '--max-old-space-size=128' })
+    const exit = await cli.exited
+    expect(exit, cli.out.stderr).toEqual({ code: 2, signal: null })
+    expect(cli.out.stderr).toMatch(
+      /^trainpool export-models: run \S+: models\.json does not hold kept models that can be exported \(models\.0\.artifact\.trees\.0\.threshold has more than 131071 entries: a tree of depth 16 has at most 131071 nodes\)\n$/,
+    )
+    expect(existsSync(out)).toBe(false)
+  }, 60_000)
+
+  it("bestModel (serve's path) rejects it as damaged, without reading it whole", async () => {
+    writeHugeThresholds(20_000_000)
+    const { service } = makeService({ store })
+    const before = process.memoryUsage()
+    try {
+      await expect(service.bestModel({ runId: run.runId })).rejects.toMatchObject({
+        code: 'damaged',
+        message: expect.stringMatching(/trees\.0\.threshold has more than 131071 entries/),
+      })
+    } finally {
+      await service.shutdown()
+    }
+    // the 80 MB text, or its parse, would show in one or the other
+    const after = process.memoryUsage()
+    expect(after.heapUsed - before.heapUsed + (after.arrayBuffers - before.arrayBuffers)).toBeLessThan(40 * 2 ** 20)
+  }, 60_000)
 })
 
 /** A small deterministic generator (mulberry32), so a failure names a mutation that can be replayed. */

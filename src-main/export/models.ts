@@ -56,14 +56,29 @@ export function bestModelIndex(run: Pick<RunResult, 'config' | 'measurements' | 
 
 /** The files of `which` models; refused (not-found) when the run kept none of them. */
 export function modelFiles(run: Pick<RunResult, 'runId' | 'name' | 'config' | 'measurements' | 'task'>, kept: KeptModels, which: 'best' | 'all'): ModelFile[] {
+  return [...eachModelFile(run, kept, which)]
+}
+
+/**
+ * modelFiles one at a time, each built when asked: a writer that writes each before taking the next
+ * holds one model's file, not the set's. A model the run did not keep is refused here, before any.
+ */
+export function eachModelFile(
+  run: Pick<RunResult, 'runId' | 'name' | 'config' | 'measurements' | 'task'>,
+  kept: KeptModels,
+  which: 'best' | 'all',
+): Iterable<ModelFile> {
   const wanted = which === 'all' ? kept.models.map((m) => m.index) : [bestModelIndex(run, kept)]
-  const files: ModelFile[] = []
-  for (const index of wanted) {
+  const models = wanted.map((index) => {
     const model = kept.models.find((m) => m.index === index)
     if (!model) throw new TrainpoolError('not-found', `run ${run.runId} kept no model ${index ?? '(no finished measurement scored them)'}`)
-    // the model's run, index and configuration, in its file's name and in its own metadata
-    const { ext, mimeType, content } = modelFile(model.artifact, modelAttributes(run, model.index))
-    files.push({ index: model.index, fileName: modelFileName(run, model.index, ext), content, mimeType })
-  }
-  return files
+    return model
+  })
+  return (function* () {
+    for (const model of models) {
+      // the model's run, index and configuration, in its file's name and in its own metadata
+      const { ext, mimeType, content } = modelFile(model.artifact, modelAttributes(run, model.index))
+      yield { index: model.index, fileName: modelFileName(run, model.index, ext), content, mimeType }
+    }
+  })()
 }

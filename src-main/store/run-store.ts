@@ -4,13 +4,15 @@
 // blocking. Writer locks (writer-lock.ts), leftovers (leftovers.ts), privacy (private-files.ts):
 // README.md here.
 import { randomBytes } from 'node:crypto'
-import { promises as fs, type Stats } from 'node:fs'
+import { constants, promises as fs, type Stats } from 'node:fs'
 import os from 'node:os'
 import { join, resolve, sep } from 'node:path'
 import { z } from 'zod'
 import {
+  KEPT_MODELS_LIST_BOUNDS,
   type KeptModels,
   KeptModelsSchema,
+  ListBoundsScan,
   RUN_ID_PATTERN,
   echoValue,
   RUN_ID_RULE,
@@ -37,8 +39,39 @@ export const RUN_FILE = 'run.json'
 export const MAX_RUN_FILE_BYTES = 128 * 2 ** 20
 /** a run's kept models (beside run.json) */
 export const MODELS_FILE = 'models.json'
-/** 1000 models of 10 000 trees would not fit; a run's kept models above this are refused as damaged */
+/** 1000 models of 10 000 trees (× K classes) would not fit; a run's kept models above this are refused as damaged */
 export const MAX_MODELS_FILE_BYTES = 2 * 2 ** 30
+/** read a megabyte at a time while models.json's lists are bounded */
+const SCAN_CHUNK_BYTES = 2 ** 20
+
+/**
+ * models.json streamed through ListBoundsScan (model-artifact-bounds.ts), holding one chunk at a
+ * time: the first list past its bound, and the file's stats, to tell the file read after from
+ * another. What is not a regular file within the cap is left to readRegularFile to refuse.
+ */
+async function scanListBounds(path: string): Promise<{ problem: string | null; stats: Stats | null }> {
+  const handle = await fs.open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)).catch(() => null)
+  if (!handle) return { problem: null, stats: null }
+  try {
+    const stats = await handle.stat()
+    if (!stats.isFile() || stats.size > MAX_MODELS_FILE_BYTES) return { problem: null, stats: null }
+    const scan = new ListBoundsScan(KEPT_MODELS_LIST_BOUNDS)
+    const chunk = Buffer.alloc(SCAN_CHUNK_BYTES)
+    for (let at = 0; ;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, at)
+      if (bytesRead === 0 || scan.feed(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead))) break
+      at += bytesRead
+    }
+    return { problem: scan.problem, stats }
+  } catch {
+    return { problem: null, stats: null }
+  } finally {
+    await handle.close()
+  }
+}
+
+const sameVersion = (a: Stats, b: Stats): boolean => a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+
 /** where browser mode's uploads arrive: <store>/.uploads/<sha256>/FILE */
 export const UPLOADS_DIR = '.uploads'
 /** The fields a user edits on a run (rename, tag), from any process, also while it is live. */
@@ -198,7 +231,14 @@ export class RunStore {
 
   /** The models a run kept: not-found when it kept none; damaged when the file cannot be used. */
   async getModels(runId: string): Promise<KeptModels> {
-    const read = await readRegularFile(join(this.runDir(runId), MODELS_FILE), MAX_MODELS_FILE_BYTES)
+    const path = join(this.runDir(runId), MODELS_FILE)
+    const unsound = (why: string) => new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} does not hold kept models that can be exported (${why})`)
+    // every list bounded on the bytes before the text is read whole or parsed: one of 150 M numbers killed the process in JSON.parse
+    const scanned = await scanListBounds(path)
+    if (scanned.problem) throw unsound(scanned.problem)
+    const read = await readRegularFile(path, MAX_MODELS_FILE_BYTES)
+    if (read.kind === 'file' && scanned.stats && !sameVersion(scanned.stats, read.stats))
+      throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} changed while it was read; try again`)
     if (read.kind === 'missing')
       throw new TrainpoolError(
         'not-found',
@@ -215,10 +255,7 @@ export class RunStore {
     if (!parsed.success) {
       // where the problem is too: "models.2.artifact: tree 0, node 3: …"
       const first = parsed.error.issues[0]
-      throw new TrainpoolError(
-        'damaged',
-        `run ${runId}: ${MODELS_FILE} does not hold kept models that can be exported (${first ? `${first.path.join('.') || 'file'}: ${first.message}` : 'wrong shape'})`,
-      )
+      throw unsound(first ? `${first.path.join('.') || 'file'}: ${first.message}` : 'wrong shape')
     }
     return parsed.data
   }

@@ -63,6 +63,41 @@ describe('config store: Reset and a family switch', () => {
   })
 })
 
+describe('config store: what a family switch and a grid taken away leave', () => {
+  it('a backend the new family lacks becomes auto, with no error; one it has stays', () => {
+    const cfg = useConfigStore()
+    cfg.draft.backend = 'wasm'
+    cfg.setFamily('gbdt')
+    expect(cfg.draft.backend).toBe('auto')
+    expect(cfg.issues).toEqual([])
+    cfg.draft.backend = 'cpu'
+    cfg.setFamily('mlp')
+    expect(cfg.draft.backend).toBe('cpu')
+    // compared side by side: what the trees have of them, one alone its name alone
+    cfg.draft.backend = ['wasm', 'cpu']
+    cfg.setFamily('gbdt')
+    expect(cfg.draft.backend).toBe('cpu')
+    expect(cfg.issues).toEqual([])
+  })
+
+  it("a grid tried and taken away puts the models box back at the value it held, not the grid's N", () => {
+    const cfg = useConfigStore()
+    cfg.setList('models', '7')
+    cfg.setModelField('lr', '0.01, 0.03, 0.1')
+    expect(cfg.draft.models).toEqual([3])
+    cfg.setModelField('lr', '0.01')
+    expect(cfg.draft.set).toBeUndefined()
+    expect(cfg.draft.models).toEqual([7])
+    expect(cfg.listText.models).toBe('7')
+    // seeds on and off again: the same
+    cfg.setSetNumber('seeds', '4')
+    expect(cfg.draft.models).toEqual([4])
+    cfg.setSetNumber('seeds', '1')
+    expect(cfg.draft.models).toEqual([7])
+    expect(cfg.issues).toEqual([])
+  })
+})
+
 describe('config store: numbers typed into boxes (the shared rule)', () => {
   it.each([
     ['maxDepth', '0x3', 'Max depth: "0x3" is not a decimal number; enter an integer from 1 to 16'],

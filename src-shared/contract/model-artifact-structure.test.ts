@@ -121,7 +121,8 @@ describe('crafted trees are refused with the reason', () => {
   it('a leaf with a split feature; values no float32 holds; more trees or nodes than any run trains', () => {
     expect(refusal(trees({ ...stump, feature: [1, 0, -1] }))).toMatch(/node 1: a leaf \(left −1\) has split feature 0/)
     expect(refusal(trees({ ...stump, leafValue: [0, 1e300, 0] }))).toMatch(/leafValue\[1\] = 1e\+300 is not a finite float32/)
-    expect(refusal(trees(...new Array<TreeArtifact>(10_001).fill(stump)))).toMatch(/10001 trees: at most 10000/)
+    // 10 000 rounds × 32 classes: the most trees a run grows
+    expect(refusal({ ...trees(), trees: new Array<TreeArtifact>(320_001).fill(stump) })).toMatch(/320001 trees: at most 320000/)
     const n = 2 ** 17 + 1
     const huge = {
       feature: new Array<number>(n).fill(-1),
@@ -200,6 +201,22 @@ describe('crafted MLPs are refused with the reason', () => {
 })
 
 describe('a crafted XGBoost booster is refused with the reason', () => {
+  it('a chain of splits deeper than --max-depth allows (16), though its node count fits', () => {
+    // node 2k splits into a leaf (2k + 1) and node 2k + 2, 17 times: 35 nodes, depth 17
+    const n = 35
+    const splits = (i: number) => i % 2 === 0 && i < n - 1
+    const chain = {
+      left_children: Array.from({ length: n }, (_, i) => (splits(i) ? i + 1 : -1)),
+      right_children: Array.from({ length: n }, (_, i) => (splits(i) ? i + 2 : -1)),
+      parents: Array.from({ length: n }, (_, i) => (i === 0 ? 2147483647 : i % 2 === 1 ? i - 1 : i - 2)),
+      split_indices: new Array(n).fill(0),
+      default_left: new Array(n).fill(0),
+      split_type: new Array(n).fill(0),
+      ...Object.fromEntries(['split_conditions', 'base_weights', 'loss_changes', 'sum_hessian'].map((k) => [k, new Array(n).fill(0.5)])),
+      tree_param: { num_deleted: '0', num_feature: '2', num_nodes: String(n), size_leaf_vector: '0' },
+    }
+    expect(refusal(booster(chain))).toMatch(/tree 0, node 3[34] is at depth 17: a tree is at most 16 levels deep/)
+  })
   it('a cycle, a child out of range, a parent out of range, a split feature beyond num_feature', () => {
     expect(refusal(booster({ left_children: [1, 0, -1], right_children: [2, 2, -1], split_indices: [0, 0, 0] }))).toMatch(
       /tree 0, node 1: child 0 is reached twice/,

@@ -5,18 +5,8 @@
 // models.json that breaks one of these hung the exporter or crashed XGBoost's load_model; the
 // schema (model-artifact.ts) runs this check on every read, so such a file is refused with the reason.
 import { CLASS_LIMITS } from '../vocabulary/task'
+import { ARTIFACT_LIMITS, BOOSTER_LIST_BOUNDS, listBoundsProblem } from './model-artifact-bounds'
 import type { ModelArtifact, TreeArtifact } from './model-artifact-shape'
-
-/** The largest artifact accepted: above every family's limits (gbdt rounds ≤ 10 000, depth ≤ 16; MLP hidden ≤ 4 layers of 4096). */
-export const ARTIFACT_LIMITS = {
-  features: 65_536,
-  trees: 10_000,
-  /** a tree of depth 16 */
-  treeNodes: 2 ** 17 - 1,
-  layers: 16,
-  units: 65_536,
-  layerWeights: 2 ** 26,
-} as const
 
 const FLOAT32_MAX = 3.4028234663852886e38
 /** XGBoost's "no parent" (the root's entry in `parents`) */
@@ -88,6 +78,8 @@ function treeProblem(t: TreeArtifact, features: number): string | null {
   const values = float32Problem(t.threshold, 'threshold') ?? float32Problem(t.leafValue, 'leafValue')
   if (values) return values
   const parents = new Uint8Array(n)
+  // breadth-first: a node's depth is known before its children's
+  const depth = new Uint16Array(n)
   for (let i = 0; i < n; i++) {
     const left = t.left[i]
     const feature = t.feature[i]
@@ -100,10 +92,16 @@ function treeProblem(t: TreeArtifact, features: number): string | null {
       return `node ${i}: children ${left} and ${left + 1} are not nodes after it (1 to ${n - 1}, breadth-first order; anything else is out of range or a cycle)`
     if (parents[left] || parents[left + 1]) return `node ${i}: child ${parents[left] ? left : left + 1} already has a parent (a node is reached once)`
     parents[left] = parents[left + 1] = 1
+    depth[left] = depth[left + 1] = depth[i] + 1
+    if (depth[left] > ARTIFACT_LIMITS.treeDepth) return depthProblem(left, depth[left])
   }
   const orphan = parents.indexOf(0, 1)
   return orphan < 0 ? null : `node ${orphan}: no node leads to it`
 }
+
+/** a path of splits longer than any run grows (a chain of 65 535 levels fits the node count, not the depth) */
+const depthProblem = (node: number, depth: number): string =>
+  `node ${node} is at depth ${depth}: a tree is at most ${ARTIFACT_LIMITS.treeDepth} levels deep (the trees' --max-depth limit)`
 
 function mlpProblem(artifact: Extract<ModelArtifact, { format: 'mlp' }>): string | null {
   const { features, layers, preprocess } = artifact
@@ -153,6 +151,9 @@ const countOf = (v: unknown): number => (typeof v === 'string' && /^\d{1,9}$/.te
 
 /** The xgboost backend's booster as XGBoost 1.7 saved it (doc/model.schema): a gbtree of numeric splits whose trees are trees. */
 function xgboostJsonProblem(text: string): string | null {
+  // bounded before it is parsed, as models.json itself is
+  const oversized = listBoundsProblem(text, BOOSTER_LIST_BOUNDS)
+  if (oversized) return `the booster's ${oversized}`
   let root: unknown
   try {
     root = JSON.parse(text)
@@ -263,17 +264,20 @@ function xgboostTreeProblem(tree: unknown, k: number, features: number): string 
   }
   // from the root, each node reached once: no cycle, no shared child
   const reached = new Uint8Array(n)
+  const depth = new Uint16Array(n)
   reached[0] = 1
   const stack = [0]
   let count = 1
   while (stack.length) {
     const i = stack.pop()!
+    if (depth[i] > ARTIFACT_LIMITS.treeDepth) return depthProblem(i, depth[i])
     if (left[i] === -1 && right[i] === -1) continue
     for (const child of [left[i], right[i]]) {
       if (!(child >= 0 && child < n)) return `node ${i}: child ${child} is outside 0 to ${n - 1} (a leaf has both children −1)`
       if (reached[child]) return `node ${i}: child ${child} is reached twice (a cycle or a shared node)`
       if (parents[child] !== i) return `node ${child}: parent ${parents[child]}, but node ${i} leads to it`
       reached[child] = 1
+      depth[child] = depth[i] + 1
       count++
       stack.push(child)
     }

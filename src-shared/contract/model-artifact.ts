@@ -10,6 +10,7 @@ import { modelConfiguration } from './model-set'
 import { artifactProblem } from './model-artifact-structure'
 import { ModelArtifactShape } from './model-artifact-shape'
 
+export { ARTIFACT_LIMITS, KEPT_MODELS_LIST_BOUNDS, ListBoundsScan } from './model-artifact-bounds'
 export { DenseLayerSchema, type ModelArtifact, PreprocessSchema, type Preprocess, TreeArtifactSchema, type TreeArtifact } from './model-artifact-shape'
 
 /** Every reader's artifact check: the shape, then the structure (model-artifact-structure.ts), so a crafted artifact never reaches an exporter or a loader. */

@@ -8,6 +8,7 @@ describe('readNumber: the one rule for a typed number (every flag and config pan
     ['+3', 'integer', 3],
     ['10_000', 'integer', 10000],
     [' 7 ', 'integer', 7],
+    ['9007199254740991', 'integer', Number.MAX_SAFE_INTEGER],
     ['0.1', 'real', 0.1],
     ['.5', 'real', 0.5],
     ['5.', 'real', 5],
@@ -32,6 +33,8 @@ describe('readNumber: the one rule for a typed number (every flag and config pan
     ['1 000', 'integer', 'is not a number'],
     ['_1', 'integer', 'is not a number'],
     ['1e400', 'real', 'is too large'],
+    ['9007199254740993', 'integer', 'is too large to be exact (at most 9007199254740991)'],
+    ['-9_007_199_254_740_992', 'integer', 'is too small to be exact (at least -9007199254740991)'],
     ['', 'real', 'is empty'],
     ['  ', 'integer', 'is empty'],
   ] as const)('refuses %j as %s: %s', (text, kind, problem) => {

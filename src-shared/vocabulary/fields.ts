@@ -60,6 +60,11 @@ export function readNumber(text: string, kind: NumberKind): NumberRead {
   const value = Number(t.replace(/_/g, ''))
   if (!Number.isFinite(value)) return { problem: 'is too large' }
   if (kind === 'integer' && !INTEGER.test(t)) return { problem: Number.isInteger(value) ? 'is not written as an integer' : 'is not an integer' }
+  // past 2^53 a double no longer holds every integer: 9007199254740993 would be read (and quoted back) as …992
+  if (kind === 'integer' && !Number.isSafeInteger(value))
+    return {
+      problem: value > 0 ? `is too large to be exact (at most ${Number.MAX_SAFE_INTEGER})` : `is too small to be exact (at least ${Number.MIN_SAFE_INTEGER})`,
+    }
   return { value }
 }
 

@@ -5,6 +5,7 @@
 // readback in between (README.md, "An epoch"). A classifier's output layer has its objective's
 // units and loss; its evaluation reads its logits back, a chunk of rows at a time.
 import type { WorkloadTask } from '@shared/contract'
+import { formatBytes } from '@shared/format'
 import { initialParams, paramShapes } from '../mlp/fused-layout'
 import { OBJECTIVE_CODE, objectiveOf, outputUnits } from '../mlp/objective'
 import type { WgslDevice } from '../webgpu/device'
@@ -48,6 +49,30 @@ export interface WgslMlpShape {
   trainRows: number
   /** what the models learn; absent: regression */
   task?: WorkloadTask
+}
+
+/**
+ * The n models' parameters (and their gradients and Adam moments) are one storage binding each, so
+ * they must fit the device's binding limit. Said before anything is allocated, with what helps:
+ * fewer models per worker when one model fits, smaller hidden layers when one model alone does not
+ * (then no model or row count can help). Null when they fit.
+ */
+export function paramsBindingProblem(
+  paramsPerModel: number,
+  n: number,
+  features: number,
+  hidden: readonly number[],
+  outputs: number,
+  bindingBytes: number,
+): string | null {
+  const perModel = paramsPerModel * 4
+  if (perModel * n <= bindingBytes) return null
+  const shape = [features, ...hidden, outputs].join('→')
+  const limit = `one storage binding on this device (${formatBytes(bindingBytes)})`
+  if (perModel > bindingBytes)
+    return `webgpu: the parameters of one ${shape} model take ${formatBytes(perModel)}, more than ${limit}, at any model or row count: use smaller hidden layers, or another backend`
+  const most = Math.floor(bindingBytes / perModel)
+  return `webgpu: the parameters of ${n} ${shape} models take ${formatBytes(perModel * n)}, more than ${limit}: at most ${most} models of this shape fit one worker; use fewer models per worker (more workers)`
 }
 
 export interface AdamConstants {
@@ -133,6 +158,8 @@ export class WgslMlp {
       at += size
     }
     this.totalParams = at
+    const tooLarge = paramsBindingProblem(at / n, n, features, hidden, this.outputs, dev.limits.maxStorageBufferBindingSize)
+    if (tooLarge) throw new RangeError(tooLarge)
     const f32 = (count: number, label: string, usage = STORAGE) => this.buffer(count * 4, usage, label)
     this.params = f32(at, 'mlp.params')
     this.grads = f32(at, 'mlp.grads')

@@ -68,6 +68,8 @@ function boxTexts() {
      * restored draft) turns it on.
      */
     sweepModels: ref(false),
+    /** the models box as it was before a model set took it over (its N), put back when the set goes */
+    modelsBeforeSet: null as { models: number[]; text: string; sweep: boolean } | null,
   }
 }
 
@@ -213,9 +215,18 @@ function sizeBoxes({ draft, touched, text }: Boxes) {
  */
 function applySet({ draft, text }: Boxes, grid: Record<string, GridValue[]>, seeds: number, folds: number | null) {
   if (Object.keys(grid).length === 0 && seeds === 1 && folds === null) {
+    // a grid tried and taken away leaves the models box as it was, not at the grid's N
+    const before = text.modelsBeforeSet
+    if (draft.set && before) {
+      draft.models = [...before.models]
+      text.listText.models = before.text
+      text.sweepModels.value = before.sweep
+    }
+    text.modelsBeforeSet = null
     delete draft.set
     return
   }
+  if (!draft.set) text.modelsBeforeSet = { models: [...draft.models], text: text.listText.models, sweep: text.sweepModels.value }
   const set: ModelSet = { grid, seeds, folds }
   draft.set = set
   text.sweepModels.value = false
@@ -225,6 +236,17 @@ function applySet({ draft, text }: Boxes, grid: Record<string, GridValue[]>, see
     draft.models = [n]
     text.listText.models = String(n)
   }
+}
+
+/**
+ * The backend choice kept across a family switch: what the new family has of it (several compared: those
+ * it has), else auto — the old family's engine would only be refused (an MLP's webgpu is not the trees').
+ */
+export function backendForFamily(backend: BenchConfig['backend'], next: ModelFamily): BenchConfig['backend'] {
+  const own = new Set(next.backends.map((b) => b.name as string))
+  const kept = (Array.isArray(backend) ? backend : [backend]).filter((name) => name === 'auto' || own.has(name))
+  if (kept.length === 0) return 'auto'
+  return Array.isArray(backend) && kept.length > 1 ? (kept as BenchConfig['backend']) : kept[0]
 }
 
 /** The model's own fields, the model set's seeds and folds, and switching the family; `syncText` refills every box. */
@@ -268,6 +290,7 @@ function modelBoxes(boxes: Boxes, syncText: () => void) {
     const next = findFamily(kind)
     if (!next || next.kind === draft.model.kind) return
     draft.model = JSON.parse(JSON.stringify(next.defaults)) as ModelParams
+    draft.backend = backendForFamily(draft.backend, next)
     if (draft.set) {
       const own = new Set(family.value.fields.filter((f) => f.vary).map((f) => f.key))
       const grid = Object.fromEntries(Object.entries(draft.set.grid).filter(([key]) => own.has(key)))
