@@ -206,4 +206,3 @@ async function replaceFile(flag: string, path: string, content: string | Uint8Ar
   }
   return file
 }
-
