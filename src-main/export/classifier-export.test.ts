@@ -5,6 +5,7 @@
 // accepts; both files name their classes in order; the best model is the best in the run's primary
 // metric, in its direction; and an xgboost run exported end to end (export-models, Save best model)
 // gives, in XGBoost's hands, the log loss the run recorded.
+import { seededRandom as random } from '@shared/testing/random'
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -82,18 +83,6 @@ function xgboostPredict(x: Float32Array, rows: number, features: number, paths: 
   const r = spawnSync(pythonForXgboost(), ['-c', XGBOOST_PREDICT, join(dir, 'x.f32'), String(rows), String(features), ...paths], { encoding: 'utf8' })
   expect(r.status, r.stderr).toBe(0)
   return JSON.parse(r.stdout) as Record<string, XgboostView>
-}
-
-/** mulberry32: seeded, so a failure can be replayed */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /** A full tree of depth 3 in breadth-first order: random split features, float32 thresholds in [0, 1), default directions and leaves. */

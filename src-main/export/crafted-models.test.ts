@@ -3,6 +3,7 @@
 // froze `serve` in bestModel, or exported a file XGBoost 1.7's load_model crashed on. Now each is
 // refused when the store reads it: export-models exits 2 with one line, bestModel rejects at once.
 // And every artifact the check lets through, however mutated, is one real XGBoost loads and predicts.
+import { seededRandom as random } from '@shared/testing/random'
 import { spawnSync } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
@@ -171,18 +172,6 @@ describe('a models.json with a list longer than any run makes', () => {
     expect(after.heapUsed - before.heapUsed + (after.arrayBuffers - before.arrayBuffers)).toBeLessThan(40 * 2 ** 20)
   }, 60_000)
 })
-
-/** A small deterministic generator (mulberry32), so a failure names a mutation that can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** depth 2: root on feature 0, children on feature 1, four leaves */
 const sevenNodes: TreeArtifact = {
