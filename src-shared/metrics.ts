@@ -11,6 +11,18 @@ const EPS = Number.EPSILON
  * the prediction; binary `out[r]` = p(class 1); multiclass `out[r·K + k]` = p(class k).
  */
 export function scoreOutputs(task: { objective: Objective; classes: number }, out: ArrayLike<number>, y: ArrayLike<number>): Metrics {
+  return scores(task, out, y, true)
+}
+
+/**
+ * One metric of outputs `out` (scoreOutputs' value for it): what early stopping reads every round, so
+ * the ROC AUC sort runs only when AUC is the metric watched.
+ */
+export function scoreMetric(task: { objective: Objective; classes: number }, out: ArrayLike<number>, y: ArrayLike<number>, metric: MetricName): number {
+  return scores(task, out, y, metric === 'auc')[metric] ?? NaN
+}
+
+function scores(task: { objective: Objective; classes: number }, out: ArrayLike<number>, y: ArrayLike<number>, withAuc: boolean): Metrics {
   const rows = y.length
   if (task.objective === 'regression') {
     let s = 0
@@ -28,7 +40,7 @@ export function scoreOutputs(task: { objective: Objective; classes: number }, ou
       if ((out[r] > 0.5 ? 1 : 0) === y[r]) right++
       brier += (out[r] - y[r]) ** 2
     }
-    const auc = rocAuc(out, y) // NaN when the rows hold one class only: left out, never stored as NaN
+    const auc = withAuc ? rocAuc(out, y) : NaN // NaN when the rows hold one class only: left out, never stored as NaN
     return { logloss: loss / rows, accuracy: right / rows, ...(Number.isFinite(auc) ? { auc } : {}), mse: brier / rows }
   }
   let loss = 0

@@ -26,13 +26,12 @@ import {
   LIMITS,
 } from '@shared/contract'
 import { checkDataChoice } from '@shared/data-check'
-import { metricValue } from '@shared/metrics'
 import { workloadTaskOf } from '@shared/contract/task'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { roundsTrainedShare } from '@shared/contract/early-stopping'
 import { formatDataSet, formatDuration } from '@shared/format'
-import { fusionText, leaderboardOf, leaderboardTable } from '@shared/leaderboard'
+import { fusionText, leaderboardOf, leaderboardTable, meanMetric } from '@shared/leaderboard'
 import { backendSentences } from '@shared/verdict'
 import { estimateRun, shortMeasurementsNote } from '@shared/estimate'
 import { toCsv } from '../bench/export'
@@ -444,8 +443,8 @@ function taskLine(run: RunResult, task: Task): string {
     ? metricsOf(task.objective)
         .filter((name) => name !== 'mse')
         .map((name) => {
-          const values = m.perModel.map((p) => metricValue(p, name)).filter(Number.isFinite)
-          return values.length ? `${METRIC_SPECS[name].label} ${(values.reduce((a, b) => a + b, 0) / values.length).toPrecision(3)}` : null
+          const mean = meanMetric(m.perModel, name)
+          return mean === null ? null : `${METRIC_SPECS[name].label} ${mean.toPrecision(3)}`
         })
         .filter((s) => s !== null)
     : []

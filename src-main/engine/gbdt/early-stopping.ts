@@ -4,7 +4,7 @@
 // down every tree) — the outputs predictGbdtOutputs would give, scored by @shared/metrics. Each
 // model's value depends only on its own trees, so every strategy stops it at the same round.
 import { EarlyStopping, type HeldOutRows, type MetricName, type StoppedRounds } from '@shared/contract'
-import { scoreOutputs } from '@shared/metrics'
+import { scoreMetric } from '@shared/metrics'
 import { type GbdtTask, sigmoidF32, softmaxF32, treesPerRound } from './objective'
 import type { GbdtModel } from './tree'
 
@@ -49,7 +49,7 @@ export class HeldOutWatch {
       const m = margins[0]
       for (let r = begin; r < end; r++) out[r - begin] = objective === 'binary' ? sigmoidF32(m[r]) : m[r]
     }
-    const value = scoreOutputs(this.task, out, this.labels)[this.rule.metric] ?? NaN
+    const value = scoreMetric(this.task, out, this.labels, this.rule.metric)
     return this.rule.record(value)
   }
 }

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import { EarlyStopping, type Metrics, outputsOf, type StoppedRounds, type WorkloadEarlyStopping, type WorkloadTask } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
-import { scoreOutputs } from '@shared/metrics'
+import { scoreMetric, scoreOutputs } from '@shared/metrics'
 import { meanSquaredError } from '../gbdt'
 import type { Dataset } from '../datasets/dataset'
 import type { Handle, XgbApi } from './library'
@@ -217,5 +217,5 @@ export async function trainXgbModel(
 /** The validation rows' value of the watched metric after this round, from XGBoost's predictions, scored as every engine scores. */
 function validationValue(api: XgbApi, booster: Handle, v: NonNullable<XgbData['validation']>, task: WorkloadTask | undefined, watch: EarlyStopping): number {
   const outputs = api.predict(booster, v.dmatrix, v.rows, task ? outputsOf(task) : 1)
-  return scoreOutputs(task ?? { objective: 'regression', classes: 0 }, outputs, v.y)[watch.metric] ?? NaN
+  return scoreMetric(task ?? { objective: 'regression', classes: 0 }, outputs, v.y, watch.metric)
 }
