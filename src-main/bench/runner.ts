@@ -17,6 +17,14 @@ import {
   type KeptModels,
   type ModelArtifact,
   type PerModel,
+  type ResumeState,
+  type RungRecord,
+  configurationMean,
+  configurationModels,
+  halvingOf,
+  halvingWork,
+  promote,
+  rungsOf,
   type WorkerFailure,
   type Workload,
   type WorkloadData,
@@ -222,11 +230,11 @@ export class BenchRunner {
     this.hooks.onPhase?.('measuring', k, key)
     const keep = this.options.keepModels === true && k === this.keeper()
     const started = performance.now()
-    const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, this.runHooks(pool, k, keep ? state.artifacts : null))
-    const timed: TimedRuns = { runsMs: [performance.now() - started], runs: [outcomes], failures: outcomes.flatMap((o) => (o.failure ? [o.failure] : [])) }
+    const first = await this.runOnce(pool, key, jobs, workload, keep, this.runHooks(pool, k, keep ? state.artifacts : null))
+    const timed: TimedRuns = { runsMs: [performance.now() - started], runs: [first], failures: first.outcomes.flatMap((o) => (o.failure ? [o.failure] : [])) }
     // jobs left unrun without a cancel mean the workers died: that is a failure
-    let status: Measurement['status'] = this.cancelled ? 'cancelled' : outcomes.every((o) => o.status === 'done') ? 'ok' : 'failed'
-    if (status === 'ok') status = await this.repeatToFloor(pool, k, jobs, timed)
+    let status: Measurement['status'] = this.cancelled ? 'cancelled' : first.outcomes.every((o) => o.status === 'done') ? 'ok' : 'failed'
+    if (status === 'ok') status = await this.repeatToFloor(pool, k, jobs, workload, timed)
     const measurement = this.measurementOf(key, status, timed, workload, pool, clock)
     // kept only when every model of the measurement came back with its artifact
     if (keep && status === 'ok' && state.artifacts.size === key.models) {
@@ -264,15 +272,15 @@ export class BenchRunner {
    * Too short to trust alone (MEASUREMENT_FLOOR): again on the same warm workers until the runs last
    * the floor, keeping every run's outcomes (the models' times reported are those of the reported run).
    */
-  private async repeatToFloor(pool: WorkerPool, k: number, jobs: JobSpec[], timed: TimedRuns): Promise<Measurement['status']> {
+  private async repeatToFloor(pool: WorkerPool, k: number, jobs: JobSpec[], workload: Workload, timed: TimedRuns): Promise<Measurement['status']> {
     while (!this.cancelled && sum(timed.runsMs) < MEASUREMENT_FLOOR.minMs && timed.runsMs.length < MEASUREMENT_FLOOR.maxRuns) {
       const again = performance.now()
-      const more = await pool.run(jobs, {
+      const more = await this.runOnce(pool, this.plan[k], jobs, workload, false, {
         onFailure: (f) => this.hooks.onFailure?.(k, f),
         onWorkerRestart: (_worker, reason) => this.hooks.onWarning?.(k, reason),
       })
-      if (this.cancelled || !more.every((o) => o.status === 'done')) {
-        timed.failures.push(...more.flatMap((o) => (o.failure ? [o.failure] : [])))
+      if (this.cancelled || !more.outcomes.every((o) => o.status === 'done')) {
+        timed.failures.push(...more.outcomes.flatMap((o) => (o.failure ? [o.failure] : [])))
         return this.cancelled ? 'cancelled' : 'failed'
       }
       timed.runsMs.push(performance.now() - again)
@@ -291,7 +299,7 @@ export class BenchRunner {
   ): Measurement {
     const { runsMs, runs, failures } = timed
     const reported = medianRun(runsMs)
-    const perModel = runs[reported].flatMap((o) => o.models).sort((a, b) => a.index - b.index)
+    const perModel = runs[reported].perModel
     return {
       ...key,
       status,
@@ -300,14 +308,70 @@ export class BenchRunner {
       startupMs: clock.startupMs,
       warmupMs: clock.warmupMs,
       modelsTrained: new Set(perModel.map((m) => m.index)).size,
-      work: workOf(familyOf(workload.model), workload, key.models),
+      // a halving search: the rounds its models trained, not the grid's
+      work: runs[reported].rungs ? halvingWork(familyOf(workload.model), workload, perModel) : workOf(familyOf(workload.model), workload, key.models),
       perModel,
       failures,
       peakRssBytes: pool.rssBytes,
       ...(this.options.gpus || clock.remote ? { workerGpus: pool.visibleDevices } : {}),
       ...(clock.queueMs !== undefined ? { queueMs: clock.queueMs, workerHosts: pool.remotes.map((r) => r?.host ?? 'local') } : {}),
-      ...deviceWorkOf(runs[reported]),
+      ...deviceWorkOf(runs[reported].outcomes),
+      ...(runs[reported].rungs ? { rungs: runs[reported].rungs } : {}),
     }
+  }
+
+  /** One timed run of a measurement's jobs: the grid's jobs at once, or a halving search's rungs one after another. */
+  private async runOnce(pool: WorkerPool, key: MeasurementKey, jobs: JobSpec[], workload: Workload, keep: boolean, hooks: RunHooks): Promise<OneRun> {
+    const halving = halvingOf(this.config)
+    if (halving) return this.halvingRun(pool, key, workload, hooks)
+    const outcomes = await pool.run(keep ? jobs.map((j) => ({ ...j, keep: true })) : jobs, hooks)
+    return { outcomes, perModel: outcomes.flatMap((o) => o.models).sort((a, b) => a.index - b.index) }
+  }
+
+  /**
+   * A successive-halving search (contract/halving.ts) as one run: rung by rung, the live
+   * configurations' models as the strategy's jobs (jobsFor on their indices) trained to the rung's
+   * rounds, each continuing from the trees its previous rung sent back (every rung's jobs keep their
+   * models: they are the next rung's starting point and, for a model's last rung, the kept model);
+   * then the configurations ranked on the models' validation metric and the best ⌈n/η⌉ promoted.
+   * A model's result is its last rung's, its roundsTrained the rounds its jobs grew, summed.
+   */
+  private async halvingRun(pool: WorkerPool, key: MeasurementKey, workload: Workload, hooks: RunHooks): Promise<OneRun> {
+    const family = familyOf(workload.model)
+    const set = workload.set!
+    const plan = rungsOf(family, this.config)!
+    const latest = new Map<number, PerModel>()
+    const artifacts = new Map<number, ModelArtifact>()
+    const outcomes: JobOutcome[] = []
+    const rungs: RungRecord[] = []
+    let at = 0
+    const collect: RunHooks = {
+      ...hooks,
+      onModelDone: (m, artifact) => {
+        if (artifact) artifacts.set(m.index, artifact)
+        // roundsTrained: what this rung's job grew, added to what the model had
+        const model = { ...m, rung: at, roundsTrained: (latest.get(m.index)?.roundsTrained ?? 0) + (m.roundsTrained ?? 0) }
+        latest.set(m.index, model)
+        hooks.onModelDone?.(model, artifact)
+      },
+    }
+    let live = Array.from({ length: plan[0].configurations }, (_, c) => c)
+    let before = 0
+    for (const [i, rung] of plan.entries()) {
+      at = i
+      const models = live.flatMap((c) => configurationModels(set, c))
+      const rungWorkload = { ...workload, model: family.withRounds!(workload.model, rung.rounds) }
+      const resumeOf = (index: number): ResumeState[] => (before > 0 ? [{ index, rounds: before, artifact: artifacts.get(index)! }] : [])
+      const jobs = jobsFor(key, rungWorkload, models).map((j) => ({ ...j, keep: true, resume: j.modelIndices.flatMap(resumeOf) }))
+      const done = await pool.run(jobs, collect)
+      outcomes.push(...done)
+      const validation = live.map((c) => configurationMean(set, c, latest, this.task.metric))
+      rungs.push({ rounds: rung.rounds, configurations: live, models: models.length, validation: validation.map((v) => (Number.isFinite(v) ? v : null)) })
+      if (this.cancelled || !done.every((o) => o.status === 'done') || i === plan.length - 1) break
+      live = promote(set, live, latest, this.task.metric, plan[i + 1].configurations)
+      before = rung.rounds
+    }
+    return { outcomes, perModel: [...latest.values()].sort((a, b) => a.index - b.index), rungs }
   }
 }
 
@@ -330,23 +394,34 @@ interface PoolClock {
   remote: boolean
 }
 
-/** A measurement's runs: each one's wall time and job outcomes, and every failure. */
+/** One run of a measurement: its jobs' outcomes (every rung's, with halving), each model's result, and a halving search's rungs. */
+interface OneRun {
+  outcomes: JobOutcome[]
+  perModel: PerModel[]
+  rungs?: RungRecord[]
+}
+
+/** A measurement's runs: each one's wall time and what it came to, and every failure. */
 interface TimedRuns {
   runsMs: number[]
-  runs: JobOutcome[][]
+  runs: OneRun[]
   failures: WorkerFailure[]
 }
 
-/** The jobs of one measurement: what makes the three strategies different. */
-export function jobsFor(key: MeasurementKey, workload: ReturnType<typeof workloadFor>): JobSpec[] {
-  const all = Array.from({ length: key.models }, (_, i) => i)
+/**
+ * The jobs of one measurement: what makes the three strategies different. `models`: the indices to
+ * train (a halving rung's live models, ascending); absent: all of them. Batched fuses contiguous
+ * runs of them, W groups at most, so a rung's fused programs shrink with its live models.
+ */
+export function jobsFor(key: MeasurementKey, workload: ReturnType<typeof workloadFor>, models?: readonly number[]): JobSpec[] {
+  const all = models ? [...models] : Array.from({ length: key.models }, (_, i) => i)
   switch (key.strategy) {
     case 'sequential':
       return [{ workload, modelIndices: all, fused: false }]
     case 'pool':
       return all.map((i) => ({ workload, modelIndices: [i], fused: false }))
     case 'batched':
-      return contiguousGroups(key.models, key.workers).map((g) => ({ workload, modelIndices: g, fused: true }))
+      return contiguousGroups(all.length, key.workers).map((g) => ({ workload, modelIndices: g.map((k) => all[k]), fused: true }))
   }
 }
 

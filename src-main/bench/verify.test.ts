@@ -68,3 +68,60 @@ describe('verify', () => {
     expect(v.sameWork).toBe(true)
   })
 })
+
+describe('verify, a successive-halving search', () => {
+  // 2 configurations × 2 folds, 9 rounds, factor 3: rungs 3 rounds (both), 9 rounds (one)
+  const halving = presetConfig('smoke', {
+    strategies: ['sequential', 'pool'],
+    models: [4],
+    backend: 'cpu',
+    set: { grid: { eta: [0.1, 0.3] }, seeds: 1, folds: 2 },
+    search: { method: 'halving', factor: 3, minRounds: 3 },
+    model: { kind: 'gbdt', rounds: 9 } as never,
+  })
+  /** a halving measurement whose second rung trained `winner`: its models 9 rounds, the other's 3 */
+  const searched = (strategy: Strategy, winner: number, rounds: (c: number) => number = (c) => (c === winner ? 9 : 3)) =>
+    m(strategy, [0.5, 0.6, 0.7, 0.8], {
+      rungs: [
+        { rounds: 3, configurations: [0, 1], models: 4, validation: [0.5, 0.5] },
+        { rounds: 9, configurations: [winner], models: 2, validation: [0.5] },
+      ],
+      perModel: [0, 1, 2, 3].map((index) => {
+        const c = Math.floor(index / 2)
+        return {
+          index,
+          seed: 43 + index,
+          trainMs: 1,
+          groupTrainMs: null,
+          testMse: 0.5,
+          finalLoss: null,
+          worker: 0,
+          configuration: c,
+          rung: c === winner ? 1 : 0,
+          roundsTrained: rounds(c),
+        }
+      }),
+    })
+
+  it('passes when every strategy promoted the same configurations and each model has its last rung’s rounds', () => {
+    const v = verify(halving, [searched('sequential', 1), searched('pool', 1)])
+    expect(v.problems).toEqual([])
+  })
+
+  it('fails when a strategy promoted another configuration', () => {
+    const v = verify(halving, [searched('sequential', 1), searched('pool', 0)])
+    expect(v.sameWork).toBe(false)
+    expect(v.problems).toContain("pool W=2 repeat 0 at 2000 rows × 4 models: rung 1 trained configurations 0, sequential's 1")
+  })
+
+  it('fails when a model grew more rounds than its rungs (retrained) or the rungs are not the plan', () => {
+    const v = verify(halving, [searched('sequential', 1), searched('pool', 1, (c) => (c === 1 ? 12 : 3))])
+    expect(v.problems).toContain(
+      "pool W=2 repeat 0 at 2000 rows × 4 models: model 2 trained 12 rounds reaching rung 1; its configuration's last rung is 1 at 9 rounds",
+    )
+    const short = { ...searched('pool', 1), rungs: [{ rounds: 3, configurations: [0, 1], models: 4, validation: [0.5, 0.5] }] }
+    expect(verify(halving, [searched('sequential', 1), short]).problems).toContain(
+      'pool W=2 repeat 0 at 2000 rows × 4 models: rungs 2×3, the search plans 2×3 → 1×9',
+    )
+  })
+})

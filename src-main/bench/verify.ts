@@ -11,6 +11,8 @@ import {
   METRIC_SPECS,
   type PerModel,
   REGRESSION_TASK,
+  rungsOf,
+  setMember,
   type Task,
   type Verification,
 } from '@shared/contract'
@@ -92,6 +94,38 @@ class Verifier {
     if (m.status === 'ok' && seen.size !== models) this.problems.push(`${where}: results for ${seen.size} distinct models, expected ${models}`)
     const refs = new Map(reference?.perModel.map((p) => [p.index, p]) ?? [])
     for (const p of m.perModel) this.checkModel(p, refs.get(p.index), reference?.strategy, where)
+    if (m.status === 'ok' && this.config.search?.method === 'halving') this.checkRungs(m, reference, where)
+  }
+
+  /**
+   * A halving search (contract/halving.ts): the rungs its config plans, each model's rounds those of
+   * the last rung its configuration was live in (its jobs' counters summed: a model grown twice
+   * shows), and the same configurations promoted at every rung as the reference's.
+   */
+  private checkRungs(m: Measurement, reference: Measurement | undefined, where: string): void {
+    const plan = rungsOf(this.family, this.config) ?? []
+    const rungs = m.rungs ?? []
+    const shape = (r: readonly { rounds: number; configurations: number }[]) => r.map((x) => `${x.configurations}×${x.rounds}`).join(' → ')
+    const got = shape(rungs.map((r) => ({ rounds: r.rounds, configurations: r.configurations.length })))
+    if (got !== shape(plan)) this.problems.push(`${where}: rungs ${got || 'none'}, the search plans ${shape(plan)}`)
+    const set = this.config.set
+    if (set) {
+      for (const p of m.perModel) {
+        const c = setMember(set, p.index).configuration
+        const last = rungs.findLastIndex((r) => r.configurations.includes(c))
+        const rounds = rungs[last]?.rounds
+        if (p.rung !== last || p.roundsTrained !== rounds)
+          this.problems.push(
+            `${where}: model ${p.index} trained ${p.roundsTrained ?? 'no counted'} rounds reaching rung ${p.rung ?? 'none'}; its configuration's last rung is ${last} at ${rounds} rounds`,
+          )
+      }
+    }
+    if (!reference || reference === m || !reference.rungs) return
+    rungs.forEach((r, i) => {
+      const theirs = reference.rungs![i]?.configurations ?? []
+      if (r.configurations.join() !== theirs.join())
+        this.problems.push(`${where}: rung ${i} trained configurations ${r.configurations.join(', ')}, ${reference.strategy}'s ${theirs.join(', ')}`)
+    })
   }
 
   /** Model i against the reference's model i: a finite test MSE, the same fingerprint (exact families), the MSE within tolerance. */
@@ -105,9 +139,9 @@ class Verifier {
       this.problems.push(`${where}: model ${p.index} differs from ${refStrategy}'s (fingerprint ${p.fingerprint ?? 'missing'} vs ${ref.fingerprint})`)
     }
     // early stopping: every strategy stops model i at the same round and keeps the same one
-    if (p.roundsTrained !== ref.roundsTrained || p.bestRound !== ref.bestRound) {
+    if (p.roundsTrained !== ref.roundsTrained || p.bestRound !== ref.bestRound || p.rung !== ref.rung) {
       this.problems.push(
-        `${where}: model ${p.index} stopped after ${p.roundsTrained ?? 'all'} rounds keeping round ${p.bestRound ?? 'last'}, ${refStrategy}'s after ${ref.roundsTrained ?? 'all'} keeping ${ref.bestRound ?? 'last'}`,
+        `${where}: model ${p.index} stopped after ${p.roundsTrained ?? 'all'} rounds keeping round ${p.bestRound ?? 'last'}${p.rung !== undefined ? ` at rung ${p.rung}` : ''}, ${refStrategy}'s after ${ref.roundsTrained ?? 'all'} keeping ${ref.bestRound ?? 'last'}${ref.rung !== undefined ? ` at rung ${ref.rung}` : ''}`,
       )
     }
     const rel = relDiff(this.value(p), this.value(ref))

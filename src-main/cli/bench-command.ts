@@ -30,6 +30,7 @@ import { workloadTaskOf } from '@shared/contract/task'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
 import { roundsTrainedShare } from '@shared/contract/early-stopping'
+import { describeRungs, halvingOf } from '@shared/contract/halving'
 import { formatDataSet, formatDuration } from '@shared/format'
 import { fusionText, leaderboardOf, leaderboardTable, meanMetric } from '@shared/leaderboard'
 import { backendSentences } from '@shared/verdict'
@@ -363,6 +364,8 @@ export function summaryTable(run: RunResult): string {
   if (run.task && task.objective !== 'regression') out.push(taskLine(run, task))
   const stopping = earlyStoppingLine(run, task)
   if (stopping) out.push(stopping)
+  const halving = halvingLine(run, task)
+  if (halving) out.push(halving)
   // side by side, a backend column first
   const side = run.summary.some((s) => s.backend)
   const header = [...(side ? ['backend'] : []), 'rows', 'models', 'strategy', 'W', 'median', 'min', 'max', 'speedup', 'effic.', family.work.rateLabel]
@@ -422,14 +425,39 @@ export function summaryTable(run: RunResult): string {
 function earlyStoppingLine(run: RunResult, task: Task): string | null {
   const patience = run.config.earlyStopping
   if (patience === undefined) return null
-  const held = run.config.set?.folds ? `${run.config.set.folds} folds` : `the last ${((run.config.validation ?? 0) * 100).toFixed(0)} % of the training rows`
+  return `early stopping: patience ${patience} rounds on the validation ${METRIC_SPECS[task.metric].label} (${heldOutWords(run)})${trainedShare(run)}`
+}
+
+/**
+ * Successive halving's line: "search halving: factor 3 on the validation MSE (3 folds) · rungs 6
+ * configurations × 3 rounds → 2 × 9 rounds → 1 × 20 rounds · trained 21 % of the grid's rounds (…)"; null for a grid.
+ */
+function halvingLine(run: RunResult, task: Task): string | null {
+  const halving = halvingOf(run.config)
+  if (!halving) return null
+  const m = firstAtLargest(run)
+  const rungs = m?.rungs ? ` · rungs ${describeRungs(m.rungs)}` : ''
+  return `search halving: factor ${halving.factor} on the validation ${METRIC_SPECS[task.metric].label} (${heldOutWords(run)})${rungs}${trainedShare(run)}`
+}
+
+/** The held-out rows models are validated on: "3 folds", "the last 25 % of the training rows". */
+function heldOutWords(run: RunResult): string {
+  return run.config.set?.folds ? `${run.config.set.folds} folds` : `the last ${((run.config.validation ?? 0) * 100).toFixed(0)} % of the training rows`
+}
+
+/** The first finished measurement at the largest size (the one the summary's model lines describe). */
+function firstAtLargest(run: RunResult): RunResult['measurements'][number] | undefined {
   const largest = Math.max(...run.config.sizes)
-  const m = run.measurements.find((x) => x.size === largest && x.status === 'ok' && x.perModel.length > 0)
+  return run.measurements.find((x) => x.size === largest && x.status === 'ok' && x.perModel.length > 0)
+}
+
+/** " · trained 37 % of the grid's rounds (1110 of 3000, sequential at 10000 rows)" (contract/early-stopping.ts roundsTrainedShare), or '' when the models do not count their rounds. */
+function trainedShare(run: RunResult): string {
+  const m = firstAtLargest(run)
   const share = m ? roundsTrainedShare(familyOf(run.config.model), run.config, m.perModel) : null
-  const trained = share
-    ? ` · trained ${((100 * share.trained) / share.grid).toFixed(0)} % of the grid's rounds (${share.trained} of ${share.grid}, ${m!.strategy} at ${largest} rows)`
+  return share
+    ? ` · trained ${((100 * share.trained) / share.grid).toFixed(0)} % of the grid's rounds (${share.trained} of ${share.grid}, ${m!.strategy} at ${m!.size} rows)`
     : ''
-  return `early stopping: patience ${patience} rounds on the validation ${METRIC_SPECS[task.metric].label} (${held})${trained}`
 }
 
 /**

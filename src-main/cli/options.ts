@@ -32,6 +32,9 @@ import {
   METRIC_CHOICES,
   OBJECTIVE_CHOICES,
   EARLY_STOPPING_LIMITS,
+  DEFAULT_HALVING_FACTOR,
+  HALVING_LIMITS,
+  SEARCH_METHODS,
   allLaunchers,
   findLauncher,
   launcherFlags,
@@ -65,6 +68,7 @@ export const FLAG_FOR_FIELD: Record<string, string> = {
   testSplit: '--test-split',
   earlyStopping: '--early-stopping',
   validation: '--validation',
+  search: '--search',
   failurePolicy: '--on-failure',
   model: '--model',
   set: '--seeds/--folds',
@@ -103,6 +107,12 @@ export const FLAG_FOR_DATA_FIELD: Record<string, string> = {
   data: '--data',
 }
 
+/** config.search's fields → their flags (the method's is --search itself) */
+const FLAG_FOR_SEARCH_FIELD: Record<string, string> = {
+  'search.factor': '--factor',
+  'search.minRounds': '--min-rounds',
+}
+
 /** Parsed command-line options, keyed as commander names them (--batch-size → batchSize). */
 export type BenchFlags = Record<string, string | boolean | undefined>
 
@@ -110,7 +120,13 @@ export type BenchFlags = Record<string, string | boolean | undefined>
 export function flagForField(field: string): string {
   const parts = field.split('.')
   const two = parts.slice(0, 2).join('.')
-  return FLAG_FOR_DATA_FIELD[two] ?? (parts[0] === 'launcher' ? flagForLauncherField(two) : undefined) ?? FLAG_FOR_FIELD[parts[0]] ?? ''
+  return (
+    FLAG_FOR_DATA_FIELD[two] ??
+    FLAG_FOR_SEARCH_FIELD[two] ??
+    (parts[0] === 'launcher' ? flagForLauncherField(two) : undefined) ??
+    FLAG_FOR_FIELD[parts[0]] ??
+    ''
+  )
 }
 
 /**
@@ -262,6 +278,31 @@ class ConfigDraft {
       const { min, max } = EARLY_STOPPING_LIMITS.validation
       this.explicit('validation', numberValue('--validation', given('validation')!, 'real', `a fraction from ${min} to ${max}`))
     }
+    this.searchFlags()
+  }
+
+  /** --search grid|halving with halving's --factor and --min-rounds; what halving needs of the run: refused by the schema (contract/halving.ts halvingProblems) */
+  private searchFlags(): void {
+    const method = this.given('search')
+    if (method !== undefined && !(SEARCH_METHODS as readonly string[]).includes(method))
+      throw new UsageError(`--search ${JSON.stringify(method)} is not a search; accepted: ${SEARCH_METHODS.join(', ')}`)
+    if (method !== 'halving') {
+      for (const [key, flag] of [
+        ['factor', '--factor'],
+        ['minRounds', '--min-rounds'],
+      ] as const) {
+        if (this.given(key) !== undefined) throw new UsageError(`${flag} applies to --search halving only: add --search halving`)
+      }
+      if (method === 'grid') this.explicit('search', { method: 'grid' })
+      return
+    }
+    const factor = this.given('factor')
+    const minRounds = this.given('minRounds')
+    this.explicit('search', {
+      method: 'halving',
+      factor: factor === undefined ? DEFAULT_HALVING_FACTOR : integerValue('--factor', factor, HALVING_LIMITS.factor),
+      ...(minRounds !== undefined ? { minRounds: integerValue('--min-rounds', minRounds, HALVING_LIMITS.minRounds) } : {}),
+    })
   }
 
   private backendFlag(): void {
@@ -395,6 +436,8 @@ class ConfigDraft {
     const setFlag = top === 'set' && (sub === 'seeds' || sub === 'folds') ? `--${sub}` : undefined
     const launcherFlag = top === 'launcher' ? flagForLauncherField(`${top}.${sub}`) : undefined
     if (launcherFlag) return flagMessage(launcherFlag, sub, issue.message)
+    const searchFlag = FLAG_FOR_SEARCH_FIELD[`${top}.${sub}`]
+    if (searchFlag) return flagMessage(searchFlag, sub, issue.message)
     return flagMessage(field?.flag ?? setFlag ?? FLAG_FOR_FIELD[top] ?? top, field ? key! : setFlag ? sub : top, issue.message)
   }
 }
@@ -466,6 +509,9 @@ export const FLAG_HELP = {
   classes: `generated --target multiclass: the number of classes (${CLASS_LIMITS.min} to ${CLASS_LIMITS.max}, default ${DEFAULT_GENERATED_CLASSES})`,
   earlyStopping: `stop each model once its validation value of the primary metric has not improved for R rounds (trees; ${EARLY_STOPPING_LIMITS.rounds.min} to ${EARLY_STOPPING_LIMITS.rounds.max}), keeping its best round's model (XGBoost's early_stopping_rounds); needs --folds or --validation; default off`,
   validation: `without --folds: hold out the last fraction of the training rows (${EARLY_STOPPING_LIMITS.validation.min} to ${EARLY_STOPPING_LIMITS.validation.max}; stratified by class for a classifier) as every model's validation rows`,
+  search: `how a model set is searched: ${SEARCH_METHODS.join(' | ')} (default grid: every configuration to the full rounds; halving: successive halving — every configuration trains --min-rounds rounds, the best 1/--factor by mean validation metric continue to factor× the rounds, and so on to the full rounds, continuing rather than retraining; trees on the cpu backend, with --folds or --validation)`,
+  factor: `with --search halving: η, how many configurations for each one that continues (${HALVING_LIMITS.factor.min} to ${HALVING_LIMITS.factor.max}, default ${DEFAULT_HALVING_FACTOR})`,
+  minRounds: `with --search halving: the first rung's rounds r (1 to the model's rounds; rung i trains to min(rounds, r·η^i)); default ⌊rounds / η^k⌋ with k = ⌊log_η(configurations)⌋, scikit-learn's 'exhaust' (100 rounds, 54 configurations, η 3: 3)`,
   features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
   impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,
 }

@@ -1,6 +1,6 @@
 // The pool's vocabulary: what a pool is asked to be (PoolOptions), the jobs it runs and what each
 // job came to (JobSpec, JobOutcome), and the hooks a run reports through. worker-pool.ts re-exports it.
-import type { BackendName, ConcreteBackend, DeviceCounters, FromWorker, ModelArtifact, PerModel, WorkerFailure, Workload } from '@shared/contract'
+import type { BackendName, ConcreteBackend, DeviceCounters, FromWorker, ModelArtifact, PerModel, ResumeState, WorkerFailure, Workload } from '@shared/contract'
 
 export interface PoolOptions {
   size: number
@@ -36,6 +36,8 @@ export interface JobSpec {
   fused: boolean
   /** the workers send each trained model back (the measurement whose models the run keeps) */
   keep?: boolean
+  /** a successive-halving rung: the models' states from the earlier rungs, to continue (worker-messages.ts) */
+  resume?: ResumeState[]
 }
 
 export interface JobOutcome {

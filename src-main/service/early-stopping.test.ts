@@ -167,6 +167,100 @@ describe('early stopping on the xgboost backend', () => {
   }, 120_000)
 })
 
+describe('early stopping on the MLP (tfjs, wasm)', () => {
+  const EPOCHS = 30
+  const mlpService = (store?: RunStore) =>
+    new BenchService({
+      launcher: new InProcessLauncher(builtInWorkerFamilies),
+      store: store ?? null,
+      shell: 'cli',
+      telemetry: false,
+      probe: async () =>
+        [
+          { name: 'wasm', available: true, detail: 'test wasm' },
+          { name: 'onnxruntime', available: true, detail: 'test onnxruntime' },
+          { name: 'webgpu', available: true, gpu: true, detail: 'test webgpu' },
+        ] as never,
+    })
+  const mlp = (overrides: Parameters<typeof presetConfig>[1]) =>
+    presetConfig('smoke', {
+      backend: 'wasm',
+      earlyStopping: 3,
+      validation: 0.25,
+      model: { kind: 'mlp', epochs: EPOCHS, batchSize: 32, hidden: [32], lr: 0.1 } as never,
+      ...overrides,
+    })
+
+  it("records each model's epochs trained and best epoch, the same in sequential, pool and batched (verify passes), and keeps the best epoch's model", async () => {
+    const store = new RunStore(join(dir, 'runs'))
+    const service = mlpService(store)
+    const config = mlp({ sizes: [400], features: 10, workers: [2], models: [4], strategies: ['sequential', 'pool', 'batched'] })
+    const { runId } = await service.start({ config })
+    const run = await service.waitForRun(runId)
+    await service.shutdown()
+    expect(run.status, run.error ?? undefined).toBe('ok')
+    expect(run.verification.problems).toEqual([])
+    const byStrategy = new Map(run.measurements.map((m) => [m.strategy, new Map(m.perModel.map((p) => [p.index, [p.roundsTrained, p.bestRound]]))]))
+    expect([...byStrategy.keys()].sort()).toEqual(['batched', 'pool', 'sequential'])
+    const sequential = byStrategy.get('sequential')!
+    for (const other of byStrategy.values()) expect(other).toEqual(sequential)
+    const rounds = [...sequential.values()]
+    expect(rounds).toHaveLength(4)
+    // clear stops: every model before the last epoch, keeping an earlier one
+    for (const [trained, best] of rounds) {
+      expect(trained!).toBeLessThan(EPOCHS)
+      expect(trained! - best!).toBe(3)
+    }
+    // the kept models are the ones scored (each its best epoch's: engine/mlp-tfjs/early-stopping.test.ts): their test MSE is the one recorded
+    const measured = run.measurements.find((m) => m.strategy === 'sequential')!
+    const kept = await store.getModels(runId)
+    expect(kept.models).toHaveLength(4)
+    const data = datasetFor(workloadFor(run.config, 400, undefined, run.task))
+    for (const { index, artifact } of kept.models) {
+      if (artifact.format !== 'mlp') throw new Error(`model ${index}: an MLP artifact expected, got ${artifact.format}`)
+      let se = 0
+      for (let r = 0; r < data.test; r++) {
+        let a = Array.from(data.xTest.subarray(r * 10, (r + 1) * 10))
+        artifact.layers.forEach((layer, l) => {
+          const out = layer.b!.slice()
+          for (let i = 0; i < layer.inputs; i++) for (let o = 0; o < layer.outputs; o++) out[o] += a[i] * layer.w[i * layer.outputs + o]
+          a = l < artifact.layers.length - 1 ? out.map((v) => Math.max(v, 0)) : out
+        })
+        se += (a[0] - data.yTest[r]) ** 2
+      }
+      const recorded = measured.perModel.find((p) => p.index === index)!.testMse
+      expect(Math.abs(se / data.test - recorded) / recorded, `model ${index}`).toBeLessThan(1e-4)
+    }
+    const trained = measured.perModel.reduce((n, p) => n + p.roundsTrained!, 0)
+    expect(summaryTable(run)).toContain(
+      `trained ${((100 * trained) / (EPOCHS * 4)).toFixed(0)} % of the grid's rounds (${trained} of ${EPOCHS * 4}, sequential at 400 rows)`,
+    )
+  }, 180_000)
+
+  it('onnxruntime, webgpu and auto (which may pick either) are refused, naming the backends that stop an MLP early', async () => {
+    for (const backend of ['onnxruntime', 'webgpu', 'auto']) {
+      const service = mlpService()
+      let err: { code: string; issues?: { field: string; message: string }[] } | null = null
+      try {
+        await service.validate(mlp({ backend: backend as never }))
+      } catch (e) {
+        err = e as never
+      } finally {
+        await service.shutdown()
+      }
+      expect(err, backend).toMatchObject({
+        code: 'invalid-input',
+        issues: [
+          {
+            field: 'earlyStopping',
+            message: expect.stringMatching(new RegExp(`backend ${backend} .*accepted: tensorflow, wasm, cpu, or no --early-stopping`)),
+          },
+        ],
+      })
+    }
+  })
+})
+
 describe('early stopping, bad input', () => {
   const refused = async (config: BenchConfig) => {
     const service = serviceIn()

@@ -2,7 +2,15 @@
 // family looked up by the workload's kind (it never reads a family's parameters), progress rate-limited
 // before it crosses the process boundary, heartbeats, cancel, faults. Messages run in order through a
 // handler per kind; a job sent ahead starts only if the one before it ended done, never once cancelled.
-import { type ConcreteBackend, type FromWorker, PROGRESS_MIN_INTERVAL_MS, subtractDeviceCounters, type ToWorker, type Workload } from '@shared/contract'
+import {
+  type ConcreteBackend,
+  type FromWorker,
+  PROGRESS_MIN_INTERVAL_MS,
+  type ResumeState,
+  subtractDeviceCounters,
+  type ToWorker,
+  type Workload,
+} from '@shared/contract'
 import type { AnyWorkerFamily, WorkerFamilyLookup } from '../engine/families'
 import { BackendUnavailableError, CancelledError, type StartedRuntime } from '../engine/backend/types'
 
@@ -162,7 +170,7 @@ class WorkerLoop {
       d,
       job.workload,
       job.modelIndices,
-      { fused: job.fused, keep: job.keep === true },
+      { fused: job.fused, keep: job.keep === true, ...resumeOf(job) },
       {
         shouldStop: () => this.cancelledJobs.has(job.jobId),
         onProgress: (modelIndices, progress) => {
@@ -209,6 +217,13 @@ class WorkerLoop {
     const why = cap ? `the worker memory cap is ${cap} MB (TRAINPOOL_WORKER_MAX_MEMORY_MB)` : 'the worker ran out of memory'
     return { message: `${text.startsWith('out of memory') ? text : `out of memory: ${text}`}; ${why}: use fewer rows or models per worker`, outOfMemory: true }
   }
+}
+
+/** A halving rung's job: each model's state from the earlier rungs by index (TrainOptions.resumeOf); nothing outside a rung. */
+function resumeOf(job: JobMessage): { resumeOf?: (index: number) => ResumeState | null } {
+  if (!job.resume) return {}
+  const states = new Map(job.resume.map((r) => [r.index, r]))
+  return { resumeOf: (index) => states.get(index) ?? null }
 }
 
 /**

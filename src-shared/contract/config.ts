@@ -15,8 +15,10 @@ import {
   type ModelParams,
   whyNoBatched,
   whyNoEarlyStopping,
+  whyNoEarlyStoppingOnAuto,
 } from '../families'
 import { EARLY_STOPPING_LIMITS, validationRowCount } from './early-stopping'
+import { halvingProblems, SearchSchema } from './halving'
 import { GpuChoiceSchema } from './gpus'
 import { findLauncher, LauncherSchema } from './launcher'
 import { checkedSetSize, configurationCount, modelSetIssues, ModelSetSchema, type PathIssue as Problem } from './model-set'
@@ -160,6 +162,11 @@ const BenchConfigFields = z
     earlyStopping: intField('earlyStopping', EARLY_STOPPING_LIMITS.rounds).optional(),
     /** without folds: the fraction of each size's training rows (the last ⌈fraction · train⌉) every model holds out as its validation rows */
     validation: realField('validation', EARLY_STOPPING_LIMITS.validation).optional(),
+    /**
+     * How a model set is searched (contract/halving.ts): halving trains every configuration a first
+     * rung of rounds and continues the best 1/factor of them, rung by rung, to the full rounds. Absent: grid.
+     */
+    search: SearchSchema.optional(),
   })
   .strict()
 
@@ -179,6 +186,7 @@ export const BenchConfigSchema = BenchConfigFields.superRefine((c, ctx) => {
     ...workerAndSizeProblems(c),
     ...objectiveProblems(c),
     ...earlyStoppingProblems(c, family),
+    ...(family ? halvingProblems(c, family) : []),
   ]
   for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path, message })
 })
@@ -291,15 +299,8 @@ function earlyStoppingProblems(c: Fields, family: ModelFamily | undefined): Prob
     const side = Array.isArray(c.backend)
     const named = side ? (c.backend as string[]) : [c.backend as string]
     for (const backend of named) {
-      // auto picks among the family's auto backends: refused only when none of them stops early
-      const why =
-        backend === 'auto'
-          ? family.backends.some((b) => b.auto && b.earlyStopping === true)
-            ? null
-            : `no backend auto may pick for a ${family.label} stops models early yet; accepted: no --early-stopping`
-          : backendKnown(backend)
-            ? whyNoEarlyStopping(family, backend)
-            : null
+      // auto picks among the family's auto backends with no regard for early stopping: refused unless all of them stop early
+      const why = backend === 'auto' ? whyNoEarlyStoppingOnAuto(family) : backendKnown(backend) ? whyNoEarlyStopping(family, backend) : null
       if (why) problems.push({ path: ['earlyStopping'], message: `earlyStopping: ${why}` })
     }
   }

@@ -7,6 +7,7 @@ import { AutoChoiceSchema } from './calibration'
 import { BenchConfigSchema, ConcreteBackendSchema, STRATEGIES } from './config'
 import { DataSetRecordSchema } from './dataset'
 import { DeviceCountersSchema } from './device-counters'
+import { RungRecordSchema } from './halving'
 import { RunTelemetrySchema } from './telemetry'
 import { CLASS_LIMITS, METRICS, OBJECTIVES, type Task } from '../vocabulary/task'
 
@@ -55,6 +56,11 @@ export const PerModelSchema = z.object({
   /** with early stopping (contract/early-stopping.ts): the rounds (trees) or epochs it trained, and the 1-based round whose model it kept */
   roundsTrained: z.number().int().min(1).optional(),
   bestRound: z.number().int().min(1).optional(),
+  /**
+   * with search halving (contract/halving.ts): the last rung it trained in (0-based), its roundsTrained
+   * the rounds it had there — the sum of what each rung's job grew (in a rung's model-done: that job's alone)
+   */
+  rung: z.number().int().min(0).optional(),
 })
 export type PerModel = z.infer<typeof PerModelSchema>
 
@@ -116,6 +122,8 @@ export const MeasurementSchema = MeasurementKeySchema.extend({
   workerHosts: z.array(z.string()).optional(),
   /** a GPU engine's device work in the run whose models perModel holds (dispatches, submits, readbacks): why a GPU sat idle */
   device: DeviceCountersSchema.optional(),
+  /** with search halving: each rung of the run perModel holds, in order (its rounds, the configurations live in it, their models) */
+  rungs: z.array(RungRecordSchema).optional(),
 })
 export type Measurement = z.infer<typeof MeasurementSchema>
 

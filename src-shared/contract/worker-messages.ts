@@ -2,6 +2,7 @@
 // parentPort and Node's child_process IPC channel.
 import type { BackendName, ConcreteBackend } from './config'
 import type { DeviceCounters } from './device-counters'
+import type { ResumeState } from './halving'
 import type { ModelArtifact } from './model-artifact'
 import type { Progress } from '../vocabulary/progress'
 import type { PerModel } from './result'
@@ -37,6 +38,12 @@ export type ToWorker =
        * that one ended job-done, and otherwise answers `cancelled` with `started: false`
        */
       after?: number
+      /**
+       * a successive-halving rung (contract/halving.ts): the trees so far of each model that trained in
+       * an earlier rung, to continue from (a model absent starts from none); each model-done's
+       * roundsTrained then counts the rounds this job grew
+       */
+      resume?: ResumeState[]
     }
   | { type: 'cancel'; jobId: number }
   | { type: 'memory' }

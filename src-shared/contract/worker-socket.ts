@@ -7,8 +7,9 @@ import { BackendChoiceSchema, ConcreteBackendSchema, ModelSchema } from './confi
 import { IMPUTE_MODES } from './dataset'
 import { DeviceCountersSchema } from './device-counters'
 import { TARGETS } from '../vocabulary/names'
-import { CLASS_LIMITS, OBJECTIVES } from '../vocabulary/task'
+import { CLASS_LIMITS, METRICS, OBJECTIVES } from '../vocabulary/task'
 import { ModelArtifactSchema } from './model-artifact'
+import type { ResumeState } from './halving'
 import { ModelSetSchema } from '../vocabulary/model-set-shape'
 import { PerModelSchema } from './result'
 import type { FromWorker, ToWorker } from './worker-messages'
@@ -56,8 +57,16 @@ const WorkloadSchema = z
       .object({ objective: z.enum(OBJECTIVES), classes: z.number().int().min(0).max(CLASS_LIMITS.max) })
       .strict()
       .optional(),
+    earlyStopping: z
+      .object({ rounds: z.number().int().min(1), metric: z.enum(METRICS) })
+      .strict()
+      .optional(),
+    validation: z.number().optional(),
   })
   .strict()
+
+/** A halving rung's model to continue (contract/halving.ts ResumeState): its trees so far, checked like every artifact. */
+const ResumeStateSchema = z.object({ index: Index, rounds: z.number().int().min(1), artifact: ModelArtifactSchema }).strict() satisfies z.ZodType<ResumeState>
 
 export const ToWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('init'), backend: BackendChoiceSchema, family: z.string().max(64), workerIndex: Index }),
@@ -70,6 +79,7 @@ export const ToWorkerSchema = z.discriminatedUnion('type', [
     fused: z.boolean(),
     keep: z.boolean().optional(),
     after: Index.optional(),
+    resume: z.array(ResumeStateSchema).optional(),
   }),
   z.object({ type: z.literal('cancel'), jobId: Index }),
   z.object({ type: z.literal('memory') }),

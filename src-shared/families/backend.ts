@@ -35,8 +35,30 @@ export interface BackendSpec<Name extends string = string> {
   speed: BackendSpeed
   /** the objectives it trains (vocabulary/task.ts), and why not the others; absent: every objective */
   objectives?: { trains: readonly Objective[]; why: string }
-  /** `true`: it stops models early (contract/early-stopping.ts); else why not; absent: not yet (every MLP engine, a toy backend) */
+  /** `true`: it stops models early (contract/early-stopping.ts); else why not; absent: not yet (the MLP's WGSL and ONNX engines, a toy backend) */
   earlyStopping?: true | { why: string }
+  /** `true`: it continues a model from the trees a rung handed back (successive halving, contract/halving.ts); else why not; absent: not yet */
+  halving?: true | { why: string }
+}
+
+/** Why a family's backend cannot continue models between halving rungs ("backend xgboost cannot continue a model (…) between rungs: …; accepted: cpu, or search grid"), or null. */
+export function whyNoHalving(family: { label: string; backends: readonly BackendSpec[] }, backend: string): string | null {
+  const spec = family.backends.find((b) => b.name === backend)
+  if (!spec || spec.halving === true) return null
+  const why = spec.halving?.why ?? 'its engine does not continue a model from a rung yet'
+  const others = family.backends.filter((b) => b.halving === true).map((b) => b.name)
+  return `backend ${backend} cannot continue a model (${family.label}) between rungs: ${why}; accepted: ${others.length ? `${others.join(', ')}, or ` : ''}search grid`
+}
+
+/**
+ * Why `auto` cannot promise early stopping for a family: it picks by machine and calibration alone, and
+ * may pick one of these backends that cannot stop models early; null when every backend it may pick can.
+ */
+export function whyNoEarlyStoppingOnAuto(family: { label: string; backends: readonly BackendSpec[] }): string | null {
+  const cannot = family.backends.filter((b) => b.auto && b.earlyStopping !== true).map((b) => b.name)
+  if (cannot.length === 0) return null
+  const able = family.backends.filter((b) => b.earlyStopping === true).map((b) => b.name)
+  return `backend auto may pick ${cannot.join(' or ')}, which cannot stop a ${family.label} early yet; accepted: ${able.length ? `${able.join(', ')}, or ` : ''}no --early-stopping`
 }
 
 /** Why a family's backend cannot stop models early ("backend webgpu cannot stop a … early: …; accepted: cpu, xgboost"), or null. */

@@ -281,6 +281,7 @@ export const GBDT_BACKENDS = [
     auto: true,
     batched: true,
     earlyStopping: true,
+    halving: true,
     speed: { workPerSecond: 4e7, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
   },
   {
@@ -293,6 +294,7 @@ export const GBDT_BACKENDS = [
       why: "its WGSL kernels have no per-row hessians yet (classifiers: Trainpool's cpu engine or xgboost, the same XGBoost 1.7 objectives)",
     },
     earlyStopping: { why: 'its WGSL trainer does not score the held-out rows after each round yet' },
+    halving: { why: 'its WGSL trainer does not take the trees of an earlier rung back into its margins yet' },
     speed: { workPerSecond: 4e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
   },
   {
@@ -303,6 +305,9 @@ export const GBDT_BACKENDS = [
       why: "XGBoost trains one booster at a time (its training is not thread-safe: parallel XGBoost models are the pool's processes); for batched trees use Trainpool's own engine (--backend cpu)",
     },
     earlyStopping: true,
+    halving: {
+      why: "XGBoost can continue a booster (xgb_model), but this backend does not yet send a rung's boosters back to continue them; use Trainpool's own engine (--backend cpu)",
+    },
     speed: { workPerSecond: 1.3e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
   },
 ] as const satisfies readonly BackendSpec[]
@@ -320,6 +325,7 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   backends: GBDT_BACKENDS,
   progressTotal: (w) => w.model.rounds,
   maxRounds: (model) => model.rounds,
+  withRounds: (model, rounds) => ({ ...model, rounds }),
   describeProgress: (p) => (p.done <= 0 ? 'starting' : `tree ${p.done}/${p.total}`),
   work: { unit: 'histogram update', rateLabel: 'M hist. updates/s', rateScale: 1e6 },
   workCount(w, models) {

@@ -4,7 +4,18 @@
 // looks a family up by `workload.model.kind` and never reads a family's parameters. Every engine
 // folder imports this; the families' registry (../families/: define-backend.ts seals an entry, seam.ts
 // assembles a table, mlp.ts and gbdt.ts list the backends) imports the engines, never the reverse.
-import type { BackendCapability, BackendName, DeviceCounters, HeldOutRows, Metrics, ModelArtifact, ModelParams, Progress, Workload } from '@shared/contract'
+import type {
+  BackendCapability,
+  BackendName,
+  DeviceCounters,
+  HeldOutRows,
+  Metrics,
+  ModelArtifact,
+  ModelParams,
+  Progress,
+  ResumeState,
+  Workload,
+} from '@shared/contract'
 import { BackendUnavailableError, type ModelParamsBase } from '@shared/families'
 import type { Dataset } from '../datasets/dataset'
 
@@ -72,6 +83,12 @@ export interface TrainOptions {
    * never trains on — its fold's, scored as its validation rows — or null (no folds).
    */
   heldOutOf?: (index: number) => HeldOutRows | null
+  /**
+   * A successive-halving rung (a backend with `halving`): model `index`'s model from the earlier
+   * rungs to continue (null: it starts from none); each model done then reports in roundsTrained the
+   * rounds this job grew. Absent: not a rung.
+   */
+  resumeOf?: (index: number) => ResumeState | null
 }
 
 export interface TrainHooks {
@@ -127,6 +144,8 @@ export interface WorkerBackend<P extends ModelParamsBase = ModelParamsBase, R ex
    * and keeping the best round's model. Absent: the seam refuses such a workload. Its shared entry says the same.
    */
   earlyStopping?: true
+  /** It continues each model from an earlier rung's (options.resumeOf), growing only the rounds left. Absent: the seam refuses a rung's job. Its shared entry says the same. */
+  halving?: true
   /** Trains the models: `fused` = all in one program (batched; only where the shared entry says it batches), else one after another. */
   train(runtime: R, data: D, workload: Workload<P>, modelIndices: readonly number[], options: TrainOptions, hooks: TrainHooks): Promise<void>
 }

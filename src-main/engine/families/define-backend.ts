@@ -17,6 +17,8 @@ export interface Backend<P extends ModelParamsBase> {
   readonly foldsHeldOut: boolean | undefined
   /** the entry's `earlyStopping` (WorkerBackend): it stops models early */
   readonly earlyStopping: true | undefined
+  /** the entry's `halving` (WorkerBackend): it continues models between halving rungs */
+  readonly halving: true | undefined
   /** What this machine offers, checked without training. */
   probe(): Promise<BackendCapability>
   /** Starts it in this process; throws BackendUnavailableError with the reason when it cannot. */
@@ -44,6 +46,7 @@ export function defineBackend<P extends ModelParamsBase, R extends WorkerRuntime
     perModel: entry.perModel,
     foldsHeldOut: entry.foldsHeldOut,
     earlyStopping: entry.earlyStopping,
+    halving: entry.halving,
     probe: () => entry.probe(),
     async start() {
       const runtime = await entry.start()

@@ -114,3 +114,32 @@ describe("a family's worker table", () => {
     expect(seen.map((s) => s.backend)).toEqual(['a', 'a', 'a', 'b', 'b', 'b'])
   })
 })
+
+describe('a halving rung’s job', () => {
+  it('reaches a backend that continues models (halving), and is refused on one that does not, before it trains', async () => {
+    seen.length = 0
+    const resumed: (number | null)[] = []
+    const continuing: typeof entryB = {
+      ...entryB,
+      name: 'a',
+      halving: true,
+      async train(rt, data, w, indices, options, h) {
+        for (const i of indices) resumed.push(options.resumeOf?.(i)?.rounds ?? null)
+        return entryB.train(rt, data, w, indices, options, h)
+      },
+    }
+    const family = workerFamily(shared, { dataKey, backends: { a: defineBackend(continuing), b: defineBackend(entryB) } })
+    const artifact = { format: 'gbdt-trees' as const, features: 3, baseScore: 0.5, trees: [] }
+    const resumeOf = (index: number) => (index === 1 ? { index, rounds: 4, artifact } : null)
+    for (const name of ['a', 'b'] as const) {
+      const started = await family.init(name as never)
+      const data = family.prepare(started, workload)
+      const training = family.train(started, data, workload, [0, 1], { fused: false, resumeOf }, hooks)
+      if (name === 'a') await training
+      else await expect(training).rejects.toThrow('search halving: backend b cannot continue a model between rungs')
+    }
+    expect(resumed).toEqual([null, 4])
+    // entry b's train ran once: inside a (which delegates to it), never as b
+    expect(seen.filter((s) => s.what === 'train')).toHaveLength(1)
+  })
+})

@@ -14,7 +14,16 @@ import {
   setSize,
   type Workload,
 } from '@shared/contract'
-import { autoAccepts, autoSkipReason, type BackendSpec, findFamily, type ModelFamily, type ModelParamsBase, whyNoEarlyStopping } from '@shared/families'
+import {
+  autoAccepts,
+  autoSkipReason,
+  type BackendSpec,
+  findFamily,
+  type ModelFamily,
+  type ModelParamsBase,
+  whyNoEarlyStopping,
+  whyNoHalving,
+} from '@shared/families'
 import { capabilityOf } from '../backend/capability'
 import { datasetFor } from '../datasets/generated'
 import { type Dataset, heldOutDataset } from '../datasets/dataset'
@@ -196,6 +205,12 @@ function tableFamily<P extends ModelParamsBase>(
     async train(started, data, workload, indices, options, hooks) {
       const { perModel, foldsHeldOut } = started.backend
       refuseEarlyStopping(workload, started.backend, data.dataset)
+      if (options.resumeOf && !started.backend.halving) {
+        const family = findFamily(workload.model.kind)
+        throw new Error(
+          `search halving: ${(family && whyNoHalving(family, started.backend.name)) ?? `backend ${started.backend.name} cannot continue a model between rungs`}`,
+        )
+      }
       for (const group of modelGroups(workload, indices, data.dataset.train, perModel, foldsHeldOut)) {
         await preparedFor(started, data, group).train(
           group.workload,

@@ -260,6 +260,8 @@ export class ModelState {
   /** this model's tree depth */
   readonly maxDepth: number
   private readonly objective: GbdtTask['objective']
+  /** the rounds it had before this job (resume: a halving rung continues it); it grows from there */
+  resumedRounds = 0
 
   constructor(
     readonly seed: number,
@@ -316,8 +318,49 @@ export class ModelState {
     return this.growing
   }
 
+  /**
+   * Continues from `trees` (an earlier rung's, round-major, K a round), before its first round here:
+   * they become its first trees, each one's leaves added to every training row's margin of its class
+   * in tree order, in float32, as finishRound added them; and its sampler draws again what those
+   * rounds drew (per tree its columns, then its rows), so the next round samples what an uninterrupted
+   * run would. Nothing is grown again: the model then trains on as if it had never stopped.
+   */
+  resume(trees: readonly GbdtTree[], data: GbdtData): void {
+    const K = this.growing.length
+    if (this.trees.length > 0) throw new RangeError('a model resumes before its first round only')
+    if (trees.length % K !== 0) throw new RangeError(`a model of ${K} trees a round resumes from whole rounds, got ${trees.length} trees`)
+    if (trees.length / K >= this.rounds) throw new RangeError(`a model resumed at ${trees.length / K} rounds has nothing left of its ${this.rounds}`)
+    const scratch = this.growing[0]
+    for (let t = 0; t < trees.length; t++) {
+      addTreeToMargins(trees[t], data, this.margins[t % K])
+      this.sampler.columns(scratch.feats)
+      this.sampler.rows(scratch.sampled)
+      this.trees.push(trees[t])
+    }
+    this.resumedRounds = trees.length / K
+  }
+
   /** The round's trees are grown: keep them in class order and add each to its class's margins. */
   finishRound(data: GbdtData): void {
     for (let k = 0; k < this.growing.length; k++) this.trees.push(this.growing[k].finishTree(data, this.margins[k]))
+  }
+}
+
+/** A grown tree's leaves added to every training row's margin, each row walked down by its bins as finishTree walks the rows it did not sample. */
+function addTreeToMargins(tree: GbdtTree, data: GbdtData, margins: Float32Array): void {
+  const n = data.rows
+  const { feature, splitBin, defaultLeft, left, leafValue } = tree
+  const bins = data.bins
+  const nBins = data.nBins
+  for (let r = 0; r < n; r++) {
+    let node = 0
+    let f = feature[0]
+    while (f >= 0) {
+      const bin = bins[f * n + r]
+      const goLeft = bin === nBins[f] ? defaultLeft[node] === 1 : bin <= splitBin[node]
+      node = goLeft ? left[node] : left[node] + 1
+      f = feature[node]
+    }
+    margins[r] += leafValue[node]
   }
 }

@@ -13,7 +13,7 @@ import { arenaBytes, createHistKernel, kernelName, type KernelName } from './ker
 import { GradientScratch, ModelState } from './model-state'
 import { baseScoreProblem, type GbdtTask, taskProblem, treesPerRound } from './objective'
 import { type HeldOutRows, heldOutProblem, histogramSlots, type SplitCoefs, splitCoefs, throwIfStopped, trainingParams } from './rules'
-import type { GbdtModel } from './tree'
+import type { GbdtModel, GbdtTree } from './tree'
 
 const f32 = Math.fround
 
@@ -75,6 +75,13 @@ export interface GbdtTrainOptions {
    * its best round's trees (GbdtModel.stoppedRounds records both rounds).
    */
   earlyStopping?: GbdtEarlyStopping
+  /**
+   * A successive-halving rung (@shared/contract halving.ts): the trees model i (by position in
+   * `seeds`) has from earlier rungs (null: none yet), continued rather than grown again
+   * (ModelState.resume); each model then records the rounds it grew here (GbdtModel.roundsGrown).
+   * Absent: every model starts from nothing and records nothing.
+   */
+  resume?: readonly (readonly GbdtTree[] | null)[]
 }
 
 export interface GbdtTrainStats {
@@ -94,18 +101,22 @@ function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: rea
   const rounds = Math.max(...own.map((p) => p.rounds))
   const watches = earlyStoppingWatches(options, heldOut, data.y)
   let modelRounds = 0
+  const grown = new Int32Array(models.length)
   /** the sampled rows' float32 gradients (and hessians, probabilities) before quantisation, one model at a time */
   const scratch = new GradientScratch(data.rows, options.task)
   // Each round, the group's trees grow `treeGroup` models at a time (a K-class model's K trees side
   // by side): per level, one pass over the binned matrix serves every tree of that set. On a CPU the
   // set is kept small enough for its histograms to stay in cache (see defaultTreeGroup); the trees
   // do not depend on it.
-  for (let round = 0; round < rounds; round++) {
+  for (let round = Math.min(...models.map((m) => m.resumedRounds)); round < rounds; round++) {
     throwIfStopped(options)
     // a model with fewer rounds than the group's most has all its trees, one stopped early keeps
-    // what it has: either sits the rest out
-    const growing = models.flatMap((m, i) => (round < m.rounds && !watches?.[i].rule.stopped ? [i] : []))
-    if (growing.length === 0) break
+    // what it has: either sits the rest out; a resumed one joins at the round after its last
+    const growing = models.flatMap((m, i) => (round >= m.resumedRounds && round < m.rounds && !watches?.[i].rule.stopped ? [i] : []))
+    if (growing.length === 0) {
+      if (models.some((m) => m.resumedRounds > round)) continue
+      break
+    }
     for (let t0 = 0; t0 < growing.length; t0 += treeGroup) {
       const set = growing.slice(t0, t0 + treeGroup).map((i) => models[i])
       const trees = set.flatMap((m) => m.startRound(data, scratch))
@@ -117,6 +128,7 @@ function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: rea
     }
     if (watches) for (const i of growing) watches[i].afterRound(models[i].margins)
     modelRounds += growing.length
+    for (const i of growing) grown[i]++
     options.onRound?.(round + 1, rounds, growing)
     yield
   }
@@ -128,7 +140,15 @@ function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: rea
   const task = options.task
   const classifier = task && task.objective !== 'regression' ? { objective: task.objective, classes: task.classes } : {}
   const out = models.map<GbdtModel>((m, i) => {
-    const model: GbdtModel = { params: own[i], seed: m.seed, features: data.features, baseScore, trees: m.trees, ...classifier }
+    const model: GbdtModel = {
+      params: own[i],
+      seed: m.seed,
+      features: data.features,
+      baseScore,
+      trees: m.trees,
+      ...classifier,
+      ...(options.resume ? { roundsGrown: grown[i] } : {}),
+    }
     return watches ? bestRoundModel(model, watches[i].rule.outcome) : model
   })
   if (options.onModelDone) out.forEach((model, i) => options.onModelDone!(i, model))
@@ -178,9 +198,23 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
   const pool = new HistPool(2 * slots, capacity, (length) => kernel.float64(length))
   const grower = new LevelGrower(data, pool, options, kernel, hessians)
   const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length), heldOut[i], task))
+  resumeModels(models, options, data)
   // a K-class model's K trees hold histograms at the same time: K models' worth
   const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? Math.floor(defaultTreeGroup(maxDepth, slots) / K)))
   return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup, heldOut }
+}
+
+/** Each model continues from the trees an earlier rung gave it (options.resume), checked to be one per model and never beside early stopping. */
+function resumeModels(models: readonly ModelState[], options: GbdtTrainOptions, data: GbdtData): void {
+  const resume = options.resume
+  if (!resume) return
+  if (resume.length !== models.length) throw new RangeError(`resume has ${resume.length} entries for ${models.length} models`)
+  // a stopped model keeps its best round, so a rung could not continue it from its last
+  if (options.earlyStopping) throw new RangeError('resume continues each model from its last round: not with earlyStopping')
+  models.forEach((m, i) => {
+    const trees = resume[i]
+    if (trees && trees.length > 0) m.resume(trees, data)
+  })
 }
 
 /** Each model's early-stopping watch over its held-out rows (every model needs some), or null when early stopping is off. */
@@ -197,7 +231,7 @@ function earlyStoppingWatches(options: GbdtTrainOptions, heldOut: readonly (Held
  * Refuses a task the engine cannot train (its class count, a binary baseScore outside (0, 1)) and
  * labels that are not its class indices (0/1 for binary, 0 … K−1 for multiclass).
  */
-function checkTask(task: GbdtTask | undefined, baseScore: number, y: Float32Array): void {
+export function checkTask(task: GbdtTask | undefined, baseScore: number, y: Float32Array): void {
   if (!task || task.objective === 'regression') return
   const problem = taskProblem(task) ?? baseScoreProblem(task.objective, baseScore)
   if (problem) throw new RangeError(problem)

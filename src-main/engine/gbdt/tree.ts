@@ -39,6 +39,8 @@ export interface GbdtModel {
   classes?: number
   /** with early stopping (early-stopping.ts): the rounds it trained and the round kept (`trees` holds the first bestRound rounds) */
   stoppedRounds?: StoppedRounds
+  /** a resumed (halving) job's model: the rounds this job grew (train.ts resume), the counter that shows nothing was grown twice */
+  roundsGrown?: number
 }
 
 /** Margins per row: 1 (a regressor's prediction, a binary classifier's logit), K for multiclass. */

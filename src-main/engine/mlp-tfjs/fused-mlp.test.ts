@@ -8,6 +8,10 @@ import type { MlpParams } from '@shared/families'
 import type { TrainedModel, TrainOptions } from '../backend/types'
 import { datasetFor } from '../datasets/generated'
 import { type DataTensors, disposeData, trainModels as trainWithHooks, uploadData, warmUp } from './tfjs-training'
+import { FusedMlp } from './fused-mlp'
+import { ADAM_DEFAULTS } from '../mlp/adam'
+import { selectModels } from '../mlp/fused-layout'
+import { Rng } from '../random'
 
 type W = Workload<MlpParams>
 const workload: W = {
@@ -121,5 +125,53 @@ describe('fused N-model program', () => {
     await warmUp(tf, data, workload, [0, 1, 2])
     expect(tf.memory().numTensors).toBe(before)
     disposeData(data)
+  })
+})
+
+describe('a compacted program (early stopping: stopped models leave)', () => {
+  for (const hidden of [[16], [16, 8]]) {
+    it(`its survivors train on exactly as in the uncompacted program, bit for bit on cpu (hidden ${hidden}, per-model rates)`, async () => {
+      const features = 6
+      const rows = 40
+      const rng = new Rng(9, 2)
+      const batch = () => {
+        const x = Array.from({ length: rows }, () => [...Array.from({ length: features }, () => rng.uniform()), 1])
+        const xs = tf.tensor2d(x)
+        return { x: xs, xT: tf.transpose(xs) as tf.Tensor2D, y: tf.tensor2d(x.map((r) => [r[0] - r[1]])) }
+      }
+      const batches = Array.from({ length: 6 }, batch)
+      const lr = [0.01, 0.03, 0.02, 0.05]
+      const full = new FusedMlp(tf, { features, hidden, seeds: [4, 5, 6, 7], adam: { lr, ...ADAM_DEFAULTS } })
+      const step = (mlp: FusedMlp, b: (typeof batches)[number]) => mlp.trainStep(b.x, b.xT, b.y).dispose()
+      for (const b of batches.slice(0, 3)) step(full, b)
+      // models 1 and 3 leave (0 and 2 stopped): the survivors in a program of their own
+      const survivors = await full.survivors([3, 1])
+      expect(survivors.n).toBe(2)
+      for (const b of batches.slice(3)) {
+        step(full, b)
+        step(survivors, b)
+      }
+      const [a, b] = [await full.state(), await survivors.state()]
+      const select = (p: Float32Array[]) => selectModels(p, 4, hidden[0], [3, 1])
+      expect(b.values).toEqual(select(a.values))
+      expect(b.adam.m).toEqual(select(a.adam.m))
+      expect(b.adam.v).toEqual(select(a.adam.v))
+      expect(b.adam.step).toBe(6)
+      // and it scores as the full program does
+      const probe = batches[0]
+      const [pa, pb] = [full.predict(probe.x), survivors.predict(probe.x)]
+      const fullOut = (await pa.array()) as number[][]
+      expect(await pb.array()).toEqual(fullOut.map((r) => [r[3], r[1]]))
+      tf.dispose([pa, pb, ...batches.flatMap((x) => [x.x, x.xT, x.y])])
+      full.dispose()
+      survivors.dispose()
+    })
+  }
+
+  it('refuses a starting state whose shapes are not the layout of its models', () => {
+    const values = [new Float32Array(3)]
+    expect(() => new FusedMlp(tf, { features: 2, hidden: [4], seeds: [1], adam: { lr: 0.01, ...ADAM_DEFAULTS }, start: { values } })).toThrow(
+      /start: 1 parameters, the layout has 3/,
+    )
   })
 })

@@ -4,11 +4,13 @@
 // path; the loss is the SUM of per-model means, so no gradient is divided by N (../README.md,
 // "FusedMlp's shapes"). A regressor minimises squared error; a binary classifier the cross-entropy
 // of its logit (the stable form, as PyTorch's BCEWithLogitsLoss), a multiclass one the softmax
-// cross-entropy of its K logits (mlp/objective.ts).
+// cross-entropy of its K logits (mlp/objective.ts). A program can start from another's state
+// (survivors(): stopped models leave, the rest train on exactly as they would have) or from given
+// weights (early stopping's kept ones, scored).
 import type * as TF from '@tensorflow/tfjs-core'
 import type { Objective, WorkloadTask } from '@shared/contract'
 import type { AdamSettings } from '../mlp/adam'
-import { initialParams, paramShapes } from '../mlp/fused-layout'
+import { initialParams, paramShapes, selectModels } from '../mlp/fused-layout'
 import { objectiveOf, outputUnits } from '../mlp/objective'
 
 type Tf = typeof TF
@@ -27,6 +29,14 @@ export interface FusedMlpOptions {
   adam: AdamSettings
   /** what the models learn; absent: regression */
   task?: WorkloadTask
+  /** where training starts instead of the seeds' initial weights: parameters in the fused layout, and Adam's moments and step (absent: zero, step 0) */
+  start?: FusedMlpState
+}
+
+/** A program's training state, in the fused layout (mlp/fused-layout.ts): parameters, Adam's moments, steps taken. */
+export interface FusedMlpState {
+  values: Float32Array[]
+  adam?: { m: Float32Array[]; v: Float32Array[]; step: number }
 }
 
 /** A forward pass's intermediate tensors, as the backward pass reads them. */
@@ -67,7 +77,26 @@ export class FusedMlp {
     this.hidden = [...options.hidden]
     this.objective = objectiveOf(options.task)
     this.outputUnits = outputUnits(options.task)
-    this.params = this.initialParams().map((t) => this.param(t))
+    const start = options.start
+    this.params = start ? this.startingParams(start) : this.initialParams().map((t) => this.param(t))
+    this.step = start?.adam?.step ?? 0
+  }
+
+  /** Tensors of a given state, each checked against the layout's shape for n models. */
+  private startingParams(start: FusedMlpState): Param[] {
+    const { tf, n, features, hidden, outputUnits } = this
+    const shapes = paramShapes(features, hidden, n, outputUnits)
+    const variable = (values: Float32Array | undefined, s: number) => {
+      const size = shapes[s].reduce((a, b) => a * b, 1)
+      if (values && values.length !== size) throw new RangeError(`start: parameter ${s} holds ${values.length} values, the layout of ${n} models ${size}`)
+      // a copy: the cpu backend keeps a reference to the values it is given
+      const source = values ? tf.tensor(values.slice(), shapes[s]) : tf.zeros(shapes[s])
+      const v = tf.variable(source, false)
+      source.dispose()
+      return v
+    }
+    if (start.values.length !== shapes.length) throw new RangeError(`start: ${start.values.length} parameters, the layout has ${shapes.length}`)
+    return shapes.map((_, s) => ({ value: variable(start.values[s], s), m: variable(start.adam?.m[s], s), v: variable(start.adam?.v[s], s) }))
   }
 
   /** The shared fused layout's initial weights (fused-layout.ts) as tensors. */
@@ -272,6 +301,31 @@ export class FusedMlp {
   /** The trained parameters, in the fused layout (mlp/artifact.ts reads each model out of it); reading syncs the device. */
   async parameters(): Promise<Float32Array[]> {
     return Promise.all(this.params.map(async (p) => (await p.value.data()) as Float32Array))
+  }
+
+  /** The training state (parameters, Adam's moments and step), read to the host. */
+  async state(): Promise<Required<FusedMlpState>> {
+    const read = (ts: TF.Variable[]) => Promise.all(ts.map(async (t) => (await t.data()) as Float32Array))
+    const [values, m, v] = await Promise.all([read(this.params.map((p) => p.value)), read(this.params.map((p) => p.m)), read(this.params.map((p) => p.v))])
+    return { values, adam: { m, v, step: this.step } }
+  }
+
+  /**
+   * A smaller program of models `positions` (in that order) continuing from their current weights and
+   * Adam moments at the same step, with their own seeds and learning rates: each trains on exactly as
+   * it would have here, since no model's step reads another's. This program stays as it was (the caller disposes it).
+   */
+  async survivors(positions: readonly number[]): Promise<FusedMlp> {
+    const { n, hidden, options } = this
+    const { values, adam } = await this.state()
+    const select = (params: Float32Array[]) => selectModels(params, n, hidden[0], positions)
+    const lr = options.adam.lr
+    return new FusedMlp(this.tf, {
+      ...options,
+      seeds: positions.map((i) => options.seeds[i]),
+      adam: { ...options.adam, lr: typeof lr === 'number' ? lr : positions.map((i) => lr[i]) },
+      start: { values: select(values), adam: { m: select(adam.m), v: select(adam.v), step: adam.step } },
+    })
   }
 
   /** Per-model mean squared error on a data set (x [rows,F+1], ones last; y [rows,1]), evaluated in chunks. */

@@ -172,6 +172,8 @@ export function tfjsBackend(name: TfjsBackendName): WorkerBackend<MlpParams, Tfj
     perModel: ['lr'],
     /** a fold is its rows held out of the shared batch order (per-model row weights in FusedMlp's step): a set's folds fuse */
     foldsHeldOut: true,
+    /** each model stops when its held-out metric stops improving, and leaves the fused program (tfjs-training.ts, ../mlp/early-stopping.ts) */
+    earlyStopping: true,
     train: (rt, data, workload, indices, options, hooks) => trainModels(rt.tf, data, workload, indices, options, hooks),
   }
 }

@@ -4,18 +4,22 @@
 // order but weigh 0 in its loss (dataset.ts heldOutRowWeights), and it is scored on them.
 // No host reads inside an epoch; one `await data()` per epoch (the loss, which also closes the
 // clock on asynchronous backends), and a yield per step so cancel/shutdown messages get through.
+// With early stopping (workload.earlyStopping), after each epoch every live model is scored on its
+// held-out rows (mlp/early-stopping.ts decides); stopped models leave the fused program, and each
+// model's result is its best epoch's weights.
 import type * as TF from '@tensorflow/tfjs-core'
 import { type HeldOutRows, modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from '../datasets/generated'
 import { heldOutRowWeights, heldOutScores, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
 import { ADAM_DEFAULTS, learningRates } from '../mlp/adam'
-import { FusedMlp } from './fused-mlp'
+import { FusedMlp, type FusedMlpState } from './fused-mlp'
 import { dataKey } from '../mlp/data-key'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../backend/types'
 import { mlpArtifacts } from '../mlp/artifact'
 import { classifierScores, type ModelScores, mseScores } from '../mlp/objective'
 import { trainedModels, trainInGroups } from '../mlp/results'
+import { EpochWatches } from '../mlp/early-stopping'
 
 type Tf = typeof TF
 
@@ -186,35 +190,75 @@ async function trainGroup(
   // a model set's folds fused: each model's fold rows held out of the shared batch order (row weights)
   const heldOut = options.heldOutOf ? indices.map((i) => options.heldOutOf!(i)) : null
   const started = performance.now()
-  const model = new FusedMlp(tf, {
-    features: workload.features,
-    hidden: workload.model.hidden,
-    seeds,
-    adam: { lr: learningRates(workload, indices, options), ...ADAM_DEFAULTS },
-    ...(workload.task ? { task: workload.task } : {}),
-  })
+  const programOf = (start?: FusedMlpState) =>
+    new FusedMlp(tf, {
+      features: workload.features,
+      hidden: workload.model.hidden,
+      seeds,
+      adam: { lr: learningRates(workload, indices, options), ...ADAM_DEFAULTS },
+      ...(workload.task ? { task: workload.task } : {}),
+      ...(start ? { start } : {}),
+    })
+  const group: GroupTraining = { tf, model: programOf(), data, workload, indices, heldOut, hooks, lastEpochMeanLoss: null }
   try {
-    const group: GroupTraining = { tf, model, data, workload, indices, heldOut, hooks, lastEpochMeanLoss: null }
+    const watches = workload.earlyStopping ? new EpochWatches(workload.earlyStopping, indices.length, workload.model.hidden[0]) : null
     let epochLoss: Float32Array | null = null
-    for (let epoch = 0; epoch < workload.model.epochs; epoch++) epochLoss = await trainEpoch(group, epoch)
+    for (let epoch = 0; epoch < workload.model.epochs; epoch++) {
+      epochLoss = await trainEpoch(group, epoch)
+      if (watches && (await watchEpoch(group, watches, epochLoss)) === 0) break
+    }
     const elapsedMs = performance.now() - started
+    if (watches) {
+      // the kept models, each its best epoch's weights, scored as one program of the whole group
+      const kept = watches.kept()
+      group.model.dispose()
+      group.model = programOf({ values: kept.params })
+      group.indices = indices
+      group.heldOut = heldOut
+      const test = await scoresOn(group, data.xTest, data.yTest, data.dataset.yTest)
+      const artifacts = keep
+        ? mlpArtifacts(kept.params, workload.features, workload.model.hidden, indices.length, data.dataset.preprocess, workload.task)
+        : null
+      return trainedModels({ indices, seeds, fused, elapsedMs, test, epochLoss: kept.loss, validation: kept.validation, artifacts, rounds: kept.rounds })
+    }
     const test = await scoresOn(group, data.xTest, data.yTest, data.dataset.yTest)
     const validation = await validationOf(group)
     const artifacts = keep
-      ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess, workload.task)
+      ? mlpArtifacts(await group.model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess, workload.task)
       : null
     return trainedModels({ indices, seeds, fused, elapsedMs, test, epochLoss, validation, artifacts })
   } finally {
-    model.dispose()
+    group.model.dispose()
   }
 }
 
-/** A fused group in training: its program, data, models and held-out rows, and the loss progress reports. */
+/**
+ * Early stopping after an epoch (mlp/early-stopping.ts): the live models scored on their held-out
+ * rows and fed to their rules. Models that stopped leave the program: it is compacted to the
+ * survivors whenever any stops — copying the survivors' weights and Adam moments (three times their
+ * parameters, read and uploaded once) costs less than one training step over a batch, while a
+ * stopped model left in would cost its share of every step to the end. Returns the models still training.
+ */
+async function watchEpoch(g: GroupTraining, watches: EpochWatches, epochLoss: Float32Array): Promise<number> {
+  const verdict = await watches.afterEpoch(await validationOf(g), epochLoss, () => g.model.parameters())
+  const survivors = verdict.continuing
+  if (verdict.stopped.length === 0 || survivors.length === 0) return survivors.length
+  const smaller = await g.model.survivors(survivors)
+  g.model.dispose()
+  g.model = smaller
+  g.indices = survivors.map((k) => g.indices[k])
+  g.heldOut = g.heldOut ? survivors.map((k) => g.heldOut![k]) : null
+  return survivors.length
+}
+
+/** A fused group in training: its program, data, the models it holds now and their held-out rows, and the loss progress reports. */
 interface GroupTraining {
   tf: Tf
+  /** the program: the group's models, or (early stopping) the survivors of a compaction */
   model: FusedMlp
   data: DataTensors
   workload: MlpWorkload
+  /** the models the program holds, in its order */
   indices: readonly number[]
   heldOut: readonly (HeldOutRows | null)[] | null
   hooks: TrainHooks

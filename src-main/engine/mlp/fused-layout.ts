@@ -57,3 +57,42 @@ export function initialWeights(features: number, hidden: readonly number[], seed
   }
   return layers
 }
+
+/**
+ * Models `positions` (in that order) of n fused ones, in the same layout for positions.length models:
+ * a smaller program's parameters, or one model's (positions [i]). Works on anything shaped like the
+ * parameters (Adam's moments too); H1 = the first hidden layer's width (W1's column block per model).
+ */
+export function selectModels(params: readonly Float32Array[], n: number, h1: number, positions: readonly number[]): Float32Array[] {
+  const m = positions.length
+  return params.map((p, s) => {
+    const out = new Float32Array((p.length / n) * m)
+    if (s === 0) {
+      // W1 [F+1, n·H1]: each row holds every model's block of H1 columns
+      const rows = p.length / (n * h1)
+      for (let f = 0; f < rows; f++) positions.forEach((i, j) => out.set(p.subarray(f * n * h1 + i * h1, f * n * h1 + (i + 1) * h1), f * m * h1 + j * h1))
+    } else {
+      // model-major: one contiguous block per model
+      const block = p.length / n
+      positions.forEach((i, j) => out.set(p.subarray(i * block, (i + 1) * block), j * block))
+    }
+    return out
+  })
+}
+
+/** One-model layouts (each as selectModels(…, [i]) gives) joined into one fused layout of models.length models, in order. */
+export function joinModels(models: readonly (readonly Float32Array[])[], h1: number): Float32Array[] {
+  const m = models.length
+  return models[0].map((first, s) => {
+    const out = new Float32Array(first.length * m)
+    if (s === 0) {
+      const rows = first.length / h1
+      models.forEach((one, j) => {
+        for (let f = 0; f < rows; f++) out.set(one[0].subarray(f * h1, (f + 1) * h1), f * m * h1 + j * h1)
+      })
+    } else {
+      models.forEach((one, j) => out.set(one[s], j * first.length))
+    }
+    return out
+  })
+}

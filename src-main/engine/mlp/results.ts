@@ -1,6 +1,7 @@
 // A fused MLP group's per-model results, the same words for every MLP engine: its own training time
 // when trained alone, the group's when fused; test scores (MSE, and a classifier's metrics), last
 // epoch's loss, validation scores and artifact.
+import type { StoppedRounds } from '@shared/contract'
 import type { MlpArtifact } from './artifact'
 import type { ModelScores } from './objective'
 import type { TrainedModel, TrainHooks } from '../backend/types'
@@ -15,6 +16,8 @@ export interface GroupOutcome {
   /** each model's scores on its validation rows (null: a model without them, whose validation MSE is NaN); null without validation */
   validation: readonly (ModelScores | null)[] | null
   artifacts: readonly MlpArtifact[] | null
+  /** with early stopping: each model's epochs trained and best epoch (the others then describe the best epoch's model) */
+  rounds?: readonly StoppedRounds[]
 }
 
 export function trainedModels(g: GroupOutcome): TrainedModel[] {
@@ -31,6 +34,7 @@ export function trainedModels(g: GroupOutcome): TrainedModel[] {
       ...(validation !== undefined ? { validationMse: validation?.mse ?? NaN } : {}),
       ...(validation?.metrics ? { validationMetrics: validation.metrics } : {}),
       ...(g.artifacts ? { artifact: g.artifacts[k] } : {}),
+      ...(g.rounds ? g.rounds[k] : {}),
     }
   })
 }

@@ -8,7 +8,6 @@ import { GBDT_DEFAULTS, type GbdtParams } from '@shared/families/gbdt'
 import { scoreOutputs } from '@shared/metrics'
 import { generateDataset } from '../datasets/generated'
 import { meanSquaredError, predictGbdt, predictGbdtOutputs, prepareGbdtData, trainGbdt } from '../gbdt'
-import { prepareWebgpu } from '../gbdt-webgpu/webgpu-trees-runtime'
 import { gbdtWorkerFamily } from '../families/gbdt'
 import type { TrainedModel, TrainOptions } from '../backend/types'
 
@@ -65,10 +64,5 @@ describe("the trees' per-model report", () => {
     const trained = trainGbdt(prepareGbdtData(d.xTrain, d.yTrain, d.train, w.features, model.maxBin), model, m0.seed)
     expect(m0.testMse).toBe(meanSquaredError(predictGbdt(trained, d.xTest, d.test), d.yTest))
     expect(m0.metrics).toBeUndefined()
-  })
-
-  it('the webgpu backend refuses a classifier before touching the device', () => {
-    const w = workloadOf({ objective: 'binary', classes: 2 })
-    expect(() => prepareWebgpu(null as never, generateDataset(w), w)).toThrow('the webgpu trees engine trains regression only, not binary')
   })
 })

@@ -117,6 +117,8 @@ export async function trainTreesAndReport(
         ...(keep ? { artifact: treesArtifact(model) } : {}),
         ...validationOf(model, group[k]),
         ...(model.stoppedRounds ?? {}),
+        // a halving rung: the rounds this job grew (the runner sums them over the rungs)
+        ...(model.roundsGrown !== undefined ? { roundsTrained: model.roundsGrown } : {}),
       })
     })
   }
