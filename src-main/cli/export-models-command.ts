@@ -30,15 +30,17 @@ export async function exportModelsCommand(runId: string, flags: ExportModelsFlag
   const store = new RunStore(flags.store ?? defaultStoreDir())
   try {
     const run = await store.get(runId)
-    const files = eachModelFile(run, await store.getModels(runId), flags.all ? 'all' : 'best')
-    const { dir, made } = await outputFolder('--out', flags.out)
-    let written: { paths: string[]; mimeType: string | undefined }
-    try {
-      written = await writeModelSet(dir, files)
-    } catch (err) {
-      await removeFolders(made)
-      throw err
-    }
+    // one model read, built and written at a time: memory follows the largest model, not the file
+    const written = await store.withModels(runId, async (kept) => {
+      const files = eachModelFile(run, kept, flags.all ? 'all' : 'best')
+      const { dir, made } = await outputFolder('--out', flags.out!)
+      try {
+        return await writeModelSet(dir, files)
+      } catch (err) {
+        await removeFolders(made)
+        throw err
+      }
+    })
     for (const path of written.paths) process.stdout.write(`${path}\n`)
     const { paths, mimeType } = written
     const how =
@@ -65,7 +67,7 @@ const sameFile = (a: Stats, b: Stats): boolean => a.dev === b.dev && a.ino === b
  * set is taken back if `dir` no longer names the opened folder (the printed paths would lie). Where
  * there is no /proc, `dir` is checked against the opened folder before every rename and at the end.
  */
-async function writeModelSet(dir: string, files: Iterable<ModelFile>): Promise<{ paths: string[]; mimeType: string | undefined }> {
+async function writeModelSet(dir: string, files: AsyncIterable<ModelFile>): Promise<{ paths: string[]; mimeType: string | undefined }> {
   let handle: fs.FileHandle
   try {
     handle = await fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY | (constants.O_NOFOLLOW ?? 0))
@@ -97,7 +99,7 @@ async function writeModelSet(dir: string, files: Iterable<ModelFile>): Promise<{
     const placed: string[] = []
     let mimeType: string | undefined
     try {
-      for (const file of files) {
+      for await (const file of files) {
         const name = file.fileName
         if (name !== basename(name) || name === '.' || name === '..' || names.includes(name)) throw new Error(`${name} is not a plain, unique file name`)
         try {

@@ -5,6 +5,7 @@
 // best-scoring model (the leaderboard's ranking); in a plain run, the best score — in the run's
 // primary metric (validation with folds), in its direction, scored in the measurement that kept the models.
 import {
+  type KeptModel,
   type KeptModels,
   METRIC_SPECS,
   modelAttributes,
@@ -16,6 +17,7 @@ import {
 } from '@shared/contract'
 import { leaderboardOf } from '@shared/leaderboard'
 import { metricValue, validationMetricValue } from '@shared/metrics'
+import type { KeptModelsReader } from '../store/run-store'
 import { onnxModel } from './onnx-model'
 import { xgboostJson } from './xgboost-json'
 
@@ -45,7 +47,10 @@ function rankKey(run: Pick<RunResult, 'config' | 'task'>, p: PerModel): number {
 }
 
 /** The model a user would keep (see the header); null when the kept measurement has no scores. */
-export function bestModelIndex(run: Pick<RunResult, 'config' | 'measurements' | 'task'>, kept: KeptModels): number | null {
+export function bestModelIndex(
+  run: Pick<RunResult, 'config' | 'measurements' | 'task'>,
+  kept: Pick<KeptModels, 'size' | 'strategy' | 'workers'>,
+): number | null {
   const m = run.measurements.find((x) => x.size === kept.size && x.strategy === kept.strategy && x.workers === kept.workers && x.status === 'ok')
   if (!m) return null
   const best = leaderboardOf(run)?.entries[0]
@@ -54,31 +59,44 @@ export function bestModelIndex(run: Pick<RunResult, 'config' | 'measurements' | 
   return ranked[0]?.index ?? null
 }
 
-/** The files of `which` models; refused (not-found) when the run kept none of them. */
-export function modelFiles(run: Pick<RunResult, 'runId' | 'name' | 'config' | 'measurements' | 'task'>, kept: KeptModels, which: 'best' | 'all'): ModelFile[] {
-  return [...eachModelFile(run, kept, which)]
+type ExportedRun = Pick<RunResult, 'runId' | 'name' | 'config' | 'measurements' | 'task'>
+
+/** The indexes of `which` models; refused (not-found) when the run kept none of them. */
+function wantedIndexes(run: ExportedRun, kept: Pick<KeptModels, 'size' | 'strategy' | 'workers'>, indexes: readonly number[], which: 'best' | 'all'): number[] {
+  const wanted = which === 'all' ? [...indexes] : [bestModelIndex(run, kept)]
+  return wanted.map((index) => {
+    if (index === null || !indexes.includes(index))
+      throw new TrainpoolError('not-found', `run ${run.runId} kept no model ${index ?? '(no finished measurement scored them)'}`)
+    return index
+  })
+}
+
+/** One kept model's file: the model's run, index and configuration in its name and in its own metadata. */
+function fileOf(run: ExportedRun, model: KeptModel): ModelFile {
+  const { ext, mimeType, content } = modelFile(model.artifact, modelAttributes(run, model.index))
+  return { index: model.index, fileName: modelFileName(run, model.index, ext), content, mimeType }
+}
+
+/** The files of `which` models of kept models in memory; refused (not-found) when the run kept none of them. */
+export function modelFiles(run: ExportedRun, kept: KeptModels, which: 'best' | 'all'): ModelFile[] {
+  const byIndex = new Map(kept.models.map((m) => [m.index, m]))
+  return wantedIndexes(run, kept, [...byIndex.keys()], which).map((index) => fileOf(run, byIndex.get(index)!))
 }
 
 /**
- * modelFiles one at a time, each built when asked: a writer that writes each before taking the next
- * holds one model's file, not the set's. A model the run did not keep is refused here, before any.
+ * The files of `which` models, each read (from models.json, one model at a time: RunStore.withModels)
+ * and built when asked: a writer that writes each before taking the next holds one model and its
+ * file, not the set's. A model the run did not keep is refused here, before any.
  */
-export function eachModelFile(
-  run: Pick<RunResult, 'runId' | 'name' | 'config' | 'measurements' | 'task'>,
-  kept: KeptModels,
-  which: 'best' | 'all',
-): Iterable<ModelFile> {
-  const wanted = which === 'all' ? kept.models.map((m) => m.index) : [bestModelIndex(run, kept)]
-  const models = wanted.map((index) => {
-    const model = kept.models.find((m) => m.index === index)
-    if (!model) throw new TrainpoolError('not-found', `run ${run.runId} kept no model ${index ?? '(no finished measurement scored them)'}`)
-    return model
-  })
-  return (function* () {
-    for (const model of models) {
-      // the model's run, index and configuration, in its file's name and in its own metadata
-      const { ext, mimeType, content } = modelFile(model.artifact, modelAttributes(run, model.index))
-      yield { index: model.index, fileName: modelFileName(run, model.index, ext), content, mimeType }
-    }
+export function eachModelFile(run: ExportedRun, kept: KeptModelsReader, which: 'best' | 'all'): AsyncIterable<ModelFile> {
+  const wanted = wantedIndexes(run, kept, kept.indexes, which)
+  return (async function* () {
+    for (const index of wanted) yield fileOf(run, await kept.model(index))
   })()
+}
+
+/** The best kept model's file (Save best model, `serve`'s bestModel): only that model is built. */
+export async function bestModelFile(run: ExportedRun, kept: KeptModelsReader): Promise<ModelFile> {
+  const [index] = wantedIndexes(run, kept, kept.indexes, 'best')
+  return fileOf(run, await kept.model(index))
 }

@@ -5,7 +5,7 @@
 // (checked in bytes) or method is refused naming what is accepted; the .part file of a
 // server killed mid-upload is removed at the next start, one still being written is not. The loader is the data
 // cache's own.
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { createServer, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { Writable } from 'node:stream'
@@ -294,6 +294,66 @@ describe('POST /api/upload', () => {
     })
     expect(leftovers()).toEqual([])
     expect(await listDataSets(store)).toEqual([])
+  })
+
+  it('takes a re-upload of stored bytes on a nearly full disk: 200 with the same data set, nothing written; a new file still gets 507 and leaves nothing', async () => {
+    await server.close()
+    // a disk with `room` bytes left for arriving uploads: a write past it fails as a full disk does
+    let room = Infinity
+    let written = 0
+    const nearlyFull = (path: string) =>
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          if (written + chunk.length > room) return done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
+          written += chunk.length
+          appendFileSync(path, chunk)
+          done()
+        },
+      })
+    server = await startServer({
+      service: new FakeService({ capabilities: { shell: 'browser' } }),
+      port: 0,
+      rendererDir: fakeRendererDir().dir,
+      uploads: { dir: uploads, maxBytes: 1024 * 1024, openArriving: nearlyFull, load: (path) => loadDataFile(path, store) },
+    })
+    const big = Buffer.from(`x1,x2,city,y\n${'1,2,Lyon,3.5\n'.repeat(2000)}`)
+    const halves = [big.subarray(0, 10_000), big.subarray(10_000)]
+    const sized = (body: Buffer) => ({ 'Content-Length': String(body.length) })
+    const first = await post(uploadPath('big.csv'), halves, sized(big))
+    expect(first.status, first.body).toBe(200)
+    const { sha256 } = JSON.parse(first.body) as DataSetInfo
+    expect(written).toBe(big.length)
+
+    // the disk fills: less room than the file takes
+    room = written + 1024
+    const again = await post(uploadPath('big.csv'), halves, sized(big))
+    expect(again.status, again.body).toBe(200)
+    expect(JSON.parse(again.body)).toMatchObject({ sha256, rows: 2000 })
+    // under another name: a second name for the stored bytes, still nothing written
+    const renamed = await post(uploadPath('copy.csv'), [big], sized(big))
+    expect(renamed.status, renamed.body).toBe(200)
+    expect(JSON.parse(renamed.body)).toMatchObject({ sha256, name: 'copy.csv' })
+    expect(written).toBe(big.length)
+    expect(leftovers()).toEqual([sha256])
+    expect(readdirSync(join(uploads, sha256)).sort()).toEqual(['big.csv', 'copy.csv'])
+
+    // the same size but one byte different: the matched prefix is copied, the disk fills, 507, nothing partial left
+    const other = Buffer.from(big)
+    other[other.length - 2] = '7'.charCodeAt(0)
+    const refused = await post(uploadPath('other.csv'), [other.subarray(0, 10_000), other.subarray(10_000)], sized(other))
+    expect(refused.status, refused.body).toBe(507)
+    expect(JSON.parse(refused.body).error.message).toMatch(/disk is full/)
+    expect(leftovers()).toEqual([sha256])
+    expect(readdirSync(join(uploads, sha256)).sort()).toEqual(['big.csv', 'copy.csv'])
+    expect((await listDataSets(store)).map((d) => d.sha256)).toEqual([sha256])
+
+    // with room again, that file is stored whole: the copied prefix and the rest
+    room = Infinity
+    const stored = await post(uploadPath('other.csv'), [other.subarray(0, 10_000), other.subarray(10_000)], sized(other))
+    expect(stored.status, stored.body).toBe(200)
+    const otherSha = (JSON.parse(stored.body) as DataSetInfo).sha256
+    expect(otherSha).not.toBe(sha256)
+    expect(readFileSync(join(uploads, otherSha, 'other.csv')).equals(other)).toBe(true)
   })
 
   it.runIf(process.platform !== 'win32')('keeps an upload private whatever the umask: its folders 0700, its file 0600', async () => {

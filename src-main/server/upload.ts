@@ -1,14 +1,15 @@
 // Browser mode's data-file upload (POST /api/upload?name=FILE): streamed to a fresh folder under
 // the store's .uploads, counted against the cap and hashed on the way, moved to
-// .uploads/<sha256>/<name>, then loaded into the data cache by the service. A body cut off, over
-// the cap, or a file that does not load leaves nothing behind; a full disk is answered 507. The
-// token, Host and Origin checks come first (server.ts). Details: README.md, "Uploads".
+// .uploads/<sha256>/<name>, then loaded into the data cache by the service. Bytes the store already
+// holds are compared as they arrive, not written (ArrivingFile): a re-upload needs no room. A body
+// cut off, over the cap, or a file that does not load leaves nothing behind; a full disk is
+// answered 507. The token, Host and Origin checks come first (server.ts). Details: README.md, "Uploads".
 import { createHash, randomUUID } from 'node:crypto'
-import { promises as fs } from 'node:fs'
+import { constants, promises as fs } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { join } from 'node:path'
-import { Transform, type Writable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
+import { basename, dirname, join } from 'node:path'
+import { Transform, Writable } from 'node:stream'
+import { finished, pipeline } from 'node:stream/promises'
 import type { DataSetInfo, TrainpoolErrorShape } from '@shared/contract'
 import { toErrorShape } from '@shared/contract'
 import { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_UPLOAD_IDLE_SECONDS, UPLOAD_NAME_QUERY, uploadNameProblem } from '@shared/contract/upload'
@@ -119,13 +120,13 @@ function refusedBeforeBody(req: IncomingMessage, res: ServerResponse, name: stri
 
 /**
  * Streams the body to a private temporary file, hashing and counting it, then links it into its
- * content-addressed folder. Returns where it lies, or null once the request has been answered
- * (too large, stalled, the disk full) or its client is gone.
+ * content-addressed folder; bytes the store already holds are linked from where they lie, never
+ * written again. Returns where it lies, or null once the request has been answered (too large,
+ * stalled, the disk full) or its client is gone.
  */
 async function receive(req: IncomingMessage, res: ServerResponse, name: string, options: UploadOptions): Promise<{ folder: string; file: string } | null> {
   const max = maxBytesOf(options)
   const arriving = join(options.dir, `${randomUUID()}.part`)
-  const hash = createHash('sha256')
   const count = { received: 0 }
   let folder: string | undefined
   try {
@@ -135,25 +136,27 @@ async function receive(req: IncomingMessage, res: ServerResponse, name: string, 
       transform(chunk: Buffer, _enc, done) {
         count.received += chunk.length
         if (count.received > max) return done(new TooLarge())
-        hash.update(chunk)
         done(null, chunk)
       },
     })
+    const declared = req.headers['content-length']
+    const stored = declared === undefined ? [] : await storedUploadsOfSize(options.dir, Number(declared))
+    const target = new ArrivingFile(stored, () => (options.openArriving ?? privateWriteStream)(arriving))
     // the request is piped in, not part of the pipeline: a failed write (the disk filling mid-stream)
     // must not destroy the socket, which still owes the client its answer
-    const written = pipeline(counter, (options.openArriving ?? privateWriteStream)(arriving))
+    const written = pipeline(counter, target)
     req.on('error', (err) => counter.destroy(err))
     req.on('close', () => {
       if (!req.complete) counter.destroy(new ClientGone())
     })
     req.pipe(counter)
     await written
-    folder = join(options.dir, hash.digest('hex'))
+    folder = join(options.dir, target.sha256())
     const file = join(folder, name)
     await makePrivateDir(folder)
     // into place without replacing: a file there already holds these very bytes (the folder is their
     // sha256), maybe being loaded by a concurrent upload of them, so ours is simply dropped
-    await fs.link(arriving, file).catch((err: NodeJS.ErrnoException) => {
+    await fs.link(target.duplicateOf ?? arriving, file).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err
     })
     await fs.rm(arriving, { force: true })
@@ -164,6 +167,163 @@ async function receive(req: IncomingMessage, res: ServerResponse, name: string, 
     await answerFailedReceive(req, res, err, folder, max, count.received)
     return null
   }
+}
+
+const STORED_FOLDER = /^[0-9a-f]{64}$/
+
+/** One file of each stored upload (<dir>/<sha256>/NAME, its names are links to the same bytes) of exactly `size` bytes, opened for reading. */
+async function storedUploadsOfSize(dir: string, size: number): Promise<StoredUpload[]> {
+  if (!Number.isSafeInteger(size) || size <= 0) return []
+  const found: StoredUpload[] = []
+  for (const sha256 of (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => STORED_FOLDER.test(n))) {
+    for (const name of await fs.readdir(join(dir, sha256)).catch(() => [] as string[])) {
+      const path = join(dir, sha256, name)
+      const listed = await fs.lstat(path).catch(() => null)
+      if (!listed?.isFile() || listed.size !== size) continue
+      // never through a link, never blocking on a FIFO: only a regular file of ours is compared
+      const handle = await fs.open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)).catch(() => null)
+      const stats = await handle?.stat().catch(() => null)
+      if (handle && stats?.isFile() && stats.size === size) {
+        found.push({ path, handle })
+        break
+      }
+      await handle?.close()
+    }
+  }
+  return found
+}
+
+interface StoredUpload {
+  path: string
+  handle: fs.FileHandle
+}
+
+/** read a stored upload's matching bytes back this much at a time when a body turns out to differ */
+const COPY_BLOCK_BYTES = 2 ** 20
+
+/**
+ * Where an upload's bytes go. While they are, byte for byte, those of a stored upload of the same
+ * size, nothing is written (the file is not even created): a re-upload needs no room, also on a
+ * full disk, and ends as `duplicateOf` that file once its sha256 (the folder's name) agrees. At the
+ * first byte that differs (or a body shorter or longer than the file), the prefix that matched is
+ * copied from that file into the arriving one and the body is written on from there, so a new
+ * file is stored whole as before, and a full disk still fails it (507).
+ */
+class ArrivingFile extends Writable {
+  /** the stored upload holding exactly these bytes, once they have all arrived; null when they were written */
+  duplicateOf: string | null = null
+  private readonly hash = createHash('sha256')
+  private digest: string | null = null
+  /** bytes taken so far; while `out` is null, each stored upload left matched them all */
+  private taken = 0
+  private out: Writable | null = null
+  private outError: Error | null = null
+
+  constructor(
+    private matching: StoredUpload[],
+    private readonly open: () => Writable,
+  ) {
+    super()
+  }
+
+  /** the bytes' sha256, in hex, once they have all arrived */
+  sha256(): string {
+    if (this.digest === null) throw new Error('the upload has not all arrived')
+    return this.digest
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.hash.update(chunk)
+    this.take(chunk).then(() => done(), done)
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    this.digest = this.hash.digest('hex')
+    this.finish().then(() => done(), done)
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    this.out?.destroy()
+    this.releaseAll().then(() => done(err), done)
+  }
+
+  private async take(chunk: Buffer): Promise<void> {
+    if (this.out === null && this.matching.length > 0) {
+      const still: StoredUpload[] = []
+      for (const stored of this.matching) if (await sameBytes(stored, this.taken, chunk)) still.push(stored)
+      if (still.length > 0) {
+        await this.release(this.matching.filter((s) => !still.includes(s)))
+        this.matching = still
+        this.taken += chunk.length
+        return
+      }
+      await this.writeMatchedPrefix()
+    }
+    await this.writeOut(chunk)
+    this.taken += chunk.length
+  }
+
+  private async finish(): Promise<void> {
+    const whole = this.matching.find((s) => basename(dirname(s.path)) === this.digest)
+    if (this.out === null && whole) {
+      this.duplicateOf = whole.path
+      return this.releaseAll()
+    }
+    // a body shorter than the stored file, or one whose stored copy no longer holds its folder's bytes
+    if (this.out === null) await this.writeMatchedPrefix()
+    const out = this.output()
+    out.end()
+    await finished(out)
+    if (this.outError) throw this.outError
+  }
+
+  /** Opens the arriving file and copies into it the bytes taken so far, from a stored upload that matched them. */
+  private async writeMatchedPrefix(): Promise<void> {
+    const [source] = this.matching
+    this.output()
+    const block = Buffer.alloc(Math.min(COPY_BLOCK_BYTES, Math.max(1, this.taken)))
+    for (let at = 0; at < this.taken;) {
+      const { bytesRead } = await source.handle.read(block, 0, Math.min(block.length, this.taken - at), at)
+      if (bytesRead === 0) throw new Error(`the stored upload ${source.path} shrank while a copy of its bytes was arriving`)
+      // a copy: the write may hold the buffer until it is flushed
+      await this.writeOut(Buffer.from(block.subarray(0, bytesRead)))
+      at += bytesRead
+    }
+    await this.releaseAll()
+  }
+
+  private output(): Writable {
+    if (this.out) return this.out
+    const out = this.open()
+    out.on('error', (err) => (this.outError ??= err))
+    this.out = out
+    return out
+  }
+
+  private writeOut(bytes: Buffer): Promise<void> {
+    const out = this.output()
+    return new Promise((resolve, reject) => {
+      if (this.outError) return reject(this.outError)
+      out.write(bytes, (err) => (err ? reject(err) : resolve()))
+    })
+  }
+
+  private async release(stored: StoredUpload[]): Promise<void> {
+    for (const s of stored) await s.handle.close().catch(() => undefined)
+  }
+
+  private async releaseAll(): Promise<void> {
+    const all = this.matching
+    this.matching = []
+    await this.release(all)
+  }
+}
+
+/** Whether the stored upload holds `chunk` at `at`. */
+async function sameBytes(stored: StoredUpload, at: number, chunk: Buffer): Promise<boolean> {
+  const there = Buffer.alloc(chunk.length)
+  const { bytesRead } = await stored.handle.read(there, 0, chunk.length, at)
+  return bytesRead === chunk.length && there.equals(chunk)
 }
 
 /** Bounded by silence, not by total time (the server's own requestTimeout is off: server.ts). */

@@ -52,7 +52,7 @@ import { type AutoHooks, AutoCalibration, autoRuleFromEnv, type CalibrationOutco
 import { BackendProbe, probeInWorker } from './backend-probe'
 import { DataSets } from './data-sets'
 import { resolveDataSource, type ResolvedData } from '../data'
-import { modelFiles } from '../export/models'
+import { bestModelFile } from '../export/models'
 import { discoverGpus } from '../gpus/discover'
 import { LiveRun } from './live-run'
 import { RunHistory } from './run-history'
@@ -312,7 +312,7 @@ export class BenchService implements BenchServiceApi {
     const run = await this.history.get(runId)
     if (!this.options.store)
       throw new TrainpoolError('not-found', `run ${runId} kept no trained models: models are kept with a run in the store, and this service has none`)
-    const [file] = modelFiles(run, await this.options.store.getModels(runId), 'best')
+    const file = await this.options.store.withModels(runId, (kept) => bestModelFile(run, kept))
     const bytes = Buffer.from(file.content)
     return { fileName: file.fileName, mimeType: file.mimeType, sizeBytes: bytes.length, base64: bytes.toString('base64') }
   }

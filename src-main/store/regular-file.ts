@@ -31,13 +31,15 @@ export async function describeLink(path: string): Promise<string> {
   return loops ? `a symbolic link that loops (to ${target})` : `a symbolic link to ${target}`
 }
 
+/** An opened regular file (the caller closes it); or nothing there; or why what is there cannot be used. */
+export type RegularFileOpen = { kind: 'file'; handle: fs.FileHandle; stats: Stats } | { kind: 'missing' } | { kind: 'unusable'; why: string }
+
 /**
- * Reads a regular file of at most maxBytes as UTF-8. A missing file is `missing`; anything else that
- * is not such a file is `unusable` with the reason; other read errors (permissions) too. A path the
- * user named (`report F.json`) may be a link to their file: `followLinks` reads through it, and
- * what it leads to is judged the same way.
+ * Opens a regular file of at most maxBytes, judged by fstat before a byte is read, for a reader that
+ * takes it in pieces (models.json, one model at a time). A missing file is `missing`; anything else
+ * that is not such a file is `unusable` with the reason; other open errors (permissions) too.
  */
-export async function readRegularFile(path: string, maxBytes: number, options: { followLinks?: boolean } = {}): Promise<RegularFileRead> {
+export async function openRegularFile(path: string, maxBytes: number, options: { followLinks?: boolean } = {}): Promise<RegularFileOpen> {
   const followLinks = options.followLinks === true
   const onlyOurs = followLinks ? '' : '; Trainpool reads only regular files it wrote'
   let handle: fs.FileHandle
@@ -50,10 +52,28 @@ export async function readRegularFile(path: string, maxBytes: number, options: {
     if (code === 'EISDIR') return { kind: 'unusable', why: 'is a folder, not a file' }
     return { kind: 'unusable', why: `cannot be read (${code ?? (err as Error).message})` }
   }
+  let why: string
   try {
     const stats = await handle.stat()
-    if (!stats.isFile()) return { kind: 'unusable', why: `is ${describeFileType(stats)}, not a file${onlyOurs}` }
-    if (stats.size > maxBytes) return { kind: 'unusable', why: tooLarge(stats.size, maxBytes) }
+    if (stats.isFile() && stats.size <= maxBytes) return { kind: 'file', handle, stats }
+    why = stats.isFile() ? tooLarge(stats.size, maxBytes) : `is ${describeFileType(stats)}, not a file${onlyOurs}`
+  } catch (err) {
+    why = `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`
+  }
+  await handle.close()
+  return { kind: 'unusable', why }
+}
+
+/**
+ * Reads a regular file of at most maxBytes as UTF-8 (openRegularFile, then the whole text). A path the
+ * user named (`report F.json`) may be a link to their file: `followLinks` reads through it, and
+ * what it leads to is judged the same way.
+ */
+export async function readRegularFile(path: string, maxBytes: number, options: { followLinks?: boolean } = {}): Promise<RegularFileRead> {
+  const opened = await openRegularFile(path, maxBytes, options)
+  if (opened.kind !== 'file') return opened
+  const { handle, stats } = opened
+  try {
     // one byte more than the cap tells a file that grew since fstat from one that fits
     const buffer = Buffer.alloc(stats.size + 1)
     let length = 0

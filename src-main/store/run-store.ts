@@ -4,14 +4,17 @@
 // blocking. Writer locks (writer-lock.ts), leftovers (leftovers.ts), privacy (private-files.ts):
 // README.md here.
 import { randomBytes } from 'node:crypto'
-import { constants, promises as fs, type Stats } from 'node:fs'
+import { promises as fs, type Stats } from 'node:fs'
 import os from 'node:os'
 import { join, resolve, sep } from 'node:path'
 import { z } from 'zod'
 import {
   KEPT_MODELS_LIST_BOUNDS,
+  type KeptModel,
+  KeptModelSchema,
   type KeptModels,
   KeptModelsSchema,
+  keptTwice,
   ListBoundsScan,
   RUN_ID_PATTERN,
   echoValue,
@@ -27,7 +30,7 @@ import {
 } from '@shared/contract'
 import { removeAbandonedTemps, tempName } from './leftovers'
 import { createPrivateFile, makePrivateDir, narrowToPrivate } from './private-files'
-import { describeFileType, describeLink, readRegularFile } from './regular-file'
+import { describeFileType, describeLink, openRegularFile, readRegularFile } from './regular-file'
 import { HEARTBEAT_MS, STALE_AFTER_MS, type WriterLock, readLock, removeLock, writeLock, writerState } from './writer-lock'
 
 export const RUN_FILE = 'run.json'
@@ -45,32 +48,52 @@ export const MAX_MODELS_FILE_BYTES = 2 * 2 ** 30
 const SCAN_CHUNK_BYTES = 2 ** 20
 
 /**
- * models.json streamed through ListBoundsScan (model-artifact-bounds.ts), holding one chunk at a
- * time: the first list past its bound, and the file's stats, to tell the file read after from
- * another. What is not a regular file within the cap is left to readRegularFile to refuse.
+ * models.json (opened) streamed through ListBoundsScan (model-artifact-bounds.ts), holding one chunk
+ * at a time: the first list past its bound, and where the models list and each model lie in it.
  */
-async function scanListBounds(path: string): Promise<{ problem: string | null; stats: Stats | null }> {
-  const handle = await fs.open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)).catch(() => null)
-  if (!handle) return { problem: null, stats: null }
-  try {
-    const stats = await handle.stat()
-    if (!stats.isFile() || stats.size > MAX_MODELS_FILE_BYTES) return { problem: null, stats: null }
-    const scan = new ListBoundsScan(KEPT_MODELS_LIST_BOUNDS)
-    const chunk = Buffer.alloc(SCAN_CHUNK_BYTES)
-    for (let at = 0; ;) {
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, at)
-      if (bytesRead === 0 || scan.feed(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead))) break
-      at += bytesRead
-    }
-    return { problem: scan.problem, stats }
-  } catch {
-    return { problem: null, stats: null }
-  } finally {
-    await handle.close()
+async function scanModelsFile(handle: fs.FileHandle): Promise<ListBoundsScan> {
+  const scan = new ListBoundsScan(KEPT_MODELS_LIST_BOUNDS, 'models')
+  const chunk = Buffer.alloc(SCAN_CHUNK_BYTES)
+  for (let at = 0; ;) {
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, at)
+    if (bytesRead === 0 || scan.feed(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead))) break
+    at += bytesRead
   }
+  return scan
 }
 
-const sameVersion = (a: Stats, b: Stats): boolean => a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+/** A zod issue in the words the export prints: "models.2.artifact: tree 0, node 3: …". */
+function firstIssue(issues: readonly { path: PropertyKey[]; message: string }[], under?: string): string {
+  const first = issues[0]
+  if (!first) return 'wrong shape'
+  const path = [...(under ? [under] : []), ...first.path.map(String)].join('.')
+  return `${path || 'file'}: ${first.message}`
+}
+
+/** the most models.json may hold outside its models list (a run's holds its measurement's size, strategy and W: well under 1 KiB) */
+const MAX_MODELS_ENVELOPE_BYTES = 64 * 2 ** 10
+
+async function readRange(handle: fs.FileHandle, start: number, end: number): Promise<string> {
+  const bytes = Buffer.alloc(end - start)
+  for (let at = 0; at < bytes.length;) {
+    const { bytesRead } = await handle.read(bytes, at, bytes.length - at, start + at)
+    if (bytesRead === 0) throw new Error('the file is shorter than when it was scanned')
+    at += bytesRead
+  }
+  return bytes.toString('utf8')
+}
+
+/**
+ * A run's kept models as models.json holds them, read one model at a time: the measurement that
+ * trained them and each model's index are known up front, each model's artifact is read from its
+ * own bytes when asked for, so a reader holds one model, never the whole file parsed.
+ */
+export interface KeptModelsReader extends Omit<KeptModels, 'models'> {
+  /** each kept model's index, in the file's order */
+  readonly indexes: readonly number[]
+  /** model `index` (one of `indexes`), read and checked (KeptModelSchema) alone */
+  model(index: number): Promise<KeptModel>
+}
 
 /** where browser mode's uploads arrive: <store>/.uploads/<sha256>/FILE */
 export const UPLOADS_DIR = '.uploads'
@@ -229,35 +252,85 @@ export class RunStore {
     await writeAtomic(this.runDir(runId), MODELS_FILE, JSON.stringify(kept))
   }
 
-  /** The models a run kept: not-found when it kept none; damaged when the file cannot be used. */
+  /** The models a run kept, all of them in memory (withModels holds one at a time): not-found when it kept none; damaged when the file cannot be used. */
   async getModels(runId: string): Promise<KeptModels> {
+    return this.withModels(runId, async ({ indexes, model, ...measurement }) => {
+      const models: KeptModel[] = []
+      for (const index of indexes) models.push(await model(index))
+      return { ...measurement, models }
+    })
+  }
+
+  /**
+   * Calls `use` with the models a run kept, read one model at a time (KeptModelsReader), while
+   * models.json is held open (a save meanwhile renames a new file in; this one is read to the end).
+   * Before `use` the whole file is checked, one model at a time: every list bounded on the raw bytes
+   * (one of 150 M numbers killed the process in JSON.parse), then each model parsed from its own
+   * bytes and checked. Not-found when the run kept none; damaged when the file cannot be used.
+   */
+  async withModels<T>(runId: string, use: (kept: KeptModelsReader) => Promise<T>): Promise<T> {
     const path = join(this.runDir(runId), MODELS_FILE)
     const unsound = (why: string) => new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} does not hold kept models that can be exported (${why})`)
-    // every list bounded on the bytes before the text is read whole or parsed: one of 150 M numbers killed the process in JSON.parse
-    const scanned = await scanListBounds(path)
-    if (scanned.problem) throw unsound(scanned.problem)
-    const read = await readRegularFile(path, MAX_MODELS_FILE_BYTES)
-    if (read.kind === 'file' && scanned.stats && !sameVersion(scanned.stats, read.stats))
-      throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} changed while it was read; try again`)
-    if (read.kind === 'missing')
+    const notJson = (why: string) => new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} is not valid JSON (${why})`)
+    const opened = await openRegularFile(path, MAX_MODELS_FILE_BYTES)
+    if (opened.kind === 'missing')
       throw new TrainpoolError(
         'not-found',
         `run ${runId} kept no trained models (a run saved to a store keeps the models of its first measurement at the largest size; older runs kept none)`,
       )
-    if (read.kind === 'unusable') throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} ${read.why}`)
-    let raw: unknown
+    if (opened.kind === 'unusable') throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} ${opened.why}`)
+    const { handle, stats } = opened
     try {
-      raw = JSON.parse(read.text)
-    } catch (err) {
-      throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} is not valid JSON (${(err as Error).message})`)
+      const read = (start: number, end: number) =>
+        readRange(handle, start, end).catch((err: NodeJS.ErrnoException) => {
+          throw new TrainpoolError('damaged', `run ${runId}: ${MODELS_FILE} cannot be read (${err.code ?? err.message})`)
+        })
+      const parse = (text: string): unknown => {
+        try {
+          return JSON.parse(text)
+        } catch (err) {
+          throw notJson((err as Error).message)
+        }
+      }
+      const scan = await scanModelsFile(handle)
+      if (scan.problem) throw unsound(scan.problem)
+      // everything but the models list's entries: the measurement, and an empty list where the models were
+      const list = scan.noted && scan.noted.end > 0 ? scan.noted : null
+      const cut = list ? { start: list.start + 1, end: list.end - 1 } : { start: stats.size, end: stats.size }
+      if (stats.size - (cut.end - cut.start) > MAX_MODELS_ENVELOPE_BYTES)
+        throw unsound(`${stats.size - (cut.end - cut.start)} bytes outside the models list, where a run keeps under ${MAX_MODELS_ENVELOPE_BYTES}`)
+      const envelope = KeptModelsSchema.safeParse(parse((await read(0, cut.start)) + (await read(cut.end, stats.size))))
+      if (!envelope.success) throw unsound(firstIssue(envelope.error.issues))
+      const { size, strategy, workers } = envelope.data
+      const entries = list?.entries ?? []
+      // between the entries only white space and one comma each: anything else (a number, a missing comma) is not a list of models
+      const gapProblem = (gap: string, where: string, comma: boolean) =>
+        gap.trim() !== (comma ? ',' : '') ? notJson(`unexpected ${JSON.stringify(gap.trim().slice(0, 20))} ${where} in the models list`) : null
+      const modelAt = async (position: number): Promise<KeptModel> => {
+        const { start, end } = entries[position]
+        const parsed = KeptModelSchema.safeParse(parse(await read(start, end)))
+        if (!parsed.success) throw unsound(firstIssue(parsed.error.issues, `models.${position}`))
+        return parsed.data
+      }
+      const indexes: number[] = []
+      for (let position = 0; position < entries.length; position++) {
+        const gap = await read(position === 0 ? cut.start : entries[position - 1].end, entries[position].start)
+        const problem = gapProblem(gap, position === 0 ? 'before model 0' : `between models ${position - 1} and ${position}`, position > 0)
+        if (problem) throw problem
+        const { index } = await modelAt(position)
+        if (indexes.includes(index)) throw unsound(`models: ${keptTwice(index)}`)
+        indexes.push(index)
+      }
+      const tail = gapProblem(await read(entries.at(-1)?.end ?? cut.start, cut.end), entries.length ? 'after the last model' : 'before any model', false)
+      if (tail) throw tail
+      const model = async (index: number) => {
+        if (!indexes.includes(index)) throw new TrainpoolError('not-found', `run ${runId} kept no model ${index}`)
+        return modelAt(indexes.indexOf(index))
+      }
+      return await use({ size, strategy, workers, indexes, model })
+    } finally {
+      await handle.close()
     }
-    const parsed = KeptModelsSchema.safeParse(raw)
-    if (!parsed.success) {
-      // where the problem is too: "models.2.artifact: tree 0, node 3: …"
-      const first = parsed.error.issues[0]
-      throw unsound(first ? `${first.path.join('.') || 'file'}: ${first.message}` : 'wrong shape')
-    }
-    return parsed.data
   }
 
   async get(runId: string): Promise<RunResult> {

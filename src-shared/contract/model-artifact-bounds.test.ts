@@ -70,3 +70,41 @@ describe('list bounds on the raw text', () => {
     expect(parsed.error?.issues[0].message).toMatch(/^the booster's learner\.gradient_booster\.model\.trees\.0\.left_children has more than 131071 entries/)
   })
 })
+
+describe("the models list's entries, noted for a reader that parses one model at a time", () => {
+  /** the noted list and each entry as text, scanned `chunk` bytes at a time */
+  function notedInChunks(text: string, chunk: number): { list: string; entries: string[] } | null {
+    const scan = new ListBoundsScan(KEPT_MODELS_LIST_BOUNDS, 'models')
+    const bytes = Buffer.from(text)
+    for (let at = 0; at < bytes.length; at += chunk) scan.feed(bytes.subarray(at, at + chunk))
+    if (!scan.noted) return null
+    const piece = ({ start, end }: { start: number; end: number }) => bytes.subarray(start, end).toString('utf8')
+    return { list: piece(scan.noted), entries: scan.noted.entries.map(piece) }
+  }
+
+  it('each entry parses to what JSON.parse of the whole gives, whatever the chunks, spacing, strings and nesting', () => {
+    const models = [
+      { index: 0, artifact: { format: 'gbdt-trees', features: 1, baseScore: 0.5, trees: [fullTree(2)] } },
+      { index: 3, artifact: { format: 'xgboost-json', json: '{"a":[1,2,{"models":[]}]}\\"]}' } },
+      { index: 7, artifact: { format: 'mlp', features: 1, layers: [{ inputs: 1, outputs: 1, w: [0.5], b: [-1e-7] }], preprocess: null }, note: 'é ✓ "[{' },
+    ]
+    const envelope = { size: 10, strategy: 'pool', workers: 2 }
+    const texts = [
+      JSON.stringify({ ...envelope, models }),
+      JSON.stringify({ ...envelope, models }, null, 3),
+      // a "models" key inside a model, and one before the real list: the last top-level one is the list (as JSON.parse keeps it)
+      `{"models":[{"index":99}], "size":10,"strategy":"pool","workers":2, "models" : [ ${models.map((m) => JSON.stringify(m)).join(' ,\n ')} ] }`,
+    ]
+    for (const text of texts) {
+      const whole = JSON.parse(text) as { models: unknown[] }
+      for (const chunk of [1, 3, 64, 1 << 20]) {
+        const noted = notedInChunks(text, chunk)
+        expect(noted?.entries.map((e) => JSON.parse(e) as unknown)).toEqual(whole.models)
+        expect(JSON.parse(noted!.list)).toEqual(whole.models)
+      }
+    }
+    expect(notedInChunks(JSON.stringify({ ...envelope, models: [] }), 5)).toEqual({ list: '[]', entries: [] })
+    // a "models" list that is not the top-level object's is not noted
+    expect(notedInChunks(JSON.stringify([{ models: models }]), 5)).toBeNull()
+  })
+})

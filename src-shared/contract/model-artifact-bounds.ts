@@ -3,7 +3,9 @@
 // numbers (under the file cap) killed export-models and `serve` in JSON.parse, and a 1e7-node tree
 // took 8 s and 1.1 GB to be refused. Every bound is the largest list a run can produce
 // (ARTIFACT_LIMITS, derived from the families' limits; LIMITS.models.max), so a sound file always
-// passes and an oversized list is refused at its first entry past the bound, naming its field.
+// passes and an oversized list is refused at its first entry past the bound, naming its field. The
+// same pass can note where each entry of the top-level `models` list lies (`entriesOf`), so a reader
+// parses one model at a time from its own bytes instead of the whole file.
 import { gbdtFamily } from '../families/gbdt'
 import { LIMITS } from './config'
 import { CLASS_LIMITS } from '../vocabulary/task'
@@ -88,6 +90,19 @@ interface Frame {
   count: number
   /** a list: an entry has begun since its last comma */
   inEntry: boolean
+  /** the list whose entries' places are noted (ListBoundsScan's `entriesOf`) */
+  noted: boolean
+}
+
+/** Where something lies in the text fed: offsets in what was fed (bytes, for bytes), `end` past its last. */
+export interface TextRange {
+  start: number
+  end: number
+}
+
+/** The noted list: where it lies (its brackets included) and where each of its entries that is an object or a list lies. */
+export interface NotedList extends TextRange {
+  entries: TextRange[]
 }
 
 const QUOTE = 0x22
@@ -98,23 +113,33 @@ const KEY_CHARS = 64
 /**
  * Reads JSON text chunk by chunk and keeps only its nesting, so memory stays a few hundred bytes
  * whatever the text; `problem` names the first list past its bound ("models.0.artifact.trees.0.left
- * has more than 131071 entries: …"). The text's syntax is not checked here: JSON.parse does that after.
+ * has more than 131071 entries: …"). With `entriesOf`, the list under that key of the top-level
+ * object is `noted` (the last such list, as JSON.parse keeps the last of a repeated key): where it
+ * lies and where each of its object or list entries lies, 16 bytes an entry. The text's syntax is
+ * not checked here: JSON.parse does that after, on each piece.
  */
 export class ListBoundsScan {
   problem: string | null = null
+  /** the `entriesOf` list, once its opening bracket has been read (end -1 until it closes) */
+  noted: NotedList | null = null
   private readonly stack: Frame[] = []
   private inString = false
   private escaped = false
   private text = ''
   private lastString = ''
+  /** the offset of the unit being read */
+  private at = 0
 
-  constructor(private readonly bounds: ListBounds) {}
+  constructor(
+    private readonly bounds: ListBounds,
+    private readonly entriesOf?: string,
+  ) {}
 
   /** Takes the next chunk (bytes or text); returns the problem once one is found. */
   feed(chunk: Uint8Array | string): string | null {
     if (this.problem) return this.problem
     const bytes = typeof chunk !== 'string'
-    for (let i = 0; i < chunk.length && !this.problem; i++) this.step(bytes ? (chunk as Uint8Array)[i] : (chunk as string).charCodeAt(i))
+    for (let i = 0; i < chunk.length && !this.problem; i++, this.at++) this.step(bytes ? (chunk as Uint8Array)[i] : (chunk as string).charCodeAt(i))
     return this.problem
   }
 
@@ -141,7 +166,9 @@ export class ListBoundsScan {
       return
     }
     if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
-      this.stack.pop()
+      const closed = this.stack.pop()
+      if (closed?.noted && this.noted) this.noted.end = this.at + 1
+      else if (this.stack.at(-1)?.noted && this.noted) this.noted.entries.at(-1)!.end = this.at + 1
       return
     }
     // anything else begins or continues a value: the first byte of one in a list counts an entry
@@ -162,7 +189,10 @@ export class ListBoundsScan {
       }
       const key = top && !top.list ? top.key : null
       const bound = (key !== null && Object.hasOwn(this.bounds, key) ? this.bounds[key] : undefined) ?? OTHER_LIST
-      this.stack.push({ list: c === 0x5b, key, bound, count: 0, inEntry: false })
+      const noted = c === 0x5b && this.stack.length === 1 && key !== null && key === this.entriesOf
+      if (noted) this.noted = { start: this.at, end: -1, entries: [] }
+      else if (top?.noted) this.noted!.entries.push({ start: this.at, end: -1 })
+      this.stack.push({ list: c === 0x5b, key, bound, count: 0, inEntry: false, noted })
     }
   }
 

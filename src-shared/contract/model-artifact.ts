@@ -10,7 +10,7 @@ import { modelConfiguration } from './model-set'
 import { artifactProblem } from './model-artifact-structure'
 import { ModelArtifactShape } from './model-artifact-shape'
 
-export { ARTIFACT_LIMITS, KEPT_MODELS_LIST_BOUNDS, ListBoundsScan } from './model-artifact-bounds'
+export { ARTIFACT_LIMITS, KEPT_MODELS_LIST_BOUNDS, ListBoundsScan, type NotedList, type TextRange } from './model-artifact-bounds'
 export { DenseLayerSchema, type ModelArtifact, PreprocessSchema, type Preprocess, TreeArtifactSchema, type TreeArtifact } from './model-artifact-shape'
 
 /** Every reader's artifact check: the shape, then the structure (model-artifact-structure.ts), so a crafted artifact never reaches an exporter or a loader. */
@@ -19,18 +19,25 @@ export const ModelArtifactSchema = ModelArtifactShape.superRefine((artifact, ctx
   if (problem) ctx.addIssue({ code: 'custom', message: problem })
 })
 
+/** One kept model: its index in the run, its artifact (a reader taking models.json one model at a time checks each with this). */
+export const KeptModelSchema = z.object({ index: z.number().int().min(0), artifact: ModelArtifactSchema })
+export type KeptModel = z.infer<typeof KeptModelSchema>
+
+/** a kept models list's refusal of a repeated index (also a reader's that takes them one at a time) */
+export const keptTwice = (index: number): string => `model ${index} is kept twice: one artifact per model`
+
 /** The models a run kept: which measurement trained them, and each model's artifact by index. */
 export const KeptModelsSchema = z.object({
   size: z.number().int(),
   strategy: z.string(),
   workers: z.number().int(),
   models: z
-    .array(z.object({ index: z.number().int().min(0), artifact: ModelArtifactSchema }))
+    .array(KeptModelSchema)
     .max(LIMITS.models.max)
     .superRefine((models, ctx) => {
       const seen = new Set<number>()
       for (const { index } of models) {
-        if (seen.has(index)) ctx.addIssue({ code: 'custom', message: `model ${index} is kept twice: one artifact per model` })
+        if (seen.has(index)) ctx.addIssue({ code: 'custom', message: keptTwice(index) })
         seen.add(index)
       }
     }),
