@@ -289,10 +289,6 @@ export const GBDT_BACKENDS = [
     gpu: true,
     auto: false,
     batched: true,
-    objectives: {
-      trains: ['regression'],
-      why: "its WGSL kernels have no per-row hessians yet (classifiers: Trainpool's cpu engine or xgboost, the same XGBoost 1.7 objectives)",
-    },
     earlyStopping: { why: 'its WGSL trainer does not score the held-out rows after each round yet' },
     halving: { why: 'its WGSL trainer does not take the trees of an earlier rung back into its margins yet' },
     speed: { workPerSecond: 4e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },

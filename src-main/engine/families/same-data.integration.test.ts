@@ -176,24 +176,13 @@ describe('a classifier on every backend: the result says what was trained', () =
       logloss(run).forEach((l, i) => expect(Math.abs(l - reference[i]) / reference[i], `model ${i} on ${backend}`).toBeLessThan(MLP_TOLERANCE))
   }, 180_000)
 
-  it("trees: cpu and xgboost train binary:logistic within XGBoost's parity; webgpu, regression-only, is refused before anything starts", async () => {
+  it("trees: cpu and xgboost train binary:logistic within XGBoost's parity; webgpu grows cpu's trees (the same log loss, bit for bit)", async () => {
     const runs = new Map<ConcreteBackend, RunResult>()
-    for (const backend of available(['cpu', 'xgboost'])) runs.set(backend, await classify('gbdt', backend))
+    for (const backend of available(['cpu', 'webgpu', 'xgboost'])) runs.set(backend, await classify('gbdt', backend))
     const reference = logloss(runs.get('cpu')!)
     const xgboost = runs.get('xgboost')
     if (xgboost) logloss(xgboost).forEach((l, i) => expect(Math.abs(l - reference[i]) / reference[i], `xgboost model ${i}`).toBeLessThan(XGBOOST_PARITY))
-    if (available(['webgpu']).length === 0) return
-    const config = presetConfig('smoke', {
-      sizes: [ROWS],
-      models: [1],
-      workers: [1],
-      backend: 'webgpu',
-      model: MODELS.gbdt as never,
-      data: { sha256: labelled.sha256, name: labelled.name, target: 'churned', features: null, exclude: [], impute: 'none' as const },
-    })
-    await expect(service.start({ config })).rejects.toMatchObject({
-      code: 'invalid-input',
-      issues: [{ field: 'backend', message: expect.stringMatching(/backend webgpu cannot train a binary .* yet: .*accepted: cpu, xgboost/) }],
-    })
+    const webgpu = runs.get('webgpu')
+    if (webgpu) expect(perModel(webgpu).map((p) => [p.fingerprint, p.metrics])).toEqual(perModel(runs.get('cpu')!).map((p) => [p.fingerprint, p.metrics]))
   }, 180_000)
 })

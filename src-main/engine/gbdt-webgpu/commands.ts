@@ -5,17 +5,14 @@
 import type { GpuGbdtData } from './device-data'
 import { USAGE, type WgslDevice } from '../webgpu/device'
 import {
-  CHOICE_WORDS,
   CNT_WORDS,
   DEC_WORDS,
   DERIVE_SLOTS,
+  hessianWords,
   kernelKey,
   kernelSource,
-  LVL_WORDS,
-  MODEL_INFO_WORDS,
   NONE,
   SHARED32_ROWS,
-  TREE_WORDS,
   UNIFORM_FIELDS,
   UNIFORM_STRIDE,
   WG,
@@ -25,7 +22,7 @@ import {
 } from './tree-kernels'
 import type { HostModel, RoundSample, Slice, TrainShape } from './level'
 import type { HistogramMode, WebgpuTrainStats } from './options'
-import { SLOT_BYTES, type TableSizes } from './plan'
+import { slotBytes, type TableSizes } from './plan'
 
 /** rows per workgroup of the shared-memory histogram kernels */
 const SHARED_ROWS = 1024
@@ -51,7 +48,8 @@ interface TableLayout extends TableSizes {
   words: number
 }
 
-function layoutTables(C: number, P: number, s: TableSizes): TableLayout {
+function layoutTables(C: number, P: number, s: TableSizes, hess: boolean): TableLayout {
+  const w = hessianWords(hess)
   let at = 0
   const take = (words: number) => {
     const o = at
@@ -62,15 +60,15 @@ function layoutTables(C: number, P: number, s: TableSizes): TableLayout {
   return {
     ...s,
     cnt: take(C * CNT_WORDS),
-    lvl: [take(C * nl * LVL_WORDS), take(C * nl * LVL_WORDS)],
+    lvl: [take(C * nl * w.lvl), take(C * nl * w.lvl)],
     bslot: take(C * nb),
     der: take(C * nb * 2),
     eval: take(C * ne),
     dec: take(C * nl * DEC_WORDS),
-    choice: take(C * nl * CHOICE_WORDS),
+    choice: take(C * nl * w.choice),
     free: take(C * P),
     temp: take(C * nb),
-    tree: take(C * T * TREE_WORDS),
+    tree: take(C * T * w.tree),
     words: at,
   }
 }
@@ -95,9 +93,10 @@ export interface LevelShape {
   NB: number
 }
 
-/** A device-planned round as read back: every model's tree records, the next round's max |g|, the error bits. */
+/** A device-planned round as read back: every model's tree records, the next round's max |g| (and max h), the error bits. */
 export interface RoundResult {
   trees: Uint32Array
+  /** per model of the next round: max |g| (f32 bits); with hessians then per model max h */
   maxBits: Uint32Array
   errors: Uint32Array
 }
@@ -106,7 +105,7 @@ export interface RoundResult {
 export interface PassResult {
   choices: Uint32Array
   errors: Uint32Array
-  /** words of one model's choices (nl × CHOICE_WORDS) */
+  /** words of one model's choices (nl × the choice's words) */
   stride: number
 }
 
@@ -138,6 +137,10 @@ export class GbdtCommands {
   private readonly uniform: GPUBuffer
   private readonly pred: GPUBuffer
   private readonly q: GPUBuffer
+  /** per-row quantised hessians (a classifier's; a 16-byte placeholder without) */
+  private readonly qh: GPUBuffer
+  /** words of a level node, choice, tree record, histogram slot and ModelInfo (hessianWords) */
+  private readonly words: ReturnType<typeof hessianWords>
   private readonly pos: GPUBuffer
   private readonly mask: GPUBuffer
   private readonly models: GPUBuffer
@@ -171,7 +174,8 @@ export class GbdtCommands {
   ) {
     // up to 48 KiB: room for a depth-6 tree's last level (16 built nodes × 256 bins × 3 words) in workgroup memory
     this.sharedWords = Math.floor(Math.min(gpu.limits.maxComputeWorkgroupStorageSize, 49152) / 4)
-    this.kopts = { bin16: d.bin16, sharedWords: this.sharedWords }
+    this.kopts = { bin16: d.bin16, sharedWords: this.sharedWords, hess: shape.hess, gradient: shape.gradient }
+    this.words = hessianWords(shape.hess)
     this.maxWg = gpu.limits.maxComputeWorkgroupsPerDimension
 
     const { C, n, perTree, maskWords, rowsAll, P } = shape
@@ -188,13 +192,15 @@ export class GbdtCommands {
     this.uniform = own(this.records * UNIFORM_STRIDE, USAGE.UNIFORM | USAGE.COPY_DST, 'gbdt-uniform')
     this.pred = own(rowsBytes, S | USAGE.COPY_DST, 'gbdt-pred')
     this.q = own(rowsBytes, S, 'gbdt-q')
+    this.qh = own(shape.hess ? rowsBytes : 16, S, 'gbdt-qh')
     this.pos = own(rowsBytes, S, 'gbdt-pos')
     this.mask = own(Math.max(16, 2 * this.maskWordsPerParity * 4), S | USAGE.COPY_DST, 'gbdt-mask')
-    this.models = own(C * MODEL_INFO_WORDS * 4, S | USAGE.COPY_DST, 'gbdt-models')
+    this.models = own(C * this.words.modelInfo * 4, S | USAGE.COPY_DST, 'gbdt-models')
     this.feats = own(2 * this.featWordsPerParity * 4, S | USAGE.COPY_DST, 'gbdt-feats')
-    this.scal = own(C * 16, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-scal')
+    // [C: max |g|][3C: root Σq lo, hi, count], with hessians [C: max h][2C: root Σqh lo, hi]
+    this.scal = own(C * (shape.hess ? 28 : 16), S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-scal')
     this.hist = own(histogramBytes, S | USAGE.COPY_SRC | USAGE.COPY_DST, 'gbdt-hist')
-    this.layout = layoutTables(C, P, device)
+    this.layout = layoutTables(C, P, device, shape.hess)
     this.atom = own(C * 4, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-atom')
     this.tabs = gpu.createBuffer(this.layout.words * 4, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-tabs')
     if (profile && gpu.timestamps) {
@@ -226,7 +232,7 @@ export class GbdtCommands {
     if (nodes <= this.layout.nl) return
     const { C, P } = this.shape
     this.gpu.destroyBuffer(this.tabs)
-    this.layout = layoutTables(C, P, { ...this.tables, nl: Math.max(nodes, Math.ceil(this.layout.nl * 1.5)) })
+    this.layout = layoutTables(C, P, { ...this.tables, nl: Math.max(nodes, Math.ceil(this.layout.nl * 1.5)) }, this.shape.hess)
     this.tabs = this.gpu.createBuffer(this.layout.words * 4, USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-tabs')
     this.groups.clear()
   }
@@ -269,7 +275,19 @@ export class GbdtCommands {
     this.writeRecord(g, { C: Cn, ...this.parityFields(parity) })
     const e = this.encoder()
     this.encodeGradient(e, g, Cn)
-    return this.readBack(e, 0, [{ src: this.scal, offset: 0, bytes: Cn * 4 }])
+    return this.readBack(e, 0, this.maxCopies(Cn))
+  }
+
+  /** where a gradient's maxima lie: max |g| per model, and with hessians max h per model (tree-kernels.ts, scal) */
+  private maxCopies(Cn: number): { src: GPUBuffer; offset: number; bytes: number }[] {
+    const g = { src: this.scal, offset: 0, bytes: Cn * 4 }
+    return this.shape.hess ? [g, { src: this.scal, offset: Cn * 16, bytes: Cn * 4 }] : [g]
+  }
+
+  /** the roots' sums cleared before quantise adds into them (and, with hessians, their Σqh) */
+  private clearRootSums(e: Encoded, Cn: number): void {
+    e.enc.clearBuffer(this.scal, Cn * 4, Cn * 12)
+    if (this.shape.hess) e.enc.clearBuffer(this.scal, Cn * 20, Cn * 8)
   }
 
   // ---- a device-planned round ------------------------------------------------------------------
@@ -300,7 +318,7 @@ export class GbdtCommands {
   encodeRound(Cn: number, CnNext: number, parity: number): EncodedRound {
     const e = this.encoder()
     const L = this.layout
-    e.enc.clearBuffer(this.scal, Cn * 4, Cn * 12)
+    this.clearRootSums(e, Cn)
     e.enc.clearBuffer(this.atom)
     const levels = this.deviceLevels()
     this.encodeQuantise(e, 0, Cn)
@@ -318,8 +336,8 @@ export class GbdtCommands {
     this.encodeRowUpdate(e, this.maxDepth + 1, Cn)
     if (CnNext > 0) this.encodeGradient(e, this.recordGradient(), CnNext)
     const prepared = this.prepare(e, parity, [
-      { src: this.tabs, offset: L.tree * 4, bytes: Cn * L.T * TREE_WORDS * 4 },
-      { src: this.scal, offset: 0, bytes: CnNext * 4 },
+      { src: this.tabs, offset: L.tree * 4, bytes: Cn * L.T * this.words.tree * 4 },
+      ...this.maxCopies(CnNext),
       { src: this.atom, offset: 0, bytes: Cn * 4 },
     ])
     return { prepared, parity, Cn, CnNext }
@@ -336,21 +354,23 @@ export class GbdtCommands {
     this.stats.deviceRounds++
     this.stats.passes += levels.length
     const words = await this.complete(r.prepared)
-    const t = r.Cn * L.T * TREE_WORDS
-    return { trees: words.subarray(0, t), maxBits: words.subarray(t, t + r.CnNext), errors: words.subarray(t + r.CnNext) }
+    const t = r.Cn * L.T * this.words.tree
+    const maxWords = r.CnNext * (this.shape.hess ? 2 : 1)
+    return { trees: words.subarray(0, t), maxBits: words.subarray(t, t + maxWords), errors: words.subarray(t + maxWords) }
   }
 
   // ---- a host-planned round --------------------------------------------------------------------
 
-  /** Quantise alone: the roots' sums [Σq lo, hi, count per model], for a host-planned round. */
+  /** Quantise alone: the roots' sums [Σq lo, hi, count per model] (with hessians then [Σqh lo, hi per model]), for a host-planned round. */
   async rootSums(Cn: number): Promise<Uint32Array> {
     const e = this.encoder()
-    e.enc.clearBuffer(this.scal, Cn * 4, Cn * 12)
+    this.clearRootSums(e, Cn)
     e.enc.clearBuffer(this.atom)
     const rec = this.recordHost()
     this.writeRecord(rec, this.levelFields(Cn, 0, { depth: 0, NL: 0, NE: 0, NB: 0 }))
     this.encodeQuantise(e, rec, Cn)
-    return this.readBack(e, 0, [{ src: this.scal, offset: Cn * 4, bytes: Cn * 12 }])
+    const sums = { src: this.scal, offset: Cn * 4, bytes: Cn * 12 }
+    return this.readBack(e, 0, this.shape.hess ? [sums, { src: this.scal, offset: Cn * 20, bytes: Cn * 8 }] : [sums])
   }
 
   /**
@@ -377,7 +397,7 @@ export class GbdtCommands {
     this.stats.evaluatedNodes += slices.reduce((s, x) => s + (x?.evals.length ?? 0), 0)
     slices.forEach((s, i) => s?.builds.forEach((b) => (this.stats.histogramUpdates += ms[i].level[b.li].h * ms[i].sampler.perTree)))
     this.stats.passes++
-    const stride = L.nl * CHOICE_WORDS
+    const stride = L.nl * this.words.choice
     const words = await this.readBack(e, 0, [
       { src: this.tabs, offset: L.choice * 4, bytes: Cn * stride * 4 },
       { src: this.atom, offset: 0, bytes: Cn * 4 },
@@ -400,7 +420,7 @@ export class GbdtCommands {
     const g = this.recordGradient()
     this.writeRecord(g, { C: CnNext, ...this.parityFields(parity ^ 1) })
     this.encodeGradient(e, g, CnNext)
-    return this.readBack(e, 0, [{ src: this.scal, offset: 0, bytes: CnNext * 4 }])
+    return this.readBack(e, 0, this.maxCopies(CnNext))
   }
 
   /** A host-planned level's row update on its own (the next level has nothing to evaluate). */
@@ -424,12 +444,12 @@ export class GbdtCommands {
 
   /** Node histograms a fallback read-back carries (a cap on the staging buffer). */
   get histogramsPerReadBack(): number {
-    return Math.max(1, Math.floor(FALLBACK_BATCH_BYTES / (this.shape.S * SLOT_BYTES)))
+    return Math.max(1, Math.floor(FALLBACK_BATCH_BYTES / (this.shape.S * slotBytes(this.shape.hess))))
   }
 
   /** Whole node histograms (model index in the chunk, node slot), one after the other. */
   async readHistograms(nodes: readonly { m: number; slot: number }[]): Promise<Uint32Array> {
-    const nodeBytes = this.shape.S * SLOT_BYTES
+    const nodeBytes = this.shape.S * slotBytes(this.shape.hess)
     const P = this.shape.P
     return this.readBack(
       this.encoder(),
@@ -442,11 +462,17 @@ export class GbdtCommands {
 
   private encodeGradient(e: Encoded, rec: number, Cn: number): void {
     e.enc.clearBuffer(this.scal, 0, Cn * 4)
-    this.run(e, 'gradient', rec, [this.d.y, this.pred, this.mask, this.pos, this.scal], ...this.grid(this.shape.n), Cn)
+    const bufs = [this.d.y, this.pred, this.mask, this.pos, this.scal]
+    if (this.shape.hess) {
+      e.enc.clearBuffer(this.scal, Cn * 16, Cn * 4)
+      bufs.push(this.q, this.qh)
+    }
+    this.run(e, 'gradient', rec, bufs, ...this.grid(this.shape.n), Cn)
   }
 
   private encodeQuantise(e: Encoded, rec: number, Cn: number): void {
-    this.run(e, 'quantise', rec, [this.d.y, this.pred, this.pos, this.models, this.q, this.scal], ...this.grid(this.shape.n), Cn)
+    const bufs = this.shape.hess ? [this.pos, this.models, this.q, this.qh, this.scal] : [this.d.y, this.pred, this.pos, this.models, this.q, this.scal]
+    this.run(e, 'quantise', rec, bufs, ...this.grid(this.shape.n), Cn)
   }
 
   private encodeRowUpdate(e: Encoded, rec: number, Cn: number): void {
@@ -468,6 +494,7 @@ export class GbdtCommands {
     else this.stats.sharedPasses++
     this.run(e, 'zeroSlots', rec, [this.tabs, this.hist], ...this.grid(lv.NB * S), Cn)
     const histBufs = [this.d.bins, this.q, this.pos, this.tabs, this.feats, this.hist]
+    if (this.shape.hess) histBufs.push(this.qh)
     // timed per tree level (device rounds): updates per second per kernel and level
     const label = `${k.name}@${lv.depth}`
     if (k.name === 'histGlobal') this.run(e, 'histGlobal', rec, histBufs, ...this.grid(n), Cn * k.nFC, label)
@@ -487,8 +514,9 @@ export class GbdtCommands {
     // at most 1024 when 32-bit slots are asked for
     let RB = this.mode === 'shared32' ? SHARED32_ROWS : Math.max(SHARED_ROWS, 4 * NB * wmax)
     while (Math.ceil(n / RB) > this.maxWg) RB *= 2
-    const bits32 = this.mode !== 'shared64' && RB <= SHARED32_ROWS
-    const FG = Math.min(perTree, Math.floor(this.sharedWords / (NB * wmax * (bits32 ? 2 : 3))))
+    // 32-bit slots have no room for a classifier's hessians
+    const bits32 = this.mode !== 'shared64' && RB <= SHARED32_ROWS && !this.shape.hess
+    const FG = Math.min(perTree, Math.floor(this.sharedWords / (NB * wmax * (bits32 ? 2 : this.words.slot))))
     const fits = FG >= 1
     const shared = this.mode === 'global' ? false : this.mode === 'auto' ? fits && n >= 2 * NB * wmax : fits
     let FC = GLOBAL_FEATURES
@@ -503,7 +531,8 @@ export class GbdtCommands {
     const L = this.layout
     const Cn = ms.length
     const cnt = new Uint32Array(Cn * CNT_WORDS)
-    const lvl = new Uint32Array(Cn * L.nl * LVL_WORDS).fill(NONE)
+    const LW = this.words.lvl
+    const lvl = new Uint32Array(Cn * L.nl * LW).fill(NONE)
     const bslot = new Uint32Array(Cn * L.nb)
     const der = new Uint32Array(Cn * L.nb * 2)
     const ev = new Uint32Array(Cn * L.ne)
@@ -512,16 +541,20 @@ export class GbdtCommands {
       const s = slices[i]
       cnt[i * CNT_WORDS] = m.level.length
       m.level.forEach((node, li) => {
-        const w = (i * L.nl + li) * LVL_WORDS
+        const w = (i * L.nl + li) * LW
         lvl[w] = node.gq >>> 0
         lvl[w + 1] = Math.floor(node.gq / 4294967296) >>> 0
         lvl[w + 2] = node.h
         lvl[w + 3] = node.id
+        if (this.shape.hess) {
+          lvl[w + 8] = node.hq >>> 0
+          lvl[w + 9] = Math.floor(node.hq / 4294967296) >>> 0
+        }
       })
       if (!s) continue
       s.builds.forEach((b, l) => {
         bslot[i * L.nb + l] = b.slot
-        lvl[(i * L.nl + b.li) * LVL_WORDS + 6] = l
+        lvl[(i * L.nl + b.li) * LW + 6] = l
       })
       s.derives.forEach((x, k) => {
         der[(i * L.nb + k) * 2] = x.dst
@@ -529,7 +562,7 @@ export class GbdtCommands {
       })
       s.evals.forEach((x, e) => {
         ev[i * L.ne + e] = x.li
-        const w = (i * L.nl + x.li) * LVL_WORDS
+        const w = (i * L.nl + x.li) * LW
         lvl[w + 4] = x.slot
         lvl[w + 5] = e
       })
@@ -619,6 +652,7 @@ export class GbdtCommands {
       featOff: 0,
       maskOff: 0,
       errOff: 0,
+      K: this.shape.K,
       ...fields,
     }
     const u = new Uint32Array(UNIFORM_FIELDS.length)

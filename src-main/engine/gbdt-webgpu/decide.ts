@@ -7,7 +7,7 @@ import { quantExponent } from '../gbdt/quantise'
 import { applySplit, isEvaluated, KRT_EPS, leafValue, type SplitCoefs } from '../gbdt/rules'
 import { TreeBuilder } from '../gbdt/tree'
 import type { PassResult } from './commands'
-import { CHOICE_WORDS, DEC_WORDS, ERR_ROOT, ERR_SLOTS, ERR_SUMS, MODEL_INFO_WORDS, NONE, TREE_WORDS } from './tree-kernels'
+import { DEC_WORDS, ERR_ROOT, ERR_SLOTS, ERR_SUMS, hessianWords, NONE } from './tree-kernels'
 import type { HostModel, LevelNode } from './level'
 import type { WebgpuTrainStats } from './options'
 import { choiceApplies, chooseFromHistogram, type NodeHistogram, type SplitChoice } from './split'
@@ -62,20 +62,38 @@ function builtRows(evalL: boolean, hL: number, evalR: boolean, hR: number): numb
   return evalL || evalR ? Math.min(hL, hR) : 0
 }
 
+/** an integer's u32 words (lo, hi), for 0 ≤ v < 2^64 (exact integers below 2^53, or capped) */
+function words64(v: number): [number, number] {
+  const x = Math.min(v, 2 ** 64 - 2 ** 12)
+  const hi = Math.floor(x / 4294967296)
+  return [(x - hi * 4294967296) >>> 0, hi >>> 0]
+}
+
 export class HostDecider {
+  /** words of a ModelInfo, choice and tree record (hessianWords) */
+  private readonly words: ReturnType<typeof hessianWords>
+
   constructor(
     private host: GbdtData,
     private stats: WebgpuTrainStats,
     private checkFilter: boolean,
-  ) {}
+    /** per-row hessians (a classifier's): nodes carry Σqh beside their rows */
+    private hess = false,
+  ) {
+    this.words = hessianWords(hess)
+  }
 
   /**
-   * The CPU engine's quantisation rule per model, from its largest |gradient| (f32 bits): k, 2^−k,
-   * whether the host decides its splits this round; the device's per-model block (tree-kernels.ts,
-   * ModelInfo) with the model's own coefficients.
+   * The CPU engine's quantisation rule per model, from its largest |gradient| (f32 bits; with
+   * hessians then its largest hessian's, maxBits[C + i]): k, 2^−k (kh, 2^−kh), whether the host
+   * decides its splits this round; the device's per-model block (tree-kernels.ts, ModelInfo) with the
+   * model's own coefficients. With hessians the bracket's units are scaled by 2^-64 (search) and the
+   * min_child_weight bounds are integers on Σqh: ⌈mcw·2^kh⌉ and max(2, ⌈2·mcw·2^kh⌉) (rules.ts isEvaluated).
    */
   quantise(ms: readonly HostModel[], maxBits: Uint32Array): ArrayBuffer {
-    const W = MODEL_INFO_WORDS
+    const W = this.words.modelInfo
+    const hess = this.hess
+    const bracket = hess ? 2 ** -32 : 1
     const info = new ArrayBuffer(ms.length * W * 4)
     const iv = new Int32Array(info)
     const uv = new Uint32Array(info)
@@ -96,8 +114,8 @@ export class HostDecider {
       uv[W * i + 1] = m.hostDecides ? 1 : 0
       uv[W * i + 2] = Number.isInteger(alphaInt) ? alphaInt >>> 0 : 0
       uv[W * i + 3] = Number.isInteger(alphaInt) ? Math.floor(alphaInt / 4294967296) >>> 0 : 0
-      fv[W * i + 4] = finiteF32(alphaQ)
-      fv[W * i + 5] = finiteF32(minGain * 2 ** (2 * m.k))
+      fv[W * i + 4] = finiteF32(alphaQ * bracket)
+      fv[W * i + 5] = finiteF32(minGain * 2 ** (2 * m.k) * bracket * bracket)
       fv[W * i + 6] = c.mcw
       fv[W * i + 7] = c.lambda
       fv[W * i + 8] = c.gamma
@@ -105,6 +123,13 @@ export class HostDecider {
       fv[W * i + 10] = c.minSplitH
       uv[W * i + 11] = m.maxDepth
       uv[W * i + 12] = m.ns
+      if (!hess) continue
+      m.kh = quantExponent(bitsF32(maxBits[ms.length + i]))
+      m.invH = 2 ** -m.kh
+      const scale = 2 ** m.kh
+      iv[W * i + 13] = m.kh
+      ;[uv[W * i + 16], uv[W * i + 17]] = words64(Math.ceil(c.mcw * scale))
+      ;[uv[W * i + 18], uv[W * i + 19]] = words64(Math.max(2, Math.ceil(2 * c.mcw * scale)))
     }
     return info
   }
@@ -116,19 +141,25 @@ export class HostDecider {
    * bin, default direction, sums, leaf value), built with the CPU engine's applySplit on the
    * records' exact sums, its leaf values checked against the device's (which its predictions got).
    */
-  roundTrees(ms: readonly HostModel[], invs: readonly number[], words: Uint32Array, T: number, errors: Uint32Array): void {
+  roundTrees(ms: readonly HostModel[], invs: readonly number[], invHs: readonly number[], words: Uint32Array, T: number, errors: Uint32Array): void {
     throwOnErrors(errors, ms)
+    const TW = this.words.tree
+    const hess = this.hess
     for (let i = 0; i < ms.length; i++) {
       const m = ms[i]
       const inv = invs[i]
+      const invH = invHs[i]
       const c = m.coefs
-      const base = i * T * TREE_WORDS
-      const rec = (id: number) => base + id * TREE_WORDS
+      const base = i * T * TW
+      const rec = (id: number) => base + id * TW
       const sums = (id: number) => int64(words[rec(id) + 2], words[rec(id) + 3])
+      // a node's hessian sum: Σqh with per-row hessians, else its rows
+      const hsum = (id: number) => (hess ? int64(words[rec(id) + 6], words[rec(id) + 7]) : words[rec(id) + 4])
       const t = new TreeBuilder()
       const depth = [0]
-      t.add(leafValue(sums(0) * inv, words[rec(0) + 4], c))
-      const evaluated = (id: number) => isEvaluated(words[rec(id) + 4], depth[id], m.maxDepth, c)
+      t.add(leafValue(sums(0) * inv, hsum(0) * invH, c))
+      const evaluated = (id: number) =>
+        hess ? isEvaluated(hsum(id), depth[id], m.maxDepth, c, invH, words[rec(id) + 4]) : isEvaluated(words[rec(id) + 4], depth[id], m.maxDepth, c)
       const built = (level: number, rows: number) => {
         const updates = rows * m.sampler.perTree
         this.stats.histogramUpdates += updates
@@ -149,15 +180,17 @@ export class HostDecider {
         const lid = t.feature.length
         if (lid + 1 >= T) throw new Error(`webgpu: model ${m.seed}'s tree outgrew its ${T} records (planning error)`)
         const binField = words[r + 1]
-        const hl = words[rec(lid) + 4]
+        const rowsL = words[rec(lid) + 4]
+        const hl = hsum(lid)
         const glq = sums(lid)
         const gq = sums(id)
-        if (hl + words[rec(lid + 1) + 4] !== h || glq + sums(lid + 1) !== gq)
+        if (rowsL + words[rec(lid + 1) + 4] !== h || hl + hsum(lid + 1) !== hsum(id) || glq + sums(lid + 1) !== gq)
           throw new Error(`webgpu: node ${id} of model ${m.seed}: its children's sums on the device are not its own`)
-        applySplit(t, id, { feature: words[r], bin: (binField & 0x7fffffff) - 1, defaultLeft: binField >>> 31 === 1, glq, hl }, gq, h, inv, c, this.host.cuts)
+        const split = { feature: words[r], bin: (binField & 0x7fffffff) - 1, defaultLeft: binField >>> 31 === 1, glq, hl }
+        applySplit(t, id, split, gq, hsum(id), inv, c, this.host.cuts, invH)
         depth.push(depth[id] + 1, depth[id] + 1)
         this.stats.splits++
-        built(depth[id] + 1, builtRows(evaluated(lid), hl, evaluated(lid + 1), h - hl))
+        built(depth[id] + 1, builtRows(evaluated(lid), rowsL, evaluated(lid + 1), h - rowsL))
       }
       m.trees.push(t.finish())
     }
@@ -165,14 +198,18 @@ export class HostDecider {
 
   // ---- a host-planned round -----------------------------------------------------------------------
 
-  /** The roots' sums (Σq lo, hi, count per model): checked against the sampled rows, the root leaves. */
+  /** The roots' sums (Σq lo, hi, count per model; with hessians then Σqh lo, hi per model): checked against the sampled rows, the root leaves. */
   takeRootSums(ms: readonly HostModel[], words: Uint32Array): void {
-    for (let i = 0; i < ms.length; i++) {
+    const C = ms.length
+    for (let i = 0; i < C; i++) {
       const m = ms[i]
       const gq = int64(words[3 * i], words[3 * i + 1])
       if (words[3 * i + 2] !== m.ns) throw new Error(`webgpu: root of model ${m.seed} has ${words[3 * i + 2]} rows, ${m.ns} sampled`)
-      m.level[0].gq = gq
-      m.tb.add(leafValue(gq * m.inv, m.ns, m.coefs))
+      const root = m.level[0]
+      root.gq = gq
+      root.hq = this.hess ? int64(words[3 * C + 2 * i], words[3 * C + 2 * i + 1]) : m.ns
+      root.evaluable = m.evaluable(m.ns, root.hq, 0, this.hess)
+      m.tb.add(leafValue(gq * m.inv, root.hq * m.invH, m.coefs))
     }
   }
 
@@ -188,7 +225,7 @@ export class HostDecider {
     for (const x of evaluated) {
       const m = ms[x.m]
       const node = m.level[x.li]
-      const c = x.m * pass.stride + x.li * CHOICE_WORDS
+      const c = x.m * pass.stride + x.li * this.words.choice
       const j = w[c]
       const binField = w[c + 1]
       const lossBits = w[c + 5]
@@ -200,11 +237,12 @@ export class HostDecider {
           bin: (binField & 0x7fffffff) - 1,
           defaultLeft: binField >>> 31 === 1,
           glq: int64(w[c + 2], w[c + 3]),
-          hl: w[c + 4],
+          hl: this.hess ? int64(w[c + 8], w[c + 9]) : w[c + 4],
+          rowsL: w[c + 4],
         }
       } else {
         // a leaf: the best loss the device found does not apply (below kRtEps or γ)
-        node.choice = { found: lossBits !== 0, best: bitsF32(lossBits), j: -1, bin: -1, defaultLeft: false, glq: 0, hl: 0 }
+        node.choice = { found: lossBits !== 0, best: bitsF32(lossBits), j: -1, bin: -1, defaultLeft: false, glq: 0, hl: 0, rowsL: 0 }
       }
       if (m.hostDecides) {
         node.choice = null
@@ -217,10 +255,12 @@ export class HostDecider {
 
   /** The fallback (and checkFilter): the CPU engine's scan on a node's whole histogram `w`, read back. */
   fromHistogram(m: HostModel, node: LevelNode, w: Uint32Array, S: number): void {
-    const exact = chooseFromHistogram(this.nodeHistogram(m, w, S), node.gq, node.h, m.inv, m.coefs)
+    const hist = this.nodeHistogram(m, w, S)
+    const exact = chooseFromHistogram(hist, node.gq, node.hq, m.inv, m.coefs, m.invH)
+    if (exact.found && this.hess) exact.rowsL = leftRows(w, this.words.slot, hist, exact, node.h)
     if (node.choice && this.checkFilter) {
       this.stats.filterChecks++
-      if (!sameChoice(node.choice, exact, node.h, m.coefs)) {
+      if (!sameChoice(node.choice, exact, node.hq, m.coefs)) {
         throw new Error(
           `webgpu: the device's split of node ${node.id} of model ${m.seed} is not the CPU engine's: ${JSON.stringify(node.choice)} vs ${JSON.stringify(exact)}`,
         )
@@ -248,12 +288,11 @@ export class HostDecider {
     const next: LevelNode[] = []
     const nextParents: number[] = []
     const t = m.tb
-    const maxDepth = m.maxDepth
     for (let li = 0; li < lv.length; li++) {
       const node = lv[li]
       const ch = node.evaluable ? node.choice : null
       const e = DEC_WORDS * li
-      if (!ch || !choiceApplies(ch, node.h, c)) {
+      if (!ch || !choiceApplies(ch, node.hq, c)) {
         entries[e] = NONE
         entries[e + 5] = f32Bits(t.leafValue[node.id])
         if (node.slot >= 0 && m.single) m.free.push(node.slot)
@@ -264,13 +303,15 @@ export class HostDecider {
       const gl = ch.glq
       const hl = ch.hl
       const gr = node.gq - gl
-      const hr = node.h - hl
-      const lid = applySplit(t, node.id, { feature: f, bin: b, defaultLeft: ch.defaultLeft, glq: gl, hl }, node.gq, node.h, m.inv, c, this.host.cuts)
+      const hr = node.hq - hl
+      const rowsL = ch.rowsL
+      const rowsR = node.h - rowsL
+      const lid = applySplit(t, node.id, { feature: f, bin: b, defaultLeft: ch.defaultLeft, glq: gl, hl }, node.gq, node.hq, m.inv, c, this.host.cuts, m.invH)
       entries.set([f, b >>> 0, ch.defaultLeft ? 1 : 0, next.length, next.length + 1, 0], e)
       this.stats.splits++
       next.push(
-        { id: lid, gq: gl, h: hl, evaluable: isEvaluated(hl, depth + 1, maxDepth, c), slot: -1, choice: null },
-        { id: lid + 1, gq: gr, h: hr, evaluable: isEvaluated(hr, depth + 1, maxDepth, c), slot: -1, choice: null },
+        { id: lid, gq: gl, h: rowsL, hq: hl, evaluable: m.evaluable(rowsL, hl, depth + 1, this.hess), slot: -1, choice: null },
+        { id: lid + 1, gq: gr, h: rowsR, hq: hr, evaluable: m.evaluable(rowsR, hr, depth + 1, this.hess), slot: -1, choice: null },
       )
       // the parent's histogram slot, kept for the subtraction trick when the level had one slice
       nextParents.push(m.single ? node.slot : -1)
@@ -283,10 +324,11 @@ export class HostDecider {
   private nodeHistogram(m: HostModel, w: Uint32Array, S: number): NodeHistogram {
     const perTree = m.sampler.perTree
     const host = this.host
+    const SW = this.words.slot
     const slots = new Float64Array(2 * S)
     for (let s = 0; s < S; s++) {
-      slots[2 * s] = int64(w[3 * s], w[3 * s + 1])
-      slots[2 * s + 1] = w[3 * s + 2]
+      slots[2 * s] = int64(w[SW * s], w[SW * s + 1])
+      slots[2 * s + 1] = this.hess ? int64(w[SW * s + 3], w[SW * s + 4]) : w[SW * s + 2]
     }
     const nBins = new Int32Array(perTree)
     const hasMissing = new Uint8Array(perTree)
@@ -296,4 +338,19 @@ export class HostDecider {
     }
     return { slots, offset: m.slotOff, nBins, hasMissing }
   }
+}
+
+/**
+ * The left child's rows of a split chosen from a classifier's whole node histogram `w` (SW words a
+ * slot, its count in word 2): the CPU engine's scan compares hessian sums, the device's plan needs rows.
+ */
+function leftRows(w: Uint32Array, SW: number, hist: NodeHistogram, s: SplitChoice, rows: number): number {
+  const o = hist.offset[s.j]
+  let below = 0
+  for (let b = 0; b <= s.bin; b++) below += w[SW * (o + b) + 2]
+  if (!s.defaultLeft) return below
+  // missing values left: every row but those above the split bin
+  let above = 0
+  for (let b = s.bin + 1; b < hist.nBins[s.j]; b++) above += w[SW * (o + b) + 2]
+  return rows - above
 }

@@ -1,13 +1,16 @@
 // What a round asks of the device, counted (DeviceWork, the runtime's deviceCounters): rounds
 // planned on the device take one submit and one read-back each — its trees' records (24 bytes a
 // node a model's tree can have) and the next round's max |g| — and a host-planned level one
-// read-back a pass; sequential training costs the same per model.
+// read-back a pass; sequential training costs the same per model. A classifier's rounds too: its
+// gradients and hessians come from the margins on the device (K trees a round for K classes), so
+// nothing per row crosses the bus between rounds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DeviceCounters } from '@shared/contract'
 import { subtractDeviceCounters } from '@shared/contract/device-counters'
-import { treeHash } from '../gbdt'
+import { trainGbdtGroup, treeHash } from '../gbdt'
+import type { GbdtTask } from '../gbdt/objective'
 import { disposeGbdtData, uploadGbdtData } from './device-data'
-import { TREE_WORDS } from './tree-kernels'
+import { hessianWords, TREE_WORDS } from './tree-kernels'
 import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests } from '../../testing/webgpu-trees'
 import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
 
@@ -25,7 +28,13 @@ const TREE_NODES = 2 ** (DEPTH + 1) - 1
 
 async function counted(options: WebgpuTrainOptions, seeds = SEEDS): Promise<{ work: DeviceCounters; stats: WebgpuTrainStats }> {
   const gpu = dev.gpu!
-  const { data } = makeData({ rows: 800, features: 6, value: (f, v, r) => ((r + f) % 13 === 0 ? NaN : v) })
+  const K = options.task?.classes ?? 0
+  const { data } = makeData({
+    rows: 800,
+    features: 6,
+    value: (f, v, r) => ((r + f) % 13 === 0 ? NaN : v),
+    ...(K > 0 ? { label: (xs: Float32Array, r: number) => (((r + Math.round((xs[1] || 0) * 2)) % K) + K) % K } : {}),
+  })
   const gd = uploadGbdtData(gpu, data)
   const params = { rounds: ROUNDS, maxDepth: DEPTH }
   const stats = emptyStats()
@@ -35,7 +44,8 @@ async function counted(options: WebgpuTrainOptions, seeds = SEEDS): Promise<{ wo
     const before = gpu.work.snapshot()
     const models = await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { ...options, stats })
     const work = subtractDeviceCounters(gpu.work.snapshot(), before)
-    expect(models.map(treeHash)).toEqual(cpuHashes(data, params, seeds))
+    const cpu = options.task ? seeds.map((s) => treeHash(trainGbdtGroup(data, params, [s], { task: options.task })[0])) : cpuHashes(data, params, seeds)
+    expect(models.map(treeHash)).toEqual(cpu)
     return { work, stats }
   } finally {
     disposeGbdtData(gpu, gd)
@@ -80,5 +90,24 @@ describe('webgpu trees: the device work of a round', () => {
     // per round: the roots' sums, ≤ one pass a level, the last row update with the next gradient
     expect(work.readbacks).toBeLessThanOrEqual(1 + ROUNDS * (DEPTH + 2))
     expect(stats.passes).toBeLessThanOrEqual(ROUNDS * DEPTH)
+  })
+
+  it('classifiers planned on the device: one submit and one read-back a round, 32 B a tree node and 8 B (max |g|, max h) a tree read back', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const tasks: GbdtTask[] = [
+      { objective: 'binary', classes: 2 },
+      { objective: 'multiclass', classes: 3 },
+    ]
+    for (const task of tasks) {
+      const { work, stats } = await counted({ task }, SEEDS.slice(0, 2))
+      // trees a round: one per model, K per K-class model
+      const trees = 2 * (task.objective === 'multiclass' ? task.classes : 1)
+      expect(stats.deviceRounds).toBe(ROUNDS)
+      expect(work.submits).toBe(ROUNDS + 1)
+      expect(work.readbacks).toBe(ROUNDS + 1)
+      const treeBytes = ROUNDS * trees * TREE_NODES * hessianWords(true).tree * 4
+      expect(work.bytesReadBack).toBe(treeBytes + 8 * trees + ROUNDS * 4 * trees + (ROUNDS - 1) * 8 * trees)
+    }
+    expect(hessianWords(true).tree * 4).toBe(32)
   })
 })

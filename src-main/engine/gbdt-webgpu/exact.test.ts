@@ -1,7 +1,8 @@
 // The device's integer float32 arithmetic (exact.ts) against the CPU engine's (rules.ts, Math.fround
 // on float64) bit for bit, on random and edge inputs: squares of 53-bit sums at every quantisation
 // exponent (subnormal and overflowing results), correctly rounded division, sums, products, a
-// side's gain and a leaf value with λ, α, min_child_weight and η.
+// side's gain and a leaf value with λ, α, min_child_weight and η, and both with a classifier's hessian
+// sum (a 53-bit integer at any quantisation exponent).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { leafValue, sideGain, type SplitCoefs } from '../gbdt/rules'
 import { Rng } from '../random'
@@ -16,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => dev.gpu?.release())
 
 const f32 = Math.fround
-const WORDS = 10
+const WORDS = 16
 const bits = new Float32Array(1)
 const bitsU = new Uint32Array(bits.buffer)
 function toBits(v: number): number {
@@ -49,6 +50,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     case 2u: { r = addF32(a.x, a.y); }
     case 3u: { r = mulF32(a.x, a.y); }
     case 4u: { r = sideGainF32(a, h, k, alphaQ, lambda); }
+    case 6u: { r = sideGainHF32(a, vec2<u32>(cases[c + 10u], cases[c + 11u]), k, bitcast<i32>(cases[c + 12u]), alphaQ, lambda); }
+    case 7u: {
+      let hq = vec2<u32>(cases[c + 10u], cases[c + 11u]);
+      let mcwQ = vec2<u32>(cases[c + 13u], cases[c + 14u]);
+      r = leafHF32(thresholdQ(a, alphaQ), (a.y & 0x80000000u) != 0u, k, hq, bitcast<i32>(cases[c + 12u]), lambda, mcwQ, cases[c + 9u]);
+    }
     default: {
       let t = thresholdQ(a, alphaQ);
       r = leafF32(t, (a.y & 0x80000000u) != 0u, k, h, lambda, bitcast<f32>(cases[c + 8u]), cases[c + 9u]);
@@ -69,6 +76,10 @@ interface Case {
   lambda?: number
   mcw?: number
   eta?: number
+  /** ops 6, 7: a classifier's hessian sum hq · 2^-kh, and ⌈mcw · 2^kh⌉ */
+  hq?: bigint
+  kh?: number
+  mcwQ?: bigint
   expect: number
 }
 
@@ -94,6 +105,13 @@ async function runCases(cases: Case[]): Promise<Uint32Array> {
     words[w + 7] = toBits(c.lambda ?? 0)
     words[w + 8] = toBits(c.mcw ?? 0)
     words[w + 9] = toBits(c.eta ?? 0)
+    const hq = c.hq ?? 0n
+    words[w + 10] = Number(hq & 0xffffffffn)
+    words[w + 11] = Number(hq >> 32n)
+    words[w + 12] = (c.kh ?? 0) >>> 0
+    const mq = c.mcwQ ?? 0n
+    words[w + 13] = Number(mq & 0xffffffffn)
+    words[w + 14] = Number(mq >> 32n)
   })
   const inBuf = gpu.createBuffer(words.byteLength, USAGE.STORAGE | USAGE.COPY_DST, 'exact-cases')
   const outBuf = gpu.createBuffer(cases.length * 4, USAGE.STORAGE | USAGE.COPY_SRC, 'exact-out')
@@ -258,6 +276,33 @@ describe("exact float32 on the device = the CPU engine's float32 arithmetic", ()
       const common = { big: sum, h, k, alphaQ: aq, lambda: c.lambda, mcw: c.mcw, eta: c.eta }
       cases.push({ op: 4, ...common, expect: toBits(sideGain(g, h, c.lambda, c.alpha)) })
       cases.push({ op: 5, ...common, expect: toBits(leafValue(g, h, c)) })
+    }
+    expect(await mismatches(cases)).toEqual([])
+  })
+
+  it("a classifier side's gain and leaf value: hessian sums hq · 2^-kh (hq < 2^53, kh 0 … 100) with λ from 3e-41 to 1e6, α, min_child_weight, η", async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const rng = new Rng(17)
+    const cases: Case[] = []
+    while (cases.length < 4000) {
+      const sum = randomSum(rng)
+      const k = 20 + rng.below(20)
+      // hq: any bit length up to 53, sometimes 0 or 1
+      const t = randomSum(rng)
+      const hq = rng.below(8) === 0 ? BigInt(rng.below(2)) : t < 0n ? -t : t
+      const kh = rng.below(101)
+      const lambda = LAMBDAS[rng.below(LAMBDAS.length)]
+      const alpha = ALPHAS[rng.below(ALPHAS.length)]
+      const aq = alphaQ(alpha, k)
+      if (aq === null) continue
+      const mcw = [0, 1, 1e-3, 3.5, 1e6][rng.below(5)]
+      const eta = [0.1, 0.3, 1, 1e-3][rng.below(4)]
+      const c = coefs(lambda, alpha, mcw, eta)
+      const g = Number(sum) * 2 ** -k
+      const H = Number(hq) * 2 ** -kh
+      const common = { big: sum, k, alphaQ: aq, lambda: c.lambda, mcw: c.mcw, eta: c.eta, hq, kh, mcwQ: BigInt(Math.min(Math.ceil(c.mcw * 2 ** kh), 2 ** 63)) }
+      cases.push({ op: 6, ...common, expect: toBits(sideGain(g, H, c.lambda, c.alpha)) })
+      cases.push({ op: 7, ...common, expect: toBits(leafValue(g, H, c)) })
     }
     expect(await mismatches(cases)).toEqual([])
   })

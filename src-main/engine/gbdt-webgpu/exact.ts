@@ -2,7 +2,8 @@
 // WGSL: a side's gain f32(f32(fl64(T²)) / f32(H + λ)), f32 sums and differences, and a leaf value
 // f32(f32(fl64(−T / fl64(H + λ))) · f32(η)) — each IEEE rounding (to nearest even, gradual underflow,
 // overflow to ∞) done on integer mantissas, so neither WGSL's 2.5-ulp division nor a device's
-// flushing of subnormals or fusing of multiply-adds can change a bit.
+// flushing of subnormals or fusing of multiply-adds can change a bit. A classifier's hessian sum H is
+// Σqh·2^-kh (a 53-bit integer), so its gain and leaf value take f32(fl64(H + λ)) from 64-bit sums.
 
 /** WGSL: f32 values travel as their u32 bits; 64-bit integers as vec2<u32> (x low), 128-bit as vec4. */
 export const EXACT_WGSL = /* wgsl */ `
@@ -235,11 +236,15 @@ fn hPlusLambda64(h: u32, lambda: u32, e: ptr<function, i32>) -> vec2<u32> {
 fn leafF32(t: vec2<u32>, negative: bool, k: i32, h: u32, lambda: u32, mcw: f32, eta: u32) -> u32 {
   // comparisons are exact in IEEE arithmetic (no rounding)
   if (h == 0u || f32(h) < mcw) { return 0u; }
+  var ed = 0;
+  let dm = hPlusLambda64(h, lambda, &ed);
+  return leafOver(t, negative, k, dm, ed, eta);
+}
+/** f32(f32(fl64(−T / D)) · f32(η)) for D = dm · 2^ed = fl64(H + λ) > 0 (a leaf value's arithmetic once its denominator is known) */
+fn leafOver(t: vec2<u32>, negative: bool, k: i32, dm: vec2<u32>, ed: i32, eta: u32) -> u32 {
   // −T: its sign; T = 0 gives −0
   let sgn = select(0x80000000u, 0u, negative);
   if (t.x == 0u && t.y == 0u) { return 0x80000000u; }
-  var ed = 0;
-  let dm = hPlusLambda64(h, lambda, &ed);
   // both mantissas to exactly 53 bits
   let lt = bitLen64(t);
   let ld = bitLen64(dm);
@@ -259,5 +264,47 @@ fn leafF32(t: vec2<u32>, negative: bool, k: i32, h: u32, lambda: u32, mcw: f32, 
   let w64 = toF64(vec4<u32>(q, 0u, 0u), r.x != 0u || r.y != 0u, &d);
   let w = toF32(vec4<u32>(w64, 0u, 0u), et - edn - 55 + d, false) | sgn;
   return mulF32(w, eta);
+}
+// A classifier's hessian sums: H = hq · 2^-kh (hq a 64-bit integer below 2^53, its quantised sum),
+// as the CPU engine dequantises them (an exact double), in f32(H + λ) and fl64(H + λ).
+/** fl64(hq · 2^-kh + λ), hq ≥ 1, as a mantissa of ≤ 53 bits (< 2^53) and its exponent */
+fn hqPlusLambda64(hq: vec2<u32>, kh: i32, lambda: u32, e: ptr<function, i32>) -> vec2<u32> {
+  var el = 0;
+  let ml = unpackF32(lambda, &el);
+  var x = vec4<u32>(hq.x, hq.y, 0u, 0u);
+  var ex = -kh;
+  // s: λ's unit over H's, in bits
+  let s = el + kh;
+  if (ml != 0u && s >= 0 && s <= 100) {
+    x = add128(x, shl128(vec4<u32>(ml, 0u, 0u, 0u), u32(s)));
+  } else if (ml != 0u && s > 100) {
+    // H < 2^-47 · λ's unit: under half a float64 unit of λ, fl64(H + λ) = λ
+    x = vec4<u32>(ml, 0u, 0u, 0u);
+    ex = el;
+  } else if (ml != 0u && -s < 78 - i32(bitLen64(hq))) {
+    // hq · 2^-s + mλ exactly (< 2^78)
+    x = add128(shl128(x, u32(-s)), vec4<u32>(ml, 0u, 0u, 0u));
+    ex = el;
+  }
+  // else λ is below half a float64 unit of H: fl64(H + λ) = H
+  var d = 0;
+  var r = toF64(x, false, &d);
+  if (r.y >= 0x200000u) { r = vec2<u32>((r.x >> 1u) | (r.y << 31u), r.y >> 1u); d += 1; }
+  *e = ex + d;
+  return r;
+}
+/** a classifier side's gain f32(f32(T²) / f32(H + λ)) (rules.ts sideGain with H = hq · 2^-kh), 0 when hq = 0 */
+fn sideGainHF32(sq: vec2<u32>, hq: vec2<u32>, k: i32, kh: i32, alphaQ: vec2<u32>, lambda: u32) -> u32 {
+  if (hq.x == 0u && hq.y == 0u) { return 0u; }
+  var e = 0;
+  let den = toF32(vec4<u32>(hqPlusLambda64(hq, kh, lambda, &e), 0u, 0u), e, false);
+  return divF32(sqF32(thresholdQ(sq, alphaQ), k), den);
+}
+/** a classifier's leaf value (rules.ts leafValue with H = hq · 2^-kh): 0 when hq is 0 or below mcwQ = ⌈min_child_weight · 2^kh⌉ */
+fn leafHF32(t: vec2<u32>, negative: bool, k: i32, hq: vec2<u32>, kh: i32, lambda: u32, mcwQ: vec2<u32>, eta: u32) -> u32 {
+  if ((hq.x == 0u && hq.y == 0u) || !ge64(hq, mcwQ)) { return 0u; }
+  var ed = 0;
+  let dm = hqPlusLambda64(hq, kh, lambda, &ed);
+  return leafOver(t, negative, k, dm, ed, eta);
 }
 `

@@ -6,6 +6,7 @@ import type { GbdtParams } from '@shared/families/gbdt'
 import { buildsSecond, type HeldOutRows, isEvaluated, ModelSampler, splitCoefs, type SplitCoefs } from '../gbdt/rules'
 import { type GbdtTree, TreeBuilder } from '../gbdt/tree'
 import type { SplitChoice } from './split'
+import type { GradientKind } from './tree-kernels'
 
 /** The sizes one trainer's chunks train with (the same for every chunk of a group: its widest model's). */
 export interface TrainShape {
@@ -19,9 +20,15 @@ export interface TrainShape {
   maskWords: number
   /** every model has every row in every tree: no row mask */
   rowsAll: boolean
-  /** models per chunk, node histogram slots per model */
+  /** models per chunk (device models: a K-class model is K of them, one per class), node histogram slots per model */
   C: number
   P: number
+  /** trees a model grows a round: K for multiclass (device models m … m + K − 1 of a chunk are one model's classes), else 1 */
+  K: number
+  /** per-row hessians (a classifier's: quantised per tree beside the gradients) instead of the row count */
+  hess: boolean
+  /** how the device computes each row's gradient pair */
+  gradient: GradientKind
 }
 
 /** A node of the current level (index = its level index on the device). */
@@ -31,6 +38,8 @@ export interface LevelNode {
   /** Σq (exact integer) and sampled rows */
   gq: number
   h: number
+  /** with per-row hessians: Σqh (exact integer; else the rows, h) */
+  hq: number
   evaluable: boolean
   /** node histogram slot while it has one, −1 otherwise */
   slot: number
@@ -76,6 +85,9 @@ export class HostModel {
   private readonly drawn = new Map<number, RoundSample>()
   k = 0
   inv = 1
+  /** the hessians' quantisation this round (with per-row hessians; else kh 0, invH 1: the row count) */
+  kh = 0
+  invH = 1
   /** this round the host decides the splits (from whole histograms): gains could overflow float32, or α·2^k is not an integer */
   hostDecides = false
   level: LevelNode[] = []
@@ -92,14 +104,24 @@ export class HostModel {
     private readonly maskWords: number,
     /** rows this model never trains on (its fold's, in a model set with folds) */
     heldOut: HeldOutRows | null = null,
+    /**
+     * a K-class model's sampler, shared by its K trees (one HostModel each, drawn in class order every
+     * round: tree t's columns and rows are the t-th draws of its streams, as the CPU engine draws them)
+     */
+    sampler?: ModelSampler,
   ) {
     this.coefs = splitCoefs(params)
     this.maxDepth = params.maxDepth
     this.rounds = params.rounds
-    this.sampler = new ModelSampler(seed, features, params, heldOut)
+    this.sampler = sampler ?? new ModelSampler(seed, features, params, heldOut)
     this.feats = new Int32Array(features)
     this.slotOff = new Int32Array(this.sampler.perTree)
     this.mask = new Uint32Array(maskWords)
+  }
+
+  /** whether a node of `rows` rows and hessian sum hq (the rows, without per-row hessians) at `depth` is searched (rules.ts isEvaluated) */
+  evaluable(rows: number, hq: number, depth: number, hess: boolean): boolean {
+    return hess ? isEvaluated(hq, depth, this.maxDepth, this.coefs, this.invH, rows) : isEvaluated(rows, depth, this.maxDepth, this.coefs)
   }
 
   alloc(): number {
@@ -145,10 +167,10 @@ export class HostModel {
     this.mask = s.mask
   }
 
-  /** A new tree on the host (a host-planned round): the root alone on its level, every one of the P node slots free. */
+  /** A new tree on the host (a host-planned round): the root alone on its level (its sums and whether it is evaluated come with the roots' sums), every one of the P node slots free. */
   startTree(P: number): void {
     this.tb = new TreeBuilder()
-    this.level = [{ id: 0, gq: 0, h: this.ns, evaluable: isEvaluated(this.ns, 0, this.maxDepth, this.coefs), slot: -1, choice: null }]
+    this.level = [{ id: 0, gq: 0, h: this.ns, hq: this.ns, evaluable: false, slot: -1, choice: null }]
     this.parentSlots = null
     this.single = true
     this.free = []

@@ -3,6 +3,7 @@
 // profiling switches) and the counters filled in while training. Kept apart from trainer.ts so the
 // device side (commands.ts) and the host side (decide.ts) can count into the same stats without
 // importing the round loop; trainer.ts re-exports everything here.
+import type { GbdtTask } from '../gbdt/objective'
 import type { HeldOutRows } from '../gbdt/rules'
 import type { GbdtPerModelParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
@@ -42,6 +43,17 @@ export interface WebgpuTrainOptions {
   perModel?: readonly GbdtPerModelParams[]
   /** a model set's folds fused: model i's held-out rows, as the CPU engine's option of the same name */
   heldOut?: readonly (HeldOutRows | null)[]
+  /**
+   * What the models learn, as the CPU engine's option of the same name (labels are class indices 0 …
+   * K−1): binary:logistic or multi:softprob, K trees a round, per-row hessians; absent or regression:
+   * squared error.
+   */
+  task?: GbdtTask
+  /**
+   * tests: squared error through the classifiers' kernels (each row's hessian 1, quantised per tree as
+   * a classifier's): the same trees as without, checked against the CPU engine's regression
+   */
+  squaredErrorHessians?: boolean
 }
 
 export interface WebgpuTrainStats {

@@ -4,10 +4,12 @@
 // model that alone does not fit gets fewer, its wide levels built in slices (README.md, "Chunks").
 import { type GbdtParams, HISTOGRAM_BUDGET_BYTES, nodeHistogramsAtLevel } from '@shared/families/gbdt'
 import type { WgslLimits } from '../webgpu/device'
-import { CHOICE_WORDS, CNT_WORDS, DEC_WORDS, LVL_WORDS, TREE_WORDS } from './tree-kernels'
+import { CNT_WORDS, DEC_WORDS, hessianWords } from './tree-kernels'
 
-/** Bytes of one histogram slot: Σq as two u32 words, and the row count. */
-export const SLOT_BYTES = 12
+/** Bytes of one histogram slot: Σq as two u32 words and the row count, and with per-row hessians (a classifier's) Σqh as two more. */
+export function slotBytes(hessians: boolean): number {
+  return 4 * hessianWords(hessians).slot
+}
 /** The most tree nodes (2^(depth+1) − 1) for which a round is planned on the device: its trees are what a round reads back. */
 export const MAX_DEVICE_TREE_NODES = 4095
 
@@ -30,10 +32,11 @@ export function tableSizes(nodeSlots: number, maxDepth: number, rows: number, de
   }
 }
 
-/** Bytes of one model's level tables. */
-export function tableBytes(s: TableSizes, nodeSlots: number): number {
+/** Bytes of one model's level tables (a classifier's nodes, choices and tree records carry their hessian sums too). */
+export function tableBytes(s: TableSizes, nodeSlots: number, hessians = false): number {
   const { nl, ne, nb, T } = s
-  return 4 * (CNT_WORDS + 2 * nl * LVL_WORDS + 3 * nb + ne + nl * DEC_WORDS + nl * CHOICE_WORDS + nodeSlots + nb + T * TREE_WORDS)
+  const w = hessianWords(hessians)
+  return 4 * (CNT_WORDS + 2 * nl * w.lvl + 3 * nb + ne + nl * DEC_WORDS + nl * w.choice + nodeSlots + nb + T * w.tree)
 }
 
 export interface ChunkPlanInput {
@@ -48,10 +51,14 @@ export interface ChunkPlanInput {
   histogramBudgetBytes?: number
   /** features the widest model samples per tree */
   perTree: number
+  /** per-row hessians (a classifier): histogram slots of slotBytes(true) */
+  hessians?: boolean
+  /** trees a model grows a round, side by side (multiclass: K, one device model each; a chunk holds whole models) */
+  treesPerModel?: number
 }
 
 export interface ChunkPlan {
-  /** models per dispatch (the last chunk may have fewer) */
+  /** device models per dispatch (the last chunk may have fewer): whole models × their trees a round */
   modelsPerChunk: number
   chunks: number
   /** node histograms each model may hold at once */
@@ -77,34 +84,53 @@ export function nodeSlotsWanted(rows: number, maxDepth: number, minChildWeight: 
   return nodeHistogramsAtLevel(Math.max(0, maxDepth - 1), rows, minChildWeight)
 }
 
-export function planChunks(input: ChunkPlanInput): ChunkPlan {
-  const { models, rows, slotsPerNode, limits } = input
-  if (models < 1) throw new RangeError('planChunks: no models')
+/** The chunk's histogram buffer cap (min of the binding size, buffer size and budget), and one node histogram's bytes. */
+function histogramLimits(input: ChunkPlanInput): { limit: number; perNode: number } {
   const budget = input.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES
+  const { limits } = input
   const limit = Math.floor(Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize, budget) / 4) * 4
-  const perNode = slotsPerNode * SLOT_BYTES
-  if (perNode > limit) {
-    throw new RangeError(`webgpu: one node histogram needs ${perNode} bytes, more than the ${limit} bytes a storage buffer may hold here`)
+  return { limit, perNode: input.slotsPerNode * slotBytes(input.hessians ?? false) }
+}
+
+/** Whether a chunk can hold one model: a node histogram for each of its trees a round (a K-class model's K trees share a chunk: its gradient reads every class's margins). */
+export function holdsOneModel(input: ChunkPlanInput): boolean {
+  const { limit, perNode } = histogramLimits(input)
+  return (input.treesPerModel ?? 1) * perNode <= limit
+}
+
+export function planChunks(input: ChunkPlanInput): ChunkPlan {
+  const { models, rows, limits } = input
+  if (models < 1) throw new RangeError('planChunks: no models')
+  const hessians = input.hessians ?? false
+  const K = input.treesPerModel ?? 1
+  const { limit, perNode } = histogramLimits(input)
+  if (!holdsOneModel(input)) {
+    throw new RangeError(
+      `webgpu: ${K === 1 ? 'one node histogram needs' : `one node histogram for each of a model's ${K} trees needs`} ${K * perNode} bytes, more than the ${limit} bytes a storage buffer may hold here`,
+    )
   }
   const wanted = Math.max(...input.trees.map((t) => nodeSlotsWanted(rows, t.maxDepth, t.minChildWeight)))
   let nodeSlots = wanted
   let perChunk: number
-  if (wanted * perNode <= limit) {
+  if (K * wanted * perNode <= limit) {
     perChunk = Math.floor(limit / (wanted * perNode))
   } else {
-    nodeSlots = Math.floor(limit / perNode)
-    perChunk = 1
+    nodeSlots = Math.floor(limit / (K * perNode))
+    perChunk = K
   }
   const maxDepth = Math.max(...input.trees.map((t) => t.maxDepth))
   const devicePlanned = nodeSlots === wanted && 2 ** (maxDepth + 1) - 1 <= MAX_DEVICE_TREE_NODES
   const tables = tableSizes(nodeSlots, maxDepth, rows, devicePlanned)
   // per-row state: one f32/i32/u32 per model and row in one binding each; the level tables in one binding
   perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / (4 * rows)))
-  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / tableBytes(tables, nodeSlots)))
+  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / tableBytes(tables, nodeSlots, hessians)))
   if (perChunk < 1) throw new RangeError(`webgpu: ${rows} rows of one model do not fit a storage buffer of ${limits.maxStorageBufferBindingSize} bytes`)
-  const chunks = Math.ceil(models / Math.min(models, perChunk))
+  // a K-class model's K trees share a chunk (its gradient reads every class's margins)
+  const wholePerChunk = Math.floor(perChunk / K)
+  if (wholePerChunk < 1) throw new RangeError(`webgpu: the ${K} trees of one model (one per class) do not fit one chunk of ${perChunk} trees here`)
+  const chunks = Math.ceil(models / Math.min(models, wholePerChunk))
   // balanced chunks: 50 models with room for 16 → 4 chunks of 13/13/12/12, not 16/16/16/2
-  const modelsPerChunk = Math.ceil(models / chunks)
+  const modelsPerChunk = Math.ceil(models / chunks) * K
   return {
     modelsPerChunk,
     chunks,

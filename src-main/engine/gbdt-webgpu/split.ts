@@ -14,14 +14,17 @@ export interface SplitChoice {
   bin: number
   defaultLeft: boolean
   glq: number
+  /** the left child's hessian sum (squared error: its rows) */
   hl: number
+  /** the left child's rows (squared error: hl) */
+  rowsL: number
 }
 
-const NOT_FOUND: SplitChoice = { found: false, best: 0, j: -1, bin: -1, defaultLeft: false, glq: 0, hl: 0 }
+const NOT_FOUND: SplitChoice = { found: false, best: 0, j: -1, bin: -1, defaultLeft: false, glq: 0, hl: 0, rowsL: 0 }
 
 /** One node's histogram as read back: per sampled feature j, its slots from offset[j] (nBins[j] value bins, then the missing slot if any). */
 export interface NodeHistogram {
-  /** per slot [Σq, rows], interleaved (exact integers): the CPU engine's layout */
+  /** per slot [Σq, rows] (a classifier's [Σq, Σqh]), interleaved (exact integers): the CPU engine's layout */
   slots: Float64Array
   offset: Int32Array
   nBins: Int32Array
@@ -29,11 +32,11 @@ export interface NodeHistogram {
 }
 
 /** The CPU engine's choice from a node's whole histogram: its own scan (the fallback, and the tests' oracle for the filter). */
-export function chooseFromHistogram(hist: NodeHistogram, gq: number, h: number, inv: number, c: SplitCoefs): SplitChoice {
+export function chooseFromHistogram(hist: NodeHistogram, gq: number, h: number, inv: number, c: SplitCoefs, invH = 1): SplitChoice {
   const search = new SplitSearch(gq, h)
-  search.startSearch(inv, c)
+  search.startSearch(inv, c, invH)
   for (let j = 0; j < hist.offset.length; j++) {
-    scanFeature(search, hist.slots, 2 * hist.offset[j], hist.nBins[j], hist.hasMissing[j] === 1, j, inv, c)
+    scanFeature(search, hist.slots, 2 * hist.offset[j], hist.nBins[j], hist.hasMissing[j] === 1, j, inv, c, undefined, invH)
   }
   return choiceOf(search)
 }
@@ -41,10 +44,19 @@ export function chooseFromHistogram(hist: NodeHistogram, gq: number, h: number, 
 /** a finished search as the node's choice */
 function choiceOf(search: SplitSearch): SplitChoice {
   if (!search.found) return NOT_FOUND
-  return { found: true, best: search.best, j: search.feature, bin: search.bin, defaultLeft: search.defaultLeft, glq: search.glq, hl: search.hl }
+  return {
+    found: true,
+    best: search.best,
+    j: search.feature,
+    bin: search.bin,
+    defaultLeft: search.defaultLeft,
+    glq: search.glq,
+    hl: search.hl,
+    rowsL: search.hl,
+  }
 }
 
-/** Whether the node (h rows) is split by its choice (rules.ts: splitApplies). */
+/** Whether the node (hessian sum h: squared error's rows) is split by its choice (rules.ts: splitApplies). */
 export function choiceApplies(s: SplitChoice, h: number, c: SplitCoefs): boolean {
   return splitApplies(s.found, s.best, s.hl, h, c)
 }

@@ -5,8 +5,9 @@
 // equal the CPU engine's bit for bit. The round, the chunks, per-model parameters: README.md.
 import { featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES, resolveGbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from '../gbdt/binning'
-import { type HeldOutRows, histogramSlots, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
-import { heldOutRows, modelTrainingParams } from '../gbdt/train'
+import { type GbdtTask, initialMargin, treesPerRound } from '../gbdt/objective'
+import { type HeldOutRows, histogramSlots, ModelSampler, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
+import { checkTask, heldOutRows, modelTrainingParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
 import { type EncodedRound, GbdtCommands, type RoundResult } from './commands'
 import type { GpuGbdtData } from './device-data'
@@ -14,16 +15,42 @@ import { HostDecider } from './decide'
 import type { WgslDevice, WgslLimits } from '../webgpu/device'
 import { HostModel, planLevel, type Slice, type TrainShape } from './level'
 import { emptyStats, type WebgpuTrainOptions } from './options'
-import { type ChunkPlan, type ChunkPlanInput, planChunks } from './plan'
+import { type ChunkPlan, type ChunkPlanInput, holdsOneModel, planChunks } from './plan'
+import { type GradientKind, hessianWords } from './tree-kernels'
 
 export { emptyStats, type HistogramMode, type WebgpuTrainOptions, type WebgpuTrainStats } from './options'
 
 const f32 = Math.fround
 
+/**
+ * What a group's trees learn on the device: K trees a model per round (multiclass: one per class),
+ * per-row hessians or the row count, the gradient kernel's objective, every margin's start.
+ */
+interface DeviceObjective {
+  K: number
+  hess: boolean
+  gradient: GradientKind
+  startMargin: number
+}
+
+function deviceObjective(task: GbdtTask | undefined, squaredErrorHessians: boolean, baseScore: number): DeviceObjective {
+  const objective = task?.objective ?? 'regression'
+  const gradient: GradientKind = objective === 'regression' ? (squaredErrorHessians ? 'squaredErrorHessians' : 'squaredError') : objective
+  return { K: treesPerRound(task), hess: gradient !== 'squaredError', gradient, startMargin: initialMargin(objective, baseScore) }
+}
+
 /** The chunk plan's input for a group of models (each with its own parameters): sized for the widest. */
-function chunkInput(own: readonly GbdtParams[], host: GbdtData, limits: WgslLimits, histogramBudgetBytes: number | undefined): ChunkPlanInput {
+function chunkInput(
+  own: readonly GbdtParams[],
+  host: GbdtData,
+  limits: WgslLimits,
+  histogramBudgetBytes: number | undefined,
+  obj: Pick<DeviceObjective, 'K' | 'hess'> = { K: 1, hess: false },
+): ChunkPlanInput {
   const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, host.features)))
   return {
+    hessians: obj.hess,
+    treesPerModel: obj.K,
     models: own.length,
     rows: host.rows,
     perTree,
@@ -38,8 +65,9 @@ function chunkInput(own: readonly GbdtParams[], host: GbdtData, limits: WgslLimi
 interface PendingRound {
   round: number
   ms: HostModel[]
-  /** each model's 2^−k of that round */
+  /** each model's 2^−k of that round, and its hessians' 2^−kh */
   invs: number[]
+  invHs: number[]
   result: RoundResult
 }
 
@@ -62,10 +90,11 @@ class WebgpuTrainer {
     heldOut: readonly (HeldOutRows | null)[],
     private readonly baseScore: number,
     private options: WebgpuTrainOptions,
+    private readonly obj: DeviceObjective,
   ) {
     const host = d.host
     const n = host.rows
-    const input = chunkInput(own, host, gpu.limits, options.histogramBudgetBytes)
+    const input = chunkInput(own, host, gpu.limits, options.histogramBudgetBytes, obj)
     const chunk: ChunkPlan = planChunks(input)
     this.shape = {
       n,
@@ -77,6 +106,9 @@ class WebgpuTrainer {
       rowsAll: own.every(samplesEveryRow) && heldOut.every((h) => h === null),
       C: chunk.modelsPerChunk,
       P: chunk.nodeSlots,
+      K: obj.K,
+      hess: obj.hess,
+      gradient: obj.gradient,
     }
     this.devicePlanned = chunk.devicePlanned && !options.checkFilter && !options.hostPlanned
     const stats = (this.stats = options.stats ?? emptyStats())
@@ -97,7 +129,7 @@ class WebgpuTrainer {
       maxDepth,
       chunk.tables,
     )
-    this.host = new HostDecider(host, stats, options.checkFilter ?? false)
+    this.host = new HostDecider(host, stats, options.checkFilter ?? false, obj.hess)
   }
 
   dispose(): void {
@@ -111,11 +143,15 @@ class WebgpuTrainer {
     heldOut: readonly (HeldOutRows | null)[],
     indices: readonly number[],
   ): Promise<GbdtModel[]> {
-    const { F, maskWords } = this.shape
+    const { F, maskWords, K } = this.shape
     if (params.some((p, k) => k > 0 && p.rounds > params[k - 1].rounds))
       throw new Error("webgpu: a chunk's models must come most rounds first (planning error)")
-    const ms = seeds.map((s, k) => new HostModel(s, F, params[k], maskWords, heldOut[k]))
-    this.dev.writeBaseScore(ms.length, this.baseScore)
+    // the device's models: a K-class model's K trees side by side (class order), sharing its sampler
+    const ms = seeds.flatMap((s, k) => {
+      const sampler = new ModelSampler(s, F, params[k], heldOut[k])
+      return Array.from({ length: K }, () => new HostModel(s, F, params[k], maskWords, heldOut[k], sampler))
+    })
+    this.dev.writeBaseScore(ms.length, this.obj.startMargin)
     const rounds = Math.max(...ms.map((m) => m.rounds))
     // a model with fewer rounds has all its trees and sits the rest out: the chunk's last
     // positions, so every growing model keeps its place in the device's per-model arrays
@@ -139,13 +175,14 @@ class WebgpuTrainer {
         encoded = null
         const done = this.dev.submitRound(e)
         const invs = act.map((m) => m.inv)
+        const invHs = act.map((m) => m.invH)
         // while the device runs this round: the last one's trees, the samples two rounds on, the next round's commands
         this.finish(pending, indices, rounds)
         pending = null
         if (round + 2 < rounds) this.sampleRound(active(round + 2), round + 2)
         if (round + 1 < rounds && this.devicePlanned) encoded = this.dev.encodeRound(CnNext, activeCount(round + 2), parity ^ 1)
         const result = await done
-        pending = { round, ms: act, invs, result }
+        pending = { round, ms: act, invs, invHs, result }
         maxBits = result.maxBits
       } else {
         // a round encoded ahead is dropped: host-planned passes read back through the same staging buffers
@@ -158,7 +195,14 @@ class WebgpuTrainer {
       }
     }
     this.finish(pending, indices, rounds)
-    return ms.map((m) => ({ params: m.params, seed: m.seed, features: F, baseScore: this.baseScore, trees: m.trees }))
+    const task = this.options.task
+    const classifier = task && task.objective !== 'regression' ? { objective: task.objective, classes: task.classes } : {}
+    return seeds.map((seed, k) => {
+      // XGBoost's order, as the CPU engine's: round-major, tree t is class t mod K
+      const own = ms.slice(k * K, (k + 1) * K)
+      const trees = own[0].trees.flatMap((_, r) => own.map((m) => m.trees[r]))
+      return { params: params[k], seed, features: F, baseScore: this.baseScore, trees, ...classifier }
+    })
   }
 
   /** A round's samples drawn (rounds in order) and written to its parity's half of the device's tables. */
@@ -172,7 +216,7 @@ class WebgpuTrainer {
   /** A device-planned round's trees, rebuilt on the host; its progress. */
   private finish(p: PendingRound | null, indices: readonly number[], rounds: number): void {
     if (!p) return
-    this.host.roundTrees(p.ms, p.invs, p.result.trees, this.dev.tables.T, p.result.errors)
+    this.host.roundTrees(p.ms, p.invs, p.invHs, p.result.trees, this.dev.tables.T, p.result.errors)
     this.options.onRound?.(indices, p.round + 1, rounds)
   }
 
@@ -228,7 +272,7 @@ class WebgpuTrainer {
   private async decideFromHistograms(ms: HostModel[], which: { m: number; li: number }[]): Promise<void> {
     const per = this.dev.histogramsPerReadBack
     const S = this.shape.S
-    const nodeWords = S * 3
+    const nodeWords = S * hessianWords(this.shape.hess).slot
     for (let a = 0; a < which.length; a += per) {
       const batch = which.slice(a, a + per)
       const words = await this.dev.readHistograms(batch.map(({ m, li }) => ({ m, slot: ms[m].level[li].slot })))
@@ -254,13 +298,15 @@ export async function trainGbdtGroupWebgpu(
   const rows = d.host.rows
   const maxBin = d.host.cuts.maxBin
   const params = trainingParams(paramsIn, rows, maxBin, seeds)
+  checkTask(options.task, params.baseScore, d.host.y)
   const own = modelTrainingParams(params, seeds, options.perModel, rows, maxBin)
   const heldOut = heldOutRows(options.heldOut, seeds, rows)
   if (d.disposed) throw new Error('webgpu: the data set was disposed')
   if (seeds.length === 0) return []
+  const obj = deviceObjective(options.task, options.squaredErrorHessians ?? false, params.baseScore)
   // chunks take the models with the most rounds first (stable: index order otherwise)
   const order = [...seeds.keys()].sort((a, b) => own[b].rounds - own[a].rounds)
-  const lanes = chunkLanes(own, d.host, gpu.limits, options.histogramBudgetBytes)
+  const lanes = chunkLanes(own, d.host, gpu.limits, options.histogramBudgetBytes, obj)
   let failed = false
   const laneOptions: WebgpuTrainOptions = {
     ...options,
@@ -270,8 +316,9 @@ export async function trainGbdtGroupWebgpu(
   }
   const trainers: WebgpuTrainer[] = []
   try {
-    for (let l = 0; l < lanes.count; l++) trainers.push(new WebgpuTrainer(gpu, d, own, heldOut, f32(params.baseScore), laneOptions))
-    const C = trainers[0].shape.C
+    for (let l = 0; l < lanes.count; l++) trainers.push(new WebgpuTrainer(gpu, d, own, heldOut, f32(params.baseScore), laneOptions, obj))
+    // whole models a chunk: a K-class model is K of the device's
+    const C = trainers[0].shape.C / obj.K
     const chunks: number[][] = []
     for (let a = 0; a < order.length; a += C) chunks.push(order.slice(a, a + C))
     if (options.stats) {
@@ -315,10 +362,19 @@ export async function trainGbdtGroupWebgpu(
  * between them keeps each chunk's node slots and plan (the device then runs one chunk's round
  * while the host handles the other's read-back); else one at a time with the whole budget.
  */
-function chunkLanes(own: readonly GbdtParams[], host: GbdtData, limits: WgslLimits, budget = HISTOGRAM_BUDGET_BYTES): { count: number; budget: number } {
-  const one = planChunks(chunkInput(own, host, limits, budget))
+function chunkLanes(
+  own: readonly GbdtParams[],
+  host: GbdtData,
+  limits: WgslLimits,
+  budget = HISTOGRAM_BUDGET_BYTES,
+  obj: DeviceObjective,
+): { count: number; budget: number } {
+  const one = planChunks(chunkInput(own, host, limits, budget, obj))
   if (one.chunks < 2) return { count: 1, budget }
-  const two = planChunks(chunkInput(own, host, limits, budget / 2))
+  const half = chunkInput(own, host, limits, budget / 2, obj)
+  // half the budget may not hold one node histogram for each of a model's K trees: one lane then
+  if (!holdsOneModel(half)) return { count: 1, budget }
+  const two = planChunks(half)
   const same = two.nodeSlots === one.nodeSlots && two.devicePlanned === one.devicePlanned
   return same ? { count: 2, budget: budget / 2 } : { count: 1, budget }
 }

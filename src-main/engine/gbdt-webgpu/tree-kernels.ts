@@ -5,6 +5,7 @@
 // Every buffer's layout: README.md, "Buffers"; a round: README.md, "A round".
 import { KRT_EPS } from '../gbdt/rules'
 import { EXACT_WGSL } from './exact'
+import { OBJECTIVE_WGSL } from './objective-wgsl'
 
 export const WG = 64
 /** threads of a shared-memory histogram workgroup */
@@ -67,6 +68,8 @@ export const UNIFORM_FIELDS = [
   'featOff',
   'maskOff',
   'errOff',
+  /** trees a model grows a round (multiclass: K, one per class; its device models m … m + K − 1) */
+  'K',
 ] as const
 export type UniformField = (typeof UNIFORM_FIELDS)[number]
 /** bytes between uniform records (WebGPU's largest minUniformBufferOffsetAlignment) */
@@ -77,19 +80,44 @@ export interface KernelOptions {
   bin16: boolean
   /** u32 words of workgroup memory for the shared-memory histogram kernels */
   sharedWords: number
+  /**
+   * Per-row hessians (a classifier's): every histogram slot, node, choice and tree record carries a
+   * 64-bit quantised hessian sum beside Σq and the row count (hessianWords). Off: squared error's
+   * hessian is the row count, the layouts above.
+   */
+  hess: boolean
+  /** what the gradient kernel computes each row's pair from (only it reads this) */
+  gradient: GradientKind
+}
+
+/**
+ * The gradient kernel's objective: squared error with the count as its hessian (regression), squared
+ * error with each row's hessian 1 through the classifiers' hessian kernels (tests: the hessian path
+ * must grow regression's trees), binary:logistic, multi:softprob (objective-wgsl.ts).
+ */
+export type GradientKind = 'squaredError' | 'squaredErrorHessians' | 'binary' | 'multiclass'
+
+/** Words per level node, choice, tree record, histogram slot and ModelInfo, without or with per-row hessians (Σqh lo, hi appended to each). */
+export function hessianWords(hess: boolean): { lvl: number; choice: number; tree: number; slot: number; modelInfo: number } {
+  return hess
+    ? { lvl: LVL_WORDS + 2, choice: CHOICE_WORDS + 2, tree: TREE_WORDS + 2, slot: 5, modelInfo: MODEL_INFO_WORDS + 4 }
+    : { lvl: LVL_WORDS, choice: CHOICE_WORDS, tree: TREE_WORDS, slot: 3, modelInfo: MODEL_INFO_WORDS }
 }
 
 const f32Bits = (v: number) => new Uint32Array(new Float32Array([v]).buffer)[0]
 
-const COMMON = /* wgsl */ `
+const common = (o: KernelOptions) => {
+  const w = hessianWords(o.hess)
+  return /* wgsl */ `
 const WG: u32 = ${WG}u;
 const NONE: u32 = 0xFFFFFFFFu;
 const UNSAMPLED: u32 = 0x80000000u;
 const CNT_W: u32 = ${CNT_WORDS}u;
-const LVL_W: u32 = ${LVL_WORDS}u;
-const CHOICE_W: u32 = ${CHOICE_WORDS}u;
-const TREE_W: u32 = ${TREE_WORDS}u;
+const LVL_W: u32 = ${w.lvl}u;
+const CHOICE_W: u32 = ${w.choice}u;
+const TREE_W: u32 = ${w.tree}u;
 const DEC_W: u32 = ${DEC_WORDS}u;
+const SLOT_W: u32 = ${w.slot}u;
 struct U { ${UNIFORM_FIELDS.map((f) => `${f}: u32`).join(', ')} }
 // per model: models of one chunk may each have their own coefficients (a fused model set).
 // flags bit 0: the host decides this model-round's splits (gains could overflow float32, or α·2^k
@@ -98,12 +126,26 @@ struct ModelInfo {
   k: i32, flags: u32, alphaLo: u32, alphaHi: u32,
   alphaQ: f32, minGainQ: f32, mcw: f32, lambda: f32,
   gamma: f32, eta: f32, minSplitH: f32, maxDepth: u32,
-  ns: u32, pad0: u32, pad1: u32, pad2: u32,
+  ${
+    o.hess
+      ? `ns: u32, kh: i32, pad1: u32, pad2: u32,
+  mcwLo: u32, mcwHi: u32, splitLo: u32, splitHi: u32,`
+      : `ns: u32, pad0: u32, pad1: u32, pad2: u32,`
+  }
 }
 @group(0) @binding(0) var<uniform> u: U;
 fn flat(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 { return (wid.y * nwg.x + wid.x) * WG + lid; }
-fn evaluable(h: u32, depth: u32, mi: ModelInfo) -> bool { return depth < mi.maxDepth && f32(h) >= mi.minSplitH; }
+${
+  o.hess
+    ? `fn geU64(a: vec2<u32>, b: vec2<u32>) -> bool { return a.y > b.y || (a.y == b.y && a.x >= b.x); }
+// a classifier's node (rules.ts isEvaluated): two rows or more and Σqh ≥ max(2, ⌈2·min_child_weight · 2^kh⌉) (ModelInfo.split)
+fn evaluable(rows: u32, hq: vec2<u32>, depth: u32, mi: ModelInfo) -> bool {
+  return depth < mi.maxDepth && rows >= 2u && geU64(hq, vec2<u32>(mi.splitLo, mi.splitHi));
+}`
+    : `fn evaluable(h: u32, depth: u32, mi: ModelInfo) -> bool { return depth < mi.maxDepth && f32(h) >= mi.minSplitH; }`
+}
 `
+}
 
 function binRead(o: KernelOptions): string {
   return o.bin16
@@ -115,7 +157,7 @@ const ENTRY = `@compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32)`
 
 /** Round start: max |pred − y| per model over its sampled rows (f32 bits, atomicMax), every row to the root. */
-const gradient = () => /* wgsl */ `${COMMON}
+const gradient = (o: KernelOptions) => /* wgsl */ `${common(o)}
 @group(0) @binding(1) var<storage, read> y: array<f32>;
 @group(0) @binding(2) var<storage, read> pred: array<f32>;
 @group(0) @binding(3) var<storage, read> mask: array<u32>;
@@ -147,7 +189,7 @@ ${ENTRY} {
 }`
 
 /** q = trunc((pred − y) · 2^k) for sampled rows (0 otherwise), and the root's Σq and count. */
-const quantise = () => /* wgsl */ `${COMMON}
+const quantise = (o: KernelOptions) => /* wgsl */ `${common(o)}
 @group(0) @binding(1) var<storage, read> y: array<f32>;
 @group(0) @binding(2) var<storage, read> pred: array<f32>;
 @group(0) @binding(3) var<storage, read> pos: array<u32>;
@@ -192,8 +234,138 @@ ${ENTRY} {
   }
 }`
 
+/** the classifiers' gradient pairs on the device (objective-wgsl.ts, after the exact arithmetic it builds on) */
+function objectiveSource(): string {
+  return EXACT_WGSL + OBJECTIVE_WGSL
+}
+
+/** each row's (g, h) bits of the objective (GradientKind), for device model m (class m mod K) and row r, i = m·n + r */
+function gradientPair(kind: GradientKind): string {
+  switch (kind) {
+    case 'squaredErrorHessians':
+      return 'vec2<u32>(bitcast<u32>(pred[i] - y[r]), 0x3F800000u)'
+    case 'binary':
+      return 'logisticGradPair(bitcast<u32>(pred[i]), u32(y[r]))'
+    case 'multiclass':
+      return 'softprobGradPair(r, m % u.K, u.K, u32(y[r]))'
+    case 'squaredError':
+      throw new Error('webgpu: squared error without hessians has its own gradient kernel')
+  }
+}
+
+/**
+ * Round start with per-row hessians: each sampled row's (g, h) from its margins (f32 bits, kept in
+ * q and qh until quantise), max |g| and max h per model (atomicMax of the bits; scal[m] and
+ * scal[4C + m]), every row to the root. A K-class model is K device models in a row, one per class;
+ * marginBits(row, c) reads class c's margin of this row's model.
+ */
+const gradientWithHessians = (o: KernelOptions) => /* wgsl */ `${common(o)}
+${o.gradient === 'binary' || o.gradient === 'multiclass' ? objectiveSource() : ''}
+@group(0) @binding(1) var<storage, read> y: array<f32>;
+@group(0) @binding(2) var<storage, read> pred: array<f32>;
+@group(0) @binding(3) var<storage, read> mask: array<u32>;
+@group(0) @binding(4) var<storage, read_write> pos: array<u32>;
+@group(0) @binding(5) var<storage, read_write> scal: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> q: array<u32>;
+@group(0) @binding(7) var<storage, read_write> qh: array<u32>;
+var<workgroup> wmax: atomic<u32>;
+var<workgroup> whmax: atomic<u32>;
+var<private> pm: u32;
+fn marginBits(row: u32, c: u32) -> u32 { return bitcast<u32>(pred[(pm - pm % u.K + c) * u.n + row]); }
+${ENTRY} {
+  if (lid == 0u) { atomicStore(&wmax, 0u); atomicStore(&whmax, 0u); }
+  workgroupBarrier();
+  let m = wid.z;
+  pm = m;
+  let r = flat(wid, nwg, lid);
+  if (r < u.n) {
+    let i = m * u.n + r;
+    var sampled = true;
+    if (u.useMask != 0u) { sampled = ((mask[u.maskOff + m * u.maskWords + (r >> 5u)] >> (r & 31u)) & 1u) != 0u; }
+    if (sampled) {
+      let gh = ${gradientPair(o.gradient)};
+      atomicMax(&wmax, gh.x & 0x7FFFFFFFu);
+      atomicMax(&whmax, gh.y);
+      q[i] = gh.x;
+      qh[i] = gh.y;
+      pos[i] = 0u;
+    } else {
+      pos[i] = UNSAMPLED;
+    }
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let v = atomicLoad(&wmax);
+    if (v != 0u) { atomicMax(&scal[m], v); }
+    let vh = atomicLoad(&whmax);
+    if (vh != 0u) { atomicMax(&scal[4u * u.C + m], vh); }
+  }
+}`
+
+/**
+ * Per-row hessians: q = trunc(g · 2^k) and qh = trunc(h · 2^kh) of the gradient kernel's pair for
+ * sampled rows (0 otherwise), in place; the root's Σq, count (scal[C + 3m …]) and Σqh (scal[5C + 2m …]).
+ */
+const quantiseWithHessians = (o: KernelOptions) => /* wgsl */ `${common(o)}
+@group(0) @binding(1) var<storage, read> pos: array<u32>;
+@group(0) @binding(2) var<storage, read> models: array<ModelInfo>;
+@group(0) @binding(3) var<storage, read_write> q: array<u32>;
+@group(0) @binding(4) var<storage, read_write> qh: array<u32>;
+@group(0) @binding(5) var<storage, read_write> scal: array<atomic<u32>>;
+var<workgroup> wlo: atomic<u32>;
+var<workgroup> whi: atomic<u32>;
+var<workgroup> wcnt: atomic<u32>;
+var<workgroup> whlo: atomic<u32>;
+var<workgroup> whhi: atomic<u32>;
+/** trunc(x · 2^k), ldexp in two steps to keep each exponent within WGSL's range (exact for a normal result) */
+fn scaled(x: f32, k: i32) -> i32 { let k1 = min(k, 64i); return i32(ldexp(ldexp(x, k1), k - k1)); }
+${ENTRY} {
+  if (lid == 0u) { atomicStore(&wlo, 0u); atomicStore(&whi, 0u); atomicStore(&wcnt, 0u); atomicStore(&whlo, 0u); atomicStore(&whhi, 0u); }
+  workgroupBarrier();
+  let m = wid.z;
+  let r = flat(wid, nwg, lid);
+  if (r < u.n) {
+    let i = m * u.n + r;
+    var qi = 0i;
+    var hi = 0u;
+    if (pos[i] == 0u) {
+      qi = scaled(bitcast<f32>(q[i]), models[m].k);
+      hi = u32(scaled(bitcast<f32>(qh[i]), models[m].kh));
+      let v = bitcast<u32>(qi);
+      let old = atomicAdd(&wlo, v);
+      atomicAdd(&whi, select(0u, 0xFFFFFFFFu, qi < 0i) + select(0u, 1u, old + v < old));
+      atomicAdd(&wcnt, 1u);
+      let oldh = atomicAdd(&whlo, hi);
+      atomicAdd(&whhi, select(0u, 1u, oldh + hi < oldh));
+    }
+    q[i] = bitcast<u32>(qi);
+    qh[i] = hi;
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let c = atomicLoad(&wcnt);
+    if (c != 0u) {
+      let lo = atomicLoad(&wlo);
+      let hi = atomicLoad(&whi);
+      let b = u.C + 3u * m;
+      let old = atomicAdd(&scal[b], lo);
+      atomicAdd(&scal[b + 1u], hi + select(0u, 1u, old + lo < old));
+      atomicAdd(&scal[b + 2u], c);
+      let hlo = atomicLoad(&whlo);
+      let bh = 5u * u.C + 2u * m;
+      let oldh = atomicAdd(&scal[bh], hlo);
+      atomicAdd(&scal[bh + 1u], atomicLoad(&whhi) + select(0u, 1u, oldh + hlo < oldh));
+    }
+  }
+}`
+
 /** The slot stack and the level tables (tabs), as the planning kernels use them. */
-const TABLES = /* wgsl */ `
+const tables = (o: KernelOptions) => /* wgsl */ `
+${
+  o.hess
+    ? `fn nodeEvaluable(node: u32, depth: u32, mi: ModelInfo) -> bool { return evaluable(tabs[node + 2u], vec2<u32>(tabs[node + 8u], tabs[node + 9u]), depth, mi); }`
+    : `fn nodeEvaluable(node: u32, depth: u32, mi: ModelInfo) -> bool { return evaluable(tabs[node + 2u], depth, mi); }`
+}
 fn cntAt(m: u32, f: u32) -> u32 { return u.cntOff + m * CNT_W + f; }
 fn lvlAt(base: u32, m: u32, li: u32) -> u32 { return base + (m * u.nl + li) * LVL_W; }
 fn pushFree(m: u32, s: u32) {
@@ -225,7 +397,7 @@ fn listEvaluated(m: u32, base: u32, nodes: u32, depth: u32, mi: ModelInfo) {
   var e = 0u;
   for (var li = 0u; li < nodes; li++) {
     let node = lvlAt(base, m, li);
-    if (evaluable(tabs[node + 2u], depth, mi)) {
+    if (nodeEvaluable(node, depth, mi)) {
       tabs[u.evalOff + m * u.ne + e] = li;
       tabs[node + 5u] = e;
       e++;
@@ -236,12 +408,12 @@ fn listEvaluated(m: u32, base: u32, nodes: u32, depth: u32, mi: ModelInfo) {
 `
 
 /** Device-planned rounds: each model's tree starts as its root (sums from quantise), every slot free, the root built if it is evaluated. */
-const startTree = () => /* wgsl */ `${COMMON}
+const startTree = (o: KernelOptions) => /* wgsl */ `${common(o)}
 @group(0) @binding(1) var<storage, read> scal: array<u32>;
 @group(0) @binding(2) var<storage, read> models: array<ModelInfo>;
 @group(0) @binding(3) var<storage, read_write> tabs: array<u32>;
 @group(0) @binding(4) var<storage, read_write> atom: array<atomic<u32>>;
-${TABLES}
+${tables(o)}
 ${ENTRY} {
   let m = flat(wid, nwg, lid);
   if (m >= u.C) { return; }
@@ -262,7 +434,13 @@ ${ENTRY} {
   tabs[node + 5u] = NONE;
   tabs[node + 6u] = NONE;
   tabs[node + 7u] = NONE;
-  if (evaluable(h, 0u, mi)) {
+  ${
+    o.hess
+      ? `tabs[node + 8u] = scal[5u * u.C + 2u * m];
+  tabs[node + 9u] = scal[5u * u.C + 2u * m + 1u];`
+      : ''
+  }
+  if (nodeEvaluable(node, 0u, mi)) {
     let s = popFree(m);
     tabs[node + 4u] = s;
     addBuild(m, node, s);
@@ -271,7 +449,7 @@ ${ENTRY} {
 }`
 
 /** Zeroes the slots a level builds into: one thread per (model, build, histogram slot). */
-const zeroSlots = () => /* wgsl */ `${COMMON}
+const zeroSlots = (o: KernelOptions) => /* wgsl */ `${common(o)}
 @group(0) @binding(1) var<storage, read> tabs: array<u32>;
 @group(0) @binding(2) var<storage, read_write> hist: array<u32>;
 ${ENTRY} {
@@ -280,10 +458,8 @@ ${ENTRY} {
   let l = t / u.S;
   if (l >= u.NB || l >= tabs[u.cntOff + m * CNT_W + 1u]) { return; }
   let slot = tabs[u.bslotOff + m * u.nb + l];
-  let w = ((m * u.P + slot) * u.S + (t - l * u.S)) * 3u;
-  hist[w] = 0u;
-  hist[w + 1u] = 0u;
-  hist[w + 2u] = 0u;
+  let w = ((m * u.P + slot) * u.S + (t - l * u.S)) * SLOT_W;
+  for (var k = 0u; k < SLOT_W; k++) { hist[w + k] = 0u; }
 }`
 
 /** a row's build index in this level (NONE: its node is not built, or the row adds to nothing) */
@@ -296,20 +472,27 @@ fn buildOf(m: u32, i: u32) -> u32 {
 `
 
 /** Histogram build with global atomics: one thread per (model, row, chunk of FC features). */
-const histGlobal = (o: KernelOptions) => /* wgsl */ `${COMMON}
+const histGlobal = (o: KernelOptions) => /* wgsl */ `${common(o)}
 @group(0) @binding(1) var<storage, read> bins: array<u32>;
 @group(0) @binding(2) var<storage, read> q: array<i32>;
 @group(0) @binding(3) var<storage, read> pos: array<u32>;
 @group(0) @binding(4) var<storage, read> tabs: array<u32>;
 @group(0) @binding(5) var<storage, read> feats: array<vec2<u32>>;
 @group(0) @binding(6) var<storage, read_write> hist: array<atomic<u32>>;
+${o.hess ? '@group(0) @binding(7) var<storage, read> qh: array<u32>;' : ''}
 ${binRead(o)}
 ${BUILD_OF}
-fn add(w: u32, v: i32) {
+fn add(w: u32, v: i32${o.hess ? ', hv: u32' : ''}) {
   let vv = bitcast<u32>(v);
   let old = atomicAdd(&hist[w], vv);
   atomicAdd(&hist[w + 1u], select(0u, 0xFFFFFFFFu, v < 0i) + select(0u, 1u, old + vv < old));
-  atomicAdd(&hist[w + 2u], 1u);
+  atomicAdd(&hist[w + 2u], 1u);${
+    o.hess
+      ? `
+  let oldh = atomicAdd(&hist[w + 3u], hv);
+  if (oldh + hv < oldh) { atomicAdd(&hist[w + 4u], 1u); }`
+      : ''
+  }
 }
 ${ENTRY} {
   let m = wid.z / u.nFC;
@@ -320,14 +503,19 @@ ${ENTRY} {
   let l = buildOf(m, i);
   if (l == NONE) { return; }
   let slot = tabs[u.bslotOff + m * u.nb + l];
-  let g = q[i];
+  let g = q[i];${
+    o.hess
+      ? `
+  let hv = qh[i];`
+      : ''
+  }
   let base = (m * u.P + slot) * u.S;
   let j0 = fc * u.FC;
   let j1 = min(u.nFeat, j0 + u.FC);
   for (var j = j0; j < j1; j++) {
     let fo = feats[u.featOff / 2u + m * u.nFeat + j];
     if (fo.x == NONE) { break; }
-    add((base + fo.y + binOf(fo.x, r)) * 3u, g);
+    add((base + fo.y + binOf(fo.x, r)) * SLOT_W, g${o.hess ? ', hv' : ''});
   }
 }`
 
@@ -339,16 +527,17 @@ ${ENTRY} {
  * other's old value) and 32-bit (two independent u32 atomics: Σq mod 2^32, and Σ(q >> 20) + 1024
  * with the count above bit 21 — exact for ≤ 1024 rows a workgroup, as |q| < 2^30; see README).
  */
-const histShared = (o: KernelOptions, bits32: boolean) => /* wgsl */ `${COMMON}
+const histShared = (o: KernelOptions, bits32: boolean) => /* wgsl */ `${common(o)}
 const SHW: u32 = ${o.sharedWords}u;
 const HWG: u32 = ${HIST_WG}u;
-const SW: u32 = ${bits32 ? 2 : 3}u;
+const SW: u32 = ${bits32 ? 2 : hessianWords(o.hess).slot}u;
 @group(0) @binding(1) var<storage, read> bins: array<u32>;
 @group(0) @binding(2) var<storage, read> q: array<i32>;
 @group(0) @binding(3) var<storage, read> pos: array<u32>;
 @group(0) @binding(4) var<storage, read> tabs: array<u32>;
 @group(0) @binding(5) var<storage, read> feats: array<vec2<u32>>;
 @group(0) @binding(6) var<storage, read_write> hist: array<atomic<u32>>;
+${o.hess ? '@group(0) @binding(7) var<storage, read> qh: array<u32>;' : ''}
 var<workgroup> sh: array<atomic<u32>, SHW>;
 ${binRead(o)}
 ${BUILD_OF}
@@ -368,7 +557,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let l = buildOf(m, i);
     if (l != NONE) {
       let g = q[i];
-      let v = bitcast<u32>(g);
+      let v = bitcast<u32>(g);${
+        o.hess
+          ? `
+      let hv = qh[i];`
+          : ''
+      }
       ${bits32 ? `let packed = (1u << 21u) + bitcast<u32>((g >> 20u) + 1024i);` : `let hiAdd = select(0u, 0xFFFFFFFFu, g < 0i);`}
       for (var j = j0; j < j1; j++) {
         let f = feats[fbase + j].x;
@@ -380,7 +574,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         atomicAdd(&sh[w + 1u], packed);`
             : `let old = atomicAdd(&sh[w], v);
         atomicAdd(&sh[w + 1u], hiAdd + select(0u, 1u, old + v < old));
-        atomicAdd(&sh[w + 2u], 1u);`
+        atomicAdd(&sh[w + 2u], 1u);${
+          o.hess
+            ? `
+        let oldh = atomicAdd(&sh[w + 3u], hv);
+        if (oldh + hv < oldh) { atomicAdd(&sh[w + 4u], 1u); }`
+            : ''
+        }`
         }
       }
     }
@@ -400,25 +600,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let off = atomicLoad(&sh[s * 2u]) - clo;
     let lo = clo + off;
     let hi = chi + select(0u, 1u, lo < clo);`
-        : `let c = atomicLoad(&sh[s * 3u + 2u]);
-    let lo = atomicLoad(&sh[s * 3u]);
-    let hi = atomicLoad(&sh[s * 3u + 1u]);`
+        : `let c = atomicLoad(&sh[s * SW + 2u]);
+    let lo = atomicLoad(&sh[s * SW]);
+    let hi = atomicLoad(&sh[s * SW + 1u]);`
     }
     if (c != 0u && l < builds) {
       let rem = s - l * per;
       let jj = rem / u.Wmax;
       let b = rem - jj * u.Wmax;
       let slot = tabs[u.bslotOff + m * u.nb + l];
-      let w = ((m * u.P + slot) * u.S + feats[fbase + j0 + jj].y + b) * 3u;
+      let w = ((m * u.P + slot) * u.S + feats[fbase + j0 + jj].y + b) * SLOT_W;
       let old = atomicAdd(&hist[w], lo);
       atomicAdd(&hist[w + 1u], hi + select(0u, 1u, old + lo < old));
-      atomicAdd(&hist[w + 2u], c);
+      atomicAdd(&hist[w + 2u], c);${
+        o.hess
+          ? `
+      let hlo = atomicLoad(&sh[s * SW + 3u]);
+      let oldh = atomicAdd(&hist[w + 3u], hlo);
+      atomicAdd(&hist[w + 4u], atomicLoad(&sh[s * SW + 4u]) + select(0u, 1u, oldh + hlo < oldh));`
+          : ''
+      }
     }
   }
 }`
 
 /** The subtraction trick, in place: hist[parent] −= hist[built child] (64-bit with borrow, and the counts), DERIVE_SLOTS per thread. */
-const derive = () => /* wgsl */ `${COMMON}
+const derive = (o: KernelOptions) => /* wgsl */ `${common(o)}
 const DS: u32 = ${DERIVE_SLOTS}u;
 @group(0) @binding(1) var<storage, read> tabs: array<u32>;
 @group(0) @binding(2) var<storage, read_write> hist: array<u32>;
@@ -434,13 +641,21 @@ ${ENTRY} {
   let bd = (m * u.P + tabs[t]) * u.S;
   let bs = (m * u.P + tabs[t + 1u]) * u.S;
   for (var s = s0; s < s1; s++) {
-    let wd = (bd + s) * 3u;
-    let ws = (bs + s) * 3u;
+    let wd = (bd + s) * SLOT_W;
+    let ws = (bs + s) * SLOT_W;
     let a = hist[wd];
     let b = hist[ws];
     hist[wd] = a - b;
     hist[wd + 1u] = hist[wd + 1u] - hist[ws + 1u] - select(0u, 1u, a < b);
-    hist[wd + 2u] = hist[wd + 2u] - hist[ws + 2u];
+    hist[wd + 2u] = hist[wd + 2u] - hist[ws + 2u];${
+      o.hess
+        ? `
+    let ah = hist[wd + 3u];
+    let bh = hist[ws + 3u];
+    hist[wd + 3u] = ah - bh;
+    hist[wd + 4u] = hist[wd + 4u] - hist[ws + 4u] - select(0u, 1u, ah < bh);`
+        : ''
+    }
   }
 }`
 
@@ -458,7 +673,69 @@ ${ENTRY} {
  * histogram. Any other node gets its leaf value (exact.ts). Writes the node's choice and its record
  * in the tree; checks that the histogram's total over the first sampled feature is the node's sums.
  */
-const search = () => /* wgsl */ `${COMMON}
+/**
+ * The search kernel's hessian sums, one home for both layouts: HS is a node's or a side's hessian sum
+ * (squared error: its rows, u32; a classifier: Σqh, 64-bit), read from a histogram slot or a node,
+ * compared with min_child_weight exactly, as the bracket's f32, and in the exact gain. Gains in the
+ * bracket are in quantised units (Σq², G·2^k) — a classifier's also scaled by 2^-64 (gF: Σq·2^-32), as
+ * its H can be far below 1 (ModelInfo's alphaQ and minGainQ are in the same units).
+ */
+function searchSums(o: KernelOptions): string {
+  if (!o.hess)
+    return /* wgsl */ `
+alias HS = u32;
+fn hZero() -> HS { return 0u; }
+fn hSlot(w: u32) -> HS { return hist[w + 2u]; }
+fn hNode(node: u32) -> HS { return tabs[node + 2u]; }
+fn hAdd(a: HS, b: HS) -> HS { return a + b; }
+fn hSub(a: HS, b: HS) -> HS { return a - b; }
+fn hIsZero(a: HS) -> bool { return a == 0u; }
+fn hEq(a: HS, b: HS) -> bool { return a == b; }
+fn hBelowMcw(a: HS, mi: ModelInfo) -> bool { return f32(a) < mi.mcw; }
+fn hF(a: HS, mi: ModelInfo) -> f32 { return f32(a); }
+fn gF(lo: u32, hi: u32) -> f32 { return absF(lo, hi); }
+fn gainExact(sq: vec2<u32>, a: HS, mi: ModelInfo) -> u32 { return sideGainF32(sq, a, mi.k, vec2<u32>(mi.alphaLo, mi.alphaHi), bitcast<u32>(mi.lambda)); }
+fn leafExact(tq: vec2<u32>, negative: bool, a: HS, mi: ModelInfo) -> u32 { return leafF32(tq, negative, mi.k, a, bitcast<u32>(mi.lambda), mi.mcw, bitcast<u32>(mi.eta)); }
+`
+  return /* wgsl */ `
+alias HS = vec2<u32>;
+fn hZero() -> HS { return vec2<u32>(0u, 0u); }
+fn hSlot(w: u32) -> HS { return vec2<u32>(hist[w + 3u], hist[w + 4u]); }
+fn hNode(node: u32) -> HS { return vec2<u32>(tabs[node + 8u], tabs[node + 9u]); }
+fn hAdd(a: HS, b: HS) -> HS { return add64(a, b); }
+fn hSub(a: HS, b: HS) -> HS { return sub64(a, b); }
+fn hIsZero(a: HS) -> bool { return a.x == 0u && a.y == 0u; }
+fn hEq(a: HS, b: HS) -> bool { return a.x == b.x && a.y == b.y; }
+// Σqh · 2^-kh < mcw ⇔ Σqh < ⌈mcw · 2^kh⌉ (ModelInfo.mcw{Lo,Hi})
+fn hBelowMcw(a: HS, mi: ModelInfo) -> bool { return !ge64(a, vec2<u32>(mi.mcwLo, mi.mcwHi)); }
+fn hF(a: HS, mi: ModelInfo) -> f32 {
+  let k1 = min(mi.kh, 64i);
+  return ldexp(ldexp(f32(a.y) * 4294967296.0 + f32(a.x), -k1), k1 - mi.kh);
+}
+fn gF(lo: u32, hi: u32) -> f32 { return absF(lo, hi) * 2.3283064365386963e-10; }
+fn gainExact(sq: vec2<u32>, a: HS, mi: ModelInfo) -> u32 { return sideGainHF32(sq, a, mi.k, mi.kh, vec2<u32>(mi.alphaLo, mi.alphaHi), bitcast<u32>(mi.lambda)); }
+fn leafExact(tq: vec2<u32>, negative: bool, a: HS, mi: ModelInfo) -> u32 {
+  return leafHF32(tq, negative, mi.k, a, mi.kh, bitcast<u32>(mi.lambda), vec2<u32>(mi.mcwLo, mi.mcwHi), bitcast<u32>(mi.eta));
+}
+`
+}
+
+/**
+ * Each node of a level, one workgroup per (model, node). An evaluated node's split search, its
+ * threads taking the sampled features in turn: valid candidates and their order are the CPU
+ * engine's (forward over non-empty bins with missing values right, then a backward scan when the
+ * node has missing values for the feature). Pass 0 brackets every valid candidate's
+ * f32(gain_L + gain_R) in [lo, hi] (quantised units, float32 with margins 2^-18 and 2^-20 for
+ * WGSL's 2.5-ulp division and the CPU engine's roundings) and keeps the node's largest lo. Pass 1
+ * computes, exactly (exact.ts), the loss of every candidate whose hi reaches that maximum (less the
+ * loss's rounding collapse, 2^-22) and could beat the node's gain by max(kRtEps, γ); the winner is
+ * the largest loss, the first in scan order among equal ones (features ascending, forward bins up,
+ * backward bins down). It applies iff > kRtEps and ≥ γ, its left child's exact sums re-read from the
+ * histogram. Any other node gets its leaf value (exact.ts). Writes the node's choice and its record
+ * in the tree; checks that the histogram's total over the first sampled feature is the node's sums.
+ * Hessian sums through searchSums (the row count, or a classifier's Σqh).
+ */
+const search = (o: KernelOptions) => /* wgsl */ `${common(o)}
 ${EXACT_WGSL}
 const KRT_EPS_BITS: u32 = ${f32Bits(KRT_EPS)}u;
 const R20: f32 = 9.5367431640625e-7;
@@ -479,15 +756,19 @@ fn absF(lo: u32, hi: u32) -> f32 {
   let a = abs64(vec2<u32>(lo, hi));
   return f32(a.y) * 4294967296.0 + f32(a.x);
 }
-fn sideLo(g: f32, h: u32, aq: f32, lambda: f32) -> f32 {
+${searchSums(o)}
+// a side without hessian (a classifier's rows whose hessians quantise to 0) gains 0, as rules.ts sideGain
+fn sideLo(g: f32, h: f32, aq: f32, lambda: f32) -> f32 {
+  if (h <= 0.0) { return 0.0; }
   let t = max(g * (1.0 - R20) - aq * (1.0 + R20), 0.0) * (1.0 - R20);
-  return (t * t / (f32(h) + lambda)) * (1.0 - R18);
+  return (t * t / (h + lambda)) * (1.0 - R18);
 }
-fn sideHi(g: f32, h: u32, aq: f32, lambda: f32) -> f32 {
+fn sideHi(g: f32, h: f32, aq: f32, lambda: f32) -> f32 {
+  if (h <= 0.0) { return 0.0; }
   let t = max(g * (1.0 + R20) - aq * (1.0 - R20), 0.0) * (1.0 + R20);
-  return (t * t / (f32(h) + lambda)) * (1.0 + R18);
+  return (t * t / (h + lambda)) * (1.0 + R18);
 }
-struct Node { glo: u32, ghi: u32, h: u32, base: u32 }
+struct Node { glo: u32, ghi: u32, h: HS, base: u32 }
 struct Best { lo: f32, loss: u32, pos: u32 }
 /** one feature's candidates: pass 0 its largest lower bound; pass 1 its first strictly greater exact loss above thr */
 fn scan(phase: u32, m: u32, nd: Node, j: u32, mi: ModelInfo, thr: f32, rootNeg: u32, best: Best) -> Best {
@@ -495,40 +776,38 @@ fn scan(phase: u32, m: u32, nd: Node, j: u32, mi: ModelInfo, thr: f32, rootNeg: 
   let fo = feats[u.featOff / 2u + m * u.nFeat + j];
   let fi = finfo[fo.x];
   let nb = fi.x;
-  let base = (nd.base + fo.y) * 3u;
+  let base = (nd.base + fo.y) * SLOT_W;
   let glo = nd.glo;
   let ghi = nd.ghi;
   let H = nd.h;
-  let missH = select(0u, hist[base + 3u * nb + 2u], fi.y != 0u);
+  let missH = select(0u, hist[base + SLOT_W * nb + 2u], fi.y != 0u);
   let aq = mi.alphaQ;
   let lam = mi.lambda;
-  let mcw = mi.mcw;
-  let alphaI = vec2<u32>(mi.alphaLo, mi.alphaHi);
-  let lamBits = bitcast<u32>(lam);
   var llo = 0u;
   var lhi = 0u;
-  var hl = 0u;
+  var hl = hZero();
   for (var b = 0u; b < nb; b++) {
-    let w = base + 3u * b;
-    let hb = hist[w + 2u];
-    if (hb == 0u) { continue; }
+    let w = base + SLOT_W * b;
+    if (hist[w + 2u] == 0u) { continue; }
     let nl = llo + hist[w];
     lhi = lhi + hist[w + 1u] + select(0u, 1u, nl < llo);
     llo = nl;
-    hl += hb;
-    let hr = H - hl;
-    if (f32(hr) < mcw || hr == 0u) { break; }
-    if (f32(hl) < mcw) { continue; }
+    hl = hAdd(hl, hSlot(w));
+    let hr = hSub(H, hl);
+    if (hBelowMcw(hr, mi) || hIsZero(hr)) { break; }
+    if (hBelowMcw(hl, mi)) { continue; }
     let rlo = glo - llo;
     let rhi = ghi - lhi - select(0u, 1u, glo < llo);
-    let gl = absF(llo, lhi);
-    let gr = absF(rlo, rhi);
+    let gl = gF(llo, lhi);
+    let gr = gF(rlo, rhi);
+    let hlf = hF(hl, mi);
+    let hrf = hF(hr, mi);
     if (phase == 0u) {
-      out.lo = max(out.lo, (sideLo(gl, hl, aq, lam) + sideLo(gr, hr, aq, lam)) * (1.0 - R20));
+      out.lo = max(out.lo, (sideLo(gl, hlf, aq, lam) + sideLo(gr, hrf, aq, lam)) * (1.0 - R20));
     } else {
-      let hi = (sideHi(gl, hl, aq, lam) + sideHi(gr, hr, aq, lam)) * (1.0 + R20);
+      let hi = (sideHi(gl, hlf, aq, lam) + sideHi(gr, hrf, aq, lam)) * (1.0 + R20);
       if (hi >= thr && hi > 0.0) {
-        let sum = addF32(sideGainF32(vec2<u32>(llo, lhi), hl, mi.k, alphaI, lamBits), sideGainF32(vec2<u32>(rlo, rhi), hr, mi.k, alphaI, lamBits));
+        let sum = addF32(gainExact(vec2<u32>(llo, lhi), hl, mi), gainExact(vec2<u32>(rlo, rhi), hr, mi));
         let loss = addF32(sum, rootNeg);
         if (loss < 0x7F800000u && loss > out.loss) { out.loss = loss; out.pos = (j << 10u) | b; }
       }
@@ -537,29 +816,30 @@ fn scan(phase: u32, m: u32, nd: Node, j: u32, mi: ModelInfo, thr: f32, rootNeg: 
   if (missH != 0u) {
     var rlo = 0u;
     var rhi = 0u;
-    var hr = 0u;
+    var hr = hZero();
     for (var bb = nb; bb > 0u; bb--) {
       let b = bb - 1u;
-      let w = base + 3u * b;
-      let hb = hist[w + 2u];
-      if (hb == 0u) { continue; }
+      let w = base + SLOT_W * b;
+      if (hist[w + 2u] == 0u) { continue; }
       let nr = rlo + hist[w];
       rhi = rhi + hist[w + 1u] + select(0u, 1u, nr < rlo);
       rlo = nr;
-      hr += hb;
-      let hl2 = H - hr;
-      if (f32(hl2) < mcw || hl2 == 0u) { break; }
-      if (f32(hr) < mcw) { continue; }
+      hr = hAdd(hr, hSlot(w));
+      let hl2 = hSub(H, hr);
+      if (hBelowMcw(hl2, mi) || hIsZero(hl2)) { break; }
+      if (hBelowMcw(hr, mi)) { continue; }
       let l2lo = glo - rlo;
       let l2hi = ghi - rhi - select(0u, 1u, glo < rlo);
-      let gl = absF(l2lo, l2hi);
-      let gr = absF(rlo, rhi);
+      let gl = gF(l2lo, l2hi);
+      let gr = gF(rlo, rhi);
+      let hlf = hF(hl2, mi);
+      let hrf = hF(hr, mi);
       if (phase == 0u) {
-        out.lo = max(out.lo, (sideLo(gl, hl2, aq, lam) + sideLo(gr, hr, aq, lam)) * (1.0 - R20));
+        out.lo = max(out.lo, (sideLo(gl, hlf, aq, lam) + sideLo(gr, hrf, aq, lam)) * (1.0 - R20));
       } else {
-        let hi = (sideHi(gl, hl2, aq, lam) + sideHi(gr, hr, aq, lam)) * (1.0 + R20);
+        let hi = (sideHi(gl, hlf, aq, lam) + sideHi(gr, hrf, aq, lam)) * (1.0 + R20);
         if (hi >= thr && hi > 0.0) {
-          let sum = addF32(sideGainF32(vec2<u32>(l2lo, l2hi), hl2, mi.k, alphaI, lamBits), sideGainF32(vec2<u32>(rlo, rhi), hr, mi.k, alphaI, lamBits));
+          let sum = addF32(gainExact(vec2<u32>(l2lo, l2hi), hl2, mi), gainExact(vec2<u32>(rlo, rhi), hr, mi));
           let loss = addF32(sum, rootNeg);
           if (loss < 0x7F800000u && loss > out.loss) { out.loss = loss; out.pos = (j << 10u) | 0x200u | (0x1FFu - b); }
         }
@@ -589,7 +869,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let fbase = u.featOff / 2u + m * u.nFeat;
   let glo = tabs[node];
   let ghi = tabs[node + 1u];
-  let H = tabs[node + 2u];
+  let H = hNode(node);
   var lossBits = 0u;
   var posKey = NONE;
   if (kind == 2u) {
@@ -602,8 +882,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (own.lo > 0.0) { atomicMax(&wMax, bitcast<u32>(own.lo)); }
     workgroupBarrier();
     let mx = bitcast<f32>(atomicLoad(&wMax));
-    let thr = max(mx * (1.0 - R20), (sideLo(absF(glo, ghi), H, mi.alphaQ, mi.lambda) + mi.minGainQ) * (1.0 - R20));
-    let rootNeg = sideGainF32(vec2<u32>(glo, ghi), H, mi.k, vec2<u32>(mi.alphaLo, mi.alphaHi), bitcast<u32>(mi.lambda)) ^ 0x80000000u;
+    let thr = max(mx * (1.0 - R20), (sideLo(gF(glo, ghi), hF(H, mi), mi.alphaQ, mi.lambda) + mi.minGainQ) * (1.0 - R20));
+    let rootNeg = gainExact(vec2<u32>(glo, ghi), H, mi) ^ 0x80000000u;
     own = Best(0.0, 0u, NONE);
     for (var j = lid; j < u.nFeat; j += SWG) {
       if (feats[fbase + j].x == NONE) { break; }
@@ -625,7 +905,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var backward = false;
   var llo = 0u;
   var lhi = 0u;
-  var hl = 0u;
+  var lrows = 0u;
+  var hl = hZero();
   if (tabs[node + 5u] != NONE) {
     let base0 = (m * u.P + tabs[node + 4u]) * u.S;
     // the histogram's total over the first sampled feature (all its bins and missing slot)
@@ -634,46 +915,52 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var clo = 0u;
     var chi = 0u;
     var ch = 0u;
+    var chs = hZero();
     for (var b = 0u; b < fi0.x + fi0.y; b++) {
-      let w = (base0 + f0.y + b) * 3u;
+      let w = (base0 + f0.y + b) * SLOT_W;
       let nl = clo + hist[w];
       chi = chi + hist[w + 1u] + select(0u, 1u, nl < clo);
       clo = nl;
       ch += hist[w + 2u];
+      chs = hAdd(chs, hSlot(w));
     }
-    if (clo != glo || chi != ghi || ch != H) { atomicOr(&atom[u.errOff + m], ${ERR_SUMS}u); }
+    if (clo != glo || chi != ghi || ch != tabs[node + 2u] || !hEq(chs, H)) { atomicOr(&atom[u.errOff + m], ${ERR_SUMS}u); }
     if (lossBits > KRT_EPS_BITS && lossBits >= bitcast<u32>(mi.gamma)) {
       j = posKey >> 10u;
       backward = (posKey & 0x200u) != 0u;
       let b = select(posKey & 0x1FFu, 0x1FFu - (posKey & 0x1FFu), backward);
       let fo = feats[fbase + j];
       let nb = finfo[fo.x].x;
-      let base = (base0 + fo.y) * 3u;
+      let base = (base0 + fo.y) * SLOT_W;
       // forward: the left child is bins ≤ b; backward: the right one is bins ≥ b, missing values go left
       var slo = 0u;
       var shi = 0u;
-      var sh = 0u;
+      var sr = 0u;
+      var sh = hZero();
       let b0 = select(0u, b, backward);
       let b1 = select(b + 1u, nb, backward);
       for (var bb = b0; bb < b1; bb++) {
-        let w = base + 3u * bb;
+        let w = base + SLOT_W * bb;
         let nl = slo + hist[w];
         shi = shi + hist[w + 1u] + select(0u, 1u, nl < slo);
         slo = nl;
-        sh += hist[w + 2u];
+        sr += hist[w + 2u];
+        sh = hAdd(sh, hSlot(w));
       }
       if (backward) {
         llo = glo - slo;
         lhi = ghi - shi - select(0u, 1u, glo < slo);
-        hl = H - sh;
+        lrows = tabs[node + 2u] - sr;
+        hl = hSub(H, sh);
         splitBin = b;
       } else {
         llo = slo;
         lhi = shi;
+        lrows = sr;
         hl = sh;
         splitBin = b + 1u;
       }
-      split = hl != 0u && hl != H;
+      split = !hIsZero(hl) && !hEq(hl, H);
     }
   }
   let c = u.choiceOff + (m * u.nl + li) * CHOICE_W;
@@ -686,7 +973,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     tabs[c + 7u] = feature;
   } else {
     let tq = thresholdQ(vec2<u32>(glo, ghi), vec2<u32>(mi.alphaLo, mi.alphaHi));
-    leaf = leafF32(tq, (ghi & 0x80000000u) != 0u, mi.k, H, bitcast<u32>(mi.lambda), mi.mcw, bitcast<u32>(mi.eta));
+    leaf = leafExact(tq, (ghi & 0x80000000u) != 0u, H, mi);
     tabs[c] = NONE;
     // flags: the host decides this evaluated node
     tabs[c + 7u] = select(0u, 1u, tabs[node + 5u] != NONE && (mi.flags & 1u) != 0u);
@@ -694,9 +981,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   tabs[c + 1u] = binField;
   tabs[c + 2u] = llo;
   tabs[c + 3u] = lhi;
-  tabs[c + 4u] = hl;
+  tabs[c + 4u] = lrows;
   tabs[c + 5u] = lossBits;
-  tabs[c + 6u] = leaf;
+  tabs[c + 6u] = leaf;${
+    o.hess
+      ? `
+  tabs[c + 8u] = hl.x;
+  tabs[c + 9u] = hl.y;`
+      : ''
+  }
   let id = tabs[node + 3u];
   if (id < u.T) {
     let t = u.treeOff + (m * u.T + id) * TREE_W;
@@ -704,8 +997,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     tabs[t + 1u] = select(0u, binField, split);
     tabs[t + 2u] = glo;
     tabs[t + 3u] = ghi;
-    tabs[t + 4u] = H;
-    tabs[t + 5u] = leaf;
+    tabs[t + 4u] = tabs[node + 2u];
+    tabs[t + 5u] = leaf;${
+      o.hess
+        ? `
+    tabs[t + 6u] = H.x;
+    tabs[t + 7u] = H.y;`
+        : ''
+    }
   }
 }`
 
@@ -717,11 +1016,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
  * slot; of one, it takes the parent's slot, built directly or as parent − its smaller sibling
  * (built in a temporary slot). Slots come from the model's stack; P suffices (plan.ts).
  */
-const plan = () => /* wgsl */ `${COMMON}
+const plan = (o: KernelOptions) => /* wgsl */ `${common(o)}
 @group(0) @binding(1) var<storage, read> models: array<ModelInfo>;
 @group(0) @binding(2) var<storage, read_write> tabs: array<u32>;
 @group(0) @binding(3) var<storage, read_write> atom: array<atomic<u32>>;
-${TABLES}
+${tables(o)}
 ${ENTRY} {
   let m = flat(wid, nwg, lid);
   if (m >= u.C) { return; }
@@ -761,7 +1060,17 @@ ${ENTRY} {
     tabs[R] = glo - llo;
     tabs[R + 1u] = ghi - lhi - select(0u, 1u, glo < llo);
     tabs[R + 2u] = tabs[node + 2u] - tabs[c + 4u];
-    tabs[R + 3u] = tn + 1u;
+    tabs[R + 3u] = tn + 1u;${
+      o.hess
+        ? `
+    let hlo = tabs[c + 8u];
+    let hhi = tabs[c + 9u];
+    tabs[L + 8u] = hlo;
+    tabs[L + 9u] = hhi;
+    tabs[R + 8u] = tabs[node + 8u] - hlo;
+    tabs[R + 9u] = tabs[node + 9u] - hhi - select(0u, 1u, tabs[node + 8u] < hlo);`
+        : ''
+    }
     for (var w = 4u; w < 7u; w++) { tabs[L + w] = NONE; tabs[R + w] = NONE; }
     tabs[L + 7u] = tabs[node + 4u];
     tabs[R + 7u] = NONE;
@@ -778,8 +1087,8 @@ ${ENTRY} {
     let ps = tabs[L + 7u];
     let hL = tabs[L + 2u];
     let hR = tabs[R + 2u];
-    let eL = evaluable(hL, depth, mi);
-    let eR = evaluable(hR, depth, mi);
+    let eL = nodeEvaluable(L, depth, mi);
+    let eR = nodeEvaluable(R, depth, mi);
     if (!eL && !eR) {
       pushFree(m, ps);
     } else if (eL && eR) {
@@ -815,7 +1124,7 @@ ${ENTRY} {
  * level-(d+1) index, or, in a leaf, adds the leaf value to its prediction (f32) and is done.
  * Rows not sampled this round follow the same tree (they get its leaf too).
  */
-const rowUpdate = (o: KernelOptions) => /* wgsl */ `${COMMON}
+const rowUpdate = (o: KernelOptions) => /* wgsl */ `${common(o)}
 @group(0) @binding(1) var<storage, read> bins: array<u32>;
 @group(0) @binding(2) var<storage, read> finfo: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read> tabs: array<u32>;
@@ -853,25 +1162,26 @@ export type KernelName =
 export function kernelSource(name: KernelName, o: KernelOptions): string {
   switch (name) {
     case 'gradient':
-      return gradient()
+      return o.hess ? gradientWithHessians(o) : gradient(o)
     case 'quantise':
-      return quantise()
+      return o.hess ? quantiseWithHessians(o) : quantise(o)
     case 'startTree':
-      return startTree()
+      return startTree(o)
     case 'zeroSlots':
-      return zeroSlots()
+      return zeroSlots(o)
     case 'histGlobal':
       return histGlobal(o)
     case 'histShared32':
+      if (o.hess) throw new Error('webgpu: 32-bit workgroup histograms have no room for hessians (planning error)')
       return histShared(o, true)
     case 'histShared64':
       return histShared(o, false)
     case 'derive':
-      return derive()
+      return derive(o)
     case 'search':
-      return search()
+      return search(o)
     case 'plan':
-      return plan()
+      return plan(o)
     case 'rowUpdate':
       return rowUpdate(o)
   }
@@ -879,7 +1189,9 @@ export function kernelSource(name: KernelName, o: KernelOptions): string {
 
 /** Pipeline cache key: kernels that read bins or size workgroup memory differ by those options. */
 export function kernelKey(name: KernelName, o: KernelOptions): string {
-  if (name === 'histShared32' || name === 'histShared64') return `gbdt:${name}:${o.bin16 ? 16 : 8}:${o.sharedWords}`
-  if (name === 'histGlobal' || name === 'rowUpdate') return `gbdt:${name}:${o.bin16 ? 16 : 8}`
-  return `gbdt:${name}`
+  // every kernel's layouts differ with hessians; the gradient kernel's source with its objective
+  const h = o.hess ? (name === 'gradient' ? `:${o.gradient}` : ':h') : ''
+  if (name === 'histShared32' || name === 'histShared64') return `gbdt:${name}:${o.bin16 ? 16 : 8}:${o.sharedWords}${h}`
+  if (name === 'histGlobal' || name === 'rowUpdate') return `gbdt:${name}:${o.bin16 ? 16 : 8}${h}`
+  return `gbdt:${name}${h}`
 }

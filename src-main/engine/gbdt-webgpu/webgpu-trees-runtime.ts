@@ -38,9 +38,11 @@ export async function startWebgpuGbdtRuntime(): Promise<WebgpuGbdtRuntime> {
         'integer: workgroup memory where the built nodes fit (32-bit slots where exact: ≤ 1024 rows a workgroup; else 64-bit Σq with a carry), 64-bit global sums; global atomics beyond',
       splitDecision:
         'device: bracketed float32 gains, then the exact losses of the contenders (the CPU engine float32 arithmetic on integer mantissas) and its tie rules; host: whole histograms where a model-round could overflow float32 or α·2^k is not an integer',
+      objectives:
+        "reg:squarederror (the row count as the hessian), binary:logistic and multi:softprob (each row's gradient and hessian from its margins on the device, bit for bit the CPU engine's; hessians quantised per tree, 64-bit sums; K trees a round for K classes)",
       levelPlan: 'device: whole rounds (one submit and one read-back of the trees a round); host: levels too wide for the node slots (one read-back a pass)',
       chunking:
-        "models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B)⌋ for the group's deepest and widest model, balanced; two chunks at once where a group needs several and half the budget each keeps the plan; sequential and pool: 1",
+        "models per dispatch = ⌊min(maxStorageBufferBindingSize, maxBufferSize, histogram budget) / (node histograms per model × slots × 12 B, 20 B with a classifier's hessians; a K-class model's K trees in one chunk)⌋ for the group's deepest and widest model, balanced; two chunks at once where a group needs several and half the budget each keeps the plan; sequential and pool: 1",
       histogramBudgetBytes: HISTOGRAM_BUDGET_BYTES,
       maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
       maxBufferSize: l.maxBufferSize,
@@ -69,8 +71,6 @@ type GbdtWorkload = Workload<FamilyGbdtParams>
 
 /** The data set as the CPU engine bins it, and its bins and labels on the device (once per worker). */
 export function prepareWebgpu(rt: WebgpuGbdtRuntime, dataset: Dataset, w: GbdtWorkload): WebgpuPrepared {
-  if (w.task && w.task.objective !== 'regression')
-    throw new Error(`the webgpu trees engine trains regression only, not ${w.task.objective} (use --backend cpu or xgboost)`)
   const binned = prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin)
   return { engine: 'webgpu', dataset, binned, gpuData: uploadGbdtData(rt.gbdtGpu, binned) }
 }
@@ -86,6 +86,7 @@ export async function warmUpWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared, w: 
     d.gpuData,
     { ...w.model, rounds: 1 },
     indices.map((i) => modelSeed(w.seed, i)),
+    { task: w.task },
   )
 }
 
@@ -105,6 +106,7 @@ export async function trainWebgpu(
       cancelError,
       perModel: perModelParams(options, group),
       heldOut: heldOutRowsOf(options, group),
+      task: w.task,
     })
   await trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
 }
