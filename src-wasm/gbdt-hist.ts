@@ -1,5 +1,5 @@
-// AssemblyScript: the CPU trees trainer's histogram kernel, bit for bit the TypeScript loops it
-// mirrors (histograms.ts, rules.ts's forwardCandidate; kernel.test.ts compares them), the pair
+// AssemblyScript: the CPU trees trainer's histogram kernel and row partition, bit for bit the
+// TypeScript loops they mirror (histograms.ts, rules.ts's forwardCandidate; kernel.test.ts compares them), the pair
 // (Σq, count) — or, for a classifier, (Σq, Σqh) from each row's quantised hessian — added as one f64x2. Built by scripts/build-wasm.mjs into
 // src-main/engine/gbdt/hist-wasm.generated.ts (npm run build:wasm). Arguments are byte addresses in
 // the trainer's one memory; why and what: src-main/engine/gbdt/README.md, "The histogram kernel".
@@ -290,4 +290,102 @@ export function forwardCandidate(h: usize, b: i32, nb: i32, gq: f64, n: f64, mcw
     return b
   }
   return -1
+}
+
+// ---- partition: a node's rows (and their q, and a classifier's qh) stably split by its split
+
+/**
+ * grow.ts's partition: rows [begin, end) of a node (row indices at `rows`, their q at `q` and, when
+ * qh ≠ 0, their qh at `qh`) split stably by the column at `b` (bins of width T): a row goes left iff
+ * its bin ≤ splitBin, or, when its bin is `missing` (−1: the feature has none), iff defaultLeft.
+ * Left ones stay in place in order, right ones go through the scratches (sRows, sQ, sQH) and are
+ * copied after them; returns the first right position. Branch-free: every row is written to both
+ * sides and only its side's index advances (the side of a row is unpredictable).
+ */
+function partitionOf<T>(
+  b: usize,
+  rows: usize,
+  q: usize,
+  qh: usize,
+  begin: i32,
+  end: i32,
+  splitBin: i32,
+  missing: i32,
+  defaultLeft: i32,
+  sRows: usize,
+  sQ: usize,
+  sQH: usize,
+): i32 {
+  let wl = <usize>begin
+  let nr: usize = 0
+  const e = <usize>end
+  // qh = 0: none (a regressor's); address 0 is the kernel's own filter state, never a qh array
+  if (qh === 0) {
+    for (let k = <usize>begin; k < e; k++) {
+      const r = load<i32>(rows + (k << 2))
+      const g = load<i32>(q + (k << 2))
+      const bin = <i32>binOf<T>(b, <usize>r)
+      const left = <usize>(bin === missing ? defaultLeft : <i32>(bin <= splitBin))
+      store<i32>(rows + (wl << 2), r)
+      store<i32>(q + (wl << 2), g)
+      store<i32>(sRows + (nr << 2), r)
+      store<i32>(sQ + (nr << 2), g)
+      wl += left
+      nr += 1 - left
+    }
+  } else {
+    for (let k = <usize>begin; k < e; k++) {
+      const r = load<i32>(rows + (k << 2))
+      const g = load<i32>(q + (k << 2))
+      const h = load<i32>(qh + (k << 2))
+      const bin = <i32>binOf<T>(b, <usize>r)
+      const left = <usize>(bin === missing ? defaultLeft : <i32>(bin <= splitBin))
+      store<i32>(rows + (wl << 2), r)
+      store<i32>(q + (wl << 2), g)
+      store<i32>(qh + (wl << 2), h)
+      store<i32>(sRows + (nr << 2), r)
+      store<i32>(sQ + (nr << 2), g)
+      store<i32>(sQH + (nr << 2), h)
+      wl += left
+      nr += 1 - left
+    }
+    memory.copy(qh + (wl << 2), sQH, nr << 2)
+  }
+  memory.copy(rows + (wl << 2), sRows, nr << 2)
+  memory.copy(q + (wl << 2), sQ, nr << 2)
+  return <i32>wl
+}
+
+export function partitionU8(
+  b: usize,
+  rows: usize,
+  q: usize,
+  qh: usize,
+  begin: i32,
+  end: i32,
+  splitBin: i32,
+  missing: i32,
+  defaultLeft: i32,
+  sRows: usize,
+  sQ: usize,
+  sQH: usize,
+): i32 {
+  return partitionOf<u8>(b, rows, q, qh, begin, end, splitBin, missing, defaultLeft, sRows, sQ, sQH)
+}
+
+export function partitionU16(
+  b: usize,
+  rows: usize,
+  q: usize,
+  qh: usize,
+  begin: i32,
+  end: i32,
+  splitBin: i32,
+  missing: i32,
+  defaultLeft: i32,
+  sRows: usize,
+  sQ: usize,
+  sQH: usize,
+): i32 {
+  return partitionOf<u16>(b, rows, q, qh, begin, end, splitBin, missing, defaultLeft, sRows, sQ, sQH)
 }

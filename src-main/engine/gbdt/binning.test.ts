@@ -87,6 +87,62 @@ describe('quantile cuts (XGBoost 1.7.4 hist)', () => {
     for (let r = 0; r < rows; r++) x[r] = r % 255
     expect(prepareGbdtData(x, new Float32Array(rows), rows, 1).bins).toBeInstanceOf(Uint8Array)
   })
+
+  it('a 256-bin feature with missing values after narrow ones: binned again as 16-bit, every bin and hasMissing as before', () => {
+    const rows = 700
+    const F = 3
+    const x = new Float32Array(rows * F)
+    for (let r = 0; r < rows; r++) {
+      x[r * F] = (r * 7) % 40 // narrow, no missing values
+      x[r * F + 1] = r % 97 === 5 ? NaN : (r * 3) % 50 // narrow, missing values
+      x[r * F + 2] = r % 300 === 7 ? NaN : r % 256 // 256 bins and missing values: 257 slots
+    }
+    const d = prepareGbdtData(x, new Float32Array(rows), rows, F)
+    expect(d.bins).toBeInstanceOf(Uint16Array)
+    expect(Array.from(d.hasMissing)).toEqual([0, 1, 1])
+    expect(Array.from(d.width)).toEqual([40, 51, 257])
+    for (let f = 0; f < F; f++) {
+      for (let r = 0; r < rows; r++) {
+        const v = x[r * F + f]
+        expect(d.bins[f * rows + r]).toBe(Number.isNaN(v) ? d.nBins[f] : binOf(d.cuts, f, v))
+      }
+    }
+  })
+
+  it('reads x once when the cuts are given (which features have missing values is found while binning)', () => {
+    const d = syntheticRegression({ rows: 300, features: 4, seed: 2, missing: 0.1 })
+    const cuts = computeCuts(d.x, d.rows, d.features, 64)
+    let reads = 0
+    const counted = new Proxy(d.x, {
+      get(target, key) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++
+        const v = Reflect.get(target, key)
+        return typeof v === 'function' ? v.bind(target) : v
+      },
+    })
+    const p = prepareGbdtData(counted, d.y, d.rows, d.features, 64, cuts)
+    expect(reads).toBe(d.x.length)
+    expect(Array.from(p.bins)).toEqual(Array.from(prepareGbdtData(d.x, d.y, d.rows, d.features, 64, cuts).bins))
+    expect(Array.from(p.hasMissing)).toEqual([1, 1, 1, 1])
+  })
+
+  it("finds a value's starting bin from a grid built in one walk over a feature's cuts, not one per grid cell", () => {
+    const d = syntheticRegression({ rows: 3000, features: 1, seed: 4 })
+    const cuts = computeCuts(d.x, d.rows, 1, 256)
+    expect(cuts.ptrs[1]).toBe(256)
+    let reads = 0
+    const values = new Proxy(cuts.values, {
+      get(target, key) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++
+        const v = Reflect.get(target, key)
+        return typeof v === 'function' ? v.bind(target) : v
+      },
+    })
+    const p = prepareGbdtData(d.x, d.y, d.rows, 1, 256, { ...cuts, values })
+    for (let r = 0; r < d.rows; r++) expect(p.bins[r]).toBe(binOf(cuts, 0, d.x[r]))
+    // the grid's 1024 cells and 256 cuts once, then a few steps a value; one walk per cell would be ~1024 · 128
+    expect(reads).toBeLessThan(1024 + 256 + 8 * d.rows)
+  })
 })
 
 describe('gradient quantisation', () => {

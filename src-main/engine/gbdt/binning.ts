@@ -43,16 +43,31 @@ export function prepareGbdtData(
   for (let r = 0; r < rows; r++) if (!Number.isFinite(yf[r])) throw new RangeError(`label of row ${r} is not finite`)
 
   const nBins = new Int32Array(features)
+  for (let f = 0; f < features; f++) nBins[f] = cuts.ptrs[f + 1] - cuts.ptrs[f]
+  // which features have missing values is found while binning them (no pass of its own over x); a
+  // feature of 256 bins that has some needs 257 slots, so the rare matrix found wide then is binned
+  // again as Uint16
   const hasMissing = new Uint8Array(features)
+  const wide = nBins.some((nb) => nb > 256)
+  const bins = binMatrix(x, rows, features, cuts, nBins, hasMissing, wide) ?? binMatrix(x, rows, features, cuts, nBins, hasMissing, true)!
   const width = new Int32Array(features)
-  for (let r = 0, i = 0; r < rows; r++) {
-    for (let f = 0; f < features; f++, i++) if (x[i] !== x[i]) hasMissing[f] = 1
-  }
-  for (let f = 0; f < features; f++) {
-    nBins[f] = cuts.ptrs[f + 1] - cuts.ptrs[f]
-    width[f] = nBins[f] + hasMissing[f]
-  }
-  const wide = width.some((w) => w > 256)
+  for (let f = 0; f < features; f++) width[f] = nBins[f] + hasMissing[f]
+  return { rows, features, cuts, nBins, hasMissing, width, bins, y: yf }
+}
+
+/**
+ * The feature-major bins of x, as Uint16 if `wide`, and each feature's hasMissing; null when Uint8
+ * was asked for and a feature turns out to need 257 slots (256 bins and missing values).
+ */
+function binMatrix(
+  x: Float32Array,
+  rows: number,
+  features: number,
+  cuts: GbdtCuts,
+  nBins: Int32Array,
+  hasMissing: Uint8Array,
+  wide: boolean,
+): Uint8Array | Uint16Array | null {
   const bins = wide ? new Uint16Array(rows * features) : new Uint8Array(rows * features)
   const grid = new Int32Array(BIN_GRID)
   // features in blocks copied out of row-major x: one sequential read of x per block
@@ -60,10 +75,13 @@ export function prepareGbdtData(
   for (let f0 = 0; f0 < features; f0 += COLUMN_BLOCK) {
     const f1 = Math.min(features, f0 + COLUMN_BLOCK)
     copyColumns(x, rows, features, f0, f1, cols)
-    for (let f = f0; f < f1; f++)
-      binFeature(cols.subarray((f - f0) * rows, (f - f0 + 1) * rows), cuts, f, nBins[f], bins.subarray(f * rows, (f + 1) * rows), grid)
+    for (let f = f0; f < f1; f++) {
+      const missing = binFeature(cols.subarray((f - f0) * rows, (f - f0 + 1) * rows), cuts, f, nBins[f], bins.subarray(f * rows, (f + 1) * rows), grid)
+      hasMissing[f] = missing ? 1 : 0
+      if (missing && !wide && nBins[f] + 1 > 256) return null
+    }
   }
-  return { rows, features, cuts, nBins, hasMissing, width, bins, y: yf }
+  return bins
 }
 
 /** cells of the value grid that gives binFeature its starting bin */
@@ -72,9 +90,9 @@ const BIN_GRID = 1024
 /**
  * One feature's values → its bins: upper_bound(cuts, v), clamped to the last bin, NaN to the missing
  * bin. A grid over [first cut, last non-sentinel cut] gives a starting bin; the two loops then move
- * it to the exact answer.
+ * it to the exact answer. Returns whether some value was missing (NaN).
  */
-function binFeature(values: Float32Array, cuts: GbdtCuts, f: number, nb: number, out: Uint8Array | Uint16Array, grid: Int32Array): void {
+function binFeature(values: Float32Array, cuts: GbdtCuts, f: number, nb: number, out: Uint8Array | Uint16Array, grid: Int32Array): boolean {
   const cv = cuts.values
   const lo0 = cuts.ptrs[f]
   const missingBin = nb
@@ -83,17 +101,20 @@ function binFeature(values: Float32Array, cuts: GbdtCuts, f: number, nb: number,
   const w = (cL - c0) / BIN_GRID
   const useGrid = nb >= 3 && w > 0 && Number.isFinite(w)
   if (useGrid) {
+    // the cells' starts ascend, so each cell's bin is found from the previous one's: one walk over the cuts
+    let b = 0
     for (let c = 0; c < BIN_GRID; c++) {
       const start = c0 + c * w
-      let b = 0
       while (b < nb - 1 && cv[lo0 + b] <= start) b++
       grid[c] = b
     }
   }
+  let missing = false
   for (let r = 0; r < values.length; r++) {
     const v = values[r]
     if (v !== v) {
       out[r] = missingBin
+      missing = true
       continue
     }
     let b = 0
@@ -106,4 +127,5 @@ function binFeature(values: Float32Array, cuts: GbdtCuts, f: number, nb: number,
     while (b < nb - 1 && cv[lo0 + b] <= v) b++
     out[r] = b
   }
+  return missing
 }

@@ -26,7 +26,7 @@ export type StopHooks = Parameters<typeof throwIfStopped>[0]
 export class LevelGrower {
   private readonly n: number
   private readonly F: number
-  /** partition's right-hand rows and their q (and qh), before they are copied after the left ones */
+  /** partition's right-hand rows and their q (and qh), before they are copied after the left ones (in the kernel's memory) */
   private readonly scratchRows: Int32Array
   private readonly scratchQ: Int32Array
   private readonly scratchQH: Int32Array
@@ -48,7 +48,7 @@ export class LevelGrower {
     private readonly data: GbdtData,
     readonly pool: HistPool,
     private readonly stop: StopHooks,
-    /** the histogram loops, and the memory they read (data.bins' copy, scratchA, pool buffers, rows, q and qh) */
+    /** the histogram loops and the partition, and the memory they read (data.bins' copy, scratchA/B, the partition's scratches, pool buffers, rows, q and qh) */
     private readonly kernel: HistKernel,
     /** the trees have hessians of their own (a classifier's), not 1 a row */
     hessians = false,
@@ -57,15 +57,20 @@ export class LevelGrower {
     const F = data.features
     this.n = n
     this.F = F
-    this.scratchRows = new Int32Array(n)
-    this.scratchQ = new Int32Array(n)
-    this.scratchQH = new Int32Array(hessians ? n : 0)
+    this.scratchRows = kernel.int32(n)
+    this.scratchQ = kernel.int32(n)
+    this.scratchQH = kernel.int32(hessians ? n : 0)
     let maxWidth = 1
     for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
     this.maxWidth = maxWidth
     this.scratchA = kernel.float64(LevelGrower.scratchALength(maxWidth))
     this.scratchB = kernel.float64(LevelGrower.scratchBLength(maxWidth))
     this.bins = kernel.bins(data)
+  }
+
+  /** the partition's scratch arrays of one int32 a training row (rows, q and a classifier's qh), in the kernel's memory */
+  static partitionScratchArrays(hessians: boolean): number {
+    return hessians ? 3 : 2
   }
 
   /** terminal mode's built regions: 4 features of the widest width */
@@ -330,7 +335,23 @@ export class LevelGrower {
       const gr = node.gq - gl
       const hr = node.h - hl
       // stable partition of the node's rows (and their q, qh) by the split
-      const mid = this.partition(m, node.begin, node.end, f, b, node.defaultLeft)
+      const data = this.data
+      const missing = data.hasMissing[f] === 1 ? data.nBins[f] : -1
+      const mid = this.kernel.partition(
+        this.bins,
+        f * this.n,
+        m.rows,
+        m.q,
+        m.qh,
+        node.begin,
+        node.end,
+        b,
+        missing,
+        node.defaultLeft,
+        this.scratchRows,
+        this.scratchQ,
+        this.scratchQH,
+      )
       if (!m.qh && mid - node.begin !== hl) throw new Error(`partition disagrees with the histogram (${mid - node.begin} ≠ ${hl})`)
       const L = new Node(lid, node.begin, mid, gl, hl)
       const R = new Node(lid + 1, mid, node.end, gr, hr)
@@ -346,88 +367,6 @@ export class LevelGrower {
       }
       node.hist = null
     }
-  }
-
-  // Stable partition of a node's rows (and their q) by the split: left ones stay in place, in order,
-  // right ones go through the scratch arrays. Branch-free (the side of a row is unpredictable):
-  // every row is written to both places and only the index of its side advances.
-  private partition(m: TreeState, begin: number, end: number, f: number, b: number, defLeft: boolean): number {
-    if (m.qh) return this.partitionWithHessians(m, m.qh, begin, end, f, b, defLeft)
-    const data = this.data
-    const scratchRows = this.scratchRows
-    const scratchQ = this.scratchQ
-    const rows = m.rows
-    const q = m.q
-    const bins = data.bins
-    const colBase = f * this.n
-    let wl = begin
-    let nr = 0
-    if (data.hasMissing[f] === 1) {
-      const missing = data.nBins[f]
-      const dl = defLeft ? 1 : 0
-      for (let k = begin; k < end; k++) {
-        const r = rows[k]
-        const qk = q[k]
-        const bin = bins[colBase + r]
-        const left = bin === missing ? dl : ((b - bin) >> 31) + 1
-        rows[wl] = r
-        q[wl] = qk
-        scratchRows[nr] = r
-        scratchQ[nr] = qk
-        wl += left
-        nr += 1 - left
-      }
-    } else {
-      for (let k = begin; k < end; k++) {
-        const r = rows[k]
-        const qk = q[k]
-        const left = ((b - bins[colBase + r]) >> 31) + 1 // 1 iff bin ≤ b
-        rows[wl] = r
-        q[wl] = qk
-        scratchRows[nr] = r
-        scratchQ[nr] = qk
-        wl += left
-        nr += 1 - left
-      }
-    }
-    rows.set(scratchRows.subarray(0, nr), wl)
-    q.set(scratchQ.subarray(0, nr), wl)
-    return wl
-  }
-
-  /** partition for a classifier's tree: the same, its rows' quantised hessians moving with them */
-  private partitionWithHessians(m: TreeState, qh: Int32Array, begin: number, end: number, f: number, b: number, defLeft: boolean): number {
-    const data = this.data
-    const scratchRows = this.scratchRows
-    const scratchQ = this.scratchQ
-    const scratchQH = this.scratchQH
-    const rows = m.rows
-    const q = m.q
-    const bins = data.bins
-    const colBase = f * this.n
-    const missing = data.hasMissing[f] === 1 ? data.nBins[f] : -1
-    const dl = defLeft ? 1 : 0
-    let wl = begin
-    let nr = 0
-    for (let k = begin; k < end; k++) {
-      const r = rows[k]
-      const qk = q[k]
-      const hk = qh[k]
-      const bin = bins[colBase + r]
-      const left = bin === missing ? dl : ((b - bin) >> 31) + 1
-      rows[wl] = r
-      q[wl] = qk
-      qh[wl] = hk
-      scratchRows[nr] = r
-      scratchQ[nr] = qk
-      scratchQH[nr] = hk
-      wl += left
-      nr += 1 - left
-    }
-    rows.set(scratchRows.subarray(0, nr), wl)
-    q.set(scratchQ.subarray(0, nr), wl)
-    qh.set(scratchQH.subarray(0, nr), wl)
-    return wl
   }
 
   /** process the planned level of `group` (their builds/derives fit in the pool) */

@@ -1,5 +1,5 @@
 // Node histograms of the CPU trainer: the hot loops that add a node's rows into them, the
-// sibling-by-subtraction helpers, and the pool that bounds live buffers. Per bin of each sampled
+// sibling-by-subtraction helpers, a split node's partition, and the pool that bounds live buffers. Per bin of each sampled
 // feature the pair (Σ quantised gradient, Σ quantised hessian): squared error's hessian is 1 a row
 // (build*: the row count), a classifier's is its own quantised hessian (build*H). Every sum is an
 // integer, so row order never changes a bit. Apart from grow.ts because these loops are the
@@ -189,6 +189,104 @@ export function difference(out: Float64Array, parent: Float64Array, po: number, 
 /** target[i] −= sub[i] for i in [o, o+len) */
 export function subtractRange(target: Float64Array, sub: Float64Array, o: number, len: number): void {
   for (let i = o; i < o + len; i++) target[i] -= sub[i]
+}
+
+/**
+ * Stable partition of a node's rows [begin, end) (and their q, and a classifier's qh) by a split:
+ * a row goes left iff its bin in the column at `c` is ≤ splitBin, or, when it is `missing` (−1: the
+ * feature has no missing bin), iff defaultLeft. Left ones stay in place, in order, right ones go
+ * through the scratch arrays and are copied after them; returns the first right position.
+ * Branch-free (the side of a row is unpredictable): every row is written to both places and only
+ * the index of its side advances.
+ */
+export function partition(
+  bins: Bins,
+  c: number,
+  rows: Int32Array,
+  q: Int32Array,
+  qh: Int32Array | null,
+  begin: number,
+  end: number,
+  splitBin: number,
+  missing: number,
+  defaultLeft: boolean,
+  scratchRows: Int32Array,
+  scratchQ: Int32Array,
+  scratchQH: Int32Array,
+): number {
+  if (qh) return partitionWithHessians(bins, c, rows, q, qh, begin, end, splitBin, missing, defaultLeft, scratchRows, scratchQ, scratchQH)
+  let wl = begin
+  let nr = 0
+  if (missing >= 0) {
+    const dl = defaultLeft ? 1 : 0
+    for (let k = begin; k < end; k++) {
+      const r = rows[k]
+      const qk = q[k]
+      const bin = bins[c + r]
+      const left = bin === missing ? dl : ((splitBin - bin) >> 31) + 1
+      rows[wl] = r
+      q[wl] = qk
+      scratchRows[nr] = r
+      scratchQ[nr] = qk
+      wl += left
+      nr += 1 - left
+    }
+  } else {
+    for (let k = begin; k < end; k++) {
+      const r = rows[k]
+      const qk = q[k]
+      const left = ((splitBin - bins[c + r]) >> 31) + 1 // 1 iff bin ≤ splitBin
+      rows[wl] = r
+      q[wl] = qk
+      scratchRows[nr] = r
+      scratchQ[nr] = qk
+      wl += left
+      nr += 1 - left
+    }
+  }
+  rows.set(scratchRows.subarray(0, nr), wl)
+  q.set(scratchQ.subarray(0, nr), wl)
+  return wl
+}
+
+/** partition for a classifier's tree: the same, its rows' quantised hessians moving with them */
+function partitionWithHessians(
+  bins: Bins,
+  c: number,
+  rows: Int32Array,
+  q: Int32Array,
+  qh: Int32Array,
+  begin: number,
+  end: number,
+  splitBin: number,
+  missing: number,
+  defaultLeft: boolean,
+  scratchRows: Int32Array,
+  scratchQ: Int32Array,
+  scratchQH: Int32Array,
+): number {
+  const dl = defaultLeft ? 1 : 0
+  let wl = begin
+  let nr = 0
+  for (let k = begin; k < end; k++) {
+    const r = rows[k]
+    const qk = q[k]
+    const hk = qh[k]
+    const bin = bins[c + r]
+    const left = bin === missing ? dl : ((splitBin - bin) >> 31) + 1
+    rows[wl] = r
+    q[wl] = qk
+    qh[wl] = hk
+    scratchRows[nr] = r
+    scratchQ[nr] = qk
+    scratchQH[nr] = hk
+    wl += left
+    nr += 1 - left
+  }
+  rows.set(scratchRows.subarray(0, nr), wl)
+  q.set(scratchQ.subarray(0, nr), wl)
+  qh.set(scratchQH.subarray(0, nr), wl)
+  return wl
 }
 
 /**

@@ -1,14 +1,15 @@
 // The wasm histogram kernel against its reference, histograms.ts's loops and rules.ts's
 // forwardCandidates: the same sums bit for bit on random inputs (every builder, both bin widths;
-// zero and the subtractions), the same candidate bins from the split scan's pre-filter, the same
-// trees through the trainer, and the committed bytes are what src-wasm/gbdt-hist.ts compiles to.
+// zero and the subtractions), the same partitions, the same candidate bins from the split scan's
+// pre-filter, the same trees through the trainer, and the committed bytes are what
+// src-wasm/gbdt-hist.ts compiles to; an array's memory is checked once per argument position, not per call.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { compileHistWasm, GENERATED, generatedSource } from '../../../scripts/build-wasm.mjs'
 import { Rng } from '../random'
 import { prepareGbdtData } from './binning'
-import { build1, build1H, build2, build2H, build4, build4H, difference, subtractRange, zero } from './histograms'
+import { build1, build1H, build2, build2H, build4, build4H, difference, partition, subtractRange, zero } from './histograms'
 import { arenaBytes, createHistKernel, wasmKernelAvailable } from './kernel'
 import { forwardCandidates } from './rules'
 import { syntheticClassification, syntheticRegression } from './synthetic'
@@ -131,6 +132,77 @@ describe('gbdt wasm histogram kernel', () => {
       expect(Array.from(b)).toEqual(Array.from(rb))
       expect(Array.from(out)).toEqual(Array.from(rout))
     }
+  })
+
+  for (const wide of [false, true]) {
+    it(`partition splits rows, q and qh as the TypeScript loop does (stable; with and without missing values, a regressor's and a classifier's; ${wide ? 'uint16' : 'uint8'} bins)`, () => {
+      const rng = new Rng(wide ? 37 : 31)
+      const n = 1499
+      const F = 3
+      const W = wide ? 700 : 256
+      const k = createHistKernel('wasm', arenaBytes(n * F * (wide ? 2 : 1)) + arenaBytes(4 * n, 6))
+      const src = wide ? new Uint16Array(n * F) : new Uint8Array(n * F)
+      for (let i = 0; i < src.length; i++) src[i] = Math.floor(rng.uniform() * W)
+      const bins = k.bins({ bins: src } as Parameters<typeof k.bins>[0])
+      const [rows, q, qh, sRows, sQ, sQH] = [k.int32(n), k.int32(n), k.int32(n), k.int32(n), k.int32(n), k.int32(n)]
+      const [rRows, rQ, rQH, rsRows, rsQ, rsQH] = Array.from({ length: 6 }, () => new Int32Array(n))
+      let moved = 0
+      for (let trial = 0; trial < 24; trial++) {
+        let m = 0
+        const keep = rng.uniform()
+        for (let r = 0; r < n; r++) if (rng.uniform() < keep) rows[m++] = r
+        for (let i = 0; i < n; i++) {
+          if (i >= m) rows[i] = Math.floor(rng.uniform() * n)
+          q[i] = Math.floor((rng.uniform() - 0.5) * 2 ** 31)
+          qh[i] = Math.floor(rng.uniform() * 2 ** 30)
+        }
+        rRows.set(rows)
+        rQ.set(q)
+        rQH.set(qh)
+        const begin = Math.floor(rng.uniform() * Math.min(m, 9))
+        const end = Math.max(begin, m - Math.floor(rng.uniform() * 4))
+        const c = Math.floor(rng.uniform() * F) * n
+        const splitBin = Math.floor(rng.uniform() * W) - (trial % 5 === 0 ? 1 : 0)
+        const missing = trial % 2 === 0 ? -1 : Math.floor(rng.uniform() * W) // a bin that is the missing one here
+        const defaultLeft = trial % 3 === 0
+        const classifier = trial % 4 < 2
+        const got = k.partition(bins, c, rows, q, classifier ? qh : null, begin, end, splitBin, missing, defaultLeft, sRows, sQ, sQH)
+        const want = partition(src, c, rRows, rQ, classifier ? rQH : null, begin, end, splitBin, missing, defaultLeft, rsRows, rsQ, rsQH)
+        expect(got).toBe(want)
+        expect(Array.from(rows)).toEqual(Array.from(rRows))
+        expect(Array.from(q)).toEqual(Array.from(rQ))
+        expect(Array.from(qh)).toEqual(Array.from(rQH))
+        if (got > begin && got < end) moved++
+      }
+      expect(moved).toBeGreaterThan(10)
+    })
+  }
+
+  it("reads an array's buffer once per argument position, and still refuses another array outside its memory", () => {
+    const n = 64
+    const k = createHistKernel('wasm', arenaBytes(n) + arenaBytes(4 * n, 2) + arenaBytes(16 * 256))
+    const bins = k.bins({ bins: new Uint8Array(n) } as Parameters<typeof k.bins>[0])
+    const [rows, q] = [k.int32(n), k.int32(n)]
+    const hist = k.float64(2 * 256)
+    // `buffer` of one view, counted: the check is ~50 ns a call, more than a small node's build
+    let reads = 0
+    const buffer = rows.buffer
+    Object.defineProperty(rows, 'buffer', {
+      get: () => {
+        reads++
+        return buffer
+      },
+    })
+    for (let i = 0; i < 10; i++) k.build1(bins, 0, rows, q, 0, n, hist, 0)
+    expect(reads).toBe(1)
+    expect(() => k.build1(bins, 0, new Int32Array(n), q, 0, n, hist, 0)).toThrow(/not in the kernel memory/)
+    expect(() => k.build1(bins, 0, rows, q, 0, n, new Float64Array(512), 0)).toThrow(/not in the kernel memory/)
+    // a refused array leaves the position's last one; another one in the memory replaces it
+    k.build1(bins, 0, rows, q, 0, n, hist, 0)
+    expect(reads).toBe(1)
+    k.build1(bins, 0, q, q, 0, n, hist, 0)
+    k.build1(bins, 0, rows, q, 0, n, hist, 0)
+    expect(reads).toBe(2)
   })
 
   it("the split scan's pre-filter returns the reference's bins and left sums, call after call", () => {

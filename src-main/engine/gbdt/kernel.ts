@@ -1,11 +1,12 @@
 // The histogram kernel of the CPU trainer: the loops that add a node's rows into its histogram, the
-// per-bin loops after them, and the memory they read. Two of them, the same trees bit for bit:
-// `ts` (histograms.ts's loops, the reference) and `wasm` (SIMD, from src-wasm/gbdt-hist.ts), whose
-// inputs live in one WebAssembly.Memory arena. TRAINPOOL_GBDT_KERNEL=ts|wasm chooses (default wasm
-// where SIMD exists and the arena fits). Why and how: README.md, "The histogram kernel".
+// per-bin loops after them, the partition of a split node's rows, and the memory they read. Two of
+// them, the same trees bit for bit: `ts` (histograms.ts's loops, the reference) and `wasm` (SIMD,
+// from src-wasm/gbdt-hist.ts), whose inputs live in one WebAssembly.Memory arena.
+// TRAINPOOL_GBDT_KERNEL=ts|wasm chooses (default wasm where SIMD exists and the arena fits). Why and
+// how: README.md, "The histogram kernel".
 import type { GbdtData } from './binning'
 import { HIST_WASM_BASE64 } from './hist-wasm.generated'
-import { type Bins, build1, build1H, build2, build2H, build4, build4H, difference, subtractRange, zero } from './histograms'
+import { type Bins, build1, build1H, build2, build2H, build4, build4H, difference, partition, subtractRange, zero } from './histograms'
 import { type CandidateFilter, forwardCandidates } from './rules'
 
 export type KernelName = 'ts' | 'wasm'
@@ -27,6 +28,8 @@ export interface HistKernel {
   zero: typeof zero
   difference: typeof difference
   subtractRange: typeof subtractRange
+  /** a split node's rows partitioned (the scratch arrays the kernel's too) */
+  partition: typeof partition
   /** the split scan's pre-filter (its hist array the kernel's) */
   readonly filter: CandidateFilter
 }
@@ -45,6 +48,7 @@ const tsKernel: HistKernel = {
   zero,
   difference,
   subtractRange,
+  partition,
   filter: forwardCandidates,
 }
 
@@ -102,6 +106,21 @@ interface HistExports {
   subtract(t: number, s: number, len: number): void
   difference(out: number, p: number, s: number, len: number): void
   forwardCandidate(h: number, b: number, nb: number, gq: number, n: number, mcw: number, thrQ: number, lambda: number, state: number): number
+  partitionU8(
+    b: number,
+    rows: number,
+    q: number,
+    qh: number,
+    begin: number,
+    end: number,
+    splitBin: number,
+    missing: number,
+    defaultLeft: number,
+    scratchRows: number,
+    scratchQ: number,
+    scratchQH: number,
+  ): number
+  partitionU16: HistExports['partitionU8']
 }
 
 // the few WebAssembly APIs used here (this project's Node typings declare WebAssembly's types, not its value)
@@ -134,26 +153,69 @@ export function wasmKernelAvailable(): boolean {
   return histModule() !== null
 }
 
+/**
+ * One argument position of the wasm calls: its last array, checked to be in the kernel memory, and
+ * that array's byte offset. Reading a view's `buffer` and `byteOffset` costs ~50 ns a call here, more
+ * than a small node's build or a split scan's filter call, and a position sees the same few arrays
+ * call after call (the binned matrix, a tree's rows and q, a histogram buffer), so both are read
+ * again only for another array.
+ */
+class Checked {
+  private last: ArrayBufferView | null = null
+  private at = 0
+  constructor(private readonly buffer: ArrayBuffer) {}
+
+  /** a's byte offset in the kernel memory; throws if a is elsewhere */
+  addr(a: ArrayBufferView): number {
+    if (a === this.last) return this.at
+    if (a.buffer !== this.buffer) throw new Error('gbdt wasm kernel: an array is not in the kernel memory')
+    this.last = a
+    this.at = a.byteOffset
+    return this.at
+  }
+}
+
 class WasmKernel implements HistKernel {
   readonly name = 'wasm'
   private readonly buffer: ArrayBuffer
   private readonly k: HistExports
   private top = 0
   readonly filter: CandidateFilter
+  private readonly binsAt: Checked
+  private readonly rowsAt: Checked
+  private readonly qAt: Checked
+  private readonly qhAt: Checked
+  private readonly histAt: Checked
+  /** a subtraction's parent histogram, and a derived one's scratch */
+  private readonly otherAt: Checked
+  private readonly outAt: Checked
+  /** the partition's scratches */
+  private readonly scratchRowsAt: Checked
+  private readonly scratchQAt: Checked
+  private readonly scratchQHAt: Checked
 
   constructor(api: WasmApi, mod: WasmModule, pages: number) {
     const memory = new api.Memory({ initial: pages, maximum: pages })
     const k = new api.Instance(mod, { env: { memory } }).exports as unknown as HistExports
     this.k = k
     this.buffer = memory.buffer
+    this.binsAt = new Checked(this.buffer)
+    this.rowsAt = new Checked(this.buffer)
+    this.qAt = new Checked(this.buffer)
+    this.qhAt = new Checked(this.buffer)
+    this.histAt = new Checked(this.buffer)
+    this.otherAt = new Checked(this.buffer)
+    this.outAt = new Checked(this.buffer)
+    this.scratchRowsAt = new Checked(this.buffer)
+    this.scratchQAt = new Checked(this.buffer)
+    this.scratchQHAt = new Checked(this.buffer)
+    // the first allocation, at address 0: no array handed out starts there, so 0 can mean "none" (the partition's qh)
     const state = this.float64(2)
     const stateAt = state.byteOffset
+    const scanned = new Checked(this.buffer)
     this.filter = {
       state,
-      next: (hist, o, b, nb, gq, h, mcw, thrQ, lambda) => {
-        this.checkIn(hist, hist)
-        return k.forwardCandidate(hist.byteOffset + 8 * o, b, nb, gq, h, mcw, thrQ, lambda, stateAt)
-      },
+      next: (hist, o, b, nb, gq, h, mcw, thrQ, lambda) => k.forwardCandidate(scanned.addr(hist) + 8 * o, b, nb, gq, h, mcw, thrQ, lambda, stateAt),
     }
   }
 
@@ -186,37 +248,22 @@ class WasmKernel implements HistKernel {
     return new Float64Array(this.buffer, this.alloc(8 * length), length)
   }
 
-  private check(bins: Bins, rows: Int32Array, q: Int32Array, hist: Float64Array): void {
-    const b = this.buffer
-    if (bins.buffer !== b || rows.buffer !== b || q.buffer !== b || hist.buffer !== b) throw new Error('gbdt wasm kernel: an array is not in the kernel memory')
-  }
-
-  private checkIn(a: Float64Array, c: Float64Array): void {
-    if (a.buffer !== this.buffer || c.buffer !== this.buffer) throw new Error('gbdt wasm kernel: an array is not in the kernel memory')
-  }
-
   zero = (hist: Float64Array, o: number, len: number): void => {
-    this.checkIn(hist, hist)
-    this.k.zero(hist.byteOffset + 8 * o, len)
+    this.k.zero(this.histAt.addr(hist) + 8 * o, len)
   }
 
   difference = (out: Float64Array, parent: Float64Array, po: number, sub: Float64Array, so: number, len: number): void => {
-    this.checkIn(out, parent)
-    this.checkIn(sub, sub)
-    this.k.difference(out.byteOffset, parent.byteOffset + 8 * po, sub.byteOffset + 8 * so, len)
+    this.k.difference(this.outAt.addr(out), this.otherAt.addr(parent) + 8 * po, this.histAt.addr(sub) + 8 * so, len)
   }
 
   subtractRange = (target: Float64Array, sub: Float64Array, o: number, len: number): void => {
-    this.checkIn(target, sub)
-    this.k.subtract(target.byteOffset + 8 * o, sub.byteOffset + 8 * o, len)
+    this.k.subtract(this.otherAt.addr(target) + 8 * o, this.histAt.addr(sub) + 8 * o, len)
   }
 
   build1 = (bins: Bins, c: number, rows: Int32Array, q: Int32Array, begin: number, end: number, hist: Float64Array, o: number): void => {
-    this.check(bins, rows, q, hist)
     const s = bins.BYTES_PER_ELEMENT
-    const h = hist.byteOffset
     const f = s === 1 ? this.k.build1u8 : this.k.build1u16
-    f(bins.byteOffset + s * c, rows.byteOffset, q.byteOffset, begin, end, h + 8 * o)
+    f(this.binsAt.addr(bins) + s * c, this.rowsAt.addr(rows), this.qAt.addr(q), begin, end, this.histAt.addr(hist) + 8 * o)
   }
 
   build2 = (
@@ -231,12 +278,11 @@ class WasmKernel implements HistKernel {
     o0: number,
     o1: number,
   ): void => {
-    this.check(bins, rows, q, hist)
     const s = bins.BYTES_PER_ELEMENT
-    const b = bins.byteOffset
-    const h = hist.byteOffset
+    const b = this.binsAt.addr(bins)
+    const h = this.histAt.addr(hist)
     const f = s === 1 ? this.k.build2u8 : this.k.build2u16
-    f(b + s * c0, b + s * c1, rows.byteOffset, q.byteOffset, begin, end, h + 8 * o0, h + 8 * o1)
+    f(b + s * c0, b + s * c1, this.rowsAt.addr(rows), this.qAt.addr(q), begin, end, h + 8 * o0, h + 8 * o1)
   }
 
   build4 = (
@@ -255,20 +301,17 @@ class WasmKernel implements HistKernel {
     o2: number,
     o3: number,
   ): void => {
-    this.check(bins, rows, q, hist)
     const s = bins.BYTES_PER_ELEMENT
-    const b = bins.byteOffset
-    const h = hist.byteOffset
+    const b = this.binsAt.addr(bins)
+    const h = this.histAt.addr(hist)
     const f = s === 1 ? this.k.build4u8 : this.k.build4u16
-    f(b + s * c0, b + s * c1, b + s * c2, b + s * c3, rows.byteOffset, q.byteOffset, begin, end, h + 8 * o0, h + 8 * o1, h + 8 * o2, h + 8 * o3)
+    f(b + s * c0, b + s * c1, b + s * c2, b + s * c3, this.rowsAt.addr(rows), this.qAt.addr(q), begin, end, h + 8 * o0, h + 8 * o1, h + 8 * o2, h + 8 * o3)
   }
 
   build1H = (bins: Bins, c: number, rows: Int32Array, q: Int32Array, qh: Int32Array, begin: number, end: number, hist: Float64Array, o: number): void => {
-    this.check(bins, rows, q, hist)
-    this.check(bins, qh, qh, hist)
     const s = bins.BYTES_PER_ELEMENT
     const f = s === 1 ? this.k.build1Hu8 : this.k.build1Hu16
-    f(bins.byteOffset + s * c, rows.byteOffset, q.byteOffset, qh.byteOffset, begin, end, hist.byteOffset + 8 * o)
+    f(this.binsAt.addr(bins) + s * c, this.rowsAt.addr(rows), this.qAt.addr(q), this.qhAt.addr(qh), begin, end, this.histAt.addr(hist) + 8 * o)
   }
 
   build2H = (
@@ -284,13 +327,11 @@ class WasmKernel implements HistKernel {
     o0: number,
     o1: number,
   ): void => {
-    this.check(bins, rows, q, hist)
-    this.check(bins, qh, qh, hist)
     const s = bins.BYTES_PER_ELEMENT
-    const b = bins.byteOffset
-    const h = hist.byteOffset
+    const b = this.binsAt.addr(bins)
+    const h = this.histAt.addr(hist)
     const f = s === 1 ? this.k.build2Hu8 : this.k.build2Hu16
-    f(b + s * c0, b + s * c1, rows.byteOffset, q.byteOffset, qh.byteOffset, begin, end, h + 8 * o0, h + 8 * o1)
+    f(b + s * c0, b + s * c1, this.rowsAt.addr(rows), this.qAt.addr(q), this.qhAt.addr(qh), begin, end, h + 8 * o0, h + 8 * o1)
   }
 
   build4H = (
@@ -310,13 +351,58 @@ class WasmKernel implements HistKernel {
     o2: number,
     o3: number,
   ): void => {
-    this.check(bins, rows, q, hist)
-    this.check(bins, qh, qh, hist)
     const s = bins.BYTES_PER_ELEMENT
-    const b = bins.byteOffset
-    const h = hist.byteOffset
+    const b = this.binsAt.addr(bins)
+    const h = this.histAt.addr(hist)
     const f = s === 1 ? this.k.build4Hu8 : this.k.build4Hu16
-    f(b + s * c0, b + s * c1, b + s * c2, b + s * c3, rows.byteOffset, q.byteOffset, qh.byteOffset, begin, end, h + 8 * o0, h + 8 * o1, h + 8 * o2, h + 8 * o3)
+    f(
+      b + s * c0,
+      b + s * c1,
+      b + s * c2,
+      b + s * c3,
+      this.rowsAt.addr(rows),
+      this.qAt.addr(q),
+      this.qhAt.addr(qh),
+      begin,
+      end,
+      h + 8 * o0,
+      h + 8 * o1,
+      h + 8 * o2,
+      h + 8 * o3,
+    )
+  }
+
+  partition = (
+    bins: Bins,
+    c: number,
+    rows: Int32Array,
+    q: Int32Array,
+    qh: Int32Array | null,
+    begin: number,
+    end: number,
+    splitBin: number,
+    missing: number,
+    defaultLeft: boolean,
+    scratchRows: Int32Array,
+    scratchQ: Int32Array,
+    scratchQH: Int32Array,
+  ): number => {
+    const s = bins.BYTES_PER_ELEMENT
+    const f = s === 1 ? this.k.partitionU8 : this.k.partitionU16
+    return f(
+      this.binsAt.addr(bins) + s * c,
+      this.rowsAt.addr(rows),
+      this.qAt.addr(q),
+      qh ? this.qhAt.addr(qh) : 0,
+      begin,
+      end,
+      splitBin,
+      missing,
+      defaultLeft ? 1 : 0,
+      this.scratchRowsAt.addr(scratchRows),
+      this.scratchQAt.addr(scratchQ),
+      qh ? this.scratchQHAt.addr(scratchQH) : 0,
+    )
   }
 }
 

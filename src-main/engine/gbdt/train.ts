@@ -192,6 +192,7 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
     arenaBytes(data.bins.byteLength) +
       arenaBytes(8 * LevelGrower.scratchALength(maxWidth)) +
       arenaBytes(8 * LevelGrower.scratchBLength(maxWidth)) +
+      arenaBytes(4 * n, LevelGrower.partitionScratchArrays(hessians)) +
       arenaBytes(4 * n, (hessians ? 3 : 2) * K * seeds.length) +
       arenaBytes(16 * slots, capacity),
   )
