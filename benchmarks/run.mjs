@@ -10,7 +10,9 @@
 //     W=1..cores, next to real XGBoost 1.7 (one thread, per model, same shape) timed in the same run;
 //     peak RSS per worker at 200 000 rows with 50 models batched. Then the peers: the CPU engine against
 //     XGBoost 1.7 (hist) and scikit-learn's HistGradientBoostingRegressor, one model each, 1 thread, no
-//     sampling, same data, alternating per repeat, as ratios (benchmarks/gbdt/peers.mts).
+//     sampling, same data, alternating per repeat, as ratios (benchmarks/gbdt/peers.mts). Then successive
+//     halving: a 54-configuration grid × 3 folds by halving against the full grid and scikit-learn's
+//     HalvingGridSearchCV on both cores (benchmarks/gbdt/halving.mts).
 //  3. Trees on webgpu (Trainpool's WGSL engine) beside the CPU engine at a small shape, sequential
 //     and batched W=1, the same tree hashes required: on lavapipe this shows the dispatch works and
 //     at what cost (a CPU emulating a GPU: not a speed claim).
@@ -39,7 +41,9 @@
 // BENCH_TREES_PEERS_REPEATS (3), BENCH_TREES_BINARY_ROWS (BENCH_TREES_PEERS_ROWS; 0 skips: the same peers as
 // classifiers, binary:logistic vs HistGradientBoostingClassifier, scored by test log loss),
 // BENCH_TREES_MULTICLASS_ROWS (10000; 0 skips: K = 5 multi:softprob), BENCH_ORT_BINARY (1; 0 skips the MLP
-// classifier pass: 50 binary MLPs batched on onnxruntime vs the same run as regression and vs PyTorch).
+// classifier pass: 50 binary MLPs batched on onnxruntime vs the same run as regression and vs PyTorch),
+// BENCH_HALVING_ROWS (10000; 0 skips successive halving: the 54-configuration trees grid × 3 folds by halving vs the
+// full grid vs scikit-learn's HalvingGridSearchCV, benchmarks/gbdt/halving.mts).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -320,6 +324,16 @@ function treesPeers(rows, rounds, objective, classes) {
   return { lines: r.stdout.trim().split('\n'), json: JSON.parse(readFileSync(json, 'utf8')) }
 }
 
+/** benchmarks/gbdt/halving.mts at these rows: its lines and its JSON (null when it failed). */
+function treesHalving(rows, rounds) {
+  const json = join(outDir, 'bench-trees-halving.json')
+  process.stderr.write(`\n== trees halving: ${rows} rows, 54 configurations × 3 folds, grid vs halving vs scikit-learn's HalvingGridSearchCV\n`)
+  const args = ['--import', 'tsx', join(root, 'benchmarks/gbdt/halving.mts'), '--rows', rows, '--rounds', rounds, '--json', json]
+  const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  if (r.status !== 0) return { lines: [`trees halving (benchmarks/gbdt/halving.mts): exit ${r.status}`], json: null }
+  return { lines: r.stdout.trim().split('\n'), json: JSON.parse(readFileSync(json, 'utf8')) }
+}
+
 /** PyTorch CPU on the same shape (benchmarks/pytorch/mlp.py), when /usr/bin/python3 has torch. */
 function pytorch(size, objective = 'regression') {
   const python = '/usr/bin/python3'
@@ -474,6 +488,14 @@ if (gbdtSize > 0) {
       lines.push('', ...multi.lines)
       if (multi.json) out.treesPeersMulticlass = multi.json
     }
+  }
+  const halvingRows = env('BENCH_HALVING_ROWS', '10000')
+  if (halvingRows !== '0') {
+    // issue 39: successive halving — the 54-configuration grid × 3 folds searched by halving against the full grid and
+    // against scikit-learn's HalvingGridSearchCV, both on both cores (benchmarks/gbdt/halving.mts + halving_peer.py)
+    const halving = treesHalving(halvingRows, rounds)
+    lines.push('', ...halving.lines)
+    if (halving.json) out.treesHalving = halving.json
   }
   for (const w of trees.warnings) lines.push(`warning: ${w}`)
   out.gbdt = { summary: trees.summary, verification: trees.verification, environment: trees.environment, xgboost: xgb }

@@ -7,13 +7,13 @@ import type { FamilyCalibration } from './contract/calibration'
 import type { BenchConfig, ConcreteBackend } from './contract/config'
 import { MEASUREMENT_FLOOR, type MeasurementKey } from './contract/result'
 import { type Workload, workloadFor } from './contract/workload'
-import { peakBytesOf, stepsOf, workOf } from './contract/model-set'
+import { modelWorks, peakBytesOf, stepsOf, workOf } from './contract/model-set'
 import { backendSpec, familyOf, type ModelFamily } from './families'
-import { contiguousGroups, expandPlan, groupKey } from './plan'
+import { balancedGroups, contiguousGroups, expandPlan, groupKey } from './plan'
 
-/** Models each worker of a measurement holds at once: a fused group (batched) or one model. */
-export function modelsPerWorker(strategy: string, models: number, workers: number): number[] {
-  if (strategy === 'batched') return contiguousGroups(models, workers).map((g) => g.length)
+/** Models each worker of a measurement holds at once: a fused group (batched: balanced by each model's work, `works`, as the runner splits them) or one model. */
+export function modelsPerWorker(strategy: string, models: number, workers: number, works?: readonly number[]): number[] {
+  if (strategy === 'batched') return (works ? balancedGroups(works, workers) : contiguousGroups(models, workers)).map((g) => g.length)
   return new Array(strategy === 'sequential' ? 1 : Math.min(workers, models)).fill(1)
 }
 
@@ -36,7 +36,12 @@ export function estimateMemory(config: BenchConfig): MemoryEstimate {
     if (seen.has(groupKey(key))) continue
     seen.add(groupKey(key))
     const workload = workloadFor(config, key.size)
-    const perWorker = modelsPerWorker(key.strategy, key.models, key.workers).map((n) => peakBytesOf(family, workload, n))
+    const works = modelWorks(
+      family,
+      workload,
+      Array.from({ length: key.models }, (_, i) => i),
+    )
+    const perWorker = modelsPerWorker(key.strategy, key.models, key.workers, works).map((n) => peakBytesOf(family, workload, n))
     peakWorkerBytes = Math.max(peakWorkerBytes, ...perWorker)
     peakTotalBytes = Math.max(
       peakTotalBytes,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract'
 import { BenchConfigSchema } from '@shared/contract'
-import { contiguousGroups, expandPlan, groupKey, modelSweep } from './plan'
+import { balancedGroups, contiguousGroups, expandPlan, groupKey, modelSweep } from './plan'
 
 describe('expandPlan', () => {
   it('crosses sizes × models × strategies × workers × repeats, sequential once per size and model count', () => {
@@ -67,5 +67,48 @@ describe('contiguousGroups', () => {
     expect(contiguousGroups(50, 5).map((g) => g.length)).toEqual([10, 10, 10, 10, 10])
     expect(contiguousGroups(3, 3)).toEqual([[0], [1], [2]])
     expect(contiguousGroups(7, 1).flat()).toEqual([0, 1, 2, 3, 4, 5, 6])
+  })
+})
+
+describe('balancedGroups', () => {
+  const sums = (weights: number[], groups: number[][]) => groups.map((g) => g.reduce((a, i) => a + weights[i], 0))
+
+  it('equal weights split exactly as contiguousGroups', () => {
+    for (const [n, parts] of [
+      [10, 3],
+      [7, 2],
+      [3, 3],
+      [162, 2],
+      [5, 4],
+    ])
+      expect(balancedGroups(new Array(n).fill(2.5), parts)).toEqual(contiguousGroups(n, parts))
+  })
+
+  it("a grid whose configurations cost differently: the programs' work near equal, not their model counts", () => {
+    // 54 models of depth 3, 54 of depth 6, 54 of depth 8 (the work of a tree grows with its depth)
+    const weights = [...new Array(54).fill(3), ...new Array(54).fill(6), ...new Array(54).fill(8)]
+    const groups = balancedGroups(weights, 2)
+    expect(groups.flat()).toEqual(weights.map((_, i) => i))
+    const [a, b] = sums(weights, groups)
+    expect(Math.abs(a - b)).toBeLessThanOrEqual(8)
+    // by count (81 + 81) the second program would hold 594 of the 918: 1.3× the balanced one's
+    expect(sums(weights, contiguousGroups(weights.length, 2))).toEqual([324, 594])
+  })
+
+  it('every group non-empty and contiguous, at most `parts` of them, whatever the weights', () => {
+    const rng = (seed: number) => () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+    const next = rng(7)
+    for (let t = 0; t < 200; t++) {
+      const n = 1 + Math.floor(next() * 30)
+      const parts = 1 + Math.floor(next() * 6)
+      const weights = Array.from({ length: n }, () => (next() < 0.2 ? 100 : 1 + next() * 5))
+      const groups = balancedGroups(weights, parts)
+      expect(groups.length).toBe(Math.min(n, parts))
+      expect(groups.flat()).toEqual(weights.map((_, i) => i))
+      for (const g of groups) expect(g.length).toBeGreaterThan(0)
+      // no group above the heaviest item plus an equal share
+      const total = weights.reduce((a, b) => a + b, 0)
+      for (const s of sums(weights, groups)) expect(s).toBeLessThanOrEqual(total / groups.length + Math.max(...weights) + 1e-9)
+    }
   })
 })

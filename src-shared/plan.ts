@@ -52,3 +52,32 @@ export function contiguousGroups(n: number, parts: number): number[][] {
   }
   return groups.filter((g) => g.length > 0)
 }
+
+/**
+ * Splits items 0..n−1, item i weighing weights[i], into at most `parts` contiguous non-empty groups
+ * of near-equal weight: a batched run's fused programs, so that a grid whose configurations cost
+ * differently (depth 3 beside depth 8) does not leave one worker with most of the work while the
+ * other waits. Each group takes items while that brings it closer to an equal share of what is left.
+ * Equal weights give contiguousGroups' split exactly.
+ */
+export function balancedGroups(weights: readonly number[], parts: number): number[][] {
+  const n = weights.length
+  if (weights.every((w) => w === weights[0])) return contiguousGroups(n, parts)
+  const groups: number[][] = []
+  let left = weights.reduce((a, b) => a + b, 0)
+  let i = 0
+  for (let p = 0; p < parts && i < n; p++) {
+    const share = left / (parts - p)
+    const group = [i]
+    let sum = weights[i++]
+    // keep one item for each group still to come
+    while (i < n - (parts - p - 1) && Math.abs(sum + weights[i] - share) <= Math.abs(sum - share)) {
+      sum += weights[i]
+      group.push(i++)
+    }
+    if (p === parts - 1) while (i < n) group.push(i++)
+    groups.push(group)
+    left -= sum
+  }
+  return groups
+}

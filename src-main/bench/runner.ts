@@ -31,12 +31,13 @@ import {
   visibleDevicesFor,
   workloadFor,
   workOf,
+  modelWorks,
 } from '@shared/contract'
 import { familyOf } from '@shared/families'
 import { REGRESSION_TASK, resolveTask, type Task } from '@shared/contract'
 import type { WorkerLauncher } from '../pool/launcher'
 import { type JobOutcome, type JobSpec, type ProgressMessage, type RunHooks, WorkerPool } from '../pool/worker-pool'
-import { contiguousGroups, expandPlan, groupKey } from '@shared/plan'
+import { balancedGroups, expandPlan, groupKey } from '@shared/plan'
 import { median, medianRun } from './stats'
 
 /** Where a worker runs, in words for its live lane. */
@@ -411,7 +412,8 @@ interface TimedRuns {
 /**
  * The jobs of one measurement: what makes the three strategies different. `models`: the indices to
  * train (a halving rung's live models, ascending); absent: all of them. Batched fuses contiguous
- * runs of them, W groups at most, so a rung's fused programs shrink with its live models.
+ * runs of them of near-equal work (each model's by its configuration: plan.ts balancedGroups), W
+ * groups at most, so a rung's fused programs shrink with its live models.
  */
 export function jobsFor(key: MeasurementKey, workload: ReturnType<typeof workloadFor>, models?: readonly number[]): JobSpec[] {
   const all = models ? [...models] : Array.from({ length: key.models }, (_, i) => i)
@@ -421,7 +423,11 @@ export function jobsFor(key: MeasurementKey, workload: ReturnType<typeof workloa
     case 'pool':
       return all.map((i) => ({ workload, modelIndices: [i], fused: false }))
     case 'batched':
-      return contiguousGroups(all.length, key.workers).map((g) => ({ workload, modelIndices: g.map((k) => all[k]), fused: true }))
+      return balancedGroups(modelWorks(familyOf(workload.model), workload, all), key.workers).map((g) => ({
+        workload,
+        modelIndices: g.map((k) => all[k]),
+        fused: true,
+      }))
   }
 }
 

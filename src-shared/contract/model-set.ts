@@ -196,6 +196,22 @@ export function configurationWorkloads<W extends WorkloadOf<{ kind: string }>>(
   return [...counts].map(([c, n]) => ({ workload: { ...w, set: undefined, model: configurationParams(family, w.model, set, c) }, models: n }))
 }
 
+/** The work of each of the models `indices` (its configuration's, one model): what a batched run balances its fused programs by. */
+export function modelWorks(family: Pick<CostFamily, 'fields' | 'workCount'>, w: WorkloadOf<{ kind: string }>, indices: readonly number[]): number[] {
+  const set = w.set
+  if (!set) return indices.map(() => 1)
+  const byConfiguration = new Map<number, number>()
+  return indices.map((i) => {
+    const c = setMember(set, i).configuration
+    let work = byConfiguration.get(c)
+    if (work === undefined) {
+      work = family.workCount({ ...w, set: undefined, model: configurationParams(family, w.model, set, c) } as never, 1)
+      byConfiguration.set(c, work)
+    }
+    return work
+  })
+}
+
 /** The work of models 0..models−1: each configuration's own (a fold's model trains on (K−1)/K of the rows). */
 export function workOf(family: CostFamily, w: WorkloadOf<{ kind: string }>, models: number): number {
   const folds = w.set?.folds ?? null

@@ -1,0 +1,45 @@
+// The jobs of a batched measurement over a model set whose configurations cost differently: the
+// fused programs split by each model's work (the family's work count), not by model count, and the
+// memory estimate holds the same groups the runner sends.
+import { describe, expect, it } from 'vitest'
+import { modelWorks, presetConfig, setSize, workloadFor, type BenchConfig, type ModelSet } from '@shared/contract'
+import { modelsPerWorker } from '@shared/estimate'
+import { gbdtFamily } from '@shared/families/gbdt'
+import { jobsFor } from './runner'
+
+const set: ModelSet = { grid: { maxDepth: [2, 8] }, seeds: 3, folds: null }
+
+function config(): BenchConfig {
+  return presetConfig('smoke', {
+    sizes: [600],
+    workers: [2],
+    backend: 'cpu',
+    models: [setSize(set)],
+    set,
+    model: { kind: 'gbdt', rounds: 10, maxDepth: 3 } as never,
+  })
+}
+
+describe('batched jobs over a set of unequal configurations', () => {
+  it("fuse programs of near-equal work: depth 8's three models alone, depth 2's with one… not three and three", () => {
+    const c = config()
+    const workload = workloadFor(c, 600)
+    const works = modelWorks(gbdtFamily, workload, [0, 1, 2, 3, 4, 5])
+    // models 0–2 are depth 2, 3–5 depth 8: a depth-8 model's work is 4× a depth-2 one's
+    expect(works.map((w) => w / works[0])).toEqual([1, 1, 1, 4, 4, 4])
+    const jobs = jobsFor({ size: 600, models: 6, workers: 2, strategy: 'batched', repeat: 0 }, workload)
+    expect(jobs.map((j) => j.modelIndices)).toEqual([
+      [0, 1, 2, 3],
+      [4, 5],
+    ])
+    expect(jobs.every((j) => j.fused)).toBe(true)
+    // the memory estimate's models per worker are the runner's groups
+    expect(modelsPerWorker('batched', 6, 2, works)).toEqual(jobs.map((j) => j.modelIndices.length))
+  })
+
+  it('a halving rung balances its live models the same way', () => {
+    const workload = workloadFor(config(), 600)
+    const jobs = jobsFor({ size: 600, models: 6, workers: 2, strategy: 'batched', repeat: 0 }, workload, [1, 2, 4, 5])
+    expect(jobs.map((j) => j.modelIndices)).toEqual([[1, 2, 4], [5]])
+  })
+})
