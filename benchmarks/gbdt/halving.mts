@@ -6,7 +6,9 @@
 // n_jobs = cores; benchmarks/gbdt/halving_peer.py says how the grid maps onto its parameters).
 //
 //   npx tsx benchmarks/gbdt/halving.mts [--rows 10000] [--rounds 100]
-//        [--folds 3] [--factor 3] [--features 100] [--json FILE]
+//        [--folds 3] [--factor 3] [--min-rounds r] [--features 100] [--grid GRID.json] [--json FILE]
+// (--grid: the full grid's run from an earlier `trainpool bench --json`, read instead of run again;
+// the JSON written by --json keeps the grid's run for that.)
 //
 // What it reports: each search's time (the measurement's wall time, dispatch to last result; with its
 // worker start-up and warm-up beside it), the rounds it trained, the configuration it picked and that
@@ -39,6 +41,10 @@ const folds = Number(arg('folds', '3'))
 const factor = Number(arg('factor', '3'))
 const features = Number(arg('features', String(DEFAULT_CONFIG.features)))
 const jsonOut = arg('json', '')
+/** the first rung's rounds; absent: Trainpool's default (scikit-learn's 'exhaust') */
+const minRounds = arg('min-rounds', '')
+/** a grid run (a `trainpool bench --json` of this grid) to read instead of running the grid again */
+const gridJson = arg('grid', '')
 const workers = cpus().length
 const grid = { eta: [0.05, 0.1, 0.3], maxDepth: [3, 6, 8], subsample: [0.6, 0.8, 1], minChildWeight: [1, 5] }
 const log = (s: string) => process.stderr.write(s + '\n')
@@ -52,7 +58,7 @@ function trainpool(search: 'grid' | 'halving'): RunResult {
     ...['--strategies', 'batched', '--workers', String(workers), '--repeats', '1', '--rounds', String(rounds)],
     ...['--eta', grid.eta.join(','), '--max-depth', grid.maxDepth.join(','), '--subsample', grid.subsample.join(',')],
     ...['--min-child-weight', grid.minChildWeight.join(','), '--folds', String(folds), '--colsample', '1'],
-    ...(search === 'halving' ? ['--search', 'halving', '--factor', String(factor)] : []),
+    ...(search === 'halving' ? ['--search', 'halving', '--factor', String(factor), ...(minRounds ? ['--min-rounds', minRounds] : [])] : []),
     ...['--no-save', '--json', json],
   ]
   log(`\n== trainpool ${search}: trainpool ${cli.join(' ')}`)
@@ -74,7 +80,9 @@ function picked(run: RunResult): number {
 }
 
 try {
-  const gridRun = trainpool('grid')
+  // a run's JSON, or this script's own (which keeps the grid's run)
+  const saved = gridJson ? (JSON.parse(readFileSync(gridJson, 'utf8')) as RunResult & { grid?: { run: RunResult } }) : null
+  const gridRun = saved ? (saved.grid?.run ?? saved) : trainpool('grid')
   const halvingRun = trainpool('halving')
   // the full grid's mean validation MSE of every configuration: both picks judged on it
   const board = leaderboardOf(gridRun)!
