@@ -157,3 +157,28 @@ describe('short measurements before a run (issue 25)', () => {
     expect(shortMeasurementsNote(one, estimateRun(one, 'onnxruntime', { cpuCount: 2 }))).toBeNull()
   })
 })
+
+describe('the estimate of a halving search', () => {
+  // the issue's grid: 3 eta × 3 depth × 3 subsample × 2 min-child-weight, 3 folds, 100 rounds
+  const grid = (search?: BenchConfig['search']) =>
+    presetConfig('smoke', {
+      sizes: [10_000],
+      models: [162],
+      workers: [2],
+      strategies: ['batched'],
+      backend: 'cpu',
+      set: { grid: { eta: [0.05, 0.1, 0.3], maxDepth: [3, 6, 8], subsample: [0.6, 0.8, 1], minChildWeight: [1, 5] }, seeds: 1, folds: 3 },
+      model: { kind: 'gbdt', rounds: 100 } as never,
+      ...(search ? { search } : {}),
+    })
+
+  it("counts the rounds its rungs train, not the grid's: 54×3 → 18×9 → 6×27 → 2×81 → 1×100 is 505 of 5 400 configuration-rounds", () => {
+    const full = estimateRun(grid(), 'cpu', { cpuCount: 2 })
+    const halving = estimateRun(grid({ method: 'halving', factor: 3 }), 'cpu', { cpuCount: 2 })
+    expect(halving.work / full.work).toBeCloseTo(505 / 5400, 12)
+    expect((halving.totalMs! - RUN_OVERHEAD_MS) / 1).toBeLessThan((full.totalMs! - RUN_OVERHEAD_MS) * 0.2)
+    // a larger first rung trains more: 11 → 33 → 99 → 100
+    const later = estimateRun(grid({ method: 'halving', factor: 3, minRounds: 11 }), 'cpu', { cpuCount: 2 })
+    expect(later.work / full.work).toBeCloseTo((54 * 11 + 18 * 22 + 6 * 66 + 2 * 1) / 5400, 12)
+  })
+})

@@ -7,6 +7,7 @@ import type { FamilyCalibration } from './contract/calibration'
 import type { BenchConfig, ConcreteBackend } from './contract/config'
 import { MEASUREMENT_FLOOR, type MeasurementKey } from './contract/result'
 import { type Workload, workloadFor } from './contract/workload'
+import { searchShare } from './contract/halving'
 import { modelWorks, peakBytesOf, stepsOf, workOf } from './contract/model-set'
 import { backendSpec, familyOf, type ModelFamily } from './families'
 import { balancedGroups, contiguousGroups, expandPlan, groupKey } from './plan'
@@ -86,6 +87,8 @@ export function estimateMeasurementMs(
   key: Pick<MeasurementKey, 'strategy' | 'models' | 'workers'>,
   backend: ConcreteBackend,
   opts: TimeOptions = {},
+  /** the share of the grid's rounds the search trains (contract/halving.ts searchShare): 1 for a grid */
+  share = 1,
 ): number {
   const speed = speedOf(family, backend, opts)
   if (!speed) throw new Error(`no time estimate: a ${family.label} has no backend ${backend}`)
@@ -98,7 +101,8 @@ export function estimateMeasurementMs(
   const crowding = speed.sharedDevice ? 1 : lanes / parallel
   const computeMs = (workOf(family, workload, key.models) / speed.workPerSecond / parallel) * 1000
   const fixedMs = jobsPerLane * (stepsOf(family, workload) * speed.stepMs + speed.jobMs) * crowding
-  return computeMs + fixedMs
+  // halving: every step and its work fewer by the share (a rung's extra jobs and its sync are not counted)
+  return (computeMs + fixedMs) * share
 }
 
 /** A measurement's whole time once the runner's floor applies (MEASUREMENT_FLOOR): a short one runs again until it has lasted the floor. */
@@ -141,11 +145,12 @@ export function estimateRun(config: BenchConfig, backendIn: ConcreteBackend | nu
   let totalMs = backend ? RUN_OVERHEAD_MS : 0
   let shortMeasurements = 0
   const started = new Set<string>()
+  const share = searchShare(family, config)
   for (const key of plan) {
     const workload = workloadFor(config, key.size)
-    work += workOf(family, workload, key.models)
+    work += workOf(family, workload, key.models) * share
     if (!backend || !speed) continue
-    const runMs = estimateMeasurementMs(family, workload, key, backend, opts)
+    const runMs = estimateMeasurementMs(family, workload, key, backend, opts, share)
     if (runMs < MEASUREMENT_FLOOR.minMs) shortMeasurements++
     totalMs += flooredMeasurementMs(runMs)
     if (!started.has(groupKey(key))) {

@@ -94,6 +94,23 @@ export function rungsOf(family: Pick<ModelFamily, 'maxRounds'>, c: { model: { ki
   return halvingRungs(rounds, n, halving.factor, halving.minRounds ?? defaultMinRounds(rounds, n, halving.factor))
 }
 
+/**
+ * The share of the grid's rounds a search trains, before it runs: 1 for a grid; for halving the rung
+ * arithmetic, Σ n_i·(r_i − r_{i−1}) over n_0·rounds (every configuration taken at the mean cost: which
+ * ones survive is not known before the run). 54 configurations, η 3, 100 rounds, first rung 3: 9.4 %.
+ */
+export function searchShare(family: Pick<ModelFamily, 'maxRounds'>, c: { model: { kind: string }; set?: ModelSet; search?: Search }): number {
+  const rungs = rungsOf(family, c)
+  if (!rungs) return 1
+  let trained = 0
+  let before = 0
+  for (const r of rungs) {
+    trained += r.configurations * (r.rounds - before)
+    before = r.rounds
+  }
+  return trained / (rungs[0].configurations * rungs.at(-1)!.rounds)
+}
+
 /** The models of configuration c (contiguous: model i = (c · seeds + s) · folds + f). */
 export function configurationModels(set: ModelSet, c: number): number[] {
   const per = set.seeds * (set.folds ?? 1)
