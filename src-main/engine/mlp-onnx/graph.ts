@@ -31,9 +31,21 @@ export interface MlpGraphSpec {
   rowWeights?: boolean
   /** what the models learn (y holds a classifier's class indices); absent: regression */
   task?: WorkloadTask
+  /**
+   * W1 held transposed, W1ᵀ [n·H1, F+1] (p0, m0, v0 and g0 alike): the same sums in the same order,
+   * in GEMM shapes MLAS runs faster (README.md, "W1 transposed"). Absent: FusedMlp's layout.
+   */
+  w1Transposed?: boolean
 }
 
 const BATCH = 'B'
+
+/** The parameters' shapes as the graph takes them: the fused layout's, W1 transposed with `w1Transposed`. */
+export function graphParamShapes(spec: MlpGraphSpec): number[][] {
+  const shapes = paramShapes(spec.features, spec.hidden, spec.n, outputUnits(spec.task))
+  if (spec.w1Transposed) shapes[0] = [shapes[0][1], shapes[0][0]]
+  return shapes
+}
 
 /** Shapes of the parameters in FusedMlp's order (README.md, "Weights between steps"). */
 export const paramName = (i: number) => `p${i}`
@@ -68,7 +80,7 @@ function forward(g: Builder, spec: MlpGraphSpec, x: string, params: string[]): F
   const L = hidden.length
   const h1 = hidden[0]
   const hl = hidden[L - 1]
-  const a1 = g.op('Relu', [g.op('Gemm', [x, params[0]])]) // [B, n·H1], bias included
+  const a1 = g.op('Relu', [g.op('Gemm', [x, params[0]], spec.w1Transposed ? { transB: 1 } : {})]) // [B, n·H1], bias included
   const as: string[] = []
   const outs: string[] = []
   const wo = params[2 * L - 1]
@@ -157,19 +169,20 @@ function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f
     dLast = g.op('Transpose', [dLast], { perm: [1, 0, 2] }) // [B, n, H1]
   }
   const dz1 = g.reluGrad(g.reshape(dLast, [-1, n * h1]), f.a1) // [B, n·H1]
-  grads[0] = g.op('Gemm', [x, dz1], { transA: 1 }) // X^T·dZ1 [F+1, n·H1]; the last row is the bias gradient
+  // X^T·dZ1 [F+1, n·H1] (its last row is the bias gradient), or its transpose dZ1^T·X
+  grads[0] = spec.w1Transposed ? g.op('Gemm', [dz1, x], { transA: 1 }) : g.op('Gemm', [x, dz1], { transA: 1 })
   return grads
 }
 
 /**
- * A per-model vector [n] shaped to broadcast against each parameter: W1 [F+1, n·H1] → [1, n·H1]
+ * A per-model vector [n] shaped to broadcast against each parameter: W1 [F+1, n·H1] → [1, n·H1] (W1ᵀ: [n·H1, 1])
  * (each model's value over its H1 columns), Wk and bk → [n, 1, 1], Wo → [n, 1], bo → [n].
  */
 function perModelLayouts(g: Builder, spec: MlpGraphSpec, perModel: string): string[] {
   const { n, hidden } = spec
   const L = hidden.length
   const out: string[] = new Array(2 * L + 1)
-  out[0] = g.reshape(g.op('Expand', [g.reshape(perModel, [n, 1]), g.ints([n, hidden[0]])]), [1, n * hidden[0]])
+  out[0] = g.reshape(g.op('Expand', [g.reshape(perModel, [n, 1]), g.ints([n, hidden[0]])]), spec.w1Transposed ? [n * hidden[0], 1] : [1, n * hidden[0]])
   for (let k = 1; k < L; k++) out[2 * k - 1] = out[2 * k] = g.reshape(perModel, [n, 1, 1])
   const K = outputUnits(spec.task)
   out[2 * L - 1] = g.reshape(perModel, K > 1 ? [n, 1, 1] : [n, 1])
@@ -185,8 +198,8 @@ function perModelLayouts(g: Builder, spec: MlpGraphSpec, perModel: string): stri
  */
 export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients' = 'step'): Uint8Array {
   const g = new Builder(elemTypeOf(spec))
-  const { features, hidden, n } = spec
-  const shapes = paramShapes(features, hidden, n, outputUnits(spec.task))
+  const { features, n } = spec
+  const shapes = graphParamShapes(spec)
   const regression = objectiveOf(spec.task) === 'regression'
   const x = g.input('x', [BATCH, features + 1])
   const y = g.input('y', [BATCH, 1])
@@ -256,7 +269,7 @@ export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients'
 export function evaluateGraph(spec: MlpGraphSpec): Uint8Array {
   const g = new Builder(elemTypeOf(spec))
   const K = outputUnits(spec.task)
-  const shapes = paramShapes(spec.features, spec.hidden, spec.n, K)
+  const shapes = graphParamShapes(spec)
   const x = g.input('x', ['R', spec.features + 1])
   const y = spec.task ? '' : g.input('y', ['R', 1])
   const params = shapes.map((s, i) => g.input(paramName(i), s))

@@ -7,14 +7,14 @@ import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload, type WorkloadTask } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from '../datasets/generated'
-import { initialParams, paramShapes } from '../mlp/fused-layout'
+import { initialParams } from '../mlp/fused-layout'
 import { heldOutRowWeights, heldOutScores, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
 import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../mlp/adam'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../backend/types'
 import { mlpArtifacts } from '../mlp/artifact'
 import { classifierScores, type ModelScores, mseScores, outputUnits } from '../mlp/objective'
 import { trainedModels, trainInGroups } from '../mlp/results'
-import { adamMName, adamVName, evaluateGraph, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
+import { adamMName, adamVName, evaluateGraph, graphParamShapes, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
 import { type OnnxRuntime, sessionFor } from './ort-runtime'
 
 type MlpWorkload = Workload<MlpParams>
@@ -77,9 +77,9 @@ export class OrtMlp {
     const { Tensor } = rt.ort
     this.n = options.seeds.length
     this.spec = graphSpec(options)
-    const outputs = outputUnits(options.task)
-    const shapes = paramShapes(options.features, options.hidden, this.n, outputs)
-    const initial = initialParams(options.features, options.hidden, options.seeds, outputs)
+    const shapes = graphParamShapes(this.spec)
+    const initial = initialParams(options.features, options.hidden, options.seeds, outputUnits(options.task))
+    initial[0] = transposed(initial[0], options.features + 1) // the graph holds W1ᵀ (graph.ts, w1Transposed)
     this.sets = [0, 1].map((s) => {
       const set: Record<string, Ort.Tensor> = {}
       shapes.forEach((shape, i) => {
@@ -150,10 +150,13 @@ export class OrtMlp {
     return this.loss.data as Float32Array
   }
 
-  /** The trained parameters, in the fused layout (mlp/artifact.ts reads each model out of it). */
+  /** The trained parameters, in the fused layout (mlp/artifact.ts reads each model out of it): W1 transposed back, the others as they are. */
   parameters(): Float32Array[] {
     const set = this.sets[this.current]
-    return paramShapes(this.options.features, this.options.hidden, this.n, outputUnits(this.options.task)).map((_, i) => set[paramName(i)].data as Float32Array)
+    return graphParamShapes(this.spec).map((shape, i) => {
+      const p = set[paramName(i)].data as Float32Array
+      return i === 0 ? transposed(p, shape[0]) : p
+    })
   }
 
   /** Each model's scores on rows of x [rows, F+1] (ones last) and y [rows]: its MSE, a classifier's metrics from its logits. */
@@ -223,9 +226,18 @@ function graphSpec(o: OrtMlpOptions): MlpGraphSpec {
     hidden: o.hidden,
     n: o.seeds.length,
     adam: { beta1, beta2, epsilon },
+    w1Transposed: true,
     ...(o.rowWeights ? { rowWeights: true } : {}),
     ...(o.task ? { task: o.task } : {}),
   }
+}
+
+/** A row-major [rows, length / rows] matrix transposed, as a new array. */
+function transposed(m: Float32Array, rows: number): Float32Array {
+  const cols = m.length / rows
+  const out = new Float32Array(m.length)
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = m[r * cols + c]
+  return out
 }
 
 function modelOptions(workload: MlpWorkload, indices: readonly number[], options?: TrainOptions): OrtMlpOptions {

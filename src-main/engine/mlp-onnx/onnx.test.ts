@@ -1,6 +1,7 @@
 // The onnxruntime backend in-process: the generated backward graph against finite differences (in
-// float64, where the check is tight), its Adam update against the formula, batched vs one model at a
-// time on this backend, and per-model test MSE against the tfjs engine (cross-backend tolerance).
+// float64, where the check is tight), its Adam update against the formula, the W1-transposed graph
+// (what OrtMlp trains) against FusedMlp's layout bit for bit, batched vs one model at a time on this
+// backend, and per-model test MSE against the tfjs engine (cross-backend tolerance).
 // Real worker processes and the whole bench: onnx.integration.test.ts.
 import * as tf from '@tensorflow/tfjs-core'
 import '@tensorflow/tfjs-backend-cpu'
@@ -14,10 +15,10 @@ import { ADAM_DEFAULTS } from '../mlp/adam'
 import { Rng } from '../random'
 import { trainModels, uploadData } from '../mlp-tfjs/tfjs-training'
 import { initialParams, paramShapes } from '../mlp/fused-layout'
-import { adamMName, adamVName, gradName, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
+import { adamMName, adamVName, evaluateGraph, gradName, graphParamShapes, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
 import { BackendUnavailableError, type TrainedModel, type TrainHooks } from '../backend/types'
 import { type OnnxRuntime, SESSION_OPTIONS, startOnnxRuntime } from './ort-runtime'
-import { prepareOrtData, trainOrt } from './onnx-training'
+import { OrtMlp, prepareOrtData, trainOrt } from './onnx-training'
 
 /** Cross-backend agreement: 2e-7 measured (DESIGN.md: ~1e-6); 1e-5 leaves 50× room and still catches Adam's ε × 100 under one engine. */
 const CROSS_BACKEND_TOLERANCE = 1e-5
@@ -143,6 +144,84 @@ describe('generated graph, float64', () => {
       }
     })
   })
+})
+
+describe('W1 transposed (the layout OrtMlp trains in)', () => {
+  const transpose = (a: Float32Array, rows: number) => {
+    const cols = a.length / rows
+    return Float32Array.from({ length: a.length }, (_, k) => a[(k % rows) * cols + Math.floor(k / rows)])
+  }
+  const cases: { name: string; spec: MlpGraphSpec }[] = [
+    { name: 'regression, one hidden layer', spec: { features: 20, hidden: [16], n: 3, adam: ADAM_DEFAULTS } },
+    { name: 'binary', spec: { features: 20, hidden: [16], n: 3, adam: ADAM_DEFAULTS, task: { objective: 'binary', classes: 2 } } },
+    {
+      name: 'multiclass, two hidden layers',
+      spec: { features: 20, hidden: [12, 6], n: 3, adam: ADAM_DEFAULTS, task: { objective: 'multiclass', classes: 3 } },
+    },
+    { name: 'folds fused (row weights)', spec: { features: 20, hidden: [16, 8], n: 3, adam: ADAM_DEFAULTS, rowWeights: true } },
+  ]
+  it("OrtMlp's sessions take W1ᵀ [n·H1, F+1] and parameters() gives FusedMlp's layout back", async (ctx) => {
+    if (missing()) return ctx.skip()
+    const own = await startOnnxRuntime() // its session cache holds this model's sessions only
+    const seeds = [4, 5]
+    const model = await OrtMlp.create(own, { features: 3, hidden: [5], seeds, adam: { lr: 0.01, ...ADAM_DEFAULTS }, task: { objective: 'binary', classes: 2 } })
+    const sessions = await Promise.all(own.sessions.values())
+    const w1 = sessions.flatMap((s) => s.inputMetadata.filter((m) => m.name === paramName(0)))
+    expect(w1.length).toBe(2) // the step's and the evaluation's
+    for (const m of w1) expect(m.isTensor && m.shape).toEqual([2 * 5, 3 + 1]) // not square: [F+1, n·H1] would be [4, 10]
+    expect(model.parameters().map((p) => Array.from(p))).toEqual(initialParams(3, [5], seeds).map((p) => Array.from(p)))
+    own.release()
+  })
+
+  for (const { name, spec } of cases) {
+    it(`${name}: the step and the evaluation give FusedMlp's layout's outputs bit for bit (float32)`, async (ctx) => {
+      if (missing()) return ctx.skip()
+      const { ort } = rt!
+      const rows = 64
+      const F1 = spec.features + 1
+      const rng = new Rng(21, 3)
+      const f32 = (count: number, scale: number, positive = false) => Float32Array.from(randoms(rng, count, scale, positive))
+      const x = f32(rows * F1, 1)
+      for (let r = 0; r < rows; r++) x[r * F1 + spec.features] = 1
+      const classes = spec.task?.classes ?? 0
+      const y = classes ? Float32Array.from({ length: rows }, (_, r) => r % classes) : f32(rows, 1)
+      const feeds: Record<string, Ort.Tensor> = { x: new ort.Tensor('float32', x, [rows, F1]), y: new ort.Tensor('float32', y, [rows, 1]) }
+      if (spec.rowWeights) feeds.row_weights = new ort.Tensor('float32', f32(rows * spec.n, 0.05, true), [rows, spec.n])
+      else
+        Object.assign(feeds, {
+          rows: new ort.Tensor('float32', Float32Array.of(rows), []),
+          [spec.task ? 'one_over_rows' : 'two_over_rows']: new ort.Tensor('float32', Float32Array.of((spec.task ? 1 : 2) / rows), []),
+        })
+      feeds.lr_c1 = new ort.Tensor('float32', f32(spec.n, 0.1, true), [spec.n])
+      feeds.c2 = new ort.Tensor('float32', Float32Array.of(0.003), [])
+      const plain = { ...feeds }
+      const flipped = { ...feeds }
+      graphParamShapes(spec).forEach((shape, i) => {
+        for (const name of [paramName(i), adamMName(i), adamVName(i)]) {
+          const v = f32(product(shape), name.startsWith('v') ? 0.01 : 0.5, name.startsWith('v'))
+          plain[name] = new ort.Tensor('float32', v, shape)
+          flipped[name] = i === 0 ? new ort.Tensor('float32', transpose(v, shape[0]), [shape[1], shape[0]]) : plain[name]
+        }
+      })
+      const t = { ...spec, w1Transposed: true }
+      const run = async (graph: Uint8Array, f: Record<string, Ort.Tensor>, only?: RegExp) => {
+        const session = await ort.InferenceSession.create(graph, SESSION_OPTIONS)
+        const out = await session.run(Object.fromEntries(Object.entries(f).filter(([k]) => !only || only.test(k))))
+        await session.release()
+        return out
+      }
+      const [a, b] = [await run(trainStepGraph(spec), plain), await run(trainStepGraph(t), flipped)]
+      const w1Shape = graphParamShapes(spec)[0] // [F+1, n·H1]
+      for (const name of Object.keys(a)) {
+        const got = b[name].data as Float32Array
+        expect(Array.from(/^[pmv]0\./.test(name) ? transpose(got, w1Shape[1]) : got), name).toEqual(Array.from(a[name].data as Float32Array))
+      }
+      const evalInputs = spec.task ? /^(x|p\d+)$/ : /^(x|y|p\d+)$/
+      const [ea, eb] = [await run(evaluateGraph(spec), plain, evalInputs), await run(evaluateGraph(t), flipped, evalInputs)]
+      const output = spec.task ? 'logits' : 'sse'
+      expect(Array.from(eb[output].data as Float32Array)).toEqual(Array.from(ea[output].data as Float32Array))
+    })
+  }
 })
 
 type W = Workload<MlpParams>
