@@ -34,7 +34,18 @@ export interface LeaderboardEntry {
   metrics: { test: Partial<Record<MetricName, Spread>>; validation: Partial<Record<MetricName, Spread>> | null }
   /** mean training time per model, ms (a fused group's time shared among its models) */
   trainMs: number | null
+  /**
+   * How far it trained, when its models count their rounds (early stopping, search halving): its
+   * last rung (0-based; halving), the rounds its models trained and their best round (early stopping), each over its models
+   */
+  rounds: { rung: number | null; trained: RoundRange; best: RoundRange | null } | null
   rank: number
+}
+
+/** Rounds over a configuration's models: equal (min = max) under halving, each model's own under early stopping. */
+export interface RoundRange {
+  min: number
+  max: number
 }
 
 /** Where a board's times per model come from, when its measurement ran more than once. */
@@ -52,6 +63,8 @@ export interface BoardTiming {
 
 export interface Leaderboard {
   size: number
+  /** with search halving: how many rungs the board's measurement ran (an entry's rung is of these) */
+  rungs: number | null
   scoreKind: 'validation' | 'test'
   /** what the models learned and the metric they are ranked by (a run without one: regression by MSE) */
   task: Task
@@ -136,12 +149,48 @@ export function leaderboardOf(run: Pick<RunResult, 'config' | 'measurements'> & 
         validation: scoreKind === 'validation' ? spreads(metrics, (metric) => ps.map((p) => validationMetricValue(p, metric))) : null,
       },
       trainMs: times.every((t) => t !== null) ? spread(times as number[]).mean : null,
+      rounds: roundsOf(ps),
       rank: 0,
     }
   })
   entries.sort(byScore(task.metric))
   entries.forEach((e, i) => (e.rank = i + 1))
-  return { size: m.size, scoreKind, task, timing, entries }
+  return { size: m.size, rungs: m.rungs?.length ?? null, scoreKind, task, timing, entries }
+}
+
+/** The range of some rounds; null when a model lacks them. */
+function rangeOf(values: readonly (number | undefined)[]): RoundRange | null {
+  if (values.length === 0 || values.some((v) => v === undefined)) return null
+  return { min: Math.min(...(values as number[])), max: Math.max(...(values as number[])) }
+}
+
+/** A configuration's rounds from its models' results: null unless every one records its rounds trained. */
+function roundsOf(ps: Measurement['perModel']): LeaderboardEntry['rounds'] {
+  const trained = rangeOf(ps.map((p) => p.roundsTrained))
+  if (!trained) return null
+  const rungs = ps.map((p) => p.rung).filter((r): r is number => r !== undefined)
+  return { rung: rungs.length ? Math.max(...rungs) : null, trained, best: rangeOf(ps.map((p) => p.bestRound)) }
+}
+
+/** "20", or "12–20" when the models differ. */
+export function roundRangeText(r: RoundRange | null): string {
+  if (!r) return '—'
+  return r.min === r.max ? String(r.min) : `${r.min}–${r.max}`
+}
+
+/**
+ * The board's round columns, present when its models count their rounds: "last rung" ("2 of 4",
+ * search halving), "rounds" (trained), "best round" (early stopping).
+ */
+export function roundColumns(board: Pick<Leaderboard, 'entries' | 'rungs'>): { header: string; cell: (e: LeaderboardEntry) => string }[] {
+  if (!board.entries.some((e) => e.rounds)) return []
+  const columns: { header: string; cell: (e: LeaderboardEntry) => string }[] = []
+  if (board.rungs !== null && board.entries.some((e) => e.rounds?.rung != null)) {
+    columns.push({ header: 'last rung', cell: (e) => (e.rounds?.rung != null ? `${e.rounds.rung + 1} of ${board.rungs}` : '—') })
+  }
+  columns.push({ header: 'rounds', cell: (e) => roundRangeText(e.rounds?.trained ?? null) })
+  if (board.entries.some((e) => e.rounds?.best)) columns.push({ header: 'best round', cell: (e) => roundRangeText(e.rounds?.best ?? null) })
+  return columns
 }
 
 /** Each metric's spread over the models that have it (absent when none has). */
@@ -229,13 +278,15 @@ export function leaderboardTable(board: Leaderboard, set: { seeds: number; folds
   const timing = timingText(board.timing)
   // the score first (with folds: the held-out rows'), the objective's other metrics, then with folds the test rows' score
   const columns = boardColumns(board)
+  const rounds = roundColumns(board)
   return {
     title: `Leaderboard at ${board.size.toLocaleString('en-US')} rows, ranked by ${over}, best first${timing ? `; ${timing}` : ''}`,
-    header: ['rank', 'configuration', ...columns.map((c) => c.label), 'time/model'],
+    header: ['rank', 'configuration', ...columns.map((c) => c.label), ...rounds.map((r) => r.header), 'time/model'],
     rows: board.entries.map((e) => [
       `${e.rank}${e.rank === 1 ? ' (best)' : ''}`,
       e.label || `#${e.configuration + 1}`,
       ...columns.map((c, i) => spreadText(i === 0 ? e.score : columnSpread(e, c))),
+      ...rounds.map((r) => r.cell(e)),
       formatDuration(e.trainMs),
     ]),
   }

@@ -3,7 +3,7 @@ import { adviseFrom, checkAdvice, optionLabel } from '@shared/advice'
 import { exportFileName, RunResultSchema } from '@shared/contract'
 import { modelSweep } from '@shared/plan'
 import { fakeRun } from '../testing/run-fixtures'
-import { setResult } from '@shared/testing/model-set-fixtures'
+import { halvingResult, setResult } from '@shared/testing/model-set-fixtures'
 import { meanMetric } from '@shared/leaderboard'
 import { CLASSIFIER_CSV_COLUMNS, CSV_COLUMNS, MARKDOWN_HEADER, exportRun, meanTestMse, mdMs, parseCsv, summaryGroups, toCsv, toMarkdown } from './export'
 
@@ -238,5 +238,17 @@ describe("a classifier run's exports carry its task and its models' metrics", ()
     const guide = readFileSync(new URL('../../docs/guide-command-line.md', import.meta.url), 'utf8').replace(/\n/g, ' ')
     const documented = /A classifier run adds `([^`]+)`/.exec(guide)?.[1].split(/,\s*/)
     expect(documented).toEqual([...CLASSIFIER_CSV_COLUMNS])
+  })
+})
+
+describe('Markdown export of a halving search (issue 39)', () => {
+  it("carries the rungs line and each configuration's last rung and rounds on the board", () => {
+    const md = exportRun(halvingResult(), 'md').content
+    expect(md).toContain(
+      "\n\nSearch halving: factor 2 on the validation MSE (3 folds) · rungs 4 configurations × 2 rounds → 2 × 4 rounds → 1 × 10 rounds · trained 45 % of the grid's rounds (108 of 240, sequential at 2000 rows)\n\n",
+    )
+    expect(md).toMatch(/\| last rung \| rounds \| time\/model \|/)
+    expect(md).toMatch(/\| 1 \(best\) \| max-depth 5 · eta 0\.3 \| .* \| 3 of 3 \| 10 \|/)
+    expect(exportRun(setResult({ folds: 3 }), 'md').content).not.toMatch(/search halving|last rung/i)
   })
 })

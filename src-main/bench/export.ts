@@ -28,6 +28,7 @@ import { optionLabel, predictionError } from '@shared/advice'
 import { familyOf, workRate } from '@shared/families'
 import { formatDataSet } from '@shared/format'
 import { columnSpread, fusionText, leaderboardOf, leaderboardTable, meanMetric } from '@shared/leaderboard'
+import { searchLines } from '@shared/search-summary'
 
 export const CSV_COLUMNS = [
   'runId',
@@ -204,10 +205,14 @@ export function toMarkdownDocument(run: RunResult): string {
     (run.verifies ? ` · checks the advice of run ${run.verifies}` : '')
   const data = run.dataset ? `Data: ${formatDataSet(run.dataset)}\n\n` : ''
   const task = taskMarkdown(run)
+  // early stopping's and halving's lines, as the CLI summary and the report say them
+  const search = searchLines(run, taskOf(run))
+    .map((line) => `${line.charAt(0).toUpperCase()}${line.slice(1)}\n\n`)
+    .join('')
   const scores = scoresMarkdown(run)
   const advice = adviceMarkdown(run)
   const board = leaderboardMarkdown(run)
-  return `${head}\n\n${data}${task}${toMarkdown(run)}${scores ? `\n${scores}` : ''}${board ? `\n${board}` : ''}${advice ? `\n${advice}` : ''}`
+  return `${head}\n\n${data}${task}${search}${toMarkdown(run)}${scores ? `\n${scores}` : ''}${board ? `\n${board}` : ''}${advice ? `\n${advice}` : ''}`
 }
 
 /** A classifier's line: "Objective: binary (2 classes: no, yes), read from the target · primary metric: log loss"; '' for regression. */

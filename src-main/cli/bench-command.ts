@@ -29,8 +29,7 @@ import { checkDataChoice } from '@shared/data-check'
 import { workloadTaskOf } from '@shared/contract/task'
 import { chooseColumns, skippedTextColumns } from '@shared/data-columns'
 import { familyOf } from '@shared/families'
-import { roundsTrainedShare } from '@shared/contract/early-stopping'
-import { describeRungs, halvingOf } from '@shared/contract/halving'
+import { earlyStoppingLine, halvingLine } from '@shared/search-summary'
 import { formatDataSet, formatDuration } from '@shared/format'
 import { fusionText, leaderboardOf, leaderboardTable, meanMetric } from '@shared/leaderboard'
 import { backendSentences } from '@shared/verdict'
@@ -416,48 +415,6 @@ export function summaryTable(run: RunResult): string {
   for (const w of run.warnings) out.push(`warning: ${w}`)
   if (run.error) out.push(`error: ${run.error}`)
   return out.join('\n') + '\n'
-}
-
-/**
- * Early stopping's line: "early stopping: patience 10 rounds on the validation log loss (3 folds) ·
- * trained 37 % of the grid's rounds (1110 of 3000, first measurement at 10000 rows)"; null when off.
- */
-function earlyStoppingLine(run: RunResult, task: Task): string | null {
-  const patience = run.config.earlyStopping
-  if (patience === undefined) return null
-  return `early stopping: patience ${patience} rounds on the validation ${METRIC_SPECS[task.metric].label} (${heldOutWords(run)})${trainedShare(run)}`
-}
-
-/**
- * Successive halving's line: "search halving: factor 3 on the validation MSE (3 folds) · rungs 6
- * configurations × 3 rounds → 2 × 9 rounds → 1 × 20 rounds · trained 21 % of the grid's rounds (…)"; null for a grid.
- */
-function halvingLine(run: RunResult, task: Task): string | null {
-  const halving = halvingOf(run.config)
-  if (!halving) return null
-  const m = firstAtLargest(run)
-  const rungs = m?.rungs ? ` · rungs ${describeRungs(m.rungs)}` : ''
-  return `search halving: factor ${halving.factor} on the validation ${METRIC_SPECS[task.metric].label} (${heldOutWords(run)})${rungs}${trainedShare(run)}`
-}
-
-/** The held-out rows models are validated on: "3 folds", "the last 25 % of the training rows". */
-function heldOutWords(run: RunResult): string {
-  return run.config.set?.folds ? `${run.config.set.folds} folds` : `the last ${((run.config.validation ?? 0) * 100).toFixed(0)} % of the training rows`
-}
-
-/** The first finished measurement at the largest size (the one the summary's model lines describe). */
-function firstAtLargest(run: RunResult): RunResult['measurements'][number] | undefined {
-  const largest = Math.max(...run.config.sizes)
-  return run.measurements.find((x) => x.size === largest && x.status === 'ok' && x.perModel.length > 0)
-}
-
-/** " · trained 37 % of the grid's rounds (1110 of 3000, sequential at 10000 rows)" (contract/early-stopping.ts roundsTrainedShare), or '' when the models do not count their rounds. */
-function trainedShare(run: RunResult): string {
-  const m = firstAtLargest(run)
-  const share = m ? roundsTrainedShare(familyOf(run.config.model), run.config, m.perModel) : null
-  return share
-    ? ` · trained ${((100 * share.trained) / share.grid).toFixed(0)} % of the grid's rounds (${share.trained} of ${share.grid}, ${m!.strategy} at ${m!.size} rows)`
-    : ''
 }
 
 /**

@@ -23,3 +23,22 @@ describe('LiveProgress: where each worker runs', () => {
     live.stop()
   })
 })
+
+describe('LiveProgress: rounds trained (issue 39)', () => {
+  it("keeps a model's rounds trained on its cell, so the lanes can show who stopped or left; absent when the model does not count them", () => {
+    const sent: RunEvent[] = []
+    const live = new LiveProgress('run-1', (e) => sent.push(e))
+    live.measuring(0, { size: 100, models: 3, workers: 1, strategy: 'sequential', repeat: 0 })
+    live.modelDone(0, 0.5, 7)
+    live.modelDone(1, 0.4)
+    live.flush()
+    const last = sent.at(-1)
+    if (last?.type !== 'progress') throw new Error('no progress event')
+    expect(last.models).toEqual([
+      { fraction: 1, loss: 0.5, done: true, roundsTrained: 7 },
+      { fraction: 1, loss: 0.4, done: true },
+      { fraction: 0, loss: null, done: false },
+    ])
+    live.stop()
+  })
+})

@@ -57,9 +57,10 @@ export class LiveProgress {
     this.schedule()
   }
 
-  modelDone(index: number, finalLoss: number | null): void {
+  /** `roundsTrained`: the model's rounds so far, when it counts them (early stopping, halving): the lanes show who stopped or left */
+  modelDone(index: number, finalLoss: number | null, roundsTrained?: number): void {
     const cell = this.models[index]
-    if (cell) Object.assign(cell, { fraction: 1, loss: finalLoss, done: true })
+    if (cell) Object.assign(cell, { fraction: 1, loss: finalLoss, done: true, ...(roundsTrained !== undefined ? { roundsTrained } : {}) })
     this.schedule()
   }
 

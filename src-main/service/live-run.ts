@@ -221,7 +221,7 @@ export class LiveRun implements LiveRunAccess {
       },
       onStart: (_index, worker, job, where) => this.progress.running(worker, job.modelIndices, where),
       onProgress: (_index, worker, { modelIndices, progress }) => this.progress.progressed(worker, modelIndices, progress),
-      onModelDone: (_index, m) => this.progress.modelDone(m.index, m.finalLoss),
+      onModelDone: (_index, m) => this.progress.modelDone(m.index, m.finalLoss, m.roundsTrained),
       onWarning: (index, text) => {
         const k = this.plan[index]
         const warning = `${k.strategy} W=${k.workers} at ${k.size} rows: ${text}`

@@ -5,7 +5,7 @@ import { createPinia } from 'pinia'
 import { describe, expect, it } from 'vitest'
 import { presetConfig } from '@shared/contract/config'
 import { resultFor } from '@shared/testing/fixtures'
-import { setResult } from '@shared/testing/model-set-fixtures'
+import { halvingResult, setResult } from '@shared/testing/model-set-fixtures'
 import LeaderboardTable from './LeaderboardTable.vue'
 import RunReport from './RunReport.vue'
 
@@ -73,5 +73,34 @@ describe("LeaderboardTable: a classifier's board", () => {
       'max-depth 3 · eta 0.3',
       'max-depth 3 · eta 0.1',
     ])
+  })
+})
+
+describe('LeaderboardTable: a search that stopped configurations (issue 39)', () => {
+  it("gives each configuration's last rung and rounds trained under halving", () => {
+    const w = mount(LeaderboardTable, { props: { result: halvingResult() } })
+    expect(w.findAll('th').map((th) => th.text())).toEqual(['rank', 'configuration', 'validation MSE', 'test MSE', 'last rung', 'rounds', 'time/model'])
+    const rows = [w.get('[data-test=leaderboard-best]'), ...w.findAll('[data-test=leaderboard-row]')].map((r) => r.findAll('td').map((td) => td.text()))
+    expect(rows.map((r) => [r[1], r[4], r[5]])).toEqual([
+      ['max-depth 5 · eta 0.3', '3 of 3', '10'],
+      ['max-depth 5 · eta 0.1', '2 of 3', '4'],
+      ['max-depth 3 · eta 0.3', '1 of 3', '2'],
+      ['max-depth 3 · eta 0.1', '1 of 3', '2'],
+    ])
+  })
+
+  it('gives the rounds and best round of early-stopped models, a range where they differ', () => {
+    const run = setResult({ folds: 3 })
+    run.config.earlyStopping = 3
+    for (const m of run.measurements) m.perModel = m.perModel.map((p) => ({ ...p, roundsTrained: 6 + (p.index % 3), bestRound: 3 + (p.index % 3) }))
+    const w = mount(LeaderboardTable, { props: { result: run } })
+    expect(w.findAll('th').map((th) => th.text())).toEqual(['rank', 'configuration', 'validation MSE', 'test MSE', 'rounds', 'best round', 'time/model'])
+    expect(
+      w
+        .get('[data-test=leaderboard-best]')
+        .findAll('td')
+        .map((td) => td.text())
+        .slice(4, 6),
+    ).toEqual(['6–8', '3–5'])
   })
 })

@@ -7,6 +7,7 @@ import type { RunResult } from '@shared/contract/result'
 import { expandPlan } from '@shared/plan'
 import { measurementFor, resultFor, scriptedRun } from '@shared/testing/fixtures'
 import { meanMetric } from '@shared/leaderboard'
+import { halvingResult } from '@shared/testing/model-set-fixtures'
 import { verdictFor } from '@shared/verdict'
 import RunVerdict from './RunVerdict.vue'
 import SummaryTable from './SummaryTable.vue'
@@ -102,5 +103,23 @@ describe("SummaryTable: a classifier's scores", () => {
     expect(w.get('[data-test=summary-note]').text()).toMatch(/Test scores: the mean over the models on the test rows; ranked by log loss\.$/)
     const plain = mount(SummaryTable, { props: { summary: base.summary, rateLabel: 'GFLOP/s', task: undefined, measurements: base.measurements } })
     expect(plain.find('[data-test=score-header]').exists()).toBe(false)
+  })
+})
+
+describe('RunVerdict: a search (issue 39)', () => {
+  it("says halving's rungs and how much of the grid's rounds it trained, in the CLI summary's words", () => {
+    const w = mount(RunVerdict, { props: { result: halvingResult() } })
+    // 12 models × 2 rounds + 6 × 4 + 6 × 10 of 24 × 10: the first measurement at the largest size (sequential)
+    expect(w.findAll('[data-test=verdict-search] li').map((li) => li.text())).toEqual([
+      "search halving: factor 2 on the validation MSE (3 folds) · rungs 4 configurations × 2 rounds → 2 × 4 rounds → 1 × 10 rounds · trained 45 % of the grid's rounds (108 of 240, sequential at 2000 rows)",
+    ])
+  })
+
+  it('a grid run says no search', () => {
+    expect(
+      mount(RunVerdict, { props: { result: base } })
+        .find('[data-test=verdict-search]')
+        .exists(),
+    ).toBe(false)
   })
 })

@@ -155,6 +155,38 @@ export const referenceLabelPlugin: Plugin<'line'> = {
   },
 }
 
+/** The cuts a chart draws, as its options carry them for the plugin below. */
+interface CutOptions {
+  cuts?: LineChartInput['cuts']
+  color?: string
+}
+
+/** Draws vertical lines at `cuts` across the plot, each labelled at its top (a halving search's rung cuts). */
+export const cutLinesPlugin: Plugin<'line', CutOptions> = {
+  id: 'trainpoolCuts',
+  afterDatasetsDraw(chart, _args, opts) {
+    const { ctx, chartArea, scales } = chart
+    for (const cut of opts.cuts ?? []) {
+      const x = scales.x.getPixelForValue(cut.x)
+      if (!Number.isFinite(x) || x < chartArea.left || x > chartArea.right) continue
+      ctx.save()
+      ctx.strokeStyle = opts.color ?? '#6b7280'
+      ctx.fillStyle = opts.color ?? '#6b7280'
+      ctx.setLineDash([4, 4])
+      ctx.lineWidth = 1
+      ctx.beginPath()
+      ctx.moveTo(x, chartArea.top)
+      ctx.lineTo(x, chartArea.bottom)
+      ctx.stroke()
+      ctx.font = '11px system-ui, sans-serif'
+      ctx.textAlign = 'left'
+      ctx.textBaseline = 'top'
+      ctx.fillText(cut.label, x + 3, chartArea.top + 2)
+      ctx.restore()
+    }
+  },
+}
+
 function prefersDark(): boolean {
   return typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches
 }
@@ -182,8 +214,9 @@ function options(input: LineChartInput): ChartOptions<'line'> {
     color: text,
     plugins: {
       title: { display: true, text: readableTitle(input.title, 13), color: text, font: { size: 13, weight: 'bold' } },
-      legend: { labels: { color: text, usePointStyle: true } },
+      legend: { display: input.legend !== false, labels: { color: text, usePointStyle: true } },
       tooltip: { mode: 'nearest', intersect: false },
+      ...({ trainpoolCuts: { cuts: input.cuts ?? [], color: text } satisfies CutOptions } as object),
     },
     scales: {
       x: {
@@ -233,7 +266,7 @@ export function useLineChart(canvas: Ref<HTMLCanvasElement | null>, source: () =
     const input = source()
     state.lastDatasets = toDatasets(input)
     try {
-      chart = new Chart(ctx, { type: 'line', data: { datasets: state.lastDatasets }, options: options(input), plugins: [referenceLabelPlugin] })
+      chart = new Chart(ctx, { type: 'line', data: { datasets: state.lastDatasets }, options: options(input), plugins: [referenceLabelPlugin, cutLinesPlugin] })
       state.drawn = true
     } catch {
       chart = null
@@ -254,6 +287,7 @@ export function useLineChart(canvas: Ref<HTMLCanvasElement | null>, source: () =
     const opts = options(input)
     chart.options.plugins!.title = opts.plugins!.title
     chart.options.plugins!.legend = opts.plugins!.legend
+    ;(chart.options.plugins as Record<string, unknown>).trainpoolCuts = (opts.plugins as Record<string, unknown>).trainpoolCuts
     chart.options.color = opts.color
     chart.options.scales = opts.scales
     chart.update('none')

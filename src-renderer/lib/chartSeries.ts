@@ -52,6 +52,10 @@ export interface LineChartInput {
   integerX?: boolean
   /** a horizontal reference level across the whole x range, drawn dashed with its label on the line */
   reference?: { label: string; y: number } | null
+  /** vertical lines across the plot at these x values, each labelled at its top (a halving search's rung cuts) */
+  cuts?: { x: number; label: string }[]
+  /** false: no legend (too many series to read; the data table names them) */
+  legend?: boolean
 }
 
 export interface ChartData {

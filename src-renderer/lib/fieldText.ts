@@ -3,6 +3,8 @@
 // user typed instead of the parsed value ("1e", not "got null"). Pure; the config store applies it.
 import { DEFAULT_GENERATED_CLASSES, LIMITS } from '@shared/contract/config'
 import { SET_LIMITS } from '@shared/contract/model-set'
+import { EARLY_STOPPING_LIMITS } from '@shared/contract/early-stopping'
+import { HALVING_LIMITS } from '@shared/contract/halving'
 import type { FieldIssue } from '@shared/vocabulary/errors'
 import { CLASS_LIMITS } from '@shared/vocabulary/task'
 import { itemProblem, type NumberKind, readNumber } from '@shared/vocabulary/fields'
@@ -36,6 +38,24 @@ export const CONFIG_FIELDS: Record<string, { label: string; accepted?: string; k
   set: { label: 'Model set' },
   gpus: { label: 'GPUs' },
   launcher: { label: 'Where to run' },
+  earlyStopping: {
+    label: 'Early stopping (patience)',
+    accepted: `a whole number of rounds from ${EARLY_STOPPING_LIMITS.rounds.min} to ${EARLY_STOPPING_LIMITS.rounds.max}, or empty for off`,
+    kind: 'integer',
+  },
+  validation: {
+    label: 'Validation fraction',
+    accepted: `a number from ${EARLY_STOPPING_LIMITS.validation.min} to ${EARLY_STOPPING_LIMITS.validation.max}, or empty for none`,
+    kind: 'real',
+  },
+  search: { label: 'Search' },
+}
+
+/** The search's own boxes (config.search.*: successive halving's). */
+const SEARCH_FIELDS: Record<string, { label: string; accepted?: string; kind?: NumberKind }> = {
+  method: { label: 'Search' },
+  factor: { label: 'Halving factor', accepted: `a whole number from ${HALVING_LIMITS.factor.min} to ${HALVING_LIMITS.factor.max}`, kind: 'integer' },
+  minRounds: { label: 'First rung (rounds)', accepted: "a whole number of rounds up to the model's, or empty for auto", kind: 'integer' },
 }
 
 /** The model set's own boxes (config.set.*; a grid's values are said with their field's label). */
@@ -121,6 +141,7 @@ export function fieldWords(
     return { label: f?.label ?? path[2], typed, ...itemAt(items, index), accepted: f ? acceptedText(f) : undefined, kind: f ? fieldKind(f) : undefined }
   }
   if (path[0] === 'set' && SET_FIELDS[path[1] ?? '']) return { ...SET_FIELDS[path[1]], typed: texts[`set.${path[1]}`] }
+  if (path[0] === 'search' && SEARCH_FIELDS[path[1] ?? '']) return { ...SEARCH_FIELDS[path[1]], typed: texts[`search.${path[1]}`] }
   if (path[0] === 'data') return { label: DATA_FIELDS[path[1] ?? ''] ?? DATA_FIELDS[''] }
   const launcherField = path[0] === 'launcher' ? launcherFields.find((f) => f.key === path[1]) : undefined
   if (launcherField) {

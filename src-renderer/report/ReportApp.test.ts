@@ -5,7 +5,7 @@ import { type ModelFamily, registerFamily } from '@shared/families'
 import { formatDuration } from '@shared/format'
 import { fakeDataSetRecord, HOUSES_SHA } from '@shared/testing/data-sets'
 import { scriptedRun, toyFamily } from '@shared/testing/fixtures'
-import { setResult } from '@shared/testing/model-set-fixtures'
+import { halvingResult, setResult } from '@shared/testing/model-set-fixtures'
 import { slurmResult } from '@shared/testing/slurm-fixtures'
 import ReportApp from './ReportApp.vue'
 
@@ -95,6 +95,18 @@ describe('the report of a model set', () => {
     expect(section.get('[data-test=leaderboard-best]').findAll('td')[1].text()).toBe('max-depth 5 · eta 0.3')
     const charts = section.findAllComponents({ name: 'ReportChart' }) as { props(name: string): unknown }[]
     expect(charts.map((c) => (c.props('input') as { title: string }).title)).toEqual(['Validation MSE vs max-depth', 'Validation MSE vs eta'])
+    expect(w.find('[data-test=report-search]').exists()).toBe(false)
+  })
+
+  it("a halving search: the rungs line in the verdict, each configuration's last rung on the board, the rungs' chart with its cuts", () => {
+    const w = render(halvingResult())
+    expect(w.get('[data-test=report-search]').text()).toMatch(/^search halving: factor 2 .* · trained 45 % of the grid's rounds/)
+    const section = w.get('[data-test=report-leaderboard]')
+    expect(section.findAll('th').map((th) => th.text())).toContain('last rung')
+    const charts = section.findAllComponents({ name: 'ReportChart' }) as { props(name: string): unknown }[]
+    const rungs = charts[0].props('input') as { title: string; cuts: { x: number }[] }
+    expect(rungs.title).toBe("Validation MSE vs rounds, by configuration: successive halving's rungs")
+    expect(rungs.cuts.map((c) => c.x)).toEqual([2, 4])
   })
 })
 

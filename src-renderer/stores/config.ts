@@ -1,6 +1,6 @@
 // The editable run configuration and the one way a run is started from it (startFromDraft). Its
 // parts live in draft/: text boxes, data choice, what the models learn (objective, metric, the
-// task said before Run), launcher choice, compared strategies and backends, presets, validation,
+// task said before Run), how a model set is searched (grid or halving, early stopping), launcher choice, compared strategies and backends, presets, validation,
 // the estimate, persistence. This file makes the draft and wires the parts.
 // Store dependencies run one way: config → run, capabilities, dataSets (those import no store).
 import { defineStore } from 'pinia'
@@ -17,6 +17,7 @@ import { useDraftEstimate } from './draft/estimate'
 import { useLauncherChoice } from './draft/launcher-choice'
 import { persistValidDrafts, restoreDraft } from './draft/persistence'
 import { copyConfig, useDraftPresets } from './draft/presets'
+import { useSearchChoice } from './draft/search-choice'
 import { useTaskChoice } from './draft/task-choice'
 import { useTextBoxes } from './draft/text-boxes'
 import { useDraftValidation } from './draft/validation'
@@ -49,6 +50,8 @@ export const useConfigStore = defineStore('config', () => {
   syncWhere()
   const { syncText: syncTask, ...learn } = useTaskChoice({ draft, source, dataCheck, touched })
   syncTask()
+  const { syncText: syncSearch, ...search } = useSearchChoice({ draft, family, touched })
+  syncSearch()
 
   /** The draft becomes `c`: a field `c` leaves out (a model set, data, launcher, GPUs) goes too. */
   function replace(c: BenchConfig) {
@@ -60,12 +63,13 @@ export const useConfigStore = defineStore('config', () => {
     syncBoxes()
     syncWhere()
     syncTask()
+    syncSearch()
     serverIssues.value = []
   }
 
   showJoinedRuns(run, replace)
 
-  const texts = () => ({ ...boxTexts.value, ...whereTexts.value, classes: learn.classesText.value })
+  const texts = () => ({ ...boxTexts.value, ...whereTexts.value, ...search.searchText, classes: learn.classesText.value })
   const moreIssues = () => [...dataIssues.value, ...launcherIssues.value, ...serverIssues.value]
   const { parsed, ...checked } = useDraftValidation({ draft, family, caps, texts, moreIssues })
   const presets = useDraftPresets(draft, parsed, replace)
@@ -93,6 +97,7 @@ export const useConfigStore = defineStore('config', () => {
     ...boxes,
     ...data,
     ...learn,
+    ...search,
     ...where,
     ...useComparedChoices(draft, family, touched),
     ...checked,

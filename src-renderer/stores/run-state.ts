@@ -9,6 +9,8 @@ import type { Measurement, MeasurementKey, RunResult, RunStatus } from '@shared/
 import { resolveTask } from '@shared/contract/task'
 import { REGRESSION_TASK, type Task } from '@shared/vocabulary/task'
 import { expandPlan } from '@shared/plan'
+import type { RungPlan } from '@shared/contract/halving'
+import { liveRungPlan, type RungInFlight, rungInFlight } from '../lib/liveSearch'
 import { appendSamples, type TelemetryView } from '../lib/telemetry'
 
 export type RunUiStatus = 'idle' | 'starting' | 'running' | Exclude<RunStatus, 'running'> | 'error'
@@ -32,6 +34,10 @@ export interface RunState {
   models: ModelCell[]
   measurements: Measurement[]
   lossHistory: number[]
+  /** a halving search's rungs (contract/halving.ts), null for a grid */
+  rungPlan: RungPlan[] | null
+  /** the rung the current measurement's lanes are in, and the models seen in it (lib/liveSearch.ts) */
+  rung: RungInFlight | null
   result: RunResult | null
   /**
    * what the models learn and the metric they are ranked by: the run-started event's (before it,
@@ -71,6 +77,7 @@ function clearLive(s: RunState, keepTelemetry = false): void {
   s.lanes = []
   s.models = []
   s.lossHistory = []
+  s.rung = null
   if (!keepTelemetry) s.telemetry = null
 }
 
@@ -79,6 +86,7 @@ export function resetRun(s: RunState): RunState {
   s.status = 'idle'
   s.runId = null
   s.config = null
+  s.rungPlan = null
   s.plan = []
   s.startedAtMs = null
   s.finishedAtMs = null
@@ -99,6 +107,7 @@ function beginRun(s: RunState, id: string, cfg: BenchConfig, plan: MeasurementKe
   resetRun(s)
   s.runId = id
   s.config = cfg
+  s.rungPlan = liveRungPlan(cfg)
   s.plan = plan
   s.startedAtMs = startedAt
   s.joined = !startedHere
@@ -126,6 +135,7 @@ function enterMeasurement(s: RunState, index: number, key: MeasurementKey | null
   s.measurementElapsedMs = 0
   s.models = []
   s.lanes = []
+  s.rung = null
 }
 
 /** An ISO time as ms, or `fallback` when it does not parse. */
@@ -161,6 +171,7 @@ function onProgress(s: RunState, e: EventOf<'progress'>): void {
   s.modelsDone = e.modelsDone
   s.lanes = e.lanes
   s.models = e.models
+  if (s.rungPlan) s.rung = rungInFlight(s.rungPlan, e.lanes, s.rung)
   const loss = currentLoss(e.models, e.lanes)
   if (loss != null) {
     const h = s.lossHistory

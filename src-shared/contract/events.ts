@@ -31,6 +31,11 @@ export interface ModelCell {
   fraction: number
   loss: number | null
   done: boolean
+  /**
+   * with early stopping or search halving: the rounds (epochs) the model has trained, from its last
+   * model-done (under halving, summed over the rungs it finished); absent otherwise
+   */
+  roundsTrained?: number
 }
 
 export type RunEvent =

@@ -103,3 +103,26 @@ export function setResult(opts: SetOptions = {}): RunResult {
   })
   return resultFor(config, measurements, { runId: opts.runId ?? 'set-1', task })
 }
+
+/**
+ * The set run above (3 folds) searched by successive halving, factor 2 from a first rung of 2 of its
+ * 10 rounds: rungs 4 configurations × 2 rounds → 2 × 4 rounds → 1 × 10 rounds, the scores' order
+ * promoting configurations 2 and 3, then 3. Each model records its last rung and its rounds; each
+ * measurement its rungs, with each configuration's mean validation MSE a little lower rung by rung.
+ */
+export function halvingResult(): RunResult {
+  const run = setResult({ folds: 3, runId: 'halving-1' })
+  run.config.search = { method: 'halving', factor: 2, minRounds: 2 }
+  const rungOf = [0, 0, 1, 2]
+  const roundsOf = [2, 2, 4, 10]
+  const rungs = [
+    { rounds: 2, configurations: [0, 1, 2, 3], models: 24, validation: SCORE.map((s) => s + 0.1) },
+    { rounds: 4, configurations: [2, 3], models: 12, validation: [SCORE[2] + 0.02, SCORE[3] + 0.05] },
+    { rounds: 10, configurations: [3], models: 6, validation: [SCORE[3]] },
+  ]
+  for (const m of run.measurements) {
+    m.rungs = rungs
+    m.perModel = m.perModel.map((p) => ({ ...p, rung: rungOf[p.configuration!], roundsTrained: roundsOf[p.configuration!] }))
+  }
+  return run
+}
