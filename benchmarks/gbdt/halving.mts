@@ -108,7 +108,7 @@ try {
     grid,
     rounds,
     factor,
-    minRounds: null,
+    minRounds: minRounds ? Number(minRounds) : null,
     jobs: workers,
     maxBin: 256,
     seed: DEFAULT_CONFIG.seed,
