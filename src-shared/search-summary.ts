@@ -16,7 +16,7 @@ type SearchRun = Pick<RunResult, 'config' | 'measurements'>
 export function earlyStoppingLine(run: SearchRun, task: Task): string | null {
   const patience = run.config.earlyStopping
   if (patience === undefined) return null
-  return `early stopping: patience ${patience} rounds on the validation ${METRIC_SPECS[task.metric].label} (${heldOutWords(run)})${trainedShare(run)}`
+  return `early stopping: patience ${patience} ${roundWords(run)} on the validation ${METRIC_SPECS[task.metric].label} (${heldOutWords(run)})${trainedShare(run)}`
 }
 
 /**
@@ -52,6 +52,11 @@ function trainedShare(run: SearchRun): string {
   const m = firstAtLargest(run)
   const share = m ? roundsTrainedShare(familyOf(run.config.model), run.config, m.perModel) : null
   return share
-    ? ` · trained ${((100 * share.trained) / share.grid).toFixed(0)} % of the grid's rounds (${share.trained} of ${share.grid}, ${m!.strategy} at ${m!.size} rows)`
+    ? ` · trained ${((100 * share.trained) / share.grid).toFixed(0)} % of the grid's ${roundWords(run)} (${share.trained} of ${share.grid}, ${m!.strategy} at ${m!.size} rows)`
     : ''
+}
+
+/** What the family's rounds are called, plural: "rounds" (trees), "epochs" (MLP). */
+function roundWords(run: SearchRun): string {
+  return `${familyOf(run.config.model).roundWord ?? 'round'}s`
 }

@@ -4,6 +4,7 @@
 // is the best round's (bestRound trees), XGBoost 1.7 loads its export and predicts the probabilities
 // the result scored, and the CLI's summary says how much of the grid's rounds were trained. Bad input
 // is refused naming the field: by the config (exit 2) or, a validation tail without some class, by the worker.
+// The MLP on wasm and on onnxruntime: every strategy stops each model at the same epoch, and both engines at the same ones.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -167,7 +168,7 @@ describe('early stopping on the xgboost backend', () => {
   }, 120_000)
 })
 
-describe('early stopping on the MLP (tfjs, wasm)', () => {
+describe('early stopping on the MLP (tfjs on wasm, onnxruntime)', () => {
   const EPOCHS = 30
   const mlpService = (store?: RunStore) =>
     new BenchService({
@@ -232,31 +233,52 @@ describe('early stopping on the MLP (tfjs, wasm)', () => {
       expect(Math.abs(se / data.test - recorded) / recorded, `model ${index}`).toBeLessThan(1e-4)
     }
     const trained = measured.perModel.reduce((n, p) => n + p.roundsTrained!, 0)
+    // the MLP's rounds are epochs, in the summary's words too
+    expect(summaryTable(run)).toContain('early stopping: patience 3 epochs on the validation')
     expect(summaryTable(run)).toContain(
-      `trained ${((100 * trained) / (EPOCHS * 4)).toFixed(0)} % of the grid's rounds (${trained} of ${EPOCHS * 4}, sequential at 400 rows)`,
+      `trained ${((100 * trained) / (EPOCHS * 4)).toFixed(0)} % of the grid's epochs (${trained} of ${EPOCHS * 4}, sequential at 400 rows)`,
     )
   }, 180_000)
 
-  it('onnxruntime, webgpu and auto (which may pick either) are refused, naming the backends that stop an MLP early', async () => {
-    for (const backend of ['onnxruntime', 'webgpu', 'auto']) {
+  it('on onnxruntime: the same epochs trained and kept in sequential, pool and batched (verify passes), and as on wasm', async (ctx) => {
+    let available = true
+    try {
+      await (await import('../engine/mlp-onnx/ort-runtime')).startOnnxRuntime()
+    } catch {
+      available = false
+    }
+    if (skipWithout('onnxruntime', available, 'onnxruntime-node does not load')) return ctx.skip('no onnxruntime')
+    const perModelRounds = async (config: BenchConfig) => {
       const service = mlpService()
-      let err: { code: string; issues?: { field: string; message: string }[] } | null = null
+      const { runId } = await service.start({ config })
+      const run = await service.waitForRun(runId)
+      await service.shutdown()
+      expect(run.status, run.error ?? undefined).toBe('ok')
+      expect(run.verification.problems).toEqual([])
+      return new Map(run.measurements.map((m) => [m.strategy, m.perModel.map((p) => [p.index, p.roundsTrained, p.bestRound])]))
+    }
+    const shape = { sizes: [400], features: 10, workers: [2], models: [4] }
+    const onnx = await perModelRounds(mlp({ ...shape, backend: 'onnxruntime', strategies: ['sequential', 'pool', 'batched'] }))
+    expect([...onnx.keys()].sort()).toEqual(['batched', 'pool', 'sequential'])
+    const sequential = onnx.get('sequential')!
+    for (const other of onnx.values()) expect(other).toEqual(sequential)
+    expect(sequential).toHaveLength(4)
+    for (const [, trained, best] of sequential) {
+      expect(trained!).toBeLessThan(EPOCHS)
+      expect(trained! - best!).toBe(3)
+    }
+    const wasm = await perModelRounds(mlp({ ...shape, strategies: ['batched'] }))
+    expect(wasm.get('batched')).toEqual(sequential)
+  }, 180_000)
+
+  it('every MLP backend the machine offers, and auto, is accepted with early stopping', async () => {
+    for (const backend of ['webgpu', 'onnxruntime', 'wasm', 'auto']) {
+      const service = mlpService()
       try {
-        await service.validate(mlp({ backend: backend as never }))
-      } catch (e) {
-        err = e as never
+        expect(await service.validate(mlp({ backend: backend as never })), backend).toMatchObject({ earlyStopping: 3 })
       } finally {
         await service.shutdown()
       }
-      expect(err, backend).toMatchObject({
-        code: 'invalid-input',
-        issues: [
-          {
-            field: 'earlyStopping',
-            message: expect.stringMatching(new RegExp(`backend ${backend} .*accepted: tensorflow, wasm, cpu, or no --early-stopping`)),
-          },
-        ],
-      })
     }
   })
 })

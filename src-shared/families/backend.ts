@@ -35,7 +35,7 @@ export interface BackendSpec<Name extends string = string> {
   speed: BackendSpeed
   /** the objectives it trains (vocabulary/task.ts), and why not the others; absent: every objective */
   objectives?: { trains: readonly Objective[]; why: string }
-  /** `true`: it stops models early (contract/early-stopping.ts); else why not; absent: not yet (the MLP's WGSL and ONNX engines, a toy backend) */
+  /** `true`: it stops models early (contract/early-stopping.ts); else why not; absent: not yet (a toy backend) */
   earlyStopping?: true | { why: string }
   /** `true`: it continues a model from the trees a rung handed back (successive halving, contract/halving.ts); else why not; absent: not yet */
   halving?: true | { why: string }

@@ -45,6 +45,8 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase, N exte
   progressTotal(w: Workload<P>): number
   /** the rounds (trees) or epochs a model trains at most, what early stopping counts (contract/early-stopping.ts); absent: the family does not stop early */
   maxRounds?(model: P): number
+  /** what maxRounds counts, in words: 'round' (trees), 'epoch' (MLP) — early stopping's and halving's lines say it */
+  roundWord?: 'round' | 'epoch'
   /** the same model trained to `rounds` rounds (a successive-halving rung, contract/halving.ts); absent: the family cannot be searched by halving */
   withRounds?(model: P, rounds: number): P
   /** a lane's words for a progress report: "epoch 2/3 · batch 5/16", "tree 37/100" */

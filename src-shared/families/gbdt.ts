@@ -321,6 +321,7 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   backends: GBDT_BACKENDS,
   progressTotal: (w) => w.model.rounds,
   maxRounds: (model) => model.rounds,
+  roundWord: 'round',
   withRounds: (model, rounds) => ({ ...model, rounds }),
   describeProgress: (p) => (p.done <= 0 ? 'starting' : `tree ${p.done}/${p.total}`),
   work: { unit: 'histogram update', rateLabel: 'M hist. updates/s', rateScale: 1e6 },

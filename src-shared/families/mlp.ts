@@ -101,9 +101,8 @@ export function mlpWorkerPeakBytes(w: Workload<MlpParams>, n: number): number {
  * 1.5 s, quick ≈ 7 s), the GPU rows scaled from the MLP benchmarks (webgpu: the WGSL engine's ~4 dispatches
  * a step at ~12.5 µs each on an H200, research/gpu.md); onnxruntime measured
  * (benchmarks/onnx/step-bench.mts) ~7–14 ms per step of 50 fused models (0.66 GFLOP: GEMMs plus
- * elementwise passes), ~0.5 ms per one-model step (mostly fixed cost). Early stopping: the tfjs
- * engine (tensorflow, wasm, cpu); the WGSL and ONNX engines not yet (absent: refused, the words of
- * backend.ts whyNoEarlyStopping).
+ * elementwise passes), ~0.5 ms per one-model step (mostly fixed cost). Early stopping: every
+ * engine (tfjs, ONNX, WGSL; src-main/engine/mlp/early-stopping.ts), so auto may pick any with it.
  */
 export const MLP_BACKENDS = [
   {
@@ -114,8 +113,22 @@ export const MLP_BACKENDS = [
     earlyStopping: true,
     speed: { workPerSecond: 2e11, stepMs: 0.6, jobMs: 10, poolStartMs: 5000, sharedDevice: true },
   },
-  { name: 'webgpu', gpu: true, auto: true, batched: true, speed: { workPerSecond: 2e12, stepMs: 0.15, jobMs: 5, poolStartMs: 1500, sharedDevice: true } },
-  { name: 'onnxruntime', gpu: false, auto: true, batched: true, speed: { workPerSecond: 5e10, stepMs: 0.4, jobMs: 5, poolStartMs: 500, sharedDevice: false } },
+  {
+    name: 'webgpu',
+    gpu: true,
+    auto: true,
+    batched: true,
+    earlyStopping: true,
+    speed: { workPerSecond: 2e12, stepMs: 0.15, jobMs: 5, poolStartMs: 1500, sharedDevice: true },
+  },
+  {
+    name: 'onnxruntime',
+    gpu: false,
+    auto: true,
+    batched: true,
+    earlyStopping: true,
+    speed: { workPerSecond: 5e10, stepMs: 0.4, jobMs: 5, poolStartMs: 500, sharedDevice: false },
+  },
   {
     name: 'wasm',
     gpu: false,
@@ -147,6 +160,7 @@ export const mlpFamily: ModelFamily<MlpParams, MlpBackendName> = {
   backends: MLP_BACKENDS,
   progressTotal: (w) => batchesPerEpoch(w) * w.model.epochs,
   maxRounds: (model) => model.epochs,
+  roundWord: 'epoch',
   describeProgress(p, w) {
     if (p.done <= 0) return 'starting'
     const perEpoch = batchesPerEpoch(w)

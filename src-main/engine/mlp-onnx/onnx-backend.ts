@@ -18,5 +18,7 @@ export const onnxRuntimeBackend: WorkerBackend<MlpParams, OnnxRuntime, OrtData> 
   perModel: ['lr'],
   /** a fold is its rows held out of the shared batch order (the step graph's row_weights input): a set's folds fuse */
   foldsHeldOut: true,
+  /** each model stops when its held-out metric stops improving, and leaves the fused program (onnx-training.ts, ../mlp/early-stopping.ts) */
+  earlyStopping: true,
   train: trainOrt,
 }

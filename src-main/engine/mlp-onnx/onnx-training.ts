@@ -2,7 +2,9 @@
 // backend. Same work as engine/mlp-tfjs/tfjs-training.ts (initial weights, batch order, Adam, the
 // objective's loss, test scores). Weights and Adam state ping-pong between two preallocated sets of ort Tensors (Node's
 // binding has no IOBinding); each step yields to the event loop (README.md, "Weights between
-// steps").
+// steps"). With early stopping (workload.earlyStopping), after each epoch every live model is scored
+// on its held-out rows (mlp/early-stopping.ts decides); stopped models leave the fused program (a
+// smaller OrtMlp continues the survivors' state), and each model's result is its best epoch's weights.
 import type * as Ort from 'onnxruntime-node'
 import { modelSeed, type Workload, type WorkloadTask } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
@@ -13,7 +15,9 @@ import { ADAM_DEFAULTS, type AdamSettings, learningRates } from '../mlp/adam'
 import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions } from '../backend/types'
 import { mlpArtifacts } from '../mlp/artifact'
 import { classifierScores, type ModelScores, mseScores, outputUnits } from '../mlp/objective'
+import type { HeldOutRows } from '@shared/contract'
 import { trainedModels, trainInGroups } from '../mlp/results'
+import { EpochWatches, type ProgramState, survivorsState } from '../mlp/early-stopping'
 import { adamMName, adamVName, evaluateGraph, graphParamShapes, nextName, paramName, trainStepGraph, type MlpGraphSpec } from './graph'
 import { type OnnxRuntime, sessionFor } from './ort-runtime'
 
@@ -47,6 +51,8 @@ export interface OrtMlpOptions {
   rowWeights?: boolean
   /** what the models learn; absent: regression */
   task?: WorkloadTask
+  /** where training starts instead of the seeds' initial weights: parameters in the fused layout, and Adam's moments and step (absent: zero, step 0) */
+  start?: ProgramState
 }
 
 interface BatchBuffers {
@@ -78,14 +84,26 @@ export class OrtMlp {
     this.n = options.seeds.length
     this.spec = graphSpec(options)
     const shapes = graphParamShapes(this.spec)
-    const initial = initialParams(options.features, options.hidden, options.seeds, outputUnits(options.task))
-    initial[0] = transposed(initial[0], options.features + 1) // the graph holds W1ᵀ (graph.ts, w1Transposed)
+    const { start } = options
+    const sizes = shapes.map((shape) => shape.reduce((a, b) => a * b, 1))
+    // the graph holds W1ᵀ (graph.ts, w1Transposed): the fused layout's W1 (and its moments) transposed in
+    const graphLayout = (fused: Float32Array[], what: string) => {
+      if (fused.length !== shapes.length) throw new RangeError(`start: ${fused.length} ${what}, the layout has ${shapes.length}`)
+      return fused.map((p, i) => {
+        if (p.length !== sizes[i]) throw new RangeError(`start: ${what} ${i} holds ${p.length} values, the layout of ${this.n} models ${sizes[i]}`)
+        return i === 0 ? transposed(p, options.features + 1) : p.slice()
+      })
+    }
+    const initial = graphLayout(start?.values ?? initialParams(options.features, options.hidden, options.seeds, outputUnits(options.task)), 'parameters')
+    const moments = start?.adam ? { m: graphLayout(start.adam.m, "Adam's first moments"), v: graphLayout(start.adam.v, "Adam's second moments") } : null
+    this.step = start?.adam?.step ?? 0
     this.sets = [0, 1].map((s) => {
       const set: Record<string, Ort.Tensor> = {}
       shapes.forEach((shape, i) => {
-        set[paramName(i)] = new Tensor('float32', s === 0 ? initial[i] : new Float32Array(initial[i].length), shape)
-        set[adamMName(i)] = new Tensor('float32', new Float32Array(initial[i].length), shape)
-        set[adamVName(i)] = new Tensor('float32', new Float32Array(initial[i].length), shape)
+        const first = (values: Float32Array | undefined) => (s === 0 && values ? values : new Float32Array(sizes[i]))
+        set[paramName(i)] = new Tensor('float32', first(initial[i]), shape)
+        set[adamMName(i)] = new Tensor('float32', first(moments?.m[i]), shape)
+        set[adamVName(i)] = new Tensor('float32', first(moments?.v[i]), shape)
       })
       return set
     })
@@ -156,6 +174,33 @@ export class OrtMlp {
     return graphParamShapes(this.spec).map((shape, i) => {
       const p = set[paramName(i)].data as Float32Array
       return i === 0 ? transposed(p, shape[0]) : p
+    })
+  }
+
+  /** The training state (parameters, Adam's moments and step) in the fused layout: copies, W1 and its moments transposed back. */
+  state(): Required<ProgramState> {
+    const set = this.sets[this.current]
+    const read = (name: (i: number) => string) =>
+      graphParamShapes(this.spec).map((shape, i) => {
+        const p = set[name(i)].data as Float32Array
+        return i === 0 ? transposed(p, shape[0]) : p.slice()
+      })
+    return { values: read(paramName), adam: { m: read(adamMName), v: read(adamVName), step: this.step } }
+  }
+
+  /**
+   * A smaller program of models `positions` (in that order) continuing from their current weights and
+   * Adam moments at the same step, with their own seeds and learning rates: each trains on exactly as
+   * it would have here, since no model's step reads another's. This program stays as it was.
+   */
+  async survivors(positions: readonly number[]): Promise<OrtMlp> {
+    const { options, n } = this
+    const lr = options.adam.lr
+    return OrtMlp.create(this.rt, {
+      ...options,
+      seeds: positions.map((i) => options.seeds[i]),
+      adam: { ...options.adam, lr: typeof lr === 'number' ? lr : positions.map((i) => lr[i]) },
+      start: survivorsState(this.state(), n, options.hidden[0], positions),
     })
   }
 
@@ -295,44 +340,108 @@ async function trainGroup(
   const options = modelOptions(workload, indices, { fused, keep, paramsOf, heldOutOf })
   // a model set's folds fused: each model's fold rows held out of the shared batch order (row weights)
   const heldOut = heldOutOf ? indices.map((i) => heldOutOf(i)) : null
-  const counts = new Float32Array(indices.length)
   const started = performance.now()
-  const model = await OrtMlp.create(rt, options)
+  const group: GroupTraining = { model: await OrtMlp.create(rt, options), data, workload, indices, heldOut, hooks, lastEpochMeanLoss: null }
+  const watches = workload.earlyStopping ? new EpochWatches(workload.earlyStopping, indices.length, workload.model.hidden[0]) : null
+  let epochLoss: Float32Array | null = null
+  for (let epoch = 0; epoch < workload.model.epochs; epoch++) {
+    epochLoss = await trainEpoch(group, epoch)
+    if (watches && (await watchEpoch(group, watches, epochLoss)) === 0) break
+  }
+  const elapsedMs = performance.now() - started
+  const {
+    features,
+    model: { hidden },
+  } = workload
+  if (watches) {
+    // the kept models, each its best epoch's weights, scored as one program of the whole group
+    const kept = watches.kept()
+    const model = await OrtMlp.create(rt, { ...options, start: { values: kept.params } })
+    const test = await model.scores(data.xTest, data.dataset.yTest, data.dataset.test)
+    const artifacts = keep ? mlpArtifacts(kept.params, features, hidden, indices.length, data.dataset.preprocess, workload.task) : null
+    return trainedModels({
+      indices,
+      seeds: options.seeds,
+      fused,
+      elapsedMs,
+      test,
+      epochLoss: kept.loss,
+      validation: kept.validation,
+      artifacts,
+      rounds: kept.rounds,
+    })
+  }
+  const { model } = group
+  const test = await model.scores(data.xTest, data.dataset.yTest, data.dataset.test)
+  const validation = await validationOf(group)
+  const artifacts = keep ? mlpArtifacts(model.parameters(), features, hidden, indices.length, data.dataset.preprocess, workload.task) : null
+  return trainedModels({ indices, seeds: options.seeds, fused, elapsedMs, test, epochLoss, validation, artifacts })
+}
+
+/** A fused group in training: its program, the models it holds now and their held-out rows, and the loss progress reports. */
+interface GroupTraining {
+  /** the program: the group's models, or (early stopping) the survivors of a compaction */
+  model: OrtMlp
+  data: OrtData
+  workload: MlpWorkload
+  /** the models the program holds, in its order */
+  indices: readonly number[]
+  heldOut: readonly (HeldOutRows | null)[] | null
+  hooks: TrainHooks
+  /** mean over the models of the last finished epoch's loss (what progress reports) */
+  lastEpochMeanLoss: number | null
+}
+
+/** One epoch's steps in the shared order; returns each model's mean training loss. */
+async function trainEpoch(g: GroupTraining, epoch: number): Promise<Float32Array> {
+  const { model, data, workload, indices, heldOut, hooks } = g
   const { epochs, batchSize } = workload.model
   const { train } = data.dataset
   // from the rows this data set trains on (a fold's are fewer than the workload's split)
   const batches = Math.ceil(train / batchSize)
   const n = indices.length
-  const trainRows = heldOut ? trainingRowsOf(train, heldOut) : null
-  let epochLoss: Float32Array | null = null
-  let lastEpochMeanLoss: number | null = null
-  for (let epoch = 0; epoch < epochs; epoch++) {
-    const order = epochOrder(train, workload.seed, epoch)
-    const lossSum = new Float32Array(n) // float32 sums, as the tfjs loop keeps them
-    for (let b = 0; b < batches; b++) {
-      if (hooks.shouldStop()) throw new CancelledError()
-      const start = b * batchSize
-      const rows = Math.min(batchSize, train - start)
-      const batch = model.batch(rows)
-      fillBatch(data, order, start, rows, batch)
-      if (heldOut) heldOutRowWeights(order, start, rows, heldOut, batch.w, counts)
-      const loss = await model.trainStep(rows)
-      for (let i = 0; i < n; i++) lossSum[i] += loss[i] * (heldOut ? counts[i] : rows)
-      hooks.onProgress(indices, { done: epoch * batches + b + 1, total: epochs * batches, unit: 'batch', loss: lastEpochMeanLoss })
-    }
-    for (let i = 0; i < n; i++) lossSum[i] /= trainRows ? trainRows[i] : train
-    epochLoss = lossSum
-    lastEpochMeanLoss = lossSum.reduce((s, v) => s + v, 0) / n
+  const counts = new Float32Array(n)
+  const order = epochOrder(train, workload.seed, epoch)
+  const lossSum = new Float32Array(n) // float32 sums, as the tfjs loop keeps them
+  for (let b = 0; b < batches; b++) {
+    if (hooks.shouldStop()) throw new CancelledError()
+    const start = b * batchSize
+    const rows = Math.min(batchSize, train - start)
+    const batch = model.batch(rows)
+    fillBatch(data, order, start, rows, batch)
+    if (heldOut) heldOutRowWeights(order, start, rows, heldOut, batch.w, counts)
+    const loss = await model.trainStep(rows)
+    for (let i = 0; i < n; i++) lossSum[i] += loss[i] * (heldOut ? counts[i] : rows)
+    hooks.onProgress(indices, { done: epoch * batches + b + 1, total: epochs * batches, unit: 'batch', loss: g.lastEpochMeanLoss })
   }
-  const elapsedMs = performance.now() - started
-  const test = await model.scores(data.xTest, data.dataset.yTest, data.dataset.test)
+  const trainRows = heldOut ? trainingRowsOf(train, heldOut) : null
+  for (let i = 0; i < n; i++) lossSum[i] /= trainRows ? trainRows[i] : train
+  g.lastEpochMeanLoss = lossSum.reduce((s, v) => s + v, 0) / n
+  return lossSum
+}
+
+/**
+ * Early stopping after an epoch (mlp/early-stopping.ts): the live models scored on their held-out
+ * rows and fed to their rules. Models that stopped leave the program: whenever any stops, a smaller
+ * OrtMlp continues the survivors' weights, Adam moments and step (three times their parameters copied
+ * once, and a cached session per program size) — less than one step over a batch, while a stopped
+ * model left in would cost its share of every step to the end. Returns the number of models still training.
+ */
+async function watchEpoch(g: GroupTraining, watches: EpochWatches, epochLoss: Float32Array): Promise<number> {
+  const verdict = await watches.afterEpoch(await validationOf(g), epochLoss, async () => g.model.parameters())
+  const survivors = verdict.continuing
+  if (verdict.stopped.length === 0 || survivors.length === 0) return survivors.length
+  g.model = await g.model.survivors(survivors)
+  g.indices = survivors.map((k) => g.indices[k])
+  g.heldOut = g.heldOut ? survivors.map((k) => g.heldOut![k]) : null
+  return survivors.length
+}
+
+/** Validation scores: a fold's own data set's validation rows, or each model's held-out rows (fused folds); null without. */
+async function validationOf(g: GroupTraining): Promise<(ModelScores | null)[] | null> {
+  const { model, data, heldOut } = g
   const v = data.dataset.validation
-  const validation =
-    data.xVal && v
-      ? await model.scores(data.xVal, v.y, v.rows)
-      : heldOut?.some(Boolean)
-        ? await heldOutScores(data.dataset, heldOut, (x, y, rows) => model.scores(x, y, rows))
-        : null
-  const artifacts = keep ? mlpArtifacts(model.parameters(), workload.features, workload.model.hidden, n, data.dataset.preprocess, workload.task) : null
-  return trainedModels({ indices, seeds: options.seeds, fused, elapsedMs, test, epochLoss, validation, artifacts })
+  if (data.xVal && v) return model.scores(data.xVal, v.y, v.rows)
+  if (!heldOut?.some(Boolean)) return null
+  return heldOutScores(data.dataset, heldOut, (x, y, rows) => model.scores(x, y, rows))
 }

@@ -47,5 +47,7 @@ export const wgslMlpBackend: WorkerBackend<MlpParams, WgslMlpRuntime, WgslMlpDat
   perModel: ['lr'],
   /** a fold is its rows held out of the shared batch order (per-model fold ranges in the output kernel): a set's folds fuse */
   foldsHeldOut: true,
+  /** each model stops when its held-out metric stops improving, and leaves the fused program (wgsl-training.ts, ../mlp/early-stopping.ts) */
+  earlyStopping: true,
   train: (rt, data, workload, indices, options, hooks) => trainWgsl(rt.dev, data, workload, indices, options, hooks),
 }

@@ -7,6 +7,7 @@
 import type { WorkloadTask } from '@shared/contract'
 import { formatBytes } from '@shared/format'
 import { initialParams, paramShapes } from '../mlp/fused-layout'
+import type { ProgramState } from '../mlp/early-stopping'
 import { OBJECTIVE_CODE, objectiveOf, outputUnits } from '../mlp/objective'
 import type { WgslDevice } from '../webgpu/device'
 import { USAGE } from '../webgpu/device'
@@ -300,19 +301,34 @@ export class WgslMlp {
     return out
   }
 
-  /** Starts training anew: each model's initial weights (from its seed), Adam state zero, its held-out rows. */
-  reset(seeds: readonly number[], heldOut: readonly ({ begin: number; end: number } | null)[] | null): void {
+  /**
+   * Starts training anew: each model's initial weights (from its seed), Adam state zero, its held-out
+   * rows; or, given `start`, from that state (a compacted program's survivors, early stopping's kept models).
+   */
+  reset(seeds: readonly number[], heldOut: readonly ({ begin: number; end: number } | null)[] | null, start?: ProgramState): void {
     if (seeds.length !== this.n) throw new Error(`webgpu: ${seeds.length} seeds for ${this.n} fused models`)
     const { queue } = this.dev.device
-    const initial = initialParams(this.shape.features, this.hidden, seeds, this.outputs)
-    initial.forEach((values, s) => queue.writeBuffer(this.params, this.offsets[s] * 4, values))
-    const zeros = new Float32Array(this.totalParams)
-    queue.writeBuffer(this.adamM, 0, zeros)
-    queue.writeBuffer(this.adamV, 0, zeros)
+    const write = (buffer: GPUBuffer, values: readonly Float32Array[], what: string) => {
+      if (values.length !== this.sizes.length) throw new RangeError(`webgpu: start: ${values.length} ${what}, the layout has ${this.sizes.length}`)
+      values.forEach((v, s) => {
+        if (v.length !== this.sizes[s])
+          throw new RangeError(`webgpu: start: ${what} ${s} holds ${v.length} values, the layout of ${this.n} models ${this.sizes[s]}`)
+        queue.writeBuffer(buffer, this.offsets[s] * 4, v)
+      })
+    }
+    write(this.params, start?.values ?? initialParams(this.shape.features, this.hidden, seeds, this.outputs), 'parameters')
+    if (start?.adam) {
+      write(this.adamM, start.adam.m, "Adam's first moments")
+      write(this.adamV, start.adam.v, "Adam's second moments")
+    } else {
+      const zeros = new Float32Array(this.totalParams)
+      queue.writeBuffer(this.adamM, 0, zeros)
+      queue.writeBuffer(this.adamV, 0, zeros)
+    }
     const folds = new Uint32Array(2 * this.n)
     heldOut?.forEach((h, i) => h && folds.set([h.begin, h.end], 2 * i))
     queue.writeBuffer(this.folds, 0, folds)
-    this.adamStep = 0
+    this.adamStep = start?.adam?.step ?? 0
   }
 
   /**
@@ -438,8 +454,22 @@ export class WgslMlp {
 
   /** The trained parameters in the fused layout (mlp/artifact.ts reads each model out of it). */
   async parameters(): Promise<Float32Array[]> {
+    return this.read(this.params)
+  }
+
+  /** The training state (parameters, Adam's moments and step) in the fused layout, read to the host. */
+  async state(): Promise<Required<ProgramState>> {
+    // one after another: they share the staging buffer
+    const values = await this.read(this.params)
+    const m = await this.read(this.adamM)
+    const v = await this.read(this.adamV)
+    return { values, adam: { m, v, step: this.adamStep } }
+  }
+
+  /** A flat parameter-shaped buffer read back, split into the fused layout's tensors. */
+  private async read(buffer: GPUBuffer): Promise<Float32Array[]> {
     const encoder = this.dev.device.createCommandEncoder()
-    encoder.copyBufferToBuffer(this.params, 0, this.staging, 0, this.totalParams * 4)
+    encoder.copyBufferToBuffer(buffer, 0, this.staging, 0, this.totalParams * 4)
     this.dev.submit([encoder.finish()])
     const all = new Float32Array(await this.dev.read(this.staging, this.totalParams * 4))
     return this.offsets.map((o, s) => all.slice(o, o + this.sizes[s]))

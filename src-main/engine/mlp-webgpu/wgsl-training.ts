@@ -2,8 +2,11 @@
 // step count and per-model learning rates, a set's folds as held-out rows, the objective's loss and
 // scores (mlp/objective.ts) — with the epoch on the
 // device. A few submits per epoch, the next queued before the host waits on the last, so the device
-// never waits for the host inside an epoch; the epoch's summed loss is its one readback.
-import { modelSeed, type Workload } from '@shared/contract'
+// never waits for the host inside an epoch; the epoch's summed loss is its one readback. With early
+// stopping (workload.earlyStopping), after each epoch every live model is scored on its held-out rows
+// (mlp/early-stopping.ts decides); stopped models leave the fused program (the worker's program for
+// the survivors' count continues their state), and each model's result is its best epoch's weights.
+import { type HeldOutRows, modelSeed, type Workload } from '@shared/contract'
 import type { MlpParams } from '@shared/families/mlp'
 import { epochOrder, type Dataset } from '../datasets/generated'
 import { heldOutScores, trainingRowsOf, withOnesColumn } from '../datasets/dataset'
@@ -12,6 +15,7 @@ import { CancelledError, type TrainedModel, type TrainHooks, type TrainOptions }
 import { mlpArtifacts } from '../mlp/artifact'
 import { classifierScores, type ModelScores, mseScores } from '../mlp/objective'
 import { trainedModels, trainInGroups } from '../mlp/results'
+import { EpochWatches, survivorsState } from '../mlp/early-stopping'
 import { USAGE, type WgslDevice } from '../webgpu/device'
 import { type DeviceRows, WgslMlp } from './wgsl-mlp'
 
@@ -147,54 +151,126 @@ async function trainGroup(
 ): Promise<TrainedModel[]> {
   const seeds = indices.map((i) => modelSeed(workload.seed, i))
   const heldOut = options.heldOutOf ? indices.map((i) => options.heldOutOf!(i)) : null
-  const { epochs } = workload.model
-  const { train } = data.dataset
-  const trainRows = heldOut ? trainingRowsOf(train, heldOut) : indices.map(() => train)
   const started = performance.now()
   const model = modelFor(dev, data, workload, indices.length)
   model.reset(seeds, heldOut)
-  const lr = lrPerModel(workload, indices, options)
-  const steps = model.stepsPerEpoch
-  const perSubmit = Math.min(MAX_STEPS_PER_SUBMIT, Math.max(1, Math.ceil(steps / SUBMITS_PER_EPOCH)))
+  const g: GroupTraining = { dev, data, workload, model, indices, seeds, heldOut, lr: lrPerModel(workload, indices, options), hooks, lastEpochMeanLoss: null }
+  const watches = workload.earlyStopping ? new EpochWatches(workload.earlyStopping, indices.length, workload.model.hidden[0]) : null
   let epochLoss: Float64Array | null = null
-  let lastEpochMeanLoss: number | null = null
-  for (let epoch = 0; epoch < epochs; epoch++) {
-    const rows = model.beginEpoch(epochOrder(train, workload.seed, epoch), lr)
-    /** the submit before the newest: waited for while the newest keeps the device busy */
-    let previous: { done: Promise<void>; upTo: number } | null = null
-    const reportDone = (upTo: number) =>
-      hooks.onProgress(indices, { done: epoch * steps + upTo, total: epochs * steps, unit: 'batch', loss: lastEpochMeanLoss })
-    for (let from = 0; from < steps; from += perSubmit) {
-      if (hooks.shouldStop()) throw new CancelledError()
-      const to = Math.min(steps, from + perSubmit)
-      const encoder = dev.device.createCommandEncoder()
-      model.encodeSteps(encoder, from, to, rows)
-      if (to === steps) model.encodeLossCopy(encoder)
-      dev.submit([encoder.finish()])
-      const done = dev.drained()
-      if (previous) {
-        await previous.done
-        reportDone(previous.upTo)
-      }
-      previous = { done, upTo: to }
-    }
-    // the epoch's one readback (it waits for the epoch's last submit)
-    const sums = await model.readLoss()
-    epochLoss = Float64Array.from(sums, (s, i) => s / trainRows[i])
-    lastEpochMeanLoss = epochLoss.reduce((a, b) => a + b, 0) / epochLoss.length
-    reportDone(steps)
+  for (let epoch = 0; epoch < workload.model.epochs; epoch++) {
+    epochLoss = await trainEpoch(g, epoch)
+    if (watches && (await watchEpoch(g, watches, epochLoss)) === 0) break
   }
   const elapsedMs = performance.now() - started
+  const {
+    features,
+    model: { hidden },
+  } = workload
+  if (watches) {
+    // the kept models, each its best epoch's weights, scored as one program of the whole group
+    const kept = watches.kept()
+    const all = modelFor(dev, data, workload, indices.length)
+    all.reset(seeds, heldOut, { values: kept.params })
+    const test = await scoresOn(all, workload, data.test, data.dataset.yTest)
+    const artifacts = options.keep ? mlpArtifacts(kept.params, features, hidden, indices.length, data.dataset.preprocess, workload.task) : null
+    return trainedModels({
+      indices,
+      seeds,
+      fused: options.fused,
+      elapsedMs,
+      test,
+      epochLoss: kept.loss,
+      validation: kept.validation,
+      artifacts,
+      rounds: kept.rounds,
+    })
+  }
   const test = await scoresOn(model, workload, data.test, data.dataset.yTest)
-  const validation = data.validation
-    ? await scoresOn(model, workload, data.validation, data.dataset.validation!.y)
-    : heldOut?.some(Boolean)
-      ? await heldOutScores(data.dataset, heldOut, (x, y, rows) => scoresOfRows(dev, model, workload, x, y, rows))
-      : null
-  const artifacts = options.keep
-    ? mlpArtifacts(await model.parameters(), workload.features, workload.model.hidden, indices.length, data.dataset.preprocess, workload.task)
-    : null
+  const validation = await validationOf(g)
+  const artifacts = options.keep ? mlpArtifacts(await model.parameters(), features, hidden, indices.length, data.dataset.preprocess, workload.task) : null
   return trainedModels({ indices, seeds, fused: options.fused, elapsedMs, test, epochLoss, validation, artifacts })
+}
+
+/** A fused group in training: its program, the models it holds now (their seeds, held-out rows and learning rates), and the loss progress reports. */
+interface GroupTraining {
+  dev: WgslDevice
+  data: WgslMlpData
+  workload: MlpWorkload
+  /** the program: the group's models, or (early stopping) the survivors of a compaction */
+  model: WgslMlp
+  /** the models the program holds, in its order */
+  indices: readonly number[]
+  seeds: readonly number[]
+  heldOut: readonly (HeldOutRows | null)[] | null
+  lr: readonly number[]
+  hooks: TrainHooks
+  /** mean over the models of the last finished epoch's loss (what progress reports) */
+  lastEpochMeanLoss: number | null
+}
+
+/** One epoch on the device, a few submits; returns each model's mean training loss (the epoch's one readback). */
+async function trainEpoch(g: GroupTraining, epoch: number): Promise<Float64Array> {
+  const { dev, model, data, workload, indices, heldOut, hooks } = g
+  const { epochs } = workload.model
+  const { train } = data.dataset
+  const trainRows = heldOut ? trainingRowsOf(train, heldOut) : indices.map(() => train)
+  const steps = model.stepsPerEpoch
+  const perSubmit = Math.min(MAX_STEPS_PER_SUBMIT, Math.max(1, Math.ceil(steps / SUBMITS_PER_EPOCH)))
+  const rows = model.beginEpoch(epochOrder(train, workload.seed, epoch), g.lr)
+  /** the submit before the newest: waited for while the newest keeps the device busy */
+  let previous: { done: Promise<void>; upTo: number } | null = null
+  const reportDone = (upTo: number) =>
+    hooks.onProgress(indices, { done: epoch * steps + upTo, total: epochs * steps, unit: 'batch', loss: g.lastEpochMeanLoss })
+  for (let from = 0; from < steps; from += perSubmit) {
+    if (hooks.shouldStop()) throw new CancelledError()
+    const to = Math.min(steps, from + perSubmit)
+    const encoder = dev.device.createCommandEncoder()
+    model.encodeSteps(encoder, from, to, rows)
+    if (to === steps) model.encodeLossCopy(encoder)
+    dev.submit([encoder.finish()])
+    const done = dev.drained()
+    if (previous) {
+      await previous.done
+      reportDone(previous.upTo)
+    }
+    previous = { done, upTo: to }
+  }
+  // the epoch's one readback (it waits for the epoch's last submit)
+  const sums = await model.readLoss()
+  const epochLoss = Float64Array.from(sums, (s, i) => s / trainRows[i])
+  g.lastEpochMeanLoss = epochLoss.reduce((a, b) => a + b, 0) / epochLoss.length
+  reportDone(steps)
+  return epochLoss
+}
+
+/**
+ * Early stopping after an epoch (mlp/early-stopping.ts): the live models scored on their held-out
+ * rows and fed to their rules. Models that stopped leave the program: whenever any stops, the
+ * worker's program for the survivors' count continues their weights, Adam moments and step (three
+ * reads and writes of their parameters), so a stopped model no longer costs its share of every step.
+ * Returns the number of models still training.
+ */
+async function watchEpoch(g: GroupTraining, watches: EpochWatches, epochLoss: Float64Array): Promise<number> {
+  const verdict = await watches.afterEpoch(await validationOf(g), epochLoss, () => g.model.parameters())
+  const survivors = verdict.continuing
+  if (verdict.stopped.length === 0 || survivors.length === 0) return survivors.length
+  const state = survivorsState(await g.model.state(), g.model.n, g.workload.model.hidden[0], survivors)
+  const pick = <T>(of: readonly T[]) => survivors.map((k) => of[k])
+  g.indices = pick(g.indices)
+  g.seeds = pick(g.seeds)
+  g.heldOut = g.heldOut ? pick(g.heldOut) : null
+  g.lr = pick(g.lr)
+  g.model = modelFor(g.dev, g.data, g.workload, survivors.length)
+  g.model.reset(g.seeds, g.heldOut, state)
+  return survivors.length
+}
+
+/** Validation scores: a fold's own data set's validation rows, or each model's held-out rows (fused folds); null without. */
+async function validationOf(g: GroupTraining): Promise<(ModelScores | null)[] | null> {
+  const { dev, model, data, workload, heldOut } = g
+  if (data.validation) return scoresOn(model, workload, data.validation, data.dataset.validation!.y)
+  if (!heldOut?.some(Boolean)) return null
+  return heldOutScores(data.dataset, heldOut, (x, y, rows) => scoresOfRows(dev, model, workload, x, y, rows))
 }
 
 /** Every fused model's scores on a set of rows on the device (labels: its y on the host): its MSE, a classifier's metrics from its logits. */

@@ -1,7 +1,7 @@
 // The MLP's early-stopping watches (early-stopping.ts) on scripted epochs, and the fused layout's
-// model selection they and a compacted program rely on (fused-layout.ts selectModels/joinModels).
+// model selection they and a compacted program rely on (fused-layout.ts selectModels/joinModels, survivorsState).
 import { describe, expect, it } from 'vitest'
-import { EpochWatches } from './early-stopping'
+import { EpochWatches, survivorsState } from './early-stopping'
 import { initialParams, joinModels, selectModels } from './fused-layout'
 import type { ModelScores } from './objective'
 
@@ -106,5 +106,16 @@ describe('EpochWatches', () => {
       /earlyStopping needs every model's held-out rows/,
     )
     expect(() => new EpochWatches({ rounds: 1, metric: 'mse' }, 1, HIDDEN[0]).kept()).toThrow(/never watched/)
+  })
+})
+
+describe('survivorsState', () => {
+  it("gives the survivors' parameters and both Adam moments in their order, and the program's step", () => {
+    const n = 3
+    const marked = (base: number) => initialParams(FEATURES, HIDDEN, [1, 2, 3]).map((p, s) => p.map((_, j) => base + s * 1000 + j))
+    const state = { values: marked(0), adam: { m: marked(1e5), v: marked(2e5), step: 17 } }
+    const kept = survivorsState(state, n, HIDDEN[0], [2, 0])
+    const select = (params: Float32Array[]) => selectModels(params, n, HIDDEN[0], [2, 0])
+    expect(kept).toEqual({ values: select(state.values), adam: { m: select(state.adam.m), v: select(state.adam.v), step: 17 } })
   })
 })

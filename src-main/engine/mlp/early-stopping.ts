@@ -5,7 +5,8 @@
 // validationMetricValue) is fed to its rule. A model that improved has its parameters copied to the
 // host (one read of the live program's parameters in an epoch where any improved: the models' weights
 // once more in host memory, at most), so the model kept is its best epoch's, whatever came after.
-// Engine-neutral: models are positions in a group, parameters the shared fused layout (fused-layout.ts).
+// Engine-neutral: models are positions in a group, parameters the shared fused layout (fused-layout.ts);
+// a compacted program starts from its survivors' ProgramState (survivorsState), whatever the engine.
 import { EarlyStopping, type StoppedRounds, type WorkloadEarlyStopping } from '@shared/contract'
 import { validationMetricValue } from '@shared/metrics'
 import { joinModels, selectModels } from './fused-layout'
@@ -27,6 +28,22 @@ export interface KeptModels {
   /** each model's mean training loss in its best epoch */
   loss: number[]
   rounds: StoppedRounds[]
+}
+
+/** A fused program's training state in the shared layout (fused-layout.ts): parameters, and Adam's moments and steps taken (absent: zero, step 0). */
+export interface ProgramState {
+  values: Float32Array[]
+  adam?: { m: Float32Array[]; v: Float32Array[]; step: number }
+}
+
+/**
+ * The state of models `positions` (in that order) of a program of n: what a compacted program of the
+ * survivors starts from. Each model's weights and moments are its own and Adam's step is shared, so
+ * the survivors train on exactly as they would have in the larger program. H1: the first hidden layer's width.
+ */
+export function survivorsState(state: Required<ProgramState>, n: number, h1: number, positions: readonly number[]): Required<ProgramState> {
+  const select = (params: readonly Float32Array[]) => selectModels(params, n, h1, positions)
+  return { values: select(state.values), adam: { m: select(state.adam.m), v: select(state.adam.v), step: state.adam.step } }
 }
 
 /** The early-stopping watches of one fused group of n models (one for sequential and pool). */
