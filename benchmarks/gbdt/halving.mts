@@ -137,11 +137,15 @@ try {
   if (jsonOut)
     writeFileSync(
       jsonOut,
-      JSON.stringify(
-        { rows, rounds, folds, factor, grid: { ms: gm.wallMs, best: gridBest }, halving: { ms: hm.wallMs, picked: halvingPick, rungs: hm.rungs }, sklearn: sk },
-        null,
-        2,
-      ),
+      JSON.stringify({
+        rows,
+        rounds,
+        folds,
+        factor,
+        grid: { ms: gm.wallMs, best: gridBest, run: gridRun },
+        halving: { ms: hm.wallMs, picked: halvingPick, rungs: hm.rungs },
+        sklearn: sk,
+      }),
     )
 } finally {
   rmSync(dir, { recursive: true, force: true })
