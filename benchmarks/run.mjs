@@ -43,7 +43,8 @@
 // BENCH_TREES_MULTICLASS_ROWS (10000; 0 skips: K = 5 multi:softprob), BENCH_ORT_BINARY (1; 0 skips the MLP
 // classifier pass: 50 binary MLPs batched on onnxruntime vs the same run as regression and vs PyTorch),
 // BENCH_HALVING_ROWS (10000; 0 skips successive halving: the 54-configuration trees grid × 3 folds by halving vs the
-// full grid vs scikit-learn's HalvingGridSearchCV, benchmarks/gbdt/halving.mts).
+// full grid vs scikit-learn's HalvingGridSearchCV, benchmarks/gbdt/halving.mts), BENCH_EARLY_STOP (1; 0 skips a batched
+// trees round with half its 50 models stopped early against a full round, benchmarks/gbdt/early-stop-round.mts).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -496,6 +497,19 @@ if (gbdtSize > 0) {
     const halving = treesHalving(halvingRows, rounds)
     lines.push('', ...halving.lines)
     if (halving.json) out.treesHalving = halving.json
+  }
+  if (env('BENCH_EARLY_STOP', '1') !== '0') {
+    // issue 39: a fused trees program's round with half its models stopped early against a round of them all (one run)
+    process.stderr.write('\n== trees early stopping: a batched round with half the models stopped\n')
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'benchmarks/gbdt/early-stop-round.mts')], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    lines.push(
+      '',
+      r.status === 0 ? `Early stopping (benchmarks/gbdt/early-stop-round.mts): ${r.stdout.trim().split('\n').pop()}` : `early stopping pass: exit ${r.status}`,
+    )
   }
   for (const w of trees.warnings) lines.push(`warning: ${w}`)
   out.gbdt = { summary: trees.summary, verification: trees.verification, environment: trees.environment, xgboost: xgb }
