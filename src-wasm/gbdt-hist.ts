@@ -389,3 +389,409 @@ export function partitionU16(
 ): i32 {
   return partitionOf<u16>(b, rows, q, qh, begin, end, splitBin, missing, defaultLeft, sRows, sQ, sQH)
 }
+
+// ---- XGBoost 1.7's quantile sketch, one feature a call: quantile.ts's WQSketch (the reference) bit for bit ----
+// A summary entry is 16 bytes, [rmin, rmax, wmin, value] as f32: XGBoost's ranks are float (RType), so one f32
+// operation here is one Math.fround(…) there. Layout of the workspace from `base`: sketchLayout. The loops that
+// branch on the data in the reference (the prune's choice, the merge's three cases, FixError) select instead:
+// their branches went either way about every other entry.
+
+const ENTRY: usize = 16
+const RADIX: usize = 2048
+
+let sVals: usize = 0
+let sKeysA: usize = 0
+let sKeysB: usize = 0
+let sCounts: usize = 0
+let sT: usize = 0
+let sP: usize = 0
+let sM1: usize = 0
+let sM2: usize = 0
+let sF1: usize = 0
+let sF2: usize = 0
+let sLevelSizes: usize = 0
+let sLevels: usize = 0
+let sLimit: i32 = 0
+let sMaxLevels: i32 = 0
+let sLevelsLen: i32 = 0
+/** the size of the summary a prune or combine returned */
+let gSize: i32 = 0
+
+function f(bits: i32): f32 {
+  return reinterpret<f32>(bits)
+}
+
+function bits(x: f32): i32 {
+  return reinterpret<i32>(x)
+}
+
+function align16(x: usize): usize {
+  return (x + 15) & ~(<usize>15)
+}
+
+/** levels the sketch can reach for n values: a flush per `capacity` values, a level per doubling (+ margin) */
+function maxLevels(n: i32, capacity: i32): i32 {
+  return 34 - clz<i32>(n / capacity + 1)
+}
+
+/** sets the workspace's addresses for n values and `limit` (WQSketch.limitSize); returns its end */
+function sketchLayout(base: usize, n: i32, limit: i32, maxBin: i32): usize {
+  const un = <usize>n
+  const lim = <usize>limit
+  const fin = <usize>max(limit, min(n, maxBin * 8) + 1)
+  sMaxLevels = maxLevels(n, 2 * limit)
+  sKeysA = align16(base)
+  sKeysB = align16(sKeysA + 4 * un)
+  sCounts = align16(sKeysB + 4 * un)
+  sT = sCounts + 3 * RADIX * 4
+  sP = sT + 2 * lim * ENTRY
+  sM1 = sP + lim * ENTRY
+  sM2 = sM1 + 2 * lim * ENTRY
+  sF1 = sM2 + 2 * lim * ENTRY
+  sF2 = sF1 + fin * ENTRY
+  sLevelSizes = sF2 + fin * ENTRY
+  sLevels = align16(sLevelSizes + 4 * <usize>sMaxLevels)
+  return sLevels + <usize>sMaxLevels * lim * ENTRY
+}
+
+/** the workspace bytes sketchFeature needs for n values */
+export function sketchBytes(n: i32, limit: i32, maxBin: i32): i32 {
+  return <i32>sketchLayout(0, n, limit, maxBin)
+}
+
+/** where the last sketchFeature call left its final summary */
+export function sketchResult(): usize {
+  return sF2
+}
+
+function slot(l: i32): usize {
+  return sLevels + <usize>l * <usize>sLimit * ENTRY
+}
+
+function entryAt(s: usize, i: i32): usize {
+  return s + ((<usize>i) << 4)
+}
+
+/** float32 bits → key in unsigned order, and back */
+function toKey(k: u32): u32 {
+  return k & 0x80000000 ? ~k : k | 0x80000000
+}
+
+function fromKey(k: u32): u32 {
+  return k & 0x80000000 ? k & 0x7fffffff : ~k
+}
+
+/** keysA = keys of vals[start, start + len), sorted into keysB (LSD radix, 3 passes of 11 bits, counted in one pass) */
+function sortChunk(start: i32, len: i32): void {
+  const c0 = sCounts
+  const c1 = c0 + RADIX * 4
+  const c2 = c1 + RADIX * 4
+  memory.fill(c0, 0, 3 * RADIX * 4)
+  const src = sVals + ((<usize>start) << 2)
+  const n = <usize>len
+  for (let i: usize = 0; i < n; i++) {
+    const k = toKey(load<u32>(src + (i << 2)))
+    store<u32>(sKeysA + (i << 2), k)
+    const p0 = c0 + ((k & 2047) << 2)
+    store<i32>(p0, load<i32>(p0) + 1)
+    const p1 = c1 + (((k >>> 11) & 2047) << 2)
+    store<i32>(p1, load<i32>(p1) + 1)
+    const p2 = c2 + ((k >>> 22) << 2)
+    store<i32>(p2, load<i32>(p2) + 1)
+  }
+  let s0 = 0
+  let s1 = 0
+  let s2 = 0
+  for (let b: usize = 0; b < RADIX; b++) {
+    const p = b << 2
+    const n0 = load<i32>(c0 + p)
+    const n1 = load<i32>(c1 + p)
+    const n2 = load<i32>(c2 + p)
+    store<i32>(c0 + p, s0)
+    store<i32>(c1 + p, s1)
+    store<i32>(c2 + p, s2)
+    s0 += n0
+    s1 += n1
+    s2 += n2
+  }
+  radixScatter(sKeysA, sKeysB, n, c0, 0)
+  radixScatter(sKeysB, sKeysA, n, c1, 11)
+  radixScatter(sKeysA, sKeysB, n, c2, 22)
+}
+
+function radixScatter(src: usize, dst: usize, n: usize, counts: usize, shift: u32): void {
+  for (let i: usize = 0; i < n; i++) {
+    const k = load<u32>(src + (i << 2))
+    const p = counts + (((k >>> shift) & 2047) << 2)
+    const at = load<i32>(p)
+    store<i32>(p, at + 1)
+    store<u32>(dst + ((<usize>at) << 2), k)
+  }
+}
+
+/** Queue::MakeSummary over the sorted keysB[0, len): equal values merged, ranks float32 running sums; into T */
+function makeSummary(len: i32): i32 {
+  let o = sT
+  let wsum: f32 = 0
+  let i = 0
+  while (i < len) {
+    const k = load<u32>(sKeysB + ((<usize>i) << 2))
+    let j = i + 1
+    while (j < len && load<u32>(sKeysB + ((<usize>j) << 2)) == k) ++j
+    const w = <f32>(j - i)
+    store<f32>(o, wsum)
+    store<f32>(o, wsum + w, 4)
+    store<f32>(o, w, 8)
+    store<u32>(o, fromKey(k), 12)
+    wsum = wsum + w
+    o += ENTRY
+    i = j
+  }
+  return <i32>((o - sT) >> 4)
+}
+
+/** WQSummary::SetPrune of src[0, size) into out, or src itself when it is small enough; size in gSize */
+function prune(src: usize, size: i32, maxsize: i32, out: usize): usize {
+  if (size <= maxsize) {
+    gSize = size
+    return src
+  }
+  const last = size - 1
+  const begin = load<f32>(src, 4)
+  const range: f32 = load<f32>(entryAt(src, last)) - begin
+  const n = maxsize - 1
+  const nf = <f32>n
+  v128.store(out, v128.load(src))
+  let o = out + ENTRY
+  let i = 1
+  let lastidx = 0
+  for (let k = 1; k < n; ++k) {
+    const dx2: f32 = <f32>2 * ((<f32>k * range) / nf + begin)
+    while (i < last) {
+      const e = entryAt(src, i + 1)
+      if (dx2 < load<f32>(e, 4) + load<f32>(e)) break
+      ++i
+    }
+    if (i == last) break
+    const e = entryAt(src, i)
+    const next = dx2 < load<f32>(e) + load<f32>(e, 8) + (load<f32>(e, 4 + 16) - load<f32>(e, 8 + 16))
+    const j = select<i32>(i, i + 1, next)
+    // written always, kept only when it is another entry than the last kept
+    v128.store(o, v128.load(entryAt(src, j)))
+    o += select<usize>(ENTRY, 0, j != lastidx)
+    lastidx = j
+  }
+  if (lastidx != last) {
+    v128.store(o, v128.load(entryAt(src, last)))
+    o += ENTRY
+  }
+  gSize = <i32>((o - out) >> 4)
+  return out
+}
+
+/** WQSummary::SetCombine (with FixError) of a[0, na) and b[0, nb) into out, or the non-empty one; size in gSize */
+function combine(a: usize, na: i32, b: usize, nb: i32, out: usize): usize {
+  if (na == 0) {
+    gSize = nb
+    return b
+  }
+  if (nb == 0) {
+    gSize = na
+    return a
+  }
+  const ea = entryAt(a, na)
+  const eb = entryAt(b, nb)
+  let ia = a
+  let ib = b
+  let o = out
+  let aprev: i32 = 0 // float bits (selected as integers: V8 selects f32 with a branch)
+  let bprev: i32 = 0
+  // FixError changes nothing unless an entry's ranks are below the previous entry's or its rmax below its
+  // rmin + wmin (not seen in practice): that is checked as the entries are written, and FixError runs only then
+  let prevRmin: f32 = 0
+  let prevRmax: f32 = 0
+  let broken = false
+  while (ia < ea && ib < eb) {
+    const ar = load<i32>(ia)
+    const aR = load<i32>(ia, 4)
+    const aw = load<i32>(ia, 8)
+    const va = load<i32>(ia, 12)
+    const br = load<i32>(ib)
+    const bR = load<i32>(ib, 4)
+    const bw = load<i32>(ib, 8)
+    const vb = load<i32>(ib, 12)
+    const lt = f(va) < f(vb)
+    const gt = f(vb) < f(va)
+    // a before b: (a.rmin + bprev, a.rmax + b.rmaxPrev, a.wmin); b before a: mirrored; equal values: the sums
+    const rmin = bits(f(select<i32>(br, ar, gt)) + f(select<i32>(bprev, select<i32>(aprev, br, gt), lt)))
+    const bRmaxPrev = bits(f(bR) - f(bw))
+    const aRmaxPrev = bits(f(aR) - f(aw))
+    const rmax = bits(f(select<i32>(bR, aR, gt)) + f(select<i32>(bRmaxPrev, select<i32>(aRmaxPrev, bR, gt), lt)))
+    const wmin = bits(f(select<i32>(0, aw, gt)) + f(select<i32>(0, bw, lt)))
+    aprev = select<i32>(aprev, bits(f(ar) + f(aw)), gt)
+    bprev = select<i32>(bprev, bits(f(br) + f(bw)), lt)
+    ia += select<usize>(0, ENTRY, gt)
+    ib += select<usize>(0, ENTRY, lt)
+    broken = broken | (f(rmin) < prevRmin) | (f(rmax) < prevRmax) | (f(rmax) < f(rmin) + f(wmin))
+    prevRmin = f(rmin)
+    prevRmax = f(rmax)
+    store<i32>(o, rmin)
+    store<i32>(o, rmax, 4)
+    store<i32>(o, wmin, 8)
+    store<i32>(o, select<i32>(vb, va, gt), 12)
+    o += ENTRY
+  }
+  // the rest of one side, past the other side's last entry
+  const tailPrev = select<i32>(bprev, aprev, ia < ea)
+  const otherRmax = select<f32>(load<f32>(eb - ENTRY, 4), load<f32>(ea - ENTRY, 4), ia < ea)
+  const tailEnd = select<usize>(ea, eb, ia < ea)
+  for (let s = select<usize>(ia, ib, ia < ea); s < tailEnd; s += ENTRY, o += ENTRY) {
+    const rmin = load<f32>(s) + f(tailPrev)
+    const rmax = load<f32>(s, 4) + otherRmax
+    broken = broken | (rmin < prevRmin) | (rmax < prevRmax) | (rmax < rmin + load<f32>(s, 8))
+    prevRmin = rmin
+    prevRmax = rmax
+    store<f32>(o, rmin)
+    store<f32>(o, rmax, 4)
+    store<i64>(o, load<i64>(s, 8), 8)
+  }
+  if (broken) fixError(out, o)
+  gSize = <i32>((o - out) >> 4)
+  return out
+}
+
+/** WQSummary::FixError over the entries [from, to) */
+function fixError(from: usize, to: usize): void {
+  let prevRmin: f32 = 0
+  let prevRmax: f32 = 0
+  for (let e = from; e < to; e += ENTRY) {
+    let rmin = load<f32>(e)
+    if (rmin < prevRmin) rmin = prevRmin
+    else prevRmin = rmin
+    let rmax = load<f32>(e, 4)
+    if (rmax < prevRmax) rmax = prevRmax
+    const rminNext = rmin + load<f32>(e, 8)
+    if (rmax < rminNext) rmax = rminNext
+    prevRmax = rmax
+    store<f32>(e, rmin)
+    store<f32>(e, rmax, 4)
+  }
+}
+
+/** WQuantileSketch::PushTemp: a flushed queue's summary (in T) carried up the levels */
+function pushTemp(size: i32): void {
+  let temp = sT
+  let tsz = size
+  for (let l = 1; ; ++l) {
+    if (l >= sMaxLevels) unreachable()
+    while (sLevelsLen < l + 1) {
+      store<i32>(sLevelSizes + ((<usize>sLevelsLen) << 2), 0)
+      sLevelsLen++
+    }
+    const at = sLevelSizes + ((<usize>l) << 2)
+    const levelSize = load<i32>(at)
+    if (levelSize == 0) {
+      const p = prune(temp, tsz, sLimit, slot(l))
+      if (p != slot(l)) memory.copy(slot(l), p, <usize>gSize * ENTRY)
+      store<i32>(at, gSize)
+      return
+    }
+    const level0 = prune(temp, tsz, sLimit, sP)
+    const level0Size = gSize
+    temp = combine(level0, level0Size, slot(l), levelSize, level0 == sM1 ? sM2 : sM1)
+    tsz = gSize
+    if (tsz > sLimit) {
+      store<i32>(at, 0)
+    } else {
+      if (temp != slot(l)) memory.copy(slot(l), temp, <usize>tsz * ENTRY)
+      store<i32>(at, tsz)
+      return
+    }
+  }
+}
+
+/** WQuantileSketch::GetSummary, the last queue's summary in T; size in gSize */
+function getSummary(size: i32): usize {
+  if (sLevelsLen == 0) return prune(sT, size, sLimit, sP)
+  let level0 = prune(sT, size, sLimit, sP)
+  let level0Size = gSize
+  for (let l = 1; l < sLevelsLen; ++l) {
+    const levelSize = load<i32>(sLevelSizes + ((<usize>l) << 2))
+    if (levelSize == 0) continue
+    if (level0Size == 0) {
+      level0 = slot(l)
+      level0Size = levelSize
+    } else {
+      const out = combine(level0, level0Size, slot(l), levelSize, level0 == sM1 ? sM2 : sM1)
+      level0 = prune(out, gSize, sLimit, sP)
+      level0Size = gSize
+    }
+  }
+  gSize = level0Size
+  return level0
+}
+
+/**
+ * One feature's final summary (computeCuts's `final`) from its n non-missing values at `values` (float32, row
+ * order, −0 written as +0), `limit` = WQSketch.limitSize for n, with the workspace at `work` (sketchBytes):
+ * left at sketchResult(); returns its size.
+ */
+export function sketchFeature(values: usize, n: i32, limit: i32, maxBin: i32, work: usize): i32 {
+  sketchLayout(work, n, limit, maxBin)
+  sVals = values
+  sLimit = limit
+  sLevelsLen = 0
+  const capacity = 2 * limit
+  let start = 0
+  let qtail = 0
+  let prev: f32 = 0
+  for (let r = 0; r < n; r++) {
+    const x = load<f32>(sVals + ((<usize>r) << 2))
+    if (qtail == capacity && prev != x) {
+      sortChunk(start, r - start)
+      pushTemp(makeSummary(r - start))
+      start = r
+      qtail = 0
+    }
+    if (qtail == 0 || prev != x) qtail++
+    prev = x
+  }
+  sortChunk(start, n - start)
+  const summary = getSummary(makeSummary(n - start))
+  const intermediate = min(n, maxBin * 8)
+  const reduced = prune(summary, gSize, intermediate, sF1)
+  const final = prune(reduced, gSize, min(intermediate, maxBin) + 1, sF2)
+  if (final != sF2) memory.copy(sF2, final, <usize>gSize * ENTRY)
+  return gSize
+}
+
+// ---- binning.ts's binFeature ----
+
+/**
+ * The bins of a feature's n values at `values` (float32, row order): upper_bound over its nb cuts at `cuts`,
+ * clamped to the last bin, NaN → nb (the missing bin). A start from `grid` (`cells` cells of width 1/perCell
+ * from c0; none when cells is 0), moved to the exact bin by the loops. u8 bins at `out`, or u16 if `wide`.
+ * Returns 1 when some value is NaN.
+ */
+export function binValues(values: usize, n: i32, cuts: usize, nb: i32, grid: usize, cells: i32, c0: f64, perCell: f64, out: usize, wide: i32): i32 {
+  let missing = 0
+  const last = nb - 1
+  for (let r = 0; r < n; r++) {
+    const v = load<f32>(values + ((<usize>r) << 2))
+    let b = 0
+    if (v != v) {
+      b = nb
+      missing = 1
+    } else {
+      if (cells > 0) {
+        const t = (<f64>v - c0) * perCell
+        b = load<i32>(grid + ((<usize>(t < 0 ? 0 : t >= <f64>cells ? cells - 1 : <i32>t)) << 2))
+      }
+      while (b > 0 && load<f32>(cuts + ((<usize>(b - 1)) << 2)) > v) b--
+      while (b < last && load<f32>(cuts + ((<usize>b) << 2)) <= v) b++
+    }
+    if (wide) store<u16>(out + ((<usize>r) << 1), <u16>b)
+    else store<u8>(out + <usize>r, <u8>b)
+  }
+  return missing
+}

@@ -12,6 +12,7 @@ import {
   kernelKey,
   kernelSource,
   NONE,
+  ROW_DRAW_WORDS,
   SHARED32_ROWS,
   UNIFORM_FIELDS,
   UNIFORM_STRIDE,
@@ -142,7 +143,8 @@ export class GbdtCommands {
   /** words of a level node, choice, tree record, histogram slot and ModelInfo (hessianWords) */
   private readonly words: ReturnType<typeof hessianWords>
   private readonly pos: GPUBuffer
-  private readonly mask: GPUBuffer
+  /** per model and round parity, the rule the gradient kernel draws its rows by (ROW_DRAW_WORDS) */
+  private readonly draws: GPUBuffer
   private readonly models: GPUBuffer
   private readonly feats: GPUBuffer
   private readonly scal: GPUBuffer
@@ -157,7 +159,7 @@ export class GbdtCommands {
   private readonly groups = new Map<string, GPUBindGroup>()
   /** uniform records: one per level of a device round, then the next round's gradient, then the host's pass */
   private readonly records: number
-  private readonly maskWordsPerParity: number
+  private readonly drawWordsPerParity: number
   private readonly featWordsPerParity: number
 
   constructor(
@@ -178,7 +180,7 @@ export class GbdtCommands {
     this.words = hessianWords(shape.hess)
     this.maxWg = gpu.limits.maxComputeWorkgroupsPerDimension
 
-    const { C, n, perTree, maskWords, rowsAll, P } = shape
+    const { C, n, perTree, rowsAll, P } = shape
     const S = USAGE.STORAGE
     const own = (bytes: number, usage: number, label: string) => {
       const b = gpu.createBuffer(bytes, usage, label)
@@ -187,18 +189,18 @@ export class GbdtCommands {
     }
     const rowsBytes = C * n * 4
     this.records = maxDepth + 4
-    this.maskWordsPerParity = rowsAll ? 0 : C * maskWords
+    this.drawWordsPerParity = rowsAll ? 0 : C * ROW_DRAW_WORDS
     this.featWordsPerParity = C * perTree * 2
     this.uniform = own(this.records * UNIFORM_STRIDE, USAGE.UNIFORM | USAGE.COPY_DST, 'gbdt-uniform')
     this.pred = own(rowsBytes, S | USAGE.COPY_DST, 'gbdt-pred')
     this.q = own(rowsBytes, S, 'gbdt-q')
     this.qh = own(shape.hess ? rowsBytes : 16, S, 'gbdt-qh')
     this.pos = own(rowsBytes, S, 'gbdt-pos')
-    this.mask = own(Math.max(16, 2 * this.maskWordsPerParity * 4), S | USAGE.COPY_DST, 'gbdt-mask')
+    this.draws = own(Math.max(16, 2 * this.drawWordsPerParity * 4), S | USAGE.COPY_DST, 'gbdt-row-draws')
     this.models = own(C * this.words.modelInfo * 4, S | USAGE.COPY_DST, 'gbdt-models')
     this.feats = own(2 * this.featWordsPerParity * 4, S | USAGE.COPY_DST, 'gbdt-feats')
-    // [C: max |g|][3C: root Σq lo, hi, count], with hessians [C: max h][2C: root Σqh lo, hi]
-    this.scal = own(C * (shape.hess ? 28 : 16), S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-scal')
+    // [C: max |g|][3C: root Σq lo, hi, count], with hessians [C: max h][2C: root Σqh lo, hi], then [C: rows drawn]
+    this.scal = own(C * (shape.hess ? 32 : 20), S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-scal')
     this.hist = own(histogramBytes, S | USAGE.COPY_SRC | USAGE.COPY_DST, 'gbdt-hist')
     this.layout = layoutTables(C, P, device, shape.hess)
     this.atom = own(C * 4, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-atom')
@@ -241,32 +243,36 @@ export class GbdtCommands {
 
   /** Every model's predictions start at the base score. */
   writeBaseScore(models: number, baseScore: number): void {
-    this.gpu.device.queue.writeBuffer(this.pred, 0, new Float32Array(models * this.shape.n).fill(baseScore))
+    this.upload(this.pred, 0, new Float32Array(models * this.shape.n).fill(baseScore))
   }
 
   /**
-   * A round's samples, into its parity's half: each model's row mask (when rows are sampled), and
-   * its (feature, slot offset) pairs, NONE after its own when it samples fewer than the widest.
+   * A round's samples, into its parity's half: each model's row draw (when rows are sampled: its
+   * key, threshold, whether it takes every row, its held-out range; the device draws every row by
+   * it) and its (feature, slot offset) pairs, NONE after its own when it samples fewer than the widest.
    * Queue-ordered: written after every command submitted before, so a round's samples can be
    * written while the round two before it still runs.
    */
   writeSamples(samples: readonly RoundSample[], parity: number): void {
-    const { perTree, maskWords, rowsAll } = this.shape
+    const { perTree, rowsAll } = this.shape
     const fw = new Uint32Array(samples.length * perTree * 2).fill(NONE)
+    const dw = new Uint32Array(samples.length * ROW_DRAW_WORDS)
     for (let i = 0; i < samples.length; i++) {
       const s = samples[i]
       for (let j = 0; j < s.slotOff.length; j++) {
         fw[2 * (i * perTree + j)] = s.feats[j]
         fw[2 * (i * perTree + j) + 1] = s.slotOff[j]
       }
-      if (!rowsAll) this.gpu.device.queue.writeBuffer(this.mask, (parity * this.maskWordsPerParity + i * maskWords) * 4, s.mask)
+      const d = s.rows
+      dw.set([d.key, d.threshold, d.everyRow ? 1 : 0, d.heldBegin, d.heldEnd], i * ROW_DRAW_WORDS)
     }
-    this.gpu.device.queue.writeBuffer(this.feats, parity * this.featWordsPerParity * 4, fw)
+    if (!rowsAll) this.upload(this.draws, parity * this.drawWordsPerParity * 4, dw)
+    this.upload(this.feats, parity * this.featWordsPerParity * 4, fw)
   }
 
   /** Per model: ModelInfo (tree-kernels.ts), from the host's quantisation of this round. */
   writeModelInfo(info: ArrayBuffer): void {
-    this.gpu.device.queue.writeBuffer(this.models, 0, info)
+    this.upload(this.models, 0, info)
   }
 
   /** The first round's gradient: max |pred − y| per model (f32 bits), every row to the root. */
@@ -278,10 +284,27 @@ export class GbdtCommands {
     return this.readBack(e, 0, this.maxCopies(Cn))
   }
 
-  /** where a gradient's maxima lie: max |g| per model, and with hessians max h per model (tree-kernels.ts, scal) */
+  /**
+   * where a gradient's per-model words lie: max |g|, with hessians max h, with rows drawn the rows
+   * each model drew (tree-kernels.ts, scal; HostDecider.quantise reads them in this order)
+   */
   private maxCopies(Cn: number): { src: GPUBuffer; offset: number; bytes: number }[] {
-    const g = { src: this.scal, offset: 0, bytes: Cn * 4 }
-    return this.shape.hess ? [g, { src: this.scal, offset: Cn * 16, bytes: Cn * 4 }] : [g]
+    const out = [{ src: this.scal, offset: 0, bytes: Cn * 4 }]
+    if (this.shape.hess) out.push({ src: this.scal, offset: Cn * 16, bytes: Cn * 4 })
+    if (!this.shape.rowsAll) out.push({ src: this.scal, offset: this.drawnCountWord(Cn) * 4, bytes: Cn * 4 })
+    return out
+  }
+
+  /** scal's word where the gradient kernel counts model 0's drawn rows (tree-kernels.ts drawnCountOff) */
+  private drawnCountWord(Cn: number): number {
+    return (this.shape.hess ? 7 : 4) * Cn
+  }
+
+  /** Every upload of the chunk's tables and samples goes through here: counted (stats.bytesUploaded). */
+  private upload(buffer: GPUBuffer, offset: number, data: ArrayBufferView | ArrayBuffer): void {
+    this.stats.bytesUploaded += data.byteLength
+    if (ArrayBuffer.isView(data)) this.gpu.device.queue.writeBuffer(buffer, offset, data.buffer, data.byteOffset, data.byteLength)
+    else this.gpu.device.queue.writeBuffer(buffer, offset, data)
   }
 
   /** the roots' sums cleared before quantise adds into them (and, with hessians, their Σqh) */
@@ -355,7 +378,7 @@ export class GbdtCommands {
     this.stats.passes += levels.length
     const words = await this.complete(r.prepared)
     const t = r.Cn * L.T * this.words.tree
-    const maxWords = r.CnNext * (this.shape.hess ? 2 : 1)
+    const maxWords = r.CnNext * ((this.shape.hess ? 2 : 1) + (this.shape.rowsAll ? 0 : 1))
     return { trees: words.subarray(0, t), maxBits: words.subarray(t, t + maxWords), errors: words.subarray(t + maxWords) }
   }
 
@@ -439,7 +462,7 @@ export class GbdtCommands {
     const L = this.layout
     const words = new Uint32Array(parts.length * L.nl * DEC_WORDS)
     parts.forEach((p, i) => words.set(p, i * L.nl * DEC_WORDS))
-    this.gpu.device.queue.writeBuffer(this.tabs, L.dec * 4, words)
+    this.upload(this.tabs, L.dec * 4, words)
   }
 
   /** Node histograms a fallback read-back carries (a cap on the staging buffer). */
@@ -462,7 +485,8 @@ export class GbdtCommands {
 
   private encodeGradient(e: Encoded, rec: number, Cn: number): void {
     e.enc.clearBuffer(this.scal, 0, Cn * 4)
-    const bufs = [this.d.y, this.pred, this.mask, this.pos, this.scal]
+    if (!this.shape.rowsAll) e.enc.clearBuffer(this.scal, this.drawnCountWord(Cn) * 4, Cn * 4)
+    const bufs = [this.d.y, this.pred, this.draws, this.pos, this.scal]
     if (this.shape.hess) {
       e.enc.clearBuffer(this.scal, Cn * 16, Cn * 4)
       bufs.push(this.q, this.qh)
@@ -570,12 +594,11 @@ export class GbdtCommands {
       cnt[i * CNT_WORDS + 2] = s.derives.length
       cnt[i * CNT_WORDS + 3] = s.evals.length
     }
-    const q = this.gpu.device.queue
-    q.writeBuffer(this.tabs, L.cnt * 4, cnt)
-    q.writeBuffer(this.tabs, L.lvl[0] * 4, lvl)
-    q.writeBuffer(this.tabs, L.bslot * 4, bslot)
-    q.writeBuffer(this.tabs, L.der * 4, der)
-    q.writeBuffer(this.tabs, L.eval * 4, ev)
+    this.upload(this.tabs, L.cnt * 4, cnt)
+    this.upload(this.tabs, L.lvl[0] * 4, lvl)
+    this.upload(this.tabs, L.bslot * 4, bslot)
+    this.upload(this.tabs, L.der * 4, der)
+    this.upload(this.tabs, L.eval * 4, ev)
   }
 
   // ---- uniform records ---------------------------------------------------------------------------
@@ -590,7 +613,7 @@ export class GbdtCommands {
   }
 
   private parityFields(parity: number): Partial<Record<UniformField, number>> {
-    return { maskOff: parity * this.maskWordsPerParity, featOff: parity * this.featWordsPerParity }
+    return { drawOff: parity * this.drawWordsPerParity, featOff: parity * this.featWordsPerParity }
   }
 
   private levelFields(Cn: number, parity: number, lv: LevelShape): Partial<Record<UniformField, number>> {
@@ -614,7 +637,7 @@ export class GbdtCommands {
   }
 
   private writeRecord(index: number, fields: Partial<Record<UniformField, number>>): void {
-    const { n, C, S, P, perTree, maskWords, rowsAll } = this.shape
+    const { n, C, S, P, perTree, rowsAll } = this.shape
     const L = this.layout
     const all: Record<UniformField, number> = {
       n,
@@ -623,8 +646,7 @@ export class GbdtCommands {
       S,
       P,
       nFeat: perTree,
-      maskWords,
-      useMask: rowsAll ? 0 : 1,
+      drawRows: rowsAll ? 0 : 1,
       Wmax: this.d.maxWidth,
       depth: 0,
       nl: L.nl,
@@ -650,14 +672,14 @@ export class GbdtCommands {
       treeOff: L.tree,
       tempOff: L.temp,
       featOff: 0,
-      maskOff: 0,
+      drawOff: 0,
       errOff: 0,
       K: this.shape.K,
       ...fields,
     }
     const u = new Uint32Array(UNIFORM_FIELDS.length)
     UNIFORM_FIELDS.forEach((k, i) => (u[i] = all[k] >>> 0))
-    this.gpu.device.queue.writeBuffer(this.uniform, index * UNIFORM_STRIDE, u)
+    this.upload(this.uniform, index * UNIFORM_STRIDE, u)
   }
 
   // ---- dispatch, submit, read back -----------------------------------------------------------------

@@ -79,13 +79,16 @@ export class HostDecider {
     private checkFilter: boolean,
     /** per-row hessians (a classifier's): nodes carry Σqh beside their rows */
     private hess = false,
+    /** rows are drawn (on the device): each gradient's read-back carries every model's sampled count; else each model has every row */
+    private rowsDrawn = false,
   ) {
     this.words = hessianWords(hess)
   }
 
   /**
    * The CPU engine's quantisation rule per model, from its largest |gradient| (f32 bits; with
-   * hessians then its largest hessian's, maxBits[C + i]): k, 2^−k (kh, 2^−kh), whether the host
+   * hessians then its largest hessian's, maxBits[C + i]; with rows drawn then its sampled rows, the
+   * device's count, its ns): k, 2^−k (kh, 2^−kh), whether the host
    * decides its splits this round; the device's per-model block (tree-kernels.ts, ModelInfo) with the
    * model's own coefficients. With hessians the bracket's units are scaled by 2^-64 (search) and the
    * min_child_weight bounds are integers on Σqh: ⌈mcw·2^kh⌉ and max(2, ⌈2·mcw·2^kh⌉) (rules.ts isEvaluated).
@@ -98,8 +101,10 @@ export class HostDecider {
     const iv = new Int32Array(info)
     const uv = new Uint32Array(info)
     const fv = new Float32Array(info)
+    const countsAt = (hess ? 2 : 1) * ms.length
     for (let i = 0; i < ms.length; i++) {
       const m = ms[i]
+      m.ns = this.rowsDrawn ? maxBits[countsAt + i] : this.host.rows
       const c = m.coefs
       const minGain = Math.max(KRT_EPS, c.gamma) * 0.98
       const maxAbs = bitsF32(maxBits[i])

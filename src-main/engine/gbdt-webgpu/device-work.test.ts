@@ -1,16 +1,18 @@
 // What a round asks of the device, counted (DeviceWork, the runtime's deviceCounters): rounds
 // planned on the device take one submit and one read-back each — its trees' records (24 bytes a
-// node a model's tree can have) and the next round's max |g| — and a host-planned level one
-// read-back a pass; sequential training costs the same per model. A classifier's rounds too: its
-// gradients and hessians come from the margins on the device (K trees a round for K classes), so
-// nothing per row crosses the bus between rounds.
+// node a model's tree can have), the next round's max |g| and the rows each model drew — and a
+// host-planned level one read-back a pass; sequential training costs the same per model. A
+// classifier's rounds too: its gradients and hessians come from the margins on the device (K trees
+// a round for K classes). The rows are drawn on the device (the counter-based generator, from a few
+// words a model), so nothing per row crosses the bus between rounds, either way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DeviceCounters } from '@shared/contract'
 import { subtractDeviceCounters } from '@shared/contract/device-counters'
+import { featuresPerTree, resolveGbdtParams } from '@shared/families/gbdt'
 import { trainGbdtGroup, treeHash } from '../gbdt'
 import type { GbdtTask } from '../gbdt/objective'
 import { disposeGbdtData, uploadGbdtData } from './device-data'
-import { hessianWords, TREE_WORDS } from './tree-kernels'
+import { hessianWords, MODEL_INFO_WORDS, ROW_DRAW_WORDS, TREE_WORDS, UNIFORM_FIELDS } from './tree-kernels'
 import { cpuHashes, type DeviceHolder, makeData, noDevice, openForTests } from '../../testing/webgpu-trees'
 import { emptyStats, trainGbdtGroupWebgpu, type WebgpuTrainOptions, type WebgpuTrainStats } from './trainer'
 
@@ -25,13 +27,15 @@ const DEPTH = 4
 const SEEDS = [7, 8, 9]
 /** a tree of depth 4 has at most 31 nodes */
 const TREE_NODES = 2 ** (DEPTH + 1) - 1
+const FEATURES = 6
+const ROWS = 800
 
-async function counted(options: WebgpuTrainOptions, seeds = SEEDS): Promise<{ work: DeviceCounters; stats: WebgpuTrainStats }> {
+async function counted(options: WebgpuTrainOptions, seeds = SEEDS, rows = ROWS): Promise<{ work: DeviceCounters; stats: WebgpuTrainStats }> {
   const gpu = dev.gpu!
   const K = options.task?.classes ?? 0
   const { data } = makeData({
-    rows: 800,
-    features: 6,
+    rows,
+    features: FEATURES,
     value: (f, v, r) => ((r + f) % 13 === 0 ? NaN : v),
     ...(K > 0 ? { label: (xs: Float32Array, r: number) => (((r + Math.round((xs[1] || 0) * 2)) % K) + K) % K } : {}),
   })
@@ -53,7 +57,7 @@ async function counted(options: WebgpuTrainOptions, seeds = SEEDS): Promise<{ wo
 }
 
 describe('webgpu trees: the device work of a round', () => {
-  it('rounds planned on the device: one submit and one read-back a round (≤ 1 a level), 24 B a tree node and 4 B a model read back', async (ctx) => {
+  it('rounds planned on the device: one submit and one read-back a round (≤ 1 a level), 24 B a tree node and 8 B a model read back', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     const { work, stats } = await counted({})
     const C = SEEDS.length
@@ -64,12 +68,30 @@ describe('webgpu trees: the device work of a round', () => {
     expect(work.readbacks).toBe(ROUNDS + 1)
     const levels = ROUNDS * (DEPTH + 1)
     expect(work.readbacks / levels).toBeLessThanOrEqual(1)
-    // per model: the first round's max |g| (4 B), then per round its tree's records (24 B a node the
-    // tree can have) and the error word (4 B), and the next round's max |g| but after the last round
+    // per model: the first round's max |g| and rows drawn (8 B), then per round its tree's records
+    // (24 B a node the tree can have) and the error word (4 B), and the next round's max |g| and rows
+    // drawn but after the last round
     const treeBytes = ROUNDS * C * TREE_NODES * 24
-    expect(work.bytesReadBack).toBe(treeBytes + 4 * C + ROUNDS * 4 * C + (ROUNDS - 1) * 4 * C)
+    expect(work.bytesReadBack).toBe(treeBytes + 8 * C + ROUNDS * 4 * C + (ROUNDS - 1) * 8 * C)
     expect(TREE_WORDS * 4).toBe(24)
     expect(work.dispatches).toBeGreaterThan(0)
+  })
+
+  it('uploads a few words a model a round and nothing per row: the row draws are made on the device', async (ctx) => {
+    if (noDevice(dev)) return ctx.skip()
+    const C = SEEDS.length
+    const { subsample, colsampleBytree } = resolveGbdtParams()
+    expect(subsample).toBeLessThan(1)
+    const perTree = featuresPerTree(colsampleBytree, FEATURES)
+    // per round and model: its (feature, slot offset) pairs, its row draw and its ModelInfo; the
+    // uniform records of the first gradient, each round's levels and last row update and the next
+    // round's gradient; once per chunk, the start margins (4 B a model and row)
+    const perRound = C * (perTree * 2 + ROW_DRAW_WORDS + MODEL_INFO_WORDS) * 4
+    const records = 1 + ROUNDS * (DEPTH + 2) + (ROUNDS - 1)
+    for (const rows of [ROWS, 4 * ROWS]) {
+      const { stats } = await counted({}, SEEDS, rows)
+      expect(stats.bytesUploaded).toBe(C * rows * 4 + ROUNDS * perRound + records * UNIFORM_FIELDS.length * 4)
+    }
   })
 
   it('sequential: the same per model (one submit and one read-back a round)', async (ctx) => {
@@ -92,7 +114,7 @@ describe('webgpu trees: the device work of a round', () => {
     expect(stats.passes).toBeLessThanOrEqual(ROUNDS * DEPTH)
   })
 
-  it('classifiers planned on the device: one submit and one read-back a round, 32 B a tree node and 8 B (max |g|, max h) a tree read back', async (ctx) => {
+  it('classifiers planned on the device: one submit and one read-back a round, 32 B a tree node and 12 B (max |g|, max h, rows drawn) a tree read back', async (ctx) => {
     if (noDevice(dev)) return ctx.skip()
     const tasks: GbdtTask[] = [
       { objective: 'binary', classes: 2 },
@@ -106,7 +128,7 @@ describe('webgpu trees: the device work of a round', () => {
       expect(work.submits).toBe(ROUNDS + 1)
       expect(work.readbacks).toBe(ROUNDS + 1)
       const treeBytes = ROUNDS * trees * TREE_NODES * hessianWords(true).tree * 4
-      expect(work.bytesReadBack).toBe(treeBytes + 8 * trees + ROUNDS * 4 * trees + (ROUNDS - 1) * 8 * trees)
+      expect(work.bytesReadBack).toBe(treeBytes + 12 * trees + ROUNDS * 4 * trees + (ROUNDS - 1) * 12 * trees)
     }
     expect(hessianWords(true).tree * 4).toBe(32)
   })

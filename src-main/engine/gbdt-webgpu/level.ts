@@ -1,9 +1,9 @@
-// One model's host state while a chunk trains (its own parameters, its samples drawn ahead, its
-// trees, a host-planned level's nodes and free slots) and the host's plan of a level: which node
-// histograms are built, which derived as parent − sibling, which nodes evaluated (its device twin is
-// the plan kernel). Which child is built is the CPU engine's rule (buildsSecond): sums stay its own.
+// One model's host state while a chunk trains (its own parameters, its columns drawn ahead with the
+// rule the device draws its rows by, its trees, a host-planned level's nodes and free slots) and the
+// host's plan of a level: which node histograms are built, which derived as parent − sibling, which
+// nodes evaluated (its device twin is the plan kernel). Which child is built is the CPU engine's rule (buildsSecond): sums stay its own.
 import type { GbdtParams } from '@shared/families/gbdt'
-import { buildsSecond, type HeldOutRows, isEvaluated, ModelSampler, splitCoefs, type SplitCoefs } from '../gbdt/rules'
+import { buildsSecond, type HeldOutRows, isEvaluated, ModelSampler, type RowDraw, splitCoefs, type SplitCoefs } from '../gbdt/rules'
 import { type GbdtTree, TreeBuilder } from '../gbdt/tree'
 import type { SplitChoice } from './split'
 import type { GradientKind } from './tree-kernels'
@@ -16,9 +16,7 @@ export interface TrainShape {
   perTree: number
   /** histogram slots of one node (the perTree widest features) */
   S: number
-  /** u32 words of one model's row mask */
-  maskWords: number
-  /** every model has every row in every tree: no row mask */
+  /** every model has every row in every tree: no row draws */
   rowsAll: boolean
   /** models per chunk (device models: a K-class model is K of them, one per class), node histogram slots per model */
   C: number
@@ -58,15 +56,13 @@ function emptySlice(): Slice {
   return { builds: [], derives: [], evals: [], temps: [] }
 }
 
-/** One round's samples of a model: its features (ascending) and their histogram slot offsets, its rows as a bit mask. */
+/** One round's samples of a model: its features (ascending) and their histogram slot offsets, and the rule the device draws its rows by. */
 export interface RoundSample {
   feats: Int32Array
   slotOff: Int32Array
   /** histogram slots of the sampled features */
   histSlots: number
-  /** rows sampled */
-  ns: number
-  mask: Uint32Array
+  rows: RowDraw
 }
 
 export class HostModel {
@@ -76,11 +72,11 @@ export class HostModel {
   readonly sampler: ModelSampler
   readonly trees: GbdtTree[] = []
   tb = new TreeBuilder()
-  /** the round being trained: its samples (drawn ahead, rounds in order, as the CPU engine draws them) */
+  /** the round being trained: its samples (columns drawn ahead, rounds in order, as the CPU engine draws them) */
   feats: Int32Array
   slotOff: Int32Array
-  mask: Uint32Array
   histSlots = 0
+  /** rows sampled this round: the device's count of its draws (read back with the round's gradient maxima) */
   ns = 0
   private readonly drawn = new Map<number, RoundSample>()
   k = 0
@@ -101,14 +97,17 @@ export class HostModel {
     readonly seed: number,
     private readonly features: number,
     readonly params: GbdtParams,
-    private readonly maskWords: number,
     /** rows this model never trains on (its fold's, in a model set with folds) */
     heldOut: HeldOutRows | null = null,
     /**
      * a K-class model's sampler, shared by its K trees (one HostModel each, drawn in class order every
-     * round: tree t's columns and rows are the t-th draws of its streams, as the CPU engine draws them)
+     * round: tree t's columns are the t-th draws of its column stream and its rows tree t's draw, as
+     * the CPU engine draws them)
      */
     sampler?: ModelSampler,
+    /** trees the model grows a round (K for multiclass) and this one's class: round i's tree is the model's tree i·K + classIndex */
+    private readonly treesPerRound = 1,
+    private readonly classIndex = 0,
   ) {
     this.coefs = splitCoefs(params)
     this.maxDepth = params.maxDepth
@@ -116,7 +115,6 @@ export class HostModel {
     this.sampler = sampler ?? new ModelSampler(seed, features, params, heldOut)
     this.feats = new Int32Array(features)
     this.slotOff = new Int32Array(this.sampler.perTree)
-    this.mask = new Uint32Array(maskWords)
   }
 
   /** whether a node of `rows` rows and hessian sum hq (the rows, without per-row hessians) at `depth` is searched (rules.ts isEvaluated) */
@@ -131,11 +129,10 @@ export class HostModel {
   }
 
   /**
-   * Round `round`'s columns (and their histogram slot offsets) and rows, drawn as the CPU engine
-   * draws them; rounds must be drawn in order. `sampled` is a scratch of one byte per row, null
-   * when every row is in every tree.
+   * Round `round`'s columns (and their histogram slot offsets), drawn as the CPU engine draws them
+   * (rounds in order), and its rows' rule (rules.ts RowDraw): the device draws each row by it.
    */
-  draw(round: number, width: ArrayLike<number>, rows: number, sampled: Uint8Array | null): RoundSample {
+  draw(round: number, width: ArrayLike<number>): RoundSample {
     const feats = new Int32Array(this.features)
     this.sampler.columns(feats)
     const slotOff = new Int32Array(this.sampler.perTree)
@@ -144,13 +141,7 @@ export class HostModel {
       slotOff[j] = slot
       slot += width[feats[j]]
     }
-    const mask = new Uint32Array(this.maskWords)
-    let ns = rows
-    if (sampled) {
-      ns = this.sampler.rows(sampled)
-      for (let r = 0; r < rows; r++) if (sampled[r] === 1) mask[r >>> 5] |= 1 << (r & 31)
-    }
-    const s = { feats, slotOff, histSlots: slot, ns, mask }
+    const s = { feats, slotOff, histSlots: slot, rows: this.sampler.rowDraw(round * this.treesPerRound + this.classIndex) }
     this.drawn.set(round, s)
     return s
   }
@@ -163,8 +154,6 @@ export class HostModel {
     this.feats = s.feats
     this.slotOff = s.slotOff
     this.histSlots = s.histSlots
-    this.ns = s.ns
-    this.mask = s.mask
   }
 
   /** A new tree on the host (a host-planned round): the root alone on its level (its sums and whether it is evaluated come with the roots' sums), every one of the P node slots free. */

@@ -88,6 +88,8 @@ export interface WebgpuTrainStats {
   /** checkFilter: nodes whose device choice was compared with the CPU engine's scan of their histogram */
   filterChecks: number
   readbacks: number
+  /** bytes the host wrote to the chunks' buffers (tables, samples, uniforms, the start margins; not the data's upload) */
+  bytesUploaded: number
   /** ms spent waiting for read-backs (the device's work before each, plus the transfer) */
   waitMs: number
   /** profile: device ms per kernel (timestamp queries) */
@@ -116,6 +118,7 @@ export function emptyStats(): WebgpuTrainStats {
     hostDecidedNodes: 0,
     filterChecks: 0,
     readbacks: 0,
+    bytesUploaded: 0,
     waitMs: 0,
     kernelMs: {},
   }

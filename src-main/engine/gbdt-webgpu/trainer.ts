@@ -1,5 +1,6 @@
 // The host loop of the WebGPU trees engine, and its public API: rounds stay on the host, each
-// round's samples drawn ahead (the CPU engine's sampler), and the device decides the trees — a
+// round's columns drawn ahead (the CPU engine's sampler; its rows the device draws by the same
+// counter-based rule), and the device decides the trees — a
 // device-planned round in one submit and one read-back, or host-planned level by level. It runs
 // commands.ts (device), level.ts and decide.ts (host) in order, chunks from plan.ts; model i's trees
 // equal the CPU engine's bit for bit. The round, the chunks, per-model parameters: README.md.
@@ -78,8 +79,6 @@ class WebgpuTrainer {
   /** rounds are planned on the device (else every level by the host) */
   private readonly devicePlanned: boolean
   private readonly stats
-  /** one round's sampled rows of the model being sampled (packed into its mask) */
-  private sampledScratch: Uint8Array | null = null
 
   constructor(
     gpu: WgslDevice,
@@ -101,8 +100,7 @@ class WebgpuTrainer {
       F: host.features,
       perTree: input.perTree,
       S: input.slotsPerNode,
-      maskWords: Math.ceil(n / 32),
-      // one model that samples rows: every model has a mask (all ones for those that take every row)
+      // one model that samples rows: every model has a row draw (every row, for those that take every row)
       rowsAll: own.every(samplesEveryRow) && heldOut.every((h) => h === null),
       C: chunk.modelsPerChunk,
       P: chunk.nodeSlots,
@@ -129,7 +127,7 @@ class WebgpuTrainer {
       maxDepth,
       chunk.tables,
     )
-    this.host = new HostDecider(host, stats, options.checkFilter ?? false, obj.hess)
+    this.host = new HostDecider(host, stats, options.checkFilter ?? false, obj.hess, !this.shape.rowsAll)
   }
 
   dispose(): void {
@@ -143,13 +141,13 @@ class WebgpuTrainer {
     heldOut: readonly (HeldOutRows | null)[],
     indices: readonly number[],
   ): Promise<GbdtModel[]> {
-    const { F, maskWords, K } = this.shape
+    const { F, K } = this.shape
     if (params.some((p, k) => k > 0 && p.rounds > params[k - 1].rounds))
       throw new Error("webgpu: a chunk's models must come most rounds first (planning error)")
     // the device's models: a K-class model's K trees side by side (class order), sharing its sampler
     const ms = seeds.flatMap((s, k) => {
       const sampler = new ModelSampler(s, F, params[k], heldOut[k])
-      return Array.from({ length: K }, () => new HostModel(s, F, params[k], maskWords, heldOut[k], sampler))
+      return Array.from({ length: K }, (_, c) => new HostModel(s, F, params[k], heldOut[k], sampler, K, c))
     })
     this.dev.writeBaseScore(ms.length, this.obj.startMargin)
     const rounds = Math.max(...ms.map((m) => m.rounds))
@@ -205,11 +203,9 @@ class WebgpuTrainer {
     })
   }
 
-  /** A round's samples drawn (rounds in order) and written to its parity's half of the device's tables. */
+  /** A round's columns drawn (rounds in order) and, with its rows' rules, written to its parity's half of the device's tables. */
   private sampleRound(ms: readonly HostModel[], round: number): void {
-    const { n, rowsAll } = this.shape
-    const sampled = rowsAll ? null : (this.sampledScratch ??= new Uint8Array(n))
-    const drawn = ms.map((m) => m.draw(round, this.d.host.width, n, sampled))
+    const drawn = ms.map((m) => m.draw(round, this.d.host.width))
     this.dev.writeSamples(drawn, round % 2)
   }
 

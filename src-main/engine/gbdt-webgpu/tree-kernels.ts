@@ -3,6 +3,7 @@
 // row counts, bins, node indices, and the CPU engine's split and leaf arithmetic on integer
 // mantissas (exact.ts). A level is planned on the device or by the host, in the same tables.
 // Every buffer's layout: README.md, "Buffers"; a round: README.md, "A round".
+import { COUNTER_RANDOM_WGSL } from '../gbdt/counter-random'
 import { KRT_EPS } from '../gbdt/rules'
 import { EXACT_WGSL } from './exact'
 import { OBJECTIVE_WGSL } from './objective-wgsl'
@@ -16,6 +17,8 @@ export const NONE = 0xffffffff
 export const UNSAMPLED = 0x80000000
 /** histogram slots per thread of the derive kernel */
 export const DERIVE_SLOTS = 8
+/** words of one model's row draw (rules.ts RowDraw): key, threshold, every row (0/1), held-out begin, end */
+export const ROW_DRAW_WORDS = 5
 /** words of one model's ModelInfo */
 export const MODEL_INFO_WORDS = 16
 /** words per model in cnt, per node in lvl, choice and tree, per row-update entry */
@@ -39,8 +42,8 @@ export const UNIFORM_FIELDS = [
   'S',
   'P',
   'nFeat',
-  'maskWords',
-  'useMask',
+  /** models draw their rows (row draws at drawOff); else every row is in every tree */
+  'drawRows',
   'Wmax',
   'depth',
   'nl',
@@ -66,7 +69,7 @@ export const UNIFORM_FIELDS = [
   'treeOff',
   'tempOff',
   'featOff',
-  'maskOff',
+  'drawOff',
   'errOff',
   /** trees a model grows a round (multiclass: K, one per class; its device models m … m + K − 1) */
   'K',
@@ -153,6 +156,18 @@ function binRead(o: KernelOptions): string {
     : `fn binOf(f: u32, r: u32) -> u32 { let i = f * u.rowsPad + r; return (bins[i >> 2u] >> ((i & 3u) << 3u)) & 0xFFu; }`
 }
 
+/**
+ * Whether device model m draws row r this round: rules.ts RowDraw (ModelSampler.rows, bit for bit),
+ * from its row draw at drawOff; every row when no model draws.
+ */
+const ROW_DRAW_WGSL = /* wgsl */ `${COUNTER_RANDOM_WGSL}
+fn rowDrawn(m: u32, r: u32) -> bool {
+  if (u.drawRows == 0u) { return true; }
+  let d = u.drawOff + m * ${ROW_DRAW_WORDS}u;
+  let take = draws[d + 2u] != 0u || keyedBits(draws[d], r) < draws[d + 1u];
+  return take && !(r >= draws[d + 3u] && r < draws[d + 4u]);
+}`
+
 const ENTRY = `@compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32)`
 
@@ -160,20 +175,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 const gradient = (o: KernelOptions) => /* wgsl */ `${common(o)}
 @group(0) @binding(1) var<storage, read> y: array<f32>;
 @group(0) @binding(2) var<storage, read> pred: array<f32>;
-@group(0) @binding(3) var<storage, read> mask: array<u32>;
+@group(0) @binding(3) var<storage, read> draws: array<u32>;
+${ROW_DRAW_WGSL}
 @group(0) @binding(4) var<storage, read_write> pos: array<u32>;
 @group(0) @binding(5) var<storage, read_write> scal: array<atomic<u32>>;
 var<workgroup> wmax: atomic<u32>;
+var<workgroup> wdrawn: atomic<u32>;
 ${ENTRY} {
-  if (lid == 0u) { atomicStore(&wmax, 0u); }
+  if (lid == 0u) { atomicStore(&wmax, 0u); atomicStore(&wdrawn, 0u); }
   workgroupBarrier();
   let m = wid.z;
   let r = flat(wid, nwg, lid);
   if (r < u.n) {
     let i = m * u.n + r;
-    var sampled = true;
-    if (u.useMask != 0u) { sampled = ((mask[u.maskOff + m * u.maskWords + (r >> 5u)] >> (r & 31u)) & 1u) != 0u; }
-    if (sampled) {
+    if (rowDrawn(m, r)) {
+      atomicAdd(&wdrawn, 1u);
       let g = pred[i] - y[r];
       atomicMax(&wmax, bitcast<u32>(abs(g)));
       pos[i] = 0u;
@@ -185,6 +201,8 @@ ${ENTRY} {
   if (lid == 0u) {
     let v = atomicLoad(&wmax);
     if (v != 0u) { atomicMax(&scal[m], v); }
+    let drawn = atomicLoad(&wdrawn);
+    if (drawn != 0u && u.drawRows != 0u) { atomicAdd(&scal[${o.hess ? 7 : 4}u * u.C + m], drawn); }
   }
 }`
 
@@ -263,26 +281,27 @@ const gradientWithHessians = (o: KernelOptions) => /* wgsl */ `${common(o)}
 ${o.gradient === 'binary' || o.gradient === 'multiclass' ? objectiveSource() : ''}
 @group(0) @binding(1) var<storage, read> y: array<f32>;
 @group(0) @binding(2) var<storage, read> pred: array<f32>;
-@group(0) @binding(3) var<storage, read> mask: array<u32>;
+@group(0) @binding(3) var<storage, read> draws: array<u32>;
+${ROW_DRAW_WGSL}
 @group(0) @binding(4) var<storage, read_write> pos: array<u32>;
 @group(0) @binding(5) var<storage, read_write> scal: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> q: array<u32>;
 @group(0) @binding(7) var<storage, read_write> qh: array<u32>;
 var<workgroup> wmax: atomic<u32>;
+var<workgroup> wdrawn: atomic<u32>;
 var<workgroup> whmax: atomic<u32>;
 var<private> pm: u32;
 fn marginBits(row: u32, c: u32) -> u32 { return bitcast<u32>(pred[(pm - pm % u.K + c) * u.n + row]); }
 ${ENTRY} {
-  if (lid == 0u) { atomicStore(&wmax, 0u); atomicStore(&whmax, 0u); }
+  if (lid == 0u) { atomicStore(&wmax, 0u); atomicStore(&whmax, 0u); atomicStore(&wdrawn, 0u); }
   workgroupBarrier();
   let m = wid.z;
   pm = m;
   let r = flat(wid, nwg, lid);
   if (r < u.n) {
     let i = m * u.n + r;
-    var sampled = true;
-    if (u.useMask != 0u) { sampled = ((mask[u.maskOff + m * u.maskWords + (r >> 5u)] >> (r & 31u)) & 1u) != 0u; }
-    if (sampled) {
+    if (rowDrawn(m, r)) {
+      atomicAdd(&wdrawn, 1u);
       let gh = ${gradientPair(o.gradient)};
       atomicMax(&wmax, gh.x & 0x7FFFFFFFu);
       atomicMax(&whmax, gh.y);
@@ -297,6 +316,8 @@ ${ENTRY} {
   if (lid == 0u) {
     let v = atomicLoad(&wmax);
     if (v != 0u) { atomicMax(&scal[m], v); }
+    let drawn = atomicLoad(&wdrawn);
+    if (drawn != 0u && u.drawRows != 0u) { atomicAdd(&scal[${o.hess ? 7 : 4}u * u.C + m], drawn); }
     let vh = atomicLoad(&whmax);
     if (vh != 0u) { atomicMax(&scal[4u * u.C + m], vh); }
   }

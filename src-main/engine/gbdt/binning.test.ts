@@ -145,6 +145,72 @@ describe('quantile cuts (XGBoost 1.7.4 hist)', () => {
   })
 })
 
+describe('binning in the wasm kernel (binValues) ≡ the TypeScript loop (binFeature)', () => {
+  it('the same bins and missing flags: continuous, few values, constant, all missing, extremes, uint16', () => {
+    const rows = 5000
+    const d = syntheticRegression({ rows, features: 7, seed: 12, missing: 0.05 })
+    for (let r = 0; r < rows; r++) {
+      d.x[r * 7 + 1] = Math.floor(d.x[r * 7 + 1] * 5) // few values
+      d.x[r * 7 + 2] = 3 // constant: no grid
+      d.x[r * 7 + 3] = NaN // all missing
+      d.x[r * 7 + 4] = [1e30, -1e30, Infinity, -Infinity, 0, -0, 1e-40, NaN][r % 8] // extremes
+      d.x[r * 7 + 5] = r % 3 === 0 ? d.x[r * 7 + 5] * 1e-30 : d.x[r * 7 + 5] // cuts far apart and close together
+    }
+    for (const maxBin of [2, 16, 256]) {
+      const cuts = computeCuts(d.x, rows, 7, maxBin, 'ts')
+      const wasm = prepareGbdtData(d.x, d.y, rows, 7, maxBin, cuts, 'wasm')
+      const ts = prepareGbdtData(d.x, d.y, rows, 7, maxBin, cuts, 'ts')
+      // 256 bins and missing values: 257 slots, so uint16 (found while binning, then binned again)
+      expect(wasm.bins instanceof Uint16Array).toBe(maxBin === 256)
+      expect(ts.bins instanceof Uint16Array).toBe(maxBin === 256)
+      expect(Array.from(wasm.bins)).toEqual(Array.from(ts.bins))
+      expect(Array.from(wasm.hasMissing)).toEqual(Array.from(ts.hasMissing))
+      expect(Array.from(wasm.hasMissing)).toEqual([1, 1, 0, 1, 1, 1, 1])
+    }
+  })
+})
+
+describe('prepareGbdtData without cuts: cuts and bins from one copy of each block', () => {
+  it('reads x once (no missing values), and gives computeCuts’ cuts and the same bins', () => {
+    const d = syntheticRegression({ rows: 2000, features: 20, seed: 13 })
+    let reads = 0
+    const counted = new Proxy(d.x, {
+      get(target, key) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++
+        const v = Reflect.get(target, key)
+        return typeof v === 'function' ? v.bind(target) : v
+      },
+    })
+    for (const kernel of ['wasm', 'ts'] as const) {
+      reads = 0
+      const p = prepareGbdtData(counted, d.y, d.rows, d.features, 64, undefined, kernel)
+      expect(reads).toBe(d.x.length)
+      const cuts = computeCuts(d.x, d.rows, d.features, 64, kernel)
+      expect(Array.from(p.cuts.values)).toEqual(Array.from(cuts.values))
+      expect(Array.from(p.bins)).toEqual(Array.from(prepareGbdtData(d.x, d.y, d.rows, d.features, 64, cuts, kernel).bins))
+    }
+  })
+
+  it('the same as with the cuts given: missing values, 256 bins and missing (uint16), either kernel', () => {
+    const d = syntheticRegression({ rows: 3000, features: 18, seed: 14, missing: 0.02 })
+    for (let r = 0; r < d.rows; r++) d.x[r * 18 + 17] = r % 5 === 0 ? NaN : -0 // a constant −0 column with missing values
+    for (const maxBin of [16, 256]) {
+      for (const kernel of ['wasm', 'ts'] as const) {
+        const p = prepareGbdtData(d.x, d.y, d.rows, d.features, maxBin, undefined, kernel)
+        const q = prepareGbdtData(d.x, d.y, d.rows, d.features, maxBin, computeCuts(d.x, d.rows, d.features, maxBin, kernel), kernel)
+        expect(p.bins instanceof Uint16Array).toBe(maxBin === 256)
+        expect(Array.from(p.bins)).toEqual(Array.from(q.bins))
+        expect([Array.from(p.cuts.values), Array.from(p.cuts.ptrs), Array.from(p.cuts.minValues)]).toEqual([
+          Array.from(q.cuts.values),
+          Array.from(q.cuts.ptrs),
+          Array.from(q.cuts.minValues),
+        ])
+        expect(Array.from(p.hasMissing)).toEqual(Array.from(q.hasMissing))
+      }
+    }
+  })
+})
+
 describe('gradient quantisation', () => {
   it('scale 2^k with 2^(e−1) ≤ max|g| < 2^e and k = 30 − e', () => {
     expect(quantExponent(1)).toBe(29)

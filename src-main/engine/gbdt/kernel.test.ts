@@ -2,7 +2,8 @@
 // forwardCandidates: the same sums bit for bit on random inputs (every builder, both bin widths;
 // zero and the subtractions), the same partitions, the same candidate bins from the split scan's
 // pre-filter, the same trees through the trainer, and the committed bytes are what
-// src-wasm/gbdt-hist.ts compiles to; an array's memory is checked once per argument position, not per call.
+// src-wasm/gbdt-hist.ts compiles to; an array's memory is checked once per argument position, not per call;
+// a finished training's kernel serves the next one, with the same trees, never two trainings at once.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -10,10 +11,10 @@ import { compileHistWasm, GENERATED, generatedSource } from '../../../scripts/bu
 import { Rng } from '../random'
 import { prepareGbdtData } from './binning'
 import { build1, build1H, build2, build2H, build4, build4H, difference, partition, subtractRange, zero } from './histograms'
-import { arenaBytes, createHistKernel, wasmKernelAvailable } from './kernel'
+import { arenaBytes, createHistKernel, kernelInstances, releaseHistKernel, wasmKernelAvailable } from './kernel'
 import { forwardCandidates } from './rules'
 import { syntheticClassification, syntheticRegression } from './synthetic'
-import { trainGbdt, trainGbdtGroup } from './train'
+import { trainGbdt, trainGbdtGroup, trainGbdtGroupAsync } from './train'
 import { treeHash } from './tree'
 
 const root = join(__dirname, '..', '..', '..')
@@ -279,5 +280,34 @@ describe('gbdt wasm histogram kernel', () => {
       expect(group('wasm')).toEqual(group('ts'))
       expect(group('wasm', 1)).toEqual(group('ts'))
     }
+  })
+
+  it('a later training reuses the last one’s kernel, whatever that one trained, and grows the same trees', async () => {
+    const small = syntheticRegression({ rows: 800, features: 6, seed: 8, missing: 0.1 })
+    const big = syntheticClassification({ rows: 3000, features: 11, seed: 9, classes: 3 })
+    const smallData = prepareGbdtData(small.x, small.y, small.rows, small.features)
+    const bigData = prepareGbdtData(big.x, big.y, big.rows, big.features)
+    const p = { rounds: 3, maxDepth: 5 }
+    const reference = treeHash(trainGbdt(smallData, p, 4, { kernel: 'ts' }))
+    trainGbdt(bigData, p, 1, { kernel: 'wasm', task: { objective: 'multiclass', classes: 3 } }) // leaves its arrays' bytes behind
+    const made = kernelInstances.hist
+    expect(treeHash(trainGbdt(smallData, p, 4, { kernel: 'wasm' }))).toBe(reference)
+    expect(treeHash(trainGbdt(smallData, p, 4, { kernel: 'wasm' }))).toBe(reference)
+    expect(kernelInstances.hist).toBe(made)
+    // two trainings in flight at once (each yields between steps) each have a kernel of their own
+    const both = await Promise.all([0, 1].map(() => trainGbdtGroupAsync(smallData, p, [4], { kernel: 'wasm', sliceMs: 0 })))
+    expect(both.map((m) => treeHash(m[0]))).toEqual([reference, reference])
+    expect(kernelInstances.hist).toBe(made + 1)
+  })
+
+  it('a reused kernel hands out zeroed arrays, as a new memory does', () => {
+    const first = createHistKernel('wasm', arenaBytes(4000, 2))
+    first.int32(1000).fill(-1)
+    first.float64(500).fill(0.5)
+    releaseHistKernel(first)
+    const again = createHistKernel('wasm', arenaBytes(4000, 2))
+    expect(again).toBe(first)
+    expect(again.int32(1000).every((v) => v === 0)).toBe(true)
+    expect(again.float64(500).every((v) => v === 0)).toBe(true)
   })
 })

@@ -4,7 +4,6 @@
 // from src-wasm/gbdt-hist.ts), whose inputs live in one WebAssembly.Memory arena.
 // TRAINPOOL_GBDT_KERNEL=ts|wasm chooses (default wasm where SIMD exists and the arena fits). Why and
 // how: README.md, "The histogram kernel".
-import type { GbdtData } from './binning'
 import { HIST_WASM_BASE64 } from './hist-wasm.generated'
 import { type Bins, build1, build1H, build2, build2H, build4, build4H, difference, partition, subtractRange, zero } from './histograms'
 import { type CandidateFilter, forwardCandidates } from './rules'
@@ -14,7 +13,8 @@ export type KernelName = 'ts' | 'wasm'
 export interface HistKernel {
   readonly name: KernelName
   /** the binned matrix as the kernel reads it (the wasm kernel: a copy in its memory) */
-  bins(data: GbdtData): Bins
+  /** `data`: binning.ts GbdtData (by shape: binning imports this kernel) */
+  bins(data: { bins: Bins }): Bins
   /** arrays the kernel reads (rows and q; histogram buffers) */
   int32(length: number): Int32Array
   float64(length: number): Float64Array
@@ -57,9 +57,14 @@ const PAGE = 65536
 /** a 32-bit memory's most pages, less one */
 const MAX_PAGES = 65535
 
+/** bytes rounded up to the arena's alignment */
+export function aligned(bytes: number): number {
+  return Math.ceil(bytes / ALIGN) * ALIGN
+}
+
 /** the arena bytes for `count` arrays of `bytes` bytes each (each aligned) */
 export function arenaBytes(bytes: number, count = 1): number {
-  return count * Math.ceil(bytes / ALIGN) * ALIGN
+  return count * aligned(bytes)
 }
 
 interface HistExports {
@@ -129,6 +134,7 @@ interface WasmModule {
 }
 interface WasmMemory {
   readonly buffer: ArrayBuffer
+  grow(pages: number): number
 }
 interface WasmApi {
   validate(bytes: Uint8Array): boolean
@@ -151,6 +157,49 @@ function histModule(): WasmModule | null {
 
 export function wasmKernelAvailable(): boolean {
   return histModule() !== null
+}
+
+/** WebAssembly instances made so far (a test's evidence of which code ran, and of what was reused) */
+export const kernelInstances = { hist: 0, scratch: 0 }
+
+/** the kernel module's binning steps (src-wasm/gbdt-hist.ts): the quantile sketch (quantile.ts's WQSketch, bit for bit) and binValues (binning.ts's binFeature) */
+export interface ScratchExports {
+  sketchBytes(n: number, limit: number, maxBin: number): number
+  sketchFeature(values: number, n: number, limit: number, maxBin: number, work: number): number
+  sketchResult(): number
+  binValues(values: number, n: number, cuts: number, nb: number, grid: number, cells: number, c0: number, perCell: number, out: number, wide: number): number
+}
+
+/** An instance of the kernel module with a memory of its own, for work outside a training (binning). */
+export interface ScratchKernel {
+  readonly exports: ScratchExports
+  /** the memory's buffer: a new one after reserve() grew it */
+  readonly buffer: ArrayBuffer
+  /** grows the memory to at least `bytes` (views on the old buffer detach); false past a 32-bit memory */
+  reserve(bytes: number): boolean
+}
+
+/** a ScratchKernel, or null where this runtime has no WebAssembly SIMD */
+export function createScratchKernel(): ScratchKernel | null {
+  const mod = histModule()
+  if (!mod || !wasmApi) return null
+  const memory = new wasmApi.Memory({ initial: 1, maximum: MAX_PAGES })
+  const exports = new wasmApi.Instance(mod, { env: { memory } }).exports as unknown as ScratchExports
+  kernelInstances.scratch++
+  let pages = 1
+  return {
+    exports,
+    get buffer() {
+      return memory.buffer
+    },
+    reserve(bytes: number): boolean {
+      const need = Math.ceil(bytes / PAGE)
+      if (need > MAX_PAGES) return false
+      if (need > pages) memory.grow(need - pages)
+      pages = Math.max(pages, need)
+      return true
+    },
+  }
 }
 
 /**
@@ -180,6 +229,8 @@ class WasmKernel implements HistKernel {
   private readonly buffer: ArrayBuffer
   private readonly k: HistExports
   private top = 0
+  /** where the arrays of a training start (after the filter's state) */
+  private readonly ownEnd: number
   readonly filter: CandidateFilter
   private readonly binsAt: Checked
   private readonly rowsAt: Checked
@@ -194,7 +245,11 @@ class WasmKernel implements HistKernel {
   private readonly scratchQAt: Checked
   private readonly scratchQHAt: Checked
 
-  constructor(api: WasmApi, mod: WasmModule, pages: number) {
+  constructor(
+    api: WasmApi,
+    mod: WasmModule,
+    readonly pages: number,
+  ) {
     const memory = new api.Memory({ initial: pages, maximum: pages })
     const k = new api.Instance(mod, { env: { memory } }).exports as unknown as HistExports
     this.k = k
@@ -211,6 +266,7 @@ class WasmKernel implements HistKernel {
     this.scratchQHAt = new Checked(this.buffer)
     // the first allocation, at address 0: no array handed out starts there, so 0 can mean "none" (the partition's qh)
     const state = this.float64(2)
+    this.ownEnd = this.top
     const stateAt = state.byteOffset
     const scanned = new Checked(this.buffer)
     this.filter = {
@@ -222,15 +278,26 @@ class WasmKernel implements HistKernel {
   /** the fixed arena bytes a WasmKernel takes for itself (the filter's state) */
   static readonly OWN_BYTES = 16
 
+  /** the arena bytes handed out so far (the filter's state included) */
+  get touchedBytes(): number {
+    return this.top
+  }
+
+  /** for another training: every array handed out is dead; the arena is zeroed as far as it was used, as a new memory is */
+  reset(): void {
+    new Uint8Array(this.buffer, 0, this.top).fill(0)
+    this.top = this.ownEnd
+  }
+
   private alloc(bytes: number): number {
     const at = this.top
-    const next = at + Math.ceil(bytes / ALIGN) * ALIGN
+    const next = at + aligned(bytes)
     if (next > this.buffer.byteLength) throw new Error(`gbdt wasm kernel: arena exhausted (${next} > ${this.buffer.byteLength} bytes)`)
     this.top = next
     return at
   }
 
-  bins(data: GbdtData): Bins {
+  bins(data: { bins: Bins }): Bins {
     const src = data.bins
     const out =
       src instanceof Uint8Array
@@ -416,12 +483,35 @@ export function kernelName(requested?: KernelName): KernelName {
 }
 
 /**
+ * A finished training's wasm kernel, kept for the next training in this process (a successive-halving run
+ * calls the trainer once per rung per job: a fresh memory each time cost ~10 ms a call here, half of it
+ * the garbage collector's, at 4 000 rows). Only a small one: the pages it touched stay resident.
+ */
+let spareKernel: WasmKernel | null = null
+/** the most arena bytes a kept kernel may have touched */
+const SPARE_MAX_TOUCHED_BYTES = 64 * 1024 * 1024
+
+/**
  * A kernel for one training whose kernel-read arrays take `bytes` of arena (arenaBytes of their
- * byte lengths): the wasm one unless `name` is ts or the arena does not fit a 32-bit memory (then ts).
+ * byte lengths): the wasm one unless `name` is ts or the arena does not fit a 32-bit memory (then ts);
+ * the spare one (releaseHistKernel), zeroed as a new memory is, when it is large enough.
  */
 export function createHistKernel(name: KernelName, bytes: number): HistKernel {
   const mod = name === 'wasm' ? histModule() : null
   const pages = Math.max(1, Math.ceil((bytes + WasmKernel.OWN_BYTES) / PAGE))
   if (!mod || !wasmApi || pages > MAX_PAGES) return tsKernel
+  const spare = spareKernel
+  if (spare && spare.pages >= pages) {
+    spareKernel = null
+    spare.reset()
+    return spare
+  }
+  kernelInstances.hist++
   return new WasmKernel(wasmApi, mod, pages)
+}
+
+/** The training that got `kernel` is done with every array in it: a later createHistKernel may hand it out again. */
+export function releaseHistKernel(kernel: HistKernel): void {
+  if (!(kernel instanceof WasmKernel) || kernel.touchedBytes > SPARE_MAX_TOUCHED_BYTES) return
+  if (!spareKernel || kernel.pages >= spareKernel.pages) spareKernel = kernel
 }

@@ -126,9 +126,9 @@ export class TreeState {
     }
   }
 
-  /** this tree's rows, in `rows[0, nSampled)` ascending */
-  sampleRows(sampler: ModelSampler): void {
-    sampler.rows(this.sampled)
+  /** the model's tree `tree`'s rows (rules.ts ModelSampler.rows), in `rows[0, nSampled)` ascending */
+  sampleRows(sampler: ModelSampler, tree: number): void {
+    sampler.rows(this.sampled, tree)
     const n = this.sampled.length
     let ns = 0
     for (let r = 0; r < n; r++) if (this.sampled[r] === 1) this.rows[ns++] = r
@@ -136,12 +136,12 @@ export class TreeState {
   }
 
   /**
-   * Squared error: samples the rows, writes them to `rows` and their gradients f32(pred − y),
-   * quantised with one power-of-two scale for the tree (see quantise.ts), to `q`; returns Σq.
+   * Squared error: samples the model's tree `tree`'s rows, writes them to `rows` and their gradients
+   * f32(pred − y), quantised with one power-of-two scale for the tree (see quantise.ts), to `q`; returns Σq.
    */
-  squaredErrorGradients(sampler: ModelSampler, pred: Float32Array, y: Float32Array, gbuf: Float32Array): number {
+  squaredErrorGradients(sampler: ModelSampler, tree: number, pred: Float32Array, y: Float32Array, gbuf: Float32Array): number {
     const n = pred.length
-    sampler.rows(this.sampled)
+    sampler.rows(this.sampled, tree)
     const sampled = this.sampled
     let ns = 0
     let maxAbs = 0
@@ -291,17 +291,18 @@ export class ModelState {
 
   /**
    * A new round: the trees' gradient step, done once for the model (a K-class model's softmax over
-   * its K margins a row), then each tree in class order samples its columns and rows (columns first:
-   * the sampler's RNG streams give tree t its t-th draws), quantises its rows' gradient pairs and
-   * makes its root. Returns the trees to grow.
+   * its K margins a row), then each tree in class order samples its columns and rows (the column
+   * stream gives tree t its t-th draws; rows are drawn for tree t = the trees the model has + its
+   * class), quantises its rows' gradient pairs and makes its root. Returns the trees to grow.
    */
   startRound(data: GbdtData, scratch: GradientScratch): readonly TreeState[] {
     const sampler = this.sampler
     const width = data.width
+    const firstTree = this.trees.length
     if (this.objective === 'regression') {
       const t = this.growing[0]
       t.sampleColumns(sampler, width)
-      t.startTree(t.squaredErrorGradients(sampler, this.margins[0], data.y, scratch.g), t.nSampled)
+      t.startTree(t.squaredErrorGradients(sampler, firstTree, this.margins[0], data.y, scratch.g), t.nSampled)
       return this.growing
     }
     const K = this.growing.length
@@ -309,7 +310,7 @@ export class ModelState {
     for (let k = 0; k < K; k++) {
       const t = this.growing[k]
       t.sampleColumns(sampler, width)
-      t.sampleRows(sampler)
+      t.sampleRows(sampler, firstTree + k)
       if (this.objective === 'binary') logisticGradients(this.margins[0], data.y, t.rows, t.nSampled, scratch.g, scratch.h)
       else softprobGradients(scratch.p, K, k, data.y, t.rows, t.nSampled, scratch.g, scratch.h)
       const [gq, hq] = t.quantisePairs(scratch.g, scratch.h)
@@ -321,9 +322,10 @@ export class ModelState {
   /**
    * Continues from `trees` (an earlier rung's, round-major, K a round), before its first round here:
    * they become its first trees, each one's leaves added to every training row's margin of its class
-   * in tree order, in float32, as finishRound added them; and its sampler draws again what those
-   * rounds drew (per tree its columns, then its rows), so the next round samples what an uninterrupted
-   * run would. Nothing is grown again: the model then trains on as if it had never stopped.
+   * in tree order, in float32, as finishRound added them; and its sampler draws again those trees'
+   * columns (a stateful stream; rows need nothing: a tree's row draw is a function of its index), so
+   * the next round samples what an uninterrupted run would. Nothing is grown again: the model then
+   * trains on as if it had never stopped.
    */
   resume(trees: readonly GbdtTree[], data: GbdtData): void {
     const K = this.growing.length
@@ -334,7 +336,6 @@ export class ModelState {
     for (let t = 0; t < trees.length; t++) {
       addTreeToMargins(trees[t], data, this.margins[t % K])
       this.sampler.columns(scratch.feats)
-      this.sampler.rows(scratch.sampled)
       this.trees.push(trees[t])
     }
     this.resumedRounds = trees.length / K

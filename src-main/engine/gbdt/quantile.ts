@@ -4,6 +4,8 @@
 // A value's bin is the first cut greater than it, XGBoost's prediction rule. The algorithm step by
 // step: README.md, "What is XGBoost's, exactly".
 
+import { aligned, createScratchKernel, kernelName, type KernelName, type ScratchKernel } from './kernel'
+
 const f32 = Math.fround
 const EPS5 = f32(1e-5)
 const K_FACTOR = 8
@@ -293,6 +295,18 @@ function radixPass(src: Uint32Array, dst: Uint32Array, shift: number): void {
   }
 }
 
+/** WQuantileSketch's limit_size for maxn values (its queue holds 2·limit_size; LimitSizeLevel) */
+function sketchLimit(maxn: number, maxBin: number): number {
+  const nBins = Math.max(1, Math.min(maxBin, maxn))
+  const eps = 1.0 / f32(nBins * K_FACTOR)
+  let nlevel = 1
+  for (;;) {
+    const limit = Math.min(maxn, Math.ceil(nlevel / eps) + 1)
+    if (2 ** nlevel * limit >= maxn) return limit
+    ++nlevel
+  }
+}
+
 /** WQuantileSketch<float,float> as HostSketchContainer sets it up, with weight 1 per value. */
 class WQSketch {
   readonly limitSize: number
@@ -305,15 +319,7 @@ class WQSketch {
 
   /** `raw`: scratch of ≥ maxn floats for the queue (shared by the features of a computeCuts call) */
   constructor(maxn: number, maxBin: number, raw: Float32Array) {
-    const nBins = Math.max(1, Math.min(maxBin, maxn))
-    const eps = 1.0 / f32(nBins * K_FACTOR)
-    let nlevel = 1
-    let limit = 0
-    for (;;) {
-      limit = Math.min(maxn, Math.ceil(nlevel / eps) + 1)
-      if (2 ** nlevel * limit >= maxn) break
-      ++nlevel
-    }
+    const limit = sketchLimit(maxn, maxBin)
     this.limitSize = limit
     this.capacity = limit * 2
     this.raw = raw
@@ -399,62 +405,178 @@ export interface GbdtCuts {
 
 /**
  * XGBoost 1.7.4's hist cuts for row-major float32 data x[rows × features] (NaN = missing).
- * Deterministic: a function of the values and their row order only.
+ * Deterministic: a function of the values and their row order only. `sketch` chooses who runs the
+ * quantile sketch, the same cuts bit for bit: the WebAssembly kernel (kernel.ts; the default where it
+ * exists, as for training) or WQSketch here (the reference; TRAINPOOL_GBDT_KERNEL=ts).
  */
-export function computeCuts(x: Float32Array, rows: number, features: number, maxBin: number): GbdtCuts {
-  if (x.length !== rows * features) throw new RangeError(`x has ${x.length} values, expected ${rows}×${features}`)
-  const ptrs = new Int32Array(features + 1)
-  const values: number[] = []
-  const minValues = new Float32Array(features)
-  const raw = new Float32Array(Math.max(1, rows))
-  // features go in blocks of COLUMN_BLOCK columns copied out of the row-major x (one sequential
-  // read of x per block instead of a strided one per feature and pass)
-  const cols = new Float32Array(rows * Math.min(COLUMN_BLOCK, features))
-  try {
-    for (let f0 = 0; f0 < features; f0 += COLUMN_BLOCK) {
-      const f1 = Math.min(features, f0 + COLUMN_BLOCK)
-      copyColumns(x, rows, features, f0, f1, cols)
-      for (let f = f0; f < f1; f++) {
-        const o = (f - f0) * rows
-        arena.reset()
-        let n = 0
-        for (let r = 0; r < rows; r++) if (!Number.isNaN(cols[o + r])) n++
-        let final: Summary | null = null
-        let minVal: number
-        if (n === 0) {
-          minVal = EPS5
-        } else {
-          const sketch = new WQSketch(n, maxBin, raw)
-          for (let r = 0; r < rows; r++) {
-            const v = cols[o + r]
-            if (!Number.isNaN(v)) sketch.push(v + 0) // -0 → +0: equal under every comparison, one canonical bit pattern
-          }
-          const intermediate = Math.min(n, maxBin * K_FACTOR)
-          const reduced = setPrune(sketch.getSummary(), intermediate)
-          final = setPrune(reduced, Math.min(intermediate, maxBin) + 1)
-          const mval = final.value(0)
-          minVal = f32(f32(mval - Math.abs(mval)) - EPS5)
+export function computeCuts(x: Float32Array, rows: number, features: number, maxBin: number, sketch: KernelName = kernelName()): GbdtCuts {
+  return CutsBuilder.cuts(x, rows, features, maxBin, sketch)
+}
+
+/**
+ * computeCuts a block of features at a time, so that prepareGbdtData can bin a block from the same copy
+ * of x as soon as its cuts are known: copyBlock(f0, f1) copies features [f0, f1) out of the row-major x
+ * into `cols` (one sequential read of x per block instead of a strided one per feature and pass), then
+ * addFeature(f) for each of them, in order; finish() gives the cuts, release() the scratch memory.
+ */
+export class CutsBuilder {
+  /** computeCuts */
+  static cuts(x: Float32Array, rows: number, features: number, maxBin: number, sketch: KernelName): GbdtCuts {
+    const builder = new CutsBuilder(x, rows, features, maxBin, sketch)
+    try {
+      for (let f0 = 0; f0 < features; f0 += COLUMN_BLOCK) {
+        const f1 = Math.min(features, f0 + COLUMN_BLOCK)
+        builder.copyBlock(f0, f1)
+        for (let f = f0; f < f1; f++) builder.addFeature(f)
+      }
+      return builder.finish()
+    } finally {
+      builder.release()
+    }
+  }
+
+  /** the last block's columns: cols[(f − f0)·rows + r] */
+  readonly cols: Float32Array
+  /** the wasm sketch's memory (also holding cols), or null for the reference sketch */
+  readonly kernel: ScratchKernel | null
+  /** where `extraBytes` of the caller's start in the kernel's memory */
+  readonly extraAt: number
+  /** whether addFeature moved a column's non-missing values to its front (the last block's cols no longer x's) */
+  compacted = false
+  private readonly ptrs: Int32Array
+  private readonly values: number[] = []
+  private readonly minValues: Float32Array
+  private readonly raw: Float32Array
+  private readonly work: number
+  private f0 = 0
+  private someMissing = true
+
+  constructor(
+    private readonly x: Float32Array,
+    private readonly rows: number,
+    private readonly features: number,
+    private readonly maxBin: number,
+    sketch: KernelName,
+    extraBytes = 0,
+  ) {
+    if (x.length !== rows * features) throw new RangeError(`x has ${x.length} values, expected ${rows}×${features}`)
+    this.ptrs = new Int32Array(features + 1)
+    this.minValues = new Float32Array(features)
+    const block = Math.min(COLUMN_BLOCK, features)
+    // the wasm sketch reads a block's columns, their non-missing values first, from address 0 of its memory
+    this.work = aligned(4 * block * rows)
+    this.extraAt = 0
+    let kernel = sketch === 'wasm' && rows > 0 ? createScratchKernel() : null // no rows: every feature's cuts are the sentinel's
+    if (kernel) {
+      this.extraAt = this.work + aligned(kernel.exports.sketchBytes(rows, sketchLimit(rows, maxBin), maxBin))
+      if (!kernel.reserve(this.extraAt + extraBytes)) kernel = null
+    }
+    this.kernel = kernel
+    this.raw = kernel ? new Float32Array(0) : new Float32Array(Math.max(1, rows))
+    this.cols = kernel ? new Float32Array(kernel.buffer, 0, rows * block) : new Float32Array(rows * block)
+  }
+
+  copyBlock(f0: number, f1: number): void {
+    this.f0 = f0
+    this.compacted = false
+    if (this.kernel) this.someMissing = copyColumnsToSketch(this.x, this.rows, this.features, f0, f1, this.cols)
+    else copyColumns(this.x, this.rows, this.features, f0, f1, this.cols)
+  }
+
+  addFeature(f: number): void {
+    const { rows, maxBin, cols, values, kernel } = this
+    const o = (f - this.f0) * rows
+    let final: ArrayLike<number> | null = null // [rmin, rmax, wmin, value] per entry
+    let finalSize = 0
+    let n: number
+    if (kernel) {
+      n = this.someMissing ? compactNonMissing(cols, o, rows) : rows
+      if (n < rows) this.compacted = true
+      if (n > 0) {
+        finalSize = kernel.exports.sketchFeature(4 * o, n, sketchLimit(n, maxBin), maxBin, this.work)
+        final = new Float32Array(kernel.buffer, kernel.exports.sketchResult(), 4 * finalSize)
+      }
+    } else {
+      arena.reset()
+      n = 0
+      for (let r = 0; r < rows; r++) if (!Number.isNaN(cols[o + r])) n++
+      if (n > 0) {
+        const sketch = new WQSketch(n, maxBin, this.raw)
+        for (let r = 0; r < rows; r++) {
+          const v = cols[o + r]
+          if (!Number.isNaN(v)) sketch.push(v + 0) // -0 → +0: equal under every comparison, one canonical bit pattern
         }
-        minValues[f] = minVal
-        const maxNumBins = Math.min(Math.min(n, maxBin * K_FACTOR), maxBin)
-        const start = values.length
-        if (final) {
-          const required = Math.min(final.size, maxNumBins)
-          for (let i = 1; i < required; i++) {
-            const cpt = final.value(i)
-            if (i === 1 || cpt > values[values.length - 1]) values.push(cpt)
-          }
-        }
-        const cpt = final && final.size > 0 ? final.value(final.size - 1) : minVal
-        values.push(f32(cpt + f32(Math.abs(cpt) + EPS5)))
-        if (values.length - start < 1) throw new Error('quantile: a feature without cuts')
-        ptrs[f + 1] = values.length
+        const intermediate = Math.min(n, maxBin * K_FACTOR)
+        const reduced = setPrune(sketch.getSummary(), intermediate)
+        const summary = setPrune(reduced, Math.min(intermediate, maxBin) + 1)
+        final = summary.d
+        finalSize = summary.size
       }
     }
-  } finally {
+    let minVal = EPS5
+    if (final) {
+      const mval = final[3]
+      minVal = f32(f32(mval - Math.abs(mval)) - EPS5)
+    }
+    this.minValues[f] = minVal
+    const maxNumBins = Math.min(Math.min(n, maxBin * K_FACTOR), maxBin)
+    const start = values.length
+    if (final) {
+      const required = Math.min(finalSize, maxNumBins)
+      for (let i = 1; i < required; i++) {
+        const cpt = final[4 * i + 3]
+        if (i === 1 || cpt > values[values.length - 1]) values.push(cpt)
+      }
+    }
+    const cpt = final && finalSize > 0 ? final[4 * (finalSize - 1) + 3] : minVal
+    values.push(f32(cpt + f32(Math.abs(cpt) + EPS5)))
+    if (values.length - start < 1) throw new Error('quantile: a feature without cuts')
+    this.ptrs[f + 1] = values.length
+  }
+
+  /** feature f's cuts (after its addFeature) */
+  featureCuts(f: number): Float32Array {
+    return Float32Array.from(this.values.slice(this.ptrs[f], this.ptrs[f + 1]))
+  }
+
+  finish(): GbdtCuts {
+    return { features: this.features, maxBin: this.maxBin, ptrs: this.ptrs, values: Float32Array.from(this.values), minValues: this.minValues }
+  }
+
+  release(): void {
     arena.release()
   }
-  return { features, maxBin, ptrs, values: Float32Array.from(values), minValues }
+}
+
+/**
+ * copyColumns for the wasm sketch, −0 written as +0 (what the sketch pushes: equal under every comparison,
+ * one bit pattern). A tile of rows at a time, column by column. Returns whether some value is NaN.
+ */
+function copyColumnsToSketch(x: Float32Array, rows: number, features: number, f0: number, f1: number, cols: Float32Array): boolean {
+  const w = f1 - f0
+  let missing = false
+  for (let r0 = 0; r0 < rows; r0 += 256) {
+    const r1 = Math.min(rows, r0 + 256)
+    for (let j = 0; j < w; j++) {
+      const o = j * rows
+      for (let r = r0, i = r0 * features + f0 + j; r < r1; r++, i += features) {
+        const v = x[i]
+        missing = missing || v !== v
+        cols[o + r] = v + 0
+      }
+    }
+  }
+  return missing
+}
+
+/** moves the non-NaN values of cols[o, o + rows) to its front, in row order; returns how many */
+function compactNonMissing(cols: Float32Array, o: number, rows: number): number {
+  let n = 0
+  for (let r = 0; r < rows; r++) {
+    const v = cols[o + r]
+    if (v === v) cols[o + n++] = v
+  }
+  return n
 }
 
 /** Features copied out of row-major x per block (computeCuts, prepareGbdtData). */

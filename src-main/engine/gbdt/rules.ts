@@ -6,7 +6,7 @@
 import type { HeldOutRows } from '@shared/contract/model-set'
 import { featuresPerTree, type GbdtParams, minSplitRows, resolveGbdtParams } from '@shared/families/gbdt'
 import { Rng } from '../random'
-import type { GbdtCuts } from './quantile'
+import { counterKey, keyedBits, probabilityThreshold } from './counter-random'
 import { QUANT_MAX_ROWS } from './quantise'
 import type { TreeBuilder } from './tree'
 
@@ -18,9 +18,9 @@ export const KRT_EPS = f32(1e-6)
 /** The largest training set: the quantised gradients' sums stay exact doubles up to it (quantise.ts). */
 export const MAX_TRAIN_ROWS = QUANT_MAX_ROWS
 
-/** The per-model RNG streams (of the model's seed) that sampling draws from. */
+/** The per-model random streams (of the model's seed) that sampling draws from: columns from a stateful Rng, rows from the counter-based generator. */
 const COLUMN_STREAM = 1
-const ROW_STREAM = 2
+export const ROW_STREAM = 2
 
 /** The split parameters as XGBoost sees them: float32. */
 export interface SplitCoefs {
@@ -313,7 +313,8 @@ export function applySplit(
   h: number,
   inv: number,
   c: SplitCoefs,
-  cuts: GbdtCuts,
+  /** quantile.ts GbdtCuts, the fields a threshold reads (named by shape: quantile.ts imports the kernel, which imports this file) */
+  cuts: { values: Float32Array; ptrs: Int32Array; minValues: Float32Array },
   invH = 1,
 ): number {
   const lid = tree.add(leafValue(s.glq * inv, s.hl * invH, c))
@@ -357,36 +358,50 @@ export function heldOutProblem(h: HeldOutRows | null | undefined, n: number): st
 }
 
 /**
- * One model's row and column samples, from its seed: columns from COLUMN_STREAM, rows from ROW_STREAM.
- * Not XGBoost's RNG (results with sampling cannot be compared tree by tree with XGBoost's). Held-out
- * rows are drawn for like every other row (the streams do not depend on the fold), then left out.
+ * How one tree's rows are drawn (ModelSampler.rowDraw), for an engine that draws them elsewhere (the
+ * WGSL engine, on the device): row r is in the tree iff (everyRow or keyedBits(key, r) < threshold)
+ * and r is not in [heldBegin, heldEnd), key = counterKey(seed, ROW_STREAM, tree) (counter-random.ts).
+ */
+export interface RowDraw {
+  key: number
+  everyRow: boolean
+  /** probabilityThreshold(subsample) (0 when everyRow) */
+  threshold: number
+  /** the held-out rows (an empty range when none) */
+  heldBegin: number
+  heldEnd: number
+}
+
+/**
+ * One model's row and column samples, from its seed: columns from COLUMN_STREAM (a stateful Rng, a
+ * few draws a tree), rows from ROW_STREAM by the counter-based generator (counter-random.ts): tree t's
+ * draw for row r is a function of (seed, t, r) alone. Not XGBoost's RNG (results with sampling cannot
+ * be compared tree by tree with XGBoost's). Held-out rows are never sampled.
  */
 export class ModelSampler {
   /** features each tree samples */
   readonly perTree: number
   private readonly everyColumn: boolean
   private readonly everyRow: boolean
-  private readonly subsample: number
+  private readonly rowThreshold: number
   private readonly columnRng: Rng
-  private readonly rowRng: Rng
 
   constructor(
-    seed: number,
+    private readonly seed: number,
     private readonly features: number,
     params: Pick<GbdtParams, 'colsampleBytree' | 'subsample'>,
     private readonly heldOut: HeldOutRows | null = null,
   ) {
-    this.subsample = params.subsample
     this.perTree = featuresPerTree(params.colsampleBytree, features)
     this.everyColumn = f32(params.colsampleBytree) === 1
     this.everyRow = samplesEveryRow(params)
+    this.rowThreshold = this.everyRow ? 0 : probabilityThreshold(params.subsample)
     this.columnRng = new Rng(seed, COLUMN_STREAM)
-    this.rowRng = new Rng(seed, ROW_STREAM)
   }
 
   /**
-   * This round's features into feats[0, perTree), ascending: a partial Fisher–Yates over 0..F−1,
-   * below(F − i) for i < perTree, then sorted. No draw when colsample is 1.
+   * The next tree's features into feats[0, perTree), ascending: a partial Fisher–Yates over 0..F−1,
+   * below(F − i) for i < perTree, then sorted. No draw when colsample is 1. Trees draw in order.
    */
   columns(feats: Int32Array): void {
     const F = this.features
@@ -406,28 +421,30 @@ export class ModelSampler {
     return this.everyRow && this.heldOut === null
   }
 
-  /**
-   * This round's rows: sampled[r] = 1 with probability subsample, one uniform() per row (none at 1);
-   * then the held-out rows, if any, 0. Returns the count.
-   */
-  rows(sampled: Uint8Array): number {
-    const p = this.subsample
+  /** tree `tree`'s row rule (the model's trees counted from 0, round-major: a K-class model's tree of class k in round i is i·K + k) */
+  rowDraw(tree: number): RowDraw {
+    const h = this.heldOut
+    const key = counterKey(this.seed, ROW_STREAM, tree)
+    return { key, everyRow: this.everyRow, threshold: this.rowThreshold, heldBegin: h ? h.begin : 0, heldEnd: h ? h.end : 0 }
+  }
+
+  /** Tree `tree`'s rows (rowDraw's rule): sampled[r] = 1 iff row r is in it. Returns the count. */
+  rows(sampled: Uint8Array, tree: number): number {
+    const d = this.rowDraw(tree)
     let count = 0
-    if (this.everyRow) {
+    if (d.everyRow) {
       sampled.fill(1)
       count = sampled.length
     } else {
+      const { key, threshold } = d
       for (let r = 0; r < sampled.length; r++) {
-        const take = this.rowRng.uniform() < p ? 1 : 0
+        const take = keyedBits(key, r) < threshold ? 1 : 0
         sampled[r] = take
         count += take
       }
     }
-    const h = this.heldOut
-    if (h) {
-      for (let r = h.begin; r < h.end; r++) count -= sampled[r]
-      sampled.fill(0, h.begin, h.end)
-    }
+    for (let r = d.heldBegin; r < d.heldEnd; r++) count -= sampled[r]
+    sampled.fill(0, d.heldBegin, d.heldEnd)
     return count
   }
 }

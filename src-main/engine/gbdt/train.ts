@@ -9,7 +9,7 @@ import type { GbdtData } from './binning'
 import { bestRoundModel, type GbdtEarlyStopping, HeldOutWatch } from './early-stopping'
 import { LevelGrower } from './grow'
 import { HistPool } from './histograms'
-import { arenaBytes, createHistKernel, kernelName, type KernelName } from './kernel'
+import { arenaBytes, createHistKernel, kernelName, type KernelName, releaseHistKernel } from './kernel'
 import { GradientScratch, ModelState } from './model-state'
 import { baseScoreProblem, type GbdtTask, taskProblem, treesPerRound } from './objective'
 import { type HeldOutRows, heldOutProblem, histogramSlots, type SplitCoefs, splitCoefs, throwIfStopped, trainingParams } from './rules'
@@ -97,7 +97,18 @@ export interface GbdtTrainStats {
  * trainGbdtGroup runs it to the end; trainGbdtGroupAsync gives the event loop a turn now and then.
  */
 function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: readonly number[], options: GbdtTrainOptions): Generator<void, GbdtModel[]> {
-  const { own, baseScore, models, grower, pool, treeGroup, heldOut } = prepareGroup(data, paramsIn, seeds, options)
+  const group = prepareGroup(data, paramsIn, seeds, options)
+  try {
+    return yield* trainGroup(data, group, options)
+  } finally {
+    // no array in its memory is used again (the models own theirs): the next training may reuse it
+    releaseHistKernel(group.kernel)
+  }
+}
+
+/** groupTrainer's rounds, on its prepared group */
+function* trainGroup(data: GbdtData, group: ReturnType<typeof prepareGroup>, options: GbdtTrainOptions): Generator<void, GbdtModel[]> {
+  const { own, baseScore, models, grower, pool, treeGroup, heldOut } = group
   const rounds = Math.max(...own.map((p) => p.rounds))
   const watches = earlyStoppingWatches(options, heldOut, data.y)
   let modelRounds = 0
@@ -202,7 +213,7 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
   resumeModels(models, options, data)
   // a K-class model's K trees hold histograms at the same time: K models' worth
   const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? Math.floor(defaultTreeGroup(maxDepth, slots) / K)))
-  return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup, heldOut }
+  return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup, heldOut, kernel }
 }
 
 /** Each model continues from the trees an earlier rung gave it (options.resume), checked to be one per model and never beside early stopping. */
