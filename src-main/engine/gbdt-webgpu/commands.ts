@@ -192,7 +192,8 @@ export class GbdtCommands {
     this.drawWordsPerParity = rowsAll ? 0 : C * ROW_DRAW_WORDS
     this.featWordsPerParity = C * perTree * 2
     this.uniform = own(this.records * UNIFORM_STRIDE, USAGE.UNIFORM | USAGE.COPY_DST, 'gbdt-uniform')
-    this.pred = own(rowsBytes, S | USAGE.COPY_DST, 'gbdt-pred')
+    // COPY_SRC: the test rows' margins are read back at the end of a chunk
+    this.pred = own(rowsBytes, S | USAGE.COPY_DST | USAGE.COPY_SRC, 'gbdt-pred')
     this.q = own(rowsBytes, S, 'gbdt-q')
     this.qh = own(shape.hess ? rowsBytes : 16, S, 'gbdt-qh')
     this.pos = own(rowsBytes, S, 'gbdt-pos')
@@ -465,6 +466,18 @@ export class GbdtCommands {
     this.upload(this.tabs, L.dec * 4, words)
   }
 
+  /**
+   * The test rows' margins of the chunk's first `models` device models after their last tree (the
+   * rows after nTrain of each model's pred), in one read-back: model after model, rows in order.
+   */
+  async readTestMargins(models: number): Promise<Float32Array> {
+    const { n, nTrain } = this.shape
+    const bytes = (n - nTrain) * 4
+    const copies = Array.from({ length: models }, (_, m) => ({ src: this.pred, offset: (m * n + nTrain) * 4, bytes }))
+    const words = await this.readBack(this.encoder(), 0, copies)
+    return new Float32Array(words.buffer, words.byteOffset, models * (n - nTrain))
+  }
+
   /** Node histograms a fallback read-back carries (a cap on the staging buffer). */
   get histogramsPerReadBack(): number {
     return Math.max(1, Math.floor(FALLBACK_BATCH_BYTES / (this.shape.S * slotBytes(this.shape.hess))))
@@ -637,10 +650,11 @@ export class GbdtCommands {
   }
 
   private writeRecord(index: number, fields: Partial<Record<UniformField, number>>): void {
-    const { n, C, S, P, perTree, rowsAll } = this.shape
+    const { n, nTrain, C, S, P, perTree, rowsAll } = this.shape
     const L = this.layout
     const all: Record<UniformField, number> = {
       n,
+      nTrain,
       rowsPad: this.d.rowsPad,
       C,
       S,

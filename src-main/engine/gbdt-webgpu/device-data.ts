@@ -1,11 +1,22 @@
 // The binned training matrix on the device, uploaded once per worker and shared by every model and
 // every training call on it: bins (feature-major, 4 u8 or 2 u16 per word, rows padded), float32
-// labels, and per feature (number of value bins, has-missing).
-import type { GbdtData } from '../gbdt'
+// labels, and per feature (number of value bins, has-missing). A worker's test rows, binned with the
+// training cuts, follow the training rows in the bin matrix: rows never sampled that follow every
+// tree (the row update adds their leaf values), so their margins are read back once per chunk.
+import { type GbdtData, prepareGbdtData } from '../gbdt'
 import { USAGE, type WgslDevice } from '../webgpu/device'
 
 export interface GpuGbdtData {
   host: GbdtData
+  /** test rows after the host's training rows (0: none); the device's rows are host.rows + testRows */
+  testRows: number
+  /**
+   * per feature, the test rows' smallest and largest non-missing value (±Infinity without one): a
+   * split at bin −1 or at the last bin sends a value beyond the training cuts where the bins cannot
+   * tell (predictGbdt compares the value with the threshold), see testMarginsExact
+   */
+  testMin: Float32Array
+  testMax: Float32Array
   /** rows padded to a whole word per feature column */
   rowsPad: number
   bin16: boolean
@@ -18,9 +29,19 @@ export interface GpuGbdtData {
   disposed: boolean
 }
 
-export function uploadGbdtData(gpu: WgslDevice, host: GbdtData): GpuGbdtData {
-  const { rows, features } = host
-  const bin16 = host.bins instanceof Uint16Array
+/** Row-major float32 test features (NaN = missing), binned with the training cuts and kept on the device beside the training rows. */
+export interface TestRows {
+  x: Float32Array
+  rows: number
+}
+
+export function uploadGbdtData(gpu: WgslDevice, host: GbdtData, test?: TestRows): GpuGbdtData {
+  const { features } = host
+  const testRows = test?.rows ?? 0
+  // the test rows binned as the training rows (binning.ts with the training cuts; their labels are not used)
+  const tested = test && testRows > 0 ? prepareGbdtData(test.x, new Float32Array(testRows), testRows, features, host.cuts.maxBin, host.cuts) : null
+  const rows = host.rows + testRows
+  const bin16 = host.bins instanceof Uint16Array || tested?.bins instanceof Uint16Array
   const perWord = bin16 ? 2 : 4
   const rowsPad = Math.ceil(rows / perWord) * perWord
   const binBytes = features * rowsPad * (bin16 ? 2 : 1)
@@ -30,16 +51,19 @@ export function uploadGbdtData(gpu: WgslDevice, host: GbdtData): GpuGbdtData {
     )
   }
   let packed: Uint8Array
-  if (rowsPad === rows) {
+  if (rowsPad === rows && !tested) {
     packed = new Uint8Array(host.bins.buffer, host.bins.byteOffset, host.bins.byteLength)
   } else {
     const wide = bin16 ? new Uint16Array(features * rowsPad) : new Uint8Array(features * rowsPad)
-    for (let f = 0; f < features; f++) wide.set(host.bins.subarray(f * rows, (f + 1) * rows), f * rowsPad)
+    for (let f = 0; f < features; f++) {
+      wide.set(host.bins.subarray(f * host.rows, (f + 1) * host.rows), f * rowsPad)
+      if (tested) wide.set(tested.bins.subarray(f * testRows, (f + 1) * testRows), f * rowsPad + host.rows)
+    }
     packed = new Uint8Array(wide.buffer)
   }
   const bins = gpu.createBuffer(packed.byteLength, USAGE.STORAGE | USAGE.COPY_DST, 'gbdt-bins')
   writePadded(gpu, bins, packed)
-  const y = gpu.createBuffer(rows * 4, USAGE.STORAGE | USAGE.COPY_DST, 'gbdt-y')
+  const y = gpu.createBuffer(host.rows * 4, USAGE.STORAGE | USAGE.COPY_DST, 'gbdt-y')
   gpu.device.queue.writeBuffer(y, 0, host.y)
   const fi = new Uint32Array(features * 2)
   let maxWidth = 1
@@ -50,7 +74,16 @@ export function uploadGbdtData(gpu: WgslDevice, host: GbdtData): GpuGbdtData {
   }
   const finfo = gpu.createBuffer(fi.byteLength, USAGE.STORAGE | USAGE.COPY_DST, 'gbdt-finfo')
   gpu.device.queue.writeBuffer(finfo, 0, fi)
-  return { host, rowsPad, bin16, bins, y, finfo, maxWidth, disposed: false }
+  const testMin = new Float32Array(features).fill(Infinity)
+  const testMax = new Float32Array(features).fill(-Infinity)
+  for (let r = 0; r < testRows; r++) {
+    for (let f = 0; f < features; f++) {
+      const v = test!.x[r * features + f]
+      if (v < testMin[f]) testMin[f] = v
+      if (v > testMax[f]) testMax[f] = v
+    }
+  }
+  return { host, testRows, testMin, testMax, rowsPad, bin16, bins, y, finfo, maxWidth, disposed: false }
 }
 
 /** writeBuffer needs a multiple of 4 bytes */

@@ -10,8 +10,10 @@ import type { GradientKind } from './tree-kernels'
 
 /** The sizes one trainer's chunks train with (the same for every chunk of a group: its widest model's). */
 export interface TrainShape {
-  /** rows, features, features the widest model's trees sample */
+  /** the device's rows (the training rows, then the test rows: GpuGbdtData.testRows), features, features the widest model's trees sample */
   n: number
+  /** training rows: the rows ≥ nTrain are never drawn, they follow the trees for their margins */
+  nTrain: number
   F: number
   perTree: number
   /** histogram slots of one node (the perTree widest features) */

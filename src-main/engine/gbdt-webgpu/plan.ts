@@ -41,7 +41,10 @@ export function tableBytes(s: TableSizes, nodeSlots: number, hessians = false): 
 
 export interface ChunkPlanInput {
   models: number
+  /** training rows */
   rows: number
+  /** rows of the per-row state: the training rows and the test rows after them (default: rows) */
+  deviceRows?: number
   /** histogram slots of one node: the widest `featuresPerTree` features (bins + missing slot) */
   slotsPerNode: number
   /** each model's (or each distinct configuration's) depth and min_child_weight: the widest sizes the node slots */
@@ -122,9 +125,10 @@ export function planChunks(input: ChunkPlanInput): ChunkPlan {
   const devicePlanned = nodeSlots === wanted && 2 ** (maxDepth + 1) - 1 <= MAX_DEVICE_TREE_NODES
   const tables = tableSizes(nodeSlots, maxDepth, rows, devicePlanned)
   // per-row state: one f32/i32/u32 per model and row in one binding each; the level tables in one binding
-  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / (4 * rows)))
+  const deviceRows = input.deviceRows ?? rows
+  perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / (4 * deviceRows)))
   perChunk = Math.min(perChunk, Math.floor(limits.maxStorageBufferBindingSize / tableBytes(tables, nodeSlots, hessians)))
-  if (perChunk < 1) throw new RangeError(`webgpu: ${rows} rows of one model do not fit a storage buffer of ${limits.maxStorageBufferBindingSize} bytes`)
+  if (perChunk < 1) throw new RangeError(`webgpu: ${deviceRows} rows of one model do not fit a storage buffer of ${limits.maxStorageBufferBindingSize} bytes`)
   // a K-class model's K trees share a chunk (its gradient reads every class's margins)
   const wholePerChunk = Math.floor(perChunk / K)
   if (wholePerChunk < 1) throw new RangeError(`webgpu: the ${K} trees of one model (one per class) do not fit one chunk of ${perChunk} trees here`)

@@ -10,6 +10,7 @@ import { type GbdtTask, initialMargin, treesPerRound } from '../gbdt/objective'
 import { type HeldOutRows, histogramSlots, ModelSampler, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
 import { checkTask, heldOutRows, modelTrainingParams } from '../gbdt/train'
 import type { GbdtModel } from '../gbdt/tree'
+import type { GbdtModelWithTestMargins } from '../trees/gbdt-report'
 import { type EncodedRound, GbdtCommands, type RoundResult } from './commands'
 import type { GpuGbdtData } from './device-data'
 import { HostDecider } from './decide'
@@ -47,6 +48,7 @@ function chunkInput(
   limits: WgslLimits,
   histogramBudgetBytes: number | undefined,
   obj: Pick<DeviceObjective, 'K' | 'hess'> = { K: 1, hess: false },
+  testRows = 0,
 ): ChunkPlanInput {
   const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, host.features)))
   return {
@@ -54,6 +56,7 @@ function chunkInput(
     treesPerModel: obj.K,
     models: own.length,
     rows: host.rows,
+    deviceRows: host.rows + testRows,
     perTree,
     slotsPerNode: histogramSlots(host.width, perTree),
     trees: own,
@@ -93,10 +96,11 @@ class WebgpuTrainer {
   ) {
     const host = d.host
     const n = host.rows
-    const input = chunkInput(own, host, gpu.limits, options.histogramBudgetBytes, obj)
+    const input = chunkInput(own, host, gpu.limits, options.histogramBudgetBytes, obj, d.testRows)
     const chunk: ChunkPlan = planChunks(input)
     this.shape = {
-      n,
+      n: n + d.testRows,
+      nTrain: n,
       F: host.features,
       perTree: input.perTree,
       S: input.slotsPerNode,
@@ -140,7 +144,7 @@ class WebgpuTrainer {
     params: readonly GbdtParams[],
     heldOut: readonly (HeldOutRows | null)[],
     indices: readonly number[],
-  ): Promise<GbdtModel[]> {
+  ): Promise<GbdtModelWithTestMargins[]> {
     const { F, K } = this.shape
     if (params.some((p, k) => k > 0 && p.rounds > params[k - 1].rounds))
       throw new Error("webgpu: a chunk's models must come most rounds first (planning error)")
@@ -193,13 +197,17 @@ class WebgpuTrainer {
       }
     }
     this.finish(pending, indices, rounds)
+    // the test rows followed every tree: their margins in one read-back for the chunk
+    const margins = this.d.testRows > 0 ? await this.dev.readTestMargins(ms.length) : null
     const task = this.options.task
     const classifier = task && task.objective !== 'regression' ? { objective: task.objective, classes: task.classes } : {}
     return seeds.map((seed, k) => {
       // XGBoost's order, as the CPU engine's: round-major, tree t is class t mod K
       const own = ms.slice(k * K, (k + 1) * K)
       const trees = own[0].trees.flatMap((_, r) => own.map((m) => m.trees[r]))
-      return { params: params[k], seed, features: F, baseScore: this.baseScore, trees, ...classifier }
+      const model: GbdtModelWithTestMargins = { params: params[k], seed, features: F, baseScore: this.baseScore, trees, ...classifier }
+      if (margins && testMarginsExact(model, this.d)) model.testMargins = rowMajorMargins(margins, k, K, this.d.testRows)
+      return model
     })
   }
 
@@ -279,6 +287,37 @@ class WebgpuTrainer {
   }
 }
 
+/** Model k's test margins as predictGbdt lays them out (rows × K, row-major) from the read-back (device model after device model, class c of model k at k·K + c). */
+function rowMajorMargins(margins: Float32Array, k: number, K: number, rows: number): Float32Array {
+  const out = new Float32Array(rows * K)
+  for (let c = 0; c < K; c++) {
+    const at = (k * K + c) * rows
+    for (let r = 0; r < rows; r++) out[r * K + c] = margins[at + r]
+  }
+  return out
+}
+
+/**
+ * Whether the device's test margins are predictGbdt's for this model: a row goes left iff its bin ≤
+ * the split's bin, which is value < threshold for every split but two that the bins cannot tell —
+ * at bin −1 (threshold: the feature's minValue) a test value below it, and at the last bin
+ * (threshold: the sentinel cut) a test value at or above it. A model with such a split and such a
+ * test value gets no device margins (the report predicts on the host).
+ */
+export function testMarginsExact(model: GbdtModel, d: GpuGbdtData): boolean {
+  const nBins = d.host.nBins
+  for (const t of model.trees) {
+    for (let i = 0; i < t.feature.length; i++) {
+      const f = t.feature[i]
+      if (f < 0) continue
+      const sb = t.splitBin[i]
+      if (sb === -1 && d.testMin[f] < t.threshold[i]) return false
+      if (sb === nBins[f] - 1 && d.testMax[f] >= t.threshold[i]) return false
+    }
+  }
+  return true
+}
+
 /**
  * Trains one model per seed on the device (a group of one: sequential/pool; many: batched, chunked
  * to fit). Model i's trees equal the CPU engine's trainGbdtGroup(data, { ...params,
@@ -290,7 +329,7 @@ export async function trainGbdtGroupWebgpu(
   paramsIn: Partial<GbdtParams>,
   seeds: readonly number[],
   options: WebgpuTrainOptions = {},
-): Promise<GbdtModel[]> {
+): Promise<GbdtModelWithTestMargins[]> {
   const rows = d.host.rows
   const maxBin = d.host.cuts.maxBin
   const params = trainingParams(paramsIn, rows, maxBin, seeds)
@@ -302,7 +341,7 @@ export async function trainGbdtGroupWebgpu(
   const obj = deviceObjective(options.task, options.squaredErrorHessians ?? false, params.baseScore)
   // chunks take the models with the most rounds first (stable: index order otherwise)
   const order = [...seeds.keys()].sort((a, b) => own[b].rounds - own[a].rounds)
-  const lanes = chunkLanes(own, d.host, gpu.limits, options.histogramBudgetBytes, obj)
+  const lanes = chunkLanes(own, d, gpu.limits, options.histogramBudgetBytes, obj)
   let failed = false
   const laneOptions: WebgpuTrainOptions = {
     ...options,
@@ -321,7 +360,7 @@ export async function trainGbdtGroupWebgpu(
       options.stats.chunks += chunks.length
       options.stats.lanes = Math.max(options.stats.lanes, trainers.length)
     }
-    const out: GbdtModel[] = new Array(seeds.length)
+    const out: GbdtModelWithTestMargins[] = new Array(seeds.length)
     let next = 0
     const lane = async (t: WebgpuTrainer) => {
       try {
@@ -360,14 +399,14 @@ export async function trainGbdtGroupWebgpu(
  */
 function chunkLanes(
   own: readonly GbdtParams[],
-  host: GbdtData,
+  d: GpuGbdtData,
   limits: WgslLimits,
   budget = HISTOGRAM_BUDGET_BYTES,
   obj: DeviceObjective,
 ): { count: number; budget: number } {
-  const one = planChunks(chunkInput(own, host, limits, budget, obj))
+  const one = planChunks(chunkInput(own, d.host, limits, budget, obj, d.testRows))
   if (one.chunks < 2) return { count: 1, budget }
-  const half = chunkInput(own, host, limits, budget / 2, obj)
+  const half = chunkInput(own, d.host, limits, budget / 2, obj, d.testRows)
   // half the budget may not hold one node histogram for each of a model's K trees: one lane then
   if (!holdsOneModel(half)) return { count: 1, budget }
   const two = planChunks(half)
@@ -378,5 +417,5 @@ function chunkLanes(
 /** The chunking a group of `models` with the same parameters would get on this device (for flags and reports). */
 export function chunkPlanFor(gpu: WgslDevice, d: GpuGbdtData, paramsIn: Partial<GbdtParams>, models: number, histogramBudgetBytes?: number): ChunkPlan {
   const own = Array.from({ length: models }, () => resolveGbdtParams(paramsIn))
-  return planChunks(chunkInput(own, d.host, gpu.limits, histogramBudgetBytes))
+  return planChunks(chunkInput(own, d.host, gpu.limits, histogramBudgetBytes, undefined, d.testRows))
 }

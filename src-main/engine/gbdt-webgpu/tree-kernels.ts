@@ -36,7 +36,10 @@ export const ERR_SLOTS = 4
 
 /** The uniform block's fields, in order (one record per level and round parity). */
 export const UNIFORM_FIELDS = [
+  /** the device's rows: the training rows, then the test rows (never drawn: they follow the trees for their margins) */
   'n',
+  /** training rows (rows ≥ nTrain are test rows) */
+  'nTrain',
   'rowsPad',
   'C',
   'S',
@@ -158,10 +161,11 @@ function binRead(o: KernelOptions): string {
 
 /**
  * Whether device model m draws row r this round: rules.ts RowDraw (ModelSampler.rows, bit for bit),
- * from its row draw at drawOff; every row when no model draws.
+ * from its row draw at drawOff; every training row when no model draws; never a test row.
  */
 const ROW_DRAW_WGSL = /* wgsl */ `${COUNTER_RANDOM_WGSL}
 fn rowDrawn(m: u32, r: u32) -> bool {
+  if (r >= u.nTrain) { return false; }
   if (u.drawRows == 0u) { return true; }
   let d = u.drawOff + m * ${ROW_DRAW_WORDS}u;
   let take = draws[d + 2u] != 0u || keyedBits(draws[d], r) < draws[d + 1u];
@@ -1169,6 +1173,8 @@ ${ENTRY} {
   let b = binOf(f, r);
   let fi = finfo[f];
   var left: bool;
+  // a test row's missing value where no training row has one (its bin nBins) goes right: the default
+  // direction of every such split (the CPU engine scans missing-left splits only where a node has missing values)
   if (fi.y != 0u && b == fi.x) {
     left = tabs[d + 2u] != 0u;
   } else {

@@ -69,10 +69,13 @@ export interface WebgpuPrepared {
 
 type GbdtWorkload = Workload<FamilyGbdtParams>
 
-/** The data set as the CPU engine bins it, and its bins and labels on the device (once per worker). */
+/**
+ * The data set as the CPU engine bins it, and its bins and labels on the device (once per worker),
+ * with its test rows after them: the trainer keeps their margins on the device (the report scores those).
+ */
 export function prepareWebgpu(rt: WebgpuGbdtRuntime, dataset: Dataset, w: GbdtWorkload): WebgpuPrepared {
   const binned = prepareGbdtData(dataset.xTrain, dataset.yTrain, dataset.train, w.features, w.model.maxBin)
-  return { engine: 'webgpu', dataset, binned, gpuData: uploadGbdtData(rt.gbdtGpu, binned) }
+  return { engine: 'webgpu', dataset, binned, gpuData: uploadGbdtData(rt.gbdtGpu, binned, { x: dataset.xTest, rows: dataset.test }) }
 }
 
 export function disposeWebgpu(rt: WebgpuGbdtRuntime, d: WebgpuPrepared): void {

@@ -16,5 +16,15 @@ export {
   type GbdtTrainOptions,
   type GbdtTrainStats,
 } from './train'
-export { marginsPerRow, meanSquaredError, predictGbdt, predictGbdtOutputs, treeHash, treesArtifact, type GbdtModel, type GbdtTree } from './tree'
+export {
+  marginsPerRow,
+  meanSquaredError,
+  outputsOfMargins,
+  predictGbdt,
+  predictGbdtOutputs,
+  treeHash,
+  treesArtifact,
+  type GbdtModel,
+  type GbdtTree,
+} from './tree'
 export { baseScoreProblem, initialMargin, taskProblem, treesPerRound, type GbdtTask } from './objective'

@@ -83,7 +83,11 @@ export function predictGbdt(model: GbdtModel, x: Float32Array, rows: number, fea
  * sigmoid(margin); multiclass: softmax of the K margins, [rows, K] row-major.
  */
 export function predictGbdtOutputs(model: GbdtModel, x: Float32Array, rows: number, features = model.features): Float32Array {
-  const out = predictGbdt(model, x, rows, features)
+  return outputsOfMargins(model, predictGbdt(model, x, rows, features), rows)
+}
+
+/** predictGbdt's margins of `rows` rows (rows × K) turned into the model's outputs in place (binary: sigmoid, multiclass: softmax per row); returns them. */
+export function outputsOfMargins(model: Pick<GbdtModel, 'objective' | 'classes'>, out: Float32Array, rows: number): Float32Array {
   if (model.objective === 'binary') for (let r = 0; r < rows; r++) out[r] = sigmoidF32(out[r])
   else if (model.objective === 'multiclass') for (let r = 0, K = model.classes!; r < rows; r++) softmaxF32(out, r * K, K)
   return out

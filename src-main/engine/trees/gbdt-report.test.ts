@@ -1,15 +1,17 @@
 // What the trees' worker half reports per model, through the family as a worker runs it (the cpu
 // backend): a classifier's metrics on its probabilities (@shared/metrics) with testMse their `mse`,
 // validation metrics on a fold's held-out rows, the same numbers and trees fused or one at a time;
-// a regressor's MSE alone, as before. The WGSL backend refuses a classifier, naming it.
+// a regressor's MSE alone, as before; the test margins an engine computed while training (the WGSL
+// engine's, kept on the device) scored instead of the host's predictions. The WGSL backend refuses a classifier, naming it.
 import { describe, expect, it } from 'vitest'
 import type { Workload, WorkloadTask } from '@shared/contract'
 import { GBDT_DEFAULTS, type GbdtParams } from '@shared/families/gbdt'
 import { scoreOutputs } from '@shared/metrics'
 import { generateDataset } from '../datasets/generated'
-import { meanSquaredError, predictGbdt, predictGbdtOutputs, prepareGbdtData, trainGbdt } from '../gbdt'
+import { meanSquaredError, outputsOfMargins, predictGbdt, predictGbdtOutputs, prepareGbdtData, trainGbdt } from '../gbdt'
 import { gbdtWorkerFamily } from '../families/gbdt'
 import type { TrainedModel, TrainOptions } from '../backend/types'
+import { type GbdtModelWithTestMargins, trainTreesAndReport } from './gbdt-report'
 
 const model: GbdtParams = { ...GBDT_DEFAULTS, rounds: 6, maxDepth: 4 }
 const workloadOf = (task?: WorkloadTask): Workload<GbdtParams> => ({
@@ -65,4 +67,33 @@ describe("the trees' per-model report", () => {
     expect(m0.testMse).toBe(meanSquaredError(predictGbdt(trained, d.xTest, d.test), d.yTest))
     expect(m0.metrics).toBeUndefined()
   })
+
+  for (const task of [undefined, { objective: 'binary', classes: 2 } as WorkloadTask]) {
+    it(`${task?.objective ?? 'regression'}: an engine's test margins are what the report scores (the host does not predict them)`, async () => {
+      const w = workloadOf(task)
+      const d = generateDataset(w)
+      const binned = prepareGbdtData(d.xTrain, d.yTrain, d.train, w.features, model.maxBin)
+      const given: Float32Array[] = []
+      // the engine's margins: here the host's shifted, so the scores tell whose they are
+      const train = async (seeds: readonly number[]): Promise<GbdtModelWithTestMargins[]> =>
+        seeds.map((s) => {
+          const trained = trainGbdt(binned, model, s, task ? { task } : {})
+          const testMargins = predictGbdt(trained, d.xTest, d.test).map((v) => v + 0.25)
+          given.push(testMargins.slice())
+          return { ...trained, testMargins }
+        })
+      const out: TrainedModel[] = []
+      await trainTreesAndReport(train, d, w, [0, 1], { fused: true }, { onProgress: () => {}, onModelDone: (m) => out.push(m), shouldStop: () => false })
+      expect(out).toHaveLength(2)
+      out.forEach((m, k) => {
+        if (!task) {
+          expect(m.testMse).toBe(meanSquaredError(given[k], d.yTest))
+          return
+        }
+        const metrics = scoreOutputs(task, outputsOfMargins({ objective: 'binary', classes: 2 }, given[k].slice(), d.test), d.yTest)
+        expect(m.metrics).toEqual(metrics)
+        expect(m.testMse).toBe(metrics.mse)
+      })
+    })
+  }
 })

@@ -1,7 +1,8 @@
 // The train-and-report loop of the tree engines' worker halves (Trainpool's CPU engine in
 // ../families/gbdt.ts, the WGSL one in ../gbdt-webgpu/webgpu-trees-runtime.ts): one group per job when fused, one per model
 // otherwise; progress per round; per model its time, its test scores and tree hash computed on the
-// host from its trees (and the trees themselves when the job keeps its models); with early stopping,
+// host from its trees, or from the test margins the engine computed while training (the WGSL engine's;
+// the trees themselves when the job keeps its models); with early stopping,
 // the trees are the best round's (the engine kept them) and the rounds trained and kept are recorded. A regressor's score
 // is its MSE; a classifier's are @shared/metrics' on its probabilities (testMse their `mse`). One
 // loop, so both backends report the same numbers in the same way.
@@ -15,6 +16,7 @@ import {
   type GbdtPerModelParams,
   type HeldOutRows,
   meanSquaredError,
+  outputsOfMargins,
   predictGbdt,
   predictGbdtOutputs,
   treeHash,
@@ -29,8 +31,15 @@ export interface GroupTrainHooks {
   cancelError(): Error
 }
 
+/**
+ * A trained model, with its test rows' margins where the engine computed them while training (the
+ * WGSL engine keeps the test rows on the device): predictGbdt's on the data set's test rows, bit for
+ * bit (rows × K, row-major). The report then scores them instead of predicting on the host.
+ */
+export type GbdtModelWithTestMargins = GbdtModel & { testMargins?: Float32Array }
+
 /** Trains one model per seed (the engine's group trainer, with the workload's parameters); `indices` are the models' indices in the run. */
-export type GroupTrainer = (seeds: readonly number[], hooks: GroupTrainHooks, indices: readonly number[]) => Promise<GbdtModel[]>
+export type GroupTrainer = (seeds: readonly number[], hooks: GroupTrainHooks, indices: readonly number[]) => Promise<GbdtModelWithTestMargins[]>
 
 /**
  * A model set's job fused across configurations: each model of `group`'s own GBDT_PER_MODEL_PARAMS
@@ -51,7 +60,11 @@ export function heldOutRowsOf(options: TrainOptions, group: readonly number[]): 
   return heldOutOf ? group.map((i) => heldOutOf(i)) : undefined
 }
 
-/** A model's scores on rows x (row-major, F features) with labels y: a regressor's MSE; a classifier's metrics on its probabilities, its MSE theirs. */
+/**
+ * A model's scores on rows x (row-major, F features) with labels y: a regressor's MSE; a classifier's
+ * metrics on its probabilities, its MSE theirs. `margins`: predictGbdt's on x, computed by the engine
+ * (then x is not read).
+ */
 function scoreTrees(
   model: GbdtModel,
   task: WorkloadTask | undefined,
@@ -59,9 +72,12 @@ function scoreTrees(
   rows: number,
   F: number,
   y: Float32Array,
+  margins?: Float32Array,
 ): { mse: number; metrics?: Metrics } {
-  if (!task || task.objective === 'regression') return { mse: meanSquaredError(predictGbdt(model, x, rows, F), y) }
-  const metrics = scoreOutputs(task, predictGbdtOutputs(model, x, rows, F), y)
+  if (!task || task.objective === 'regression') return { mse: meanSquaredError(margins ?? predictGbdt(model, x, rows, F), y) }
+  // outputsOfMargins works in place: the engine's margins stay as they came
+  const outputs = margins ? outputsOfMargins(model, margins.slice(), rows) : predictGbdtOutputs(model, x, rows, F)
+  const metrics = scoreOutputs(task, outputs, y)
   return { mse: metrics.mse!, metrics }
 }
 
@@ -104,7 +120,7 @@ export async function trainTreesAndReport(
     )
     const elapsedMs = performance.now() - started
     models.forEach((model, k) => {
-      const scores = scoreTrees(model, task, dataset.xTest, test, w.features, dataset.yTest)
+      const scores = scoreTrees(model, task, dataset.xTest, test, w.features, dataset.yTest, model.testMargins)
       hooks.onModelDone({
         index: group[k],
         seed: seeds[k],
