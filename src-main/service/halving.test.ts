@@ -14,6 +14,7 @@ import { summaryTable } from '../cli/bench-command'
 import { configFromFlags } from '../cli/options'
 import { builtInWorkerFamilies } from '../engine/families'
 import { RunStore } from '../store/run-store'
+import { skipWithout } from '../testing/capability'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchService } from './bench-service'
 
@@ -156,6 +157,57 @@ describe('successive halving, every strategy', () => {
   }, 120_000)
 })
 
+describe('successive halving on the xgboost backend', () => {
+  it('sequential and pool promote the configurations the cpu backend does, continuing each booster: rounds trained the rung arithmetic, the finalist the straight booster', async (ctx) => {
+    let available = true
+    try {
+      ;(await import('../engine/xgboost/library')).loadXgboost()
+    } catch {
+      available = false
+    }
+    if (skipWithout('xgboost', available, 'no libxgboost')) return ctx.skip('no libxgboost')
+    // no sampling: the trees of both backends agree, and the in-process launcher's pool workers share one process and XGBoost's one global RNG with it
+    const set: ModelSet = { grid: { eta: [0.05, 0.3, 0.6], maxDepth: [2, 4] }, seeds: 1, folds: 2 }
+    const config = (backend: 'cpu' | 'xgboost', overrides: Partial<BenchConfig> = {}) =>
+      trees(set, {
+        backend,
+        strategies: ['sequential', 'pool'],
+        model: { kind: 'gbdt', rounds: ROUNDS, maxDepth: 3, subsample: 1, colsampleBytree: 1 } as never,
+        ...overrides,
+      })
+    const [{ run: xgboost }, { run: cpu }] = [await runOf(config('xgboost')), await runOf(config('cpu', { strategies: ['sequential'] }))]
+    for (const run of [xgboost, cpu]) {
+      expect(run.status, run.error ?? undefined).toBe('ok')
+      expect(run.verification.problems).toEqual([])
+    }
+    const sequential = xgboost.measurements.find((m) => m.strategy === 'sequential')!
+    const pool = xgboost.measurements.find((m) => m.strategy === 'pool')!
+    expect(sequential.rungs!.map((r) => [r.rounds, r.configurations.length, r.models])).toEqual([
+      [1, 6, 12],
+      [3, 2, 4],
+      [12, 1, 2],
+    ])
+    expect(rungsByStrategy(xgboost.measurements).get('pool')).toEqual(rungsByStrategy(xgboost.measurements).get('sequential'))
+    expect(rungsByStrategy(xgboost.measurements).get('sequential')).toEqual(rungsByStrategy(cpu.measurements).get('sequential'))
+    const models = (m: Measurement) => m.perModel.map((p) => [p.index, p.rung, p.roundsTrained, p.fingerprint])
+    expect(models(pool)).toEqual(models(sequential))
+
+    // nothing retrained: the rounds the boosters were updated add up to the rung arithmetic (12·1 + 4·2 + 2·9)
+    const rungs = sequential.rungs!
+    for (const m of [sequential, pool]) {
+      expect(m.perModel.reduce((n, p) => n + p.roundsTrained!, 0)).toBe(38)
+      for (const p of m.perModel) expect(p.roundsTrained).toBe(rungs[p.rung!].rounds)
+    }
+    // the finalist's boosters are the grid's boosters of its configuration trained straight to 12 rounds
+    const { run: grid } = await runOf(config('xgboost', { search: undefined, strategies: ['sequential'] }))
+    expect(grid.status, grid.error ?? undefined).toBe('ok')
+    const straight = new Map(grid.measurements[0].perModel.map((p) => [p.index, p.fingerprint]))
+    const finalists = sequential.perModel.filter((p) => p.configuration === rungs.at(-1)!.configurations[0])
+    expect(finalists).toHaveLength(2)
+    for (const p of finalists) expect(p.fingerprint, `model ${p.index}`).toBe(straight.get(p.index))
+  }, 180_000)
+})
+
 describe('successive halving, bad input', () => {
   const refused = async (config: unknown) => {
     const service = serviceIn()
@@ -176,17 +228,14 @@ describe('successive halving, bad input', () => {
       [trees(set, { search: { method: 'halving', factor: 3, minRounds: 13 } }), 'search.minRounds', /minRounds 13 is above the model's 12 rounds/],
       [trees({ grid: {}, seeds: 2, folds: 2 }), 'search.method', /this run has 1: accepted: a model set with two or more configurations/],
       [trees({ ...set, folds: null }), 'search.method', /holds none out; accepted: with folds/],
-      [
-        trees(set, { backend: 'xgboost', strategies: ['sequential', 'pool'] }),
-        'search.method',
-        /backend xgboost cannot continue .*accepted: cpu, or search grid/,
-      ],
+      [trees(set, { backend: 'webgpu' }), 'search.method', /backend webgpu cannot continue .*accepted: cpu, xgboost, or search grid/],
       [trees({ grid: { rounds: [6, 12] }, seeds: 1, folds: 2 }), 'search.method', /rounds cannot be a grid axis/],
     ]
     for (const [config, field, message] of cases) {
       expect(await refused(config)).toMatchObject({ code: 'invalid-input', issues: [{ field, message: expect.stringMatching(message) }] })
     }
     expect(await refused(trees(set))).toBeNull()
+    expect(await refused(trees(set, { backend: 'xgboost', strategies: ['sequential', 'pool'] }))).toBeNull()
   })
 
   it('the CLI flags make the search, and a bad one is a usage error naming the flag (exit 2)', () => {

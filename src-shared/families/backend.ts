@@ -41,7 +41,7 @@ export interface BackendSpec<Name extends string = string> {
   halving?: true | { why: string }
 }
 
-/** Why a family's backend cannot continue models between halving rungs ("backend xgboost cannot continue a model (…) between rungs: …; accepted: cpu, or search grid"), or null. */
+/** Why a family's backend cannot continue models between halving rungs ("backend webgpu cannot continue a model (…) between rungs: …; accepted: cpu, xgboost, or search grid"), or null. */
 export function whyNoHalving(family: { label: string; backends: readonly BackendSpec[] }, backend: string): string | null {
   const spec = family.backends.find((b) => b.name === backend)
   if (!spec || spec.halving === true) return null

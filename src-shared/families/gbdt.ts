@@ -301,9 +301,7 @@ export const GBDT_BACKENDS = [
       why: "XGBoost trains one booster at a time (its training is not thread-safe: parallel XGBoost models are the pool's processes); for batched trees use Trainpool's own engine (--backend cpu)",
     },
     earlyStopping: true,
-    halving: {
-      why: "XGBoost can continue a booster (xgb_model), but this backend does not yet send a rung's boosters back to continue them; use Trainpool's own engine (--backend cpu)",
-    },
+    halving: true,
     speed: { workPerSecond: 1.3e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
   },
 ] as const satisfies readonly BackendSpec[]

@@ -55,6 +55,10 @@ export interface XgbApi {
   slice(booster: Handle, rounds: number): Handle
   /** the model as JSON bytes (copied) */
   saveModelJson(booster: Handle): Buffer
+  /** replaces the booster's model with one XGBoost saved (XGBoosterLoadModelFromBuffer: JSON or UBJ bytes) */
+  loadModel(booster: Handle, model: Buffer): void
+  /** the rounds the booster's model has (XGBoosterBoostedRounds) */
+  boostedRounds(booster: Handle): number
   freeBooster(booster: Handle): void
 }
 
@@ -136,6 +140,8 @@ class BoundXgb implements XgbApi {
   private readonly XGBoosterPredictFromDMatrix: NativeCall
   private readonly XGBoosterSaveModelToBuffer: NativeCall
   private readonly XGBoosterSlice: NativeCall
+  private readonly XGBoosterLoadModelFromBuffer: NativeCall
+  private readonly XGBoosterBoostedRounds: NativeCall
   private readonly XGBoosterFree: NativeCall
 
   constructor(
@@ -163,6 +169,8 @@ class BoundXgb implements XgbApi {
     )
     this.XGBoosterSaveModelToBuffer = fn('int XGBoosterSaveModelToBuffer(void *handle, const char *config, _Out_ uint64_t *out_len, _Out_ void **out_dptr)')
     this.XGBoosterSlice = fn('int XGBoosterSlice(void *handle, int begin_layer, int end_layer, int step, _Out_ void **out)')
+    this.XGBoosterLoadModelFromBuffer = fn('int XGBoosterLoadModelFromBuffer(void *handle, const void *buf, uint64_t len)')
+    this.XGBoosterBoostedRounds = fn('int XGBoosterBoostedRounds(void *handle, _Out_ int *out)')
     this.XGBoosterFree = fn('int XGBoosterFree(void *handle)')
   }
 
@@ -238,6 +246,16 @@ class BoundXgb implements XgbApi {
     const ptr = out<Handle>()
     this.check('XGBoosterSaveModelToBuffer', this.XGBoosterSaveModelToBuffer(booster, '{"format":"json"}', len, ptr))
     return Buffer.from(this.koffi.view(ptr[0], Number(len[0])).slice(0))
+  }
+
+  loadModel(booster: Handle, model: Buffer): void {
+    this.check('XGBoosterLoadModelFromBuffer', this.XGBoosterLoadModelFromBuffer(booster, model, model.length))
+  }
+
+  boostedRounds(booster: Handle): number {
+    const rounds = [0]
+    this.check('XGBoosterBoostedRounds', this.XGBoosterBoostedRounds(booster, rounds))
+    return rounds[0]
   }
 
   freeBooster(booster: Handle): void {

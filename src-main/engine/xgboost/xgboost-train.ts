@@ -5,7 +5,7 @@
 // classifier is XGBoost's own binary:logistic or multi:softprob, scored on the probabilities XGBoost
 // predicts with @shared/metrics like every other engine's.
 import { createHash } from 'node:crypto'
-import { EarlyStopping, type Metrics, outputsOf, type StoppedRounds, type WorkloadEarlyStopping, type WorkloadTask } from '@shared/contract'
+import { EarlyStopping, type Metrics, outputsOf, type ResumeState, type StoppedRounds, type WorkloadEarlyStopping, type WorkloadTask } from '@shared/contract'
 import type { GbdtParams } from '@shared/families/gbdt'
 import { scoreMetric, scoreOutputs } from '@shared/metrics'
 import { meanSquaredError } from '../gbdt'
@@ -130,6 +130,15 @@ export interface XgbTrainHooks {
    * best_iteration with iteration_range would predict. Needs the data's validation rows.
    */
   earlyStopping?: WorkloadEarlyStopping
+  /**
+   * A halving rung's model to continue (contract/halving.ts ResumeState): the booster XGBoost saved
+   * `rounds` rounds in (its JSON, the artifact a job keeps) is loaded, then only the rounds after it
+   * are updated, iteration numbers continuing — xgb.train(xgb_model=…)'s continuation. Without row or
+   * column sampling the model equals one trained straight, byte for byte; with sampling it does not:
+   * XGBoost reseeds its one global RNG with `seed` when the loaded booster is configured, so the later
+   * rounds draw the first rounds' samples again (XGBoost's own continuation does the same).
+   */
+  resume?: { json: string; rounds: number }
 }
 
 export interface XgbTrained {
@@ -148,6 +157,8 @@ export interface XgbTrained {
   fingerprint: string
   /** with early stopping: the rounds trained and the round kept (the model is its first bestRound rounds) */
   stoppedRounds?: StoppedRounds
+  /** the rounds this call updated (all of them, or those after hooks.resume's) */
+  roundsGrown: number
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -177,13 +188,19 @@ export async function trainXgbModel(
   const started = performance.now()
   const v = data.validation
   const watch = hooks.earlyStopping ? new EarlyStopping(hooks.earlyStopping.rounds, hooks.earlyStopping.metric) : null
+  const resume = hooks.resume
+  if (resume && watch) throw new RangeError('resume continues a model from its last round: not with earlyStopping')
   if (watch && !v) throw new RangeError("earlyStopping needs the data set's validation rows (a fold's, or a validation fraction's)")
+  if (resume && resume.rounds >= rounds) throw new RangeError(`resume: a model ${resume.rounds} rounds in has nothing left of its ${rounds}`)
   // the validation rows in the booster's prediction cache: each round's prediction adds only the new trees
   const booster = api.createBooster(watch ? [data.dtrain, v!.dmatrix] : [data.dtrain])
   let kept: Handle | null = null
   try {
+    // the job's parameters after the loaded model's: they are the ones a straight run trained with
+    if (resume) loadResumed(api, booster, resume, params)
     for (const [name, value] of params) api.setParam(booster, name, value)
-    for (let round = 0; round < rounds; round++) {
+    const first = resume?.rounds ?? 0
+    for (let round = first; round < rounds; round++) {
       if (hooks.shouldStop?.()) throw hooks.cancelError?.() ?? new Error('cancelled')
       api.updateOneIter(booster, round, data.dtrain)
       hooks.onRound?.(round + 1, rounds)
@@ -207,11 +224,31 @@ export async function trainXgbModel(
       ...(validation?.metrics ? { validationMetrics: validation.metrics } : {}),
       ...(hooks.keep ? { json: json.toString('utf8') } : {}),
       ...(watch ? { stoppedRounds: watch.outcome } : {}),
+      roundsGrown: (watch?.roundsTrained ?? rounds) - first,
     }
   } finally {
     if (kept) api.freeBooster(kept)
     api.freeBooster(booster)
   }
+}
+
+/** A rung's state as the booster to continue: only XGBoost's own saved model can be (Trainpool's tree artifact has no XGBoost learner). */
+export function boosterToContinue(state: ResumeState): NonNullable<XgbTrainHooks['resume']> {
+  if (state.artifact.format !== 'xgboost-json') throw new RangeError(`resume: a ${state.artifact.format} model is not an XGBoost booster to continue`)
+  return { json: state.artifact.json, rounds: state.rounds }
+}
+
+/**
+ * Loads the model a rung sent back into `booster`, refusing one that is not `resume.rounds` rounds of
+ * the job's objective (setting the job's objective over another would silently retrain its margins).
+ */
+function loadResumed(api: XgbApi, booster: Handle, resume: NonNullable<XgbTrainHooks['resume']>, params: readonly (readonly [string, string])[]): void {
+  const objective = params.find(([name]) => name === 'objective')?.[1]
+  const saved = (JSON.parse(resume.json) as { learner?: { objective?: { name?: string } } }).learner?.objective?.name
+  if (saved !== objective) throw new RangeError(`resume: the model sent back is ${saved ?? 'no XGBoost model'}, the job trains ${objective}`)
+  api.loadModel(booster, Buffer.from(resume.json, 'utf8'))
+  const has = api.boostedRounds(booster)
+  if (has !== resume.rounds) throw new RangeError(`resume: the model sent back has ${has} rounds, its state says ${resume.rounds}`)
 }
 
 /** The validation rows' value of the watched metric after this round, from XGBoost's predictions, scored as every engine scores. */

@@ -124,6 +124,35 @@ describe('xgboost through the FFI', () => {
     for (const m of run.measurements) for (const p of m.perModel) expect(p.trainMs).toBeGreaterThan(0)
   })
 
+  it("a halving rung's job over the worker socket: each booster's JSON sent back continues to the booster trained straight, updating only the rounds left", async (ctx) => {
+    need(ctx)
+    const pool = new WorkerPool(launcher, { family: 'gbdt', size: 1, backend: 'xgboost' })
+    pools.push(pool)
+    await pool.start()
+    // no sampling: XGBoost reseeds its RNG on a loaded booster (xgboost-train.ts resume)
+    const at = (rounds: number) => gbdtWorkload({ rounds, maxDepth: 3, subsample: 1, colsampleBytree: 1 }, 800)
+    const run = async (rounds: number, resume?: { index: number; rounds: number; artifact: ModelArtifact }[]) => {
+      const artifacts = new Map<number, ModelArtifact>()
+      const [outcome] = await pool.run([{ workload: at(rounds), modelIndices: [0, 1], fused: false, keep: true, ...(resume ? { resume } : {}) }], {
+        onModelDone: (model, artifact) => artifact && artifacts.set(model.index, artifact),
+      })
+      expect(outcome.status, outcome.failure?.reason).toBe('done')
+      return { models: [...outcome.models].sort((a, b) => a.index - b.index), artifacts }
+    }
+    const straight = await run(8)
+    const first = await run(2, [])
+    const continued = await run(
+      8,
+      [0, 1].map((index) => ({ index, rounds: 2, artifact: first.artifacts.get(index)! })),
+    )
+    expect(continued.models.map((m) => m.fingerprint)).toEqual(straight.models.map((m) => m.fingerprint))
+    expect(continued.artifacts).toEqual(straight.artifacts)
+    expect([first, continued].map((r) => r.models.map((m) => m.roundsTrained))).toEqual([
+      [2, 2],
+      [6, 6],
+    ])
+  })
+
   it('a bad parameter fails the job with XGBoost’s own message (XGBGetLastError)', async (ctx) => {
     need(ctx)
     const pool = new WorkerPool(launcher, { family: 'gbdt', size: 1, backend: 'xgboost' })
