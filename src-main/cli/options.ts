@@ -507,24 +507,21 @@ export const FLAG_HELP = {
   objective: `${OBJECTIVE_CHOICES.join(' | ')} (default auto: read from the target — two values → binary, text or small integers → multiclass up to ${CLASS_LIMITS.max} classes, other numbers → regression)`,
   metric: `the primary metric: ${METRIC_CHOICES.join(' | ')} (default auto: mse for regression, logloss for classifiers; auc for binary only) — compared across strategies, ranked by, charted`,
   classes: `generated --target multiclass: the number of classes (${CLASS_LIMITS.min} to ${CLASS_LIMITS.max}, default ${DEFAULT_GENERATED_CLASSES})`,
-  earlyStopping: `stop each model once its validation value of the primary metric has not improved for R rounds or epochs (${EARLY_STOPPING_LIMITS.rounds.min} to ${EARLY_STOPPING_LIMITS.rounds.max}; ${earlyStoppingBackends()}), keeping its best round's model (XGBoost's early_stopping_rounds); needs --folds or --validation; default off`,
+  earlyStopping: `stop each model once its validation value of the primary metric has not improved for R rounds or epochs (${EARLY_STOPPING_LIMITS.rounds.min} to ${EARLY_STOPPING_LIMITS.rounds.max}; ${declaredBackends('earlyStopping')}), keeping its best round's model (XGBoost's early_stopping_rounds); needs --folds or --validation; default off`,
   validation: `without --folds: hold out the last fraction of the training rows (${EARLY_STOPPING_LIMITS.validation.min} to ${EARLY_STOPPING_LIMITS.validation.max}; stratified by class for a classifier) as every model's validation rows`,
-  search: `how a model set is searched: ${SEARCH_METHODS.join(' | ')} (default grid: every configuration to the full rounds; halving: successive halving — every configuration trains --min-rounds rounds, the best 1/--factor by mean validation metric continue to factor× the rounds, and so on to the full rounds, continuing rather than retraining; trees on the cpu backend, with --folds or --validation)`,
+  search: `how a model set is searched: ${SEARCH_METHODS.join(' | ')} (default grid: every configuration to the full rounds; halving: successive halving — every configuration trains --min-rounds rounds, the best 1/--factor by mean validation metric continue to factor× the rounds, and so on to the full rounds, continuing rather than retraining; ${declaredBackends('halving')}; with --folds or --validation)`,
   factor: `with --search halving: η, how many configurations for each one that continues (${HALVING_LIMITS.factor.min} to ${HALVING_LIMITS.factor.max}, default ${DEFAULT_HALVING_FACTOR})`,
   minRounds: `with --search halving: the first rung's rounds r (1 to the model's rounds; rung i trains to min(rounds, r·η^i)); default ⌊rounds / η^k⌋ with k = ⌊log_η(configurations)⌋, scikit-learn's 'exhaust' (100 rounds, 54 configurations, η 3: 3)`,
   features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
   impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,
 }
 
-/** The backends that stop models early, by family ("gbdt: cpu, xgboost; mlp: tensorflow, wasm, cpu"), from their declarations. */
-function earlyStoppingBackends(): string {
+/** The backends that declare a capability, by family ("gbdt: cpu, xgboost; mlp: tensorflow, wasm, cpu"), from their entries; a family with none is left out. */
+function declaredBackends(capability: 'earlyStopping' | 'halving'): string {
   return allFamilies()
-    .map(
-      (f) =>
-        `${f.kind}: ${f.backends
-          .filter((b) => b.earlyStopping === true)
-          .map((b) => b.name)
-          .join(', ')}`,
-    )
+    .flatMap((f) => {
+      const names = f.backends.filter((b) => b[capability] === true).map((b) => b.name)
+      return names.length ? [`${f.kind}: ${names.join(', ')}`] : []
+    })
     .join('; ')
 }
