@@ -3,17 +3,17 @@
 // every rounding-hard one, the constants and the hard cases against an exact exp (BigInt), and the
 // gradient pairs and outputs of binary:logistic and multi:softprob (K = 3, 5, 32) on edge margins.
 //
-// Why the hard list below is complete: every float32 x was run through f32(Math.exp(x)) (the first
-// opt-in test at the end, TRAINPOOL_EXP_EVERY_F32=1) and kept where the float32 rounding changes within
-// Math.exp(x)·(1 ± 2^-50); V8's exp errs by < 1 ulp (2^-52) and expF32 by < 2^-61, so everywhere else
-// both round to the same float32. The second opt-in test runs expF32 on every float32 it computes.
+// Why the hard list (src-main/testing/objective-wgsl-harness.ts) is complete: every float32 x was run
+// through f32(Math.exp(x)) and kept where the float32 rounding changes within Math.exp(x)·(1 ± 2^-50);
+// V8's exp errs by < 1 ulp (2^-52) and expF32 by < 2^-61, so everywhere else both round to the same
+// float32. That scan, and expF32 on every float32 it computes, take minutes: they are a check of their
+// own, not a test (`npm run check:exp-f32`, benchmarks/gbdt/exp-every-f32.mts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { logisticGradients, sigmoidF32, softmaxF32, softprobGradients, softprobOfRows } from '../gbdt/objective'
 import { Rng } from '../random'
-import { EXACT_WGSL } from './exact'
 import { BINARY_OBJECTIVE_WGSL, EXP2_SIXTYFOURTHS_Q63, EXP_STEP_Q104, EXPM1_COEFFICIENTS_Q63, OBJECTIVE_WGSL } from './objective-wgsl'
-import { USAGE } from '../webgpu/device'
 import { type DeviceHolder, noDevice, openForTests } from '../../testing/webgpu-trees'
+import { differences, EXP_COMPUTED_BITS, fromBits, HARD_EXP_INPUTS, runKernel, toBits, unaryKernel } from '../../testing/objective-wgsl-harness'
 
 let dev: DeviceHolder = { gpu: null, why: 'not opened' }
 beforeAll(async () => {
@@ -22,19 +22,6 @@ beforeAll(async () => {
 afterAll(() => dev.gpu?.release())
 
 const f32 = Math.fround
-const bits = new Float32Array(1)
-const bitsU = new Uint32Array(bits.buffer)
-function toBits(v: number): number {
-  bits[0] = v
-  return bitsU[0]
-}
-function fromBits(u: number): number {
-  bitsU[0] = u
-  return bits[0]
-}
-
-/** Every float32 x whose f32(Math.exp(x)) is not settled by Math.exp(x)·(1 ± 2^-50) (the whole float32 range scanned). */
-const HARD_EXP_INPUTS = [931069825, 969326171, 1073853001, 1076976435, 3003121664, 3135300188, 3153128945, 3244888781]
 
 // ---- an exact exp: e^y for y a fixed-point BigInt (FRACTION bits), error far below 2^-300 relative
 
@@ -87,61 +74,6 @@ function exactExpF32(x: number): { value: number; fromBoundary: number } {
 
 // ---- the device
 
-/** `code` after EXACT_WGSL, one thread per output group (workgroups of 64), inputs at bindings 0…, the output after them */
-async function runKernel(key: string, code: string, inputs: Uint32Array[], outWords: number, threads: number): Promise<Uint32Array> {
-  const gpu = dev.gpu!
-  const inBufs = inputs.map((words, i) => {
-    const b = gpu.createBuffer(Math.max(4, words.byteLength), USAGE.STORAGE | USAGE.COPY_DST, `objective-in-${i}`)
-    gpu.device.queue.writeBuffer(b, 0, words)
-    return b
-  })
-  const outBuf = gpu.createBuffer(outWords * 4, USAGE.STORAGE | USAGE.COPY_SRC, 'objective-out')
-  const staging = gpu.createBuffer(outWords * 4, USAGE.MAP_READ | USAGE.COPY_DST, 'objective-staging')
-  try {
-    const pipeline = gpu.pipeline(key, () => `${EXACT_WGSL}${code}`)
-    const enc = gpu.device.createCommandEncoder()
-    const pass = enc.beginComputePass()
-    pass.setPipeline(pipeline)
-    pass.setBindGroup(
-      0,
-      gpu.device.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [...inBufs, outBuf].map((buffer, binding) => ({ binding, resource: { buffer } })),
-      }),
-    )
-    pass.dispatchWorkgroups(Math.ceil(threads / 64))
-    pass.end()
-    enc.copyBufferToBuffer(outBuf, 0, staging, 0, outWords * 4)
-    gpu.submit([enc.finish()])
-    return new Uint32Array(await gpu.read(staging, outWords * 4))
-  } finally {
-    for (const b of [...inBufs, outBuf, staging]) gpu.destroyBuffer(b)
-  }
-}
-
-/** out[i] = fn(in[i]) for a unary function of float32 bits (BINARY_OBJECTIVE_WGSL alone: no marginBits needed) */
-function unaryKernel(fn: string): string {
-  return /* wgsl */ `${BINARY_OBJECTIVE_WGSL}
-@group(0) @binding(0) var<storage, read> xs: array<u32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-  if (id.x < arrayLength(&out)) { out[id.x] = ${fn}(xs[id.x]); }
-}`
-}
-
-/** differences between device bits and the CPU's as text (NaN = NaN: a NaN's payload is not arithmetic) */
-function differences(got: Uint32Array, want: Uint32Array, describe: (i: number) => string): string[] {
-  const bad: string[] = []
-  for (let i = 0; i < want.length && bad.length < 20; i++) {
-    const bothNaN = Number.isNaN(fromBits(got[i])) && Number.isNaN(fromBits(want[i]))
-    if (got[i] !== want[i] && !bothNaN) {
-      bad.push(`${describe(i)}: device ${got[i].toString(16)} (${fromBits(got[i])}), CPU ${want[i].toString(16)} (${fromBits(want[i])})`)
-    }
-  }
-  return bad
-}
-
 /** float32 bits from lo to hi (inclusive, as unsigned bit patterns) every `stride`, from `offset` */
 function strided(out: number[], lo: number, hi: number, stride: number, offset = 0): void {
   for (let u = lo + offset; u <= hi; u += stride) out.push(u >>> 0)
@@ -151,12 +83,6 @@ function around(out: number[], x: number, radius: number): void {
   const u = toBits(Math.abs(f32(x)))
   for (let d = -radius; d <= radius; d++) out.push(u + d, (u + d + 0x80000000) >>> 0)
 }
-
-/** the float32 bit patterns whose exp expF32 computes (elsewhere it returns 1, ∞, 0 or NaN): 2^-25 ≤ x ≤ 100, −110 ≤ x ≤ −2^-25 */
-const EXP_COMPUTED_BITS = [
-  [0x33000000, 0x42c80000],
-  [0xb3000000, 0xc2dc0000],
-]
 
 /** expF32's inputs: its whole domain strided, the trivial ranges sparsely, every boundary densely, specials */
 function expInputs(rng: Rng): Uint32Array {
@@ -204,7 +130,7 @@ describe('the classifiers on the device = the CPU engine, bit for bit', () => {
     if (noDevice(dev)) return ctx.skip()
     const xs = expInputs(new Rng(381))
     const want = xs.map((u) => toBits(f32(Math.exp(fromBits(u)))))
-    const got = await runKernel('test:objective-exp', unaryKernel('expF32'), [xs], xs.length, xs.length)
+    const got = await runKernel(dev.gpu!, 'test:objective-exp', unaryKernel('expF32'), [xs], xs.length, xs.length)
     expect(differences(got, want, (i) => `exp(${fromBits(xs[i])}) [${xs[i].toString(16)}]`)).toEqual([])
   })
 
@@ -248,7 +174,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   out[i * 3u + 1u] = gh.y;
   out[i * 3u + 2u] = sigmoidF32(margins[i]);
 }`
-    const got = await runKernel('test:objective-logistic', kernel, [new Uint32Array(m.buffer), Uint32Array.from(y)], count * 3, count)
+    const got = await runKernel(dev.gpu!, 'test:objective-logistic', kernel, [new Uint32Array(m.buffer), Uint32Array.from(y)], count * 3, count)
     const what = ['g', 'h', 'sigmoid']
     expect(differences(got, want, (i) => `${what[i % 3]} of margin ${m[Math.floor(i / 3)]}, label ${y[Math.floor(i / 3)]}`)).toEqual([])
   })
@@ -302,7 +228,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   out[i * 2u] = sm.x;
   out[i * 2u + 1u] = (sm.y & 0xFFFFFu) | (u32(se + 52 + 1023) << 20u);
 }`
-    const got = await runKernel('test:objective-f64-sum', kernel, [counts, new Uint32Array(values.buffer)], sequences.length * 2, sequences.length)
+    const got = await runKernel(dev.gpu!, 'test:objective-f64-sum', kernel, [counts, new Uint32Array(values.buffer)], sequences.length * 2, sequences.length)
     const bad = sequences.flatMap((sequence, i) =>
       got[i * 2] === want[i * 2] && got[i * 2 + 1] === want[i * 2 + 1]
         ? []
@@ -391,6 +317,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
       for (let r = 0; r < rows; r++) softmaxF32(out, r * K, K)
       for (let i = 0; i < rows * K; i++) want[i * 3 + 2] = toBits(out[i])
       const got = await runKernel(
+        dev.gpu!,
         'test:objective-softprob',
         SOFTPROB_KERNEL,
         [new Uint32Array([K]), new Uint32Array(Float32Array.from(byRow.flat()).buffer), Uint32Array.from(y)],
@@ -405,52 +332,4 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
       expect(differences(got, want, describe)).toEqual([])
     })
   }
-
-  it.skipIf(!process.env.TRAINPOOL_EXP_EVERY_F32)(
-    "every float32: HARD_EXP_INPUTS is all those whose f32(Math.exp(x)) changes within Math.exp(x)·(1 ± 2^-50), and outside the computed ranges f32(Math.exp(x)) is expF32's 1, ∞, 0 or NaN (TRAINPOOL_EXP_EVERY_F32=1; ~2 min)",
-    () => {
-      const chunk = 1 << 20
-      const xs = new Uint32Array(chunk)
-      const xf = new Float32Array(xs.buffer)
-      const [positive, negative] = EXP_COMPUTED_BITS
-      const hard: number[] = []
-      const outside: string[] = []
-      for (let base = 0; base < 2 ** 32; base += chunk) {
-        for (let i = 0; i < chunk; i++) xs[i] = base + i
-        for (let i = 0; i < chunk; i++) {
-          const x = xf[i]
-          const d = Math.exp(x)
-          if (f32(d * (1 - 2 ** -50)) !== f32(d * (1 + 2 ** -50)) && !Number.isNaN(d)) hard.push(xs[i])
-          if ((xs[i] >= positive[0] && xs[i] <= positive[1]) || (xs[i] >= negative[0] && xs[i] <= negative[1])) continue
-          const branch = Number.isNaN(x) ? NaN : Math.abs(x) < 2 ** -25 ? 1 : x > 0 ? Infinity : 0
-          if (!Object.is(f32(d), branch) && outside.length < 20) outside.push(`exp(${x}) = ${f32(d)}, expF32 ${branch}`)
-        }
-      }
-      expect({ hard, outside }).toEqual({ hard: HARD_EXP_INPUTS, outside: [] })
-    },
-    3_600_000,
-  )
-
-  it.skipIf(!process.env.TRAINPOOL_EXP_EVERY_F32)(
-    'expF32 = f32(Math.exp(x)) for every float32 it computes, 2^-25 ≤ |x| ≤ 100 or 110 (TRAINPOOL_EXP_EVERY_F32=1; ~3 min on lavapipe)',
-    async (ctx) => {
-      if (noDevice(dev)) return ctx.skip()
-      const chunk = 1 << 21
-      const xs = new Uint32Array(chunk)
-      const xf = new Float32Array(xs.buffer)
-      const want = new Uint32Array(chunk)
-      const wantF = new Float32Array(want.buffer)
-      const bad: string[] = []
-      for (const [lo, hi] of EXP_COMPUTED_BITS) {
-        for (let base = lo; base <= hi && bad.length === 0; base += chunk) {
-          for (let i = 0; i < chunk; i++) xs[i] = Math.min(base + i, hi)
-          for (let i = 0; i < chunk; i++) wantF[i] = Math.exp(xf[i])
-          const got = await runKernel('test:objective-exp', unaryKernel('expF32'), [xs], chunk, chunk)
-          bad.push(...differences(got, want, (i) => `exp(${xf[i]}) [${xs[i].toString(16)}]`))
-        }
-      }
-      expect(bad).toEqual([])
-    },
-    7_200_000,
-  )
 })
