@@ -40,7 +40,18 @@ import {
   launcherFlags,
   LOCAL_LAUNCHER,
 } from '@shared/contract'
-import { acceptedText, allFamilies, autoOrder, familyKinds, findFamily, type ModelFamily, type ParamField, whyNoBatched } from '@shared/families'
+import {
+  acceptedText,
+  allFamilies,
+  autoOrder,
+  backendsWith,
+  type DeclaredCapability,
+  familyKinds,
+  findFamily,
+  type ModelFamily,
+  type ParamField,
+  whyNoBatched,
+} from '@shared/families'
 import { modelSweep } from '@shared/plan'
 
 export class UsageError extends Error {
@@ -517,10 +528,10 @@ export const FLAG_HELP = {
 }
 
 /** The backends that declare a capability, by family ("gbdt: cpu, xgboost; mlp: tensorflow, wasm, cpu"), from their entries; a family with none is left out. */
-function declaredBackends(capability: 'earlyStopping' | 'halving'): string {
+function declaredBackends(capability: DeclaredCapability): string {
   return allFamilies()
     .flatMap((f) => {
-      const names = f.backends.filter((b) => b[capability] === true).map((b) => b.name)
+      const names = backendsWith(f, capability)
       return names.length ? [`${f.kind}: ${names.join(', ')}`] : []
     })
     .join('; ')

@@ -41,37 +41,61 @@ export interface BackendSpec<Name extends string = string> {
   halving?: true | { why: string }
 }
 
-/** Why a family's backend cannot continue models between halving rungs ("backend webgpu cannot continue a model (…) between rungs: …; accepted: cpu, xgboost, or search grid"), or null. */
-export function whyNoHalving(family: { label: string; backends: readonly BackendSpec[] }, backend: string): string | null {
+/** A capability a backend declares `true`, or else why not (BackendSpec's earlyStopping, halving). */
+export type DeclaredCapability = 'earlyStopping' | 'halving'
+
+type BackendTable = { label: string; backends: readonly BackendSpec[] }
+
+/** The family's backends that declare `capability`, in the table's order. */
+export function backendsWith(family: Pick<BackendTable, 'backends'>, capability: DeclaredCapability): string[] {
+  return family.backends.filter((b) => b[capability] === true).map((b) => b.name)
+}
+
+/** The refusal of a backend that does not declare `capability`: "backend X cannot <doing>: <why>; accepted: <those that can>, or <without>", or null. */
+function whyNotDeclared(
+  family: BackendTable,
+  backend: string,
+  capability: DeclaredCapability,
+  words: { doing: string; notYet: string; without: string },
+): string | null {
   const spec = family.backends.find((b) => b.name === backend)
-  if (!spec || spec.halving === true) return null
-  const why = spec.halving?.why ?? 'its engine does not continue a model from a rung yet'
-  const others = family.backends.filter((b) => b.halving === true).map((b) => b.name)
-  return `backend ${backend} cannot continue a model (${family.label}) between rungs: ${why}; accepted: ${others.length ? `${others.join(', ')}, or ` : ''}search grid`
+  const declared = spec?.[capability]
+  if (!spec || declared === true) return null
+  const others = backendsWith(family, capability)
+  return `backend ${backend} cannot ${words.doing}: ${declared?.why ?? words.notYet}; accepted: ${others.length ? `${others.join(', ')}, or ` : ''}${words.without}`
+}
+
+/** Why a family's backend cannot continue models between halving rungs ("backend webgpu cannot continue a model (…) between rungs: …; accepted: cpu, xgboost, or search grid"), or null. */
+export function whyNoHalving(family: BackendTable, backend: string): string | null {
+  return whyNotDeclared(family, backend, 'halving', {
+    doing: `continue a model (${family.label}) between rungs`,
+    notYet: 'its engine does not continue a model from a rung yet',
+    without: 'search grid',
+  })
 }
 
 /**
  * Why `auto` cannot promise early stopping for a family: it picks by machine and calibration alone, and
  * may pick one of these backends that cannot stop models early; null when every backend it may pick can.
  */
-export function whyNoEarlyStoppingOnAuto(family: { label: string; backends: readonly BackendSpec[] }): string | null {
+export function whyNoEarlyStoppingOnAuto(family: BackendTable): string | null {
   const cannot = family.backends.filter((b) => b.auto && b.earlyStopping !== true).map((b) => b.name)
   if (cannot.length === 0) return null
-  const able = family.backends.filter((b) => b.earlyStopping === true).map((b) => b.name)
+  const able = backendsWith(family, 'earlyStopping')
   return `backend auto may pick ${cannot.join(' or ')}, which cannot stop a ${family.label} early yet; accepted: ${able.length ? `${able.join(', ')}, or ` : ''}no --early-stopping`
 }
 
 /** Why a family's backend cannot stop models early ("backend webgpu cannot stop a … early: …; accepted: cpu, xgboost"), or null. */
-export function whyNoEarlyStopping(family: { label: string; backends: readonly BackendSpec[] }, backend: string): string | null {
-  const spec = family.backends.find((b) => b.name === backend)
-  if (!spec || spec.earlyStopping === true) return null
-  const why = spec.earlyStopping?.why ?? 'its engine does not stop models early yet'
-  const others = family.backends.filter((b) => b.earlyStopping === true).map((b) => b.name)
-  return `backend ${backend} cannot stop a ${family.label} early: ${why}; accepted: ${others.length ? `${others.join(', ')}, or ` : ''}no --early-stopping`
+export function whyNoEarlyStopping(family: BackendTable, backend: string): string | null {
+  return whyNotDeclared(family, backend, 'earlyStopping', {
+    doing: `stop a ${family.label} early`,
+    notYet: 'its engine does not stop models early yet',
+    without: 'no --early-stopping',
+  })
 }
 
 /** Why a family's backend cannot train an objective ("backend webgpu trains regression only: …; accepted: cpu, xgboost"), or null. */
-export function whyNoObjective(family: { label: string; backends: readonly BackendSpec[] }, backend: string, objective: Objective): string | null {
+export function whyNoObjective(family: BackendTable, backend: string, objective: Objective): string | null {
   const spec = family.backends.find((b) => b.name === backend)
   if (!spec?.objectives || spec.objectives.trains.includes(objective)) return null
   const others = family.backends.filter((b) => !b.objectives || b.objectives.trains.includes(objective)).map((b) => b.name)
