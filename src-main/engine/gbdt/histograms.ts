@@ -215,34 +215,21 @@ export function partition(
   scratchQH: Int32Array,
 ): number {
   if (qh) return partitionWithHessians(bins, c, rows, q, qh, begin, end, splitBin, missing, defaultLeft, scratchRows, scratchQ, scratchQH)
+  // missing = −1 (no missing bin) never equals a bin, so one loop serves both
+  const dl = defaultLeft ? 1 : 0
   let wl = begin
   let nr = 0
-  if (missing >= 0) {
-    const dl = defaultLeft ? 1 : 0
-    for (let k = begin; k < end; k++) {
-      const r = rows[k]
-      const qk = q[k]
-      const bin = bins[c + r]
-      const left = bin === missing ? dl : ((splitBin - bin) >> 31) + 1
-      rows[wl] = r
-      q[wl] = qk
-      scratchRows[nr] = r
-      scratchQ[nr] = qk
-      wl += left
-      nr += 1 - left
-    }
-  } else {
-    for (let k = begin; k < end; k++) {
-      const r = rows[k]
-      const qk = q[k]
-      const left = ((splitBin - bins[c + r]) >> 31) + 1 // 1 iff bin ≤ splitBin
-      rows[wl] = r
-      q[wl] = qk
-      scratchRows[nr] = r
-      scratchQ[nr] = qk
-      wl += left
-      nr += 1 - left
-    }
+  for (let k = begin; k < end; k++) {
+    const r = rows[k]
+    const qk = q[k]
+    const bin = bins[c + r]
+    const left = bin === missing ? dl : ((splitBin - bin) >> 31) + 1 // 1 iff bin ≤ splitBin
+    rows[wl] = r
+    q[wl] = qk
+    scratchRows[nr] = r
+    scratchQ[nr] = qk
+    wl += left
+    nr += 1 - left
   }
   rows.set(scratchRows.subarray(0, nr), wl)
   q.set(scratchQ.subarray(0, nr), wl)
