@@ -342,7 +342,7 @@ async function trainGroup(
   const heldOut = heldOutOf ? indices.map((i) => heldOutOf(i)) : null
   const started = performance.now()
   const group: GroupTraining = { model: await OrtMlp.create(rt, options), data, workload, indices, heldOut, hooks, lastEpochMeanLoss: null }
-  const watches = workload.earlyStopping ? new EpochWatches(workload.earlyStopping, indices.length, workload.model.hidden[0]) : null
+  const watches = EpochWatches.of(workload, indices.length)
   let epochLoss: Float32Array | null = null
   for (let epoch = 0; epoch < workload.model.epochs; epoch++) {
     epochLoss = await trainEpoch(group, epoch)

@@ -201,7 +201,7 @@ async function trainGroup(
     })
   const group: GroupTraining = { tf, model: programOf(), data, workload, indices, heldOut, hooks, lastEpochMeanLoss: null }
   try {
-    const watches = workload.earlyStopping ? new EpochWatches(workload.earlyStopping, indices.length, workload.model.hidden[0]) : null
+    const watches = EpochWatches.of(workload, indices.length)
     let epochLoss: Float32Array | null = null
     for (let epoch = 0; epoch < workload.model.epochs; epoch++) {
       epochLoss = await trainEpoch(group, epoch)

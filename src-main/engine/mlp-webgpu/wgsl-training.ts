@@ -155,7 +155,7 @@ async function trainGroup(
   const model = modelFor(dev, data, workload, indices.length)
   model.reset(seeds, heldOut)
   const g: GroupTraining = { dev, data, workload, model, indices, seeds, heldOut, lr: lrPerModel(workload, indices, options), hooks, lastEpochMeanLoss: null }
-  const watches = workload.earlyStopping ? new EpochWatches(workload.earlyStopping, indices.length, workload.model.hidden[0]) : null
+  const watches = EpochWatches.of(workload, indices.length)
   let epochLoss: Float64Array | null = null
   for (let epoch = 0; epoch < workload.model.epochs; epoch++) {
     epochLoss = await trainEpoch(g, epoch)

@@ -68,6 +68,11 @@ export class EpochWatches {
     this.liveModels = Array.from({ length: n }, (_, i) => i)
   }
 
+  /** The watches of a fused group of n models of `workload`, or null when it does not stop early. */
+  static of(workload: { earlyStopping?: WorkloadEarlyStopping; model: { hidden: readonly number[] } }, n: number): EpochWatches | null {
+    return workload.earlyStopping ? new EpochWatches(workload.earlyStopping, n, workload.model.hidden[0]) : null
+  }
+
   /** Group positions of the models still training, in the order the program holds them. */
   get live(): readonly number[] {
     return this.liveModels
