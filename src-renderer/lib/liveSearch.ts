@@ -6,7 +6,7 @@
 // rungs by the runner). The rungs themselves are the shared rule's (contract/halving.ts rungsOf).
 import type { BenchConfig } from '@shared/contract/config'
 import type { ModelCell, WorkerLane } from '@shared/contract/events'
-import { type RungPlan, rungsOf } from '@shared/contract/halving'
+import { configurationModels, type RungPlan, rungsOf } from '@shared/contract/halving'
 import { configurationParams, setMember } from '@shared/contract/model-set'
 import { familyOf } from '@shared/families'
 
@@ -69,7 +69,7 @@ export function liveSearch(
   if (plan && rung !== null) {
     const at = rung.index
     const r = plan[at]
-    const perConfiguration = config.set ? config.set.seeds * (config.set.folds ?? 1) : 1
+    const perConfiguration = config.set ? configurationModels(config.set, 0).length : 1
     // the last rung each model finished (its rounds trained are that rung's)
     const finished = cells.map((c) => (c.roundsTrained === undefined ? -1 : plan.findIndex((p) => p.rounds === c.roundsTrained)))
     // the rung's models are known once as many have been seen in it (or finished it) as it trains
