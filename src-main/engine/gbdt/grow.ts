@@ -7,7 +7,7 @@
 import type { GbdtData } from './binning'
 import type { Bins, HistPool } from './histograms'
 import type { HistKernel } from './kernel'
-import { Node, type TreeState, type Unit } from './model-state'
+import { Node, type TreeState } from './model-state'
 import { applySplit, buildsSecond, isEvaluated, scanFeature, splitApplies, throwIfStopped } from './rules'
 
 /** global features per block of the level pass (16 columns: 128 KiB of bins at 8 000 rows) */
@@ -230,12 +230,8 @@ export class LevelGrower {
     for (const u of m.units) {
       const buf = term ? scratchA : u.buf!
       for (let t = 0; t < k; t++) kernel.zero(buf, offOf[t], lenOf[t])
-      if (qh) this.buildWithHessians(k, rows, q, qh, u, buf)
-      else if (k === 4) kernel.build4(bins, colOf[0], colOf[1], colOf[2], colOf[3], rows, q, u.begin, u.end, buf, offOf[0], offOf[1], offOf[2], offOf[3])
-      else if (k >= 2) {
-        kernel.build2(bins, colOf[0], colOf[1], rows, q, u.begin, u.end, buf, offOf[0], offOf[1])
-        if (k === 3) kernel.build1(bins, colOf[2], rows, q, u.begin, u.end, buf, offOf[2])
-      } else kernel.build1(bins, colOf[0], rows, q, u.begin, u.end, buf, offOf[0])
+      // a unit of all n rows is a root that samples every row: its rows are 0 … n − 1 in order
+      kernel.buildRegions(k, bins, colOf, rows, q, qh, u.begin, u.end, buf, offOf, lenOf, u.end - u.begin === n)
       for (let t = 0; t < k; t++) {
         const f = groupFeats[t]
         const nb = data.nBins[f]
@@ -255,19 +251,6 @@ export class LevelGrower {
         }
       }
     }
-  }
-
-  /** featureGroup's build for a classifier's tree: each row adds its own quantised hessian */
-  private buildWithHessians(k: number, rows: Int32Array, q: Int32Array, qh: Int32Array, u: Unit, buf: Float64Array): void {
-    const kernel = this.kernel
-    const bins = this.bins
-    const colOf = this.colOf
-    const offOf = this.offOf
-    if (k === 4) kernel.build4H(bins, colOf[0], colOf[1], colOf[2], colOf[3], rows, q, qh, u.begin, u.end, buf, offOf[0], offOf[1], offOf[2], offOf[3])
-    else if (k >= 2) {
-      kernel.build2H(bins, colOf[0], colOf[1], rows, q, qh, u.begin, u.end, buf, offOf[0], offOf[1])
-      if (k === 3) kernel.build1H(bins, colOf[2], rows, q, qh, u.begin, u.end, buf, offOf[2])
-    } else kernel.build1H(bins, colOf[0], rows, q, qh, u.begin, u.end, buf, offOf[0])
   }
 
   /** builds and scans the planned units of `group`; yields (after a stop check) once per feature block */

@@ -11,7 +11,7 @@ import { compileHistWasm, GENERATED, generatedSource } from '../../../scripts/bu
 import { Rng } from '../random'
 import { prepareGbdtData } from './binning'
 import { build1, build1H, build2, build2H, build4, build4H, difference, partition, subtractRange, zero } from './histograms'
-import { arenaBytes, createHistKernel, kernelInstances, releaseHistKernel, wasmKernelAvailable } from './kernel'
+import { arenaBytes, countsArenaBytes, createHistKernel, kernelInstances, releaseHistKernel, wasmKernelAvailable } from './kernel'
 import { forwardCandidates } from './rules'
 import { syntheticClassification, syntheticRegression } from './synthetic'
 import { trainGbdt, trainGbdtGroup, trainGbdtGroupAsync } from './train'
@@ -66,6 +66,58 @@ describe('gbdt wasm histogram kernel', () => {
       }
     })
   }
+
+  it("buildRegions gives the TypeScript loops' (Σq, count) on every path: f64x2 (few rows, many rows), packed 8-byte slots, every row in order (packed and Σq with counted bins)", () => {
+    const rng = new Rng(41)
+    // 70 000 rows: a node of every row takes the Σq-and-counts path (≥ 2^16 rows), a node of most
+    // rows the f64x2 loops, a few hundred to 65 535 the packed slots; q at the quantisation's bound ±(2^30 − 1)
+    const n = 70_000
+    const F = 7
+    const W = 256
+    const slots = F * W
+    const k = createHistKernel('wasm', arenaBytes(n * F) + arenaBytes(4 * n, 2) + arenaBytes(16 * slots, 2) + countsArenaBytes(F))
+    expect(k.name).toBe('wasm')
+    const src = new Uint8Array(n * F)
+    // skewed bins (bin 0 for a third of the rows), feature 5 narrower than 256 bins, feature 6 constant (every row in bin 0: the most one bin can hold)
+    for (let f = 0; f < F - 1; f++) for (let r = 0; r < n; r++) src[f * n + r] = rng.uniform() < 0.33 ? 0 : Math.floor(rng.uniform() * (f === 5 ? 40 : W))
+    const bins = k.bins({ bins: src } as Parameters<typeof k.bins>[0])
+    const rows = k.int32(n)
+    const q = k.int32(n)
+    const hist = k.float64(2 * slots)
+    const ref = k.float64(2 * slots)
+    const features = [0, 1, 2, 3, 4, 5, 6]
+    const cols = features.map((f) => f * n)
+    const lens = features.map((f) => 2 * (f === 5 ? 40 : W))
+    const offs = features.map((f) => 2 * f * W)
+    const ts = createHistKernel('ts', 0)
+    const cases = [
+      { name: 'every row in order (Σq and counts)', m: n, every: true },
+      { name: 'every row of a smaller set (packed, no index)', m: 50_000, every: true },
+      { name: 'most rows (f64x2)', m: 69_000, every: false },
+      { name: 'a deep node (packed)', m: 20_000, every: false },
+      { name: 'the largest packed node', m: 65_535, every: false },
+      { name: 'a small node (f64x2)', m: 100, every: false },
+    ]
+    for (const { name, m, every } of cases) {
+      for (const extreme of [false, true]) {
+        // rows: 0 … m − 1 when every, else an ascending subset of m of the n rows
+        let at = 0
+        for (let r = 0; r < n && at < m; r++) if (every || rng.uniform() < m / n || n - r <= m - at) rows[at++] = r
+        expect(at, name).toBe(m)
+        for (let i = 0; i < m; i++) q[i] = extreme ? (rng.uniform() < 0.5 ? -1 : 1) * (2 ** 30 - 1) : Math.floor((rng.uniform() - 0.5) * 2 ** 31)
+        for (const group of [[0, 1, 2, 3], [4, 5], [5, 0, 6], [6], [6, 2, 4, 1]]) {
+          const c = group.map((f) => cols[f])
+          const o = group.map((f) => offs[f])
+          const l = group.map((f) => lens[f])
+          hist.fill(0)
+          ref.fill(0)
+          k.buildRegions(group.length, bins, c, rows, q, null, 0, m, hist, o, l, every)
+          ts.buildRegions(group.length, src, c, rows, q, null, 0, m, ref, o, l, every)
+          expect(Array.from(hist), `${name}, features ${group}${extreme ? ', q at ±(2^30 − 1)' : ''}`).toEqual(Array.from(ref))
+        }
+      }
+    }
+  })
 
   for (const wide of [false, true]) {
     it(`build1H/build2H/build4H add the same (Σq, Σqh) as the TypeScript loops, a classifier's hessians (${wide ? 'uint16' : 'uint8'} bins)`, () => {

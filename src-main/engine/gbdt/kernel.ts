@@ -25,6 +25,26 @@ export interface HistKernel {
   build1H: typeof build1H
   build2H: typeof build2H
   build4H: typeof build4H
+  /**
+   * The histograms of k ≤ 4 features of one node's rows [begin, end), each into its zeroed region of
+   * `hist` (feature t: the column at cols[t] of the binned matrix, the doubles offs[t] … offs[t] +
+   * lens[t]); qh a classifier's hessians (else each row counts 1); `every`: the rows are every
+   * training row in order (rows[i] = i). The same sums as build1/2/4 (H), however they are summed.
+   */
+  buildRegions(
+    k: number,
+    bins: Bins,
+    cols: ArrayLike<number>,
+    rows: Int32Array,
+    q: Int32Array,
+    qh: Int32Array | null,
+    begin: number,
+    end: number,
+    hist: Float64Array,
+    offs: ArrayLike<number>,
+    lens: ArrayLike<number>,
+    every: boolean,
+  ): void
   zero: typeof zero
   difference: typeof difference
   subtractRange: typeof subtractRange
@@ -32,6 +52,37 @@ export interface HistKernel {
   partition: typeof partition
   /** the split scan's pre-filter (its hist array the kernel's) */
   readonly filter: CandidateFilter
+}
+
+/** the build loops buildRegions dispatches to */
+type BuildLoops = Pick<HistKernel, 'build1' | 'build2' | 'build4' | 'build1H' | 'build2H' | 'build4H'>
+const tsLoops: BuildLoops = { build1, build2, build4, build1H, build2H, build4H }
+
+/** buildRegions by the build loops of `loops` (4 features a pass; 3 as 2 + 1) */
+function buildByLoops(
+  loops: BuildLoops,
+  k: number,
+  bins: Bins,
+  cols: ArrayLike<number>,
+  rows: Int32Array,
+  q: Int32Array,
+  qh: Int32Array | null,
+  begin: number,
+  end: number,
+  hist: Float64Array,
+  offs: ArrayLike<number>,
+): void {
+  if (qh) {
+    if (k === 4) loops.build4H(bins, cols[0], cols[1], cols[2], cols[3], rows, q, qh, begin, end, hist, offs[0], offs[1], offs[2], offs[3])
+    else if (k >= 2) {
+      loops.build2H(bins, cols[0], cols[1], rows, q, qh, begin, end, hist, offs[0], offs[1])
+      if (k === 3) loops.build1H(bins, cols[2], rows, q, qh, begin, end, hist, offs[2])
+    } else loops.build1H(bins, cols[0], rows, q, qh, begin, end, hist, offs[0])
+  } else if (k === 4) loops.build4(bins, cols[0], cols[1], cols[2], cols[3], rows, q, begin, end, hist, offs[0], offs[1], offs[2], offs[3])
+  else if (k >= 2) {
+    loops.build2(bins, cols[0], cols[1], rows, q, begin, end, hist, offs[0], offs[1])
+    if (k === 3) loops.build1(bins, cols[2], rows, q, begin, end, hist, offs[2])
+  } else loops.build1(bins, cols[0], rows, q, begin, end, hist, offs[0])
 }
 
 const tsKernel: HistKernel = {
@@ -45,11 +96,26 @@ const tsKernel: HistKernel = {
   build1H,
   build2H,
   build4H,
+  buildRegions: (k, bins, cols, rows, q, qh, begin, end, hist, offs) => buildByLoops(tsLoops, k, bins, cols, rows, q, qh, begin, end, hist, offs),
   zero,
   difference,
   subtractRange,
   partition,
   filter: forwardCandidates,
+}
+
+/**
+ * buildRegions' 8-byte slots (src-wasm/gbdt-hist.ts): a node of fewer rows than PACKED_MIN_ROWS keeps
+ * the f64x2 loops (unpacking costs a pass over its bins), one of PACKED_MAX_ROWS or more too (its
+ * packed sums could overflow) unless it is every training row (then Σq alone, with counted bins).
+ */
+const PACKED_MIN_ROWS = 256
+const PACKED_MAX_ROWS = 2 ** 16
+/** a column's bin counts (countsOf): one float64 for each of a u8 column's bins */
+const COUNTS_BYTES = 8 * 256
+/** the arena bytes countsOf may take for a binned matrix of `features` columns */
+export function countsArenaBytes(features: number): number {
+  return arenaBytes(COUNTS_BYTES, features)
 }
 
 const ALIGN = 16
@@ -107,6 +173,29 @@ interface HistExports {
   build1Hu16: HistExports['build1Hu8']
   build2Hu16: HistExports['build2Hu8']
   build4Hu16: HistExports['build4Hu8']
+  packed1u8(b0: number, rows: number, q: number, begin: number, end: number, s0: number): void
+  packed2u8(b0: number, b1: number, rows: number, q: number, begin: number, end: number, s0: number, s1: number): void
+  packed4u8(
+    b0: number,
+    b1: number,
+    b2: number,
+    b3: number,
+    rows: number,
+    q: number,
+    begin: number,
+    end: number,
+    s0: number,
+    s1: number,
+    s2: number,
+    s3: number,
+  ): void
+  packedDense1u8(b0: number, q: number, n: number, s0: number): void
+  packedDense4u8(b0: number, b1: number, b2: number, b3: number, q: number, n: number, s0: number, s1: number, s2: number, s3: number): void
+  sumDense1u8: HistExports['packedDense1u8']
+  sumDense4u8: HistExports['packedDense4u8']
+  countBins(b0: number, n: number, out: number): void
+  unpackPairs(h: number, nb: number): void
+  withCounts(h: number, nb: number, counts: number): void
   zero(h: number, len: number): void
   subtract(t: number, s: number, len: number): void
   difference(out: number, p: number, s: number, len: number): void
@@ -244,6 +333,10 @@ class WasmKernel implements HistKernel {
   private readonly scratchRowsAt: Checked
   private readonly scratchQAt: Checked
   private readonly scratchQHAt: Checked
+  /** buildRegions' region upper halves (byte addresses) */
+  private readonly upper = new Float64Array(4)
+  /** countsOf's tables by column address */
+  private readonly counts = new Map<number, number>()
 
   constructor(
     api: WasmApi,
@@ -287,6 +380,7 @@ class WasmKernel implements HistKernel {
   reset(): void {
     new Uint8Array(this.buffer, 0, this.top).fill(0)
     this.top = this.ownEnd
+    this.counts.clear()
   }
 
   private alloc(bytes: number): number {
@@ -325,6 +419,65 @@ class WasmKernel implements HistKernel {
 
   subtractRange = (target: Float64Array, sub: Float64Array, o: number, len: number): void => {
     this.k.subtract(this.otherAt.addr(target) + 8 * o, this.histAt.addr(sub) + 8 * o, len)
+  }
+
+  /** the 8-byte-slot loops where they apply (src-wasm/gbdt-hist.ts: a regressor's node of u8 bins), else the f64x2 build loops */
+  buildRegions = (
+    k: number,
+    bins: Bins,
+    cols: ArrayLike<number>,
+    rows: Int32Array,
+    q: Int32Array,
+    qh: Int32Array | null,
+    begin: number,
+    end: number,
+    hist: Float64Array,
+    offs: ArrayLike<number>,
+    lens: ArrayLike<number>,
+    every: boolean,
+  ): void => {
+    const m = end - begin
+    const dense = every && m >= PACKED_MAX_ROWS
+    if (qh || bins.BYTES_PER_ELEMENT !== 1 || m < PACKED_MIN_ROWS || (m >= PACKED_MAX_ROWS && !every)) {
+      buildByLoops(this, k, bins, cols, rows, q, qh, begin, end, hist, offs)
+      return
+    }
+    const kk = this.k
+    const b = this.binsAt.addr(bins)
+    const h = this.histAt.addr(hist)
+    const qa = this.qAt.addr(q)
+    // each region's upper half: 8·offs + 8·(lens / 2) bytes in
+    const up = this.upper
+    for (let t = 0; t < k; t++) up[t] = h + 8 * offs[t] + 4 * lens[t]
+    if (every) {
+      const f = dense ? kk.sumDense4u8 : kk.packedDense4u8
+      const f1 = dense ? kk.sumDense1u8 : kk.packedDense1u8
+      if (k === 4) f(b + cols[0], b + cols[1], b + cols[2], b + cols[3], qa + 4 * begin, m, up[0], up[1], up[2], up[3])
+      else for (let t = 0; t < k; t++) f1(b + cols[t], qa + 4 * begin, m, up[t])
+    } else {
+      const ra = this.rowsAt.addr(rows)
+      if (k === 4) kk.packed4u8(b + cols[0], b + cols[1], b + cols[2], b + cols[3], ra, qa, begin, end, up[0], up[1], up[2], up[3])
+      else if (k >= 2) {
+        kk.packed2u8(b + cols[0], b + cols[1], ra, qa, begin, end, up[0], up[1])
+        if (k === 3) kk.packed1u8(b + cols[2], ra, qa, begin, end, up[2])
+      } else kk.packed1u8(b + cols[0], ra, qa, begin, end, up[0])
+    }
+    for (let t = 0; t < k; t++) {
+      const at = h + 8 * offs[t]
+      if (dense) kk.withCounts(at, lens[t] / 2, this.countsOf(b + cols[t], m))
+      else kk.unpackPairs(at, lens[t] / 2)
+    }
+  }
+
+  /** the row count of each u8 bin of the column at byte address `column` over its first n rows (every training row), counted once a training */
+  private countsOf(column: number, n: number): number {
+    let at = this.counts.get(column)
+    if (at === undefined) {
+      at = this.alloc(COUNTS_BYTES)
+      this.k.countBins(column, n, at)
+      this.counts.set(column, at)
+    }
+    return at
   }
 
   build1 = (bins: Bins, c: number, rows: Int32Array, q: Int32Array, begin: number, end: number, hist: Float64Array, o: number): void => {

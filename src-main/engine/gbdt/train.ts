@@ -9,7 +9,7 @@ import type { GbdtData } from './binning'
 import { bestRoundModel, type GbdtEarlyStopping, HeldOutWatch } from './early-stopping'
 import { LevelGrower } from './grow'
 import { HistPool } from './histograms'
-import { arenaBytes, createHistKernel, kernelName, type KernelName, releaseHistKernel } from './kernel'
+import { arenaBytes, countsArenaBytes, createHistKernel, kernelName, type KernelName, releaseHistKernel } from './kernel'
 import { GradientScratch, ModelState } from './model-state'
 import { baseScoreProblem, type GbdtTask, taskProblem, treesPerRound } from './objective'
 import { type HeldOutRows, heldOutProblem, histogramSlots, type SplitCoefs, splitCoefs, throwIfStopped, trainingParams } from './rules'
@@ -205,7 +205,8 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
       arenaBytes(8 * LevelGrower.scratchBLength(maxWidth)) +
       arenaBytes(4 * n, LevelGrower.partitionScratchArrays(hessians)) +
       arenaBytes(4 * n, (hessians ? 3 : 2) * K * seeds.length) +
-      arenaBytes(16 * slots, capacity),
+      arenaBytes(16 * slots, capacity) +
+      countsArenaBytes(F),
   )
   const pool = new HistPool(2 * slots, capacity, (length) => kernel.float64(length))
   const grower = new LevelGrower(data, pool, options, kernel, hessians)
