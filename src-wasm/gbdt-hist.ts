@@ -165,6 +165,21 @@ function build4H<T>(
   }
 }
 
+// a classifier's root of every training row in order (rows 0 … n − 1): no row index to read
+export function buildDense4Hu8(b0: usize, b1: usize, b2: usize, b3: usize, q: usize, qh: usize, n: i32, h0: usize, h1: usize, h2: usize, h3: usize): void {
+  for (let k: usize = 0, e = <usize>n; k < e; k++) {
+    const g = pairH(q, qh, k)
+    add(h0, <usize>load<u8>(b0 + k), g)
+    add(h1, <usize>load<u8>(b1 + k), g)
+    add(h2, <usize>load<u8>(b2 + k), g)
+    add(h3, <usize>load<u8>(b3 + k), g)
+  }
+}
+
+export function buildDense1Hu8(b0: usize, q: usize, qh: usize, n: i32, h0: usize): void {
+  for (let k: usize = 0, e = <usize>n; k < e; k++) add(h0, <usize>load<u8>(b0 + k), pairH(q, qh, k))
+}
+
 export function build1Hu8(b0: usize, rows: usize, q: usize, qh: usize, begin: i32, end: i32, h0: usize): void {
   build1H<u8>(b0, rows, q, qh, begin, end, h0)
 }

@@ -75,7 +75,7 @@ describe('gbdt wasm histogram kernel', () => {
     const F = 7
     const W = 256
     const slots = F * W
-    const k = createHistKernel('wasm', arenaBytes(n * F) + arenaBytes(4 * n, 2) + arenaBytes(16 * slots, 2) + countsArenaBytes(F))
+    const k = createHistKernel('wasm', arenaBytes(n * F) + arenaBytes(4 * n, 3) + arenaBytes(16 * slots, 2) + countsArenaBytes(F))
     expect(k.name).toBe('wasm')
     const src = new Uint8Array(n * F)
     // skewed bins (bin 0 for a third of the rows), feature 5 narrower than 256 bins, feature 6 constant (every row in bin 0: the most one bin can hold)
@@ -83,6 +83,7 @@ describe('gbdt wasm histogram kernel', () => {
     const bins = k.bins({ bins: src } as Parameters<typeof k.bins>[0])
     const rows = k.int32(n)
     const q = k.int32(n)
+    const qh = k.int32(n)
     const hist = k.float64(2 * slots)
     const ref = k.float64(2 * slots)
     const features = [0, 1, 2, 3, 4, 5, 6]
@@ -105,15 +106,19 @@ describe('gbdt wasm histogram kernel', () => {
         for (let r = 0; r < n && at < m; r++) if (every || rng.uniform() < m / n || n - r <= m - at) rows[at++] = r
         expect(at, name).toBe(m)
         for (let i = 0; i < m; i++) q[i] = extreme ? (rng.uniform() < 0.5 ? -1 : 1) * (2 ** 30 - 1) : Math.floor((rng.uniform() - 0.5) * 2 ** 31)
-        for (const group of [[0, 1, 2, 3], [4, 5], [5, 0, 6], [6], [6, 2, 4, 1]]) {
-          const c = group.map((f) => cols[f])
-          const o = group.map((f) => offs[f])
-          const l = group.map((f) => lens[f])
-          hist.fill(0)
-          ref.fill(0)
-          k.buildRegions(group.length, bins, c, rows, q, null, 0, m, hist, o, l, every)
-          ts.buildRegions(group.length, src, c, rows, q, null, 0, m, ref, o, l, every)
-          expect(Array.from(hist), `${name}, features ${group}${extreme ? ', q at ±(2^30 − 1)' : ''}`).toEqual(Array.from(ref))
+        for (let i = 0; i < m; i++) qh[i] = extreme ? 2 ** 30 - 1 : Math.floor(rng.uniform() * 2 ** 30)
+        for (const hessians of [null, qh]) {
+          for (const group of [[0, 1, 2, 3], [4, 5], [5, 0, 6], [6], [6, 2, 4, 1]]) {
+            const c = group.map((f) => cols[f])
+            const o = group.map((f) => offs[f])
+            const l = group.map((f) => lens[f])
+            hist.fill(0)
+            ref.fill(0)
+            k.buildRegions(group.length, bins, c, rows, q, hessians, 0, m, hist, o, l, every)
+            ts.buildRegions(group.length, src, c, rows, q, hessians, 0, m, ref, o, l, every)
+            const what = `${name}${hessians ? ", a classifier's (Σq, Σqh)" : ''}, features ${group}${extreme ? ', q at ±(2^30 − 1)' : ''}`
+            expect(Array.from(hist), what).toEqual(Array.from(ref))
+          }
         }
       }
     }

@@ -194,6 +194,8 @@ interface HistExports {
   sumDense1u8: HistExports['packedDense1u8']
   sumDense4u8: HistExports['packedDense4u8']
   countBins(b0: number, n: number, out: number): void
+  buildDense1Hu8(b0: number, q: number, qh: number, n: number, h0: number): void
+  buildDense4Hu8(b0: number, b1: number, b2: number, b3: number, q: number, qh: number, n: number, h0: number, h1: number, h2: number, h3: number): void
   unpackPairs(h: number, nb: number): void
   withCounts(h: number, nb: number, counts: number): void
   zero(h: number, len: number): void
@@ -438,6 +440,29 @@ class WasmKernel implements HistKernel {
   ): void => {
     const m = end - begin
     const dense = every && m >= PACKED_MAX_ROWS
+    if (qh && every && bins.BYTES_PER_ELEMENT === 1) {
+      // a classifier's root of every row: its (Σq, Σqh) pairs stay f64x2, without reading a row index
+      const b = this.binsAt.addr(bins)
+      const h = this.histAt.addr(hist)
+      const qa = this.qAt.addr(q) + 4 * begin
+      const qha = this.qhAt.addr(qh) + 4 * begin
+      if (k === 4)
+        this.k.buildDense4Hu8(
+          b + cols[0],
+          b + cols[1],
+          b + cols[2],
+          b + cols[3],
+          qa,
+          qha,
+          m,
+          h + 8 * offs[0],
+          h + 8 * offs[1],
+          h + 8 * offs[2],
+          h + 8 * offs[3],
+        )
+      else for (let t = 0; t < k; t++) this.k.buildDense1Hu8(b + cols[t], qa, qha, m, h + 8 * offs[t])
+      return
+    }
     if (qh || bins.BYTES_PER_ELEMENT !== 1 || m < PACKED_MIN_ROWS || (m >= PACKED_MAX_ROWS && !every)) {
       buildByLoops(this, k, bins, cols, rows, q, qh, begin, end, hist, offs)
       return
