@@ -111,12 +111,8 @@ describe('refused, naming the field', () => {
     expect(issues({ earlyStopping: 3 })).toEqual([expect.stringMatching(/^search.method: search halving continues each model from its last round/)])
   })
 
-  it('a backend that cannot continue a model, and a family without rounds', () => {
-    expect(issues({ backend: 'webgpu' })).toEqual([
-      expect.stringMatching(
-        /^search.method: search halving: backend webgpu cannot continue a model \(gradient-boosted trees\) between rungs: .*; accepted: cpu, xgboost, or search grid$/,
-      ),
-    ])
+  it('every trees backend continues a model (the WGSL trees too); a family without rounds cannot', () => {
+    expect(issues({ backend: 'webgpu' })).toEqual([])
     // xgboost continues its boosters (XGBoost's own saved model, engine/xgboost)
     expect(issues({ backend: 'xgboost', strategies: ['sequential', 'pool'] })).toEqual([])
     const mlp = presetConfig('smoke', {

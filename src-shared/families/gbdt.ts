@@ -290,8 +290,8 @@ export const GBDT_BACKENDS = [
     gpu: true,
     auto: false,
     batched: true,
-    earlyStopping: { why: 'its WGSL trainer does not score the held-out rows after each round yet' },
-    halving: { why: 'its WGSL trainer does not take the trees of an earlier rung back into its margins yet' },
+    earlyStopping: true,
+    halving: true,
     speed: { workPerSecond: 4e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
   },
   {

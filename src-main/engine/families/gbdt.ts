@@ -8,12 +8,11 @@ import { gbdtFamily, type GbdtParams } from '@shared/families/gbdt'
 import type { Dataset } from '../datasets/generated'
 import { GBDT_PER_MODEL_PARAMS, prepareGbdtData, trainGbdtGroupAsync, type GbdtData } from '../gbdt'
 import { webgpuTreesBackend } from '../gbdt-webgpu/webgpu-trees-backend'
-import { resumedTrees } from '../gbdt/resume'
 import { userDataKey } from '../datasets/user-data'
 import { taskKey } from '../datasets/dataset'
 import { xgboostBackend } from '../xgboost/xgboost-backend'
 import { plainCpuRuntime } from './cpu-runtime'
-import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from '../trees/gbdt-report'
+import { type GroupTrainer, heldOutRowsOf, perModelParams, resumedTreesOf, trainTreesAndReport } from '../trees/gbdt-report'
 import { defineBackend } from './define-backend'
 import { workerFamily } from './seam'
 import type { WorkerBackend, WorkerRuntime } from '../backend/types'
@@ -47,20 +46,9 @@ const cpuTreesBackend: WorkerBackend<GbdtParams, WorkerRuntime, CpuTrees> = {
   /** a halving rung's models continue from the trees the earlier rung sent back (train.ts resume) */
   halving: true,
   async train(_rt, d, w, indices, options, hooks) {
-    const resumeOf = options.resumeOf
-    /** each model's trees so far, on this worker's binned data (resume.ts), in a halving rung */
-    const resume = (group: readonly number[]) =>
-      resumeOf
-        ? {
-            resume: group.map((i) => {
-              const state = resumeOf(i)
-              return state ? resumedTrees(state.artifact, state.rounds, d.binned, w.task, w.model.baseScore) : null
-            }),
-          }
-        : {}
     const train: GroupTrainer = (seeds, { onRound, shouldStop, cancelError }, group) =>
       trainGbdtGroupAsync(d.binned, w.model, seeds, {
-        ...resume(group),
+        resume: resumedTreesOf(options, group, d.binned, w),
         onRound: (round, rounds, positions) => onRound(positions, round, rounds),
         shouldStop,
         cancelError,

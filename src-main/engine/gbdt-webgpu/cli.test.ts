@@ -71,3 +71,35 @@ it("a max-depth × lambda × subsample grid: one fused program on the device, ea
   expect(new Set(reference).size).toBe(8)
   for (const hashes of prints(gpu.run).values()) expect(hashes).toEqual(reference)
 })
+
+it("--early-stopping over a set's folds: every strategy stops each model at the --backend cpu round, with its trees", { timeout: 600_000 }, async (ctx) => {
+  if (skipWithout('webgpu', webgpu.available, `no WebGPU adapter: ${webgpu.detail}`)) return ctx.skip()
+  const flags = ['--eta', '0.9,0.05', '--folds', '2', '--early-stopping', '2', '--workers', '1', '--strategies', 'sequential,batched']
+  const [gpu, cpu] = await Promise.all([bench('webgpu', flags), bench('cpu', flags)])
+  expect(gpu.run.status).toBe('ok')
+  const stops = (run: RunResult) =>
+    new Map(
+      run.measurements.map((m) => [m.strategy, [...m.perModel].sort((a, b) => a.index - b.index).map((p) => [p.fingerprint, p.roundsTrained, p.bestRound])]),
+    )
+  const reference = stops(cpu.run).get('sequential')!
+  // the fast configuration's models stop early, the slow one's train on
+  expect(reference.some(([, trained]) => (trained as number) < (cpu.run.config.model as { rounds: number }).rounds)).toBe(true)
+  for (const models of stops(gpu.run).values()) expect(models).toEqual(reference)
+})
+
+it(
+  '--search halving: every strategy promotes the --backend cpu configurations and continues their models to the same trees',
+  { timeout: 600_000 },
+  async (ctx) => {
+    if (skipWithout('webgpu', webgpu.available, `no WebGPU adapter: ${webgpu.detail}`)) return ctx.skip()
+    const flags = ['--eta', '0.05,0.3,0.9', '--folds', '2', '--search', 'halving', '--factor', '3', '--workers', '1', '--strategies', 'sequential,batched']
+    const [gpu, cpu] = await Promise.all([bench('webgpu', flags), bench('cpu', flags)])
+    expect(gpu.run.status).toBe('ok')
+    const rungs = (run: RunResult) =>
+      new Map(run.measurements.map((m) => [m.strategy, [...m.perModel].sort((a, b) => a.index - b.index).map((p) => [p.fingerprint, p.roundsTrained])]))
+    const reference = rungs(cpu.run).get('sequential')!
+    // a configuration left after the first rung: its models trained fewer rounds than the promoted ones
+    expect(new Set(reference.map(([, trained]) => trained)).size).toBeGreaterThan(1)
+    for (const models of rungs(gpu.run).values()) expect(models).toEqual(reference)
+  },
+)

@@ -100,7 +100,12 @@ export interface RoundResult {
   /** per model of the next round: max |g| (f32 bits); with hessians then per model max h */
   maxBits: Uint32Array
   errors: Uint32Array
+  /** per device model (position): its held-out rows' margins after this round's tree, where it watches them (early stopping) */
+  heldOutMargins: (Float32Array | null)[]
 }
+
+/** Per device model (position): the training rows [begin, end) whose margins are read back after each round (an early-stopping watch), or null. */
+export type HeldOutReads = readonly ({ begin: number; end: number } | null)[]
 
 /** One host-planned pass as read back: the level's choices (tree-kernels.ts `choice`) and the error bits. */
 export interface PassResult {
@@ -129,6 +134,7 @@ export interface EncodedRound {
   parity: number
   Cn: number
   CnNext: number
+  heldOut: HeldOutReads
 }
 
 export class GbdtCommands {
@@ -247,6 +253,11 @@ export class GbdtCommands {
     this.upload(this.pred, 0, new Float32Array(models * this.shape.n).fill(baseScore))
   }
 
+  /** A resumed model's training rows' margins (after its earlier trees, computed on the host) at device position `position`. */
+  writeTrainingMargins(position: number, margins: Float32Array): void {
+    this.upload(this.pred, position * this.shape.n * 4, margins.subarray(0, this.shape.nTrain))
+  }
+
   /**
    * A round's samples, into its parity's half: each model's row draw (when rows are sampled: its
    * key, threshold, whether it takes every row, its held-out range; the device draws every row by
@@ -283,6 +294,50 @@ export class GbdtCommands {
     const e = this.encoder()
     this.encodeGradient(e, g, Cn)
     return this.readBack(e, 0, this.maxCopies(Cn))
+  }
+
+  /**
+   * A chunk compacted after models stopped early: each survivor's predictions (all its rows, test
+   * rows included) moved from position `from` to `to`, then the round's gradient again for the
+   * `Cn` models now at the front (its samples already rewritten at their new positions); max |g|
+   * read back. The moves go through a scratch buffer (WebGPU copies not within one buffer).
+   */
+  async compact(moves: readonly { from: number; to: number }[], Cn: number, parity: number): Promise<Uint32Array> {
+    const bytes = this.shape.n * 4
+    const scratch = moves.length > 0 ? this.gpu.createBuffer(moves.length * bytes, USAGE.COPY_SRC | USAGE.COPY_DST, 'gbdt-compaction') : null
+    try {
+      const e = this.encoder()
+      moves.forEach((m, i) => e.enc.copyBufferToBuffer(this.pred, m.from * bytes, scratch!, i * bytes, bytes))
+      moves.forEach((m, i) => e.enc.copyBufferToBuffer(scratch!, i * bytes, this.pred, m.to * bytes, bytes))
+      const g = this.recordGradient()
+      this.writeRecord(g, { C: Cn, ...this.parityFields(parity) })
+      this.encodeGradient(e, g, Cn)
+      return await this.readBack(e, 0, this.maxCopies(Cn))
+    } finally {
+      this.gpu.destroyBuffer(scratch)
+    }
+  }
+
+  /** Where each watched device model's held-out margins lie in `pred` (copied after the round's last row update). */
+  private heldOutCopies(heldOut: HeldOutReads): { src: GPUBuffer; offset: number; bytes: number }[] {
+    const n = this.shape.n
+    return heldOut.flatMap((h, i) => (h ? [{ src: this.pred, offset: (i * n + h.begin) * 4, bytes: (h.end - h.begin) * 4 }] : []))
+  }
+
+  /** The held-out margins in a read-back from word `at` on, per device model (null: not watched). */
+  private heldOutViews(words: Uint32Array, at: number, heldOut: HeldOutReads): (Float32Array | null)[] {
+    let word = words.byteOffset / 4 + at
+    return heldOut.map((h) => {
+      if (!h) return null
+      const view = new Float32Array(words.buffer, word * 4, h.end - h.begin)
+      word += h.end - h.begin
+      return view
+    })
+  }
+
+  /** words of maxCopies(Cn) */
+  private maxWords(Cn: number): number {
+    return Cn * ((this.shape.hess ? 2 : 1) + (this.shape.rowsAll ? 0 : 1))
   }
 
   /**
@@ -337,9 +392,10 @@ export class GbdtCommands {
    * Encodes a whole round planned on the device: quantise and the roots, then per level the row
    * update of the one before, the built slots zeroed, histograms, derive, the split search, each
    * node's decision and the plan of the next level; the last row update; the next round's gradient
-   * (when `CnNext` > 0); the trees and max |g| copied to a staging buffer. Submitted by submitRound.
+   * (when `CnNext` > 0); the trees, max |g| and the watched models' held-out margins (`heldOut`,
+   * per position) copied to a staging buffer. Submitted by submitRound.
    */
-  encodeRound(Cn: number, CnNext: number, parity: number): EncodedRound {
+  encodeRound(Cn: number, CnNext: number, parity: number, heldOut: HeldOutReads = []): EncodedRound {
     const e = this.encoder()
     const L = this.layout
     this.clearRootSums(e, Cn)
@@ -363,8 +419,9 @@ export class GbdtCommands {
       { src: this.tabs, offset: L.tree * 4, bytes: Cn * L.T * this.words.tree * 4 },
       ...this.maxCopies(CnNext),
       { src: this.atom, offset: 0, bytes: Cn * 4 },
+      ...this.heldOutCopies(heldOut),
     ])
-    return { prepared, parity, Cn, CnNext }
+    return { prepared, parity, Cn, CnNext, heldOut }
   }
 
   /** Writes the round's uniform records, submits it and reads back its trees, next max |g| and error bits. */
@@ -379,8 +436,13 @@ export class GbdtCommands {
     this.stats.passes += levels.length
     const words = await this.complete(r.prepared)
     const t = r.Cn * L.T * this.words.tree
-    const maxWords = r.CnNext * ((this.shape.hess ? 2 : 1) + (this.shape.rowsAll ? 0 : 1))
-    return { trees: words.subarray(0, t), maxBits: words.subarray(t, t + maxWords), errors: words.subarray(t + maxWords) }
+    const maxWords = this.maxWords(r.CnNext)
+    return {
+      trees: words.subarray(0, t),
+      maxBits: words.subarray(t, t + maxWords),
+      errors: words.subarray(t + maxWords, t + maxWords + r.Cn),
+      heldOutMargins: this.heldOutViews(words, t + maxWords + r.Cn, r.heldOut),
+    }
   }
 
   // ---- a host-planned round --------------------------------------------------------------------
@@ -429,22 +491,36 @@ export class GbdtCommands {
     return { choices: words.subarray(0, Cn * stride), errors: words.subarray(Cn * stride), stride }
   }
 
-  /** Ends a host-planned round: the last row update (its table from the host) and the next round's gradient; max |g| read back. */
-  async finishHostRound(dec: Uint32Array[] | null, Cn: number, CnNext: number, parity: number): Promise<Uint32Array> {
+  /**
+   * Ends a host-planned round: the last row update (its table from the host) and the next round's
+   * gradient; max |g| and the watched models' held-out margins (`heldOut`, per position) read back.
+   */
+  async finishHostRound(
+    dec: Uint32Array[] | null,
+    Cn: number,
+    CnNext: number,
+    parity: number,
+    heldOut: HeldOutReads = [],
+  ): Promise<{ maxBits: Uint32Array; heldOutMargins: (Float32Array | null)[] }> {
     // the table first: it may grow the tables, which moves the offsets the record carries
     if (dec) this.writeDec(dec)
     const rec = this.recordHost()
     this.writeRecord(rec, this.levelFields(Cn, parity, { depth: 0, NL: 0, NE: 0, NB: 0 }))
     const e = this.encoder()
     if (dec) this.encodeRowUpdate(e, rec, Cn)
-    if (CnNext === 0) {
-      await this.submit(e)
-      return new Uint32Array(0)
+    if (CnNext > 0) {
+      const g = this.recordGradient()
+      this.writeRecord(g, { C: CnNext, ...this.parityFields(parity ^ 1) })
+      this.encodeGradient(e, g, CnNext)
     }
-    const g = this.recordGradient()
-    this.writeRecord(g, { C: CnNext, ...this.parityFields(parity ^ 1) })
-    this.encodeGradient(e, g, CnNext)
-    return this.readBack(e, 0, this.maxCopies(CnNext))
+    const copies = [...(CnNext > 0 ? this.maxCopies(CnNext) : []), ...this.heldOutCopies(heldOut)]
+    if (copies.length === 0) {
+      await this.submit(e)
+      return { maxBits: new Uint32Array(0), heldOutMargins: [] }
+    }
+    const words = await this.readBack(e, 0, copies)
+    const maxWords = CnNext > 0 ? this.maxWords(CnNext) : 0
+    return { maxBits: words.subarray(0, maxWords), heldOutMargins: this.heldOutViews(words, maxWords, heldOut) }
   }
 
   /** A host-planned level's row update on its own (the next level has nothing to evaluate). */

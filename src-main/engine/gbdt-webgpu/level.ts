@@ -148,6 +148,11 @@ export class HostModel {
     return s
   }
 
+  /** Round `round`'s samples as drawn (not yet used): a compacted chunk writes them again at the model's new position. */
+  drawnSample(round: number): RoundSample | undefined {
+    return this.drawn.get(round)
+  }
+
   /** Round `round`'s samples become the current ones (drawn before). */
   useRound(round: number): void {
     const s = this.drawn.get(round)

@@ -3,10 +3,11 @@
 // profiling switches) and the counters filled in while training. Kept apart from trainer.ts so the
 // device side (commands.ts) and the host side (decide.ts) can count into the same stats without
 // importing the round loop; trainer.ts re-exports everything here.
+import type { GbdtEarlyStopping } from '../gbdt/early-stopping'
 import type { GbdtTask } from '../gbdt/objective'
 import type { HeldOutRows } from '../gbdt/rules'
 import type { GbdtPerModelParams } from '../gbdt/train'
-import type { GbdtModel } from '../gbdt/tree'
+import type { GbdtModel, GbdtTree } from '../gbdt/tree'
 
 /**
  * Histogram kernels: auto (workgroup memory where the level's built nodes fit and rows outnumber
@@ -49,6 +50,19 @@ export interface WebgpuTrainOptions {
    * squared error.
    */
   task?: GbdtTask
+  /**
+   * Early stopping, as the CPU engine's option of the same name (every model then needs `heldOut`):
+   * after each round its held-out rows' margins are read back and fed to its watch; a stopped model
+   * leaves the chunk (compacted) and keeps its best round's trees (GbdtModel.stoppedRounds).
+   */
+  earlyStopping?: GbdtEarlyStopping
+  /**
+   * A successive-halving rung, as the CPU engine's option of the same name: the trees model i has
+   * from earlier rungs (null: none), continued rather than grown again — its training rows' margins
+   * and column sampler from the CPU engine's ModelState.resume, uploaded as the device's start; each
+   * model then records the rounds it grew here (GbdtModel.roundsGrown). Not with earlyStopping.
+   */
+  resume?: readonly (readonly GbdtTree[] | null)[]
   /**
    * tests: squared error through the classifiers' kernels (each row's hessian 1, quantised per tree as
    * a classifier's): the same trees as without, checked against the CPU engine's regression
@@ -94,6 +108,10 @@ export interface WebgpuTrainStats {
   waitMs: number
   /** profile: device ms per kernel (timestamp queries) */
   kernelMs: Record<string, number>
+  /** early stopping: chunks compacted after models stopped (each one gradient again, one read-back) */
+  compactions: number
+  /** early stopping: model-rounds the device grew past a model's stop (pipelined before it left) and discarded */
+  roundsPastStop: number
 }
 
 export function emptyStats(): WebgpuTrainStats {
@@ -121,5 +139,7 @@ export function emptyStats(): WebgpuTrainStats {
     bytesUploaded: 0,
     waitMs: 0,
     kernelMs: {},
+    compactions: 0,
+    roundsPastStop: 0,
   }
 }

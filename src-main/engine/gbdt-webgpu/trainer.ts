@@ -6,12 +6,14 @@
 // equal the CPU engine's bit for bit. The round, the chunks, per-model parameters: README.md.
 import { featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES, resolveGbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from '../gbdt/binning'
+import { bestRoundModel, HeldOutWatch } from '../gbdt/early-stopping'
 import { type GbdtTask, initialMargin, treesPerRound } from '../gbdt/objective'
-import { type HeldOutRows, histogramSlots, ModelSampler, samplesEveryRow, throwIfStopped, trainingParams } from '../gbdt/rules'
+import { ModelState } from '../gbdt/model-state'
+import { type HeldOutRows, histogramSlots, ModelSampler, samplesEveryRow, splitCoefs, throwIfStopped, trainingParams } from '../gbdt/rules'
 import { checkTask, heldOutRows, modelTrainingParams } from '../gbdt/train'
-import type { GbdtModel } from '../gbdt/tree'
+import type { GbdtModel, GbdtTree } from '../gbdt/tree'
 import type { GbdtModelWithTestMargins } from '../trees/gbdt-report'
-import { type EncodedRound, GbdtCommands, type RoundResult } from './commands'
+import { type EncodedRound, GbdtCommands, type HeldOutReads, type RoundResult } from './commands'
 import type { GpuGbdtData } from './device-data'
 import { HostDecider } from './decide'
 import type { WgslDevice, WgslLimits } from '../webgpu/device'
@@ -63,6 +65,16 @@ function chunkInput(
     limits,
     histogramBudgetBytes,
   }
+}
+
+/** A chunk's early stopping, as its round loop sees it (trainChunk; inert without watches). */
+interface ChunkWatch {
+  /** per position of a round's device models: the held-out rows to read back after it (null: not watched, or stopped) */
+  reads(act: readonly HostModel[]): HeldOutReads
+  /** a round's held-out margins (per position, as read) fed to each model's watch, once per model, until it stops */
+  afterRound(act: readonly HostModel[], margins: readonly (Float32Array | null)[]): void
+  /** the chunk's model indices (within the group) that grew round `round` (0-based) and keep it: progress */
+  grew(round: number): readonly number[]
 }
 
 /** A device-planned round read back, its trees not yet rebuilt on the host. */
@@ -138,34 +150,98 @@ class WebgpuTrainer {
     this.dev.dispose()
   }
 
-  /** One chunk, all its rounds; `params` in order of rounds, most first (see trainGbdtGroupWebgpu). */
+  /**
+   * One chunk, all its rounds; `params` in order of rounds, most first (see trainGbdtGroupWebgpu).
+   * `watches`: each model's early-stopping watch (null: early stopping off), fed its held-out rows'
+   * margins after every round; a stopped model leaves the device's program (README.md, "Early stopping").
+   * `resume`: each model's trees from an earlier rung (null: none; every model of a chunk has as many
+   * rounds), continued from the round after them (README.md, "Successive halving").
+   */
   async trainChunk(
     seeds: readonly number[],
     params: readonly GbdtParams[],
     heldOut: readonly (HeldOutRows | null)[],
     indices: readonly number[],
+    watches: readonly HeldOutWatch[] | null,
+    resume: readonly (readonly GbdtTree[] | null)[] | null,
   ): Promise<GbdtModelWithTestMargins[]> {
     const { F, K } = this.shape
     if (params.some((p, k) => k > 0 && p.rounds > params[k - 1].rounds))
       throw new Error("webgpu: a chunk's models must come most rounds first (planning error)")
+    const resumed = seeds.map((_, k) => (resume?.[k]?.length ?? 0) / K)
+    if (resumed.some((r) => r !== resumed[0])) throw new Error("webgpu: a chunk's models must resume at the same round (planning error)")
+    // the CPU engine's resume: the earlier trees added to its training rows' margins in float32, tree
+    // by tree, and its column sampler past their draws (ModelState.resume); its sampler and margins taken over
+    const states = seeds.map((s, k) => {
+      const trees = resume?.[k]
+      if (!trees || trees.length === 0) return null
+      const state = new ModelState(s, this.d.host.rows, F, params[k], splitCoefs(params[k]), undefined, heldOut[k], this.options.task)
+      state.resume(trees, this.d.host)
+      return state
+    })
     // the device's models: a K-class model's K trees side by side (class order), sharing its sampler
     const ms = seeds.flatMap((s, k) => {
-      const sampler = new ModelSampler(s, F, params[k], heldOut[k])
-      return Array.from({ length: K }, (_, c) => new HostModel(s, F, params[k], heldOut[k], sampler, K, c))
+      const sampler = states[k]?.sampler ?? new ModelSampler(s, F, params[k], heldOut[k])
+      return Array.from({ length: K }, (_, c) => {
+        const m = new HostModel(s, F, params[k], heldOut[k], sampler, K, c)
+        // its class's earlier trees (round-major: tree t is class t mod K)
+        for (const [t, tree] of (resume?.[k] ?? []).entries()) if (t % K === c) m.trees.push(tree)
+        return m
+      })
     })
+    /** the chunk's model (position in `seeds`) a device model belongs to */
+    const owner = new Map(ms.map((m, i) => [m, Math.floor(i / K)]))
+    const stopped = (m: HostModel) => watches?.[owner.get(m)!].rule.stopped ?? false
+    const watch: ChunkWatch = {
+      reads: (act) => (watches ? act.map((m) => (stopped(m) ? null : heldOut[owner.get(m)!])) : []),
+      afterRound: (act, margins) => {
+        if (!watches) return
+        for (let i = 0; i < act.length; i += K) {
+          const w = watches[owner.get(act[i])!]
+          if (!w.rule.stopped) w.afterRound(margins.slice(i, i + K) as Float32Array[])
+        }
+      },
+      // the models that grew round `round` (0-based) and keep it: not those stopped before it
+      grew: (round) => (watches ? indices.filter((_, k) => watches[k].rule.roundsTrained > round) : indices),
+    }
     this.dev.writeBaseScore(ms.length, this.obj.startMargin)
+    states.forEach((state, k) => state?.margins.forEach((margins, c) => this.dev.writeTrainingMargins(k * K + c, margins)))
+    const start = resumed[0]
     const rounds = Math.max(...ms.map((m) => m.rounds))
-    // a model with fewer rounds has all its trees and sits the rest out: the chunk's last
-    // positions, so every growing model keeps its place in the device's per-model arrays
-    const active = (round: number) => ms.filter((m) => round < m.rounds)
+    // the device's models by position. A model with fewer rounds has all its trees and sits the
+    // rest out: the last positions, so every growing model keeps its place in the device's
+    // per-model arrays. A stopped model is dropped from it (compacted) before the next round.
+    let layout = ms
+    const active = (round: number) => layout.filter((m) => round < m.rounds)
     const activeCount = (round: number) => (round < rounds ? active(round).length : 0)
-    this.sampleRound(active(0), 0)
-    if (rounds > 1) this.sampleRound(active(1), 1)
-    let maxBits = await this.dev.firstGradient(ms.length, 0)
+    this.sampleRound(active(start), start)
+    if (start + 1 < rounds) this.sampleRound(active(start + 1), start + 1)
+    let maxBits = await this.dev.firstGradient(ms.length, start % 2)
     let pending: PendingRound | null = null
     let encoded: EncodedRound | null = null
-    for (let round = 0; round < rounds; round++) {
+    for (let round = start; round < rounds; round++) {
       throwIfStopped(this.options)
+      if (layout.some(stopped)) {
+        // models stopped since the last round leave: the survivors move to the front (their
+        // margins, and this round's and the next one's samples, already drawn), this round's gradient again
+        const kept = layout.filter((m) => !stopped(m))
+        const growing = kept.filter((m) => round < m.rounds)
+        if (growing.length === 0) break
+        const moves = kept.map((m, to) => ({ from: layout.indexOf(m), to })).filter((x) => x.from !== x.to)
+        layout = kept
+        encoded = null
+        this.dev.writeSamples(
+          growing.map((m) => m.drawnSample(round)!),
+          round % 2,
+        )
+        if (round + 1 < rounds)
+          this.dev.writeSamples(
+            active(round + 1).map((m) => m.drawnSample(round + 1)!),
+            (round + 1) % 2,
+          )
+        maxBits = await this.dev.compact(moves, growing.length, round % 2)
+        this.stats.compactions++
+      }
       const act = active(round)
       const Cn = act.length
       const CnNext = activeCount(round + 1)
@@ -173,40 +249,63 @@ class WebgpuTrainer {
       for (const m of act) m.useRound(round)
       this.dev.writeModelInfo(this.host.quantise(act, maxBits))
       if (this.devicePlanned && act.every((m) => !m.hostDecides)) {
-        const e = encoded && encoded.Cn === Cn && encoded.CnNext === CnNext && encoded.parity === parity ? encoded : this.dev.encodeRound(Cn, CnNext, parity)
+        const e =
+          encoded && encoded.Cn === Cn && encoded.CnNext === CnNext && encoded.parity === parity
+            ? encoded
+            : this.dev.encodeRound(Cn, CnNext, parity, watch.reads(act))
         encoded = null
         const done = this.dev.submitRound(e)
         const invs = act.map((m) => m.inv)
         const invHs = act.map((m) => m.invH)
-        // while the device runs this round: the last one's trees, the samples two rounds on, the next round's commands
-        this.finish(pending, indices, rounds)
+        // while the device runs this round: the last one's trees (and watches), the samples two rounds on, the next round's commands
+        this.finish(pending, watch, rounds)
         pending = null
         if (round + 2 < rounds) this.sampleRound(active(round + 2), round + 2)
-        if (round + 1 < rounds && this.devicePlanned) encoded = this.dev.encodeRound(CnNext, activeCount(round + 2), parity ^ 1)
+        // (not when a model just stopped: the next round starts with a compaction)
+        if (round + 1 < rounds && this.devicePlanned && !layout.some(stopped))
+          encoded = this.dev.encodeRound(CnNext, activeCount(round + 2), parity ^ 1, watch.reads(active(round + 1)))
         const result = await done
         pending = { round, ms: act, invs, invHs, result }
         maxBits = result.maxBits
       } else {
         // a round encoded ahead is dropped: host-planned passes read back through the same staging buffers
         encoded = null
-        this.finish(pending, indices, rounds)
+        this.finish(pending, watch, rounds)
         pending = null
-        maxBits = await this.hostRound(act, CnNext, parity)
+        const next = await this.hostRound(act, CnNext, parity, watch.reads(act))
+        maxBits = next.maxBits
+        watch.afterRound(act, next.heldOutMargins)
         if (round + 2 < rounds) this.sampleRound(active(round + 2), round + 2)
-        this.options.onRound?.(indices, round + 1, rounds)
+        this.options.onRound?.(watch.grew(round), round + 1, rounds)
       }
     }
-    this.finish(pending, indices, rounds)
+    this.finish(pending, watch, rounds)
     // the test rows followed every tree: their margins in one read-back for the chunk
-    const margins = this.d.testRows > 0 ? await this.dev.readTestMargins(ms.length) : null
+    const margins = this.d.testRows > 0 ? await this.dev.readTestMargins(layout.length) : null
     const task = this.options.task
     const classifier = task && task.objective !== 'regression' ? { objective: task.objective, classes: task.classes } : {}
     return seeds.map((seed, k) => {
       // XGBoost's order, as the CPU engine's: round-major, tree t is class t mod K
       const own = ms.slice(k * K, (k + 1) * K)
       const trees = own[0].trees.flatMap((_, r) => own.map((m) => m.trees[r]))
-      const model: GbdtModelWithTestMargins = { params: params[k], seed, features: F, baseScore: this.baseScore, trees, ...classifier }
-      if (margins && testMarginsExact(model, this.d)) model.testMargins = rowMajorMargins(margins, k, K, this.d.testRows)
+      const grown: GbdtModelWithTestMargins = {
+        params: params[k],
+        seed,
+        features: F,
+        baseScore: this.baseScore,
+        trees,
+        ...classifier,
+        ...(resume ? { roundsGrown: trees.length / K - resumed[k] } : {}),
+      }
+      const w = watches?.[k]
+      // a stopped model may have grown a round past its stop (pipelined) before it left: discarded here
+      const model: GbdtModelWithTestMargins = w ? bestRoundModel(grown, w.rule.outcome) : grown
+      if (w) this.stats.roundsPastStop += own[0].trees.length - w.rule.roundsTrained
+      // the device's test margins followed every tree the model grew here: they are its own only if it
+      // keeps them all and had none before (a resumed model's test rows started at the base score)
+      const at = layout.indexOf(own[0])
+      if (margins && at >= 0 && resumed[k] === 0 && model.trees.length === trees.length && testMarginsExact(model, this.d))
+        model.testMargins = rowMajorMargins(margins, at / K, K, this.d.testRows)
       return model
     })
   }
@@ -217,15 +316,24 @@ class WebgpuTrainer {
     this.dev.writeSamples(drawn, round % 2)
   }
 
-  /** A device-planned round's trees, rebuilt on the host; its progress. */
-  private finish(p: PendingRound | null, indices: readonly number[], rounds: number): void {
+  /** A device-planned round's trees, rebuilt on the host; its watches fed; its progress. */
+  private finish(p: PendingRound | null, watch: ChunkWatch, rounds: number): void {
     if (!p) return
     this.host.roundTrees(p.ms, p.invs, p.invHs, p.result.trees, this.dev.tables.T, p.result.errors)
-    this.options.onRound?.(indices, p.round + 1, rounds)
+    watch.afterRound(p.ms, p.result.heldOutMargins)
+    this.options.onRound?.(watch.grew(p.round), p.round + 1, rounds)
   }
 
-  /** A round planned by the host: level by level until no model has a node left; then the next round's max |g|. */
-  private async hostRound(ms: HostModel[], CnNext: number, parity: number): Promise<Uint32Array> {
+  /**
+   * A round planned by the host: level by level until no model has a node left; then the next
+   * round's max |g| and the watched models' held-out margins (`heldOut`, per position).
+   */
+  private async hostRound(
+    ms: HostModel[],
+    CnNext: number,
+    parity: number,
+    heldOut: HeldOutReads,
+  ): Promise<{ maxBits: Uint32Array; heldOutMargins: (Float32Array | null)[] }> {
     const Cn = ms.length
     const P = this.shape.P
     this.stats.hostRounds++
@@ -253,7 +361,7 @@ class WebgpuTrainer {
       }
       pendingDec = this.host.decideLevel(ms, depth)
     }
-    const next = await this.dev.finishHostRound(pendingDec, Cn, CnNext, parity)
+    const next = await this.dev.finishHostRound(pendingDec, Cn, CnNext, parity, heldOut)
     for (const m of ms) m.trees.push(m.tb.finish())
     return next
   }
@@ -336,11 +444,18 @@ export async function trainGbdtGroupWebgpu(
   checkTask(options.task, params.baseScore, d.host.y)
   const own = modelTrainingParams(params, seeds, options.perModel, rows, maxBin)
   const heldOut = heldOutRows(options.heldOut, seeds, rows)
+  const watches = earlyStoppingWatches(options, heldOut, d.host.y)
+  const resume = options.resume ?? null
+  if (resume && resume.length !== seeds.length) throw new RangeError(`resume has ${resume.length} entries for ${seeds.length} models`)
+  // a stopped model keeps its best round, so a rung could not continue it from its last (the CPU engine's rule)
+  if (resume && options.earlyStopping) throw new RangeError('resume continues each model from its last round: not with earlyStopping')
   if (d.disposed) throw new Error('webgpu: the data set was disposed')
   if (seeds.length === 0) return []
   const obj = deviceObjective(options.task, options.squaredErrorHessians ?? false, params.baseScore)
-  // chunks take the models with the most rounds first (stable: index order otherwise)
-  const order = [...seeds.keys()].sort((a, b) => own[b].rounds - own[a].rounds)
+  const treesBefore = (i: number) => resume?.[i]?.length ?? 0
+  // chunks take the models with the most rounds first (stable: index order otherwise); resumed
+  // models (a halving rung) by the trees they have, a chunk's all from the same round
+  const order = [...seeds.keys()].sort((a, b) => treesBefore(a) - treesBefore(b) || own[b].rounds - own[a].rounds)
   const lanes = chunkLanes(own, d, gpu.limits, options.histogramBudgetBytes, obj)
   let failed = false
   const laneOptions: WebgpuTrainOptions = {
@@ -355,7 +470,11 @@ export async function trainGbdtGroupWebgpu(
     // whole models a chunk: a K-class model is K of the device's
     const C = trainers[0].shape.C / obj.K
     const chunks: number[][] = []
-    for (let a = 0; a < order.length; a += C) chunks.push(order.slice(a, a + C))
+    for (const i of order) {
+      const last = chunks[chunks.length - 1]
+      if (last && last.length < C && treesBefore(last[0]) === treesBefore(i)) last.push(i)
+      else chunks.push([i])
+    }
     if (options.stats) {
       options.stats.chunks += chunks.length
       options.stats.lanes = Math.max(options.stats.lanes, trainers.length)
@@ -371,6 +490,8 @@ export async function trainGbdtGroupWebgpu(
             indices.map((i) => own[i]),
             indices.map((i) => heldOut[i]),
             indices,
+            watches && indices.map((i) => watches[i]),
+            resume && indices.map((i) => resume[i]),
           )
           models.forEach((model, k) => {
             out[indices[k]] = model
@@ -390,6 +511,20 @@ export async function trainGbdtGroupWebgpu(
   } finally {
     for (const t of trainers) t.dispose()
   }
+}
+
+/**
+ * Each model's early-stopping watch (the CPU engine's HeldOutWatch and rule), or null when early
+ * stopping is off; every model needs held-out rows. The device reads back only a model's held-out
+ * rows' margins, so its watch sees them re-indexed from 0 (their labels likewise): the same values, scored the same way.
+ */
+function earlyStoppingWatches(options: WebgpuTrainOptions, heldOut: readonly (HeldOutRows | null)[], y: Float32Array): HeldOutWatch[] | null {
+  const stopping = options.earlyStopping
+  if (!stopping) return null
+  return heldOut.map((h, i) => {
+    if (!h) throw new RangeError(`earlyStopping needs every model's held-out rows (heldOut); model ${i} has none`)
+    return new HeldOutWatch(stopping, { begin: 0, end: h.end - h.begin }, y.subarray(h.begin, h.end), options.task)
+  })
 }
 
 /**

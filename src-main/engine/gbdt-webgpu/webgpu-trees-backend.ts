@@ -26,5 +26,9 @@ export const webgpuTreesBackend: WorkerBackend<GbdtParams, WebgpuGbdtRuntime, We
   perModel: GBDT_PER_MODEL_PARAMS,
   /** a fold is its rows held out of the one binned training set, as on the CPU engine: a set's folds fuse */
   foldsHeldOut: true,
+  /** each model's held-out margins are read back after every round; a stopped one leaves the chunk (trainer.ts) */
+  earlyStopping: true,
+  /** a halving rung's models continue from the trees the earlier rung sent back (trainer.ts resume: the CPU engine's margins and sampler, uploaded) */
+  halving: true,
   train: trainWebgpu,
 }

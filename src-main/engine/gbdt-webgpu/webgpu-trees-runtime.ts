@@ -5,7 +5,7 @@
 import { modelSeed, type Workload } from '@shared/contract'
 import { type GbdtParams as FamilyGbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { Dataset } from '../datasets/generated'
-import { type GroupTrainer, heldOutRowsOf, perModelParams, trainTreesAndReport } from '../trees/gbdt-report'
+import { type GroupTrainer, heldOutRowsOf, perModelParams, resumedTreesOf, trainTreesAndReport } from '../trees/gbdt-report'
 import type { TrainHooks, TrainOptions, WorkerRuntime } from '../backend/types'
 import { prepareGbdtData, type GbdtData } from '../gbdt'
 import { packageVersion } from '../machine'
@@ -109,7 +109,9 @@ export async function trainWebgpu(
       cancelError,
       perModel: perModelParams(options, group),
       heldOut: heldOutRowsOf(options, group),
+      resume: resumedTreesOf(options, group, d.binned, w),
       task: w.task,
+      ...(w.earlyStopping ? { earlyStopping: w.earlyStopping } : {}),
     })
   await trainTreesAndReport(train, d.dataset, w, indices, options, hooks)
 }

@@ -12,8 +12,10 @@ import { scoreOutputs } from '@shared/metrics'
 import type { Dataset } from '../datasets/generated'
 import {
   GBDT_PER_MODEL_PARAMS,
+  type GbdtData,
   type GbdtModel,
   type GbdtPerModelParams,
+  type GbdtTree,
   type HeldOutRows,
   meanSquaredError,
   outputsOfMargins,
@@ -22,6 +24,7 @@ import {
   treeHash,
   treesArtifact,
 } from '../gbdt'
+import { resumedTrees } from '../gbdt/resume'
 import { CancelledError, type TrainHooks, type TrainOptions } from '../backend/types'
 
 export interface GroupTrainHooks {
@@ -58,6 +61,19 @@ export function perModelParams(options: TrainOptions, group: readonly number[]):
 export function heldOutRowsOf(options: TrainOptions, group: readonly number[]): (HeldOutRows | null)[] | undefined {
   const heldOutOf = options.heldOutOf
   return heldOutOf ? group.map((i) => heldOutOf(i)) : undefined
+}
+
+/**
+ * A halving rung (options.resumeOf): each model of `group`'s trees so far on this worker's binned
+ * data (resume.ts), the engines' `resume` option; undefined outside a rung.
+ */
+export function resumedTreesOf(options: TrainOptions, group: readonly number[], binned: GbdtData, w: Workload<GbdtParams>): (GbdtTree[] | null)[] | undefined {
+  const resumeOf = options.resumeOf
+  if (!resumeOf) return undefined
+  return group.map((i) => {
+    const state = resumeOf(i)
+    return state ? resumedTrees(state.artifact, state.rounds, binned, w.task, w.model.baseScore) : null
+  })
 }
 
 /**
