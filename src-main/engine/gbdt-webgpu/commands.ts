@@ -8,6 +8,7 @@ import {
   CNT_WORDS,
   DEC_WORDS,
   DERIVE_SLOTS,
+  gradientDispatchModels,
   hessianWords,
   kernelKey,
   kernelSource,
@@ -580,7 +581,7 @@ export class GbdtCommands {
       e.enc.clearBuffer(this.scal, Cn * 16, Cn * 4)
       bufs.push(this.q, this.qh)
     }
-    this.run(e, 'gradient', rec, bufs, ...this.grid(this.shape.n), Cn)
+    this.run(e, 'gradient', rec, bufs, ...this.grid(this.shape.n), gradientDispatchModels(this.kopts, Cn, this.shape.K))
   }
 
   private encodeQuantise(e: Encoded, rec: number, Cn: number): void {

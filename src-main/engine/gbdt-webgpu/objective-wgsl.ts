@@ -10,19 +10,25 @@
 //
 // The contract (OBJECTIVE_WGSL_CONTRACT): OBJECTIVE_WGSL comes after EXACT_WGSL, and the kernel defines
 // `fn marginBits(row: u32, c: u32) -> u32`, class c's current margin of a row as float32 bits, which
-// softprobGradPair and softmaxOutputF32 read (a binary-only kernel may take BINARY_OBJECTIVE_WGSL
+// softprobGradPair, softprobRowTerms and softmaxOutputF32 read (a binary-only kernel may take BINARY_OBJECTIVE_WGSL
 // alone, without marginBits). Values are float32 bits (u32); labels u32, 0u/1u for binary, the class
 // index for multiclass. A NaN margin gives NaN bits, as the CPU gives NaN.
 
+import { CLASS_LIMITS } from '@shared/vocabulary/task'
+
 /** What OBJECTIVE_WGSL defines and what a kernel including it must define (WGSL signatures). */
 export const OBJECTIVE_WGSL_CONTRACT = {
-  /** the kernel's side: class c's margin of a row, float32 bits; read K times per call */
+  /** the kernel's side: class c's margin of a row, float32 bits; read 2K times per softprobGradPair or softprobRowTerms call */
   requires: { marginBits: 'fn marginBits(row: u32, c: u32) -> u32' },
   provides: {
     /** (g, h) bits = logisticGradients for one row (label 0u/1u) */
     logisticGradPair: 'fn logisticGradPair(margin: u32, label: u32) -> vec2<u32>',
     /** class k's (g, h) bits = softprobOfRows + softprobGradients (label: the row's class); K exps a call */
     softprobGradPair: 'fn softprobGradPair(row: u32, k: u32, K: u32, label: u32) -> vec2<u32>',
+    /** a row's K softmax terms (into exps) and their sum: K exps a row, for all its classes' pairs */
+    softprobRowTerms: 'fn softprobRowTerms(row: u32, K: u32, exps: ptr<function, array<u32, MAX_CLASSES>>) -> u32',
+    /** class k's (g, h) bits from its term and the row's sum: softprobGradPair without its exps */
+    softprobClassPair: 'fn softprobClassPair(e: u32, sum: u32, k: u32, label: u32) -> vec2<u32>',
     /** a binary model's output: sigmoidF32 */
     sigmoidF32: 'fn sigmoidF32(margin: u32) -> u32',
     /** a multiclass model's output of class k: softmaxF32 (the prediction's Softmax, maximum from class 0) */
@@ -254,10 +260,12 @@ fn logisticGradPair(margin: u32, label: u32) -> vec2<u32> {
 
 `
 
-/** WGSL, after BINARY_OBJECTIVE_WGSL: softprobGradPair, softmaxOutputF32 (they call the kernel's marginBits). */
+/** WGSL, after BINARY_OBJECTIVE_WGSL: softprobGradPair, softprobRowTerms + softprobClassPair, softmaxOutputF32 (they call the kernel's marginBits). */
 export const MULTICLASS_OBJECTIVE_WGSL = /* wgsl */ `
 /** numeric_limits<float>::min(): multi:softprob's running maximum starts there */
 const F32_MIN_NORMAL: u32 = 0x00800000u;
+/** the most classes a multiclass task has (CLASS_LIMITS.max): a row's softmax terms fit one array */
+const MAX_CLASSES: u32 = ${CLASS_LIMITS.max}u;
 
 /**
  * fl64(s + a): the float64 s = (*sm)·2^(*se) (*sm = 0 or exactly 53 bits) plus a ≥ 0 finite float32,
@@ -303,11 +311,12 @@ fn addF32ToF64(sm: ptr<function, vec2<u32>>, se: ptr<function, i32>, a: u32) {
 }
 
 /**
- * Class k's probability of a row: f32(e_k / f32(wsum)), e_c = expf(f32(m_c − wmax)), wsum their float64
- * sum in class order, wmax = max(start, m_0 … m_{K−1}): start F32_MIN_NORMAL for multi:softprob's
- * gradients (softprobOfRows), m_0 for the prediction's Softmax (softmaxF32).
+ * A row's softmax terms: e_c = expf(f32(m_c − wmax)) into (*exps)[c] in class order, wmax = max(start,
+ * m_0 … m_{K−1}) (start: F32_MIN_NORMAL for multi:softprob's gradients, softprobOfRows; m_0 for the
+ * prediction's Softmax, softmaxF32); returns their float64 sum in class order rounded to float32, or
+ * F32_NAN when a margin or a term is NaN (every p is NaN then, as on the CPU). K exps.
  */
-fn softmaxProbabilityF32(row: u32, k: u32, K: u32, start: u32) -> u32 {
+fn softmaxTermsF32(row: u32, K: u32, start: u32, exps: ptr<function, array<u32, MAX_CLASSES>>) -> u32 {
   var wmax = start;
   for (var c = 0u; c < K; c++) {
     wmax = maxF32(marginBits(row, c), wmax);
@@ -315,27 +324,49 @@ fn softmaxProbabilityF32(row: u32, k: u32, K: u32, start: u32) -> u32 {
   if (isNanF32(wmax)) { return F32_NAN; }
   var sm = vec2<u32>(0u, 0u);
   var se = 0;
-  var ek = 0u;
   for (var c = 0u; c < K; c++) {
     let e = expF32(addF32(marginBits(row, c), wmax ^ F32_SIGN));
     // e ∈ [0, 1], or NaN from ∞ − ∞ (the CPU's sum and every p are NaN then)
     if (isNanF32(e)) { return F32_NAN; }
     addF32ToF64(&sm, &se, e);
-    if (c == k) { ek = e; }
+    (*exps)[c] = e;
   }
-  var s = 0u;
-  if (sm.x != 0u || sm.y != 0u) { s = toF32(vec4<u32>(sm, 0u, 0u), se, false); }
-  return quotientF32(ek, s);
+  if (sm.x == 0u && sm.y == 0u) { return 0u; }
+  return toF32(vec4<u32>(sm, 0u, 0u), se, false);
 }
 
-/** multi:softprob's (g, h) bits of class k for a row (softprobOfRows, softprobGradients): g = p_k − [label = k], h = max(2p_k·(1 − p_k), 1e-16) */
-fn softprobGradPair(row: u32, k: u32, K: u32, label: u32) -> vec2<u32> {
-  let p = softmaxProbabilityF32(row, k, K, F32_MIN_NORMAL);
+/** Class k's probability of a row, f32(e_k / f32(wsum)) (softmaxTermsF32's terms): K exps a call */
+fn softmaxProbabilityF32(row: u32, k: u32, K: u32, start: u32) -> u32 {
+  var exps: array<u32, MAX_CLASSES>;
+  let s = softmaxTermsF32(row, K, start, &exps);
+  return quotientF32(exps[k], s);
+}
+
+/** multi:softprob's (g, h) bits of class k from its probability p (softprobGradients): g = p − [label = k], h = max(2p·(1 − p), 1e-16) */
+fn softprobPairOfProbability(p: u32, k: u32, label: u32) -> vec2<u32> {
   if (isNanF32(p)) { return vec2<u32>(F32_NAN, F32_NAN); }
   let g = select(p, addF32(p, 0xBF800000u), label == k);
   // 2p is exact (p ≤ 1)
   let h = maxF32(timesOneMinusF32(mulF32(p, 0x40000000u), p), HESSIAN_FLOOR_BITS);
   return vec2<u32>(g, h);
+}
+
+/** multi:softprob's (g, h) bits of class k for a row (softprobOfRows, softprobGradients); K exps a call (one class alone) */
+fn softprobGradPair(row: u32, k: u32, K: u32, label: u32) -> vec2<u32> {
+  return softprobPairOfProbability(softmaxProbabilityF32(row, k, K, F32_MIN_NORMAL), k, label);
+}
+
+/**
+ * multi:softprob's row, once for all its classes (K exps a row, not softprobGradPair's K a class): the
+ * terms into *exps and their sum, returned; class k's pair is then softprobClassPair((*exps)[k], sum, k, label).
+ */
+fn softprobRowTerms(row: u32, K: u32, exps: ptr<function, array<u32, MAX_CLASSES>>) -> u32 {
+  return softmaxTermsF32(row, K, F32_MIN_NORMAL, exps);
+}
+
+/** class k's (g, h) bits from its term and the row's sum (softprobRowTerms): = softprobGradPair(row, k, K, label) */
+fn softprobClassPair(e: u32, sum: u32, k: u32, label: u32) -> vec2<u32> {
+  return softprobPairOfProbability(quotientF32(e, sum), k, label);
 }
 
 /** A multiclass model's output of class k (softmaxF32: XGBoost's prediction Softmax, its maximum from class 0) */

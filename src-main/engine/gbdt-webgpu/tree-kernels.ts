@@ -6,7 +6,7 @@
 import { COUNTER_RANDOM_WGSL } from '../gbdt/counter-random'
 import { KRT_EPS } from '../gbdt/rules'
 import { EXACT_WGSL } from './exact'
-import { OBJECTIVE_WGSL } from './objective-wgsl'
+import { BINARY_OBJECTIVE_WGSL, OBJECTIVE_WGSL } from './objective-wgsl'
 
 export const WG = 64
 /** threads of a shared-memory histogram workgroup */
@@ -256,33 +256,43 @@ ${ENTRY} {
   }
 }`
 
-/** the classifiers' gradient pairs on the device (objective-wgsl.ts, after the exact arithmetic it builds on) */
-function objectiveSource(): string {
-  return EXACT_WGSL + OBJECTIVE_WGSL
+/** the classifiers' gradient pairs on the device (objective-wgsl.ts, after the exact arithmetic it builds on); binary's needs no marginBits */
+function objectiveSource(kind: GradientKind): string {
+  if (kind === 'binary') return EXACT_WGSL + BINARY_OBJECTIVE_WGSL
+  return kind === 'multiclass' ? EXACT_WGSL + OBJECTIVE_WGSL : ''
 }
 
-/** each row's (g, h) bits of the objective (GradientKind), for device model m (class m mod K) and row r, i = m·n + r */
+/** each row's (g, h) bits of the objective (GradientKind), for device model m and row r, i = m·n + r (multi:softprob: gradientOfClasses) */
 function gradientPair(kind: GradientKind): string {
   switch (kind) {
     case 'squaredErrorHessians':
       return 'vec2<u32>(bitcast<u32>(pred[i] - y[r]), 0x3F800000u)'
     case 'binary':
       return 'logisticGradPair(bitcast<u32>(pred[i]), u32(y[r]))'
-    case 'multiclass':
-      return 'softprobGradPair(r, m % u.K, u.K, u32(y[r]))'
     case 'squaredError':
-      throw new Error('webgpu: squared error without hessians has its own gradient kernel')
+    case 'multiclass':
+      throw new Error(`webgpu: ${kind} has its own gradient kernel`)
   }
 }
 
+/** WGSL: the workgroup's max |g| (f32 bits), max h and drawn rows of device model m added to the chunk's (scal[m], scal[4C + m], scal[7C + m]) */
+function flushHessianMaxima(m: string, gmax: string, hmax: string, drawn: string): string {
+  return /* wgsl */ `let v = atomicLoad(&${gmax});
+    if (v != 0u) { atomicMax(&scal[${m}], v); }
+    let drawn = atomicLoad(&${drawn});
+    if (drawn != 0u && u.drawRows != 0u) { atomicAdd(&scal[7u * u.C + ${m}], drawn); }
+    let vh = atomicLoad(&${hmax});
+    if (vh != 0u) { atomicMax(&scal[4u * u.C + ${m}], vh); }`
+}
+
 /**
- * Round start with per-row hessians: each sampled row's (g, h) from its margins (f32 bits, kept in
- * q and qh until quantise), max |g| and max h per model (atomicMax of the bits; scal[m] and
- * scal[4C + m]), every row to the root. A K-class model is K device models in a row, one per class;
- * marginBits(row, c) reads class c's margin of this row's model.
+ * Round start with per-row hessians: each sampled row's (g, h) from its margin (f32 bits, kept in q
+ * and qh until quantise), max |g| and max h per model (atomicMax of the bits; scal[m] and
+ * scal[4C + m]), every row to the root. One thread per (row, device model); multi:softprob has its own
+ * kernel (gradientOfClasses).
  */
 const gradientWithHessians = (o: KernelOptions) => /* wgsl */ `${common(o)}
-${o.gradient === 'binary' || o.gradient === 'multiclass' ? objectiveSource() : ''}
+${objectiveSource(o.gradient)}
 @group(0) @binding(1) var<storage, read> y: array<f32>;
 @group(0) @binding(2) var<storage, read> pred: array<f32>;
 @group(0) @binding(3) var<storage, read> draws: array<u32>;
@@ -294,13 +304,10 @@ ${ROW_DRAW_WGSL}
 var<workgroup> wmax: atomic<u32>;
 var<workgroup> wdrawn: atomic<u32>;
 var<workgroup> whmax: atomic<u32>;
-var<private> pm: u32;
-fn marginBits(row: u32, c: u32) -> u32 { return bitcast<u32>(pred[(pm - pm % u.K + c) * u.n + row]); }
 ${ENTRY} {
   if (lid == 0u) { atomicStore(&wmax, 0u); atomicStore(&whmax, 0u); atomicStore(&wdrawn, 0u); }
   workgroupBarrier();
   let m = wid.z;
-  pm = m;
   let r = flat(wid, nwg, lid);
   if (r < u.n) {
     let i = m * u.n + r;
@@ -318,14 +325,80 @@ ${ENTRY} {
   }
   workgroupBarrier();
   if (lid == 0u) {
-    let v = atomicLoad(&wmax);
-    if (v != 0u) { atomicMax(&scal[m], v); }
-    let drawn = atomicLoad(&wdrawn);
-    if (drawn != 0u && u.drawRows != 0u) { atomicAdd(&scal[${o.hess ? 7 : 4}u * u.C + m], drawn); }
-    let vh = atomicLoad(&whmax);
-    if (vh != 0u) { atomicMax(&scal[4u * u.C + m], vh); }
+    ${flushHessianMaxima('m', 'wmax', 'whmax', 'wdrawn')}
   }
 }`
+
+/**
+ * Round start for multi:softprob: gradientWithHessians's outputs, but one thread per (row, K-class
+ * model) — the row's K softmax terms and their sum once (softprobRowTerms: K exps a row, where one
+ * thread per class would compute K a class, K² a row), then the pair of each class that draws the row
+ * (its device model base + c). Dispatched over the chunk's models, C / K (gradientDispatchModels).
+ */
+const gradientOfClasses = (o: KernelOptions) => /* wgsl */ `${common(o)}
+${objectiveSource(o.gradient)}
+@group(0) @binding(1) var<storage, read> y: array<f32>;
+@group(0) @binding(2) var<storage, read> pred: array<f32>;
+@group(0) @binding(3) var<storage, read> draws: array<u32>;
+${ROW_DRAW_WGSL}
+@group(0) @binding(4) var<storage, read_write> pos: array<u32>;
+@group(0) @binding(5) var<storage, read_write> scal: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> q: array<u32>;
+@group(0) @binding(7) var<storage, read_write> qh: array<u32>;
+// per class of the workgroup's model (K ≤ MAX_CLASSES)
+var<workgroup> wmax: array<atomic<u32>, MAX_CLASSES>;
+var<workgroup> wdrawn: array<atomic<u32>, MAX_CLASSES>;
+var<workgroup> whmax: array<atomic<u32>, MAX_CLASSES>;
+/** the model's first device model (class 0) */
+var<private> base: u32;
+fn marginBits(row: u32, c: u32) -> u32 { return bitcast<u32>(pred[(base + c) * u.n + row]); }
+${ENTRY} {
+  let K = u.K;
+  for (var c = lid; c < K; c += WG) { atomicStore(&wmax[c], 0u); atomicStore(&whmax[c], 0u); atomicStore(&wdrawn[c], 0u); }
+  workgroupBarrier();
+  base = wid.z * K;
+  let r = flat(wid, nwg, lid);
+  if (r < u.n) {
+    // bit c: class c draws the row (each class's tree has its own row draw)
+    var drawnBy = 0u;
+    for (var c = 0u; c < K; c++) {
+      if (rowDrawn(base + c, r)) { drawnBy |= 1u << c; }
+    }
+    var exps: array<u32, MAX_CLASSES>;
+    var sum = 0u;
+    var label = 0u;
+    if (drawnBy != 0u) {
+      sum = softprobRowTerms(r, K, &exps);
+      label = u32(y[r]);
+    }
+    for (var c = 0u; c < K; c++) {
+      let i = (base + c) * u.n + r;
+      if ((drawnBy & (1u << c)) != 0u) {
+        atomicAdd(&wdrawn[c], 1u);
+        let gh = softprobClassPair(exps[c], sum, c, label);
+        atomicMax(&wmax[c], gh.x & 0x7FFFFFFFu);
+        atomicMax(&whmax[c], gh.y);
+        q[i] = gh.x;
+        qh[i] = gh.y;
+        pos[i] = 0u;
+      } else {
+        pos[i] = UNSAMPLED;
+      }
+    }
+  }
+  workgroupBarrier();
+  for (var c = lid; c < K; c += WG) {
+    ${flushHessianMaxima('base + c', 'wmax[c]', 'whmax[c]', 'wdrawn[c]')}
+  }
+}`
+
+/** The gradient kernel's third dispatch dimension for C device models: a thread per row of each device model, or of each K-class model (multi:softprob). */
+export function gradientDispatchModels(o: KernelOptions, C: number, K: number): number {
+  if (!(o.hess && o.gradient === 'multiclass')) return C
+  // chunks and compactions hold whole K-class models (plan.ts)
+  if (C % K !== 0) throw new Error(`webgpu: ${C} device models are not whole ${K}-class models (planning error)`)
+  return C / K
+}
 
 /**
  * Per-row hessians: q = trunc(g · 2^k) and qh = trunc(h · 2^kh) of the gradient kernel's pair for
@@ -1189,7 +1262,8 @@ export type KernelName =
 export function kernelSource(name: KernelName, o: KernelOptions): string {
   switch (name) {
     case 'gradient':
-      return o.hess ? gradientWithHessians(o) : gradient(o)
+      if (!o.hess) return gradient(o)
+      return o.gradient === 'multiclass' ? gradientOfClasses(o) : gradientWithHessians(o)
     case 'quantise':
       return o.hess ? quantiseWithHessians(o) : quantise(o)
     case 'startTree':
