@@ -285,14 +285,8 @@ function flushHessianMaxima(m: string, gmax: string, hmax: string, drawn: string
     if (vh != 0u) { atomicMax(&scal[4u * u.C + ${m}], vh); }`
 }
 
-/**
- * Round start with per-row hessians: each sampled row's (g, h) from its margin (f32 bits, kept in q
- * and qh until quantise), max |g| and max h per model (atomicMax of the bits; scal[m] and
- * scal[4C + m]), every row to the root. One thread per (row, device model); multi:softprob has its own
- * kernel (gradientOfClasses).
- */
-const gradientWithHessians = (o: KernelOptions) => /* wgsl */ `${common(o)}
-${objectiveSource(o.gradient)}
+/** The bindings (and the objective's functions) both per-row-hessian gradient kernels read and write. */
+const hessianGradientBindings = (o: KernelOptions) => /* wgsl */ `${objectiveSource(o.gradient)}
 @group(0) @binding(1) var<storage, read> y: array<f32>;
 @group(0) @binding(2) var<storage, read> pred: array<f32>;
 @group(0) @binding(3) var<storage, read> draws: array<u32>;
@@ -300,7 +294,16 @@ ${ROW_DRAW_WGSL}
 @group(0) @binding(4) var<storage, read_write> pos: array<u32>;
 @group(0) @binding(5) var<storage, read_write> scal: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> q: array<u32>;
-@group(0) @binding(7) var<storage, read_write> qh: array<u32>;
+@group(0) @binding(7) var<storage, read_write> qh: array<u32>;`
+
+/**
+ * Round start with per-row hessians: each sampled row's (g, h) from its margin (f32 bits, kept in q
+ * and qh until quantise), max |g| and max h per model (atomicMax of the bits; scal[m] and
+ * scal[4C + m]), every row to the root. One thread per (row, device model); multi:softprob has its own
+ * kernel (gradientOfClasses).
+ */
+const gradientWithHessians = (o: KernelOptions) => /* wgsl */ `${common(o)}
+${hessianGradientBindings(o)}
 var<workgroup> wmax: atomic<u32>;
 var<workgroup> wdrawn: atomic<u32>;
 var<workgroup> whmax: atomic<u32>;
@@ -336,15 +339,7 @@ ${ENTRY} {
  * (its device model base + c). Dispatched over the chunk's models, C / K (gradientDispatchModels).
  */
 const gradientOfClasses = (o: KernelOptions) => /* wgsl */ `${common(o)}
-${objectiveSource(o.gradient)}
-@group(0) @binding(1) var<storage, read> y: array<f32>;
-@group(0) @binding(2) var<storage, read> pred: array<f32>;
-@group(0) @binding(3) var<storage, read> draws: array<u32>;
-${ROW_DRAW_WGSL}
-@group(0) @binding(4) var<storage, read_write> pos: array<u32>;
-@group(0) @binding(5) var<storage, read_write> scal: array<atomic<u32>>;
-@group(0) @binding(6) var<storage, read_write> q: array<u32>;
-@group(0) @binding(7) var<storage, read_write> qh: array<u32>;
+${hessianGradientBindings(o)}
 // per class of the workgroup's model (K ≤ MAX_CLASSES)
 var<workgroup> wmax: array<atomic<u32>, MAX_CLASSES>;
 var<workgroup> wdrawn: array<atomic<u32>, MAX_CLASSES>;

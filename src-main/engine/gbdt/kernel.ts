@@ -424,20 +424,7 @@ class WasmKernel implements HistKernel {
   }
 
   /** the 8-byte-slot loops where they apply (src-wasm/gbdt-hist.ts: a regressor's node of u8 bins), else the f64x2 build loops */
-  buildRegions = (
-    k: number,
-    bins: Bins,
-    cols: ArrayLike<number>,
-    rows: Int32Array,
-    q: Int32Array,
-    qh: Int32Array | null,
-    begin: number,
-    end: number,
-    hist: Float64Array,
-    offs: ArrayLike<number>,
-    lens: ArrayLike<number>,
-    every: boolean,
-  ): void => {
+  buildRegions: HistKernel['buildRegions'] = (k, bins, cols, rows, q, qh, begin, end, hist, offs, lens, every) => {
     const m = end - begin
     const dense = every && m >= PACKED_MAX_ROWS
     if (qh && every && bins.BYTES_PER_ELEMENT === 1) {
