@@ -173,22 +173,10 @@ interface HistExports {
   build1Hu16: HistExports['build1Hu8']
   build2Hu16: HistExports['build2Hu8']
   build4Hu16: HistExports['build4Hu8']
-  packed1u8(b0: number, rows: number, q: number, begin: number, end: number, s0: number): void
-  packed2u8(b0: number, b1: number, rows: number, q: number, begin: number, end: number, s0: number, s1: number): void
-  packed4u8(
-    b0: number,
-    b1: number,
-    b2: number,
-    b3: number,
-    rows: number,
-    q: number,
-    begin: number,
-    end: number,
-    s0: number,
-    s1: number,
-    s2: number,
-    s3: number,
-  ): void
+  // the packed loops take the f64x2 loops' arguments, their regions' upper halves for h
+  packed1u8: HistExports['build1u8']
+  packed2u8: HistExports['build2u8']
+  packed4u8: HistExports['build4u8']
   packedDense1u8(b0: number, q: number, n: number, s0: number): void
   packedDense4u8(b0: number, b1: number, b2: number, b3: number, q: number, n: number, s0: number, s1: number, s2: number, s3: number): void
   sumDense1u8: HistExports['packedDense1u8']
