@@ -86,10 +86,13 @@ describe.skipIf(skip)('browser mode: a successive-halving search', () => {
     expect(run.config.search).toEqual({ method: 'halving', factor: 3, minRounds: 1 })
     for (const m of run.measurements) expect(m.rungs!.map((r) => r.configurations.length)).toEqual([6, 2, 1])
 
-    // the lanes said the rungs in flight, and marked the models that left: 12 after the first cut (4 configurations × 3 folds)
+    // the lanes said the rungs in flight, and marked the models that left: 12 after the first cut (4 configurations × 3 folds).
+    // The first rung is on screen from the measurement's start and the last until its end; the middle one
+    // (6 models × 2 more rounds of a smoke set) can begin and end between two renders, so its words are
+    // not awaited here — run.json's rungs above say it ran, and the same formatter wrote the other two.
     const { texts, mostLeft } = await pageGlobals(page)
     expect(
-      texts.some((t) => t.startsWith('rung 2 of 3 · 2 of 6 configurations · 6 models to 3 rounds')),
+      texts.some((t) => t.startsWith('rung 1 of 3 · 6 of 6 configurations · 18 models to 1 round')),
       texts.join('\n'),
     ).toBe(true)
     expect(

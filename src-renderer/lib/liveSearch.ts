@@ -81,8 +81,10 @@ export function liveSearch(
       k >= 0 && (k < at - 1 || (k === at - 1 && known && !live.has(i))) ? { kind: 'left', afterRung: k + 1 } : null,
     )
     const left = plan[0].configurations - r.configurations
+    const models = r.configurations * perConfiguration
+    const s = (n: number) => (n === 1 ? '' : 's')
     return {
-      text: `rung ${at + 1} of ${plan.length} · ${r.configurations} of ${plan[0].configurations} configurations · ${r.configurations * perConfiguration} models to ${r.rounds} rounds${left > 0 ? ` · ${left} configurations left at the cuts` : ''}`,
+      text: `rung ${at + 1} of ${plan.length} · ${r.configurations} of ${plan[0].configurations} configurations · ${models} model${s(models)} to ${r.rounds} round${s(r.rounds)}${left > 0 ? ` · ${left} configuration${s(left)} left at the cuts` : ''}`,
       cells: states,
     }
   }
