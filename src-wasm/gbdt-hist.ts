@@ -382,7 +382,7 @@ export function difference(out: usize, p: usize, s: usize, len: i32): void {
  * rules.ts's forwardCandidates.next: from bin b on (state = the left side's (Σq, rows) before b),
  * the first bin whose forward candidate passes the estimate Σq_L²/(rows_L + λ) + Σq_R²/(rows_R + λ)
  * ≥ thrQ, its left side then stored in state; −1 when the scan ends (right side below
- * min_child_weight or empty, or no bins left). Two bins per step, each lane the reference's float64
+ * min_child_weight or empty, or no bins left). Four bins per step, each lane the reference's float64
  * operations on its bin; a step that ends the scan or finds a candidate is resolved bin by bin, in order.
  */
 export function forwardCandidate(h: usize, b: i32, nb: i32, gq: f64, n: f64, mcw: f64, thrQ: f64, lambda: f64, state: usize): i32 {
@@ -392,45 +392,59 @@ export function forwardCandidate(h: usize, b: i32, nb: i32, gq: f64, n: f64, mcw
   const vgq = f64x2.splat(gq)
   const vthr = f64x2.splat(thrQ)
   const vlambda = f64x2.splat(lambda)
-  const vzero = f64x2.splat(0)
-  for (; b + 1 < nb; b += 2) {
+  // hr < mcw or hr ≤ 0 in one test, hr < max(mcw, 1): hr is an integer (a sum of counts or of quantised hessians)
+  const vend = f64x2.splat(max(mcw, 1))
+  // four bins a step (one test for all four; 1.76 → 1.49 ns a bin, microbenchmark): the running sums
+  // are integers below 2^53, so any grouping of the additions gives the same prefix sums
+  for (; b + 3 < nb; b += 4) {
     const p = h + ((<usize>b) << 4)
-    const a1 = f64x2.add(acc, v128.load(p))
-    const a2 = f64x2.add(a1, v128.load(p, 16))
-    const glq = v128.shuffle<f64>(a1, a2, 0, 2)
-    const hl = v128.shuffle<f64>(a1, a2, 1, 3)
-    const hr = f64x2.sub(vn, hl)
-    const grq = f64x2.sub(vgq, glq)
-    const est = f64x2.add(f64x2.div(f64x2.mul(glq, glq), f64x2.add(hl, vlambda)), f64x2.div(f64x2.mul(grq, grq), f64x2.add(hr, vlambda)))
-    const ends = v128.or(f64x2.lt(hr, vmcw), f64x2.le(hr, vzero))
-    // a candidate: not ended, left side ≥ min_child_weight, and not (estimate < thrQ)
-    const passes = v128.andnot(v128.not(v128.or(f64x2.lt(hl, vmcw), f64x2.lt(est, vthr))), ends)
-    if (v128.any_true(v128.or(ends, passes))) {
-      const e = i64x2.bitmask(ends)
-      const c = i64x2.bitmask(passes)
-      if (e & 1) return -1
-      if (c & 1) {
-        v128.store(state, a1)
-        return b
+    const p0 = v128.load(p)
+    const s01 = f64x2.add(p0, v128.load(p, 16))
+    const p2 = v128.load(p, 32)
+    const a0 = f64x2.add(acc, p0)
+    const a1 = f64x2.add(acc, s01)
+    const a2 = f64x2.add(a1, p2)
+    const a3 = f64x2.add(acc, f64x2.add(s01, f64x2.add(p2, v128.load(p, 48))))
+    const ends01 = f64x2.lt(f64x2.sub(vn, v128.shuffle<f64>(a0, a1, 1, 3)), vend)
+    const ends23 = f64x2.lt(f64x2.sub(vn, v128.shuffle<f64>(a2, a3, 1, 3)), vend)
+    const passes01 = passes(a0, a1, vn, vgq, vmcw, vthr, vlambda)
+    const passes23 = passes(a2, a3, vn, vgq, vmcw, vthr, vlambda)
+    if (v128.any_true(v128.or(v128.or(ends01, passes01), v128.or(ends23, passes23)))) {
+      // the first of the four, in bin order, that ends the scan or is a candidate
+      const e = i64x2.bitmask(ends01) | (i64x2.bitmask(ends23) << 2)
+      const c = i64x2.bitmask(passes01) | (i64x2.bitmask(passes23) << 2)
+      for (let k = 0; k < 4; k++) {
+        if (e & (1 << k)) return -1
+        if (c & (1 << k)) {
+          v128.store(state, k == 0 ? a0 : k == 1 ? a1 : k == 2 ? a2 : a3)
+          return b + k
+        }
       }
-      if (e & 2) return -1
-      v128.store(state, a2)
-      return b + 1
     }
-    acc = a2
+    acc = a3
   }
-  if (b < nb) {
+  for (; b < nb; b++) {
     acc = f64x2.add(acc, v128.load(h + ((<usize>b) << 4)))
     const hl = f64x2.extract_lane(acc, 1)
     const hr = n - hl
-    if (hr < mcw || hr <= 0 || hl < mcw) return -1
+    if (hr < mcw || hr <= 0) return -1
+    if (hl < mcw) continue
     const glq = f64x2.extract_lane(acc, 0)
     const grq = gq - glq
-    if ((glq * glq) / (hl + lambda) + (grq * grq) / (hr + lambda) < thrQ) return -1
+    if ((glq * glq) / (hl + lambda) + (grq * grq) / (hr + lambda) < thrQ) continue
     v128.store(state, acc)
     return b
   }
   return -1
+}
+
+/** Two bins' candidates (prefix sums a and b): left side ≥ min_child_weight and not (estimate < thrQ), the reference's float64 operations per lane. */
+function passes(a: v128, b: v128, vn: v128, vgq: v128, vmcw: v128, vthr: v128, vlambda: v128): v128 {
+  const glq = v128.shuffle<f64>(a, b, 0, 2)
+  const hl = v128.shuffle<f64>(a, b, 1, 3)
+  const grq = f64x2.sub(vgq, glq)
+  const est = f64x2.add(f64x2.div(f64x2.mul(glq, glq), f64x2.add(hl, vlambda)), f64x2.div(f64x2.mul(grq, grq), f64x2.add(f64x2.sub(vn, hl), vlambda)))
+  return v128.andnot(f64x2.ge(hl, vmcw), f64x2.lt(est, vthr))
 }
 
 // ---- partition: a node's rows (and their q, and a classifier's qh) stably split by its split
