@@ -19,7 +19,7 @@ import { datasetFor } from '../engine/datasets/generated'
 import { builtInWorkerFamilies } from '../engine/families'
 import { pythonForXgboost, xgboostVersion } from '../engine/gbdt/xgb-reference'
 import { RunStore } from '../store/run-store'
-import { skipWithout } from '../testing/capability'
+import { skipWithout, skipWithoutLibXgboost } from '../testing/capability'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchService } from './bench-service'
 
@@ -127,13 +127,7 @@ describe('early stopping, every strategy', () => {
 
 describe('early stopping on the xgboost backend', () => {
   it("uses the validation rows the seam cuts out: sequential and pool stop each booster at the same round and keep the best round's", async (ctx) => {
-    let available = true
-    try {
-      ;(await import('../engine/xgboost/library')).loadXgboost()
-    } catch {
-      available = false
-    }
-    if (skipWithout('xgboost', available, 'no libxgboost')) return ctx.skip('no libxgboost')
+    if (await skipWithoutLibXgboost()) return ctx.skip('no libxgboost')
     const service = new BenchService({
       launcher: new InProcessLauncher(builtInWorkerFamilies),
       store: null,

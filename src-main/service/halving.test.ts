@@ -14,7 +14,7 @@ import { summaryTable } from '../cli/bench-command'
 import { configFromFlags } from '../cli/options'
 import { builtInWorkerFamilies } from '../engine/families'
 import { RunStore } from '../store/run-store'
-import { skipWithout } from '../testing/capability'
+import { skipWithoutLibXgboost } from '../testing/capability'
 import { InProcessLauncher } from '../testing/in-process-launcher'
 import { BenchService } from './bench-service'
 
@@ -159,13 +159,7 @@ describe('successive halving, every strategy', () => {
 
 describe('successive halving on the xgboost backend', () => {
   it('sequential and pool promote the configurations the cpu backend does, continuing each booster: rounds trained the rung arithmetic, the finalist the straight booster', async (ctx) => {
-    let available = true
-    try {
-      ;(await import('../engine/xgboost/library')).loadXgboost()
-    } catch {
-      available = false
-    }
-    if (skipWithout('xgboost', available, 'no libxgboost')) return ctx.skip('no libxgboost')
+    if (await skipWithoutLibXgboost()) return ctx.skip('no libxgboost')
     // no sampling: the trees of both backends agree, and the in-process launcher's pool workers share one process and XGBoost's one global RNG with it
     const set: ModelSet = { grid: { eta: [0.05, 0.3, 0.6], maxDepth: [2, 4] }, seeds: 1, folds: 2 }
     const config = (backend: 'cpu' | 'xgboost', overrides: Partial<BenchConfig> = {}) =>

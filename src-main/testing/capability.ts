@@ -52,3 +52,14 @@ export function skipWithoutBuild(out = BUILD_OUT): boolean {
   const mainJs = join(out, 'main', 'index.js')
   return skipWithout('build', existsSync(mainJs), `the app is not built: ${mainJs} is missing (run \`npm run build\` first)`)
 }
+
+/** skipWithout for the `xgboost` capability of the xgboost backend: whether libxgboost loads here (engine/xgboost/library). */
+export async function skipWithoutLibXgboost(): Promise<boolean> {
+  let available = true
+  try {
+    ;(await import('../engine/xgboost/library')).loadXgboost()
+  } catch {
+    available = false
+  }
+  return skipWithout('xgboost', available, 'no libxgboost')
+}

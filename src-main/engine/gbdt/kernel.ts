@@ -59,30 +59,20 @@ type BuildLoops = Pick<HistKernel, 'build1' | 'build2' | 'build4' | 'build1H' | 
 const tsLoops: BuildLoops = { build1, build2, build4, build1H, build2H, build4H }
 
 /** buildRegions by the build loops of `loops` (4 features a pass; 3 as 2 + 1) */
-function buildByLoops(
-  loops: BuildLoops,
-  k: number,
-  bins: Bins,
-  cols: ArrayLike<number>,
-  rows: Int32Array,
-  q: Int32Array,
-  qh: Int32Array | null,
-  begin: number,
-  end: number,
-  hist: Float64Array,
-  offs: ArrayLike<number>,
-): void {
-  if (qh) {
-    if (k === 4) loops.build4H(bins, cols[0], cols[1], cols[2], cols[3], rows, q, qh, begin, end, hist, offs[0], offs[1], offs[2], offs[3])
+function buildRegionsBy(loops: BuildLoops): HistKernel['buildRegions'] {
+  return (k, bins, cols, rows, q, qh, begin, end, hist, offs) => {
+    if (qh) {
+      if (k === 4) loops.build4H(bins, cols[0], cols[1], cols[2], cols[3], rows, q, qh, begin, end, hist, offs[0], offs[1], offs[2], offs[3])
+      else if (k >= 2) {
+        loops.build2H(bins, cols[0], cols[1], rows, q, qh, begin, end, hist, offs[0], offs[1])
+        if (k === 3) loops.build1H(bins, cols[2], rows, q, qh, begin, end, hist, offs[2])
+      } else loops.build1H(bins, cols[0], rows, q, qh, begin, end, hist, offs[0])
+    } else if (k === 4) loops.build4(bins, cols[0], cols[1], cols[2], cols[3], rows, q, begin, end, hist, offs[0], offs[1], offs[2], offs[3])
     else if (k >= 2) {
-      loops.build2H(bins, cols[0], cols[1], rows, q, qh, begin, end, hist, offs[0], offs[1])
-      if (k === 3) loops.build1H(bins, cols[2], rows, q, qh, begin, end, hist, offs[2])
-    } else loops.build1H(bins, cols[0], rows, q, qh, begin, end, hist, offs[0])
-  } else if (k === 4) loops.build4(bins, cols[0], cols[1], cols[2], cols[3], rows, q, begin, end, hist, offs[0], offs[1], offs[2], offs[3])
-  else if (k >= 2) {
-    loops.build2(bins, cols[0], cols[1], rows, q, begin, end, hist, offs[0], offs[1])
-    if (k === 3) loops.build1(bins, cols[2], rows, q, begin, end, hist, offs[2])
-  } else loops.build1(bins, cols[0], rows, q, begin, end, hist, offs[0])
+      loops.build2(bins, cols[0], cols[1], rows, q, begin, end, hist, offs[0], offs[1])
+      if (k === 3) loops.build1(bins, cols[2], rows, q, begin, end, hist, offs[2])
+    } else loops.build1(bins, cols[0], rows, q, begin, end, hist, offs[0])
+  }
 }
 
 const tsKernel: HistKernel = {
@@ -96,7 +86,7 @@ const tsKernel: HistKernel = {
   build1H,
   build2H,
   build4H,
-  buildRegions: (k, bins, cols, rows, q, qh, begin, end, hist, offs) => buildByLoops(tsLoops, k, bins, cols, rows, q, qh, begin, end, hist, offs),
+  buildRegions: buildRegionsBy(tsLoops),
   zero,
   difference,
   subtractRange,
@@ -323,6 +313,8 @@ class WasmKernel implements HistKernel {
   private readonly scratchRowsAt: Checked
   private readonly scratchQAt: Checked
   private readonly scratchQHAt: Checked
+  /** buildRegions where the 8-byte slots do not apply: the f64x2 build loops */
+  private readonly buildByLoops = buildRegionsBy(this)
   /** buildRegions' region upper halves (byte addresses) */
   private readonly upper = new Float64Array(4)
   /** countsOf's tables by column address */
@@ -439,7 +431,7 @@ class WasmKernel implements HistKernel {
       return
     }
     if (qh || bins.BYTES_PER_ELEMENT !== 1 || m < PACKED_MIN_ROWS || (m >= PACKED_MAX_ROWS && !every)) {
-      buildByLoops(this, k, bins, cols, rows, q, qh, begin, end, hist, offs)
+      this.buildByLoops(k, bins, cols, rows, q, qh, begin, end, hist, offs, lens, every)
       return
     }
     const kk = this.k
