@@ -93,12 +93,14 @@ async function measure(gpu: WgslDevice, s: Shape): Promise<Record<string, unknow
     await trainGbdtGroupWebgpu(gpu, gd, { ...params, rounds: 1 }, s.sequential ? seeds.slice(0, 1) : seeds, options)
     const stats = emptyStats()
     const before = gpu.work.snapshot()
+    const pacedBefore = gpu.work.readPacing()
     const t0 = performance.now()
     const trained: Awaited<ReturnType<typeof trainGbdtGroupWebgpu>> = []
     if (s.sequential) for (const seed of seeds) trained.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, [seed], { ...options, stats })))
     else trained.push(...(await trainGbdtGroupWebgpu(gpu, gd, params, seeds, { ...options, stats })))
     const wallMs = performance.now() - t0
     const device = subtractDeviceCounters(gpu.work.snapshot(), before)
+    const pacedAfter = gpu.work.readPacing()
     const histMs = Object.entries(stats.kernelMs)
       .filter(([k]) => k.startsWith('hist'))
       .reduce((sum, [, v]) => sum + v, 0)
@@ -115,6 +117,14 @@ async function measure(gpu: WgslDevice, s: Shape): Promise<Record<string, unknow
       msPerModel: +(wallMs / s.models).toFixed(1),
       device: { ...device, hostMsBetweenSubmits: Math.round(device.hostMsBetweenSubmits) },
       hostIdleShare: +(device.hostMsBetweenSubmits / wallMs).toFixed(3),
+      hostMsPerRound: +(device.hostMsBetweenSubmits / s.rounds).toFixed(1),
+      // reads that slept before mapping (Dawn's map polling spins a core: src-main/engine/webgpu/counters.ts)
+      readPacing: {
+        paced: pacedAfter.paced - pacedBefore.paced,
+        sleptMs: Math.round(pacedAfter.sleptMs - pacedBefore.sleptMs),
+        overshot: pacedAfter.overshot - pacedBefore.overshot,
+        overshotMs: Math.round(pacedAfter.overshotMs - pacedBefore.overshotMs),
+      },
       stats: { ...stats, waitMs: Math.round(stats.waitMs), kernelMs: Object.fromEntries(Object.entries(stats.kernelMs).map(([k, v]) => [k, +v.toFixed(1)])) },
       histogramUpdatesPerSecond: histMs > 0 ? Math.round((stats.histogramUpdates / histMs) * 1000) : null,
       histogramUpdatesPerSecondBy: perKernel(stats),

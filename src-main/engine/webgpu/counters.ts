@@ -2,15 +2,58 @@
 // readback goes through one DeviceWork per device, so the run can say why a GPU sat idle.
 // "Host ms between submits" is time the device had provably finished everything (a readback or
 // onSubmittedWorkDone came back with nothing else queued) until the host's next submit.
+//
+// Reads are paced. While any map is pending, Dawn's node binding polls for it in a setImmediate loop
+// that never sleeps and makes a new function every turn (crbug.com/dawn/1127): a core at 100 % and
+// a collection every ~70 ms, whose pauses land between submits. A read of a staging buffer that
+// waited long last time first sleeps a share of that wait with nothing pending, then maps. A map
+// ready at once may have been ready at any moment of the sleep: that sleep is kept apart (ReadPacing
+// .overshotMs, an upper bound on idle time the pacing hid; host ms between submits stays what was
+// proven) and the buffer's share halves; each read that still had to wait raises it a little.
 import { type DeviceCounters, NO_DEVICE_WORK } from '@shared/contract'
 
 /** GPUMapMode.READ (the global exists only where Dawn's globals were installed) */
 const MAP_MODE_READ = 0x1
 
+/** A wait shorter than this is not paced: a timer's own lateness (≈ 1 ms) would be a good part of it. */
+export const PACE_FROM_MS = 8
+/** the share of the last wait a buffer's first paced read sleeps, and the most it grows to (rounds of a chunk take about the same time) */
+export const PACE_SHARE = { first: 0.5, most: 0.85, least: 1 / 16, step: 0.05 }
+/** a map that resolves within this of being asked was ready before it: the sleep overshot */
+export const READY_AT_ONCE_MS = 1
+
+/** A staging buffer's last read: how long it waited, and the share of that the next read sleeps. */
+interface Pace {
+  waitMs: number
+  share: number
+}
+
+/** How long a read sleeps before mapping (0: not paced). */
+export function pacedSleepMs(pace: Pace | undefined): number {
+  return pace && pace.waitMs >= PACE_FROM_MS ? Math.floor(pace.waitMs * pace.share) : 0
+}
+
+/** The pace after a read that slept `sleptMs` (0: not paced) and waited `waitedMs` in all. */
+export function nextPace(pace: Pace | undefined, sleptMs: number, waitedMs: number, overshot: boolean): Pace {
+  const share = pace?.share ?? PACE_SHARE.first
+  if (overshot) return { waitMs: pace!.waitMs, share: Math.max(PACE_SHARE.least, share / 2) }
+  return { waitMs: waitedMs, share: sleptMs > 0 ? Math.min(PACE_SHARE.most, share + PACE_SHARE.step) : share }
+}
+
+/** Reads that slept before mapping; those whose map was ready at once, and their sleeps (idle they may hide). */
+export interface ReadPacing {
+  paced: number
+  sleptMs: number
+  overshot: number
+  overshotMs: number
+}
+
 export class DeviceWork {
   private counts: DeviceCounters = { ...NO_DEVICE_WORK }
   /** when the device was last seen idle with nothing queued (null: busy, or unknown) */
   private idleSince: number | null = null
+  private readonly paces = new WeakMap<GPUBuffer, Pace>()
+  private readonly pacing: ReadPacing = { paced: 0, sleptMs: 0, overshot: 0, overshotMs: 0 }
 
   dispatched(n = 1): void {
     this.counts.dispatches += n
@@ -26,22 +69,44 @@ export class DeviceWork {
   /** Maps a staging buffer for reading (the one way a WGSL engine reads the device) and counts it. */
   async mapRead(buffer: GPUBuffer, offset = 0, size = buffer.size - offset): Promise<void> {
     const submitted = this.counts.submits
+    const asked = performance.now()
+    const pace = this.paces.get(buffer)
+    const sleep = pacedSleepMs(pace)
+    if (sleep > 0) await new Promise((resolve) => setTimeout(resolve, sleep))
+    const mapped = performance.now()
     await buffer.mapAsync(MAP_MODE_READ, offset, size)
+    const now = performance.now()
+    const slept = sleep > 0 ? mapped - asked : 0
+    const overshot = sleep > 0 && now - mapped < READY_AT_ONCE_MS
+    this.paces.set(buffer, nextPace(pace, slept, now - asked, overshot))
+    if (sleep > 0) {
+      this.pacing.paced++
+      this.pacing.sleptMs += slept
+    }
+    if (overshot) {
+      this.pacing.overshot++
+      this.pacing.overshotMs += slept
+    }
     this.counts.readbacks += 1
     this.counts.bytesReadBack += size
-    this.doneUpTo(submitted)
+    this.doneUpTo(submitted, now)
   }
 
   /** Waits until the device has done everything submitted (not a readback: nothing crosses the bus). */
   async drained(queue: GPUQueue): Promise<void> {
     const submitted = this.counts.submits
     await queue.onSubmittedWorkDone()
-    this.doneUpTo(submitted)
+    this.doneUpTo(submitted, performance.now())
   }
 
-  /** The device finished the first `submitted` submits: idle from now unless more were queued meanwhile. */
-  private doneUpTo(submitted: number): void {
-    if (this.counts.submits === submitted) this.idleSince = performance.now()
+  /** The device finished the first `submitted` submits by `at`: idle since then unless more were queued meanwhile. */
+  private doneUpTo(submitted: number, at: number): void {
+    if (this.counts.submits === submitted) this.idleSince = at
+  }
+
+  /** How the reads were paced so far (cumulative). */
+  readPacing(): ReadPacing {
+    return { ...this.pacing }
   }
 
   /** Cumulative counts (the worker loop sends a job's difference). */
