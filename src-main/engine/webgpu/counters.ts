@@ -3,13 +3,14 @@
 // "Host ms between submits" is time the device had provably finished everything (a readback or
 // onSubmittedWorkDone came back with nothing else queued) until the host's next submit.
 //
-// Reads are paced. While any map is pending, Dawn's node binding polls for it in a setImmediate loop
-// that never sleeps and makes a new function every turn (crbug.com/dawn/1127): a core at 100 % and
-// a collection every ~70 ms, whose pauses land between submits. A read of a staging buffer that
-// waited long last time first sleeps a share of that wait with nothing pending, then maps. A map
-// ready at once may have been ready at any moment of the sleep: that sleep is kept apart (ReadPacing
-// .overshotMs, an upper bound on idle time the pacing hid; host ms between submits stays what was
-// proven) and the buffer's share halves; each read that still had to wait raises it a little.
+// Reads and drains are paced. While a map or onSubmittedWorkDone is pending, Dawn's node binding
+// polls for it in a setImmediate loop that never sleeps and makes a new function every turn
+// (crbug.com/dawn/1127): a core at 100 % and a collection every ~70 ms, whose pauses land between
+// submits. A wait on a staging buffer (or the queue) that took long last time first sleeps a share
+// of that with nothing pending, then maps (or asks). One ready at once may have been ready at any
+// moment of the sleep: that sleep is kept apart (ReadPacing.overshotMs, an upper bound on idle time
+// the pacing hid; host ms between submits stays what was proven) and the share halves; each wait
+// that still had to wait raises it a little.
 import { type DeviceCounters, NO_DEVICE_WORK } from '@shared/contract'
 
 /** GPUMapMode.READ (the global exists only where Dawn's globals were installed) */
@@ -52,7 +53,8 @@ export class DeviceWork {
   private counts: DeviceCounters = { ...NO_DEVICE_WORK }
   /** when the device was last seen idle with nothing queued (null: busy, or unknown) */
   private idleSince: number | null = null
-  private readonly paces = new WeakMap<GPUBuffer, Pace>()
+  /** per staging buffer (its reads) and queue (its drains): the last wait and the share of it to sleep */
+  private readonly paces = new WeakMap<GPUBuffer | GPUQueue, Pace>()
   private readonly pacing: ReadPacing = { paced: 0, sleptMs: 0, overshot: 0, overshotMs: 0 }
 
   dispatched(n = 1): void {
@@ -69,16 +71,31 @@ export class DeviceWork {
   /** Maps a staging buffer for reading (the one way a WGSL engine reads the device) and counts it. */
   async mapRead(buffer: GPUBuffer, offset = 0, size = buffer.size - offset): Promise<void> {
     const submitted = this.counts.submits
+    await this.paced(buffer, () => buffer.mapAsync(MAP_MODE_READ, offset, size))
+    this.counts.readbacks += 1
+    this.counts.bytesReadBack += size
+    this.doneUpTo(submitted, performance.now())
+  }
+
+  /** Waits until the device has done everything submitted (not a readback: nothing crosses the bus). */
+  async drained(queue: GPUQueue): Promise<void> {
+    const submitted = this.counts.submits
+    await this.paced(queue, () => queue.onSubmittedWorkDone())
+    this.doneUpTo(submitted, performance.now())
+  }
+
+  /** One wait on the device (a map, or the queue drained), paced by how long the last wait on `key` took. */
+  private async paced(key: GPUBuffer | GPUQueue, wait: () => Promise<unknown>): Promise<void> {
     const asked = performance.now()
-    const pace = this.paces.get(buffer)
+    const pace = this.paces.get(key)
     const sleep = pacedSleepMs(pace)
     if (sleep > 0) await new Promise((resolve) => setTimeout(resolve, sleep))
-    const mapped = performance.now()
-    await buffer.mapAsync(MAP_MODE_READ, offset, size)
+    const waited = performance.now()
+    await wait()
     const now = performance.now()
-    const slept = sleep > 0 ? mapped - asked : 0
-    const overshot = sleep > 0 && now - mapped < READY_AT_ONCE_MS
-    this.paces.set(buffer, nextPace(pace, slept, now - asked, overshot))
+    const slept = sleep > 0 ? waited - asked : 0
+    const overshot = sleep > 0 && now - waited < READY_AT_ONCE_MS
+    this.paces.set(key, nextPace(pace, slept, now - asked, overshot))
     if (sleep > 0) {
       this.pacing.paced++
       this.pacing.sleptMs += slept
@@ -87,16 +104,6 @@ export class DeviceWork {
       this.pacing.overshot++
       this.pacing.overshotMs += slept
     }
-    this.counts.readbacks += 1
-    this.counts.bytesReadBack += size
-    this.doneUpTo(submitted, now)
-  }
-
-  /** Waits until the device has done everything submitted (not a readback: nothing crosses the bus). */
-  async drained(queue: GPUQueue): Promise<void> {
-    const submitted = this.counts.submits
-    await queue.onSubmittedWorkDone()
-    this.doneUpTo(submitted, performance.now())
   }
 
   /** The device finished the first `submitted` submits by `at`: idle since then unless more were queued meanwhile. */
