@@ -25,8 +25,13 @@ describe('batched jobs over a set of unequal configurations', () => {
     const c = config()
     const workload = workloadFor(c, 600)
     const works = modelWorks(gbdtFamily, workload, [0, 1, 2, 3, 4, 5])
-    // models 0–2 are depth 2, 3–5 depth 8: a depth-8 model's work is 4× a depth-2 one's
-    expect(works.map((w) => w / works[0])).toEqual([1, 1, 1, 4, 4, 4])
+    // models 0–2 are depth 2, 3–5 depth 8: a model's work a feature and round is depth × its sampled rows
+    // (480 training rows) + (2^depth − 1) × max_bin bins scanned (families/gbdt.ts workCount): 44.5× here
+    const { subsample, maxBin } = c.model as { subsample: number; maxBin: number }
+    const perFeature = (depth: number) => depth * Math.ceil(480 * subsample) + (2 ** depth - 1) * maxBin
+    const heavier = perFeature(8) / perFeature(2)
+    expect(heavier).toBeGreaterThan(40)
+    expect(works.map((w) => w / works[0])).toEqual([1, 1, 1, heavier, heavier, heavier])
     const jobs = jobsFor({ size: 600, models: 6, workers: 2, strategy: 'batched', repeat: 0 }, workload)
     expect(jobs.map((j) => j.modelIndices)).toEqual([
       [0, 1, 2, 3],

@@ -114,9 +114,12 @@ describe('successive halving, every strategy', () => {
     const { run: grid } = await runOf(trees(set, { search: undefined, strategies: ['sequential'] }))
     expect(grid.status, grid.error ?? undefined).toBe('ok')
     const straight = new Map(grid.measurements[0].perModel.map((p) => [p.index, p.fingerprint]))
-    // the work counted is the rounds trained (a model's work ∝ its depth × rounds; configuration c has depth [2, 4][⌊c/3⌋]), not the grid's
+    // the work counted is the rounds trained, not the grid's: a model's work a round and feature is depth × its sampled
+    // rows (480 training rows) + (2^depth − 1) × max_bin bins scanned (families/gbdt.ts workCount); configuration c has depth [2, 4][⌊c/3⌋]
+    const { subsample, maxBin } = trees(set).model as { subsample: number; maxBin: number }
+    const perRound = (depth: number) => depth * Math.ceil(480 * subsample) + (2 ** depth - 1) * maxBin
     const depthRounds = (rounds: (p: Measurement['perModel'][number]) => number) =>
-      sequential.perModel.reduce((n, p) => n + [2, 4][Math.floor(p.configuration! / 3)] * rounds(p), 0)
+      sequential.perModel.reduce((n, p) => n + perRound([2, 4][Math.floor(p.configuration! / 3)]) * rounds(p), 0)
     expect(sequential.work / grid.measurements[0].work).toBeCloseTo(depthRounds((p) => p.roundsTrained!) / depthRounds(() => ROUNDS), 12)
     const finalists = sequential.perModel.filter((p) => p.configuration === winner)
     expect(finalists).toHaveLength(2)

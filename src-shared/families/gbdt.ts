@@ -270,10 +270,12 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
 /**
  * The trees' backends. cpu = Trainpool's own engine, the only one `auto` picks (the WGSL engine is not
  * yet measured faster on GPU hardware; xgboost is the user's own library, asked for by name).
- * Speeds in histogram updates per second: cpu measured here (≈ 4e7, 1 thread); webgpu rough, not yet
- * measured — the CPU engine's rate, as on lavapipe (WGSL running on the CPU), so it errs long on a
- * hardware GPU; xgboost measured 2.2 s CPU per model at 10 000 rows × 100 features, 100 rounds,
- * depth 6, sampling 0.8, nthread 1 (3.1e8 updates).
+ * Speeds in histogram updates per second, as workCount counts them (every level over the node's rows,
+ * an upper bound of what the engines update): cpu measured here by `trainpool calibrate` (2026-12:
+ * 6.6e8 a thread, one model and 10 fused, at 10 000 rows; the engine was ≈ 4e7 when this was
+ * first set); webgpu rough, not yet measured on GPU hardware (lavapipe runs it at ≈ 1.5e7, WGSL on the
+ * CPU), so it errs long on a hardware GPU; xgboost measured 2.2 s CPU per model at 10 000 rows × 100 features, 100 rounds,
+ * depth 6, sampling 0.8, nthread 1 (4.4e8 updates).
  */
 export const GBDT_BACKENDS = [
   {
@@ -283,7 +285,7 @@ export const GBDT_BACKENDS = [
     batched: true,
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 4e7, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
+    speed: { workPerSecond: 6.5e8, stepMs: 0.5, jobMs: 5, poolStartMs: 400, sharedDevice: false },
   },
   {
     name: 'webgpu',
@@ -303,7 +305,7 @@ export const GBDT_BACKENDS = [
     },
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 1.3e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
+    speed: { workPerSecond: 2e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
   },
 ] as const satisfies readonly BackendSpec[]
 
@@ -324,11 +326,16 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   withRounds: (model, rounds) => ({ ...model, rounds }),
   describeProgress: (p) => (p.done <= 0 ? 'starting' : `tree ${p.done}/${p.total}`),
   work: { unit: 'histogram update', rateLabel: 'M hist. updates/s', rateScale: 1e6 },
+  // per tree and feature: every level over the sampled rows, and the split scan over every bin of each
+  // split node's histogram (2^depth − 1 nodes), whatever its rows — counted as one update a bin (≈ 1.5
+  // against ≈ 2 ns an update on the CPU engine): at 2 000 rows the scan is as much work as the updates,
+  // at 200 000 rows 1 %, so without it a speed measured at one size mispredicts the others
   workCount(w, models) {
     const { train } = splitRows(w.size, w.testSplit)
     const p = w.model
     const trees = w.task ? outputsOf(w.task) : 1
-    return models * p.rounds * trees * p.maxDepth * Math.ceil(train * Math.min(1, p.subsample)) * featuresPerTree(p.colsampleBytree, w.features)
+    const perFeature = p.maxDepth * Math.ceil(train * Math.min(1, p.subsample)) + (2 ** p.maxDepth - 1) * p.maxBin
+    return models * p.rounds * trees * perFeature * featuresPerTree(p.colsampleBytree, w.features)
   },
   workerPeakBytes: (w, n) => {
     const { train, test } = splitRows(w.size, w.testSplit)
