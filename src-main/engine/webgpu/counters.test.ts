@@ -1,9 +1,9 @@
 // Paced reads (counters.ts): a staging buffer whose last read waited long sleeps a share of that
 // wait before it maps, so Dawn's map polling (a core at 100 % while a map is pending) runs only for
 // the rest; a map that was ready at once is an overshoot — kept apart, the share halved — and host
-// ms between submits stays what was proven. Fake buffers stand in for the device: a map resolves
+// ms between submits stays what was proven. Fake buffers stand in for the device, on a fake clock: a map resolves
 // when the fake "device" finishes, at a time the test sets.
-import { describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { DeviceWork, nextPace, PACE_FROM_MS, PACE_SHARE, pacedSleepMs } from './counters'
 
 /** A staging buffer whose work finishes `deviceMs` after each submit; counts the time its map is pending. */
@@ -15,15 +15,26 @@ function fakeDevice(deviceMs: () => number) {
     size: 64,
     mapAsync: async () => {
       const from = performance.now()
-      // a map of finished work resolves on the next turn, as Dawn's does
-      await (readyAt > from ? new Promise((r) => setTimeout(r, readyAt - from)) : new Promise((r) => setImmediate(r)))
+      // a map of finished work resolves at once
+      if (readyAt > from) await new Promise((r) => setTimeout(r, readyAt - from))
       pendingMs += performance.now() - from
     },
   } as unknown as GPUBuffer
   return { queue, buffer, pendingMs: () => pendingMs }
 }
 
+/** One read, run to its end on the fake clock (its sleep, then the device). */
+async function read(work: DeviceWork, buffer: GPUBuffer): Promise<void> {
+  const done = work.mapRead(buffer)
+  await vi.runAllTimersAsync()
+  await done
+}
+
 describe('paced reads', () => {
+  // a fake clock: the sleeps and the device's time are exact, whatever the machine's load
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] }))
+  afterEach(() => vi.useRealTimers())
+
   it('sleeps a share of the last wait, from the pacing threshold on', () => {
     expect(pacedSleepMs(undefined)).toBe(0)
     expect(pacedSleepMs({ waitMs: PACE_FROM_MS - 1, share: 0.5 })).toBe(0)
@@ -50,13 +61,12 @@ describe('paced reads', () => {
     const work = new DeviceWork()
     for (let i = 0; i < 4; i++) {
       work.submit(dev.queue, [])
-      await work.mapRead(dev.buffer)
+      await read(work, dev.buffer)
     }
-    const pacing = work.readPacing()
-    expect(pacing.paced).toBe(3)
-    // the first read's map is pending the whole 150 ms; the paced ones about half of it (a late timer only makes a sleep longer)
-    expect(dev.pendingMs()).toBeLessThan(150 + 3 * 110)
-    expect(pacing.sleptMs).toBeGreaterThan(3 * 70)
+    // the first read's map is pending the whole 150 ms; then sleeps of 150 ms × 0.5, 0.55, 0.6 and the rest pending
+    const sleeps = [75, 82, 90]
+    expect(work.readPacing()).toEqual({ paced: 3, sleptMs: 75 + 82 + 90, overshot: 0, overshotMs: 0 })
+    expect(dev.pendingMs()).toBe(150 + sleeps.reduce((sum, s) => sum + 150 - s, 0))
     expect(work.snapshot().readbacks).toBe(4)
   })
 
@@ -65,18 +75,18 @@ describe('paced reads', () => {
     const dev = fakeDevice(() => device)
     const work = new DeviceWork()
     work.submit(dev.queue, [])
-    await work.mapRead(dev.buffer)
+    await read(work, dev.buffer)
     // the device gets much faster: the next paced sleep (half of 200 ms) outlasts it
     device = 2
     work.submit(dev.queue, [])
-    await work.mapRead(dev.buffer)
-    const pacing = work.readPacing()
-    expect(pacing.overshot).toBe(1)
-    expect(pacing.overshotMs).toBeGreaterThanOrEqual(95)
-    // host time between submits counts from the map's resolution, not from the sleep's start
-    await new Promise((r) => setTimeout(r, 5))
+    await read(work, dev.buffer)
+    expect(work.readPacing()).toEqual({ paced: 1, sleptMs: 100, overshot: 1, overshotMs: 100 })
+    // host time between submits counts from the map's resolution, not from the sleep's start (nor the device's end)
+    vi.advanceTimersByTime(5)
     work.submit(dev.queue, [])
-    expect(work.snapshot().hostMsBetweenSubmits).toBeLessThan(90)
-    expect(work.snapshot().hostMsBetweenSubmits).toBeGreaterThanOrEqual(4)
+    expect(work.snapshot().hostMsBetweenSubmits).toBe(5)
+    // and the share halved: the next sleep is a quarter of the last true wait
+    await read(work, dev.buffer)
+    expect(work.readPacing().sleptMs).toBe(100 + 50)
   })
 })
