@@ -270,12 +270,12 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
 /**
  * The trees' backends. cpu = Trainpool's own engine, the only one `auto` picks (the WGSL engine is not
  * yet measured faster on GPU hardware; xgboost is the user's own library, asked for by name).
- * Speeds in histogram updates per second, as workCount counts them (every level over the node's rows,
- * an upper bound of what the engines update): cpu measured here by `trainpool calibrate` (2026-12:
- * 6.6e8 a thread, one model and 10 fused, at 10 000 rows; the engine was ≈ 4e7 when this was
- * first set); webgpu rough, not yet measured on GPU hardware (lavapipe runs it at ≈ 1.5e7, WGSL on the
- * CPU), so it errs long on a hardware GPU; xgboost measured 2.2 s CPU per model at 10 000 rows × 100 features, 100 rounds,
- * depth 6, sampling 0.8, nthread 1 (4.4e8 updates).
+ * Speeds in work units per second, as workCount counts them (every level over the node's sampled rows,
+ * plus the split scan's bins): cpu measured here by `trainpool calibrate` (2026-12: 6.4–6.6e8 a thread,
+ * 10 fused and one model, at 10 000 rows; the engine was ≈ 4e7 when this was first set); webgpu rough,
+ * not yet measured on GPU hardware (lavapipe runs it at ≈ 1.5e7, WGSL on the CPU), so it errs long on
+ * a hardware GPU; xgboost measured 2.2 s CPU per model at 10 000 rows × 100 features, 100 rounds,
+ * depth 6, sampling 0.8, nthread 1 (4.4e8 units).
  */
 export const GBDT_BACKENDS = [
   {
