@@ -447,6 +447,79 @@ function passes(a: v128, b: v128, vn: v128, vgq: v128, vmcw: v128, vthr: v128, v
   return v128.andnot(f64x2.ge(hl, vmcw), f64x2.lt(est, vthr))
 }
 
+// ---- a tree's rows: histograms.ts's row loops (squaredErrorRows, quantiseRows, addToRows), the same
+// values bit for bit: each f32 operation there is one here, and the quantisation's product is f64 in both
+
+/**
+ * Squared error's gradients of the sampled rows: for each row r in order with sampled[r] = 1, g[ns] =
+ * f32(pred[r] − y[r]) and rows[ns] = r (ns counting them); returns the largest |g|. `every`: every
+ * row is sampled (sampled unread), four rows a step.
+ */
+export function squaredErrorRows(pred: usize, y: usize, sampled: usize, n: i32, every: i32, g: usize, rows: usize): f64 {
+  const e = <usize>n
+  let k: usize = 0
+  if (every) {
+    let vmax = f32x4.splat(0)
+    let r4 = i32x4(0, 1, 2, 3)
+    const four = i32x4.splat(4)
+    for (; k + 4 <= e; k += 4) {
+      const d = f32x4.sub(v128.load(pred + (k << 2)), v128.load(y + (k << 2)))
+      v128.store(g + (k << 2), d)
+      v128.store(rows + (k << 2), r4)
+      r4 = i32x4.add(r4, four)
+      // pmax: a NaN |g| is passed over, as the TypeScript loop's comparison does
+      vmax = f32x4.pmax(vmax, f32x4.abs(d))
+    }
+    let m = above(f32x4.extract_lane(vmax, 0), 0)
+    m = above(f32x4.extract_lane(vmax, 1), m)
+    m = above(f32x4.extract_lane(vmax, 2), m)
+    m = above(f32x4.extract_lane(vmax, 3), m)
+    for (; k < e; k++) {
+      const d = load<f32>(pred + (k << 2)) - load<f32>(y + (k << 2))
+      store<f32>(g + (k << 2), d)
+      store<i32>(rows + (k << 2), <i32>k)
+      m = above(abs(d), m)
+    }
+    return <f64>m
+  }
+  // branch-free, as the TypeScript loop: every row is written at ns, and only a drawn one advances it
+  let ns: usize = 0
+  let m: f32 = 0
+  for (; k < e; k++) {
+    const s = <usize>load<u8>(sampled + k)
+    const d = load<f32>(pred + (k << 2)) - load<f32>(y + (k << 2))
+    store<f32>(g + (ns << 2), d)
+    store<i32>(rows + (ns << 2), <i32>k)
+    ns += s
+    m = above(s ? abs(d) : <f32>0, m)
+  }
+  return <f64>m
+}
+
+/** a if a > m, else m (a NaN a never is) */
+function above(a: f32, m: f32): f32 {
+  return a > m ? a : m
+}
+
+/** q[i] = trunc(g[i] · scale) for i < count (scale a power of two: the product is exact); returns Σq */
+export function quantiseRows(g: usize, q: usize, count: i32, scale: f64): f64 {
+  let sum: f64 = 0
+  for (let i: usize = 0, e = <usize>count; i < e; i++) {
+    const v = <i32>(<f64>load<f32>(g + (i << 2)) * scale)
+    store<i32>(q + (i << 2), v)
+    sum += <f64>v
+  }
+  return sum
+}
+
+/** pred[rows[k]] += v (f32) for k in [begin, end): a leaf's value added to its rows' margins */
+export function addToRows(pred: usize, rows: usize, begin: i32, end: i32, v: f32): void {
+  for (let k = <usize>begin, e = <usize>end; k < e; k++) {
+    const p = pred + (row(rows, k) << 2)
+    store<f32>(p, load<f32>(p) + v)
+  }
+}
+
 // ---- partition: a node's rows (and their q, and a classifier's qh) stably split by its split
 
 /**

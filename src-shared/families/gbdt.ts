@@ -253,9 +253,9 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
   const nodesPerTree = 2 * 2 ** p.maxDepth - 1
   // per class: margins f32; per tree grown: rows i32 + q i32 (+ qh i32) + sampled u8; trees: 6 typed arrays ≈ 22 B per node, plus object overhead
   const perModelBytes = K * (rows * (13 + (hessians ? 4 : 0)) + F * 8 + p.rounds * (nodesPerTree * 22 + 400))
-  // partition buffers, float32 gradients (and hessians, a K-class model's probabilities); the wasm histogram kernel's copy of the binned matrix
-  // and its per-column bin counts (a float64 per bin: engine/gbdt/kernel.ts countsOf)
-  const scratchBytes = rows * 20 + rows * F + F * p.maxBin * 8 + (hessians ? rows * 8 : 0) + (K > 1 ? rows * K * 4 : 0)
+  // partition buffers, float32 gradients (and hessians, a K-class model's probabilities), the labels' copy the row loops read;
+  // the wasm histogram kernel's copy of the binned matrix and its per-column bin counts (a float64 per bin: engine/gbdt/kernel.ts countsOf)
+  const scratchBytes = rows * 24 + rows * F + F * p.maxBin * 8 + (hessians ? rows * 8 : 0) + (K > 1 ? rows * K * 4 : 0)
   const slots = featuresPerTree(p.colsampleBytree, F) * p.maxBin
   const bufBytes = slots * CPU_SLOT_BYTES
   // the trees that grow together (K a model) hold histograms at the same time

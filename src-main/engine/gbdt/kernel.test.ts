@@ -10,7 +10,21 @@ import { describe, expect, it } from 'vitest'
 import { compileHistWasm, GENERATED, generatedSource } from '../../../scripts/build-wasm.mjs'
 import { Rng } from '../random'
 import { prepareGbdtData } from './binning'
-import { build1, build1H, build2, build2H, build4, build4H, difference, partition, subtractRange, zero } from './histograms'
+import {
+  addToRows,
+  build1,
+  build1H,
+  build2,
+  build2H,
+  build4,
+  build4H,
+  difference,
+  partition,
+  quantiseRows,
+  squaredErrorRows,
+  subtractRange,
+  zero,
+} from './histograms'
 import { arenaBytes, countsArenaBytes, createHistKernel, kernelInstances, releaseHistKernel, wasmKernelAvailable } from './kernel'
 import { forwardCandidates } from './rules'
 import { syntheticClassification, syntheticRegression } from './synthetic'
@@ -189,6 +203,49 @@ describe('gbdt wasm histogram kernel', () => {
       expect(Array.from(a)).toEqual(Array.from(ra))
       expect(Array.from(b)).toEqual(Array.from(rb))
       expect(Array.from(out)).toEqual(Array.from(rout))
+    }
+  })
+
+  it("the row loops give the TypeScript loops' gradients, rows, largest |g|, quantised sums and margins (every row and a sample; NaN passed over)", () => {
+    const rng = new Rng(17)
+    const n = 1031 // not a multiple of the four-row step
+    const k = createHistKernel('wasm', arenaBytes(4 * n, 8) + arenaBytes(n))
+    const [pred, y, g] = [k.float32(n), k.float32(n), k.float32(n)]
+    const [rows, q] = [k.int32(n), k.int32(n)]
+    const sampled = k.uint8(n)
+    const [rPred, rG] = [new Float32Array(n), new Float32Array(n)]
+    const [rRows, rQ] = [new Int32Array(n), new Int32Array(n)]
+    for (let trial = 0; trial < 12; trial++) {
+      const every = trial % 2 === 0
+      for (let r = 0; r < n; r++) {
+        pred[r] = rPred[r] = (rng.uniform() - 0.5) * 10 ** (trial % 5)
+        y[r] = (rng.uniform() - 0.5) * 3
+        sampled[r] = every || rng.uniform() < 0.7 ? 1 : 0
+      }
+      // a NaN margin in an unsampled row, and in a sampled one: the largest |g| skips both
+      if (trial % 3 === 2) pred[5] = rPred[5] = NaN
+      g.fill(0)
+      rG.fill(0)
+      const got = k.squaredErrorRows(pred, y, sampled, every, g, rows)
+      const want = squaredErrorRows(rPred, y, sampled, every, rG, rRows)
+      expect(got).toBe(want)
+      expect(want).toBeGreaterThan(0)
+      const ns = sampled.reduce((a, b) => a + b, 0)
+      expect(Array.from(g.subarray(0, ns))).toEqual(Array.from(rG.subarray(0, ns)))
+      expect(Array.from(rows.subarray(0, ns))).toEqual(Array.from(rRows.subarray(0, ns)))
+      const scale = 2 ** (29 - Math.ceil(Math.log2(want)))
+      for (let i = 0; i < ns; i++) if (Number.isNaN(g[i])) g[i] = rG[i] = 0
+      expect(k.quantiseRows(g, q, ns, scale)).toBe(quantiseRows(rG, rQ, ns, scale))
+      expect(Array.from(q.subarray(0, ns))).toEqual(Array.from(rQ.subarray(0, ns)))
+      for (const [b, e] of [
+        [0, ns >> 1],
+        [ns >> 1, ns],
+      ]) {
+        const v = Math.fround((rng.uniform() - 0.5) * 0.3)
+        k.addToRows(pred, rows, b, e, v)
+        addToRows(rPred, rRows, b, e, v)
+      }
+      expect(Array.from(pred)).toEqual(Array.from(rPred))
     }
   })
 

@@ -5,12 +5,41 @@
 // TRAINPOOL_GBDT_KERNEL=ts|wasm chooses (default wasm where SIMD exists and the arena fits). Why and
 // how: README.md, "The histogram kernel".
 import { HIST_WASM_BASE64 } from './hist-wasm.generated'
-import { type Bins, build1, build1H, build2, build2H, build4, build4H, difference, partition, subtractRange, zero } from './histograms'
+import {
+  addToRows,
+  type Bins,
+  build1,
+  build1H,
+  build2,
+  build2H,
+  build4,
+  build4H,
+  difference,
+  partition,
+  quantiseRows,
+  squaredErrorRows,
+  subtractRange,
+  zero,
+} from './histograms'
 import { type CandidateFilter, forwardCandidates } from './rules'
 
 export type KernelName = 'ts' | 'wasm'
 
-export interface HistKernel {
+/**
+ * A tree's per-row loops and the arrays they read (model-state.ts): its rows' gradients, their
+ * quantisation, a leaf's value added to its rows' margins. A kernel's arrays live where its loops read
+ * them (the wasm kernel: in its memory).
+ */
+export interface RowLoops {
+  int32(length: number): Int32Array
+  float32(length: number): Float32Array
+  uint8(length: number): Uint8Array
+  squaredErrorRows: typeof squaredErrorRows
+  quantiseRows: typeof quantiseRows
+  addToRows: typeof addToRows
+}
+
+export interface HistKernel extends RowLoops {
   readonly name: KernelName
   /** the binned matrix as the kernel reads it (the wasm kernel: a copy in its memory) */
   /** `data`: binning.ts GbdtData (by shape: binning imports this kernel) */
@@ -79,7 +108,12 @@ const tsKernel: HistKernel = {
   name: 'ts',
   bins: (data) => data.bins,
   int32: (length) => new Int32Array(length),
+  float32: (length) => new Float32Array(length),
+  uint8: (length) => new Uint8Array(length),
   float64: (length) => new Float64Array(length),
+  squaredErrorRows,
+  quantiseRows,
+  addToRows,
   build1,
   build2,
   build4,
@@ -195,6 +229,9 @@ interface HistExports {
     scratchQH: number,
   ): number
   partitionU16: HistExports['partitionU8']
+  squaredErrorRows(pred: number, y: number, sampled: number, n: number, every: number, g: number, rows: number): number
+  quantiseRows(g: number, q: number, count: number, scale: number): number
+  addToRows(pred: number, rows: number, begin: number, end: number, v: number): void
 }
 
 // the few WebAssembly APIs used here (this project's Node typings declare WebAssembly's types, not its value)
@@ -211,6 +248,9 @@ interface WasmApi {
   Memory: new (d: { initial: number; maximum?: number }) => WasmMemory
   Instance: new (m: WasmModule, imports: object) => { exports: object }
 }
+/** the row loops in TypeScript, their arrays plain (a ModelState outside a CPU training: the WebGPU trainer's) */
+export const tsRowLoops: RowLoops = tsKernel
+
 const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly
 
 let wasmModule: WasmModule | null | undefined
@@ -313,6 +353,11 @@ class WasmKernel implements HistKernel {
   private readonly scratchRowsAt: Checked
   private readonly scratchQAt: Checked
   private readonly scratchQHAt: Checked
+  /** the row loops' margins, labels, sampled flags and gradients */
+  private readonly predAt: Checked
+  private readonly yAt: Checked
+  private readonly sampledAt: Checked
+  private readonly gAt: Checked
   /** buildRegions where the 8-byte slots do not apply: the f64x2 build loops */
   private readonly buildByLoops = buildRegionsBy(this)
   /** buildRegions' region upper halves (byte addresses) */
@@ -339,6 +384,10 @@ class WasmKernel implements HistKernel {
     this.scratchRowsAt = new Checked(this.buffer)
     this.scratchQAt = new Checked(this.buffer)
     this.scratchQHAt = new Checked(this.buffer)
+    this.predAt = new Checked(this.buffer)
+    this.yAt = new Checked(this.buffer)
+    this.sampledAt = new Checked(this.buffer)
+    this.gAt = new Checked(this.buffer)
     // the first allocation, at address 0: no array handed out starts there, so 0 can mean "none" (the partition's qh)
     const state = this.float64(2)
     this.ownEnd = this.top
@@ -389,6 +438,31 @@ class WasmKernel implements HistKernel {
 
   float64(length: number): Float64Array {
     return new Float64Array(this.buffer, this.alloc(8 * length), length)
+  }
+
+  float32(length: number): Float32Array {
+    return new Float32Array(this.buffer, this.alloc(4 * length), length)
+  }
+
+  uint8(length: number): Uint8Array {
+    return new Uint8Array(this.buffer, this.alloc(length), length)
+  }
+
+  squaredErrorRows = (pred: Float32Array, y: Float32Array, sampled: Uint8Array, every: boolean, g: Float32Array, rows: Int32Array): number =>
+    this.k.squaredErrorRows(
+      this.predAt.addr(pred),
+      this.yAt.addr(y),
+      this.sampledAt.addr(sampled),
+      pred.length,
+      every ? 1 : 0,
+      this.gAt.addr(g),
+      this.rowsAt.addr(rows),
+    )
+
+  quantiseRows = (g: Float32Array, q: Int32Array, count: number, scale: number): number => this.k.quantiseRows(this.gAt.addr(g), this.qAt.addr(q), count, scale)
+
+  addToRows = (pred: Float32Array, rows: Int32Array, begin: number, end: number, v: number): void => {
+    this.k.addToRows(this.predAt.addr(pred), this.rowsAt.addr(rows), begin, end, v)
   }
 
   zero = (hist: Float64Array, o: number, len: number): void => {

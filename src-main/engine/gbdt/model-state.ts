@@ -6,12 +6,11 @@
 // own parameters, so a group may fuse configurations (grow.ts grows the levels).
 import type { GbdtParams } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
+import { type RowLoops, tsRowLoops } from './kernel'
 import { type GbdtTask, initialMargin, logisticGradients, softprobGradients, softprobOfRows, treesPerRound } from './objective'
 import { quantExponent } from './quantise'
 import { type HeldOutRows, isEvaluated, leafValue, ModelSampler, type SplitCoefs, SplitSearch } from './rules'
 import { type GbdtTree, TreeBuilder } from './tree'
-
-const f32 = Math.fround
 
 /** A node being grown: its rows [begin, end) and, while it has one, its histogram buffer. */
 export class Node extends SplitSearch {
@@ -55,16 +54,28 @@ export interface Unit {
   parent: Float64Array | null
 }
 
-/** Scratch a group's gradient steps share (one model at a time): float32 gradients and hessians of the sampled rows, a multiclass model's probabilities. */
+/**
+ * Scratch a group's gradient steps share (one model at a time): float32 gradients and hessians of the
+ * sampled rows, a multiclass model's probabilities, and the labels where the row loops read them.
+ */
 export class GradientScratch {
   readonly g: Float32Array
   readonly h: Float32Array
   readonly p: Float32Array
-  constructor(n: number, task?: GbdtTask) {
+  readonly y: Float32Array
+  constructor(data: GbdtData, task?: GbdtTask, loops: RowLoops = tsRowLoops) {
+    const n = data.rows
     const objective = task?.objective ?? 'regression'
-    this.g = new Float32Array(n)
-    this.h = new Float32Array(objective === 'regression' ? 0 : n)
+    this.g = loops.float32(n)
+    this.h = loops.float32(objective === 'regression' ? 0 : n)
     this.p = new Float32Array(objective === 'multiclass' ? n * task!.classes : 0)
+    this.y = loops.float32(n)
+    this.y.set(data.y)
+  }
+
+  /** the float32 arrays of a row each that it allocates from the row loops: g, h (a classifier's) and y */
+  static loopArrays(hessians: boolean): number {
+    return hessians ? 3 : 2
   }
 }
 
@@ -103,13 +114,14 @@ export class TreeState {
     readonly maxDepth: number,
     /** the model's split coefficients (float32 lambda, alpha, mcw, gamma, eta), shared by the group's models that agree on them */
     readonly c: SplitCoefs,
-    int32: (length: number) => Int32Array,
     hessians: boolean,
+    /** its per-row loops, where rows, q, qh and sampled live */
+    private readonly loops: RowLoops,
   ) {
-    this.rows = int32(n)
-    this.q = int32(n)
-    this.qh = hessians ? int32(n) : null
-    this.sampled = new Uint8Array(n)
+    this.rows = loops.int32(n)
+    this.q = loops.int32(n)
+    this.qh = hessians ? loops.int32(n) : null
+    this.sampled = loops.uint8(n)
     this.feats = new Int32Array(features)
     this.slotOf = new Int32Array(features)
   }
@@ -146,23 +158,8 @@ export class TreeState {
    * f32(pred − y), quantised with one power-of-two scale for the tree (see quantise.ts), to `q`; returns Σq.
    */
   squaredErrorGradients(sampler: ModelSampler, tree: number, pred: Float32Array, y: Float32Array, gbuf: Float32Array): number {
-    const n = pred.length
-    sampler.rows(this.sampled, tree)
-    const sampled = this.sampled
-    const rows = this.rows
-    let ns = 0
-    let maxAbs = 0
-    // branch-free (7.5 → 1.6 ns a row): a gradient's sign and a row's draw are coin flips, so every
-    // row is written at ns and only a drawn one advances it; an undrawn row's |g| counts as 0
-    for (let r = 0; r < n; r++) {
-      const s = sampled[r]
-      const g = f32(pred[r] - y[r])
-      gbuf[ns] = g
-      rows[ns] = r
-      ns += s
-      const a = s * Math.abs(g)
-      maxAbs = a > maxAbs ? a : maxAbs
-    }
+    const ns = sampler.rows(this.sampled, tree)
+    const maxAbs = this.loops.squaredErrorRows(pred, y, this.sampled, ns === pred.length, gbuf, this.rows)
     this.nSampled = ns
     return this.quantiseGradients(gbuf, maxAbs)
   }
@@ -170,15 +167,8 @@ export class TreeState {
   /** q = the gradients g[0, nSampled) quantised (one power-of-two scale from maxAbs); returns Σq */
   private quantiseGradients(g: Float32Array, maxAbs: number): number {
     const k = quantExponent(maxAbs)
-    const scale = 2 ** k
     this.inv = 2 ** -k
-    let gq = 0
-    for (let i = 0; i < this.nSampled; i++) {
-      const qi = (g[i] * scale) | 0
-      this.q[i] = qi
-      gq += qi
-    }
-    return gq
+    return this.loops.quantiseRows(g, this.q, this.nSampled, 2 ** k)
   }
 
   /** A classifier's gradient pairs g, h [0, nSampled) quantised, each with its own power-of-two scale (quantise.ts); returns [Σq, Σqh]. */
@@ -194,16 +184,8 @@ export class TreeState {
     }
     const gq = this.quantiseGradients(g, maxG)
     const k = quantExponent(maxH)
-    const scale = 2 ** k
     this.invH = 2 ** -k
-    const qh = this.qh!
-    let hq = 0
-    for (let i = 0; i < ns; i++) {
-      const qi = (h[i] * scale) | 0
-      qh[i] = qi
-      hq += qi
-    }
-    return [gq, hq]
+    return [gq, this.loops.quantiseRows(h, this.qh!, ns, 2 ** k)]
   }
 
   /** A new tree on the quantised pairs: the root, pending in `root` if it is evaluated, else a leaf already. */
@@ -231,10 +213,7 @@ export class TreeState {
     const tree = this.tree.finish()
     const rows = this.rows
     const segs = this.leafSegs
-    for (let s = 0; s < segs.length; s += 3) {
-      const v = segs[s + 2]
-      for (let k = segs[s]; k < segs[s + 1]; k++) pred[rows[k]] += v
-    }
+    for (let s = 0; s < segs.length; s += 3) this.loops.addToRows(pred, rows, segs[s], segs[s + 1], segs[s + 2])
     if (this.nSampled === n) return tree
     const { feature, splitBin, defaultLeft, left, leafValue } = tree
     const bins = data.bins
@@ -282,8 +261,8 @@ export class ModelState {
     params: GbdtParams,
     /** this model's split coefficients, shared by the group's models that agree on them */
     c: SplitCoefs,
-    /** where rows, q and qh live (the histogram kernel reads them) */
-    int32: (length: number) => Int32Array = (length) => new Int32Array(length),
+    /** the trees' per-row loops, where margins, rows, q, qh and sampled live (the histogram kernel reads them) */
+    loops: RowLoops = tsRowLoops,
     /** rows this model never trains on (its fold's, in a model set with folds) */
     heldOut: HeldOutRows | null = null,
     /** what it learns; absent: regression */
@@ -296,8 +275,8 @@ export class ModelState {
     const K = treesPerRound(task)
     const start = initialMargin(this.objective, params.baseScore)
     const hessians = this.objective !== 'regression'
-    this.margins = Array.from({ length: K }, () => new Float32Array(n).fill(start))
-    this.growing = Array.from({ length: K }, () => new TreeState(n, features, params.maxDepth, c, int32, hessians))
+    this.margins = Array.from({ length: K }, () => loops.float32(n).fill(start))
+    this.growing = Array.from({ length: K }, () => new TreeState(n, features, params.maxDepth, c, hessians, loops))
   }
 
   /**
@@ -313,7 +292,7 @@ export class ModelState {
     if (this.objective === 'regression') {
       const t = this.growing[0]
       t.sampleColumns(sampler, width)
-      t.startTree(t.squaredErrorGradients(sampler, firstTree, this.margins[0], data.y, scratch.g), t.nSampled)
+      t.startTree(t.squaredErrorGradients(sampler, firstTree, this.margins[0], scratch.y, scratch.g), t.nSampled)
       return this.growing
     }
     const K = this.growing.length

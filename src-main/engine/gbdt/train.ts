@@ -108,13 +108,11 @@ function* groupTrainer(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: rea
 
 /** groupTrainer's rounds, on its prepared group */
 function* trainGroup(data: GbdtData, group: ReturnType<typeof prepareGroup>, options: GbdtTrainOptions): Generator<void, GbdtModel[]> {
-  const { own, baseScore, models, grower, pool, treeGroup, heldOut } = group
+  const { own, baseScore, models, grower, pool, treeGroup, heldOut, scratch } = group
   const rounds = Math.max(...own.map((p) => p.rounds))
   const watches = earlyStoppingWatches(options, heldOut, data.y)
   let modelRounds = 0
   const grown = new Int32Array(models.length)
-  /** the sampled rows' float32 gradients (and hessians, probabilities) before quantisation, one model at a time */
-  const scratch = new GradientScratch(data.rows, options.task)
   // Each round, the group's trees grow `treeGroup` models at a time (a K-class model's K trees side
   // by side): per level, one pass over the binned matrix serves every tree of that set. On a CPU the
   // set is kept small enough for its histograms to stay in cache (see defaultTreeGroup); the trees
@@ -194,8 +192,9 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
     coefs.set(key, c)
     return c
   })
-  // the arrays the histogram kernel reads, all in its memory: the binned matrix, each model's rows
-  // and q, the terminal scratches and the pool's buffers (only those used are ever touched)
+  // the arrays the histogram kernel reads, all in its memory: the binned matrix, each model's rows,
+  // q (qh), sampled flags and margins, the gradient scratch and labels, the terminal scratches and
+  // the pool's buffers (only those used are ever touched)
   let maxWidth = 1
   for (let f = 0; f < F; f++) maxWidth = Math.max(maxWidth, data.width[f])
   const kernel = createHistKernel(
@@ -205,16 +204,21 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
       arenaBytes(8 * LevelGrower.scratchBLength(maxWidth)) +
       arenaBytes(4 * n, LevelGrower.partitionScratchArrays(hessians)) +
       arenaBytes(4 * n, (hessians ? 3 : 2) * K * seeds.length) +
+      arenaBytes(n, K * seeds.length) +
+      arenaBytes(4 * n, K * seeds.length) +
+      arenaBytes(4 * n, GradientScratch.loopArrays(hessians)) +
       arenaBytes(16 * slots, capacity) +
       countsArenaBytes(F),
   )
   const pool = new HistPool(2 * slots, capacity, (length) => kernel.float64(length))
   const grower = new LevelGrower(data, pool, options, kernel, hessians)
-  const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], (length) => kernel.int32(length), heldOut[i], task))
+  const models = seeds.map((s, i) => new ModelState(s, n, F, own[i], modelCoefs[i], kernel, heldOut[i], task))
+  /** the sampled rows' float32 gradients (and hessians, probabilities) before quantisation, one model at a time */
+  const scratch = new GradientScratch(data, task, kernel)
   resumeModels(models, options, data)
   // a K-class model's K trees hold histograms at the same time: K models' worth
   const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? Math.floor(defaultTreeGroup(maxDepth, slots) / K)))
-  return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup, heldOut, kernel }
+  return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup, heldOut, kernel, scratch }
 }
 
 /** Each model continues from the trees an earlier rung gave it (options.resume), checked to be one per model and never beside early stopping. */
