@@ -233,13 +233,14 @@ export function build4Hu16(
 }
 
 // ---- a regressor's node in 8-byte slots: a 16-byte f64x2 read-modify-write costs ~0.9 ns an update
-// here, an 8-byte one ~0.47. A region of nb bins is 16·nb bytes; these loops add into its upper half
-// (8·nb bytes from h + 8·nb, zeroed by the caller), then `unpackPairs` / `withCounts` write the
-// (Σq, count) pairs over the whole region, bin by bin ascending (bin b's pair overwrites slots ≤ b
-// only, after slot b was read). Every value is the same integer the f64x2 loops sum, so no bit changes.
+// here, an 8-byte one ~0.47. These loops add into a zeroed scratch of nb 8-byte slots a feature
+// (half a region's bytes: the region itself need not be zeroed), then `unpackPairs` / `withCounts`
+// write the region's (Σq, count) pairs from it. Every value is the same integer the f64x2 loops sum,
+// so no bit changes.
 //
 // packed: a row adds q·2^16 + 1 to an i64: Σq·2^16 + count, exact while a node has < 2^16 rows
-// (|Σq| < 2^16·2^30, count < 2^16). dense sums: a node of every training row in order (the root of
+// (|Σq| < 2^16·2^30, count < 2^16); a larger node is built in chunks of fewer, each chunk's sums
+// added to the pairs (`unpackAddPairs`). dense sums: a node of every training row in order (the root of
 // a model that samples every row) adds q alone (float64, exact below 2^53) and takes its counts from
 // `countBins`'s table; its rows need no index either.
 
@@ -337,9 +338,8 @@ export function countBins(b0: usize, n: i32, out: usize): void {
   for (let k: usize = 0, e = <usize>n; k < e; k++) addSum(out, <usize>load<u8>(b0 + k), 1.0)
 }
 
-/** the region h of nb bins: its upper half's packed sums written as (Σq, count) pairs */
-export function unpackPairs(h: usize, nb: i32): void {
-  const s = h + ((<usize>nb) << 3)
+/** the region h of nb bins: the packed sums at s (nb i64) written as its (Σq, count) pairs */
+export function unpackPairs(h: usize, s: usize, nb: i32): void {
   for (let b: usize = 0, e = <usize>nb; b < e; b++) {
     const v = load<i64>(s + (b << 3))
     const count = v & 0xffff
@@ -348,9 +348,18 @@ export function unpackPairs(h: usize, nb: i32): void {
   }
 }
 
-/** the region h of nb bins: its upper half's Σq with the counts table's counts, as (Σq, count) pairs */
-export function withCounts(h: usize, nb: i32, counts: usize): void {
-  const s = h + ((<usize>nb) << 3)
+/** the region h of nb bins: the packed sums at s (nb i64) added to its (Σq, count) pairs (a node built in chunks) */
+export function unpackAddPairs(h: usize, s: usize, nb: i32): void {
+  for (let b: usize = 0, e = <usize>nb; b < e; b++) {
+    const v = load<i64>(s + (b << 3))
+    const count = v & 0xffff
+    const p = h + (b << 4)
+    v128.store(p, f64x2.add(v128.load(p), f64x2.replace_lane(f64x2.splat(<f64>count), 0, <f64>((v - count) >> 16))))
+  }
+}
+
+/** the region h of nb bins: the Σq at s (nb f64) with the counts table's counts, as (Σq, count) pairs */
+export function withCounts(h: usize, s: usize, nb: i32, counts: usize): void {
   for (let b: usize = 0, e = <usize>nb; b < e; b++) {
     const g = load<f64>(s + (b << 3))
     store<f64>(h + (b << 4), g)

@@ -229,7 +229,6 @@ export class LevelGrower {
     }
     for (const u of m.units) {
       const buf = term ? scratchA : u.buf!
-      for (let t = 0; t < k; t++) kernel.zero(buf, offOf[t], lenOf[t])
       // a unit of all n rows is a root that samples every row: its rows are 0 … n − 1 in order
       kernel.buildRegions(k, bins, colOf, rows, q, qh, u.begin, u.end, buf, offOf, lenOf, u.end - u.begin === n)
       for (let t = 0; t < k; t++) {

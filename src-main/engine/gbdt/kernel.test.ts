@@ -81,10 +81,10 @@ describe('gbdt wasm histogram kernel', () => {
     })
   }
 
-  it("buildRegions gives the TypeScript loops' (Σq, count) on every path: f64x2 (few rows, many rows), packed 8-byte slots, every row in order (packed and Σq with counted bins)", () => {
+  it("buildRegions gives the TypeScript loops' (Σq, count) on every path: f64x2 (few rows), packed 8-byte slots (in chunks past 2^16 − 1 rows), every row in order (packed and Σq with counted bins), over whatever the regions held", () => {
     const rng = new Rng(41)
     // 70 000 rows: a node of every row takes the Σq-and-counts path (≥ 2^16 rows), a node of most
-    // rows the f64x2 loops, a few hundred to 65 535 the packed slots; q at the quantisation's bound ±(2^30 − 1)
+    // rows the packed slots in two chunks, a few hundred to 65 535 in one; q at the quantisation's bound ±(2^30 − 1)
     const n = 70_000
     const F = 7
     const W = 256
@@ -108,7 +108,7 @@ describe('gbdt wasm histogram kernel', () => {
     const cases = [
       { name: 'every row in order (Σq and counts)', m: n, every: true },
       { name: 'every row of a smaller set (packed, no index)', m: 50_000, every: true },
-      { name: 'most rows (f64x2)', m: 69_000, every: false },
+      { name: 'most rows (packed, two chunks)', m: 69_000, every: false },
       { name: 'a deep node (packed)', m: 20_000, every: false },
       { name: 'the largest packed node', m: 65_535, every: false },
       { name: 'a small node (f64x2)', m: 100, every: false },
@@ -126,8 +126,9 @@ describe('gbdt wasm histogram kernel', () => {
             const c = group.map((f) => cols[f])
             const o = group.map((f) => offs[f])
             const l = group.map((f) => lens[f])
-            hist.fill(0)
-            ref.fill(0)
+            // the regions are written whole: what they held is gone, and the slots outside them are untouched
+            hist.fill(-12345.5)
+            ref.fill(-12345.5)
             k.buildRegions(group.length, bins, c, rows, q, hessians, 0, m, hist, o, l, every)
             ts.buildRegions(group.length, src, c, rows, q, hessians, 0, m, ref, o, l, every)
             const what = `${name}${hessians ? ", a classifier's (Σq, Σqh)" : ''}, features ${group}${extreme ? ', q at ±(2^30 − 1)' : ''}`
