@@ -4,7 +4,7 @@
 // many, so model i's trees are the same either way. Here: the public API and the round loop;
 // model-state.ts, grow.ts and histograms.ts do the rest. A round, per-model parameters: README.md,
 // "Level pass, tree groups and memory".
-import { CPU_SLOT_BYTES, defaultTreeGroup, featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
+import { CPU_SLOT_BYTES, DEFAULT_TREE_GROUP, featuresPerTree, type GbdtParams, HISTOGRAM_BUDGET_BYTES } from '@shared/families/gbdt'
 import type { GbdtData } from './binning'
 import { bestRoundModel, type GbdtEarlyStopping, HeldOutWatch } from './early-stopping'
 import { LevelGrower } from './grow'
@@ -46,7 +46,7 @@ export interface GbdtTrainOptions {
   onModelDone?: (index: number, model: GbdtModel) => void
   /** histogram memory for the whole group (default HISTOGRAM_BUDGET_BYTES); above it the level pass is split (results unchanged) */
   histogramBudgetBytes?: number
-  /** how many models of the group grow their trees together, one level pass for all (default: defaultTreeGroup) */
+  /** how many models of the group grow their trees together, one level pass for all (default: DEFAULT_TREE_GROUP) */
   treeGroup?: number
   /** filled in when training ends (what the family's memory model, gbdtMemory, has to bound) */
   stats?: GbdtTrainStats
@@ -115,7 +115,7 @@ function* trainGroup(data: GbdtData, group: ReturnType<typeof prepareGroup>, opt
   const grown = new Int32Array(models.length)
   // Each round, the group's trees grow `treeGroup` models at a time (a K-class model's K trees side
   // by side): per level, one pass over the binned matrix serves every tree of that set. On a CPU the
-  // set is kept small enough for its histograms to stay in cache (see defaultTreeGroup); the trees
+  // set is one model by default, whose histograms stay in cache (see DEFAULT_TREE_GROUP); the trees
   // do not depend on it.
   for (let round = Math.min(...models.map((m) => m.resumedRounds)); round < rounds; round++) {
     throwIfStopped(options)
@@ -178,9 +178,8 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
   const F = data.features
   const own = modelTrainingParams(params, seeds, options.perModel, n, data.cuts.maxBin)
   const heldOut = heldOutRows(options.heldOut, seeds, n)
-  // the widest model's histogram (most features per tree) sizes every buffer; the deepest model the tree group
+  // the widest model's histogram (most features per tree) sizes every buffer
   const perTree = Math.max(...own.map((p) => featuresPerTree(p.colsampleBytree, F)))
-  const maxDepth = Math.max(...own.map((p) => p.maxDepth))
   const slots = histogramSlots(data.width, perTree)
   const capacity = Math.max(2, Math.floor((options.histogramBudgetBytes ?? HISTOGRAM_BUDGET_BYTES) / (slots * CPU_SLOT_BYTES)))
   // models that agree on the split coefficients share them
@@ -217,7 +216,7 @@ function prepareGroup(data: GbdtData, paramsIn: Partial<GbdtParams>, seeds: read
   const scratch = new GradientScratch(data, task, kernel)
   resumeModels(models, options, data)
   // a K-class model's K trees hold histograms at the same time: K models' worth
-  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? Math.floor(defaultTreeGroup(maxDepth, slots) / K)))
+  const treeGroup = Math.max(1, Math.min(models.length, options.treeGroup ?? DEFAULT_TREE_GROUP))
   return { own, baseScore: f32(params.baseScore), models, grower, pool, treeGroup, heldOut, kernel, scratch }
 }
 
