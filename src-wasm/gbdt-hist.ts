@@ -244,18 +244,20 @@ export function build4Hu16(
 // a model that samples every row) adds q alone (float64, exact below 2^53) and takes its counts from
 // `countBins`'s table; its rows need no index either.
 
-function addPacked(s: usize, bin: usize, v: i64): void {
+/** row k's slot value: packed (i64) or its q alone (f64) */
+function slotValue<T>(q: usize, k: usize): T {
+  if (isInteger<T>()) return <T>packed(q, k)
+  return <T>(<f64>load<i32>(q + (k << 2)))
+}
+
+/** slot at s + 8·bin += v */
+function addSlot<T>(s: usize, bin: usize, v: T): void {
   const p = s + (bin << 3)
-  store<i64>(p, load<i64>(p) + v)
+  store<T>(p, load<T>(p) + v)
 }
 
 function packed(q: usize, k: usize): i64 {
   return ((<i64>load<i32>(q + (k << 2))) << 16) + 1
-}
-
-function addSum(s: usize, bin: usize, g: f64): void {
-  const p = s + (bin << 3)
-  store<f64>(p, load<f64>(p) + g)
 }
 
 export function packed1u8(b0: usize, rows: usize, q: usize, begin: i32, end: i32, s0: usize): void {
@@ -264,18 +266,18 @@ export function packed1u8(b0: usize, rows: usize, q: usize, begin: i32, end: i32
   for (; k + 1 < e; k += 2) {
     const i0 = <usize>load<u8>(b0 + row(rows, k))
     const i1 = <usize>load<u8>(b0 + row(rows, k + 1))
-    addPacked(s0, i0, packed(q, k))
-    addPacked(s0, i1, packed(q, k + 1))
+    addSlot<i64>(s0, i0, packed(q, k))
+    addSlot<i64>(s0, i1, packed(q, k + 1))
   }
-  if (k < e) addPacked(s0, <usize>load<u8>(b0 + row(rows, k)), packed(q, k))
+  if (k < e) addSlot<i64>(s0, <usize>load<u8>(b0 + row(rows, k)), packed(q, k))
 }
 
 export function packed2u8(b0: usize, b1: usize, rows: usize, q: usize, begin: i32, end: i32, s0: usize, s1: usize): void {
   for (let k = <usize>begin, e = <usize>end; k < e; k++) {
     const r = row(rows, k)
     const v = packed(q, k)
-    addPacked(s0, <usize>load<u8>(b0 + r), v)
-    addPacked(s1, <usize>load<u8>(b1 + r), v)
+    addSlot<i64>(s0, <usize>load<u8>(b0 + r), v)
+    addSlot<i64>(s1, <usize>load<u8>(b1 + r), v)
   }
 }
 
@@ -296,127 +298,33 @@ export function packed4u8(
   for (let k = <usize>begin, e = <usize>end; k < e; k++) {
     const r = row(rows, k)
     const v = packed(q, k)
-    addPacked(s0, <usize>load<u8>(b0 + r), v)
-    addPacked(s1, <usize>load<u8>(b1 + r), v)
-    addPacked(s2, <usize>load<u8>(b2 + r), v)
-    addPacked(s3, <usize>load<u8>(b3 + r), v)
+    addSlot<i64>(s0, <usize>load<u8>(b0 + r), v)
+    addSlot<i64>(s1, <usize>load<u8>(b1 + r), v)
+    addSlot<i64>(s2, <usize>load<u8>(b2 + r), v)
+    addSlot<i64>(s3, <usize>load<u8>(b3 + r), v)
   }
 }
 
-/**
- * packed, rows 0 … n − 1 in order (no index): sixteen rows' bins of a column in one 16-byte load (the
- * rows are consecutive), so a row's four updates cost no byte loads of their own
- */
+/** packed, rows 0 … n − 1 in order (no index) */
 export function packedDense4u8(b0: usize, b1: usize, b2: usize, b3: usize, q: usize, n: i32, s0: usize, s1: usize, s2: usize, s3: usize): void {
-  const e = <usize>n
-  let k: usize = 0
-  for (; k + 16 <= e; k += 16) {
-    const x0 = v128.load(b0 + k)
-    const x1 = v128.load(b1 + k)
-    const x2 = v128.load(b2 + k)
-    const x3 = v128.load(b3 + k)
-    const qk = q + (k << 2)
-    let v: i64
-    v = packedAt(qk, 0)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 0), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 0), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 0), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 0), v)
-    v = packedAt(qk, 1)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 1), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 1), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 1), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 1), v)
-    v = packedAt(qk, 2)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 2), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 2), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 2), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 2), v)
-    v = packedAt(qk, 3)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 3), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 3), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 3), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 3), v)
-    v = packedAt(qk, 4)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 4), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 4), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 4), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 4), v)
-    v = packedAt(qk, 5)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 5), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 5), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 5), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 5), v)
-    v = packedAt(qk, 6)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 6), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 6), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 6), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 6), v)
-    v = packedAt(qk, 7)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 7), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 7), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 7), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 7), v)
-    v = packedAt(qk, 8)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 8), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 8), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 8), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 8), v)
-    v = packedAt(qk, 9)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 9), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 9), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 9), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 9), v)
-    v = packedAt(qk, 10)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 10), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 10), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 10), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 10), v)
-    v = packedAt(qk, 11)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 11), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 11), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 11), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 11), v)
-    v = packedAt(qk, 12)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 12), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 12), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 12), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 12), v)
-    v = packedAt(qk, 13)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 13), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 13), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 13), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 13), v)
-    v = packedAt(qk, 14)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 14), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 14), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 14), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 14), v)
-    v = packedAt(qk, 15)
-    addPacked(s0, <usize>i8x16.extract_lane_u(x0, 15), v)
-    addPacked(s1, <usize>i8x16.extract_lane_u(x1, 15), v)
-    addPacked(s2, <usize>i8x16.extract_lane_u(x2, 15), v)
-    addPacked(s3, <usize>i8x16.extract_lane_u(x3, 15), v)
-  }
-  for (; k < e; k++) {
-    const v = packed(q, k)
-    addPacked(s0, <usize>load<u8>(b0 + k), v)
-    addPacked(s1, <usize>load<u8>(b1 + k), v)
-    addPacked(s2, <usize>load<u8>(b2 + k), v)
-    addPacked(s3, <usize>load<u8>(b3 + k), v)
-  }
-}
-
-function packedAt(qk: usize, j: usize): i64 {
-  return ((<i64>load<i32>(qk + (j << 2))) << 16) + 1
+  dense4<i64>(b0, b1, b2, b3, q, n, s0, s1, s2, s3)
 }
 
 export function packedDense1u8(b0: usize, q: usize, n: i32, s0: usize): void {
-  for (let k: usize = 0, e = <usize>n; k < e; k++) addPacked(s0, <usize>load<u8>(b0 + k), packed(q, k))
+  for (let k: usize = 0, e = <usize>n; k < e; k++) addSlot<i64>(s0, <usize>load<u8>(b0 + k), packed(q, k))
 }
 
-/** Σq alone, rows 0 … n − 1 in order (sixteen rows' bins of a column a load, as packedDense4u8) */
+/** Σq alone, rows 0 … n − 1 in order */
 export function sumDense4u8(b0: usize, b1: usize, b2: usize, b3: usize, q: usize, n: i32, s0: usize, s1: usize, s2: usize, s3: usize): void {
+  dense4<f64>(b0, b1, b2, b3, q, n, s0, s1, s2, s3)
+}
+
+/**
+ * Rows 0 … n − 1 in order into four columns' 8-byte slots, each row's slot value T (i64: packed, f64:
+ * Σq alone): sixteen rows' bins of a column come in one 16-byte load (the rows are consecutive), so a
+ * row's four updates cost no byte loads of their own.
+ */
+function dense4<T>(b0: usize, b1: usize, b2: usize, b3: usize, q: usize, n: i32, s0: usize, s1: usize, s2: usize, s3: usize): void {
   const e = <usize>n
   let k: usize = 0
   for (; k + 16 <= e; k += 16) {
@@ -425,104 +333,104 @@ export function sumDense4u8(b0: usize, b1: usize, b2: usize, b3: usize, q: usize
     const x2 = v128.load(b2 + k)
     const x3 = v128.load(b3 + k)
     const qk = q + (k << 2)
-    let v: f64
-    v = <f64>load<i32>(qk, 0)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 0), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 0), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 0), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 0), v)
-    v = <f64>load<i32>(qk, 4)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 1), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 1), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 1), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 1), v)
-    v = <f64>load<i32>(qk, 8)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 2), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 2), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 2), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 2), v)
-    v = <f64>load<i32>(qk, 12)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 3), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 3), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 3), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 3), v)
-    v = <f64>load<i32>(qk, 16)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 4), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 4), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 4), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 4), v)
-    v = <f64>load<i32>(qk, 20)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 5), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 5), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 5), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 5), v)
-    v = <f64>load<i32>(qk, 24)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 6), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 6), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 6), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 6), v)
-    v = <f64>load<i32>(qk, 28)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 7), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 7), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 7), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 7), v)
-    v = <f64>load<i32>(qk, 32)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 8), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 8), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 8), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 8), v)
-    v = <f64>load<i32>(qk, 36)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 9), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 9), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 9), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 9), v)
-    v = <f64>load<i32>(qk, 40)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 10), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 10), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 10), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 10), v)
-    v = <f64>load<i32>(qk, 44)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 11), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 11), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 11), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 11), v)
-    v = <f64>load<i32>(qk, 48)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 12), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 12), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 12), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 12), v)
-    v = <f64>load<i32>(qk, 52)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 13), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 13), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 13), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 13), v)
-    v = <f64>load<i32>(qk, 56)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 14), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 14), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 14), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 14), v)
-    v = <f64>load<i32>(qk, 60)
-    addSum(s0, <usize>i8x16.extract_lane_u(x0, 15), v)
-    addSum(s1, <usize>i8x16.extract_lane_u(x1, 15), v)
-    addSum(s2, <usize>i8x16.extract_lane_u(x2, 15), v)
-    addSum(s3, <usize>i8x16.extract_lane_u(x3, 15), v)
+    let v: T
+    v = slotValue<T>(qk, 0)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 0), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 0), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 0), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 0), v)
+    v = slotValue<T>(qk, 1)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 1), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 1), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 1), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 1), v)
+    v = slotValue<T>(qk, 2)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 2), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 2), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 2), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 2), v)
+    v = slotValue<T>(qk, 3)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 3), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 3), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 3), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 3), v)
+    v = slotValue<T>(qk, 4)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 4), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 4), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 4), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 4), v)
+    v = slotValue<T>(qk, 5)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 5), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 5), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 5), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 5), v)
+    v = slotValue<T>(qk, 6)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 6), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 6), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 6), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 6), v)
+    v = slotValue<T>(qk, 7)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 7), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 7), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 7), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 7), v)
+    v = slotValue<T>(qk, 8)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 8), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 8), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 8), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 8), v)
+    v = slotValue<T>(qk, 9)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 9), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 9), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 9), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 9), v)
+    v = slotValue<T>(qk, 10)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 10), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 10), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 10), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 10), v)
+    v = slotValue<T>(qk, 11)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 11), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 11), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 11), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 11), v)
+    v = slotValue<T>(qk, 12)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 12), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 12), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 12), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 12), v)
+    v = slotValue<T>(qk, 13)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 13), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 13), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 13), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 13), v)
+    v = slotValue<T>(qk, 14)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 14), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 14), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 14), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 14), v)
+    v = slotValue<T>(qk, 15)
+    addSlot<T>(s0, <usize>i8x16.extract_lane_u(x0, 15), v)
+    addSlot<T>(s1, <usize>i8x16.extract_lane_u(x1, 15), v)
+    addSlot<T>(s2, <usize>i8x16.extract_lane_u(x2, 15), v)
+    addSlot<T>(s3, <usize>i8x16.extract_lane_u(x3, 15), v)
   }
   for (; k < e; k++) {
-    const g = <f64>load<i32>(q + (k << 2))
-    addSum(s0, <usize>load<u8>(b0 + k), g)
-    addSum(s1, <usize>load<u8>(b1 + k), g)
-    addSum(s2, <usize>load<u8>(b2 + k), g)
-    addSum(s3, <usize>load<u8>(b3 + k), g)
+    const v = slotValue<T>(q, k)
+    addSlot<T>(s0, <usize>load<u8>(b0 + k), v)
+    addSlot<T>(s1, <usize>load<u8>(b1 + k), v)
+    addSlot<T>(s2, <usize>load<u8>(b2 + k), v)
+    addSlot<T>(s3, <usize>load<u8>(b3 + k), v)
   }
 }
 
 export function sumDense1u8(b0: usize, q: usize, n: i32, s0: usize): void {
-  for (let k: usize = 0, e = <usize>n; k < e; k++) addSum(s0, <usize>load<u8>(b0 + k), <f64>load<i32>(q + (k << 2)))
+  for (let k: usize = 0, e = <usize>n; k < e; k++) addSlot<f64>(s0, <usize>load<u8>(b0 + k), <f64>load<i32>(q + (k << 2)))
 }
 
 /** out[bin] += 1 for rows 0 … n − 1 of a column (out: float64, zeroed): the dense sums' counts */
 export function countBins(b0: usize, n: i32, out: usize): void {
-  for (let k: usize = 0, e = <usize>n; k < e; k++) addSum(out, <usize>load<u8>(b0 + k), 1.0)
+  for (let k: usize = 0, e = <usize>n; k < e; k++) addSlot<f64>(out, <usize>load<u8>(b0 + k), 1.0)
 }
 
 /** the region h of nb bins: the packed sums at s (nb i64) written as its (Σq, count) pairs */

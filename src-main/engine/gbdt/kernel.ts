@@ -525,26 +525,19 @@ class WasmKernel implements HistKernel {
     const s1 = s + SLOTS_STRIDE
     const s2 = s1 + SLOTS_STRIDE
     const s3 = s2 + SLOTS_STRIDE
-    if (every) {
+    // every row in order in one pass; other rows by index, a node of 2^16 rows or more in chunks of
+    // fewer (its packed counts would overflow), each chunk's sums added to the pairs
+    const ra = every ? 0 : this.rowsAt.addr(rows)
+    const chunk = every ? m : PACKED_MAX_ROWS - 1
+    for (let c0 = begin; c0 < end; c0 += chunk) {
+      const c1 = Math.min(end, c0 + chunk)
       kk.zero(s, (k * SLOTS_STRIDE) / 8)
-      const f = dense ? kk.sumDense4u8 : kk.packedDense4u8
-      const f1 = dense ? kk.sumDense1u8 : kk.packedDense1u8
-      if (k === 4) f(b + cols[0], b + cols[1], b + cols[2], b + cols[3], qa + 4 * begin, m, s, s1, s2, s3)
-      else for (let t = 0; t < k; t++) f1(b + cols[t], qa + 4 * begin, m, s + t * SLOTS_STRIDE)
-      for (let t = 0; t < k; t++) {
-        const at = h + 8 * offs[t]
-        const from = s + t * SLOTS_STRIDE
-        if (dense) kk.withCounts(at, from, lens[t] / 2, this.countsOf(b + cols[t], m))
-        else kk.unpackPairs(at, from, lens[t] / 2)
-      }
-      return
-    }
-    // a node of 2^16 rows or more in chunks of fewer (its packed counts would overflow)
-    const ra = this.rowsAt.addr(rows)
-    for (let c0 = begin; c0 < end; c0 += PACKED_MAX_ROWS - 1) {
-      const c1 = Math.min(end, c0 + PACKED_MAX_ROWS - 1)
-      kk.zero(s, (k * SLOTS_STRIDE) / 8)
-      if (k === 4) kk.packed4u8(b + cols[0], b + cols[1], b + cols[2], b + cols[3], ra, qa, c0, c1, s, s1, s2, s3)
+      if (every) {
+        const f = dense ? kk.sumDense4u8 : kk.packedDense4u8
+        const f1 = dense ? kk.sumDense1u8 : kk.packedDense1u8
+        if (k === 4) f(b + cols[0], b + cols[1], b + cols[2], b + cols[3], qa + 4 * begin, m, s, s1, s2, s3)
+        else for (let t = 0; t < k; t++) f1(b + cols[t], qa + 4 * begin, m, s + t * SLOTS_STRIDE)
+      } else if (k === 4) kk.packed4u8(b + cols[0], b + cols[1], b + cols[2], b + cols[3], ra, qa, c0, c1, s, s1, s2, s3)
       else if (k >= 2) {
         kk.packed2u8(b + cols[0], b + cols[1], ra, qa, c0, c1, s, s1)
         if (k === 3) kk.packed1u8(b + cols[2], ra, qa, c0, c1, s2)
@@ -552,7 +545,8 @@ class WasmKernel implements HistKernel {
       for (let t = 0; t < k; t++) {
         const at = h + 8 * offs[t]
         const from = s + t * SLOTS_STRIDE
-        if (c0 === begin) kk.unpackPairs(at, from, lens[t] / 2)
+        if (dense) kk.withCounts(at, from, lens[t] / 2, this.countsOf(b + cols[t], m))
+        else if (c0 === begin) kk.unpackPairs(at, from, lens[t] / 2)
         else kk.unpackAddPairs(at, from, lens[t] / 2)
       }
     }
