@@ -39,6 +39,8 @@ export interface MlpGraphSpec {
 }
 
 const BATCH = 'B'
+/** the axis of the outputs [n, B] (and [n, B, K]) that runs over rows */
+const ROWS = 1
 
 /** The parameters' shapes as the graph takes them: the fused layout's, W1 transposed with `w1Transposed`. */
 export function graphParamShapes(spec: MlpGraphSpec): number[][] {
@@ -59,18 +61,16 @@ function elemTypeOf(spec: MlpGraphSpec): onnx.TensorProto.DataType {
 }
 
 interface Forward {
-  /** the output layer's values (predictions or logits): [B, n] with one hidden layer and one output unit, else [n, B]; [n, B, K] with K units */
+  /** the output layer's values (predictions or logits): [n, B], or [n, B, K] with K units (rows on axis ROWS) */
   out: string
-  /** the axis of out that runs over rows */
-  rowAxis: number
-  /** the first layer's activations [B, n·H1] (its ReLU's mask comes from them) */
+  /** the first layer's activations [B, n·H1] (its ReLU's mask comes from them); rows last: [n·H1, B] */
   a1: string
   /** layers 2..L: their inputs and their (ReLU) outputs, layout [n, B, H] */
   as: string[]
   outs: string[]
-  /** the activations feeding the output layer, [B, n, HL] or [n, B, HL] */
+  /** the activations feeding the output layer, [n, B, HL]; rows last: [n, H1, B] */
   last: string
-  /** Wo reshaped to broadcast against `last` (one output unit); Wo [n, HL, K] itself with K */
+  /** Wo reshaped to broadcast against `last` (one output unit; rows last: [n, 1, H1]); Wo [n, HL, K] itself with K */
   woB: string
 }
 
@@ -80,17 +80,20 @@ function forward(g: Builder, spec: MlpGraphSpec, x: string, params: string[]): F
   const L = hidden.length
   const h1 = hidden[0]
   const hl = hidden[L - 1]
-  const a1 = g.op('Relu', [g.op('Gemm', [x, params[0]], spec.w1Transposed ? { transB: 1 } : {})]) // [B, n·H1], bias included
-  const as: string[] = []
-  const outs: string[] = []
   const wo = params[2 * L - 1]
   const bo = params[2 * L]
   if (L === 1 && K === 1) {
-    const last = g.reshape(a1, [-1, n, h1]) // [B, n, H1]
-    const woB = g.reshape(wo, [1, n, hl])
-    const out = g.op('Add', [g.reduceSum(g.op('Mul', [last, woB]), 2), bo]) // [B, n]
-    return { out, rowAxis: 0, a1, as, outs, last, woB }
+    // rows last: Z1ᵀ = W1ᵀ·Xᵀ [n·H1, B], so each model's output is one [1, H1]·[H1, B] product (no
+    // [B, n, H1] broadcast product and reduction) and W1ᵀ's gradient a plain Gemm (README.md, "Rows last")
+    const a1 = g.op('Relu', [g.op('Gemm', [params[0], x], spec.w1Transposed ? { transB: 1 } : { transA: 1, transB: 1 })])
+    const last = g.reshape(a1, [n, h1, -1]) // [n, H1, B]
+    const woB = g.reshape(wo, [n, 1, h1])
+    const out = g.op('Add', [g.reshape(g.op('MatMul', [woB, last]), [n, -1]), g.reshape(bo, [n, 1])]) // [n, B]
+    return { out, a1, as: [], outs: [], last, woB }
   }
+  const a1 = g.op('Relu', [g.op('Gemm', [x, params[0]], spec.w1Transposed ? { transB: 1 } : {})]) // [B, n·H1], bias included
+  const as: string[] = []
+  const outs: string[] = []
   let a = g.op('Transpose', [g.reshape(a1, [-1, n, h1])], { perm: [1, 0, 2] }) // [n, B, H1]
   for (let k = 1; k < L; k++) {
     as.push(a)
@@ -99,16 +102,16 @@ function forward(g: Builder, spec: MlpGraphSpec, x: string, params: string[]): F
   }
   if (K > 1) {
     const out = g.op('Add', [g.op('MatMul', [a, wo]), g.reshape(bo, [n, 1, K])]) // [n, B, K]
-    return { out, rowAxis: 1, a1, as, outs, last: a, woB: wo }
+    return { out, a1, as, outs, last: a, woB: wo }
   }
   const woB = g.reshape(wo, [n, 1, hl])
   const out = g.op('Add', [g.reduceSum(g.op('Mul', [a, woB]), 2), g.reshape(bo, [n, 1])]) // [n, B]
-  return { out, rowAxis: 1, a1, as, outs, last: a, woB }
+  return { out, a1, as, outs, last: a, woB }
 }
 
-/** y [B, 1] laid out against the outputs: [B, 1] or [1, B] (broadcast over models). */
-function targetOf(g: Builder, f: Forward, y: string): string {
-  return f.rowAxis === 0 ? y : g.reshape(y, [1, -1])
+/** y [B, 1] laid out against the outputs [n, B]: [1, B] (broadcast over models). */
+function targetOf(g: Builder, y: string): string {
+  return g.reshape(y, [1, -1])
 }
 
 /** Class indices y [B, 1] as one-hot rows [1, B, K] (y = k exactly: labels are small integers), FusedMlp.oneHot. */
@@ -125,12 +128,12 @@ function oneHotOf(g: Builder, y: string, K: number): string {
 function lossOf(g: Builder, spec: MlpGraphSpec, f: Forward, y: string): { perRow: string; residual: string } {
   const objective = objectiveOf(spec.task)
   if (objective === 'regression') {
-    const err = g.op('Sub', [f.out, targetOf(g, f, y)])
+    const err = g.op('Sub', [f.out, targetOf(g, y)])
     return { perRow: g.op('Mul', [err, err]), residual: err }
   }
   if (objective === 'binary') {
     const z = f.out
-    const target = targetOf(g, f, y)
+    const target = targetOf(g, y)
     // log(1 + e^−|z|) (tfjs's log1p(exp(−|z|)); ORT has no Log1p, and no float64 Softplus)
     const softplus = g.op('Log', [g.op('Add', [g.op('Exp', [g.op('Neg', [g.op('Abs', [z])])]), g.scalar(1)])])
     const perRow = g.op('Add', [g.op('Sub', [g.op('Relu', [z]), g.op('Mul', [z, target])]), softplus])
@@ -148,6 +151,18 @@ function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f
   const h1 = hidden[0]
   const grads: string[] = new Array(2 * L + 1)
   let dLast: string
+  if (L === 1 && outputUnits(spec.task) === 1) {
+    // rows last (forward): dPred [n, B]; Wo's gradient [n, H1] = A1ᵀ·dPred per model; W1ᵀ's = Wo ⊙ ((mask ⊙ dPred)·X),
+    // Wo applied after the Gemm to the [n·H1, F+1] result rather than to every row of dZ1
+    const dPredRows = g.reshape(dPred, [n, 1, -1]) // [n, 1, B]
+    grads[2] = g.reduceSum(dPred, ROWS) // [n]
+    grads[1] = g.reshape(g.op('MatMul', [f.last, g.reshape(dPred, [n, -1, 1])]), [n, h1]) // [n, H1]
+    const masked = g.reshape(g.reluGrad(dPredRows, f.last), [n * h1, -1]) // [n·H1, B]
+    const woCol = g.reshape(params[1], spec.w1Transposed ? [n * h1, 1] : [1, n * h1])
+    const gemm = spec.w1Transposed ? g.op('Gemm', [masked, x]) : g.op('Gemm', [x, masked], { transA: 1, transB: 1 })
+    grads[0] = g.op('Mul', [gemm, woCol])
+    return grads
+  }
   if (outputUnits(spec.task) > 1) {
     // dPred [n, B, K]
     grads[2 * L] = g.reduceSum(dPred, 1) // [n, K]
@@ -155,19 +170,17 @@ function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f
     dLast = g.op('MatMul', [dPred, g.op('Transpose', [f.woB], { perm: [0, 2, 1] })]) // [n, B, HL]
   } else {
     const dPred3 = g.op('Unsqueeze', [dPred, g.ints([2])])
-    grads[2 * L] = g.reduceSum(dPred, f.rowAxis) // [n]
-    grads[2 * L - 1] = g.reduceSum(g.op('Mul', [dPred3, f.last]), f.rowAxis) // [n, HL]
-    dLast = g.op('Mul', [dPred3, f.woB]) // [B, n, HL] or [n, B, HL]
+    grads[2 * L] = g.reduceSum(dPred, ROWS) // [n]
+    grads[2 * L - 1] = g.reduceSum(g.op('Mul', [dPred3, f.last]), ROWS) // [n, HL]
+    dLast = g.op('Mul', [dPred3, f.woB]) // [n, B, HL]
   }
-  if (f.rowAxis === 1) {
-    for (let k = L - 1; k >= 1; k--) {
-      const dz = g.reluGrad(dLast, f.outs[k - 1])
-      grads[2 * k - 1] = g.op('MatMul', [g.op('Transpose', [f.as[k - 1]], { perm: [0, 2, 1] }), dz]) // [n, Hin, Hout]
-      grads[2 * k] = g.reduceSum(dz, 1, 1) // [n, 1, Hout]
-      dLast = g.op('MatMul', [dz, g.op('Transpose', [params[2 * k - 1]], { perm: [0, 2, 1] })]) // [n, B, Hin]
-    }
-    dLast = g.op('Transpose', [dLast], { perm: [1, 0, 2] }) // [B, n, H1]
+  for (let k = L - 1; k >= 1; k--) {
+    const dz = g.reluGrad(dLast, f.outs[k - 1])
+    grads[2 * k - 1] = g.op('MatMul', [g.op('Transpose', [f.as[k - 1]], { perm: [0, 2, 1] }), dz]) // [n, Hin, Hout]
+    grads[2 * k] = g.reduceSum(dz, 1, 1) // [n, 1, Hout]
+    dLast = g.op('MatMul', [dz, g.op('Transpose', [params[2 * k - 1]], { perm: [0, 2, 1] })]) // [n, B, Hin]
   }
+  dLast = g.op('Transpose', [dLast], { perm: [1, 0, 2] }) // [B, n, H1]
   const dz1 = g.reluGrad(g.reshape(dLast, [-1, n * h1]), f.a1) // [B, n·H1]
   // X^T·dZ1 [F+1, n·H1] (its last row is the bias gradient), or its transpose dZ1^T·X
   grads[0] = spec.w1Transposed ? g.op('Gemm', [dz1, x], { transA: 1 }) : g.op('Gemm', [x, dz1], { transA: 1 })
@@ -217,12 +230,12 @@ export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients'
   let dPred: string
   if (spec.rowWeights) {
     // laid out as the outputs' rows ([B, n], or [n, B]; [n, B, 1] against K logits), in FusedMlp's order of operations
-    const w = f.rowAxis === 0 ? rowWeights : g.op('Transpose', [rowWeights], { perm: [1, 0] })
-    g.op('ReduceSum', [g.op('Mul', [perRow, w]), g.ints([f.rowAxis])], { keepdims: 0 }, 'loss')
+    const w = g.op('Transpose', [rowWeights], { perm: [1, 0] })
+    g.op('ReduceSum', [g.op('Mul', [perRow, w]), g.ints([ROWS])], { keepdims: 0 }, 'loss')
     const wOut = outputUnits(spec.task) > 1 ? g.op('Unsqueeze', [w, g.ints([2])]) : w
     dPred = regression ? g.op('Mul', [g.op('Mul', [residual, w]), g.scalar(2)]) : g.op('Mul', [residual, wOut])
   } else {
-    g.op('Div', [g.reduceSum(perRow, f.rowAxis), rows], {}, 'loss')
+    g.op('Div', [g.reduceSum(perRow, ROWS), rows], {}, 'loss')
     dPred = g.op('Mul', [residual, gradScale])
   }
   g.output('loss', [n])
@@ -275,13 +288,12 @@ export function evaluateGraph(spec: MlpGraphSpec): Uint8Array {
   const params = shapes.map((s, i) => g.input(paramName(i), s))
   const f = forward(g, spec, x, params)
   if (spec.task) {
-    if (f.rowAxis === 0) g.op('Identity', [f.out], {}, 'logits')
-    else g.op('Transpose', [f.out], { perm: K > 1 ? [1, 0, 2] : [1, 0] }, 'logits')
+    g.op('Transpose', [f.out], { perm: K > 1 ? [1, 0, 2] : [1, 0] }, 'logits')
     g.output('logits', K > 1 ? ['R', spec.n, K] : ['R', spec.n])
     return g.encode('trainpool_mlp_logits')
   }
-  const err = g.op('Sub', [f.out, targetOf(g, f, y)])
-  g.op('ReduceSum', [g.op('Mul', [err, err]), g.ints([f.rowAxis])], { keepdims: 0 }, 'sse')
+  const err = g.op('Sub', [f.out, targetOf(g, y)])
+  g.op('ReduceSum', [g.op('Mul', [err, err]), g.ints([ROWS])], { keepdims: 0 }, 'sse')
   g.output('sse', [spec.n])
   return g.encode('trainpool_mlp_evaluate')
 }
