@@ -100,8 +100,8 @@ export function mlpWorkerPeakBytes(w: Workload<MlpParams>, n: number): number {
  * why), then tfjs's plain-JavaScript cpu. Speeds: fitted to wasm runs on a 2-core machine (smoke ≈
  * 1.5 s, quick ≈ 7 s), the GPU rows scaled from the MLP benchmarks (webgpu: the WGSL engine's ~4 dispatches
  * a step at ~12.5 µs each on an H200, research/gpu.md); onnxruntime measured
- * (benchmarks/onnx/step-bench.mts) ~7–14 ms per step of 50 fused models (0.66 GFLOP: GEMMs plus
- * elementwise passes), ~0.5 ms per one-model step (mostly fixed cost). Early stopping: every
+ * (benchmarks/onnx/step-bench.mts, 2026-12-06, rows last) ~8.6 ms per step of 50 fused models (0.66 GFLOP:
+ * GEMMs plus elementwise passes; more under load), ~0.3 ms per one-model step (mostly fixed cost). Early stopping: every
  * engine (tfjs, ONNX, WGSL; src-main/engine/mlp/early-stopping.ts), so auto may pick any with it.
  */
 export const MLP_BACKENDS = [
@@ -127,7 +127,7 @@ export const MLP_BACKENDS = [
     auto: true,
     batched: true,
     earlyStopping: true,
-    speed: { workPerSecond: 5e10, stepMs: 0.4, jobMs: 5, poolStartMs: 500, sharedDevice: false },
+    speed: { workPerSecond: 6.5e10, stepMs: 0.3, jobMs: 1, poolStartMs: 250, sharedDevice: false },
   },
   {
     name: 'wasm',
