@@ -1,6 +1,7 @@
 // How good is the estimate the config panel shows before Run? For the smoke and quick presets (MLP
 // on wasm, trees on the cpu engine) it runs `trainpool bench` and compares the whole run's wall
-// time (start to finish, pools started and warmed included) with estimateRun() for the same config:
+// time (start to finish, pools started and warmed included) with estimateRun() for the same config
+// (and the MLP on onnxruntime, auto's choice where it loads):
 // target within ±30 %. Called by `npm run bench`; prints one line per preset and a JSON line last.
 //   node --import tsx benchmarks/estimate-check.mts
 import { spawnSync } from 'node:child_process'
@@ -15,6 +16,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const cases = [
   { preset: 'smoke', args: ['--backend', 'wasm'] },
   { preset: 'quick', args: ['--backend', 'wasm'] },
+  // what `auto` picks for the MLP on a CPU machine with onnxruntime-node installed (families/mlp.ts)
+  { preset: 'smoke', args: ['--backend', 'onnxruntime'] },
+  { preset: 'quick', args: ['--backend', 'onnxruntime'] },
   { preset: 'smoke', args: ['--model', 'gbdt', '--backend', 'cpu'] },
   { preset: 'quick', args: ['--model', 'gbdt', '--backend', 'cpu'] },
 ]

@@ -281,7 +281,7 @@ export const GBDT_BACKENDS = [
     batched: true,
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 6.5e8, stepMs: 0.5, jobMs: 5, poolStartMs: 400, sharedDevice: false },
+    speed: { workPerSecond: 6.5e8, stepMs: 0.5, jobMs: 5, poolStartMs: 300, sharedDevice: false },
   },
   {
     name: 'webgpu',

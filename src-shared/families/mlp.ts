@@ -135,7 +135,7 @@ export const MLP_BACKENDS = [
     auto: true,
     batched: true,
     earlyStopping: true,
-    speed: { workPerSecond: 8e9, stepMs: 1, jobMs: 5, poolStartMs: 400, sharedDevice: false },
+    speed: { workPerSecond: 8e9, stepMs: 1, jobMs: 5, poolStartMs: 300, sharedDevice: false },
   },
   {
     name: 'cpu',
