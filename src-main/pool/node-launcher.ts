@@ -39,6 +39,26 @@ export function memoryCapArgs(env: Record<string, string | undefined>): string[]
   return [`--max-old-space-size=${mb}`, `--wasm-max-mem-pages=${mb * 16}`]
 }
 
+/**
+ * V8 flags of a worker process without a memory cap: garbage collection on the worker's own thread.
+ * A worker trains on one core, and a pool runs as many workers as there are cores; V8's parallel and
+ * concurrent GC helper threads then wake on a core another worker is using and preempt it for whole
+ * time slices (two 25-model ONNX jobs side by side: steps' p90 10–12 ms instead of 5–6, jobs 1.2×
+ * slower; README.md, "Worker processes"). Only at start-up: changed at run time, V8 aborts.
+ */
+export const WORKER_V8_FLAGS = ['--single-threaded-gc']
+
+/**
+ * A forked worker's Node/V8 arguments: the memory cap's where TRAINPOOL_WORKER_MAX_MEMORY_MB is set,
+ * else WORKER_V8_FLAGS. Not both: under a tight cap a single-threaded heap reaches its limit and the
+ * process aborts where it otherwise fails the job with a clean out-of-memory error
+ * (pool.integration.test.ts, "a job that runs out of memory").
+ */
+export function workerExecArgv(env: Record<string, string | undefined>): string[] {
+  const cap = memoryCapArgs(env)
+  return cap.length > 0 ? cap : WORKER_V8_FLAGS
+}
+
 export class NodeLauncher implements WorkerLauncher {
   readonly kind = 'node' as const
   constructor(private readonly entry: WorkerEntry = resolveWorkerEntry()) {}
@@ -46,7 +66,7 @@ export class NodeLauncher implements WorkerLauncher {
   launch(options: LaunchOptions): WorkerHandle {
     const child = fork(this.entry.path, [], {
       env: { ...options.env, TRAINPOOL_SERVICE_NAME: options.serviceName },
-      execArgv: [...this.entry.execArgv, ...memoryCapArgs(options.env)],
+      execArgv: [...this.entry.execArgv, ...workerExecArgv(options.env)],
       // stdout is piped too: native libraries (Dawn, libtensorflow) print there, and the CLI's
       // stdout is reserved for the summary table
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -1,10 +1,11 @@
 // Real worker processes (Node launcher) on wasm and cpu at smoke sizes.
+import { execFileSync } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type BenchConfig, presetConfig, workloadFor } from '@shared/contract'
 import { BenchRunner } from '../bench/runner'
 import { verify } from '../bench/verify'
 import { processAlive, waitUntil } from '../testing/capability'
-import { NodeLauncher } from './node-launcher'
+import { NodeLauncher, WORKER_V8_FLAGS } from './node-launcher'
 import { WorkerPool } from './worker-pool'
 
 const launcher = new NodeLauncher()
@@ -37,6 +38,16 @@ for (const backend of ['wasm', 'cpu'] as const) {
 
 describe('pool lifecycle', () => {
   const workload = workloadFor(presetConfig('smoke', { model: { epochs: 50 } }), 4000)
+
+  it("starts every worker with the workers' V8 flags (garbage collection on the worker's own thread)", async () => {
+    const pool = new WorkerPool(launcher, { family: 'gbdt', size: 2, backend: 'cpu' })
+    pools.push(pool)
+    await pool.start()
+    for (const pid of pool.pids) {
+      const args = execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).trim().split(/\s+/)
+      expect(args).toEqual(expect.arrayContaining(WORKER_V8_FLAGS))
+    }
+  })
 
   it('cancel mid-measurement stops every worker, leaving no process alive', async () => {
     const pool = new WorkerPool(launcher, { family: 'mlp', size: 2, backend: 'wasm', graceMs: 1000 })

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { FromWorker, ToWorker } from '@shared/contract'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from '../launcher'
-import { resolveWorkerEntry } from '../node-launcher'
+import { resolveWorkerEntry, WORKER_V8_FLAGS } from '../node-launcher'
 import type { WorkerConnection, WorkerGateway } from './gateway'
 import type { Scheduler, SchedulerTask } from './scheduler'
 
@@ -25,8 +25,8 @@ export interface RemoteLauncherOptions {
 export function remoteWorkerCommand(url: string): string[] {
   const entry = resolveWorkerEntry()
   const cli = join(resolve(entry.path, '..'), 'cli.js')
-  if (existsSync(cli) && entry.execArgv.length === 0) return [process.execPath, cli, 'worker', '--connect', url]
-  return [process.execPath, ...entry.execArgv, entry.path]
+  if (existsSync(cli) && entry.execArgv.length === 0) return [process.execPath, ...WORKER_V8_FLAGS, cli, 'worker', '--connect', url]
+  return [process.execPath, ...WORKER_V8_FLAGS, ...entry.execArgv, entry.path]
 }
 
 export class RemoteLauncher implements WorkerLauncher {
