@@ -44,7 +44,9 @@ describe('pool lifecycle', () => {
     pools.push(pool)
     await pool.start()
     for (const pid of pool.pids) {
-      const args = execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).trim().split(/\s+/)
+      const args = execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' })
+        .trim()
+        .split(/\s+/)
       expect(args).toEqual(expect.arrayContaining(WORKER_V8_FLAGS))
     }
   })
