@@ -63,6 +63,12 @@ describe('ElectronLauncher', () => {
     ])
   })
 
+  it('gives a worker the memory cap (TRAINPOOL_WORKER_MAX_MEMORY_MB) as Node arguments, as the Node launcher does', () => {
+    const { launcher, forks } = setup()
+    launcher.launch({ ...opts, env: { TRAINPOOL_WORKER_MAX_MEMORY_MB: '512' } })
+    expect(forks[0].options?.execArgv).toEqual(['--max-old-space-size=512', '--wasm-max-mem-pages=8192'])
+  })
+
   it('defaults the worker path to worker.js beside the main bundle', () => {
     const launcher = new ElectronLauncher({ utilityProcess: { fork: vi.fn() } })
     expect(launcher.workerPath).toMatch(/[\\/]worker\.js$/)

@@ -6,6 +6,7 @@
 import { join } from 'node:path'
 import type { FromWorker, ToWorker } from '@shared/contract'
 import type { LaunchOptions, WorkerExit, WorkerHandle, WorkerLauncher } from './launcher'
+import { memoryCapArgs } from './node-launcher'
 
 /** The part of Electron's UtilityProcess instance this launcher uses. */
 export interface UtilityChild {
@@ -21,6 +22,8 @@ export interface UtilityChild {
 
 export interface UtilityForkOptions {
   serviceName?: string
+  /** arguments to the utility process's Node (Electron's `execArgv`): the memory cap's */
+  execArgv?: string[]
   stdio?: 'pipe' | 'ignore' | 'inherit' | Array<'pipe' | 'ignore' | 'inherit'>
   env?: Record<string, string>
 }
@@ -61,10 +64,13 @@ export class ElectronLauncher implements WorkerLauncher {
   }
 
   launch(options: LaunchOptions): WorkerHandle {
+    // the memory cap as the Node launcher gives it (README.md, "Worker processes"); not the GC flag
+    const execArgv = memoryCapArgs(options.env)
     const child = this.utilityProcess.fork(this.workerPath, [], {
       serviceName: options.serviceName,
       stdio: 'pipe',
       env: options.env,
+      ...(execArgv.length > 0 ? { execArgv } : {}),
     })
     return new ElectronWorkerHandle(child, options.serviceName, this.onStdout, this.killProcess)
   }
