@@ -42,6 +42,9 @@ const BATCH = 'B'
 /** the axis of the outputs [n, B] (and [n, B, K]) that runs over rows */
 const ROWS = 1
 
+/** One hidden layer and one output unit: the first layer is computed transposed (README.md, "Rows last"). */
+const rowsLast = (spec: MlpGraphSpec) => spec.hidden.length === 1 && outputUnits(spec.task) === 1
+
 /** The parameters' shapes as the graph takes them: the fused layout's, W1 transposed with `w1Transposed`. */
 export function graphParamShapes(spec: MlpGraphSpec): number[][] {
   const shapes = paramShapes(spec.features, spec.hidden, spec.n, outputUnits(spec.task))
@@ -82,7 +85,7 @@ function forward(g: Builder, spec: MlpGraphSpec, x: string, params: string[]): F
   const hl = hidden[L - 1]
   const wo = params[2 * L - 1]
   const bo = params[2 * L]
-  if (L === 1 && K === 1) {
+  if (rowsLast(spec)) {
     // rows last: Z1ᵀ = W1ᵀ·Xᵀ [n·H1, B], so each model's output is one [1, H1]·[H1, B] product (no
     // [B, n, H1] broadcast product and reduction) and W1ᵀ's gradient a plain Gemm (README.md, "Rows last")
     const a1 = g.op('Relu', [g.op('Gemm', [params[0], x], spec.w1Transposed ? { transB: 1 } : { transA: 1, transB: 1 })])
@@ -151,14 +154,14 @@ function backward(g: Builder, spec: MlpGraphSpec, x: string, params: string[], f
   const h1 = hidden[0]
   const grads: string[] = new Array(2 * L + 1)
   let dLast: string
-  if (L === 1 && outputUnits(spec.task) === 1) {
+  if (rowsLast(spec)) {
     // rows last (forward): dPred [n, B]; Wo's gradient [n, H1] = A1ᵀ·dPred per model; W1ᵀ's = Wo ⊙ ((mask ⊙ dPred)·X),
     // Wo applied after the Gemm to the [n·H1, F+1] result rather than to every row of dZ1
     const dPredRows = g.reshape(dPred, [n, 1, -1]) // [n, 1, B]
-    grads[2] = g.reduceSum(dPred, ROWS) // [n]
-    grads[1] = g.reshape(g.op('MatMul', [f.last, g.reshape(dPred, [n, -1, 1])]), [n, h1]) // [n, H1]
+    grads[2 * L] = g.reduceSum(dPred, ROWS) // [n]
+    grads[2 * L - 1] = g.reshape(g.op('MatMul', [f.last, g.reshape(dPred, [n, -1, 1])]), [n, h1]) // [n, H1]
     const masked = g.reshape(g.reluGrad(dPredRows, f.last), [n * h1, -1]) // [n·H1, B]
-    const woCol = g.reshape(params[1], spec.w1Transposed ? [n * h1, 1] : [1, n * h1])
+    const woCol = g.reshape(params[2 * L - 1], spec.w1Transposed ? [n * h1, 1] : [1, n * h1])
     const gemm = spec.w1Transposed ? g.op('Gemm', [masked, x]) : g.op('Gemm', [x, masked], { transA: 1, transB: 1 })
     grads[0] = g.op('Mul', [gemm, woCol])
     return grads
@@ -229,7 +232,7 @@ export function trainStepGraph(spec: MlpGraphSpec, outputs: 'step' | 'gradients'
   const { perRow, residual } = lossOf(g, spec, f, y)
   let dPred: string
   if (spec.rowWeights) {
-    // laid out as the outputs' rows ([B, n], or [n, B]; [n, B, 1] against K logits), in FusedMlp's order of operations
+    // laid out as the outputs' rows ([n, B]; [n, B, 1] against K logits), in FusedMlp's order of operations
     const w = g.op('Transpose', [rowWeights], { perm: [1, 0] })
     g.op('ReduceSum', [g.op('Mul', [perRow, w]), g.ints([ROWS])], { keepdims: 0 }, 'loss')
     const wOut = outputUnits(spec.task) > 1 ? g.op('Unsqueeze', [w, g.ints([2])]) : w
