@@ -14,6 +14,7 @@ const autoByTableOrder = { TRAINPOOL_AUTO: 'order' }
 
 export default defineConfig({
   test: {
+    globalSetup: ['src-main/testing/scratch-tmpdir.ts'],
     projects: [
       {
         resolve: resolveShared,
