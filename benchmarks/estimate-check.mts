@@ -5,7 +5,7 @@
 // target within ±30 %. Called by `npm run bench`; prints one line per preset and a JSON line last.
 //   node --import tsx benchmarks/estimate-check.mts
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +34,7 @@ for (const c of cases) {
     continue
   }
   const run = parseRunResult(JSON.parse(readFileSync(json, 'utf8')))
+  rmSync(json, { force: true })
   const actualMs = Date.parse(run.finishedAt!) - Date.parse(run.startedAt)
   const estimateMs = estimateRun(run.config, run.environment!.backend, { cpuCount: os.cpus().length }).totalMs!
   const ratio = estimateMs / actualMs
