@@ -172,13 +172,13 @@ describe('the estimate of a halving search', () => {
       ...(search ? { search } : {}),
     })
 
-  it("counts the rounds its rungs train, not the grid's: 54×3 → 18×9 → 6×27 → 2×81 → 1×100 is 505 of 5 400 configuration-rounds", () => {
+  it("counts the rounds its rungs train, not the grid's: 54×16 → 18×48 → 6×100 (the default) is 1 752 of 5 400 configuration-rounds", () => {
     const full = estimateRun(grid(), 'cpu', { cpuCount: 2 })
     const halving = estimateRun(grid({ method: 'halving', factor: 3 }), 'cpu', { cpuCount: 2 })
-    expect(halving.work / full.work).toBeCloseTo(505 / 5400, 12)
-    expect((halving.totalMs! - RUN_OVERHEAD_MS) / 1).toBeLessThan((full.totalMs! - RUN_OVERHEAD_MS) * 0.2)
-    // a larger first rung trains more: 11 → 33 → 99 → 100
-    const later = estimateRun(grid({ method: 'halving', factor: 3, minRounds: 11 }), 'cpu', { cpuCount: 2 })
-    expect(later.work / full.work).toBeCloseTo((54 * 11 + 18 * 22 + 6 * 66 + 2 * 1) / 5400, 12)
+    expect(halving.work / full.work).toBeCloseTo((54 * 16 + 18 * 32 + 6 * 52) / 5400, 12)
+    expect((halving.totalMs! - RUN_OVERHEAD_MS) / 1).toBeLessThan((full.totalMs! - RUN_OVERHEAD_MS) * 0.4)
+    // a shorter first rung trains less: 3 → 9 → 27 → 81 → 100 is 505
+    const sooner = estimateRun(grid({ method: 'halving', factor: 3, minRounds: 3 }), 'cpu', { cpuCount: 2 })
+    expect(sooner.work / full.work).toBeCloseTo((54 * 3 + 18 * 6 + 6 * 18 + 2 * 54 + 1 * 19) / 5400, 12)
   })
 })

@@ -17,7 +17,9 @@ Usage: halving_peer.py REQUEST.json   (prints one JSON line)
             "rounds": R, "factor": 3, "minRounds": r | null (null: scikit-learn's "exhaust",
             the first rung that makes the last one use all R), "jobs": 2, "maxBin": 256, "seed": S}
   reply: {"sklearn": version, "seconds": wall, "best": {params}, "bestValidationMse": m,
-          "candidates": [per rung count], "resources": [per rung iterations], "fits": total fits}
+          "candidates": [per rung count], "resources": [per rung iterations], "fits": total fits,
+          "scores": [{params, "validationMse": m}] for every candidate of the last rung (the full
+          grid's, when the first rung is the rounds: what a halving's pick is judged by)}
 """
 import json
 import sys
@@ -67,6 +69,8 @@ def main():
     search.fit(x, y)
     seconds = time.perf_counter() - started
     best = search.best_params_
+    results = search.cv_results_
+    last = [i for i, it in enumerate(results["iter"]) if it == max(results["iter"])]
     print(
         json.dumps(
             {
@@ -81,6 +85,15 @@ def main():
                 "candidates": [int(c) for c in search.n_candidates_],
                 "resources": [int(r) for r in search.n_resources_],
                 "fits": int(sum(c * len(cv) for c in search.n_candidates_)),
+                "scores": [
+                    {
+                        "eta": results["params"][i]["learning_rate"],
+                        "maxDepth": results["params"][i]["max_depth"],
+                        "minChildWeight": results["params"][i]["min_samples_leaf"],
+                        "validationMse": -float(results["mean_test_score"][i]),
+                    }
+                    for i in last
+                ],
             }
         )
     )

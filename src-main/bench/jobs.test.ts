@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { modelWorks, presetConfig, setSize, workloadFor, type BenchConfig, type ModelSet } from '@shared/contract'
 import { modelsPerWorker } from '@shared/estimate'
-import { gbdtFamily } from '@shared/families/gbdt'
+import { gbdtFamily, NODE_BIN_PASSES } from '@shared/families/gbdt'
 import { jobsFor } from './runner'
 
 const set: ModelSet = { grid: { maxDepth: [2, 8] }, seeds: 3, folds: null }
@@ -26,11 +26,11 @@ describe('batched jobs over a set of unequal configurations', () => {
     const workload = workloadFor(c, 600)
     const works = modelWorks(gbdtFamily, workload, [0, 1, 2, 3, 4, 5])
     // models 0–2 are depth 2, 3–5 depth 8: a model's work a feature and round is depth × its sampled rows
-    // (480 training rows) + (2^depth − 1) × max_bin bins scanned (families/gbdt.ts workCount): 44.5× here
+    // (480 training rows) + NODE_BIN_PASSES × (2^depth − 1) × max_bin bins (families/gbdt.ts workCount): 66.6× here
     const { subsample, maxBin } = c.model as { subsample: number; maxBin: number }
-    const perFeature = (depth: number) => depth * Math.ceil(480 * subsample) + (2 ** depth - 1) * maxBin
+    const perFeature = (depth: number) => depth * Math.ceil(480 * subsample) + NODE_BIN_PASSES * (2 ** depth - 1) * maxBin
     const heavier = perFeature(8) / perFeature(2)
-    expect(heavier).toBeGreaterThan(40)
+    expect(heavier).toBeGreaterThan(60)
     expect(works.map((w) => w / works[0])).toEqual([1, 1, 1, heavier, heavier, heavier])
     const jobs = jobsFor({ size: 600, models: 6, workers: 2, strategy: 'batched', repeat: 0 }, workload)
     expect(jobs.map((j) => j.modelIndices)).toEqual([

@@ -522,7 +522,7 @@ export const FLAG_HELP = {
   validation: `without --folds: hold out the last fraction of the training rows (${EARLY_STOPPING_LIMITS.validation.min} to ${EARLY_STOPPING_LIMITS.validation.max}; stratified by class for a classifier) as every model's validation rows`,
   search: `how a model set is searched: ${SEARCH_METHODS.join(' | ')} (default grid: every configuration to the full rounds; halving: successive halving — every configuration trains --min-rounds rounds, the best 1/--factor by mean validation metric continue to factor× the rounds, and so on to the full rounds, continuing rather than retraining; ${declaredBackends('halving')}; with --folds or --validation)`,
   factor: `with --search halving: η, how many configurations for each one that continues (${HALVING_LIMITS.factor.min} to ${HALVING_LIMITS.factor.max}, default ${DEFAULT_HALVING_FACTOR})`,
-  minRounds: `with --search halving: the first rung's rounds r (1 to the model's rounds; rung i trains to min(rounds, r·η^i)); default ⌊rounds / η^k⌋ with k = ⌊log_η(configurations)⌋, scikit-learn's 'exhaust' (100 rounds, 54 configurations, η 3: 3)`,
+  minRounds: `with --search halving: the first rung's rounds r (1 to the model's rounds; rung i trains to min(rounds, r·η^i)); default the longest whose search trains at most 1/η of the grid's rounds (100 rounds, 54 configurations, η 3: 16, 32 %)`,
   features: 'generated data: how many input features; with --data: the feature columns, comma-separated (default: every other numeric column)',
   impute: `with --data, MLP only: missing feature values ${IMPUTE_MODES.join(' | ')} (none refuses them; mean fills in the training rows' mean)`,
 }

@@ -13,6 +13,7 @@ import { type BenchConfig, type Measurement, type ModelSet, presetConfig, setSiz
 import { summaryTable } from '../cli/bench-command'
 import { configFromFlags } from '../cli/options'
 import { builtInWorkerFamilies } from '../engine/families'
+import { NODE_BIN_PASSES } from '@shared/families/gbdt'
 import { RunStore } from '../store/run-store'
 import { skipWithoutLibXgboost } from '../testing/capability'
 import { InProcessLauncher } from '../testing/in-process-launcher'
@@ -115,9 +116,10 @@ describe('successive halving, every strategy', () => {
     expect(grid.status, grid.error ?? undefined).toBe('ok')
     const straight = new Map(grid.measurements[0].perModel.map((p) => [p.index, p.fingerprint]))
     // the work counted is the rounds trained, not the grid's: a model's work a round and feature is depth × its sampled
-    // rows (480 training rows) + (2^depth − 1) × max_bin bins scanned (families/gbdt.ts workCount); configuration c has depth [2, 4][⌊c/3⌋]
+    // rows (480 training rows, half of them its fold's) + NODE_BIN_PASSES × (2^depth − 1) × max_bin bins (families/gbdt.ts
+    // workCount); configuration c has depth [2, 4][⌊c/3⌋]
     const { subsample, maxBin } = trees(set).model as { subsample: number; maxBin: number }
-    const perRound = (depth: number) => depth * Math.ceil(480 * subsample) + (2 ** depth - 1) * maxBin
+    const perRound = (depth: number) => depth * Math.ceil(240 * subsample) + NODE_BIN_PASSES * (2 ** depth - 1) * maxBin
     const depthRounds = (rounds: (p: Measurement['perModel'][number]) => number) =>
       sequential.perModel.reduce((n, p) => n + perRound([2, 4][Math.floor(p.configuration! / 3)]) * rounds(p), 0)
     expect(sequential.work / grid.measurements[0].work).toBeCloseTo(depthRounds((p) => p.roundsTrained!) / depthRounds(() => ROUNDS), 12)
@@ -141,12 +143,12 @@ describe('successive halving, every strategy', () => {
     const set: ModelSet = { grid: { eta: [0.02, 0.3, 0.300000000001] }, seeds: 1, folds: 2 }
     const store = new RunStore(join(dir, 'runs'))
     const { run, runId } = await runOf(
-      trees(set, { search: { method: 'halving', factor: 3 }, model: { kind: 'gbdt', rounds: 9, subsample: 1, colsampleBytree: 1 } as never }),
+      trees(set, { search: { method: 'halving', factor: 3, minRounds: 3 }, model: { kind: 'gbdt', rounds: 9, subsample: 1, colsampleBytree: 1 } as never }),
       store,
     )
     expect(run.status, run.error ?? undefined).toBe('ok')
     expect(run.verification.problems).toEqual([])
-    // default first rung ⌊9 / 3⌋ = 3; one of three continues: the first of the tied pair
+    // a first rung of 3 rounds; one of three continues: the first of the tied pair
     for (const rungs of rungsByStrategy(run.measurements).values()) expect(rungs).toEqual([[0, 1, 2], [1]])
     // the tie is real: configuration 2's models (4, 5) at the first rung are configuration 1's (2, 3) first 3 rounds, tree for tree
     const kept = new Map((await store.getModels(runId)).models.map(({ index, artifact }) => [index, artifact]))

@@ -31,7 +31,7 @@ export const constantFamily: ModelFamily<ConstantParams> = {
   progressTotal: (w) => w.model.rounds,
   describeProgress: (p) => `pass ${p.done}/${p.total}`,
   work: { unit: 'row', rateLabel: 'Mrow/s', rateScale: 1e6 },
-  workCount: (w, models) => splitRows(w.size, w.testSplit).train * w.model.rounds * models,
+  workCount: (w, models, rowShare = 1) => splitRows(w.size, w.testSplit).train * rowShare * w.model.rounds * models,
   workerPeakBytes: (w) => 50 * 2 ** 20 + w.size * (w.features + 1) * 4,
   sameWorkTolerance: 0,
   crossBackend: () => ({ fingerprints: false, tolerance: 0 }),

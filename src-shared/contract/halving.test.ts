@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { gbdtFamily } from '../families/gbdt'
 import { mlpFamily } from '../families/mlp'
 import { BenchConfigSchema, presetConfig } from './config'
-import { defaultMinRounds, describeRungs, halvingRungs, promote } from './halving'
+import { defaultMinRounds, describeRungs, halvingRungs, promote, rungsShare } from './halving'
 import type { ModelSet } from './model-set'
 import { workloadFor } from './workload'
 import { ToWorkerSchema } from './worker-socket'
@@ -27,10 +27,16 @@ describe('the rungs', () => {
     expect(halvingRungs(10, 4, 2, 10)).toEqual([{ rounds: 10, configurations: 4 }])
   })
 
-  it("defaults the first rung as scikit-learn's 'exhaust' does: ⌊rounds / η^⌊log_η n⌋⌋, at least 1", () => {
-    expect(defaultMinRounds(100, 54, 3)).toBe(3)
-    expect(defaultMinRounds(100, 27, 3)).toBe(3)
-    expect(defaultMinRounds(100, 26, 3)).toBe(11)
+  it('defaults the first rung to the longest whose search trains at most 1/η of the grid’s rounds, at least 1', () => {
+    // 54 × 16 → 18 × 48 → 6 × 100: 864 + 576 + 312 = 1 752 of 5 400 rounds (32.4 %); 17 would train 1 824 (33.8 %)
+    expect(defaultMinRounds(100, 54, 3)).toBe(16)
+    expect(rungsShare(halvingRungs(100, 54, 3, 16))).toBeCloseTo(1752 / 5400, 12)
+    expect(rungsShare(halvingRungs(100, 54, 3, 17))).toBeGreaterThan(1 / 3)
+    // a factor of 2 allows half the grid: 8 configurations × 25 → 4 × 50 → 2 × 100 is 200 + 100 + 100 = 400 of 800
+    expect(defaultMinRounds(100, 8, 2)).toBe(25)
+    expect(rungsShare(halvingRungs(100, 8, 2, 26))).toBeGreaterThan(1 / 2)
+    // two configurations and η 3: one rung before the last can never stay within a third: the shortest, 1
+    expect(defaultMinRounds(100, 2, 3)).toBe(1)
     expect(defaultMinRounds(5, 1000, 2)).toBe(1)
   })
 

@@ -196,6 +196,12 @@ export function configurationWorkloads<W extends WorkloadOf<{ kind: string }>>(
   return [...counts].map(([c, n]) => ({ workload: { ...w, set: undefined, model: configurationParams(family, w.model, set, c) }, models: n }))
 }
 
+/** The share of the training rows each model of a set trains on: a fold's model (K−1)/K, holding its fold out; 1 without folds. */
+export function foldRowShare(set: ModelSet | undefined): number {
+  const folds = set?.folds ?? null
+  return folds === null ? 1 : (folds - 1) / folds
+}
+
 /** The work of each of the models `indices` (its configuration's, one model): what a batched run balances its fused programs by. */
 export function modelWorks(family: Pick<CostFamily, 'fields' | 'workCount'>, w: WorkloadOf<{ kind: string }>, indices: readonly number[]): number[] {
   const set = w.set
@@ -205,7 +211,7 @@ export function modelWorks(family: Pick<CostFamily, 'fields' | 'workCount'>, w: 
     const c = setMember(set, i).configuration
     let work = byConfiguration.get(c)
     if (work === undefined) {
-      work = family.workCount({ ...w, set: undefined, model: configurationParams(family, w.model, set, c) } as never, 1)
+      work = family.workCount({ ...w, set: undefined, model: configurationParams(family, w.model, set, c) } as never, 1, foldRowShare(set))
       byConfiguration.set(c, work)
     }
     return work
@@ -214,9 +220,8 @@ export function modelWorks(family: Pick<CostFamily, 'fields' | 'workCount'>, w: 
 
 /** The work of models 0..models−1: each configuration's own (a fold's model trains on (K−1)/K of the rows). */
 export function workOf(family: CostFamily, w: WorkloadOf<{ kind: string }>, models: number): number {
-  const folds = w.set?.folds ?? null
-  const share = folds === null ? 1 : (folds - 1) / folds
-  return configurationWorkloads(family, w, models).reduce((sum, c) => sum + family.workCount(c.workload as never, c.models) * share, 0)
+  const share = foldRowShare(w.set)
+  return configurationWorkloads(family, w, models).reduce((sum, c) => sum + family.workCount(c.workload as never, c.models, share), 0)
 }
 
 /** Peak bytes of a worker holding `modelsInWorker` models: its largest configuration's. */

@@ -53,8 +53,11 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase, N exte
   describeProgress(p: Progress, w: Workload<P>): string
   /** the unit work is counted in, and how its rate is shown */
   work: { unit: string; rateLabel: string; rateScale: number }
-  /** work of training `models` models on this workload (FLOPs for the MLP) */
-  workCount(w: Workload<P>, models: number): number
+  /**
+   * work of training `models` models on this workload (FLOPs for the MLP), each on `rowShare` of the
+   * training rows (a fold's model: contract/model-set.ts foldRowShare; absent: 1)
+   */
+  workCount(w: Workload<P>, models: number, rowShare?: number): number
   /** peak bytes of one worker holding `modelsInWorker` models at once */
   workerPeakBytes(w: Workload<P>, modelsInWorker: number): number
   /** relative tolerance on model i's test MSE across strategies on one backend (0: exact) */

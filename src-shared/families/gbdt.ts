@@ -264,14 +264,27 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
 }
 
 /**
+ * What a node's histogram costs beside the rows binned into it, in row-level updates a bin: the CPU
+ * engine zeroes it, subtracts it from its parent's (or its sibling from it) and scans it for the best
+ * split, a division a bin — measured, not derived: 18 configurations (eta × subsample × min-child-weight)
+ * × 3 folds fused at depth 3, 6 and 8, 16 and 100 rounds, and × 3 seeds at depth 3 and 8 (10 000 rows ×
+ * 100 features, one worker, 2026-12): a least-squares fit of their times to rows and bins gives 3.4
+ * (every run within 10 %). Counted as one (the earlier rule), a depth-8 configuration weighed half its
+ * time beside a depth-3 one: a batched grid's two fused programs took 9.0 and 12.4 s, one worker waiting.
+ * At 2 000 rows the bins are most of the work, at 200 000 rows a few %.
+ */
+export const NODE_BIN_PASSES = 3.4
+
+/**
  * The trees' backends. cpu = Trainpool's own engine, the only one `auto` picks (the WGSL engine is not
  * yet measured faster on GPU hardware; xgboost is the user's own library, asked for by name).
- * Speeds in work units per second, as workCount counts them (every level over the node's sampled rows,
- * plus the split scan's bins): cpu measured here by `trainpool calibrate` (2026-12: 6.4–6.6e8 a thread,
- * 10 fused and one model, at 10 000 rows; the engine was ≈ 4e7 when this was first set); webgpu rough,
- * not yet measured on GPU hardware (lavapipe runs it at ≈ 1.5e7, WGSL on the CPU), so it errs long on
- * a hardware GPU; xgboost measured 2.2 s CPU per model at 10 000 rows × 100 features, 100 rounds,
- * depth 6, sampling 0.8, nthread 1 (4.4e8 units).
+ * Speeds in work units per second, as workCount counts them (every level over the model's sampled rows,
+ * plus NODE_BIN_PASSES a bin of each node): cpu measured here by `trainpool calibrate` (2026-12: 6.4–6.6e8
+ * a thread when a bin counted once, 10 fused and one model at 10 000 rows, depth 6 — 1.1e9 in today's
+ * unit, which weighs depth 6 1.71× more; calibrate now reads 1.1–1.4e9; the engine was ≈ 4e7 when this
+ * was first set); webgpu rough, not yet measured on GPU hardware (lavapipe runs it at ≈ 2.6e7, WGSL on
+ * the CPU), so it errs long on a hardware GPU; xgboost measured 2.2 s CPU per model at 10 000 rows ×
+ * 100 features, 100 rounds, depth 6, sampling 0.8, nthread 1 (7.5e8 units in today's count).
  */
 export const GBDT_BACKENDS = [
   {
@@ -281,7 +294,7 @@ export const GBDT_BACKENDS = [
     batched: true,
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 6.5e8, stepMs: 0.5, jobMs: 5, poolStartMs: 300, sharedDevice: false },
+    speed: { workPerSecond: 1.1e9, stepMs: 0.5, jobMs: 5, poolStartMs: 300, sharedDevice: false },
   },
   {
     name: 'webgpu',
@@ -290,7 +303,7 @@ export const GBDT_BACKENDS = [
     batched: true,
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 4e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
+    speed: { workPerSecond: 6.8e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
   },
   {
     name: 'xgboost',
@@ -301,7 +314,7 @@ export const GBDT_BACKENDS = [
     },
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 2e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
+    speed: { workPerSecond: 3.4e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
   },
 ] as const satisfies readonly BackendSpec[]
 
@@ -322,15 +335,13 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   withRounds: (model, rounds) => ({ ...model, rounds }),
   describeProgress: (p) => (p.done <= 0 ? 'starting' : `tree ${p.done}/${p.total}`),
   work: { unit: 'histogram update', rateLabel: 'M hist. updates/s', rateScale: 1e6 },
-  // per tree and feature: every level over the sampled rows, and the split scan over every bin of each
-  // split node's histogram (2^depth − 1 nodes), whatever its rows — counted as one update a bin (≈ 1.5
-  // against ≈ 2 ns an update on the CPU engine): at 2 000 rows the scan is as much work as the updates,
-  // at 200 000 rows 1 %, so without it a speed measured at one size mispredicts the others
-  workCount(w, models) {
+  // per tree and feature: every level over the model's sampled rows (a fold's model: its (K−1)/K), and
+  // each split node's histogram (2^depth − 1 nodes), whatever its rows, NODE_BIN_PASSES updates a bin
+  workCount(w, models, rowShare = 1) {
     const { train } = splitRows(w.size, w.testSplit)
     const p = w.model
     const trees = w.task ? outputsOf(w.task) : 1
-    const perFeature = p.maxDepth * Math.ceil(train * Math.min(1, p.subsample)) + (2 ** p.maxDepth - 1) * p.maxBin
+    const perFeature = p.maxDepth * Math.ceil(train * rowShare * Math.min(1, p.subsample)) + NODE_BIN_PASSES * (2 ** p.maxDepth - 1) * p.maxBin
     return models * p.rounds * trees * perFeature * featuresPerTree(p.colsampleBytree, w.features)
   },
   workerPeakBytes: (w, n) => {

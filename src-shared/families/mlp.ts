@@ -169,7 +169,8 @@ export const mlpFamily: ModelFamily<MlpParams, MlpBackendName> = {
     return `epoch ${epoch}/${w.model.epochs} · batch ${batch}/${perEpoch}`
   },
   work: { unit: 'FLOP', rateLabel: 'GFLOP/s', rateScale: 1e9 },
-  workCount: trainingFlops,
+  // every FLOP is a row's: a fold's model does rowShare of them
+  workCount: (w, n, rowShare = 1) => trainingFlops(w, n) * rowShare,
   workerPeakBytes: mlpWorkerPeakBytes,
   sameWorkTolerance: 1e-4,
   // the same initial weights and batch order everywhere; kernels sum in their own order (float32)

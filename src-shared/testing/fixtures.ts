@@ -53,7 +53,7 @@ export const toyFamily: ModelFamily<ToyParams> = {
   progressTotal: (w) => w.model.rounds,
   describeProgress: (p) => `round ${p.done}/${p.total}`,
   work: { unit: 'row', rateLabel: 'Mrow/s', rateScale: 1e6 },
-  workCount: (w, models) => w.size * w.model.rounds * models,
+  workCount: (w, models, rowShare = 1) => w.size * rowShare * w.model.rounds * models,
   workerPeakBytes: (w, n) => 100 * 2 ** 20 + n * w.size * 8,
   sameWorkTolerance: 0,
   crossBackend: () => ({ fingerprints: false, tolerance: 0 }),

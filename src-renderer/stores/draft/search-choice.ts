@@ -71,7 +71,7 @@ export function useSearchChoice({ draft, family, touched }: SearchChoiceDeps) {
   /** The search choice is offered beside a set of several configurations, and stays while halving is asked (so its refusal shows). */
   const searchOffered = computed(() => configurations.value >= 2 || searchMethod.value === 'halving')
 
-  /** The first rung auto picks (scikit-learn's min_resources='exhaust'), for the box's placeholder; null when the family has no rounds. */
+  /** The first rung auto picks (contract/halving.ts defaultMinRounds), for the box's placeholder; null when the family has no rounds. */
   const defaultFirstRung = computed(() => {
     const maxRounds = family.value.maxRounds
     const halving = halvingOf(draft)
