@@ -13,7 +13,7 @@ import { type BenchConfig, type Measurement, type ModelSet, presetConfig, setSiz
 import { summaryTable } from '../cli/bench-command'
 import { configFromFlags } from '../cli/options'
 import { builtInWorkerFamilies } from '../engine/families'
-import { NODE_BIN_PASSES } from '@shared/families/gbdt'
+import { NODE_BIN_PASSES, NODE_ROWS } from '@shared/families/gbdt'
 import { RunStore } from '../store/run-store'
 import { skipWithoutLibXgboost } from '../testing/capability'
 import { InProcessLauncher } from '../testing/in-process-launcher'
@@ -116,10 +116,11 @@ describe('successive halving, every strategy', () => {
     expect(grid.status, grid.error ?? undefined).toBe('ok')
     const straight = new Map(grid.measurements[0].perModel.map((p) => [p.index, p.fingerprint]))
     // the work counted is the rounds trained, not the grid's: a model's work a round and feature is depth × its sampled
-    // rows (480 training rows, half of them its fold's) + NODE_BIN_PASSES × (2^depth − 1) × max_bin bins (families/gbdt.ts
-    // workCount); configuration c has depth [2, 4][⌊c/3⌋]
+    // rows (480 training rows, half of them its fold's) + NODE_BIN_PASSES × its split nodes' max_bin bins (2^depth − 1, at
+    // most one for NODE_ROWS sampled rows: families/gbdt.ts workCount); configuration c has depth [2, 4][⌊c/3⌋]
     const { subsample, maxBin } = trees(set).model as { subsample: number; maxBin: number }
-    const perRound = (depth: number) => depth * Math.ceil(240 * subsample) + NODE_BIN_PASSES * (2 ** depth - 1) * maxBin
+    const sampled = Math.ceil(240 * subsample)
+    const perRound = (depth: number) => depth * sampled + NODE_BIN_PASSES * Math.min(2 ** depth - 1, Math.ceil(sampled / NODE_ROWS)) * maxBin
     const depthRounds = (rounds: (p: Measurement['perModel'][number]) => number) =>
       sequential.perModel.reduce((n, p) => n + perRound([2, 4][Math.floor(p.configuration! / 3)]) * rounds(p), 0)
     expect(sequential.work / grid.measurements[0].work).toBeCloseTo(depthRounds((p) => p.roundsTrained!) / depthRounds(() => ROUNDS), 12)

@@ -69,7 +69,7 @@ describe('a model set through the service', () => {
     const sequential = byIndex(result, 'sequential')
     expect(new Set([...sequential.values()].map((p) => p.fingerprint)).size).toBe(8)
     // on the CPU engine every configuration of a fold fuses: per worker one program, split by work (a depth-4
-    // model's is 4.3× a depth-2 one's at 480 rows, its 15 nodes' bins beside 3): the four depth-2 models and two
+    // model's is 4.2× a depth-2 one's at 480 rows, its 15 nodes' bins beside 3): the four depth-2 models and two
     // depth-4 models, then the other two
     expect(fusionText(result)).toMatch(/^batched W=2 trained the 8 models in 2 fused programs \(6, 2 models\)/)
     expect(sequential.get(0)!.fusedGroup).toBeUndefined()

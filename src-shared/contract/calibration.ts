@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { ConcreteBackendSchema } from './config'
 
-// 2: the trees' work unit weighs a node's bins 3.4× (families/gbdt.ts NODE_BIN_PASSES); a file of 1 holds
+// 2: the trees' work unit weighs a split node's bins 2.7× (families/gbdt.ts NODE_BIN_PASSES); a file of 1 holds
 // work counted the old way, and the speed fitted to it would mispredict: it is measured again
 export const CALIBRATION_VERSION = 2
 

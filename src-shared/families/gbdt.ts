@@ -264,27 +264,30 @@ export function gbdtMemory(q: GbdtMemoryQuery): GbdtMemory {
 }
 
 /**
- * What a node's histogram costs beside the rows binned into it, in row-level updates a bin: the CPU
- * engine zeroes it, subtracts it from its parent's (or its sibling from it) and scans it for the best
- * split, a division a bin — measured, not derived: 18 configurations (eta × subsample × min-child-weight)
- * × 3 folds fused at depth 3, 6 and 8, 16 and 100 rounds, and × 3 seeds at depth 3 and 8 (10 000 rows ×
- * 100 features, one worker, 2026-12): a least-squares fit of their times to rows and bins gives 3.4
- * (every run within 10 %). Counted as one (the earlier rule), a depth-8 configuration weighed half its
- * time beside a depth-3 one: a batched grid's two fused programs took 9.0 and 12.4 s, one worker waiting.
- * At 2 000 rows the bins are most of the work, at 200 000 rows a few %.
+ * What a split node's histogram costs beside the rows binned into it, in row-level updates a bin (the
+ * CPU engine zeroes it, subtracts it from its parent's or its sibling from it, and scans it for the best
+ * split, a division a bin), and how many split nodes a tree has: 2^depth − 1 at most, and no more than
+ * one for NODE_ROWS of its sampled rows (a node too small to split is a leaf). Measured, not derived:
+ * 18 configurations (eta × subsample × min-child-weight) × 3 folds fused at depth 3, 6 and 8, at 10 000
+ * rows (16 and 100 rounds) and 2 000 rows (100 rounds), and × 3 seeds at depth 3 and 8 (100 features,
+ * one worker, 2026-12): a least-squares fit of their times gives 2.7 and 6 (every run within 15 %, rms
+ * 10 %; without the cap, 47 %). Counted as one a bin (the earlier rule), a depth-8 configuration weighed
+ * half its time beside a depth-3 one: a batched grid's two fused programs took 9.0 and 12.4 s, one worker
+ * waiting. At 2 000 rows the bins are most of the work, at 200 000 rows a few %.
  */
-export const NODE_BIN_PASSES = 3.4
+export const NODE_BIN_PASSES = 2.7
+export const NODE_ROWS = 6
 
 /**
  * The trees' backends. cpu = Trainpool's own engine, the only one `auto` picks (the WGSL engine is not
  * yet measured faster on GPU hardware; xgboost is the user's own library, asked for by name).
  * Speeds in work units per second, as workCount counts them (every level over the model's sampled rows,
- * plus NODE_BIN_PASSES a bin of each node): cpu measured here by `trainpool calibrate` (2026-12: 6.4–6.6e8
- * a thread when a bin counted once, 10 fused and one model at 10 000 rows, depth 6 — 1.1e9 in today's
- * unit, which weighs depth 6 1.71× more; calibrate now reads 1.1–1.4e9; the engine was ≈ 4e7 when this
- * was first set); webgpu rough, not yet measured on GPU hardware (lavapipe runs it at ≈ 2.6e7, WGSL on
- * the CPU), so it errs long on a hardware GPU; xgboost measured 2.2 s CPU per model at 10 000 rows ×
- * 100 features, 100 rounds, depth 6, sampling 0.8, nthread 1 (7.5e8 units in today's count).
+ * plus NODE_BIN_PASSES a bin of each split node): cpu measured here by `trainpool calibrate` (2026-12:
+ * 1.2e9 a thread, 10 fused and one model at 10 000 rows, depth 6; the fit above, 54 fused, 1.39e9; it
+ * read 6.4–6.6e8 when a bin counted once, a unit that weighs depth 6 at 10 000 rows 1.5× less; the
+ * engine was ≈ 4e7 when this was first set); webgpu rough, not yet measured on GPU hardware (lavapipe
+ * runs it at ≈ 2.3e7, WGSL on the CPU), so it errs long on a hardware GPU; xgboost measured 2.2 s CPU
+ * per model at 10 000 rows × 100 features, 100 rounds, depth 6, sampling 0.8, nthread 1 (6.6e8 units).
  */
 export const GBDT_BACKENDS = [
   {
@@ -294,7 +297,7 @@ export const GBDT_BACKENDS = [
     batched: true,
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 1.1e9, stepMs: 0.5, jobMs: 5, poolStartMs: 300, sharedDevice: false },
+    speed: { workPerSecond: 1.2e9, stepMs: 0.5, jobMs: 5, poolStartMs: 300, sharedDevice: false },
   },
   {
     name: 'webgpu',
@@ -303,7 +306,7 @@ export const GBDT_BACKENDS = [
     batched: true,
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 6.8e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
+    speed: { workPerSecond: 6e7, stepMs: 1.5, jobMs: 20, poolStartMs: 3000, sharedDevice: true },
   },
   {
     name: 'xgboost',
@@ -314,7 +317,7 @@ export const GBDT_BACKENDS = [
     },
     earlyStopping: true,
     halving: true,
-    speed: { workPerSecond: 3.4e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
+    speed: { workPerSecond: 3e8, stepMs: 0.5, jobMs: 20, poolStartMs: 600, sharedDevice: false },
   },
 ] as const satisfies readonly BackendSpec[]
 
@@ -336,12 +339,14 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
   describeProgress: (p) => (p.done <= 0 ? 'starting' : `tree ${p.done}/${p.total}`),
   work: { unit: 'histogram update', rateLabel: 'M hist. updates/s', rateScale: 1e6 },
   // per tree and feature: every level over the model's sampled rows (a fold's model: its (K−1)/K), and
-  // each split node's histogram (2^depth − 1 nodes), whatever its rows, NODE_BIN_PASSES updates a bin
+  // each split node's histogram, NODE_BIN_PASSES updates a bin
   workCount(w, models, rowShare = 1) {
     const { train } = splitRows(w.size, w.testSplit)
     const p = w.model
     const trees = w.task ? outputsOf(w.task) : 1
-    const perFeature = p.maxDepth * Math.ceil(train * rowShare * Math.min(1, p.subsample)) + NODE_BIN_PASSES * (2 ** p.maxDepth - 1) * p.maxBin
+    const sampled = Math.ceil(train * rowShare * Math.min(1, p.subsample))
+    const splitNodes = Math.min(2 ** p.maxDepth - 1, Math.ceil(sampled / NODE_ROWS))
+    const perFeature = p.maxDepth * sampled + NODE_BIN_PASSES * splitNodes * p.maxBin
     return models * p.rounds * trees * perFeature * featuresPerTree(p.colsampleBytree, w.features)
   },
   workerPeakBytes: (w, n) => {
