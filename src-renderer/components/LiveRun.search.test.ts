@@ -91,6 +91,20 @@ describe('LiveRun: a halving search', () => {
     expect(w.get('[data-test=live-search]').text()).toMatch(/^rung 3 of 3/)
   })
 
+  it("says the first rung from the measurement's start, even when the first snapshot is already in rung 2", async () => {
+    const { w, run } = setup()
+    run.applyEvent(started)
+    run.applyEvent({ type: 'phase', runId: 'r1', phase: 'warming', index: 0, key, message: 'warming up' })
+    await flushPromises()
+    expect(w.find('[data-test=live-search]').exists()).toBe(false)
+    run.applyEvent({ type: 'phase', runId: 'r1', phase: 'measuring', index: 0, key, message: 'measuring' })
+    await flushPromises()
+    expect(w.get('[data-test=live-search]').text()).toBe('rung 1 of 3 · 4 of 4 configurations · 8 models to 2 rounds')
+    run.applyEvent(progress([lane(0, 4, 4), lane(1, 5, 4)], Array(8).fill(2)))
+    await flushPromises()
+    expect(w.get('[data-test=live-search]').text()).toMatch(/^rung 2 of 3/)
+  })
+
   it('a grid says nothing of rungs', async () => {
     const { w, run } = setup()
     const grid = { ...config, search: undefined }

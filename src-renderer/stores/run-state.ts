@@ -159,6 +159,9 @@ function onPhase(s: RunState, e: EventOf<'phase'>): void {
   s.phase = e.phase
   s.phaseMessage = e.message
   if (e.index != null) enterMeasurement(s, e.index, e.key)
+  // a halving measurement begins with its first rung: said from the start, since a short first rung
+  // can end before the first progress snapshot (the lanes' progress then moves it on, never back)
+  if (e.phase === 'measuring' && s.rungPlan && s.rung === null) s.rung = { index: 0, seen: [] }
 }
 
 function onProgress(s: RunState, e: EventOf<'progress'>): void {
