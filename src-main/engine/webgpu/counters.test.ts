@@ -37,15 +37,27 @@ describe('paced reads', () => {
 
   it('sleeps a share of the last wait, from the pacing threshold on', () => {
     expect(pacedSleepMs(undefined)).toBe(0)
-    expect(pacedSleepMs({ waitMs: PACE_FROM_MS - 1, share: 0.5 })).toBe(0)
-    expect(pacedSleepMs({ waitMs: 100, share: 0.5 })).toBe(50)
+    expect(pacedSleepMs({ lastMs: 100, waitMs: PACE_FROM_MS - 1, share: 0.5 })).toBe(0)
+    expect(pacedSleepMs({ lastMs: 100, waitMs: 100, share: 0.5 })).toBe(50)
   })
 
-  it('halves the share after an overshoot, keeps the last true wait, and grows the share while reads still wait', () => {
+  it('paces on the shorter of the last two waits: one long wait alone is no pace', () => {
     const first = nextPace(undefined, 0, 100, false)
-    expect(first).toEqual({ waitMs: 100, share: PACE_SHARE.first })
+    expect(pacedSleepMs(first)).toBe(0)
+    const second = nextPace(first, 0, 100, false)
+    expect(pacedSleepMs(second)).toBe(50)
+    // rounds of 4 ms, one of 20 ms (an outlier): the read after it does not sleep
+    let p = nextPace(nextPace(undefined, 0, 4, false), 0, 4, false)
+    p = nextPace(p, 0, 20, false)
+    expect(pacedSleepMs(p)).toBe(0)
+    expect(pacedSleepMs(nextPace(p, 0, 20, false))).toBe(10)
+  })
+
+  it('halves the share after an overshoot, keeps the last true waits, and grows the share while reads still wait', () => {
+    const first = nextPace(nextPace(undefined, 0, 100, false), 0, 100, false)
+    expect(first).toEqual({ lastMs: 100, waitMs: 100, share: PACE_SHARE.first })
     const over = nextPace(first, 50, 51, true)
-    expect(over).toEqual({ waitMs: 100, share: PACE_SHARE.first / 2 })
+    expect(over).toEqual({ lastMs: 100, waitMs: 100, share: PACE_SHARE.first / 2 })
     const grown = nextPace(over, 25, 90, false)
     expect(grown.waitMs).toBe(90)
     expect(grown.share).toBeCloseTo(PACE_SHARE.first / 2 + PACE_SHARE.step)
@@ -59,23 +71,25 @@ describe('paced reads', () => {
   it('maps after sleeping, so the map is pending for less than the device time', async () => {
     const dev = fakeDevice(() => 150)
     const work = new DeviceWork()
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 5; i++) {
       work.submit(dev.queue, [])
       await read(work, dev.buffer)
     }
-    // the first read's map is pending the whole 150 ms; then sleeps of 150 ms × 0.5, 0.55, 0.6 and the rest pending
+    // the first two reads' maps are pending the whole 150 ms; then sleeps of 150 ms × 0.5, 0.55, 0.6 and the rest pending
     const sleeps = [75, 82, 90]
     expect(work.readPacing()).toEqual({ paced: 3, sleptMs: 75 + 82 + 90, overshot: 0, overshotMs: 0 })
-    expect(dev.pendingMs()).toBe(150 + sleeps.reduce((sum, s) => sum + 150 - s, 0))
-    expect(work.snapshot().readbacks).toBe(4)
+    expect(dev.pendingMs()).toBe(2 * 150 + sleeps.reduce((sum, s) => sum + 150 - s, 0))
+    expect(work.snapshot().readbacks).toBe(5)
   })
 
   it('counts a map ready at once as an overshoot, apart from the proven host time', async () => {
     let device = 200
     const dev = fakeDevice(() => device)
     const work = new DeviceWork()
-    work.submit(dev.queue, [])
-    await read(work, dev.buffer)
+    for (let i = 0; i < 2; i++) {
+      work.submit(dev.queue, [])
+      await read(work, dev.buffer)
+    }
     // the device gets much faster: the next paced sleep (half of 200 ms) outlasts it
     device = 2
     work.submit(dev.queue, [])

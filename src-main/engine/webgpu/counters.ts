@@ -10,7 +10,9 @@
 // of that with nothing pending, then maps (or asks). One ready at once may have been ready at any
 // moment of the sleep: that sleep is kept apart (ReadPacing.overshotMs, an upper bound on idle time
 // the pacing hid; host ms between submits stays what was proven) and the share halves; each wait
-// that still had to wait raises it a little.
+// that still had to wait raises it a little. The wait slept on is the shorter of the last two: one
+// long wait alone (a collection, a deeper tree) is no pace, and on a GPU whose rounds take ~4 ms an
+// H100 showed each such outlier followed by a sleep that outlasted the next round.
 import { type DeviceCounters, NO_DEVICE_WORK } from '@shared/contract'
 
 /** GPUMapMode.READ (the global exists only where Dawn's globals were installed) */
@@ -23,8 +25,9 @@ export const PACE_SHARE = { first: 0.5, most: 0.85, least: 1 / 16, step: 0.05 }
 /** a map that resolves within this of being asked was ready before it: the sleep overshot */
 export const READY_AT_ONCE_MS = 1
 
-/** A staging buffer's last read: how long it waited, and the share of that the next read sleeps. */
+/** A staging buffer's last reads: the last one's wait, the shorter of the last two (0 after one), and the share of that the next read sleeps. */
 interface Pace {
+  lastMs: number
   waitMs: number
   share: number
 }
@@ -37,8 +40,12 @@ export function pacedSleepMs(pace: Pace | undefined): number {
 /** The pace after a read that slept `sleptMs` (0: not paced) and waited `waitedMs` in all. */
 export function nextPace(pace: Pace | undefined, sleptMs: number, waitedMs: number, overshot: boolean): Pace {
   const share = pace?.share ?? PACE_SHARE.first
-  if (overshot) return { waitMs: pace!.waitMs, share: Math.max(PACE_SHARE.least, share / 2) }
-  return { waitMs: waitedMs, share: sleptMs > 0 ? Math.min(PACE_SHARE.most, share + PACE_SHARE.step) : share }
+  if (overshot) return { ...pace!, share: Math.max(PACE_SHARE.least, share / 2) }
+  return {
+    lastMs: waitedMs,
+    waitMs: pace ? Math.min(pace.lastMs, waitedMs) : 0,
+    share: sleptMs > 0 ? Math.min(PACE_SHARE.most, share + PACE_SHARE.step) : share,
+  }
 }
 
 /** Reads that slept before mapping; those whose map was ready at once, and their sleeps (idle they may hide). */
