@@ -9,7 +9,10 @@ import {
   calibrationTable,
   calibrationWorkload,
   familiesToCalibrate,
+  CALIBRATION_JOB,
   familyCalibration,
+  lengthenedWorkload,
+  lengthening,
   spreadsOverCores,
   unmeasuredTiming,
 } from './calibration'
@@ -117,6 +120,24 @@ describe('what auto picks', () => {
     const none = familyCalibration(mlpFamily, skips([]), record, '2026-12-04T10:00:00.000Z')
     expect(none.auto).toBeNull()
     expect(none.reason).toMatch(/^auto has no backend it may pick here \(tensorflow: not available here: not reported by the probe; webgpu: /)
+  })
+})
+
+describe('a job too short to time its steps', () => {
+  it('is timed again with its passes multiplied by the power of 2 that makes it long enough, at most 64', () => {
+    expect(lengthening(CALIBRATION_JOB.longEnoughMs)).toBe(1)
+    expect(lengthening(400)).toBe(1)
+    // an H100's 4-step fused webgpu job: 17.6 ms → 16 × the epochs
+    expect(lengthening(17.6)).toBe(16)
+    expect(lengthening(76)).toBe(4)
+    expect(lengthening(0.5)).toBe(CALIBRATION_JOB.maxLengthening)
+  })
+
+  it("multiplies the family's passes: the MLP's epochs, the trees' rounds", () => {
+    const mlp = calibrationWorkload(mlpFamily, 2).workload
+    expect(lengthenedWorkload(mlpFamily, mlp, 16)).toEqual({ ...mlp, model: { ...mlp.model, epochs: 16 } })
+    const trees = calibrationWorkload(gbdtFamily, 2).workload
+    expect(lengthenedWorkload(gbdtFamily, trees, 4)!.model).toEqual({ ...trees.model, rounds: 16 })
   })
 })
 

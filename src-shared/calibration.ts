@@ -101,6 +101,30 @@ export function batchedStepLowerBound(t: BackendTiming): number | null {
   return t.atLeastStepMs ?? t.oneModelStepMs
 }
 
+/**
+ * A timed job shorter than `longEnoughMs` is timed again with more steps (its passes multiplied by a
+ * power of 2, at most `maxLengthening`): a job's fixed costs (start, result, test rows) divided by 4
+ * steps read as steps — on an H100 most of a 4-step fused webgpu job, a step read 10× its cost, and
+ * `auto` picked the slower backend. (The difference of two lengths, tried instead, was noisier on 2 cores
+ * than the bias it removes.)
+ */
+export const CALIBRATION_JOB = { longEnoughMs: 250, maxLengthening: 64 } as const
+
+/** How many times the passes of a job that took `ms` are multiplied so it lasts CALIBRATION_JOB.longEnoughMs (a power of 2, capped); 1: long enough. */
+export function lengthening(ms: number): number {
+  let factor = 1
+  while (factor < CALIBRATION_JOB.maxLengthening && ms * factor < CALIBRATION_JOB.longEnoughMs) factor *= 2
+  return factor
+}
+
+/** The calibration workload with its passes (the shape's `stepsParam`) multiplied by `factor`; null where the family's shape names none. */
+export function lengthenedWorkload(family: ModelFamily, workload: Workload, factor: number): Workload | null {
+  const key = family.calibration?.stepsParam
+  if (!key) return null
+  const model = workload.model as unknown as Record<string, number>
+  return { ...workload, model: { ...workload.model, [key]: model[key] * factor } } as Workload
+}
+
 /** "10.7 ms (2 workers × 25 models)", "4.2 ms (1 worker)": a batched step in words. */
 export function batchedStepText(step: { ms: number; workers: number }, record: CalibrationWorkload): string {
   return step.workers === 1

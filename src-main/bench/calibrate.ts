@@ -1,9 +1,19 @@
 // `auto`'s calibration measured: each backend `auto` may pick gets a warm one-worker pool, its jobs
 // timed as the runner times a measurement: one model, the calibration's models fused, and for a CPU
-// backend one worker per core. A backend that can no longer win is skipped or cut off, so
-// calibrating takes seconds per backend. The steps: ../README.md, "bench/".
+// backend one worker per core. A job too short to time its steps is timed again with more
+// (CALIBRATION_JOB). A backend that can no longer win is skipped or cut off, so calibrating takes
+// seconds per backend. The steps: ../README.md, "bench/".
 import os from 'node:os'
-import { batchedStep, batchedStepLowerBound, calibrationWorkload, familyCalibration, spreadsOverCores, unmeasuredTiming } from '@shared/calibration'
+import {
+  batchedStep,
+  batchedStepLowerBound,
+  calibrationWorkload,
+  familyCalibration,
+  lengthenedWorkload,
+  lengthening,
+  spreadsOverCores,
+  unmeasuredTiming,
+} from '@shared/calibration'
 import {
   type BackendCapability,
   type BackendTiming,
@@ -12,6 +22,7 @@ import {
   MEASUREMENT_FLOOR,
   type Workload,
 } from '@shared/contract'
+import { stepsOf } from '@shared/contract/model-set'
 import { type ModelFamily, whyNoBatched } from '@shared/families'
 import { formatDuration } from '@shared/format'
 import { contiguousGroups } from '@shared/plan'
@@ -33,9 +44,12 @@ export class CalibrationStopped extends Error {
   }
 }
 
-/** A timed run outlasted what could still win; it was cancelled after `ms`. */
+/** A timed run of `steps` steps outlasted what could still win; it was cancelled after `ms`. */
 class RunCutOff extends Error {
-  constructor(readonly ms: number) {
+  constructor(
+    readonly ms: number,
+    readonly steps: number,
+  ) {
     super(`cut off after ${Math.round(ms)} ms`)
     this.name = 'RunCutOff'
   }
@@ -95,17 +109,26 @@ async function timeBackend(
     await pool.warmup(workload, shapes)
     return pool
   }
-  const cutOffMs = best ? Math.max(CUT_OFF.minMs, CUT_OFF.factor * best.ms * record.steps) : undefined
-  const stepMs = async (pool: WorkerPool, groups: number[][], fused: boolean) =>
-    (await medianRunMs(
-      pool,
-      groups.map((modelIndices) => ({ workload, modelIndices, fused })),
-      shouldStop,
-      fused ? cutOffMs : undefined,
-    )) / record.steps
+  const cutOffMs = (steps: number) => (best ? Math.max(CUT_OFF.minMs, CUT_OFF.factor * best.ms * steps) : undefined)
+  // ms a step: the median run ÷ its steps, a run too short for that timed again with more (CALIBRATION_JOB)
+  const stepMs = async (pool: WorkerPool, groups: number[][], fused: boolean) => {
+    const run = (w: Workload, steps: number) =>
+      medianRunMs(
+        pool,
+        groups.map((modelIndices) => ({ workload: w, modelIndices, fused })),
+        steps,
+        shouldStop,
+        fused ? cutOffMs(steps) : undefined,
+      )
+    const shortMs = await run(workload, record.steps)
+    const longer = lengthenedWorkload(family, workload, lengthening(shortMs))
+    if (!longer || lengthening(shortMs) === 1) return shortMs / record.steps
+    const steps = stepsOf(family, longer)
+    return (await run(longer, steps)) / steps
+  }
   const cutOff = (what: string, err: RunCutOff): BackendTiming => ({
     ...timing,
-    atLeastStepMs: err.ms / record.steps,
+    atLeastStepMs: err.ms / err.steps,
     note: `${what} cut off after ${formatDuration(err.ms)}: slower than ${best?.backend}'s batched ${record.step}`,
   })
   let stage = 'fused run' // what a cut-off stopped (only fused runs have one)
@@ -142,10 +165,10 @@ function whyNoFusedRun(family: ModelFamily, backend: string, timing: BackendTimi
 }
 
 /**
- * The runner's clock: one run from dispatch to the last result, again until the runs last
- * MEASUREMENT_FLOOR; the median run. A run past `cutOffMs` is cancelled (RunCutOff).
+ * The runner's clock: one run (of `steps` steps) from dispatch to the last result, again until the
+ * runs last MEASUREMENT_FLOOR; the median run. A run past `cutOffMs` is cancelled (RunCutOff).
  */
-async function medianRunMs(pool: WorkerPool, jobs: JobSpec[], shouldStop: () => boolean, cutOffMs?: number): Promise<number> {
+async function medianRunMs(pool: WorkerPool, jobs: JobSpec[], steps: number, shouldStop: () => boolean, cutOffMs?: number): Promise<number> {
   const runs: number[] = []
   let total = 0
   while (runs.length === 0 || (total < MEASUREMENT_FLOOR.minMs && runs.length < MEASUREMENT_FLOOR.maxRuns)) {
@@ -159,7 +182,7 @@ async function medianRunMs(pool: WorkerPool, jobs: JobSpec[], shouldStop: () => 
     if (outcomes === null) {
       await pool.cancel()
       await run
-      throw new RunCutOff(performance.now() - started)
+      throw new RunCutOff(performance.now() - started, steps)
     }
     const failed = outcomes.find((o) => o.status !== 'done')
     if (failed) throw new Error(failed.failure?.reason ?? `a job ended ${failed.status}`)

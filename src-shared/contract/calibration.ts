@@ -6,8 +6,10 @@ import { z } from 'zod'
 import { ConcreteBackendSchema } from './config'
 
 // 2: the trees' work unit weighs a split node's bins 2.7× (families/gbdt.ts NODE_BIN_PASSES); a file of 1 holds
-// work counted the old way, and the speed fitted to it would mispredict: it is measured again
-export const CALIBRATION_VERSION = 2
+// work counted the old way, and the speed fitted to it would mispredict: it is measured again.
+// 3: a short job is timed again with more steps (calibration.ts CALIBRATION_JOB): a file of 2 holds steps
+// that carry a 4-step job's fixed costs
+export const CALIBRATION_VERSION = 3
 
 /** How `auto` picks: the calibration's fastest (default), or the family's table order (TRAINPOOL_AUTO=order). */
 export const AUTO_RULES = ['calibrated', 'order'] as const
@@ -35,7 +37,7 @@ export const BackendTimingSchema = z
     backend: z.string().min(1).max(64),
     /** the device it ran on (adapter, GPU or CPU model); null when it was not started */
     device: z.string().nullable(),
-    /** ms per step of one model alone: the median run ÷ its steps; null when not measured */
+    /** ms per step of one model alone: the median run ÷ its steps (a short job timed again with more: CALIBRATION_JOB); null when not measured */
     oneModelStepMs: msPerStep.nullable(),
     /** ms per step of the workload's models fused in one program; null when not measured */
     fusedStepMs: msPerStep.nullable(),

@@ -76,9 +76,10 @@ export interface ModelFamily<P extends ModelParamsBase = ModelParamsBase, N exte
   /**
    * The small fixed workload `auto`'s calibration times on every backend it may pick
    * (src-shared/calibration.ts): `size` rows, one model alone and `models` fused, the defaults with
-   * `params` over them; `step` names its progress unit. Absent: a small default.
+   * `params` over them; `step` names its progress unit; `stepsParam` is the parameter that counts
+   * passes (epochs, rounds), multiplied where a job is too short to time its steps. Absent: a small default.
    */
-  calibration?: { size: number; models: number; params: Partial<P>; step: string }
+  calibration?: { size: number; models: number; params: Partial<P>; stepsParam?: string; step: string }
   /** the family's tweak of each preset (smoke must take seconds), and how the preset says it */
   presets: Partial<Record<PresetName, { params: Partial<P>; note: string }>>
   /** what a user should know about these settings before running them (shown by the config panel) */

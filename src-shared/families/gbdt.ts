@@ -382,7 +382,7 @@ export const gbdtFamily: ModelFamily<GbdtParams, GbdtBackendName> = {
         ]
       : [],
   // the article's trees (depth 6 on 10 000 rows) for 4 rounds, one model alone and 10 fused
-  calibration: { size: 10_000, models: 10, params: { rounds: 4 }, step: 'round' },
+  calibration: { size: 10_000, models: 10, params: { rounds: 4 }, stepsParam: 'rounds', step: 'round' },
   presets: {
     smoke: { params: { rounds: 10 }, note: '10 rounds' },
     quick: { params: { rounds: 30 }, note: '30 rounds' },

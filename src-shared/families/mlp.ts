@@ -179,7 +179,7 @@ export const mlpFamily: ModelFamily<MlpParams, MlpBackendName> = {
   userData: { missingValues: 'refuse', standardise: true },
   notes: () => [],
   // the article's batched shape (50 models, batch 512, 100→64→1) for 4 steps: 2 048 training rows, 1 epoch
-  calibration: { size: 2560, models: 50, params: { epochs: 1 }, step: 'step' },
+  calibration: { size: 2560, models: 50, params: { epochs: 1 }, stepsParam: 'epochs', step: 'step' },
   presets: {
     smoke: { params: { epochs: 1 }, note: '1 epoch' },
     quick: { params: { epochs: 2 }, note: '2 epochs' },
