@@ -121,8 +121,9 @@ async function timeBackend(
         fused ? cutOffMs(steps) : undefined,
       )
     const shortMs = await run(workload, record.steps)
-    const longer = lengthenedWorkload(family, workload, lengthening(shortMs))
-    if (!longer || lengthening(shortMs) === 1) return shortMs / record.steps
+    const factor = lengthening(shortMs)
+    const longer = factor > 1 ? lengthenedWorkload(family, workload, factor) : null
+    if (!longer) return shortMs / record.steps
     const steps = stepsOf(family, longer)
     return (await run(longer, steps)) / steps
   }
